@@ -1,0 +1,48 @@
+// What every subcommand shares: common options, output, and exit codes.
+#ifndef OPSCOPE_CLI_COMMON_H_
+#define OPSCOPE_CLI_COMMON_H_
+
+#include <CLI/CLI.hpp>
+#include <string>
+#include <vector>
+
+#include "opscope/opscope.h"
+#include "report/result_table.h"
+
+namespace opscope::cli {
+
+// Exit statuses, documented in README.md.
+enum class ExitCode : int {
+  kOk = 0,
+  kFailure = 1,           // an internal or unexpected failure
+  kUsage = 2,             // the command line is wrong
+  kInvalidInput = 3,      // a value or a file's content is wrong
+  kIo = 4,                // a file could not be read or written
+  kUnsupported = 5,       // device, format or feature not available here
+  kResourceExhausted = 6  // not enough memory for the request
+};
+
+ExitCode ExitCodeFor(ErrorCode code);
+
+struct CommonOptions {
+  std::string device = "cpu";
+  std::string format = "table";
+  std::string out;  // a file, or a folder for commands that write several files
+};
+
+// Adds --device, --format and --out to a subcommand.
+void AddCommonOptions(CLI::App& app, CommonOptions& options, const std::string& out_help);
+
+// Throws Error(kUnsupported) for a device this build cannot use.
+void CheckDevice(const std::string& device);
+
+// Renders tables to --out (atomically) or stdout, in --format.
+void Emit(const CommonOptions& options, const std::string& command,
+          const std::vector<report::ResultTable>& tables);
+
+void RegisterInfo(CLI::App& app);
+void RegisterDemo(CLI::App& app);
+
+}  // namespace opscope::cli
+
+#endif  // OPSCOPE_CLI_COMMON_H_

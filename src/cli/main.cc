@@ -1,0 +1,36 @@
+// The opscope command line: parses arguments, calls the library, maps errors to
+// exit codes. Nothing else lives here.
+#include <iostream>
+
+#include "cli/common.h"
+#include "core/text.h"
+#include "opscope/version.h"
+
+int main(int argc, char** argv) {
+  using opscope::cli::ExitCode;
+  CLI::App app{"opscope: performance analysis for AI accelerators"};
+  app.set_version_flag("--version", "opscope " OPSCOPE_VERSION_STRING);
+  app.require_subcommand(1);
+  opscope::cli::RegisterInfo(app);
+  opscope::cli::RegisterDemo(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return static_cast<int>(ExitCode::kUsage);
+  } catch (const opscope::Error& e) {
+    std::cerr << "opscope: error: " << opscope::core::EscapeForTerminal(e.what()) << '\n';
+    return static_cast<int>(opscope::cli::ExitCodeFor(e.code()));
+  } catch (const std::bad_alloc&) {
+    std::cerr << "opscope: error: out of memory\n";
+    return static_cast<int>(ExitCode::kResourceExhausted);
+  } catch (const std::exception& e) {
+    std::cerr << "opscope: error: " << opscope::core::EscapeForTerminal(e.what()) << '\n';
+    return static_cast<int>(ExitCode::kFailure);
+  }
+  return static_cast<int>(ExitCode::kOk);
+}

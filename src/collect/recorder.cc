@@ -1,0 +1,346 @@
+#include "collect/recorder.h"
+
+#include <pthread.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+#include "core/clock.h"
+#include "core/intern.h"
+
+namespace opscope {
+namespace detail {
+
+std::atomic<uint32_t> g_generation{0};
+thread_local ThreadWriter t_writer;
+
+}  // namespace detail
+
+namespace collect {
+namespace {
+
+std::mutex g_mutex;
+std::shared_ptr<Collection> g_current;  // guarded by g_mutex
+uint32_t g_last_generation = 0;         // guarded by g_mutex
+
+thread_local std::shared_ptr<ThreadBuffer> t_buffer;
+thread_local std::string t_thread_name;  // set by SetThreadName
+
+uint32_t OsThreadId() { return static_cast<uint32_t>(::syscall(SYS_gettid)); }
+
+std::string DefaultThreadName() {
+  if (!t_thread_name.empty()) return t_thread_name;
+  if (OsThreadId() == static_cast<uint32_t>(::getpid())) return "main";
+  char name[64] = {};
+  if (pthread_getname_np(pthread_self(), name, sizeof name) == 0 && name[0] != '\0') return name;
+  return "thread " + std::to_string(OsThreadId());
+}
+
+// Makes the calling thread's buffer belong to the collection of `generation`.
+ThreadBuffer* BufferFor(uint32_t generation) {
+  detail::ThreadWriter& writer = detail::t_writer;
+  if (writer.generation == generation && t_buffer) return t_buffer.get();
+  std::shared_ptr<Collection> collection = CurrentCollection(generation);
+  if (!collection) return nullptr;  // the window closed: outside any trace
+  t_buffer = collection->Register(OsThreadId(), DefaultThreadName());
+  writer = detail::ThreadWriter{};
+  writer.generation = generation;
+  return t_buffer.get();
+}
+
+bool OpenChunk(ThreadBuffer& buffer) {
+  Budget& budget = *buffer.budget;
+  std::lock_guard lock(buffer.link_mutex);
+  if (budget.closed()) return false;
+  // Large chunks after the first; small ones use up the end of the budget.
+  uint32_t capacity = buffer.head == nullptr ? Chunk::kSmallRecords : Chunk::kLargeRecords;
+  if (!budget.Reserve(ChunkBudgetBytes(capacity))) {
+    capacity = Chunk::kSmallRecords;
+    if (!budget.Reserve(ChunkBudgetBytes(capacity))) return false;
+  }
+  Chunk* chunk = Chunk::Allocate(capacity);
+  if (chunk == nullptr) return false;
+  if (buffer.tail == nullptr) {
+    buffer.head = chunk;
+  } else {
+    buffer.tail->next.store(chunk, std::memory_order_release);
+  }
+  buffer.tail = chunk;
+  detail::ThreadWriter& writer = detail::t_writer;
+  writer.base = chunk->records;
+  writer.cursor = chunk->records;
+  writer.limit = chunk->records + capacity;
+  writer.published = &chunk->published;
+  return true;
+}
+
+}  // namespace
+
+namespace {
+
+// Maps `bytes` aligned to `alignment` straight from the kernel: malloc would keep
+// freed chunks in its heap (its mmap threshold grows after the first free).
+void* MapAligned(size_t bytes, size_t alignment) {
+  const size_t span = bytes + alignment;
+  void* raw = ::mmap(nullptr, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (raw == MAP_FAILED) return nullptr;
+  const auto start = reinterpret_cast<uintptr_t>(raw);
+  const uintptr_t aligned = (start + alignment - 1) & ~(uintptr_t{alignment} - 1);
+  if (aligned > start) ::munmap(raw, aligned - start);
+  const uintptr_t end = start + span;
+  if (end > aligned + bytes)
+    ::munmap(reinterpret_cast<void*>(aligned + bytes), end - aligned - bytes);
+  return reinterpret_cast<void*>(aligned);
+}
+
+}  // namespace
+
+Chunk* Chunk::Allocate(uint32_t capacity) {
+  const size_t bytes = ChunkBudgetBytes(capacity);
+  const bool large = capacity >= kLargeRecords;
+  void* memory =
+      large ? MapAligned(bytes, kLargeAlignment)
+            : ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (memory == nullptr || memory == MAP_FAILED) return nullptr;
+  if (large) ::madvise(memory, bytes, MADV_HUGEPAGE);  // advice only: fine if refused
+  Chunk* chunk = new (std::nothrow) Chunk;
+  if (chunk == nullptr) {
+    ::munmap(memory, bytes);
+    return nullptr;
+  }
+  chunk->records = static_cast<Record*>(memory);
+  chunk->capacity = capacity;
+  return chunk;
+}
+
+Chunk::~Chunk() {
+  if (records != nullptr) ::munmap(records, ChunkBudgetBytes(capacity));
+}
+
+ThreadBuffer::ThreadBuffer(std::shared_ptr<Budget> shared_budget, uint32_t os_tid,
+                           std::string thread_name, uint32_t order)
+    : budget(std::move(shared_budget)),
+      tid(os_tid),
+      sort_index(order),
+      name_(std::move(thread_name)) {}
+
+ThreadBuffer::~ThreadBuffer() {
+  for (Chunk* c = head; c != nullptr;) {
+    Chunk* next = c->next.load(std::memory_order_acquire);
+    delete c;
+    c = next;
+  }
+  for (PayloadBlock* b = payload_head; b != nullptr;) {
+    PayloadBlock* next = b->next.load(std::memory_order_acquire);
+    delete b;
+    b = next;
+  }
+}
+
+void ThreadBuffer::ReleaseMemory() {
+  std::lock_guard lock(link_mutex);
+  while (head != nullptr && head != tail) {
+    Chunk* next = head->next.load(std::memory_order_acquire);
+    delete head;
+    head = next;
+  }
+  if (tail != nullptr) {
+    ::madvise(tail->records, ChunkBudgetBytes(tail->capacity), MADV_DONTNEED);
+  }
+  while (payload_head != nullptr && payload_head != payload_tail) {
+    PayloadBlock* next = payload_head->next.load(std::memory_order_acquire);
+    delete payload_head;
+    payload_head = next;
+  }
+}
+
+std::string ThreadBuffer::name() const {
+  std::lock_guard lock(name_mutex_);
+  return name_;
+}
+
+void ThreadBuffer::set_name(std::string name) {
+  std::lock_guard lock(name_mutex_);
+  name_ = std::move(name);
+}
+
+Collection::Collection(uint32_t generation, size_t budget_bytes, bool record_shapes)
+    : generation_(generation), budget_(std::make_shared<Budget>(budget_bytes, record_shapes)) {}
+
+bool Budget::Reserve(size_t bytes) {
+  size_t used = used_bytes_.load(std::memory_order_relaxed);
+  do {
+    if (used + bytes > limit_bytes_) return false;
+  } while (!used_bytes_.compare_exchange_weak(used, used + bytes, std::memory_order_relaxed));
+  return true;
+}
+
+std::shared_ptr<ThreadBuffer> Collection::Register(uint32_t tid, std::string name) {
+  std::lock_guard lock(mutex_);
+  auto buffer = std::make_shared<ThreadBuffer>(budget_, tid, std::move(name),
+                                               static_cast<uint32_t>(threads_.size()));
+  threads_.push_back(buffer);
+  return buffer;
+}
+
+std::vector<std::shared_ptr<ThreadBuffer>> Collection::Threads() const {
+  std::lock_guard lock(mutex_);
+  return threads_;
+}
+
+void Collection::ReleaseMemory() {
+  for (const auto& buffer : Threads()) buffer->ReleaseMemory();
+}
+
+std::shared_ptr<Collection> BeginCollection(size_t budget_bytes, bool record_shapes) {
+  core::InitClockAnchor();
+  std::lock_guard lock(g_mutex);
+  if (g_current) {
+    throw Error(ErrorCode::kFailedPrecondition,
+                "another opscope profiler is already recording in this process");
+  }
+  // Generation 0 means "not recording"; skip it when the counter wraps.
+  uint32_t generation = ++g_last_generation;
+  if (generation == 0) generation = ++g_last_generation;
+  g_current = std::make_shared<Collection>(generation, budget_bytes, record_shapes);
+  g_current->start_ns = core::MonotonicNs();
+  g_current->start_realtime_ns = core::RealtimeNs();
+  detail::g_generation.store(generation, std::memory_order_release);
+  return g_current;
+}
+
+void EndCollection(const std::shared_ptr<Collection>& collection) {
+  std::lock_guard lock(g_mutex);
+  if (g_current == collection) {
+    detail::g_generation.store(0, std::memory_order_release);
+    g_current.reset();
+  }
+  collection->budget().Close();
+}
+
+std::shared_ptr<Collection> CurrentCollection(uint32_t generation) {
+  std::lock_guard lock(g_mutex);
+  if (g_current && g_current->generation() == generation) return g_current;
+  return nullptr;
+}
+
+}  // namespace collect
+
+namespace detail {
+
+void AppendSlow(uint32_t generation, const Record& record) noexcept {
+  collect::ThreadBuffer* buffer = collect::BufferFor(generation);
+  if (buffer == nullptr) return;
+  ThreadWriter& writer = t_writer;
+  if (writer.cursor == writer.limit && !collect::OpenChunk(*buffer)) {
+    // Counted only while the window is open: a late event after Stop() is simply
+    // outside the trace, as it would be had it started later.
+    if (!buffer->budget->closed()) {
+      buffer->dropped.store(buffer->dropped.load(std::memory_order_relaxed) + 1,
+                            std::memory_order_relaxed);
+    }
+    return;
+  }
+  *writer.cursor = record;
+  ++writer.cursor;
+  writer.published->store(static_cast<uint32_t>(writer.cursor - writer.base),
+                          std::memory_order_release);
+}
+
+void CountDrop(uint32_t generation) noexcept {
+  collect::ThreadBuffer* buffer = collect::BufferFor(generation);
+  if (buffer == nullptr || buffer->budget->closed()) return;
+  buffer->dropped.store(buffer->dropped.load(std::memory_order_relaxed) + 1,
+                        std::memory_order_relaxed);
+}
+
+const void* CopyPayload(uint32_t generation, std::string_view name,
+                        const ScopeArgs& args) noexcept {
+  collect::ThreadBuffer* buffer = collect::BufferFor(generation);
+  if (buffer == nullptr) return nullptr;
+  const bool shapes_wanted = buffer->budget->record_shapes();
+  name = name.substr(0, collect::kMaxPayloadString);
+  const std::string_view shapes =
+      shapes_wanted ? args.shapes.substr(0, collect::kMaxPayloadString) : std::string_view();
+  const std::string_view dtype = args.dtype.substr(0, collect::kMaxPayloadString);
+  const size_t needed = (sizeof(collect::Payload) + name.size() + shapes.size() + dtype.size() +
+                         alignof(collect::Payload) - 1) &
+                        ~(alignof(collect::Payload) - 1);
+  collect::PayloadBlock* block = buffer->payload_tail;
+  if (block == nullptr || block->used + needed > collect::PayloadBlock::kBytes) {
+    std::lock_guard lock(buffer->link_mutex);
+    collect::Budget& budget = *buffer->budget;
+    if (budget.closed() || !budget.Reserve(collect::PayloadBlock::kBytes)) return nullptr;
+    auto* fresh = new (std::nothrow) collect::PayloadBlock;
+    if (fresh == nullptr) return nullptr;
+    if (block == nullptr) {
+      buffer->payload_head = fresh;
+    } else {
+      block->next.store(fresh, std::memory_order_release);
+    }
+    buffer->payload_tail = block = fresh;
+  }
+  auto* payload = new (block->data + block->used)
+      collect::Payload{args.category != nullptr ? args.category : "user_annotation",
+                       args.flops,
+                       args.bytes,
+                       static_cast<uint32_t>(name.size()),
+                       static_cast<uint32_t>(shapes.size()),
+                       static_cast<uint32_t>(dtype.size())};
+  char* chars = reinterpret_cast<char*>(payload + 1);
+  // Empty views may hold a null pointer, which memcpy must not see.
+  for (const std::string_view part : {name, shapes, dtype}) {
+    if (!part.empty()) std::memcpy(chars, part.data(), part.size());
+    chars += part.size();
+  }
+  block->used += needed;
+  return payload;
+}
+
+}  // namespace detail
+
+void SetThreadName(std::string_view name) {
+  collect::t_thread_name = std::string(name);
+  if (collect::t_buffer && !collect::t_buffer->budget->closed()) {
+    collect::t_buffer->set_name(collect::t_thread_name);
+  }
+}
+
+bool IsRecording() noexcept { return detail::g_generation.load(std::memory_order_relaxed) != 0; }
+
+void Instant(std::string_view name) {
+  const uint32_t generation = detail::g_generation.load(std::memory_order_relaxed);
+  if (generation == 0) return;
+  detail::Append(generation, detail::Record{core::Intern(name), detail::Ticks(), 0,
+                                            static_cast<uint64_t>(detail::RecordKind::kInstant)});
+}
+
+void Counter(std::string_view name, double value) {
+  const uint32_t generation = detail::g_generation.load(std::memory_order_relaxed);
+  if (generation == 0) return;
+  uint64_t bits = 0;
+  std::memcpy(&bits, &value, sizeof bits);
+  detail::Append(generation, detail::Record{core::Intern(name), detail::Ticks(), bits,
+                                            static_cast<uint64_t>(detail::RecordKind::kCounter)});
+}
+
+void FlowStart(uint64_t id, const char* category) {
+  const uint32_t generation = detail::g_generation.load(std::memory_order_relaxed);
+  if (generation == 0) return;
+  detail::Append(generation, detail::Record{core::Intern(category), detail::Ticks(), id,
+                                            static_cast<uint64_t>(detail::RecordKind::kFlowStart)});
+}
+
+void FlowEnd(uint64_t id, const char* category) {
+  const uint32_t generation = detail::g_generation.load(std::memory_order_relaxed);
+  if (generation == 0) return;
+  detail::Append(generation, detail::Record{core::Intern(category), detail::Ticks(), id,
+                                            static_cast<uint64_t>(detail::RecordKind::kFlowEnd)});
+}
+
+}  // namespace opscope

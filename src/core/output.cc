@@ -1,0 +1,120 @@
+#include "core/output.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <random>
+#include <string>
+
+#include "opscope/opscope.h"
+
+namespace opscope::core {
+
+struct AtomicFileOutput::Deflater {
+  z_stream stream{};
+  std::string out;
+};
+
+namespace {
+
+std::filesystem::path TempPathFor(const std::filesystem::path& final_path) {
+  static std::atomic<uint64_t> counter{0};
+  std::random_device device;
+  std::string name = "." + final_path.filename().string() + ".tmp." + std::to_string(getpid()) +
+                     "." + std::to_string(counter.fetch_add(1)) + "." +
+                     std::to_string(device() & 0xFFFFFF);
+  return final_path.parent_path() / name;
+}
+
+}  // namespace
+
+bool HasGzipExtension(const std::filesystem::path& path) { return path.extension() == ".gz"; }
+
+AtomicFileOutput::AtomicFileOutput(std::filesystem::path final_path, bool gzip)
+    : final_path_(std::move(final_path)), temp_path_(TempPathFor(final_path_)) {
+  fd_ = ::open(temp_path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd_ < 0) {
+    throw Error(ErrorCode::kIo, "cannot create '" + final_path_.string() + "' (temporary file '" +
+                                    temp_path_.string() + "'): " + std::strerror(errno));
+  }
+  if (gzip) {
+    deflater_ = std::make_unique<Deflater>();
+    // 15 + 16: a gzip header and trailer rather than a raw zlib stream.
+    if (deflateInit2(&deflater_->stream, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8,
+                     Z_DEFAULT_STRATEGY) != Z_OK) {
+      Fail("cannot initialise gzip compression for");
+    }
+    deflater_->out.resize(size_t{1} << 18);
+  }
+}
+
+AtomicFileOutput::~AtomicFileOutput() {
+  if (deflater_) deflateEnd(&deflater_->stream);
+  if (fd_ >= 0) ::close(fd_);
+  if (!committed_) ::unlink(temp_path_.c_str());
+}
+
+void AtomicFileOutput::Fail(const char* what) {
+  const std::string reason = std::strerror(errno);
+  throw Error(ErrorCode::kIo, std::string(what) + " '" + final_path_.string() + "': " + reason);
+}
+
+void AtomicFileOutput::WriteRaw(const char* data, size_t size) {
+  while (size > 0) {
+    const ssize_t written = ::write(fd_, data, size);
+    if (written < 0) {
+      if (errno == EINTR) continue;
+      Fail("cannot write");
+    }
+    data += written;
+    size -= static_cast<size_t>(written);
+  }
+}
+
+void AtomicFileOutput::WriteOut(std::string_view bytes) {
+  if (committed_) throw Error(ErrorCode::kFailedPrecondition, "write after commit");
+  if (!deflater_) {
+    WriteRaw(bytes.data(), bytes.size());
+    return;
+  }
+  z_stream& z = deflater_->stream;
+  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(bytes.data()));
+  z.avail_in = static_cast<uInt>(bytes.size());
+  while (z.avail_in > 0) {
+    z.next_out = reinterpret_cast<Bytef*>(deflater_->out.data());
+    z.avail_out = static_cast<uInt>(deflater_->out.size());
+    if (deflate(&z, Z_NO_FLUSH) == Z_STREAM_ERROR) Fail("gzip compression failed for");
+    WriteRaw(deflater_->out.data(), deflater_->out.size() - z.avail_out);
+  }
+}
+
+void AtomicFileOutput::Commit() {
+  Flush();
+  if (deflater_) {
+    z_stream& z = deflater_->stream;
+    z.next_in = nullptr;
+    z.avail_in = 0;
+    int status = Z_OK;
+    while (status != Z_STREAM_END) {
+      z.next_out = reinterpret_cast<Bytef*>(deflater_->out.data());
+      z.avail_out = static_cast<uInt>(deflater_->out.size());
+      status = deflate(&z, Z_FINISH);
+      if (status == Z_STREAM_ERROR) Fail("gzip compression failed for");
+      WriteRaw(deflater_->out.data(), deflater_->out.size() - z.avail_out);
+    }
+  }
+  if (::fsync(fd_) != 0) Fail("cannot flush");
+  if (::close(fd_) != 0) {
+    fd_ = -1;
+    Fail("cannot close");
+  }
+  fd_ = -1;
+  if (::rename(temp_path_.c_str(), final_path_.c_str()) != 0) Fail("cannot rename into");
+  committed_ = true;
+}
+
+}  // namespace opscope::core

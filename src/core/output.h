@@ -1,0 +1,82 @@
+// Buffered output streams. Writers append to buffer() and call MaybeFlush(), so no
+// output is ever held whole in memory.
+#ifndef OPSCOPE_CORE_OUTPUT_H_
+#define OPSCOPE_CORE_OUTPUT_H_
+
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <string_view>
+
+namespace opscope::core {
+
+class OutputStream {
+ public:
+  static constexpr size_t kFlushBytes = size_t{1} << 20;
+
+  virtual ~OutputStream() = default;
+  std::string& buffer() { return buffer_; }
+  void MaybeFlush() {
+    if (buffer_.size() >= kFlushBytes) Flush();
+  }
+  void Flush() {
+    if (!buffer_.empty()) WriteOut(buffer_);
+    buffer_.clear();
+  }
+
+ protected:
+  virtual void WriteOut(std::string_view bytes) = 0;
+
+ private:
+  std::string buffer_;
+};
+
+class StringOutput final : public OutputStream {
+ public:
+  // Flushes and returns everything written so far.
+  const std::string& str() {
+    Flush();
+    return text_;
+  }
+
+ private:
+  void WriteOut(std::string_view bytes) override { text_.append(bytes); }
+  std::string text_;
+};
+
+// A file that appears at its final path only when complete: bytes go to a temporary
+// file beside it, which Commit() flushes, fsyncs and renames into place. Destroyed
+// without Commit(), the temporary file is removed and the final path is untouched.
+// With gzip, the bytes are deflated in the gzip format on the way.
+class AtomicFileOutput final : public OutputStream {
+ public:
+  // Throws Error(kIo) naming the path when the file cannot be created.
+  AtomicFileOutput(std::filesystem::path final_path, bool gzip);
+  ~AtomicFileOutput() override;
+  AtomicFileOutput(const AtomicFileOutput&) = delete;
+  AtomicFileOutput& operator=(const AtomicFileOutput&) = delete;
+
+  void Commit();
+  const std::filesystem::path& final_path() const { return final_path_; }
+  const std::filesystem::path& temp_path() const { return temp_path_; }
+
+ private:
+  struct Deflater;
+  void WriteOut(std::string_view bytes) override;
+  void WriteRaw(const char* data, size_t size);
+  void Fail(const char* what);
+
+  std::filesystem::path final_path_;
+  std::filesystem::path temp_path_;
+  int fd_ = -1;
+  std::unique_ptr<Deflater> deflater_;
+  bool committed_ = false;
+};
+
+// True when the path names a gzip file by its extension.
+bool HasGzipExtension(const std::filesystem::path& path);
+
+}  // namespace opscope::core
+
+#endif  // OPSCOPE_CORE_OUTPUT_H_

@@ -1,0 +1,191 @@
+#include "report/result_table.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "core/machine.h"
+#include "core/text.h"
+#include "opscope/opscope.h"
+
+namespace opscope::report {
+namespace {
+
+std::string Render(const Value& value, int precision) {
+  if (std::holds_alternative<std::monostate>(value)) return "n/a";
+  if (const auto* i = std::get_if<int64_t>(&value)) return std::to_string(*i);
+  if (const auto* d = std::get_if<double>(&value)) return fmt::format("{:.{}f}", *d, precision);
+  return std::get<std::string>(value);
+}
+
+bool IsNumeric(const Value& value) {
+  return std::holds_alternative<int64_t>(value) || std::holds_alternative<double>(value);
+}
+
+// Display width of UTF-8 text, counting code points (good enough for alignment).
+size_t Width(std::string_view text) {
+  return static_cast<size_t>(std::count_if(text.begin(), text.end(), [](char c) {
+    return (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+  }));
+}
+
+void AppendJsonValue(std::string& out, const Value& value) {
+  if (std::holds_alternative<std::monostate>(value)) {
+    out += "null";
+  } else if (const auto* i = std::get_if<int64_t>(&value)) {
+    core::AppendInt(out, *i);
+  } else if (const auto* d = std::get_if<double>(&value)) {
+    core::AppendJsonNumber(out, *d);
+  } else {
+    core::AppendJsonString(out, std::get<std::string>(value));
+  }
+}
+
+}  // namespace
+
+Format ParseFormat(std::string_view text) {
+  if (text == "table") return Format::kTable;
+  if (text == "json") return Format::kJson;
+  if (text == "csv") return Format::kCsv;
+  throw Error(ErrorCode::kInvalidArgument,
+              "unknown format '" + core::EscapeForTerminal(text) + "': use table, json or csv");
+}
+
+void ResultTable::AddRow(std::vector<Value> row) {
+  if (row.size() != columns.size()) {
+    throw Error(ErrorCode::kInternal, "table '" + section + "': row has " +
+                                          std::to_string(row.size()) + " values for " +
+                                          std::to_string(columns.size()) + " columns");
+  }
+  rows.push_back(std::move(row));
+}
+
+void WriteTable(std::ostream& out, const std::vector<ResultTable>& tables) {
+  bool first_table = true;
+  for (const ResultTable& table : tables) {
+    if (!first_table) out << '\n';
+    first_table = false;
+    if (!table.title.empty()) out << core::EscapeForTerminal(table.title) << '\n';
+    std::vector<std::vector<std::string>> cells;
+    std::vector<size_t> widths;
+    for (const Column& c : table.columns) widths.push_back(Width(c.header));
+    for (const auto& row : table.rows) {
+      std::vector<std::string> rendered;
+      for (size_t i = 0; i < row.size(); ++i) {
+        rendered.push_back(core::EscapeForTerminal(Render(row[i], table.columns[i].precision)));
+        widths[i] = std::max(widths[i], Width(rendered.back()));
+      }
+      cells.push_back(std::move(rendered));
+    }
+    const auto pad = [&](const std::string& text, size_t width, bool right) {
+      const std::string fill(width - Width(text), ' ');
+      out << (right ? fill + text : text + fill);
+    };
+    for (size_t i = 0; i < table.columns.size(); ++i) {
+      if (i > 0) out << "  ";
+      const bool right = !table.rows.empty() && IsNumeric(table.rows[0][i]);
+      pad(core::EscapeForTerminal(table.columns[i].header), widths[i], right);
+    }
+    out << '\n';
+    for (size_t i = 0; i < table.columns.size(); ++i) {
+      if (i > 0) out << "  ";
+      out << std::string(widths[i], '-');
+    }
+    out << '\n';
+    for (size_t r = 0; r < cells.size(); ++r) {
+      for (size_t i = 0; i < cells[r].size(); ++i) {
+        if (i > 0) out << "  ";
+        pad(cells[r][i], widths[i], IsNumeric(table.rows[r][i]));
+      }
+      out << '\n';
+    }
+    for (const std::string& note : table.notes) out << core::EscapeForTerminal(note) << '\n';
+  }
+}
+
+void WriteCsv(std::ostream& out, const std::vector<ResultTable>& tables) {
+  const bool several = tables.size() > 1;
+  bool first_table = true;
+  for (const ResultTable& table : tables) {
+    if (!first_table) out << '\n';
+    first_table = false;
+    if (several) out << "section,";
+    for (size_t i = 0; i < table.columns.size(); ++i) {
+      out << (i > 0 ? "," : "") << core::EscapeCsvField(table.columns[i].header);
+    }
+    out << '\n';
+    for (const auto& row : table.rows) {
+      if (several) out << core::EscapeCsvField(table.section) << ',';
+      for (size_t i = 0; i < row.size(); ++i) {
+        out << (i > 0 ? "," : "");
+        out << (std::holds_alternative<std::monostate>(row[i])
+                    ? std::string()
+                    : core::EscapeCsvField(Render(row[i], table.columns[i].precision)));
+      }
+      out << '\n';
+    }
+  }
+}
+
+std::string MachineJson() {
+  const core::MachineInfo& m = core::GetMachineInfo();
+  std::string out = "{\"host\":";
+  core::AppendJsonString(out, m.host);
+  out += ",\"os\":";
+  core::AppendJsonString(out, m.os);
+  out += ",\"kernel\":";
+  core::AppendJsonString(out, m.kernel);
+  out += ",\"arch\":";
+  core::AppendJsonString(out, m.arch);
+  out += ",\"cpu_model\":";
+  core::AppendJsonString(out, m.cpu_model);
+  out += ",\"logical_cpus\":";
+  core::AppendInt(out, m.logical_cpus);
+  out += ",\"memory_bytes\":";
+  core::AppendUint(out, m.memory_bytes);
+  out += '}';
+  return out;
+}
+
+void WriteJson(std::ostream& out, std::string_view command,
+               const std::vector<ResultTable>& tables) {
+  std::string s = "{\"schema_version\":";
+  core::AppendInt(s, OPSCOPE_SCHEMA_VERSION);
+  s += ",\"opscope_version\":\"" OPSCOPE_VERSION_STRING "\",\"command\":";
+  core::AppendJsonString(s, command);
+  s += ",\"machine\":" + MachineJson() + ",\"results\":[";
+  bool first = true;
+  for (const ResultTable& table : tables) {
+    for (const auto& row : table.rows) {
+      s += first ? "\n{" : ",\n{";
+      first = false;
+      bool first_key = true;
+      if (tables.size() > 1) {
+        s += "\"section\":";
+        core::AppendJsonString(s, table.section);
+        first_key = false;
+      }
+      for (size_t i = 0; i < row.size(); ++i) {
+        if (!first_key) s += ',';
+        first_key = false;
+        core::AppendJsonString(s, table.columns[i].key);
+        s += ':';
+        AppendJsonValue(s, row[i]);
+      }
+      s += '}';
+    }
+  }
+  s += "\n]}\n";
+  out << s;
+}
+
+void Write(std::ostream& out, Format format, std::string_view command,
+           const std::vector<ResultTable>& tables) {
+  switch (format) {
+    case Format::kTable: WriteTable(out, tables); break;
+    case Format::kJson: WriteJson(out, command, tables); break;
+    case Format::kCsv: WriteCsv(out, tables); break;
+  }
+}
+
+}  // namespace opscope::report

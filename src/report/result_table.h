@@ -1,0 +1,55 @@
+// The one shape every command's results take, and its renderings.
+//
+// A command builds ResultTables; the reporter renders them as an aligned terminal
+// table, CSV, or JSON. Every JSON output is one object with `schema_version`,
+// `opscope_version`, `command`, `machine` and a `results` array whose objects use
+// the tables' column keys (snake_case); with several tables, each object also
+// names its table in `section`.
+#ifndef OPSCOPE_REPORT_RESULT_TABLE_H_
+#define OPSCOPE_REPORT_RESULT_TABLE_H_
+
+#include <cstdint>
+#include <ostream>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+namespace opscope::report {
+
+enum class Format { kTable, kJson, kCsv };
+
+// Throws Error(kInvalidArgument) for anything but table, json or csv.
+Format ParseFormat(std::string_view text);
+
+// An absent value renders as "n/a" in tables and CSV and as null in JSON.
+using Value = std::variant<std::monostate, int64_t, double, std::string>;
+
+struct Column {
+  std::string key;     // snake_case JSON key
+  std::string header;  // table and CSV header
+  int precision = 2;   // decimals for doubles in table and CSV
+};
+
+struct ResultTable {
+  std::string section;  // snake_case name of the table
+  std::string title;    // printed above the terminal table
+  std::vector<Column> columns;
+  std::vector<std::vector<Value>> rows;
+  std::vector<std::string> notes;  // printed under the terminal table
+
+  void AddRow(std::vector<Value> row);
+};
+
+void WriteTable(std::ostream& out, const std::vector<ResultTable>& tables);
+void WriteCsv(std::ostream& out, const std::vector<ResultTable>& tables);
+void WriteJson(std::ostream& out, std::string_view command, const std::vector<ResultTable>& tables);
+void Write(std::ostream& out, Format format, std::string_view command,
+           const std::vector<ResultTable>& tables);
+
+// The `machine` object of every JSON output.
+std::string MachineJson();
+
+}  // namespace opscope::report
+
+#endif  // OPSCOPE_REPORT_RESULT_TABLE_H_

@@ -1,0 +1,293 @@
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <thread>
+
+#include "opscope/opscope.h"
+#include "test_util.h"
+
+namespace opscope {
+namespace {
+
+using testing::CheckTrace;
+using testing::ListFiles;
+using testing::TempDir;
+
+// The minimal program of the issue: one trace file in output_dir.
+TEST(Profiler, MinimalProgramWritesOneTrace) {
+  TempDir dir;
+  {
+    ProfilerOptions opts;
+    opts.output_dir = dir.path() / "out";
+    Profiler prof(opts);
+    prof.Start();
+    for (int i = 0; i < 3; ++i) {
+      OPSCOPE_SCOPE("work");
+      volatile double x = 0;
+      for (int k = 0; k < 1000; ++k) x = x + k;
+      prof.Step();
+    }
+    prof.Stop();
+    ASSERT_EQ(prof.trace_files().size(), 1u);
+  }
+  const auto files = ListFiles(dir.path() / "out");
+  ASSERT_EQ(files.size(), 1u);
+  const std::string name = files[0].filename().string();
+  EXPECT_NE(name.find("_" + std::to_string(::getpid()) + "."), std::string::npos) << name;
+  EXPECT_TRUE(name.ends_with(".opscope.json")) << name;
+  const auto check = CheckTrace(files[0],
+                                "--expect-name work=3 --expect-name 'ProfilerStep#0=1' "
+                                "--expect-name 'ProfilerStep#3=1' --expect-dropped 0");
+  EXPECT_EQ(check.status, 0) << check.output;
+}
+
+TEST(Profiler, RaiiStopsAndWrites) {
+  TempDir dir;
+  {
+    ProfilerOptions opts;
+    opts.output_dir = dir.path();
+    Profiler prof(opts);
+    prof.Start();
+    OPSCOPE_SCOPE("inside");
+  }
+  const auto files = ListFiles(dir.path());
+  ASSERT_EQ(files.size(), 1u);
+  // Declared after the profiler, the scope ends first, so the trace holds it.
+  const auto check = CheckTrace(files[0], "--expect-name inside=1 --expect-events 1");
+  EXPECT_EQ(check.status, 0) << check.output;
+}
+
+TEST(Profiler, OnlyOneRecordsAtATime) {
+  ProfilerOptions quiet;
+  quiet.on_trace_ready = [](TraceData&) {};
+  Profiler first(quiet);
+  first.Start();
+  Profiler second(quiet);
+  try {
+    second.Start();
+    FAIL() << "second profiler started";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kFailedPrecondition);
+  }
+  first.Stop();
+}
+
+// Collects the complete-event names of every trace handed to the handler.
+struct Collected {
+  std::vector<std::vector<std::string>> traces;
+  std::vector<int64_t> ready_steps;
+};
+
+ProfilerOptions Capturing(Collected& collected, Schedule schedule) {
+  ProfilerOptions opts;
+  opts.schedule = schedule;
+  opts.on_trace_ready = [&collected](TraceData& trace) {
+    std::vector<std::string> names;
+    trace.ForEachEvent([&](const EventView& e) {
+      if (e.phase == EventPhase::kComplete) names.emplace_back(e.name);
+    });
+    std::sort(names.begin(), names.end());
+    collected.traces.push_back(names);
+    collected.ready_steps.push_back(trace.StepNumber());
+  };
+  return opts;
+}
+
+TEST(Profiler, ScheduleRecordsActiveStepsAndDiscardsWarmup) {
+  Collected collected;
+  Profiler prof(Capturing(collected, Schedule{0, 1, 1, 2, 2}));
+  prof.Start();
+  for (int step = 0; step < 12; ++step) {
+    OPSCOPE_SCOPE_DYN("s" + std::to_string(step));
+    prof.Step();
+  }
+  prof.Stop();
+  // Cycle: wait 0, warm-up 1, record 2 and 3 (save); then 4..7 likewise; then none.
+  ASSERT_EQ(collected.traces.size(), 2u);
+  EXPECT_EQ(collected.ready_steps, (std::vector<int64_t>{4, 8}));
+  // A scope that straddles Step() belongs to neither side's window unless both ends
+  // fall in one recording window; steps 2 and 3 lie inside the first.
+  EXPECT_EQ(collected.traces[0],
+            (std::vector<std::string>{"ProfilerStep#2", "ProfilerStep#3", "s2"}));
+  EXPECT_EQ(collected.traces[1],
+            (std::vector<std::string>{"ProfilerStep#6", "ProfilerStep#7", "s6"}));
+}
+
+TEST(Profiler, StopInsideRecordingSavesTrace) {
+  Collected collected;
+  Profiler prof(Capturing(collected, Schedule{1, 0, 0, 5, 1}));
+  prof.Start();
+  for (int step = 0; step < 3; ++step) {
+    { OPSCOPE_SCOPE_DYN("s" + std::to_string(step)); }
+    prof.Step();
+  }
+  prof.Stop();  // in RECORD at step 3: torch saves the partial cycle
+  ASSERT_EQ(collected.traces.size(), 1u);
+  EXPECT_EQ(collected.traces[0], (std::vector<std::string>{"ProfilerStep#1", "ProfilerStep#2",
+                                                           "ProfilerStep#3", "s1", "s2"}));
+}
+
+TEST(Profiler, NoScheduleRecordsEverythingOnce) {
+  Collected collected;
+  ProfilerOptions opts = Capturing(collected, Schedule{});
+  opts.schedule.reset();
+  Profiler prof(opts);
+  prof.Start();
+  for (int step = 0; step < 4; ++step) {
+    { OPSCOPE_SCOPE("a"); }
+    prof.Step();
+  }
+  prof.Stop();
+  ASSERT_EQ(collected.traces.size(), 1u);
+  EXPECT_EQ(std::count(collected.traces[0].begin(), collected.traces[0].end(), "a"), 4);
+}
+
+TEST(Profiler, ArgumentsCountersInstantsAndFlows) {
+  TempDir dir;
+  ProfilerOptions opts;
+  opts.output_dir = dir.path();
+  opts.record_shapes = true;
+  std::map<std::string, EventView> seen;
+  std::vector<std::string> storage;
+  int counters = 0, instants = 0, flows = 0;
+  opts.on_trace_ready = [&](TraceData& trace) {
+    trace.ForEachEvent([&](const EventView& e) {
+      if (e.phase == EventPhase::kCounter) ++counters;
+      if (e.phase == EventPhase::kInstant) ++instants;
+      if (e.phase == EventPhase::kFlowStart || e.phase == EventPhase::kFlowEnd) ++flows;
+      if (e.name == "mm") {
+        EXPECT_EQ(e.shapes, "[[8,16],[16,4]]");
+        EXPECT_EQ(e.dtype, "fp32");
+        EXPECT_EQ(e.flops, 1024);
+        EXPECT_EQ(e.bytes, 896);
+        EXPECT_EQ(e.category, "cpu_op");
+      }
+    });
+    trace.Export(dir.path() / "t.json");
+  };
+  Profiler prof(opts);
+  prof.Start();
+  {
+    OPSCOPE_SCOPE("launch");
+    FlowStart(7, "ac2g");
+  }
+  {
+    OPSCOPE_SCOPE_DYN("mm", ScopeArgs{.shapes = "[[8,16],[16,4]]",
+                                      .dtype = "fp32",
+                                      .flops = 1024,
+                                      .bytes = 896,
+                                      .category = "cpu_op"});
+    FlowEnd(7, "ac2g");
+    Counter("queue", 3.5);
+    Instant("mark");
+  }
+  prof.Stop();
+  EXPECT_EQ(counters, 1);
+  EXPECT_EQ(instants, 1);
+  EXPECT_EQ(flows, 2);
+  const auto check = CheckTrace(dir.path() / "t.json", "--expect-name mm=1 --expect-events 6");
+  EXPECT_EQ(check.status, 0) << check.output;
+  const std::string text = testing::ReadFile(dir.path() / "t.json");
+  EXPECT_NE(text.find("\"args\":{\"shapes\":\"[[8,16],[16,4]]\",\"dtype\":\"fp32\",\"flops\":1024,"
+                      "\"bytes\":896}"),
+            std::string::npos);
+  EXPECT_NE(text.find("\"ph\":\"f\""), std::string::npos);
+  EXPECT_NE(text.find("\"bp\":\"e\""), std::string::npos);
+}
+
+TEST(Profiler, ShapesOnlyWhenAsked) {
+  ProfilerOptions opts;
+  std::string shapes = "unset";
+  opts.on_trace_ready = [&](TraceData& trace) {
+    trace.ForEachEvent([&](const EventView& e) { shapes = std::string(e.shapes); });
+  };
+  Profiler prof(opts);
+  prof.Start();
+  { OPSCOPE_SCOPE_DYN("mm", ScopeArgs{.shapes = "[[1]]"}); }
+  prof.Stop();
+  EXPECT_EQ(shapes, "");
+}
+
+TEST(Profiler, HostileNamesGiveValidJson) {
+  TempDir dir;
+  ProfilerOptions opts;
+  opts.output_dir = dir.path();
+  const std::vector<std::string> names = {"quote\"d",
+                                          "new\nline",
+                                          "</script><script>alert(1)</script>",
+                                          "bad\xFF\xFEutf8",
+                                          std::string("nul\0byte", 8),
+                                          "back\\slash",
+                                          "\x1b[31mred",
+                                          "<img src=x onerror=alert(1)>"};
+  Profiler prof(opts);
+  prof.Start();
+  SetThreadName("thread \"</script>\"\n\xC3");
+  for (const auto& n : names) {
+    OPSCOPE_SCOPE_DYN(n, ScopeArgs{.dtype = n});
+    Instant(n);
+    Counter(n, 1.0);
+  }
+  prof.Stop();
+  SetThreadName("main");
+  ASSERT_EQ(prof.trace_files().size(), 1u);
+  const auto path = prof.trace_files()[0];
+  const auto check = CheckTrace(path);
+  ASSERT_EQ(check.status, 0) << check.output;
+  // The decoded names, read back by Python, are the originals with invalid UTF-8
+  // replaced by U+FFFD.
+  const auto decoded = testing::RunCommand(
+      std::string(OPSCOPE_PYTHON) +
+      " -c \"import json,sys; d=json.load(open(sys.argv[1])); "
+      "print(json.dumps(sorted({e['name'] for e in d['traceEvents'] if e['ph']=='X'}), "
+      "ensure_ascii=True))\" " +
+      testing::Quote(path.string()));
+  EXPECT_EQ(decoded.output,
+            "[\"\\u001b[31mred\", \"</script><script>alert(1)</script>\", "
+            "\"<img src=x onerror=alert(1)>\", \"back\\\\slash\", \"bad\\ufffd\\ufffdutf8\", "
+            "\"new\\nline\", \"nul\\u0000byte\", \"quote\\\"d\"]\n");
+  const std::string raw = testing::ReadFile(path);
+  EXPECT_EQ(raw.find("</script>"), std::string::npos) << "raw '<' must be escaped";
+}
+
+TEST(Profiler, GzipTraceOnRequest) {
+  TempDir dir;
+  ProfilerOptions opts;
+  opts.output_dir = dir.path();
+  opts.gzip = true;
+  Profiler prof(opts);
+  prof.Start();
+  for (int i = 0; i < 100; ++i) {
+    OPSCOPE_SCOPE("z");
+  }
+  prof.Stop();
+  ASSERT_EQ(prof.trace_files().size(), 1u);
+  const auto path = prof.trace_files()[0];
+  EXPECT_TRUE(path.string().ends_with(".opscope.json.gz"));
+  const auto check = CheckTrace(path, "--expect-name z=100");
+  EXPECT_EQ(check.status, 0) << check.output;
+}
+
+TEST(Profiler, CudaActivityIsUnsupportedInThisBuild) {
+  ProfilerOptions opts;
+  opts.activities = {Activity::kCpu, Activity::kCuda};
+  try {
+    Profiler prof(opts);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kUnsupported);
+  }
+}
+
+TEST(Profiler, NothingRecordedWithoutSession) {
+  EXPECT_FALSE(IsRecording());
+  { OPSCOPE_SCOPE("nobody listens"); }
+  Instant("x");
+  Counter("y", 1);
+  EXPECT_FALSE(IsRecording());
+}
+
+}  // namespace
+}  // namespace opscope

@@ -1,0 +1,107 @@
+#include "core/output.h"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "collect/chrome_trace_writer.h"
+#include "opscope/opscope.h"
+#include "test_util.h"
+
+namespace opscope::core {
+namespace {
+
+using opscope::testing::ListFiles;
+using opscope::testing::ReadFile;
+using opscope::testing::TempDir;
+
+TEST(AtomicFileOutput, AppearsOnlyAfterCommit) {
+  TempDir dir;
+  const auto path = dir.path() / "out.txt";
+  {
+    AtomicFileOutput out(path, false);
+    out.buffer() = "hello";
+    out.Flush();
+    EXPECT_FALSE(std::filesystem::exists(path));
+    out.Commit();
+  }
+  EXPECT_EQ(ReadFile(path), "hello");
+  EXPECT_EQ(ListFiles(dir.path()).size(), 1u) << "temporary file left behind";
+}
+
+TEST(AtomicFileOutput, AbandonedWriteLeavesNothingAndKeepsOldFile) {
+  TempDir dir;
+  const auto path = dir.path() / "out.txt";
+  {
+    AtomicFileOutput first(path, false);
+    first.buffer() = "complete";
+    first.Commit();
+  }
+  {
+    AtomicFileOutput second(path, false);
+    second.buffer() = "partial";
+    second.Flush();
+  }  // destroyed without Commit: as if an exception unwound the writer
+  EXPECT_EQ(ReadFile(path), "complete");
+  EXPECT_EQ(ListFiles(dir.path()).size(), 1u);
+}
+
+TEST(AtomicFileOutput, MissingDirectoryIsAClearIoError) {
+  try {
+    AtomicFileOutput out("/nonexistent-dir/x/out.json", false);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kIo);
+    EXPECT_NE(std::string(e.what()).find("/nonexistent-dir/x/out.json"), std::string::npos);
+  }
+}
+
+// A process killed while writing a trace never leaves a truncated file at the
+// final path.
+TEST(AtomicFileOutput, KilledWriterLeavesNoTruncatedTrace) {
+  TempDir dir;
+  const auto path = dir.path() / "trace.json";
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    AtomicFileOutput out(path, false);
+    collect::ChromeTraceWriter writer(out);
+    writer.Begin();
+    for (int i = 0; i < 200000; ++i) {
+      writer.Complete(1, 1, "event", "cat", i * 1000, 500);
+      if (i == 100000) {
+        out.Flush();
+        ::raise(SIGKILL);
+      }
+    }
+    ::_exit(0);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFSIGNALED(status));
+  EXPECT_FALSE(std::filesystem::exists(path));
+  const auto files = ListFiles(dir.path());
+  ASSERT_EQ(files.size(), 1u);  // only the temporary file, never the final name
+  EXPECT_NE(files[0].filename().string().find(".tmp."), std::string::npos);
+  EXPECT_GT(std::filesystem::file_size(files[0]), 1000000u);
+}
+
+TEST(AtomicFileOutput, GzipRoundTrips) {
+  TempDir dir;
+  const auto path = dir.path() / "t.txt.gz";
+  std::string text;
+  for (int i = 0; i < 100000; ++i) text += "line " + std::to_string(i) + "\n";
+  {
+    AtomicFileOutput out(path, true);
+    out.buffer() = text;
+    out.Commit();
+  }
+  const auto result = opscope::testing::RunCommand(
+      "gzip -dc " + opscope::testing::Quote(path.string()) + " | wc -c");
+  EXPECT_EQ(std::stoul(result.output), text.size());
+  EXPECT_LT(std::filesystem::file_size(path), text.size() / 3);
+}
+
+}  // namespace
+}  // namespace opscope::core
