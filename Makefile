@@ -12,9 +12,15 @@ build: deps
 	cmake --build --preset release -j $(JOBS)
 
 # The main job on the default device; the report goes to opscope-report/.
+REPORT := opscope-report
 run: build
+	mkdir -p $(REPORT)
 	build/release/opscope info
-	build/release/opscope demo --out opscope-report
+	build/release/opscope bench roofline --out $(REPORT)/ceilings.json
+	build/release/opscope bench matmul --sizes 1024,2048 --ceilings $(REPORT)/ceilings.json
+	build/release/opscope bench conv2d --ceilings $(REPORT)/ceilings.json
+	build/release/opscope bw --type d2d --sizes 4K..256M
+	build/release/opscope demo --out $(REPORT)
 
 test: test-release test-asan
 
@@ -27,8 +33,12 @@ test-asan: deps
 	cmake --build --preset asan -j $(JOBS)
 	ctest --preset asan -j $(JOBS)
 
+# The benchmarks that decide the issues: each prints both sides and the ratio.
 bench: build
 	build/release/bench/scope_bench
+	build/release/bench/ceiling_vs_peak
+	build/release/bench/copy_vs_memcpy
+	build/release/bench/matmul_vs_numpy
 
 format:
 	clang-format -i $$(git ls-files '*.h' '*.cc' '*.c')

@@ -70,7 +70,7 @@ struct DemoCommand {
   bool gzip = false;
 
   void Run() const {
-    CheckDevice(common.device);
+    if (!common.device.empty() && common.device != "cpu") OpenDevice(common);  // a clear error
     if (threads < 1 || threads > 256) {
       throw Error(ErrorCode::kInvalidArgument, "--threads must be between 1 and 256");
     }
@@ -149,7 +149,9 @@ struct DemoCommand {
                           std::to_string(static_cast<int64_t>(std::llround(wall_ms))) +
                           " ms; checksum " + std::to_string(checksum) +
                           "; open the trace in https://ui.perfetto.dev or chrome://tracing");
-    Emit(CommonOptions{common.device, common.format, ""}, "demo", {table});
+    CommonOptions to_stdout = common;
+    to_stdout.out.clear();
+    Emit(to_stdout, "demo", {table});
   }
 };
 
@@ -159,7 +161,10 @@ void RegisterDemo(CLI::App& app) {
   auto command = std::make_shared<DemoCommand>();
   CLI::App* sub = app.add_subcommand(
       "demo", "profile a built-in multi-threaded workload and write its Chrome trace");
-  AddCommonOptions(*sub, command->common, "folder for the trace (default opscope-report)");
+  sub->add_option("--device", command->common.device, "device: cpu");
+  sub->add_option("--format", command->common.format, "output format: table, json or csv")
+      ->check(CLI::IsMember({"table", "json", "csv"}));
+  sub->add_option("--out", command->common.out, "folder for the trace (default opscope-report)");
   sub->add_option("--threads", command->threads, "worker threads (default 2)");
   sub->add_option("--steps", command->steps, "profiler steps (default 5)");
   sub->add_option("--size", command->size, "matmul size N of each step (default 96)");

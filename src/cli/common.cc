@@ -5,6 +5,7 @@
 
 #include "core/output.h"
 #include "core/text.h"
+#include "devices/registry.h"
 
 namespace opscope::cli {
 
@@ -22,17 +23,36 @@ ExitCode ExitCodeFor(ErrorCode code) {
 }
 
 void AddCommonOptions(CLI::App& app, CommonOptions& options, const std::string& out_help) {
-  app.add_option("--device", options.device, "device to use: cpu (the default)");
+  app.add_option(
+      "--device", options.device,
+      "device to use (default: the best present, here " + devices::DefaultDevice() + ")");
   app.add_option("--format", options.format, "output format: table, json or csv")
       ->check(CLI::IsMember({"table", "json", "csv"}));
   app.add_option("--out", options.out, out_help);
+  app.add_option("--threads", options.threads, "CPU threads to use (default: all)");
 }
 
-void CheckDevice(const std::string& device) {
-  if (device == "cpu") return;
-  throw Error(ErrorCode::kUnsupported, "unknown or unavailable device '" +
-                                           core::EscapeForTerminal(device) +
-                                           "': this build of opscope has: cpu");
+std::unique_ptr<devices::Device> OpenDevice(const CommonOptions& options) {
+  return devices::OpenDevice(options.device.empty() ? devices::DefaultDevice() : options.device,
+                             devices::DeviceOptions{options.threads});
+}
+
+std::vector<std::string> SplitList(const std::string& text, const std::string& option) {
+  std::vector<std::string> items;
+  size_t start = 0;
+  while (true) {
+    const size_t comma = text.find(',', start);
+    const std::string item =
+        text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    if (item.empty()) {
+      throw Error(ErrorCode::kInvalidArgument,
+                  option + " '" + core::EscapeForTerminal(text) + "': empty item in the list");
+    }
+    items.push_back(item);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return items;
 }
 
 void Emit(const CommonOptions& options, const std::string& command,

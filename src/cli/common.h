@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "devices/device.h"
 #include "opscope/opscope.h"
 #include "report/result_table.h"
 
@@ -25,16 +26,20 @@ enum class ExitCode : int {
 ExitCode ExitCodeFor(ErrorCode code);
 
 struct CommonOptions {
-  std::string device = "cpu";
+  std::string device;  // empty: the best device present
   std::string format = "table";
   std::string out;  // a file, or a folder for commands that write several files
+  int threads = 0;  // CPU threads; 0: all
 };
 
-// Adds --device, --format and --out to a subcommand.
+// Adds --device, --format, --out and --threads to a subcommand.
 void AddCommonOptions(CLI::App& app, CommonOptions& options, const std::string& out_help);
 
-// Throws Error(kUnsupported) for a device this build cannot use.
-void CheckDevice(const std::string& device);
+// Opens --device; throws Error(kUnsupported) for a device this build cannot use.
+std::unique_ptr<devices::Device> OpenDevice(const CommonOptions& options);
+
+// Splits "a,b,c"; throws Error(kInvalidArgument) naming `option` on empty items.
+std::vector<std::string> SplitList(const std::string& text, const std::string& option);
 
 // Renders tables to --out (atomically) or stdout, in --format.
 void Emit(const CommonOptions& options, const std::string& command,
@@ -42,6 +47,8 @@ void Emit(const CommonOptions& options, const std::string& command,
 
 void RegisterInfo(CLI::App& app);
 void RegisterDemo(CLI::App& app);
+void RegisterBench(CLI::App& app);
+void RegisterBandwidth(CLI::App& app);
 
 }  // namespace opscope::cli
 

@@ -13,6 +13,8 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   opscope::cli::RegisterInfo(app);
   opscope::cli::RegisterDemo(app);
+  opscope::cli::RegisterBench(app);
+  opscope::cli::RegisterBandwidth(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -7,6 +7,8 @@
 #include <fstream>
 #include <string>
 
+#include "core/text.h"
+
 namespace opscope::core {
 namespace {
 
@@ -57,6 +59,26 @@ std::string HostName() {
   char name[256] = {};
   if (gethostname(name, sizeof name - 1) != 0 || name[0] == '\0') return "localhost";
   return name;
+}
+
+std::string MachineJson() {
+  const MachineInfo& m = GetMachineInfo();
+  std::string out = "{\"host\":";
+  AppendJsonString(out, m.host);
+  out += ",\"os\":";
+  AppendJsonString(out, m.os);
+  out += ",\"kernel\":";
+  AppendJsonString(out, m.kernel);
+  out += ",\"arch\":";
+  AppendJsonString(out, m.arch);
+  out += ",\"cpu_model\":";
+  AppendJsonString(out, m.cpu_model);
+  out += ",\"logical_cpus\":";
+  AppendInt(out, m.logical_cpus);
+  out += ",\"memory_bytes\":";
+  AppendUint(out, m.memory_bytes);
+  out += '}';
+  return out;
 }
 
 const MachineInfo& GetMachineInfo() {

@@ -22,6 +22,9 @@ const MachineInfo& GetMachineInfo();
 
 std::string HostName();
 
+// The `machine` object of every JSON output.
+std::string MachineJson();
+
 }  // namespace opscope::core
 
 #endif  // OPSCOPE_CORE_MACHINE_H_

@@ -66,36 +66,47 @@ void WriteTable(std::ostream& out, const std::vector<ResultTable>& tables) {
     if (!first_table) out << '\n';
     first_table = false;
     if (!table.title.empty()) out << core::EscapeForTerminal(table.title) << '\n';
+    std::vector<size_t> shown;
+    for (size_t i = 0; i < table.columns.size(); ++i) {
+      if (table.columns[i].terminal) shown.push_back(i);
+    }
     std::vector<std::vector<std::string>> cells;
     std::vector<size_t> widths;
-    for (const Column& c : table.columns) widths.push_back(Width(c.header));
+    for (const size_t i : shown) widths.push_back(Width(table.columns[i].header));
     for (const auto& row : table.rows) {
       std::vector<std::string> rendered;
-      for (size_t i = 0; i < row.size(); ++i) {
+      for (size_t c = 0; c < shown.size(); ++c) {
+        const size_t i = shown[c];
         rendered.push_back(core::EscapeForTerminal(Render(row[i], table.columns[i].precision)));
-        widths[i] = std::max(widths[i], Width(rendered.back()));
+        widths[c] = std::max(widths[c], Width(rendered.back()));
       }
       cells.push_back(std::move(rendered));
     }
-    const auto pad = [&](const std::string& text, size_t width, bool right) {
+    const auto pad = [&](const std::string& text, size_t width, bool right, bool last) {
       const std::string fill(width - Width(text), ' ');
-      out << (right ? fill + text : text + fill);
+      out << (right ? fill + text : (last ? text : text + fill));
     };
-    for (size_t i = 0; i < table.columns.size(); ++i) {
-      if (i > 0) out << "  ";
-      const bool right = !table.rows.empty() && IsNumeric(table.rows[0][i]);
-      pad(core::EscapeForTerminal(table.columns[i].header), widths[i], right);
+    const auto numeric_column = [&](size_t i) {
+      for (const auto& row : table.rows) {
+        if (!std::holds_alternative<std::monostate>(row[i])) return IsNumeric(row[i]);
+      }
+      return false;
+    };
+    for (size_t c = 0; c < shown.size(); ++c) {
+      if (c > 0) out << "  ";
+      pad(core::EscapeForTerminal(table.columns[shown[c]].header), widths[c],
+          numeric_column(shown[c]), c + 1 == shown.size());
     }
     out << '\n';
-    for (size_t i = 0; i < table.columns.size(); ++i) {
-      if (i > 0) out << "  ";
-      out << std::string(widths[i], '-');
+    for (size_t c = 0; c < shown.size(); ++c) {
+      if (c > 0) out << "  ";
+      out << std::string(widths[c], '-');
     }
     out << '\n';
     for (size_t r = 0; r < cells.size(); ++r) {
-      for (size_t i = 0; i < cells[r].size(); ++i) {
-        if (i > 0) out << "  ";
-        pad(cells[r][i], widths[i], IsNumeric(table.rows[r][i]));
+      for (size_t c = 0; c < shown.size(); ++c) {
+        if (c > 0) out << "  ";
+        pad(cells[r][c], widths[c], numeric_column(shown[c]), c + 1 == shown.size());
       }
       out << '\n';
     }
@@ -127,33 +138,13 @@ void WriteCsv(std::ostream& out, const std::vector<ResultTable>& tables) {
   }
 }
 
-std::string MachineJson() {
-  const core::MachineInfo& m = core::GetMachineInfo();
-  std::string out = "{\"host\":";
-  core::AppendJsonString(out, m.host);
-  out += ",\"os\":";
-  core::AppendJsonString(out, m.os);
-  out += ",\"kernel\":";
-  core::AppendJsonString(out, m.kernel);
-  out += ",\"arch\":";
-  core::AppendJsonString(out, m.arch);
-  out += ",\"cpu_model\":";
-  core::AppendJsonString(out, m.cpu_model);
-  out += ",\"logical_cpus\":";
-  core::AppendInt(out, m.logical_cpus);
-  out += ",\"memory_bytes\":";
-  core::AppendUint(out, m.memory_bytes);
-  out += '}';
-  return out;
-}
-
 void WriteJson(std::ostream& out, std::string_view command,
                const std::vector<ResultTable>& tables) {
   std::string s = "{\"schema_version\":";
   core::AppendInt(s, OPSCOPE_SCHEMA_VERSION);
   s += ",\"opscope_version\":\"" OPSCOPE_VERSION_STRING "\",\"command\":";
   core::AppendJsonString(s, command);
-  s += ",\"machine\":" + MachineJson() + ",\"results\":[";
+  s += ",\"machine\":" + core::MachineJson() + ",\"results\":[";
   bool first = true;
   for (const ResultTable& table : tables) {
     for (const auto& row : table.rows) {

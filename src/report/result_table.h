@@ -26,9 +26,10 @@ Format ParseFormat(std::string_view text);
 using Value = std::variant<std::monostate, int64_t, double, std::string>;
 
 struct Column {
-  std::string key;     // snake_case JSON key
-  std::string header;  // table and CSV header
-  int precision = 2;   // decimals for doubles in table and CSV
+  std::string key;       // snake_case JSON key
+  std::string header;    // table and CSV header
+  int precision = 2;     // decimals for doubles in table and CSV
+  bool terminal = true;  // false: in JSON and CSV only, to keep terminal tables narrow
 };
 
 struct ResultTable {
@@ -46,9 +47,6 @@ void WriteCsv(std::ostream& out, const std::vector<ResultTable>& tables);
 void WriteJson(std::ostream& out, std::string_view command, const std::vector<ResultTable>& tables);
 void Write(std::ostream& out, Format format, std::string_view command,
            const std::vector<ResultTable>& tables);
-
-// The `machine` object of every JSON output.
-std::string MachineJson();
 
 }  // namespace opscope::report
 

@@ -36,7 +36,9 @@ expect_status 5 "absent device" "$opscope" info --device cuda:0
 expect_grep "unavailable device 'cuda:0'" "$dir/err" "device error names the device"
 
 expect_status 0 "info table" "$opscope" info
-expect_grep "logical_cpus" "$dir/out" "info table has cpus"
+expect_grep "cores_used" "$dir/out" "info table has cores"
+expect_grep "peak_fp32" "$dir/out" "info shows the fp32 peak"
+expect_grep "FMA pipes x" "$dir/out" "info shows the peak formula"
 expect_status 0 "info json" "$opscope" info --format json
 cp "$dir/out" "$dir/info-stdout.json"
 expect_status 0 "info json shape" "$python" "$tools/check_json_output.py" --require property < "$dir/info-stdout.json"
@@ -66,5 +68,50 @@ expect_status 3 "unreadable schedule" "$opscope" demo --out "$dir/bad" --schedul
 expect_status 3 "bad threads" "$opscope" demo --threads 0
 if [ -e "$dir/bad" ] && [ -n "$(ls -A "$dir/bad")" ]; then
   echo "FAIL: failed demo left files"; failures=$((failures + 1)); fi
+
+expect_empty() {  # file description: nothing half-written on stdout
+  if [ -s "$1" ]; then echo "FAIL: $2: output was written:"; cat "$1"; failures=$((failures + 1)); else
+    echo "ok: $2: no partial output"; fi
+}
+
+quick=(--min-reps 2 --min-time 0 --warmup 0)
+expect_status 0 "bench matmul json" "$opscope" bench matmul --sizes 64,32x48x40 --dtype fp32,bf16 \
+  --format json "${quick[@]}"
+cp "$dir/out" "$dir/matmul.json"
+expect_status 0 "bench matmul json shape" "$python" "$tools/check_json_output.py" \
+  --require median_ms --require gflops --require flops --require pct_peak --require status < "$dir/matmul.json"
+expect_grep '"status":"waived"' "$dir/matmul.json" "openblas bf16 waived, not failed"
+expect_grep '"size":"32x48x40"' "$dir/matmul.json" "MxNxK sizes"
+expect_status 3 "matmul size zero" "$opscope" bench matmul --sizes 0
+expect_grep "is zero" "$dir/err" "zero size explained"
+expect_empty "$dir/out" "matmul size zero"
+expect_status 3 "matmul negative size" "$opscope" bench matmul --sizes=-5
+expect_grep "is negative" "$dir/err" "negative size explained"
+expect_status 3 "matmul non-numeric size" "$opscope" bench matmul --sizes 12a
+expect_grep "not a positive integer" "$dir/err" "non-numeric size explained"
+expect_status 6 "matmul larger than memory" "$opscope" bench matmul --sizes 200000 --dtype fp32
+expect_grep "needs 447.0 GiB" "$dir/err" "memory need stated"
+expect_empty "$dir/out" "matmul larger than memory"
+expect_status 3 "unknown dtype" "$opscope" bench matmul --dtype fp64
+expect_status 3 "unknown impl" "$opscope" bench matmul --impl cublas --sizes 64
+expect_status 0 "bench conv2d custom" "$opscope" bench conv2d --configs mb2ic8ih14oc16kh3sh1 \
+  --format json "${quick[@]}"
+cp "$dir/out" "$dir/conv.json"
+expect_status 0 "conv2d json shape" "$python" "$tools/check_json_output.py" \
+  --require macs --require flops --require tflops --require median_ms < "$dir/conv.json"
+expect_status 3 "bad conv config" "$opscope" bench conv2d --configs mb2ic8
+expect_grep "missing ih" "$dir/err" "conv error names the missing key"
+expect_status 0 "bw csv" "$opscope" bw --sizes 64K,1M --format csv --min-reps 2 --min-time 0
+expect_grep "^Case,Type,Kernel,Size" "$dir/out" "bw csv header"
+expect_grep "not applicable: host memory is device memory" "$dir/out" "h2d not faked"
+expect_status 3 "bw bad size" "$opscope" bw --sizes 0K..1M
+expect_status 3 "bw bad type" "$opscope" bw --type p2p
+expect_status 0 "roofline" "$opscope" bench roofline --out "$dir/ceilings.json" --min-reps 3 --min-time 0
+expect_status 0 "matmul with ceilings file" "$opscope" bench matmul --sizes 64 --dtype fp32 \
+  --ceilings "$dir/ceilings.json" "${quick[@]}"
+expect_grep "ceilings.json" "$dir/out" "the ceilings source is named"
+echo '{"kind":"opscope-ceilings","flops_per_second":{"fp32":"fast"}}' > "$dir/bad-ceilings.json"
+expect_status 3 "bad ceilings file" "$opscope" bench matmul --sizes 64 --ceilings "$dir/bad-ceilings.json"
+expect_grep "bad-ceilings.json" "$dir/err" "ceilings error names the file"
 
 [ "$failures" -eq 0 ]

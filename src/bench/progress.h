@@ -1,0 +1,28 @@
+// Progress on stderr for work that runs longer than a second: a line per step,
+// rewritten in place on a terminal. Silent for the first second.
+#ifndef OPSCOPE_BENCH_PROGRESS_H_
+#define OPSCOPE_BENCH_PROGRESS_H_
+
+#include <chrono>
+#include <string>
+
+namespace opscope::bench {
+
+class Progress {
+ public:
+  explicit Progress(std::string command, bool enabled = true);
+  ~Progress();
+  void Step(int index, int total, const std::string& what);
+
+ private:
+  std::string command_;
+  bool enabled_;
+  bool terminal_;
+  bool shown_ = false;
+  std::chrono::steady_clock::time_point start_;
+  std::string pending_;
+};
+
+}  // namespace opscope::bench
+
+#endif  // OPSCOPE_BENCH_PROGRESS_H_

@@ -1,0 +1,180 @@
+// The Device interface: what every backend (cpu/, cuda/) provides to the
+// benchmarks, and nothing more. Benchmarks are written once against it.
+//
+// Contract: Allocate() throws Error(kResourceExhausted) stating how much was asked
+// and how much is available; Copy() of a kind the device does not have throws
+// Error(kUnsupported) saying why; kernels run on the device's queue and
+// Synchronize() waits for them (a no-op on the CPU, still always called).
+#ifndef OPSCOPE_DEVICES_DEVICE_H_
+#define OPSCOPE_DEVICES_DEVICE_H_
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "devices/dtype.h"
+
+namespace opscope::devices {
+
+// A theoretical peak, with the formula it comes from.
+struct Peak {
+  DType dtype;
+  double flops_per_second = 0;
+  std::string formula;
+};
+
+struct CacheLevel {
+  std::string name;  // "L1d", "L2", "L3"
+  uint64_t bytes = 0;
+  int shared_by = 1;  // logical CPUs sharing one instance
+};
+
+struct DeviceProperties {
+  std::string id;    // "cpu", "cuda:0"
+  std::string kind;  // "cpu", "cuda"
+  std::string name;  // model name
+  std::string microarchitecture;
+  int compute_units = 0;  // cores (threads) used
+  int compute_units_available = 0;
+  double clock_ghz = 0;
+  std::string clock_source;
+  std::vector<std::string> features;
+  std::vector<Peak> peaks;
+  std::vector<CacheLevel> caches;
+  uint64_t memory_bytes = 0;
+  std::string runtime;  // library versions the kernels use
+};
+
+enum class CopyKind { kHostToDevice, kDeviceToHost, kDeviceToDevice };
+const char* Name(CopyKind kind);  // "h2d", "d2h", "d2d"
+
+struct MemoryStats {
+  uint64_t current_bytes = 0;
+  uint64_t peak_bytes = 0;
+  uint64_t allocations = 0;
+};
+
+// One prepared operator: buffers bound, primitive created. Run() launches it.
+class Kernel {
+ public:
+  virtual ~Kernel() = default;
+  virtual void Run() = 0;
+  // For kernels that compute in an internal layout: writes the result in the
+  // plain layout of the spec (row-major, NCHW) to `out`. Others copy their output.
+  virtual void ReadOutput(void* out) = 0;
+  // The implementation actually chosen (e.g. oneDNN's "brg:avx512_core").
+  virtual std::string Implementation() const = 0;
+};
+
+// C[m,n] = A[m,k] * B[k,n], row-major; A and B in `dtype`, C in fp32.
+struct MatmulSpec {
+  int64_t m = 0, n = 0, k = 0;
+  DType dtype = DType::kF32;
+  std::string impl;  // "onednn", "openblas"
+};
+
+// Forward convolution, NCHW input, OIHW weights, NCHW fp32 output, no bias.
+struct Conv2dSpec {
+  int64_t batch = 1, in_channels = 1, in_h = 1, in_w = 1;
+  int64_t out_channels = 1, kernel_h = 1, kernel_w = 1;
+  int64_t stride_h = 1, stride_w = 1, pad_h = 0, pad_w = 0, groups = 1;
+  DType dtype = DType::kF32;
+  int64_t out_h() const { return (in_h + 2 * pad_h - kernel_h) / stride_h + 1; }
+  int64_t out_w() const { return (in_w + 2 * pad_w - kernel_w) / stride_w + 1; }
+  // Multiply-accumulates: N * Cout * Hout * Wout * (Cin / groups) * kh * kw.
+  int64_t Macs() const {
+    return batch * out_channels * out_h() * out_w() * (in_channels / groups) * kernel_h * kernel_w;
+  }
+};
+
+// STREAM kernels over n doubles: copy c=a, scale b=s*c, add c=a+b, triad a=b+s*c.
+enum class StreamOp { kCopy, kScale, kAdd, kTriad };
+const char* Name(StreamOp op);
+// Arrays read plus arrays written per element: copy and scale 2, add and triad 3.
+int ArraysTouched(StreamOp op);
+
+class Timer {
+ public:
+  virtual ~Timer() = default;
+  virtual void Start() = 0;
+  // Milliseconds of device time since Start(); synchronizes first.
+  virtual double StopMs() = 0;
+};
+
+class Device {
+ public:
+  virtual ~Device() = default;
+  virtual const DeviceProperties& properties() const = 0;
+
+  virtual void* Allocate(size_t bytes) = 0;
+  virtual void Free(void* pointer) = 0;
+  virtual MemoryStats memory_stats() const = 0;
+  virtual void ResetPeakMemory() = 0;
+
+  // Empty when supported, else the reason it is not applicable.
+  virtual std::string CopyNotApplicable(CopyKind kind) const = 0;
+  virtual void Copy(void* dst, const void* src, size_t bytes, CopyKind kind) = 0;
+  virtual void Synchronize() = 0;
+  virtual std::unique_ptr<Timer> CreateTimer() = 0;
+
+  virtual std::vector<std::string> MatmulImpls() const = 0;
+  // Empty when the spec can run, else why not (WAIVED, not failed).
+  virtual std::string MatmulNotApplicable(const MatmulSpec& spec) const = 0;
+  virtual std::unique_ptr<Kernel> CreateMatmul(const MatmulSpec& spec, const void* a, const void* b,
+                                               float* c) = 0;
+  virtual std::unique_ptr<Kernel> CreateConv2d(const Conv2dSpec& spec, const void* src,
+                                               const void* weights, float* dst) = 0;
+
+  // A STREAM kernel; each worker repeats its share `repeat` times per Run(), so
+  // arrays that fit in a cache measure the cache, not the launch cost.
+  virtual std::unique_ptr<Kernel> CreateStream(StreamOp op, double* a, double* b, double* c,
+                                               size_t n, int repeat) = 0;
+  // An arithmetic-bound loop on every compute unit: the measured FLOP/s ceiling.
+  // Sets *flops_per_run; Implementation() names the instructions.
+  virtual std::unique_ptr<Kernel> CreatePeakLoop(DType dtype, double* flops_per_run) = 0;
+
+  // Bytes of memory a workload may still allocate here.
+  virtual uint64_t AvailableMemory() const = 0;
+};
+
+// A device allocation that frees itself.
+class Buffer {
+ public:
+  Buffer() = default;
+  Buffer(Device& device, size_t bytes)
+      : device_(&device), data_(device.Allocate(bytes)), bytes_(bytes) {}
+  ~Buffer() { Reset(); }
+  Buffer(Buffer&& other) noexcept { *this = std::move(other); }
+  Buffer& operator=(Buffer&& other) noexcept {
+    if (this != &other) {
+      Reset();
+      device_ = other.device_;
+      data_ = other.data_;
+      bytes_ = other.bytes_;
+      other.data_ = nullptr;
+    }
+    return *this;
+  }
+  void* data() const { return data_; }
+  size_t bytes() const { return bytes_; }
+  template <typename T>
+  T* as() const {
+    return static_cast<T*>(data_);
+  }
+
+ private:
+  void Reset() {
+    if (data_ != nullptr) device_->Free(data_);
+    data_ = nullptr;
+  }
+  Device* device_ = nullptr;
+  void* data_ = nullptr;
+  size_t bytes_ = 0;
+};
+
+}  // namespace opscope::devices
+
+#endif  // OPSCOPE_DEVICES_DEVICE_H_

@@ -1,0 +1,111 @@
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <vector>
+
+#include "devices/cpu/cpu_info.h"
+#include "devices/registry.h"
+#include "opscope/opscope.h"
+
+namespace opscope::devices {
+namespace {
+
+TEST(CpuInfo, ModelsKnownCores) {
+  const std::vector<std::string> zen5_flags = {"fma", "avx2", "avx512f", "avx512_bf16"};
+  const auto zen5 = cpu::ModelCore("AuthenticAMD", 0x1A, 0x02, zen5_flags);
+  EXPECT_EQ(zen5.microarchitecture, "Zen 5");
+  EXPECT_EQ(zen5.fma_width_bits, 512);
+  const auto zen5_mobile = cpu::ModelCore("AuthenticAMD", 0x1A, 0x24, zen5_flags);
+  EXPECT_EQ(zen5_mobile.fma_width_bits, 256);
+  const auto zen4 = cpu::ModelCore("AuthenticAMD", 0x19, 0x11, zen5_flags);
+  EXPECT_EQ(zen4.microarchitecture, "Zen 4");
+  EXPECT_EQ(zen4.fma_width_bits, 256);
+  const auto skx = cpu::ModelCore("GenuineIntel", 6, 0x55, {"fma", "avx2", "avx512f"});
+  EXPECT_EQ(skx.fma_width_bits, 512);
+  const auto old = cpu::ModelCore("GenuineIntel", 6, 0x2A, {"avx"});
+  EXPECT_FALSE(old.has_fma);
+}
+
+TEST(CpuInfo, PeaksFollowTheFormula) {
+  const auto zen5 =
+      cpu::ModelCore("AuthenticAMD", 0x1A, 0x02, {"fma", "avx2", "avx512f", "avx512_bf16"});
+  const auto peaks = cpu::TheoreticalPeaks(zen5, 2, 2.6);
+  ASSERT_EQ(peaks.size(), 2u);
+  // 2 cores x 2.6 GHz x 2 pipes x 16 lanes x 2 FLOP
+  EXPECT_DOUBLE_EQ(peaks[0].flops_per_second, 2 * 2.6e9 * 2 * 16 * 2);
+  EXPECT_NE(peaks[0].formula.find("2 FMA pipes x 16 fp32 lanes"), std::string::npos);
+  EXPECT_DOUBLE_EQ(peaks[1].flops_per_second, 2 * peaks[0].flops_per_second);
+  const auto no_bf16 = cpu::ModelCore("AuthenticAMD", 0x19, 0x01, {"fma", "avx2"});
+  const auto p = cpu::TheoreticalPeaks(no_bf16, 4, 3.0);
+  EXPECT_DOUBLE_EQ(p[1].flops_per_second, p[0].flops_per_second);
+}
+
+class CpuDeviceTest : public ::testing::Test {
+ protected:
+  std::unique_ptr<Device> device_ = OpenDevice("cpu");
+};
+
+TEST_F(CpuDeviceTest, PropertiesAreSane) {
+  const auto& p = device_->properties();
+  EXPECT_EQ(p.id, "cpu");
+  EXPECT_GE(p.compute_units, 1);
+  EXPECT_GT(p.clock_ghz, 0.1);
+  EXPECT_LT(p.clock_ghz, 10);
+  EXPECT_GT(p.memory_bytes, 0u);
+  ASSERT_FALSE(p.peaks.empty());
+  EXPECT_GT(p.peaks[0].flops_per_second, 1e9);
+}
+
+TEST_F(CpuDeviceTest, AllocationIsAccounted) {
+  const MemoryStats before = device_->memory_stats();
+  void* a = device_->Allocate(1 << 20);
+  void* b = device_->Allocate(3 << 20);
+  EXPECT_EQ(device_->memory_stats().current_bytes, before.current_bytes + (4 << 20));
+  device_->Free(a);
+  EXPECT_EQ(device_->memory_stats().current_bytes, before.current_bytes + (3 << 20));
+  EXPECT_EQ(device_->memory_stats().peak_bytes, before.current_bytes + (4 << 20));
+  device_->Free(b);
+  int not_ours = 0;
+  EXPECT_THROW(device_->Free(&not_ours), Error);
+}
+
+TEST_F(CpuDeviceTest, AbsurdAllocationSaysHowMuch) {
+  try {
+    device_->Allocate(size_t{1} << 50);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kResourceExhausted);
+    EXPECT_NE(std::string(e.what()).find("1048576.0 GiB"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("available"), std::string::npos);
+  }
+}
+
+TEST_F(CpuDeviceTest, CopiesByKind) {
+  std::vector<char> src(5 << 20), dst(5 << 20);
+  for (size_t i = 0; i < src.size(); ++i) src[i] = static_cast<char>(i * 7);
+  device_->Copy(dst.data(), src.data(), src.size(), CopyKind::kDeviceToDevice);
+  device_->Synchronize();
+  EXPECT_EQ(std::memcmp(src.data(), dst.data(), src.size()), 0);
+  EXPECT_FALSE(device_->CopyNotApplicable(CopyKind::kHostToDevice).empty());
+  try {
+    device_->Copy(dst.data(), src.data(), 16, CopyKind::kHostToDevice);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kUnsupported);
+    EXPECT_NE(std::string(e.what()).find("host memory is device memory"), std::string::npos);
+  }
+}
+
+TEST(Registry, UnknownDevicesAreUnsupported) {
+  EXPECT_EQ(DefaultDevice(), "cpu");
+  try {
+    OpenDevice("cuda:0");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kUnsupported);
+  }
+  EXPECT_THROW(OpenDevice("cpu", DeviceOptions{-3}), Error);
+}
+
+}  // namespace
+}  // namespace opscope::devices
