@@ -49,6 +49,8 @@ void RegisterInfo(CLI::App& app);
 void RegisterDemo(CLI::App& app);
 void RegisterBench(CLI::App& app);
 void RegisterBandwidth(CLI::App& app);
+void RegisterSmi(CLI::App& app);
+void RegisterMonitor(CLI::App& app);
 
 }  // namespace opscope::cli
 

@@ -15,6 +15,8 @@ int main(int argc, char** argv) {
   opscope::cli::RegisterDemo(app);
   opscope::cli::RegisterBench(app);
   opscope::cli::RegisterBandwidth(app);
+  opscope::cli::RegisterSmi(app);
+  opscope::cli::RegisterMonitor(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -114,4 +114,41 @@ echo '{"kind":"opscope-ceilings","flops_per_second":{"fp32":"fast"}}' > "$dir/ba
 expect_status 3 "bad ceilings file" "$opscope" bench matmul --sizes 64 --ceilings "$dir/bad-ceilings.json"
 expect_grep "bad-ceilings.json" "$dir/err" "ceilings error names the file"
 
+expect_status 0 "smi snapshot" "$opscope" smi
+expect_grep "cpu_utilization_percent" "$dir/out" "smi shows utilization"
+expect_grep "no NVIDIA driver" "$dir/out" "smi names the missing NVIDIA driver"
+expect_status 0 "smi json" "$opscope" smi --format json
+cp "$dir/out" "$dir/smi.json"
+expect_status 0 "smi json shape" "$python" "$tools/check_json_output.py" --require metric --require value < "$dir/smi.json"
+expect_status 5 "smi absent gpu" "$opscope" smi --device cuda:0
+expect_grep "no NVIDIA driver" "$dir/err" "absent gpu explained"
+expect_status 3 "smi interval too short" "$opscope" smi --watch 5ms --count 2
+expect_status 3 "smi bad interval" "$opscope" smi --watch soon --count 2
+expect_status 0 "smi watch json lines" "$opscope" smi --watch 50ms --count 10 --format json
+cp "$dir/out" "$dir/watch.jsonl"
+expect_status 0 "watch lines are JSON at the interval" "$python" -c '
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1])]
+assert len(lines) == 10, len(lines)
+times = [l["time_s"] for l in lines]
+assert all(abs(t - 0.05 * (i + 1)) < 0.02 for i, t in enumerate(times)), times
+assert all(l["sample_cost_us"] > 0 for l in lines)
+assert any(m["metric"] == "cpu_utilization_percent" and m["value"] is not None for m in lines[-1]["metrics"])
+' "$dir/watch.jsonl"
+expect_status 0 "smi watch csv" "$opscope" smi --watch 20ms --count 3 --format csv
+expect_grep "^time_s,sample_cost_us,cpu:cpu_utilization_percent" "$dir/out" "watch csv header"
+expect_status 0 "monitor built-in workload" "$opscope" monitor --workload matmul:256 --duration 1s \
+  --idle 300ms --interval 50ms --trace "$dir/monitor.json" --format json
+cp "$dir/out" "$dir/monitor-out.json"
+expect_status 0 "monitor json shape" "$python" "$tools/check_json_output.py" --require idle --require loaded < "$dir/monitor-out.json"
+expect_grep "trace busy" "$dir/monitor-out.json" "monitor shows the trace-derived busy share"
+expect_status 0 "monitor trace valid" "$python" "$tools/check_trace.py" "$dir/monitor.json"
+expect_grep '"ph":"C"' "$dir/monitor.json" "monitor trace has counter tracks"
+expect_grep '"name":"matmul"' "$dir/monitor.json" "monitor trace has the operators"
+expect_status 0 "monitor a command" "$opscope" monitor --idle 200ms --duration 5s -- sleep 0.3
+expect_grep "exited with status 0" "$dir/out" "monitor reports the command's exit"
+expect_status 3 "monitor unknown workload" "$opscope" monitor --workload conv:3
+expect_status 3 "monitor missing command" "$opscope" monitor --idle 100ms -- /nonexistent/program
+expect_grep "No such file" "$dir/err" "monitor says why the command did not run"
+
 [ "$failures" -eq 0 ]

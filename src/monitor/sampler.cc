@@ -1,0 +1,43 @@
+#include "monitor/sampler.h"
+
+#include "core/text.h"
+#include "monitor/cpu_sampler.h"
+#include "monitor/nvml_sampler.h"
+#include "opscope/opscope.h"
+
+namespace opscope::monitor {
+
+std::string Metric::Key() const {
+  std::string key = name;
+  std::string extra;
+  for (const auto& [k, v] : labels) {
+    if (k == "device") continue;
+    extra += (extra.empty() ? "" : ",") + k + "=" + v;
+  }
+  return extra.empty() ? key : key + "{" + extra + "}";
+}
+
+std::vector<std::unique_ptr<Sampler>> OpenSamplers(const std::string& which, int pid,
+                                                   std::vector<std::string>& notes) {
+  std::vector<std::unique_ptr<Sampler>> samplers;
+  const bool all = which.empty() || which == "all";
+  if (all || which == "cpu" || which == "cpu:0") samplers.push_back(CreateCpuSampler(pid));
+  if (all || which.rfind("cuda", 0) == 0) {
+    std::string why;
+    auto gpus = OpenNvmlSamplers(why);
+    if (!why.empty()) notes.push_back("nvidia: " + why);
+    for (auto& gpu : gpus) {
+      if (all || gpu->device() == which || (which == "cuda" && gpu->device() == "cuda:0")) {
+        samplers.push_back(std::move(gpu));
+      }
+    }
+  }
+  if (samplers.empty()) {
+    throw Error(ErrorCode::kUnsupported,
+                "no device '" + core::EscapeForTerminal(which) + "' to monitor" +
+                    (notes.empty() ? std::string() : " (" + notes.front() + ")"));
+  }
+  return samplers;
+}
+
+}  // namespace opscope::monitor

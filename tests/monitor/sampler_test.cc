@@ -1,0 +1,217 @@
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <thread>
+
+#include "core/clock.h"
+#include "monitor/cpu_sampler.h"
+#include "monitor/nvml_sampler.h"
+#include "monitor/prometheus.h"
+#include "monitor/watch.h"
+#include "opscope/opscope.h"
+#include "test_util.h"
+
+namespace opscope::monitor {
+namespace {
+
+std::map<std::string, Metric> ByKey(const std::vector<Metric>& metrics) {
+  std::map<std::string, Metric> out;
+  for (const auto& m : metrics) out[m.labels[0].second + " " + m.Key()] = m;
+  return out;
+}
+
+void Write(const std::filesystem::path& path, const std::string& text) {
+  std::filesystem::create_directories(path.parent_path());
+  std::ofstream(path) << text;
+}
+
+// A fabricated /proc and /sys: every figure is known.
+TEST(CpuSampler, ReadsFabricatedProcAndSys) {
+  testing::TempDir dir;
+  const auto proc = dir.path() / "proc", sys = dir.path() / "sys";
+  Write(proc / "stat",
+        "cpu  100 0 100 800 0 0 0 0 0 0\ncpu0 50 0 50 400 0 0 0 0 0 0\n"
+        "cpu1 50 0 50 400 0 0 0 0 0 0\nintr 1\n");
+  Write(proc / "meminfo",
+        "MemTotal:       1000 kB\nMemFree:         100 kB\nMemAvailable:    400 kB\n");
+  Write(proc / "42/status", "Name:\tworker\nState:\tR (running)\nVmRSS:\t    256 kB\n");
+  Write(proc / "loadavg", "1.50 0.80 0.30 2/100 4242\n");
+  Write(proc / "cpuinfo",
+        "processor\t: 0\ncpu MHz\t\t: 2400.5\n\nprocessor\t: 1\ncpu MHz\t\t: 2400.5\n");
+  Write(sys / "class/hwmon/hwmon0/name", "k10temp\n");
+  Write(sys / "class/hwmon/hwmon0/temp1_input", "55250\n");
+  Write(sys / "class/powercap/intel-rapl:0/energy_uj", "1000000\n");
+  auto sampler = CreateCpuSampler(42, {proc, sys});
+  // 100 more busy and 100 more idle jiffies in total; core 1 entirely busy.
+  Write(proc / "stat",
+        "cpu  200 0 100 900 0 0 0 0 0 0\ncpu0 50 0 50 500 0 0 0 0 0 0\n"
+        "cpu1 150 0 50 400 0 0 0 0 0 0\n");
+  Write(sys / "class/powercap/intel-rapl:0/energy_uj", "3000000\n");
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  auto m = ByKey(sampler->Sample());
+  EXPECT_DOUBLE_EQ(*m["cpu cpu_utilization_percent"].value, 50.0);
+  EXPECT_DOUBLE_EQ(*m["cpu cpu_utilization_percent{core=0}"].value, 0.0);
+  EXPECT_DOUBLE_EQ(*m["cpu cpu_utilization_percent{core=1}"].value, 100.0);
+  EXPECT_DOUBLE_EQ(*m["cpu memory_total_bytes"].value, 1024000.0);
+  EXPECT_DOUBLE_EQ(*m["cpu memory_used_bytes"].value, 614400.0);
+  EXPECT_DOUBLE_EQ(*m["cpu process_resident_bytes{pid=42}"].value, 262144.0);
+  EXPECT_DOUBLE_EQ(*m["cpu cpu_frequency_mhz{core=1}"].value, 2400.5);
+  EXPECT_DOUBLE_EQ(*m["cpu cpu_temperature_celsius{sensor=k10temp}"].value, 55.25);
+  EXPECT_DOUBLE_EQ(*m["cpu cpu_package_energy_joules"].value, 3.0);
+  const double watts = *m["cpu cpu_package_power_watts"].value;
+  EXPECT_GT(watts, 2.0 / 0.5);  // 2 J in a little over 100 ms
+  EXPECT_LT(watts, 2.0 / 0.1);
+  EXPECT_DOUBLE_EQ(*m["cpu load_average_1m"].value, 1.5);
+}
+
+TEST(CpuSampler, MissingCountersAreNaWithAReasonNeverZero) {
+  testing::TempDir dir;
+  const auto proc = dir.path() / "proc", sys = dir.path() / "sys";
+  Write(proc / "stat", "cpu  1 0 1 8 0 0 0 0 0 0\n");
+  auto sampler = CreateCpuSampler(999999, {proc, sys});
+  auto m = ByKey(sampler->Sample());
+  const auto& temp = m["cpu cpu_temperature_celsius"];
+  EXPECT_FALSE(temp.value.has_value());
+  EXPECT_NE(temp.unavailable.find("no hwmon"), std::string::npos);
+  EXPECT_FALSE(m["cpu cpu_package_power_watts"].value.has_value());
+  EXPECT_NE(m["cpu cpu_package_power_watts"].unavailable.find("RAPL"), std::string::npos);
+  EXPECT_FALSE(m["cpu memory_total_bytes"].value.has_value());
+  EXPECT_FALSE(m["cpu process_resident_bytes{pid=999999}"].value.has_value());
+  EXPECT_FALSE(m["cpu cpu_utilization_percent"].value.has_value()) << "no time elapsed";
+}
+
+TEST(CpuSampler, RealValuesAreWithinPhysicalBoundsAndSeeABusyLoop) {
+  auto sampler = CreateCpuSampler();
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  auto idle = ByKey(sampler->Sample());
+  EXPECT_LE(*idle["cpu memory_used_bytes"].value, *idle["cpu memory_total_bytes"].value);
+  EXPECT_GT(*idle["cpu process_resident_bytes{pid=" + std::to_string(::getpid()) + "}"].value, 1e6);
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> spinners;
+  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  for (unsigned i = 0; i < cores; ++i) {
+    spinners.emplace_back([&] {
+      volatile uint64_t x = 0;
+      while (!stop.load()) x = x + 1;
+    });
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(400));
+  auto busy = ByKey(sampler->Sample());
+  stop = true;
+  for (auto& t : spinners) t.join();
+  for (const auto* m : {&idle, &busy}) {
+    for (const auto& [key, metric] : *m) {
+      if (key.find("utilization_percent") != std::string::npos && metric.value) {
+        EXPECT_GE(*metric.value, 0.0) << key;
+        EXPECT_LE(*metric.value, 100.0) << key;
+      }
+    }
+  }
+  EXPECT_GT(*busy["cpu cpu_utilization_percent"].value, 80.0);
+  EXPECT_GT(*busy["cpu cpu_utilization_percent"].value, *idle["cpu cpu_utilization_percent"].value);
+}
+
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) { ::setenv(name, value, 1); }
+  ~ScopedEnv() { ::unsetenv(name_); }
+
+ private:
+  const char* name_;
+};
+
+TEST(NvmlSampler, AbsentDriverIsAClearReason) {
+  ScopedEnv env("OPSCOPE_NVML_LIBRARY", "/nonexistent/libnvidia-ml.so.1");
+  std::string why;
+  EXPECT_TRUE(OpenNvmlSamplers(why).empty());
+  EXPECT_NE(why.find("no NVIDIA driver"), std::string::npos) << why;
+}
+
+TEST(NvmlSampler, ReadsAndConvertsThroughTheDriverApi) {
+  ScopedEnv env("OPSCOPE_NVML_LIBRARY", OPSCOPE_FAKE_NVML);
+  std::string why;
+  auto gpus = OpenNvmlSamplers(why);
+  ASSERT_EQ(gpus.size(), 2u) << why;
+  EXPECT_EQ(gpus[0]->device(), "cuda:0");
+  EXPECT_EQ(gpus[0]->description(), "Fake H200 (NVML)");
+  auto m = ByKey(gpus[0]->Sample());
+  EXPECT_DOUBLE_EQ(*m["cuda:0 gpu_utilization_percent"].value, 87);
+  EXPECT_DOUBLE_EQ(*m["cuda:0 gpu_memory_used_bytes"].value, 20.0 * (1ull << 30));
+  EXPECT_DOUBLE_EQ(*m["cuda:0 gpu_power_watts"].value, 512.345);
+  EXPECT_DOUBLE_EQ(*m["cuda:0 gpu_sm_clock_mhz"].value, 1980);
+  EXPECT_DOUBLE_EQ(*m["cuda:0 gpu_pcie_rx_bytes_per_second"].value, 2000 * 1024.0);
+  EXPECT_DOUBLE_EQ(*m["cuda:0 gpu_utilization_sampled_mean_percent"].value, 60);
+  EXPECT_DOUBLE_EQ(*m["cuda:0 gpu_utilization_sampled_max_percent"].value, 90);
+  EXPECT_DOUBLE_EQ(*m["cuda:0 gpu_sm_active_percent"].value, 20.5);
+  EXPECT_DOUBLE_EQ(*m["cuda:0 gpu_tensor_active_percent"].value, 50.5);
+  EXPECT_FALSE(m["cuda:0 gpu_dram_active_percent"].value.has_value());
+  // The next sample asks only for newer driver samples: none.
+  auto again = ByKey(gpus[0]->Sample());
+  EXPECT_FALSE(again["cuda:0 gpu_utilization_sampled_max_percent"].value.has_value());
+  auto second = ByKey(gpus[1]->Sample());
+  EXPECT_FALSE(second["cuda:1 gpu_power_watts"].value.has_value());
+  EXPECT_EQ(second["cuda:1 gpu_power_watts"].unavailable, "not supported by this GPU or driver");
+  EXPECT_NE(second["cuda:1 gpu_sm_active_percent"].unavailable.find("Hopper"), std::string::npos);
+}
+
+TEST(Prometheus, ExpositionGroupsEscapesAndNeverFakesZero) {
+  std::vector<Metric> metrics(4);
+  metrics[0] = {"cpu_utilization_percent",
+                "CPU \\ busy\nshare",
+                "%",
+                MetricKind::kGauge,
+                {{"device", "cpu"}},
+                12.5,
+                "",
+                ""};
+  metrics[1] = {"cpu_package_energy_joules", "Energy", "J", MetricKind::kCounter,
+                {{"device", "cpu"}},         3.0,      "",  ""};
+  metrics[2] = {"cpu_utilization_percent",          "x", "%", MetricKind::kGauge,
+                {{"device", "cpu"}, {"core", "0"}}, 1.0, "",  ""};
+  metrics[3] = {
+      "cpu_temperature_celsius", "t", "C", MetricKind::kGauge, {{"device", "cpu"}}, std::nullopt,
+      "no \"sensor\"\nhere",     ""};
+  const std::string text = ToPrometheusText(metrics, 0.001);
+  EXPECT_NE(text.find("# HELP opscope_cpu_utilization_percent CPU \\\\ busy\\nshare\n"
+                      "# TYPE opscope_cpu_utilization_percent gauge\n"
+                      "opscope_cpu_utilization_percent{device=\"cpu\"} 12.5\n"
+                      "opscope_cpu_utilization_percent{device=\"cpu\",core=\"0\"} 1\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("# TYPE opscope_cpu_package_energy_joules_total counter\n"),
+            std::string::npos);
+  EXPECT_EQ(text.find("opscope_cpu_temperature_celsius{"), std::string::npos);
+  EXPECT_NE(
+      text.find("opscope_metric_unavailable{device=\"cpu\",metric=\"cpu_temperature_celsius\","
+                "reason=\"no \\\"sensor\\\"\\nhere\"} 1\n"),
+      std::string::npos)
+      << text;
+}
+
+TEST(Watch, HoldsItsIntervalWithoutDrift) {
+  std::vector<std::unique_ptr<Sampler>> samplers;
+  samplers.push_back(CreateCpuSampler());
+  std::vector<int64_t> times;
+  std::atomic<bool> stop{false};
+  constexpr int64_t kInterval = 20000000;
+  const int64_t start = core::MonotonicNs();
+  Watch(samplers, kInterval, 25, stop, [&](const Reading& r) { times.push_back(r.monotonic_ns); });
+  ASSERT_EQ(times.size(), 25u);
+  // Each sample within 10 ms of its slot; the 25th at 500 ms, not later.
+  for (size_t k = 0; k < times.size(); ++k) {
+    const int64_t due = start + static_cast<int64_t>(k + 1) * kInterval;
+    EXPECT_GE(times[k], due - 1000000) << k;
+    EXPECT_LT(times[k], due + 10000000) << k;
+  }
+  EXPECT_THROW(ParseDurationNs("0ms", "--watch"), Error);
+  EXPECT_THROW(ParseDurationNs("fast", "--watch"), Error);
+  EXPECT_EQ(ParseDurationNs("1.5s", "x"), 1500000000);
+  EXPECT_EQ(ParseDurationNs("10ms", "x"), 10000000);
+}
+
+}  // namespace
+}  // namespace opscope::monitor
