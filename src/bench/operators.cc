@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <functional>
 
 #include "core/text.h"
 #include "opscope/opscope.h"
@@ -63,6 +64,28 @@ void Annotate(OperatorResult& r, const devices::Device& device) {
       AddNote(r.note, "OpenBLAS runs its Haswell (AVX2) kernels on this AVX-512 CPU");
     }
   }
+}
+
+// Times the kernels, rotating between them, then checks the first one's output
+// with `verify`, rates the result against peak and ceiling, and annotates it.
+void MeasureAndConclude(OperatorResult& r, devices::Device& device,
+                        const std::vector<devices::Kernel*>& kernels, DType dtype,
+                        size_t output_elements, const RunnerOptions& runner,
+                        const FlopsCeilings& ceilings,
+                        const std::function<Verification(const float*)>& verify) {
+  r.implementation = kernels[0]->Implementation();
+  r.stats = Measure(
+      device, [&](int i) { kernels[i % kernels.size()]->Run(); }, runner);
+  // Every kernel has run by now; check the first against the reference.
+  std::vector<float> out(output_elements);
+  kernels[0]->ReadOutput(out.data());
+  r.verification = verify(out.data());
+  if (!r.verification.passed) {
+    r.status = Status::kFailed;
+    r.reason = "wrong result: " + r.verification.detail;
+  }
+  Rate(r, device, dtype, ceilings);
+  Annotate(r, device);
 }
 
 }  // namespace
@@ -144,19 +167,11 @@ std::vector<MatmulResult> RunMatmul(devices::Device& device,
       set.kernel = device.CreateMatmul(spec, set.a.data(), set.b.data(), set.c.as<float>());
       sets.push_back(std::move(set));
     }
-    r.implementation = sets[0].kernel->Implementation();
-    r.stats = Measure(
-        device, [&](int i) { sets[i % sets.size()].kernel->Run(); }, runner);
-    // Every set was computed by now; check one against the reference.
-    std::vector<float> out(spec.m * spec.n);
-    sets[0].kernel->ReadOutput(out.data());
-    r.verification = VerifyMatmul(spec, sets[0].a.data(), sets[0].b.data(), out.data());
-    if (!r.verification.passed) {
-      r.status = Status::kFailed;
-      r.reason = "wrong result: " + r.verification.detail;
-    }
-    Rate(r, device, spec.dtype, ceilings);
-    Annotate(r, device);
+    std::vector<devices::Kernel*> kernels;
+    for (const Set& set : sets) kernels.push_back(set.kernel.get());
+    MeasureAndConclude(
+        r, device, kernels, spec.dtype, spec.m * spec.n, runner, ceilings,
+        [&](const float* c) { return VerifyMatmul(spec, sets[0].a.data(), sets[0].b.data(), c); });
     results.push_back(std::move(r));
   }
   return results;
@@ -199,18 +214,12 @@ std::vector<Conv2dResult> RunConv2d(
       set.kernel = device.CreateConv2d(spec, set.src.data(), set.wei.data(), set.dst.as<float>());
       sets.push_back(std::move(set));
     }
-    r.implementation = sets[0].kernel->Implementation();
-    r.stats = Measure(
-        device, [&](int i) { sets[i % sets.size()].kernel->Run(); }, runner);
-    std::vector<float> out(dst_n);
-    sets[0].kernel->ReadOutput(out.data());
-    r.verification = VerifyConv2d(spec, sets[0].src.data(), sets[0].wei.data(), out.data());
-    if (!r.verification.passed) {
-      r.status = Status::kFailed;
-      r.reason = "wrong result: " + r.verification.detail;
-    }
-    Rate(r, device, spec.dtype, ceilings);
-    Annotate(r, device);
+    std::vector<devices::Kernel*> kernels;
+    for (const Set& set : sets) kernels.push_back(set.kernel.get());
+    MeasureAndConclude(r, device, kernels, spec.dtype, dst_n, runner, ceilings,
+                       [&](const float* out) {
+                         return VerifyConv2d(spec, sets[0].src.data(), sets[0].wei.data(), out);
+                       });
     results.push_back(std::move(r));
   }
   return results;

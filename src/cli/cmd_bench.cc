@@ -57,6 +57,47 @@ int64_t ParseDimension(const std::string& text, const std::string& whole) {
 
 Value Pct(double pct) { return pct < 0 ? Value{} : Value{pct}; }
 
+// The timing columns every operator table shares, and their values for a result.
+std::vector<report::Column> TimingColumns() {
+  return {{"status", "Status"},    {"median_ms", "Median ms", 3},   {"p10_ms", "p10 ms", 3},
+          {"p90_ms", "p90 ms", 3}, {"first_run_ms", "First ms", 1}, {"reps", "Reps", 0, false}};
+}
+
+std::vector<Value> TimingValues(const bench::OperatorResult& r) {
+  const bool waived = r.status == bench::Status::kWaived;
+  const auto timed = [&](double ms) { return waived ? Value{} : Value{ms}; };
+  return {std::string(bench::Name(r.status)),
+          timed(r.stats.median_ms),
+          timed(r.stats.p10_ms),
+          timed(r.stats.p90_ms),
+          timed(r.stats.first_run_ms),
+          int64_t{r.stats.reps}};
+}
+
+// The closing columns: rates against peak and ceiling, verification, notes.
+std::vector<report::Column> RatingColumns() {
+  return {{"pct_peak", "% peak", 1},
+          {"pct_ceiling", "% ceiling", 1},
+          {"max_rel_error", "Max rel err", 2, false},
+          {"implementation", "Implementation", 0, false},
+          {"note", "Note"}};
+}
+
+std::vector<Value> RatingValues(const bench::OperatorResult& r) {
+  const bool ok = r.status == bench::Status::kOk;
+  return {ok ? Pct(r.pct_peak) : Value{}, ok ? Pct(r.pct_ceiling) : Value{},
+          r.status == bench::Status::kWaived ? Value{} : Value{r.verification.max_relative_error},
+          r.implementation, ok ? r.note : r.reason};
+}
+
+template <typename T>
+std::vector<T> Concat(std::vector<T> first, const std::vector<T>& second,
+                      const std::vector<T>& third, const std::vector<T>& fourth) {
+  for (const auto* part : {&second, &third, &fourth})
+    first.insert(first.end(), part->begin(), part->end());
+  return first;
+}
+
 // The ceilings % of ceiling refers to: a file, or measured now for the dtypes used.
 bench::FlopsCeilings Ceilings(devices::Device& device, const std::string& file,
                               const std::vector<devices::DType>& dtypes) {
@@ -161,26 +202,15 @@ struct MatmulCommand {
     table.title = fmt::format("matmul on {} ({}, {} threads): C = A x B, row-major, fp32 output",
                               device->properties().id, device->properties().name,
                               device->properties().compute_units);
-    table.columns = {{"case", "Case", 0, false},
-                     {"size", "Size"},
-                     {"m", "M", 0, false},
-                     {"n", "N", 0, false},
-                     {"k", "K", 0, false},
-                     {"dtype", "Dtype"},
-                     {"impl", "Impl"},
-                     {"status", "Status"},
-                     {"median_ms", "Median ms", 3},
-                     {"p10_ms", "p10 ms", 3},
-                     {"p90_ms", "p90 ms", 3},
-                     {"first_run_ms", "First ms", 1},
-                     {"reps", "Reps", 0, false},
-                     {"flops", "FLOPs", 0, false},
-                     {"gflops", "GFLOP/s", 1},
-                     {"pct_peak", "% peak", 1},
-                     {"pct_ceiling", "% ceiling", 1},
-                     {"max_rel_error", "Max rel err", 2, false},
-                     {"implementation", "Implementation", 0, false},
-                     {"note", "Note"}};
+    table.columns = Concat<report::Column>(
+        {{"case", "Case", 0, false},
+         {"size", "Size"},
+         {"m", "M", 0, false},
+         {"n", "N", 0, false},
+         {"k", "K", 0, false},
+         {"dtype", "Dtype"},
+         {"impl", "Impl"}},
+        TimingColumns(), {{"flops", "FLOPs", 0, false}, {"gflops", "GFLOP/s", 1}}, RatingColumns());
     int failed = 0;
     std::map<std::string, std::string> chosen;
     for (const auto& r : results) {
@@ -192,27 +222,11 @@ struct MatmulCommand {
       if (!r.implementation.empty()) {
         chosen[s.impl + " " + devices::Name(s.dtype)] = r.implementation;
       }
-      table.AddRow(
-          {r.key,
-           size,
-           s.m,
-           s.n,
-           s.k,
-           std::string(devices::Name(s.dtype)),
-           s.impl,
-           std::string(bench::Name(r.status)),
-           r.status == bench::Status::kWaived ? Value{} : Value{r.stats.median_ms},
-           r.status == bench::Status::kWaived ? Value{} : Value{r.stats.p10_ms},
-           r.status == bench::Status::kWaived ? Value{} : Value{r.stats.p90_ms},
-           r.status == bench::Status::kWaived ? Value{} : Value{r.stats.first_run_ms},
-           int64_t{r.stats.reps},
-           static_cast<int64_t>(r.flops),
-           ok ? Value{r.flops_per_second / 1e9} : Value{},
-           ok ? Pct(r.pct_peak) : Value{},
-           ok ? Pct(r.pct_ceiling) : Value{},
-           r.status == bench::Status::kWaived ? Value{} : Value{r.verification.max_relative_error},
-           r.implementation,
-           ok ? r.note : r.reason});
+      table.AddRow(Concat<Value>(
+          {r.key, size, s.m, s.n, s.k, std::string(devices::Name(s.dtype)), s.impl},
+          TimingValues(r),
+          {static_cast<int64_t>(r.flops), ok ? Value{r.flops_per_second / 1e9} : Value{}},
+          RatingValues(r)));
     }
     table.notes.push_back("FLOPs = 2 x M x N x K per call; GFLOP/s from the median time.");
     PeakNotes(*device, dts, table.notes);
@@ -269,50 +283,27 @@ struct Conv2dCommand {
     table.section = "conv2d";
     table.title = fmt::format("conv2d forward on {} ({} threads), fp32 output",
                               device->properties().id, device->properties().compute_units);
-    table.columns = {{"case", "Case", 0, false},
-                     {"config", "Config"},
-                     {"spec", "Spec", 0, false},
-                     {"dtype", "Dtype"},
-                     {"status", "Status"},
-                     {"median_ms", "Median ms", 3},
-                     {"p10_ms", "p10 ms", 3},
-                     {"p90_ms", "p90 ms", 3},
-                     {"first_run_ms", "First ms", 1},
-                     {"reps", "Reps", 0, false},
-                     {"macs", "MACs", 0, false},
-                     {"flops", "FLOPs", 0, false},
-                     {"gmacs", "GMACs", 3},
-                     {"gflop", "GFLOPs", 3},
-                     {"tflops", "TFLOP/s", 3},
-                     {"pct_peak", "% peak", 1},
-                     {"pct_ceiling", "% ceiling", 1},
-                     {"max_rel_error", "Max rel err", 2, false},
-                     {"implementation", "Implementation", 0, false},
-                     {"note", "Note"}};
+    table.columns = Concat<report::Column>({{"case", "Case", 0, false},
+                                            {"config", "Config"},
+                                            {"spec", "Spec", 0, false},
+                                            {"dtype", "Dtype"}},
+                                           TimingColumns(),
+                                           {{"macs", "MACs", 0, false},
+                                            {"flops", "FLOPs", 0, false},
+                                            {"gmacs", "GMACs", 3},
+                                            {"gflop", "GFLOPs", 3},
+                                            {"tflops", "TFLOP/s", 3}},
+                                           RatingColumns());
     int failed = 0;
     for (const auto& r : results) {
       const bool ok = r.status == bench::Status::kOk;
       failed += r.status == bench::Status::kFailed;
-      table.AddRow({r.key,
-                    r.config,
-                    bench::FormatConv2d(r.spec),
-                    std::string(devices::Name(r.spec.dtype)),
-                    std::string(bench::Name(r.status)),
-                    r.stats.median_ms,
-                    r.stats.p10_ms,
-                    r.stats.p90_ms,
-                    r.stats.first_run_ms,
-                    int64_t{r.stats.reps},
-                    r.macs,
-                    static_cast<int64_t>(r.flops),
-                    static_cast<double>(r.macs) / 1e9,
-                    r.flops / 1e9,
-                    ok ? Value{r.flops_per_second / 1e12} : Value{},
-                    ok ? Pct(r.pct_peak) : Value{},
-                    ok ? Pct(r.pct_ceiling) : Value{},
-                    r.verification.max_relative_error,
-                    r.implementation,
-                    ok ? r.note : r.reason});
+      table.AddRow(Concat<Value>(
+          {r.key, r.config, bench::FormatConv2d(r.spec), std::string(devices::Name(r.spec.dtype))},
+          TimingValues(r),
+          {r.macs, static_cast<int64_t>(r.flops), static_cast<double>(r.macs) / 1e9, r.flops / 1e9,
+           ok ? Value{r.flops_per_second / 1e12} : Value{}},
+          RatingValues(r)));
     }
     table.notes.push_back(
         "MACs = N x Cout x Hout x Wout x Cin/groups x kh x kw; FLOPs = 2 x MACs (the field "
