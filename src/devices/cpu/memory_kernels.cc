@@ -1,6 +1,10 @@
 #include "devices/cpu/memory_kernels.h"
 
 #include <immintrin.h>
+
+// GCC 12's _mm512_reduce_add_ps starts from _mm512_undefined_ps(), which
+// -Wuninitialized flags in the header; the value is fully overwritten.
+#pragma GCC diagnostic ignored "-Wuninitialized"
 #include <time.h>
 
 #include <algorithm>
