@@ -186,7 +186,10 @@ std::vector<Conv2dResult> RunConv2d(
   }
   std::vector<Conv2dResult> results;
   int index = 0;
-  for (const auto& [name, spec] : configs) {
+  for (const auto& config : configs) {
+    // Named, not a structured binding: lambdas below capture it (C++20 as clang 14 reads it).
+    const std::string& name = config.first;
+    const devices::Conv2dSpec& spec = config.second;
     Conv2dResult r;
     r.config = name;
     r.spec = spec;

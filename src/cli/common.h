@@ -51,6 +51,7 @@ void RegisterBench(CLI::App& app);
 void RegisterBandwidth(CLI::App& app);
 void RegisterSmi(CLI::App& app);
 void RegisterMonitor(CLI::App& app);
+void RegisterAnalyze(CLI::App& app);
 
 }  // namespace opscope::cli
 

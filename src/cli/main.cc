@@ -17,6 +17,7 @@ int main(int argc, char** argv) {
   opscope::cli::RegisterBandwidth(app);
   opscope::cli::RegisterSmi(app);
   opscope::cli::RegisterMonitor(app);
+  opscope::cli::RegisterAnalyze(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

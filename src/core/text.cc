@@ -183,7 +183,19 @@ std::string EscapeForTerminal(std::string_view text) {
 }
 
 std::string EscapeCsvField(std::string_view text) {
-  std::string clean = SanitizeUtf8(text);
+  // Control characters other than tab and line breaks (legal inside quotes) are
+  // shown as \xNN: a CSV printed on a terminal must not run escape sequences.
+  std::string clean;
+  for (const char c : SanitizeUtf8(text)) {
+    const auto u = static_cast<unsigned char>(c);
+    if ((u < 0x20 && c != '\t' && c != '\n' && c != '\r') || u == 0x7F) {
+      clean += "\\x";
+      clean += kHex[u >> 4];
+      clean += kHex[u & 0xF];
+    } else {
+      clean += c;
+    }
+  }
   const bool formula = !clean.empty() && std::strchr("=+-@\t\r", clean[0]) != nullptr;
   if (formula) clean.insert(clean.begin(), '\'');
   if (clean.find_first_of(",\"\n\r") == std::string::npos) return clean;

@@ -30,7 +30,8 @@ std::string SanitizeUtf8(std::string_view text);
 std::string EscapeForTerminal(std::string_view text);
 
 // Returns `text` as one CSV field (RFC 4180 quoting). Text that a spreadsheet would
-// run as a formula (leading = + - @ tab CR) is prefixed with a single quote.
+// run as a formula (leading = + - @ tab CR) is prefixed with a single quote;
+// control characters other than tab and line breaks are shown as \xNN.
 std::string EscapeCsvField(std::string_view text);
 
 // Returns `text` with HTML's special characters as entities, invalid UTF-8 replaced.

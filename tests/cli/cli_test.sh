@@ -151,4 +151,20 @@ expect_status 3 "monitor unknown workload" "$opscope" monitor --workload conv:3
 expect_status 3 "monitor missing command" "$opscope" monitor --idle 100ms -- /nonexistent/program
 expect_grep "No such file" "$dir/err" "monitor says why the command did not run"
 
+expect_status 0 "analyze our own trace" "$opscope" analyze "$trace" --format json
+expect_grep '"format":"opscope"' "$dir/out" "analyze recognises opscope traces"
+printf '[{"ph":"X","cat":"cpu_op","name":"\\u001b[2J<img src=x onerror=alert(1)>,=1+1","ts":1,"dur":2,"pid":1,"tid":1}]' > "$dir/hostile.json"
+expect_status 0 "analyze hostile names" "$opscope" analyze "$dir/hostile.json"
+if grep -q $'\x1b' "$dir/out"; then echo "FAIL: an escape sequence reached the terminal"; failures=$((failures + 1)); else
+  echo "ok: terminal output escapes control characters"; fi
+expect_grep '\\x1b\[2J<img' "$dir/out" "the name is shown, escaped"
+expect_status 0 "analyze hostile names csv" "$opscope" analyze "$dir/hostile.json" --format csv
+expect_grep '"\\x1b\[2J<img src=x onerror=alert(1)>,=1+1"' "$dir/out" "csv quotes the name" 
+printf '{"traceEvents":[{"ph":"X","ts":1,' > "$dir/truncated.json"
+expect_status 3 "analyze truncated" "$opscope" analyze "$dir/truncated.json"
+expect_grep "truncated.json: byte 33: the JSON ends early" "$dir/err" "truncation names the byte"
+printf 'hello' > "$dir/unknown.txt"
+expect_status 5 "analyze unknown format" "$opscope" analyze "$dir/unknown.txt"
+expect_status 4 "analyze missing file" "$opscope" analyze "$dir/absent.json"
+
 [ "$failures" -eq 0 ]

@@ -72,6 +72,7 @@ TEST(Csv, QuotesAndDefusesFormulas) {
   EXPECT_EQ(EscapeCsvField("say \"hi\""), "\"say \"\"hi\"\"\"");
   EXPECT_EQ(EscapeCsvField("=HYPERLINK(\"x\")"), "\"'=HYPERLINK(\"\"x\"\")\"");
   EXPECT_EQ(EscapeCsvField("@SUM(A1)"), "'@SUM(A1)");
+  EXPECT_EQ(EscapeCsvField("red\x1b[31m"), "red\\x1b[31m");
 }
 
 TEST(Html, EscapesMarkup) {

@@ -27,6 +27,11 @@ TEST(CpuSampler, RealValuesAreWithinPhysicalBoundsAndSeeABusyLoop) {
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
   auto idle = ByKey(sampler->Sample());
   EXPECT_LE(*idle["cpu memory_used_bytes"].value, *idle["cpu memory_total_bytes"].value);
+  const double baseline = *idle["cpu cpu_utilization_percent"].value;
+  if (baseline >= 95.0) {
+    GTEST_SKIP() << "other processes keep the CPUs " << baseline
+                 << "% busy: a rise under load cannot be observed now";
+  }
   EXPECT_GT(*idle["cpu process_resident_bytes{pid=" + std::to_string(::getpid()) + "}"].value, 1e6);
   std::atomic<bool> stop{false};
   std::vector<std::thread> spinners;

@@ -36,7 +36,7 @@ TEST(ResultTable, CsvQuotesUntrustedStrings) {
   EXPECT_EQ(out.str(),
             "Operator,Count,Total ms\n"
             "matmul,3,1.500\n"
-            "\"<img src=x onerror=alert(1)>,\"\"\n\x1b[2J\",1,\n");
+            "\"<img src=x onerror=alert(1)>,\"\"\n\\x1b[2J\",1,\n");
 }
 
 TEST(ResultTable, JsonHasTheSharedShape) {

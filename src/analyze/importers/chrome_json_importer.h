@@ -1,0 +1,28 @@
+// Importer for Chrome-trace JSON as four tools write it: opscope, PyTorch/Kineto
+// (CUDA and ROCm), PyTorch without Kineto (plain X events, pid "CPU functions"),
+// and torch_npu's trace_view.json (a bare array, string timestamps, processes
+// Python / CANN / Ascend Hardware / Overlap Analysis). Files may be gzip.
+#ifndef OPSCOPE_ANALYZE_IMPORTERS_CHROME_JSON_IMPORTER_H_
+#define OPSCOPE_ANALYZE_IMPORTERS_CHROME_JSON_IMPORTER_H_
+
+#include <cstdint>
+#include <filesystem>
+#include <string_view>
+
+#include "analyze/trace_model.h"
+
+namespace opscope::analyze {
+
+// True when the (decompressed) head of a file looks like Chrome-trace JSON.
+bool SniffChromeJson(std::string_view head);
+
+// Fills `model`; throws Error(kInvalidInput) naming the file and byte offset.
+void ImportChromeJson(const std::filesystem::path& path, TraceModel& model);
+
+// Microseconds as JSON writes them ("12", "12.3456", "1.2e3", or the same in a
+// string) to integer nanoseconds, exactly when there are at most 3 decimals.
+bool MicrosToNs(std::string_view text, int64_t& ns);
+
+}  // namespace opscope::analyze
+
+#endif  // OPSCOPE_ANALYZE_IMPORTERS_CHROME_JSON_IMPORTER_H_

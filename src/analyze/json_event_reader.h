@@ -1,0 +1,39 @@
+// Streams the events of a Chrome-trace JSON document, whole files never in
+// memory: the file (gzip or plain) is read in chunks; a scanner that tracks
+// strings and nesting finds each event object of the top-level array, or of the
+// "traceEvents" array of a top-level object; the other top-level members are
+// kept as raw JSON (each up to 16 MiB) for the importers' metadata.
+//
+// Errors carry the file and the byte offset (of the uncompressed text):
+// Error(kInvalidInput) for malformed or truncated JSON, Error(kIo) for I/O.
+#ifndef OPSCOPE_ANALYZE_JSON_EVENT_READER_H_
+#define OPSCOPE_ANALYZE_JSON_EVENT_READER_H_
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <string>
+#include <string_view>
+
+namespace opscope::analyze {
+
+struct JsonDocumentInfo {
+  bool bare_array = false;  // [ {...}, ... ] rather than {"traceEvents": [...], ...}
+  std::map<std::string, std::string> members;  // other top-level members, raw JSON
+  uint64_t events = 0;
+  uint64_t bytes = 0;  // uncompressed
+};
+
+// Calls on_event(json, offset) for each event object. `json` stays valid during
+// the call only and is followed by at least 64 readable bytes (simdjson padding).
+JsonDocumentInfo ReadJsonEvents(
+    const std::filesystem::path& path,
+    const std::function<void(std::string_view json, uint64_t offset)>& on_event);
+
+// The first bytes of a file, decompressed if it is gzip (for sniffing).
+std::string ReadHead(const std::filesystem::path& path, size_t bytes);
+
+}  // namespace opscope::analyze
+
+#endif  // OPSCOPE_ANALYZE_JSON_EVENT_READER_H_

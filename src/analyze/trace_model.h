@@ -1,0 +1,75 @@
+// The columnar trace model every importer fills and every analysis reads: one
+// vector per field, strings interned, so millions of events cost tens of bytes
+// each and analyses scan contiguous arrays.
+#ifndef OPSCOPE_ANALYZE_TRACE_MODEL_H_
+#define OPSCOPE_ANALYZE_TRACE_MODEL_H_
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace opscope::analyze {
+
+// What an event is, independent of the tool that recorded it.
+enum class EventClass : uint8_t {
+  kHostOp,            // framework operator on the CPU (aten::*, cpu_op)
+  kAnnotation,        // user annotation / record_function on the CPU
+  kStep,              // ProfilerStep#N
+  kKernel,            // device kernel (CUDA, ROCm, Ascend AI Core / AI CPU task)
+  kMemcpy,            // device memory copy
+  kMemset,            // device memory set
+  kRuntime,           // runtime or driver API on the CPU (cudaLaunchKernel, AscendCL@...)
+  kSync,              // synchronization (cuda_sync)
+  kDeviceAnnotation,  // annotation on a device timeline
+  kPython,            // python_function
+  kDerived,           // a tool's own summary rows (Ascend "Overlap Analysis")
+  kOther,
+};
+const char* Name(EventClass cls);
+bool IsDevice(EventClass cls);
+
+struct Track {
+  std::string process;  // name from process_name metadata, else the pid
+  std::string thread;   // name from thread_name metadata, else the tid
+  std::string pid, tid;
+};
+
+class TraceModel {
+ public:
+  uint32_t Intern(std::string_view text);
+  std::string_view String(uint32_t id) const { return *strings_[id]; }
+  uint32_t TrackFor(std::string_view pid, std::string_view tid);
+
+  size_t size() const { return start_ns.size(); }
+
+  // Columns, one entry per complete event.
+  std::vector<int64_t> start_ns;
+  std::vector<int64_t> duration_ns;
+  std::vector<uint32_t> name;      // interned
+  std::vector<uint32_t> category;  // interned; 0 when absent
+  std::vector<uint32_t> track;
+  std::vector<EventClass> cls;
+  std::vector<int64_t> flops;  // -1 unknown
+  std::vector<int64_t> bytes;  // -1 unknown
+
+  std::vector<Track> tracks;
+  std::map<std::string, std::string> process_names;  // pid -> name
+  std::map<std::string, std::string> metadata;       // format-specific facts
+  std::string format;                                // "opscope", "kineto", ...
+  std::string source;                                // the file
+  uint64_t instant_events = 0, counter_events = 0, flow_events = 0;
+
+ private:
+  std::deque<std::string> storage_;
+  std::vector<const std::string*> strings_;
+  std::unordered_map<std::string_view, uint32_t> ids_;
+  std::map<std::pair<std::string, std::string>, uint32_t> track_ids_;
+};
+
+}  // namespace opscope::analyze
+
+#endif  // OPSCOPE_ANALYZE_TRACE_MODEL_H_

@@ -1,0 +1,75 @@
+#!/usr/bin/env python3
+"""Golden tests of `opscope analyze` on the real third-party samples, checked
+against figures computed here, independently, with Python's json module: the
+format detected, the number of complete events, and every operator's count and
+total time to the nanosecond. Spans of the whole trace (cat "Trace") and
+torch_npu's derived "Overlap Analysis" rows are left out of operator
+statistics on both sides."""
+import collections
+import decimal
+import gzip
+import json
+import subprocess
+import sys
+
+opscope, samples = sys.argv[1], sys.argv[2]
+cases = {
+    "kineto/alexnet_cuda_rank0.json.gz": "kineto",
+    "kineto/cuda_event_sync_multi_stream.json.gz": "kineto",
+    "kineto/mi250_rocm_train.json.gz": "kineto",
+    "kineto/cpu_only.pt.trace.json.gz": "kineto",
+    "kineto/sampled_rank-0.json.gz": "kineto",
+    "kineto/sampled_rank-1.json.gz": "kineto",
+    "ascend/trace_view.json": "ascend-trace-view",
+    "torch-cpu/small_cnn_train_torch1.13.json": "pytorch-legacy",
+}
+
+
+def ns(value):
+    return int((decimal.Decimal(str(value)) * 1000).to_integral_value(decimal.ROUND_HALF_UP))
+
+
+failures = 0
+for relative, expected_format in cases.items():
+    path = f"{samples}/{relative}"
+    opener = gzip.open if path.endswith(".gz") else open
+    with opener(path, "rt", encoding="utf-8") as f:
+        doc = json.load(f)
+    events = doc["traceEvents"] if isinstance(doc, dict) else doc
+    derived = {e["pid"] for e in events
+               if e.get("ph") == "M" and e.get("name") == "process_name"
+               and e["args"].get("name") == "Overlap Analysis"}
+    complete = [e for e in events if e.get("ph") == "X"]
+    want = collections.defaultdict(lambda: [0, 0])
+    for e in complete:
+        if e.get("cat") == "Trace" or e.get("pid") in derived:
+            continue
+        want[e.get("name", "")][0] += 1
+        want[e.get("name", "")][1] += ns(e["dur"])
+    out = subprocess.run([opscope, "analyze", path, "--top", "0", "--format", "json"],
+                         capture_output=True, text=True, timeout=120)
+    if out.returncode != 0:
+        print(f"FAIL {relative}: exit {out.returncode}: {out.stderr}")
+        failures += 1
+        continue
+    rows = json.loads(out.stdout)["results"]
+    got = collections.defaultdict(lambda: [0, 0])
+    for r in rows:
+        got[r["operator"]][0] += r["count"]
+        got[r["operator"]][1] += round(r["total_us"] * 1000)
+    problems = []
+    if rows[0]["format"] != expected_format:
+        problems.append(f"format {rows[0]['format']}, expected {expected_format}")
+    if rows[0]["events"] != len(complete):
+        problems.append(f"{rows[0]['events']} complete events, expected {len(complete)}")
+    for name in sorted(set(want) | set(got)):
+        if want[name] != got[name]:
+            problems.append(f"{name!r}: opscope {got[name]}, python {want[name]}")
+    top = max(want, key=lambda n: want[n][1])
+    if problems:
+        failures += 1
+        print(f"FAIL {relative}: " + "; ".join(problems[:5]))
+    else:
+        print(f"ok {relative}: {len(complete)} events, {len(want)} operators agree "
+              f"(longest: {top!r}, {want[top][1] / 1e3:.3f} us)")
+sys.exit(1 if failures else 0)

@@ -1,0 +1,162 @@
+#include "analyze/importer.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "analyze/importers/chrome_json_importer.h"
+#include "analyze/json_event_reader.h"
+#include "analyze/op_stats.h"
+#include "opscope/opscope.h"
+#include "test_util.h"
+
+namespace opscope::analyze {
+namespace {
+
+std::filesystem::path Write(const testing::TempDir& dir, const std::string& name,
+                            const std::string& text) {
+  const auto path = dir.path() / name;
+  std::ofstream(path, std::ios::binary) << text;
+  return path;
+}
+
+std::string ErrorOf(const std::filesystem::path& path) {
+  try {
+    ImportTrace(path);
+  } catch (const Error& e) {
+    return std::string(e.what());
+  }
+  return "no error";
+}
+
+TEST(MicrosToNs, ExactDecimalsAndFallbacks) {
+  int64_t ns = 0;
+  ASSERT_TRUE(MicrosToNs("1704161511420306.491", ns));
+  EXPECT_EQ(ns, 1704161511420306491);
+  ASSERT_TRUE(MicrosToNs("12", ns));
+  EXPECT_EQ(ns, 12000);
+  ASSERT_TRUE(MicrosToNs("12.5", ns));
+  EXPECT_EQ(ns, 12500);
+  ASSERT_TRUE(MicrosToNs("12.77012757357446", ns));
+  EXPECT_EQ(ns, 12770);
+  ASSERT_TRUE(MicrosToNs("0.0005", ns));
+  EXPECT_EQ(ns, 1);
+  ASSERT_TRUE(MicrosToNs("1.5e3", ns));
+  EXPECT_EQ(ns, 1500000);
+  ASSERT_TRUE(MicrosToNs("-3.25", ns));
+  EXPECT_EQ(ns, -3250);
+  EXPECT_FALSE(MicrosToNs("", ns));
+  EXPECT_FALSE(MicrosToNs("abc", ns));
+  EXPECT_FALSE(MicrosToNs("99999999999999999999", ns));
+}
+
+TEST(JsonEventReader, FindsEventsAndKeepsMembersInAnyOrder) {
+  testing::TempDir dir;
+  const auto path =
+      Write(dir, "t.json",
+            "{\"deviceProperties\": [{\"name\": \"A\"}], \"traceEvents\": [\n"
+            "{\"ph\":\"X\",\"name\":\"a}\\\"{\",\"ts\":1,\"dur\":2,\"pid\":1,\"tid\":1},"
+            "{\"ph\":\"i\",\"name\":\"x\",\"ts\":3,\"pid\":1,\"tid\":1}],"
+            " \"schemaVersion\": 1, \"baseTimeNanoseconds\": 1735632360000000000}");
+  std::vector<std::string> events;
+  const auto info =
+      ReadJsonEvents(path, [&](std::string_view e, uint64_t) { events.emplace_back(e); });
+  ASSERT_EQ(events.size(), 2u);
+  EXPECT_EQ(events[0],
+            "{\"ph\":\"X\",\"name\":\"a}\\\"{\",\"ts\":1,\"dur\":2,\"pid\":1,\"tid\":1}");
+  EXPECT_FALSE(info.bare_array);
+  EXPECT_EQ(info.members.at("deviceProperties"), "[{\"name\": \"A\"}]");
+  EXPECT_EQ(info.members.at("schemaVersion"), "1");
+  EXPECT_EQ(info.members.at("baseTimeNanoseconds"), "1735632360000000000");
+}
+
+TEST(JsonEventReader, TruncatedAndMalformedInputsNameTheByte) {
+  testing::TempDir dir;
+  const std::string good = "[{\"ph\":\"X\",\"name\":\"a\",\"ts\":1,\"dur\":2,\"pid\":1,\"tid\":1}]";
+  EXPECT_EQ(ErrorOf(Write(dir, "ok.json", good)), "no error");
+  const std::string truncated = ErrorOf(Write(dir, "cut.json", good.substr(0, 30)));
+  EXPECT_NE(truncated.find("cut.json: byte 30: the JSON ends early"), std::string::npos)
+      << truncated;
+  const std::string trailing = ErrorOf(Write(dir, "trail.json", good + " x"));
+  const std::string at = "byte " + std::to_string(good.size() + 1) + ": content after the end";
+  EXPECT_NE(trailing.find(at), std::string::npos) << trailing;
+  const std::string bad_event =
+      ErrorOf(Write(dir, "ev.json", "[{\"ph\":\"X\",\"ts\":tru,\"dur\":1}]"));
+  EXPECT_NE(bad_event.find("ev.json: byte 1: \"ts\" is not a time"), std::string::npos)
+      << bad_event;
+  const std::string broken = ErrorOf(Write(dir, "br.json", "[{\"ph\":\"X\" \"ts\":1,\"dur\":1}]"));
+  EXPECT_NE(broken.find("br.json: byte 1: malformed"), std::string::npos) << broken;
+  const std::string no_dur = ErrorOf(Write(dir, "nodur.json", "[{\"ph\":\"X\",\"ts\":1}]"));
+  EXPECT_NE(no_dur.find("without \"ts\" or \"dur\""), std::string::npos) << no_dur;
+  const std::string not_object = ErrorOf(Write(dir, "arr.json", "[{\"ph\":\"i\",\"ts\":1}, 5]"));
+  EXPECT_NE(not_object.find("arr.json: byte 20: an event is not a JSON object"), std::string::npos)
+      << not_object;
+  const std::string unknown = ErrorOf(Write(dir, "x.csv", "a,b,c\n1,2,3\n"));
+  EXPECT_NE(unknown.find("is not a trace format opscope reads"), std::string::npos) << unknown;
+  EXPECT_NE(ErrorOf(dir.path()).find("is a folder"), std::string::npos);
+}
+
+TEST(ChromeJsonImporter, ClassifiesAndComputesStatistics) {
+  testing::TempDir dir;
+  const auto path = Write(
+      dir, "t.json",
+      "{\"schemaVersion\":1,\"traceEvents\":["
+      "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":0,\"tid\":0,\"args\":{\"name\":\"GPU 0\"}},"
+      "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"gemm\",\"pid\":0,\"tid\":7,\"ts\":10,\"dur\":30}"
+      ","
+      "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"gemm\",\"pid\":0,\"tid\":7,\"ts\":50,\"dur\":10}"
+      ","
+      "{\"ph\":\"X\",\"cat\":\"gpu_memcpy\",\"name\":\"Memcpy "
+      "HtoD\",\"pid\":0,\"tid\":7,\"ts\":70,\"dur\":10},"
+      "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#3\",\"pid\":1,\"tid\":1,"
+      "\"ts\":0,\"dur\":100},"
+      "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::mm\",\"pid\":1,\"tid\":1,\"ts\":5,\"dur\":"
+      "8,"
+      "\"args\":{\"flops\":1000,\"bytes\":64}},"
+      "{\"ph\":\"s\",\"id\":1,\"pid\":1,\"tid\":1,\"ts\":5}]}");
+  const TraceModel model = ImportTrace(path);
+  EXPECT_EQ(model.format, "kineto");
+  ASSERT_EQ(model.size(), 5u);
+  EXPECT_EQ(model.flow_events, 1u);
+  EXPECT_EQ(model.tracks[model.track[0]].process, "GPU 0");
+  const auto stats = ComputeOpStats(model);
+  ASSERT_EQ(stats.size(), 4u);
+  EXPECT_EQ(stats[0].name, "ProfilerStep#3");
+  EXPECT_EQ(stats[0].cls, EventClass::kStep);
+  EXPECT_EQ(stats[1].name, "gemm");
+  EXPECT_EQ(stats[1].count, 2);
+  EXPECT_EQ(stats[1].total_ns, 40000);
+  EXPECT_EQ(stats[1].max_ns, 30000);
+  EXPECT_DOUBLE_EQ(stats[1].share_pct, 80.0);  // of 50 us of device time
+  EXPECT_EQ(stats[2].name, "Memcpy HtoD");
+  EXPECT_DOUBLE_EQ(stats[2].share_pct, 20.0);
+  EXPECT_EQ(stats[3].flops, 1000);
+  EXPECT_EQ(stats[3].bytes, 64);
+}
+
+// opscope reads its own traces, hostile names included.
+TEST(ChromeJsonImporter, ReadsOpscopeTracesWithHostileNames) {
+  testing::TempDir dir;
+  ProfilerOptions options;
+  options.output_dir = dir.path();
+  {
+    Profiler profiler(options);
+    profiler.Start();
+    {
+      OPSCOPE_SCOPE_DYN("<img src=x onerror=alert(1)>\n\"q\"",
+                        ScopeArgs{.flops = 7, .category = "cpu_op"});
+    }
+    profiler.Stop();
+  }
+  const auto files = testing::ListFiles(dir.path());
+  ASSERT_EQ(files.size(), 1u);
+  const TraceModel model = ImportTrace(files[0]);
+  EXPECT_EQ(model.format, "opscope");
+  ASSERT_EQ(model.size(), 1u);
+  EXPECT_EQ(model.String(model.name[0]), "<img src=x onerror=alert(1)>\n\"q\"");
+  EXPECT_EQ(model.cls[0], EventClass::kHostOp);
+  EXPECT_EQ(model.flops[0], 7);
+}
+
+}  // namespace
+}  // namespace opscope::analyze
