@@ -7,29 +7,16 @@
 namespace opscope::monitor {
 namespace {
 
-std::string EscapeLabel(const std::string& value) {
-  std::string out;
-  for (const char c : core::SanitizeUtf8(value)) {
-    if (c == '\\') {
-      out += "\\\\";
-    } else if (c == '"') {
-      out += "\\\"";
-    } else if (c == '\n') {
-      out += "\\n";
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
-
-std::string EscapeHelp(const std::string& text) {
+// Backslash and newline are escaped in HELP text; label values escape '"' too.
+std::string Escape(const std::string& text, bool quotes) {
   std::string out;
   for (const char c : core::SanitizeUtf8(text)) {
     if (c == '\\') {
       out += "\\\\";
     } else if (c == '\n') {
       out += "\\n";
+    } else if (c == '"' && quotes) {
+      out += "\\\"";
     } else {
       out += c;
     }
@@ -41,7 +28,8 @@ std::string Labels(const std::vector<std::pair<std::string, std::string>>& label
   if (labels.empty()) return {};
   std::string out = "{";
   for (size_t i = 0; i < labels.size(); ++i) {
-    out += (i ? "," : "") + labels[i].first + "=\"" + EscapeLabel(labels[i].second) + "\"";
+    out +=
+        (i ? "," : "") + labels[i].first + "=\"" + Escape(labels[i].second, /*quotes=*/true) + "\"";
   }
   return out + "}";
 }
@@ -65,7 +53,7 @@ std::string ToPrometheusText(const std::vector<Metric>& metrics, double collect_
   std::string out;
   for (const std::string& name : order) {
     const Metric& first = *groups[name].front();
-    out += "# HELP " + name + " " + EscapeHelp(first.help) + "\n";
+    out += "# HELP " + name + " " + Escape(first.help, /*quotes=*/false) + "\n";
     out += "# TYPE " + name + (first.kind == MetricKind::kCounter ? " counter\n" : " gauge\n");
     for (const Metric* m : groups[name]) {
       out += name + Labels(m->labels) + " ";

@@ -10,6 +10,7 @@
 
 #include "core/clock.h"
 #include "monitor/cpu_sampler.h"
+#include "monitor/metric_util.h"
 #include "monitor/nvml_sampler.h"
 #include "monitor/prometheus.h"
 #include "monitor/watch.h"
@@ -18,12 +19,6 @@
 
 namespace opscope::monitor {
 namespace {
-
-std::map<std::string, Metric> ByKey(const std::vector<Metric>& metrics) {
-  std::map<std::string, Metric> out;
-  for (const auto& m : metrics) out[m.labels[0].second + " " + m.Key()] = m;
-  return out;
-}
 
 void Write(const std::filesystem::path& path, const std::string& text) {
   std::filesystem::create_directories(path.parent_path());

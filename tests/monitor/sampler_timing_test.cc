@@ -10,17 +10,12 @@
 
 #include "core/clock.h"
 #include "monitor/cpu_sampler.h"
+#include "monitor/metric_util.h"
 #include "monitor/watch.h"
 #include "opscope/opscope.h"
 
 namespace opscope::monitor {
 namespace {
-
-std::map<std::string, Metric> ByKey(const std::vector<Metric>& metrics) {
-  std::map<std::string, Metric> out;
-  for (const auto& m : metrics) out[m.labels[0].second + " " + m.Key()] = m;
-  return out;
-}
 
 TEST(CpuSampler, RealValuesAreWithinPhysicalBoundsAndSeeABusyLoop) {
   auto sampler = CreateCpuSampler();
