@@ -25,11 +25,17 @@ struct JsonDocumentInfo {
   uint64_t bytes = 0;  // uncompressed
 };
 
+struct JsonReadOptions {
+  size_t chunk_bytes = size_t{8} << 20;  // tests use tiny chunks to cross boundaries
+  bool simd = true;                      // AVX2 block scanning where the CPU has it
+};
+
 // Calls on_event(json, offset) for each event object. `json` stays valid during
 // the call only and is followed by at least 64 readable bytes (simdjson padding).
 JsonDocumentInfo ReadJsonEvents(
     const std::filesystem::path& path,
-    const std::function<void(std::string_view json, uint64_t offset)>& on_event);
+    const std::function<void(std::string_view json, uint64_t offset)>& on_event,
+    const JsonReadOptions& options = {});
 
 // The first bytes of a file, decompressed if it is gzip (for sniffing).
 std::string ReadHead(const std::filesystem::path& path, size_t bytes);
