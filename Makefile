@@ -39,6 +39,7 @@ bench: build
 	build/release/bench/ceiling_vs_peak
 	build/release/bench/copy_vs_memcpy
 	build/release/bench/matmul_vs_numpy
+	bench/analyze_vs_python.sh
 
 format:
 	clang-format -i $$(git ls-files '*.h' '*.cc' '*.c')
