@@ -2,6 +2,7 @@
 // torch_npu, and reports operator statistics.
 #include <fmt/format.h>
 
+#include "analyze/analyses.h"
 #include "analyze/importer.h"
 #include "analyze/op_stats.h"
 #include "cli/common.h"
@@ -10,6 +11,84 @@ namespace opscope::cli {
 namespace {
 
 using report::Value;
+
+double Us(int64_t ns) { return static_cast<double>(ns) / 1e3; }
+
+// The sections after operator statistics: device busy and idle gaps, steps,
+// transfers, layout conversions.
+void AddAnalyses(const std::string& path, const analyze::TraceModel& model,
+                 std::vector<report::ResultTable>& tables) {
+  const analyze::DeviceBusy busy = analyze::ComputeDeviceBusy(model);
+  report::ResultTable gaps;
+  gaps.section = "idle_gaps";
+  gaps.title =
+      busy.has_device
+          ? fmt::format(
+                "Device busy {:.1f}% of {:.3f} ms (first to last device event); longest idle gaps:",
+                busy.busy_pct, Us(busy.window_end_ns - busy.window_begin_ns) / 1e3)
+          : "No device events: device busy share and idle gaps do not apply";
+  gaps.columns = {{"trace", "Trace", 0, false}, {"busy_pct", "Busy %", 1, false},
+                  {"start_us", "Start us", 3},  {"duration_us", "Idle us", 3},
+                  {"cause", "Likely cause"},    {"evidence", "Evidence"}};
+  for (const auto& g : busy.gaps) {
+    gaps.AddRow({path, busy.busy_pct, Us(g.begin_ns - busy.window_begin_ns), Us(g.duration_ns),
+                 g.cause, g.evidence});
+  }
+  if (busy.has_device && !busy.timeline_pct.empty()) {
+    static const char* kLevels[] = {" ", ".", ":", "-", "=", "+", "*", "#"};
+    std::string bars;
+    for (const double pct : busy.timeline_pct)
+      bars += kLevels[std::min(7, static_cast<int>(pct / 12.5))];
+    gaps.notes.push_back("Busy % over the window in 50 slices, ' ' 0% to '#' 100%: |" + bars + "|");
+  }
+  tables.push_back(std::move(gaps));
+
+  const auto steps = analyze::ComputeSteps(model);
+  if (!steps.empty()) {
+    report::ResultTable table;
+    table.section = "steps";
+    table.title = "Steps: device time inside each ProfilerStep span";
+    table.columns = {{"trace", "Trace", 0, false},       {"step", "Step"},
+                     {"duration_us", "Step us", 3},      {"compute_us", "Compute us", 3},
+                     {"communication_us", "Comm us", 3}, {"memory_us", "Memcpy/set us", 3},
+                     {"idle_us", "Device idle us", 3},   {"idle_pct", "Idle %", 1}};
+    for (const auto& s : steps) {
+      table.AddRow({path, s.name, Us(s.duration_ns), Us(s.compute_ns), Us(s.communication_ns),
+                    Us(s.memory_ns), Us(s.idle_ns),
+                    s.duration_ns > 0 ? 100.0 * s.idle_ns / s.duration_ns : 0.0});
+    }
+    tables.push_back(std::move(table));
+  }
+
+  const auto transfers = analyze::ComputeTransfers(model);
+  if (!transfers.empty()) {
+    report::ResultTable table;
+    table.section = "transfers";
+    table.title = "Memory copies on the device";
+    table.columns = {{"trace", "Trace", 0, false}, {"direction", "Direction"},
+                     {"count", "Count"},           {"bytes", "Bytes"},
+                     {"total_us", "Total us", 3},  {"share_pct", "% of device time", 1},
+                     {"gbps", "GB/s", 2}};
+    for (const auto& t : transfers) {
+      table.AddRow({path, t.direction, t.count, t.bytes >= 0 ? Value{t.bytes} : Value{},
+                    Us(t.total_ns), t.share_of_device_pct, t.bytes > 0 ? Value{t.gbps} : Value{}});
+    }
+    tables.push_back(std::move(table));
+  }
+
+  const auto layout = analyze::ComputeLayoutShare(model);
+  if (layout.host_ns > 0 || layout.device_ns > 0) {
+    report::ResultTable table;
+    table.section = "layout_conversions";
+    table.title =
+        fmt::format("Layout conversions: {:.1f}% of device time, {:.1f}% of host operator time",
+                    layout.device_pct, layout.host_pct);
+    table.columns = {
+        {"trace", "Trace", 0, false}, {"operator", "Operator"}, {"total_us", "Total us", 3}};
+    for (const auto& [name, ns] : layout.top) table.AddRow({path, name, Us(ns)});
+    tables.push_back(std::move(table));
+  }
+}
 
 struct AnalyzeCommand {
   std::vector<std::string> traces;
@@ -51,6 +130,7 @@ struct AnalyzeCommand {
           "Share %: of all device time for kernels, copies and sets; of the same class's time "
           "otherwise. Host times include nested calls.");
       tables.push_back(std::move(table));
+      AddAnalyses(path, model, tables);
     }
     Emit(CommonOptions{"", format, out, 0}, "analyze", tables);
   }

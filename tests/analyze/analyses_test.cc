@@ -1,0 +1,119 @@
+// The analyses on small synthetic traces whose answers are known by construction.
+#include "analyze/analyses.h"
+
+#include <gtest/gtest.h>
+
+namespace opscope::analyze {
+namespace {
+
+class Builder {
+ public:
+  Builder& Add(EventClass cls, std::string_view name, int64_t begin_us, int64_t end_us,
+               int64_t bytes = -1) {
+    model.start_ns.push_back(begin_us * 1000);
+    model.duration_ns.push_back((end_us - begin_us) * 1000);
+    model.name.push_back(model.Intern(name));
+    model.category.push_back(0);
+    model.track.push_back(model.TrackFor(IsDevice(cls) ? "0" : "1", "1"));
+    model.cls.push_back(cls);
+    model.flops.push_back(-1);
+    model.bytes.push_back(bytes);
+    return *this;
+  }
+  TraceModel model;
+};
+
+TEST(Intervals, UnionAndCoverage) {
+  const auto merged = Union({{10, 20}, {0, 5}, {15, 30}, {40, 40}, {29, 35}});
+  ASSERT_EQ(merged.size(), 2u);
+  EXPECT_EQ(merged[0].begin, 0);
+  EXPECT_EQ(merged[1].begin, 10);
+  EXPECT_EQ(merged[1].end, 35);
+  EXPECT_EQ(Covered(merged, 3, 12), 4);
+  EXPECT_EQ(Covered(merged, 100, 200), 0);
+}
+
+TEST(DeviceBusy, GapsAndTheirCauses) {
+  Builder b;
+  b.Add(EventClass::kKernel, "gemm", 0, 100)
+      .Add(EventClass::kKernel, "gemm", 200, 300)  // gap 100..200: host launching
+      .Add(EventClass::kRuntime, "cudaLaunchKernel", 110, 190)
+      .Add(EventClass::kKernel, "relu", 500, 600)  // gap 300..500: host waits on a sync
+      .Add(EventClass::kSync, "cudaStreamSynchronize", 300, 480)
+      .Add(EventClass::kKernel, "relu", 1000, 1100)  // gap 600..1000: data loading
+      .Add(EventClass::kAnnotation, "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__",
+           600, 1000)
+      .Add(EventClass::kKernel, "relu", 1150, 1200);  // gap 1100..1150: nothing on the host
+  const DeviceBusy busy = ComputeDeviceBusy(b.model, 10000, 10, 12);
+  ASSERT_TRUE(busy.has_device);
+  EXPECT_EQ(busy.window_end_ns - busy.window_begin_ns, 1200000);
+  EXPECT_EQ(busy.busy_ns, 450000);  // 100 + 100 + 100 + 100 + 50 us
+  EXPECT_DOUBLE_EQ(busy.busy_pct, 37.5);
+  ASSERT_EQ(busy.gaps.size(), 4u);
+  EXPECT_EQ(busy.gaps[0].duration_ns, 400000);
+  EXPECT_EQ(busy.gaps[0].cause, "data loading");
+  EXPECT_EQ(busy.gaps[1].cause, "synchronization wait");
+  EXPECT_NE(busy.gaps[1].evidence.find("cudaStreamSynchronize"), std::string::npos);
+  EXPECT_EQ(busy.gaps[2].cause, "host-bound");
+  EXPECT_NE(busy.gaps[2].evidence.find("cudaLaunchKernel"), std::string::npos);
+  EXPECT_EQ(busy.gaps[3].cause, "no host activity");
+  ASSERT_EQ(busy.timeline_pct.size(), 12u);
+  EXPECT_DOUBLE_EQ(busy.timeline_pct[0], 100.0);  // 0..100 us
+  EXPECT_DOUBLE_EQ(busy.timeline_pct[7], 0.0);    // 700..800 us
+  EXPECT_FALSE(ComputeDeviceBusy(Builder().Add(EventClass::kHostOp, "x", 0, 1).model).has_device);
+}
+
+TEST(Steps, DeviceTimeInsideEachStep) {
+  Builder b;
+  b.Add(EventClass::kStep, "ProfilerStep#1", 0, 100)
+      .Add(EventClass::kStep, "ProfilerStep#2", 100, 200)
+      .Add(EventClass::kKernel, "gemm", 0, 30)
+      .Add(EventClass::kKernel, "ncclKernel_AllReduce_RING_LL_Sum_float", 20, 50)
+      .Add(EventClass::kMemcpy, "Memcpy HtoD (Pageable -> Device)", 60, 70)
+      .Add(EventClass::kKernel, "gemm", 90, 150);  // crosses into step 2
+  const auto steps = ComputeSteps(b.model);
+  ASSERT_EQ(steps.size(), 2u);
+  EXPECT_EQ(steps[0].name, "ProfilerStep#1");
+  EXPECT_EQ(steps[0].compute_ns, 40000);        // 0..30 and 90..100
+  EXPECT_EQ(steps[0].communication_ns, 30000);  // 20..50
+  EXPECT_EQ(steps[0].memory_ns, 10000);
+  EXPECT_EQ(steps[0].idle_ns, 100000 - 70000);  // busy: 0..50, 60..70, 90..100
+  EXPECT_EQ(steps[1].compute_ns, 50000);
+  EXPECT_EQ(steps[1].idle_ns, 50000);
+}
+
+TEST(Transfers, DirectionsBytesAndBandwidth) {
+  Builder b;
+  b.Add(EventClass::kMemcpy, "Memcpy HtoD (Pageable -> Device)", 0, 10, 20000)
+      .Add(EventClass::kMemcpy, "Memcpy HtoD (Pinned -> Device)", 20, 30, 30000)
+      .Add(EventClass::kMemcpy, "Memcpy DtoH (Device -> Pageable)", 40, 42)
+      .Add(EventClass::kKernel, "gemm", 50, 128);
+  const auto t = ComputeTransfers(b.model);
+  ASSERT_EQ(t.size(), 2u);
+  EXPECT_EQ(t[0].direction, "HtoD");
+  EXPECT_EQ(t[0].count, 2);
+  EXPECT_EQ(t[0].bytes, 50000);
+  EXPECT_DOUBLE_EQ(t[0].gbps, 50000.0 / 20000.0);
+  EXPECT_DOUBLE_EQ(t[0].share_of_device_pct, 20.0);  // 20 of 100 us
+  EXPECT_EQ(t[1].direction, "DtoH");
+  EXPECT_EQ(t[1].bytes, -1);
+}
+
+TEST(Layout, ConversionShare) {
+  Builder b;
+  b.Add(EventClass::kKernel, "TransData", 0, 38)
+      .Add(EventClass::kKernel, "Conv2D", 38, 100)
+      .Add(EventClass::kHostOp, "aten::contiguous", 0, 5)
+      .Add(EventClass::kHostOp, "aten::conv2d", 5, 25);
+  const LayoutShare l = ComputeLayoutShare(b.model);
+  EXPECT_DOUBLE_EQ(l.device_pct, 38.0);
+  EXPECT_DOUBLE_EQ(l.host_pct, 20.0);
+  ASSERT_EQ(l.top.size(), 2u);
+  EXPECT_EQ(l.top[0].first, "TransData");
+  EXPECT_TRUE(IsLayoutConversion("aclnnMm_TransData_TransData"));
+  EXPECT_FALSE(IsLayoutConversion("aten::conv2d"));
+  EXPECT_TRUE(IsCommunication("hcom_allReduce_"));
+}
+
+}  // namespace
+}  // namespace opscope::analyze
