@@ -256,4 +256,149 @@ LayoutShare ComputeLayoutShare(const TraceModel& model) {
   return out;
 }
 
+std::vector<LongTail> ComputeLongTail(const TraceModel& model) {
+  std::map<std::pair<uint32_t, EventClass>, std::vector<int64_t>> groups;
+  for (size_t e = 0; e < model.size(); ++e) {
+    if (model.cls[e] == EventClass::kDerived || model.cls[e] == EventClass::kOther ||
+        model.cls[e] == EventClass::kStep) {
+      continue;
+    }
+    groups[{model.name[e], model.cls[e]}].push_back(model.duration_ns[e]);
+  }
+  std::vector<LongTail> out;
+  for (auto& [key, d] : groups) {
+    if (d.size() < 10) continue;
+    std::sort(d.begin(), d.end());
+    const int64_t p50 = d[d.size() / 2];
+    const int64_t p99 = d[std::min(d.size() - 1, static_cast<size_t>(0.99 * (d.size() - 1) + 0.5))];
+    if (p50 <= 0 || p99 < 3 * p50) continue;
+    out.push_back({std::string(model.String(key.first)), key.second, static_cast<int64_t>(d.size()),
+                   p50, p99, d.back(), static_cast<double>(p99) / static_cast<double>(p50)});
+  }
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.ratio > b.ratio; });
+  if (out.size() > 10) out.resize(10);
+  return out;
+}
+
+CpuFallback ComputeCpuFallback(const TraceModel& model) {
+  CpuFallback out;
+  int64_t device_total = 0;
+  std::map<std::string, int64_t> ai_cpu;
+  std::vector<Interval> launches;  // host calls that put work on the device
+  bool has_device = false;
+  for (size_t e = 0; e < model.size(); ++e) {
+    if (IsDevice(model.cls[e])) {
+      has_device = true;
+      device_total += model.duration_ns[e];
+      if (model.String(model.kind[e]) == "AI_CPU") {
+        ++out.ai_cpu_count;
+        out.ai_cpu_ns += model.duration_ns[e];
+        ai_cpu[std::string(model.String(model.name[e]))] += model.duration_ns[e];
+      }
+    } else if (model.cls[e] == EventClass::kRuntime) {
+      launches.push_back({model.start_ns[e], model.start_ns[e] + model.duration_ns[e]});
+    }
+  }
+  out.ai_cpu_share_pct = device_total > 0 ? 100.0 * out.ai_cpu_ns / device_total : 0;
+  out.ai_cpu_top.assign(ai_cpu.begin(), ai_cpu.end());
+  std::sort(out.ai_cpu_top.begin(), out.ai_cpu_top.end(),
+            [](const auto& a, const auto& b) { return a.second > b.second; });
+  if (out.ai_cpu_top.size() > 5) out.ai_cpu_top.resize(5);
+  if (!has_device || launches.empty()) return out;
+  const auto merged = Union(launches);
+  std::map<std::string, int64_t> host_only;
+  for (size_t e = 0; e < model.size(); ++e) {
+    if (model.cls[e] != EventClass::kHostOp || model.duration_ns[e] < 1000000) continue;
+    const int64_t b = model.start_ns[e];
+    if (Covered(merged, b, b + model.duration_ns[e]) == 0) {
+      host_only[std::string(model.String(model.name[e]))] += model.duration_ns[e];
+    }
+  }
+  out.host_only_ops.assign(host_only.begin(), host_only.end());
+  std::sort(out.host_only_ops.begin(), out.host_only_ops.end(),
+            [](const auto& a, const auto& b) { return a.second > b.second; });
+  if (out.host_only_ops.size() > 5) out.host_only_ops.resize(5);
+  return out;
+}
+
+LaunchBound ComputeLaunchBound(const TraceModel& model, double busy_pct) {
+  LaunchBound out;
+  out.busy_pct = busy_pct;
+  std::vector<int64_t> durations, delays;
+  std::map<int64_t, int64_t> launch_start;  // correlation -> launch call start
+  for (size_t e = 0; e < model.size(); ++e) {
+    if (model.cls[e] == EventClass::kRuntime && model.correlation[e] >= 0) {
+      launch_start[model.correlation[e]] = model.start_ns[e];
+    }
+  }
+  for (size_t e = 0; e < model.size(); ++e) {
+    if (model.cls[e] != EventClass::kKernel) continue;
+    durations.push_back(model.duration_ns[e]);
+    const auto it =
+        model.correlation[e] >= 0 ? launch_start.find(model.correlation[e]) : launch_start.end();
+    if (it != launch_start.end() && model.start_ns[e] >= it->second)
+      delays.push_back(model.start_ns[e] - it->second);
+  }
+  out.kernels = static_cast<int64_t>(durations.size());
+  if (durations.empty()) return out;
+  std::sort(durations.begin(), durations.end());
+  out.median_kernel_ns = durations[durations.size() / 2];
+  if (!delays.empty()) {
+    std::sort(delays.begin(), delays.end());
+    out.launch_delay_p50_ns = delays[delays.size() / 2];
+    out.launch_delay_p90_ns =
+        delays[std::min(delays.size() - 1, static_cast<size_t>(0.9 * (delays.size() - 1) + 0.5))];
+  }
+  out.launch_bound = out.kernels >= 100 && out.median_kernel_ns < 10000 && busy_pct < 50;
+  return out;
+}
+
+std::vector<FusionCandidate> ComputeFusionCandidates(const TraceModel& model) {
+  const auto heavy = [](const std::string& n) {
+    return Contains(n, "gemm") || Contains(n, "matmul") || Contains(n, "conv") ||
+           Contains(n, "aten::mm") || Contains(n, "aten::addmm") || Contains(n, "aten::linear") ||
+           Contains(n, "aten::bmm");
+  };
+  const auto elementwise = [](const std::string& n) {
+    return Contains(n, "relu") || Contains(n, "gelu") || Contains(n, "silu") ||
+           Contains(n, "sigmoid") || Contains(n, "tanh") || Contains(n, "add") ||
+           Contains(n, "mul") || Contains(n, "bias") || Contains(n, "batch_norm") ||
+           Contains(n, "batchnorm") || Contains(n, "elementwise");
+  };
+  // Kernels per device track, and host operators per thread, in time order.
+  std::map<std::pair<uint32_t, bool>, std::vector<size_t>> lanes;
+  for (size_t e = 0; e < model.size(); ++e) {
+    if (model.cls[e] == EventClass::kKernel || model.cls[e] == EventClass::kHostOp) {
+      lanes[{model.track[e], model.cls[e] == EventClass::kKernel}].push_back(e);
+    }
+  }
+  std::map<std::pair<std::string, std::string>, FusionCandidate> found;
+  for (auto& [lane, events] : lanes) {
+    std::sort(events.begin(), events.end(),
+              [&](size_t a, size_t b) { return model.start_ns[a] < model.start_ns[b]; });
+    for (size_t k = 1; k < events.size(); ++k) {
+      const size_t a = events[k - 1], b = events[k];
+      const int64_t gap = model.start_ns[b] - (model.start_ns[a] + model.duration_ns[a]);
+      if (gap < 0 || gap > 5000) continue;  // nested or not back to back
+      const std::string pa = Lower(model.String(model.name[a])),
+                        pb = Lower(model.String(model.name[b]));
+      if (!heavy(pa) || heavy(pb) || !elementwise(pb)) continue;
+      auto& c = found[{std::string(model.String(model.name[a])),
+                       std::string(model.String(model.name[b]))}];
+      c.producer = std::string(model.String(model.name[a]));
+      c.consumer = std::string(model.String(model.name[b]));
+      ++c.count;
+      c.consumer_ns += model.duration_ns[b];
+    }
+  }
+  std::vector<FusionCandidate> out;
+  for (auto& [key, c] : found) {
+    if (c.count >= 3) out.push_back(c);
+  }
+  std::sort(out.begin(), out.end(),
+            [](const auto& a, const auto& b) { return a.consumer_ns > b.consumer_ns; });
+  if (out.size() > 10) out.resize(10);
+  return out;
+}
+
 }  // namespace opscope::analyze

@@ -65,6 +65,46 @@ struct LayoutShare {
   std::vector<std::pair<std::string, int64_t>> top;  // operator and its time
 };
 
+struct LongTail {
+  std::string name;
+  EventClass cls;
+  int64_t count, p50_ns, p99_ns, max_ns;
+  double ratio;  // p99 / p50
+};
+
+// Operators called at least 10 times whose p99 is at least 3x their median.
+std::vector<LongTail> ComputeLongTail(const TraceModel& model);
+
+struct CpuFallback {
+  int64_t ai_cpu_count = 0, ai_cpu_ns = 0;  // device tasks run by the AI CPU (Ascend)
+  double ai_cpu_share_pct = 0;              // of device time
+  std::vector<std::pair<std::string, int64_t>> ai_cpu_top;
+  // Host operators of at least 1 ms that launched no device work (a trace with a device).
+  std::vector<std::pair<std::string, int64_t>> host_only_ops;
+};
+
+CpuFallback ComputeCpuFallback(const TraceModel& model);
+
+struct LaunchBound {
+  int64_t kernels = 0;
+  int64_t median_kernel_ns = 0;
+  double busy_pct = 0;
+  int64_t launch_delay_p50_ns = -1, launch_delay_p90_ns = -1;  // launch call to kernel start
+  bool launch_bound = false;  // many short kernels and a mostly idle device
+};
+
+LaunchBound ComputeLaunchBound(const TraceModel& model, double busy_pct);
+
+struct FusionCandidate {
+  std::string producer, consumer;  // e.g. a GEMM kernel followed by an elementwise one
+  int64_t count = 0;
+  int64_t consumer_ns = 0;  // time the consumers take: what fusion could save at most
+};
+
+// Back-to-back (within 5 us, same track) matmul/conv kernels or operators
+// followed by an elementwise one, seen at least 3 times.
+std::vector<FusionCandidate> ComputeFusionCandidates(const TraceModel& model);
+
 // TransData, contiguous, permute/transpose, copy_/clone and format casts.
 LayoutShare ComputeLayoutShare(const TraceModel& model);
 bool IsLayoutConversion(std::string_view name);

@@ -53,8 +53,10 @@ class TraceModel {
   std::vector<uint32_t> category;  // interned; 0 when absent
   std::vector<uint32_t> track;
   std::vector<EventClass> cls;
-  std::vector<int64_t> flops;  // -1 unknown
-  std::vector<int64_t> bytes;  // -1 unknown
+  std::vector<int64_t> flops;        // -1 unknown
+  std::vector<int64_t> bytes;        // -1 unknown
+  std::vector<int64_t> correlation;  // links a launch to its device work; -1 none
+  std::vector<uint32_t> kind;        // interned task type (Ascend "AI_CORE", "AI_CPU"); 0 none
 
   std::vector<Track> tracks;
   std::map<std::string, std::string> process_names;  // pid -> name

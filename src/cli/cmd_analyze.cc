@@ -90,6 +90,80 @@ void AddAnalyses(const std::string& path, const analyze::TraceModel& model,
   }
 }
 
+// Long tail, CPU fallback, launch overhead, fusion candidates.
+void AddMoreAnalyses(const std::string& path, const analyze::TraceModel& model, double busy_pct,
+                     std::vector<report::ResultTable>& tables) {
+  const auto tail = analyze::ComputeLongTail(model);
+  if (!tail.empty()) {
+    report::ResultTable table;
+    table.section = "long_tail";
+    table.title = "Long-tail operators: p99 at least 3x the median (10+ calls)";
+    table.columns = {{"trace", "Trace", 0, false}, {"operator", "Operator"},
+                     {"category", "Category"},     {"count", "Count"},
+                     {"p50_us", "p50 us", 3},      {"p99_us", "p99 us", 3},
+                     {"max_us", "Max us", 3},      {"p99_over_p50", "p99/p50", 1}};
+    for (const auto& t : tail) {
+      table.AddRow({path, t.name, std::string(analyze::Name(t.cls)), t.count, Us(t.p50_ns),
+                    Us(t.p99_ns), Us(t.max_ns), t.ratio});
+    }
+    tables.push_back(std::move(table));
+  }
+  const auto fallback = analyze::ComputeCpuFallback(model);
+  if (fallback.ai_cpu_count > 0 || !fallback.host_only_ops.empty()) {
+    report::ResultTable table;
+    table.section = "cpu_fallback";
+    table.title = fmt::format(
+        "CPU fallback: {} AI CPU tasks, {:.1f}% of device time; long host operators that "
+        "launched no device work",
+        fallback.ai_cpu_count, fallback.ai_cpu_share_pct);
+    table.columns = {{"trace", "Trace", 0, false},
+                     {"kind", "Kind"},
+                     {"operator", "Operator"},
+                     {"total_us", "Total us", 3}};
+    for (const auto& [name, ns] : fallback.ai_cpu_top)
+      table.AddRow({path, std::string("AI_CPU task"), name, Us(ns)});
+    for (const auto& [name, ns] : fallback.host_only_ops) {
+      table.AddRow({path, std::string("host only"), name, Us(ns)});
+    }
+    tables.push_back(std::move(table));
+  }
+  const auto launch = analyze::ComputeLaunchBound(model, busy_pct);
+  if (launch.kernels > 0) {
+    report::ResultTable table;
+    table.section = "launch";
+    table.title = launch.launch_bound ? "Launch-bound: many short kernels on a mostly idle device"
+                                      : "Kernel launches";
+    table.columns = {{"trace", "Trace", 0, false},
+                     {"kernels", "Kernels"},
+                     {"median_kernel_us", "Median kernel us", 3},
+                     {"device_busy_pct", "Device busy %", 1},
+                     {"launch_delay_p50_us", "Launch delay p50 us", 3},
+                     {"launch_delay_p90_us", "Launch delay p90 us", 3},
+                     {"launch_bound", "Launch-bound"}};
+    table.AddRow({path, launch.kernels, Us(launch.median_kernel_ns), launch.busy_pct,
+                  launch.launch_delay_p50_ns >= 0 ? Value{Us(launch.launch_delay_p50_ns)} : Value{},
+                  launch.launch_delay_p90_ns >= 0 ? Value{Us(launch.launch_delay_p90_ns)} : Value{},
+                  std::string(launch.launch_bound ? "yes" : "no")});
+    table.notes.push_back(
+        "Launch delay: from the launch call's start to its kernel's start (by correlation id).");
+    tables.push_back(std::move(table));
+  }
+  const auto fusion = analyze::ComputeFusionCandidates(model);
+  if (!fusion.empty()) {
+    report::ResultTable table;
+    table.section = "fusion";
+    table.title = "Fusion candidates: matmul/conv followed back to back by an elementwise operator";
+    table.columns = {{"trace", "Trace", 0, false},
+                     {"producer", "Producer"},
+                     {"consumer", "Consumer"},
+                     {"count", "Count"},
+                     {"consumer_us", "Consumer us", 3}};
+    for (const auto& f : fusion)
+      table.AddRow({path, f.producer, f.consumer, f.count, Us(f.consumer_ns)});
+    tables.push_back(std::move(table));
+  }
+}
+
 struct AnalyzeCommand {
   std::vector<std::string> traces;
   std::string format = "table";
@@ -131,6 +205,7 @@ struct AnalyzeCommand {
           "otherwise. Host times include nested calls.");
       tables.push_back(std::move(table));
       AddAnalyses(path, model, tables);
+      AddMoreAnalyses(path, model, analyze::ComputeDeviceBusy(model).busy_pct, tables);
     }
     Emit(CommonOptions{"", format, out, 0}, "analyze", tables);
   }

@@ -18,9 +18,21 @@ class Builder {
     model.cls.push_back(cls);
     model.flops.push_back(-1);
     model.bytes.push_back(bytes);
+    model.correlation.push_back(next_correlation);
+    model.kind.push_back(model.Intern(kind));
+    return *this;
+  }
+  Builder& Correlate(int64_t id) {
+    next_correlation = id;
+    return *this;
+  }
+  Builder& Kind(std::string_view k) {
+    kind = std::string(k);
     return *this;
   }
   TraceModel model;
+  int64_t next_correlation = -1;
+  std::string kind;
 };
 
 TEST(Intervals, UnionAndCoverage) {
@@ -113,6 +125,64 @@ TEST(Layout, ConversionShare) {
   EXPECT_TRUE(IsLayoutConversion("aclnnMm_TransData_TransData"));
   EXPECT_FALSE(IsLayoutConversion("aten::conv2d"));
   EXPECT_TRUE(IsCommunication("hcom_allReduce_"));
+}
+
+TEST(LongTail, FlagsOperatorsWithARareSlowCall) {
+  Builder b;
+  for (int i = 0; i < 20; ++i)
+    b.Add(EventClass::kHostOp, "aten::item", i * 100, i * 100 + (i == 19 ? 50 : 2));
+  for (int i = 0; i < 20; ++i)
+    b.Add(EventClass::kHostOp, "aten::add", 5000 + i * 10, 5000 + i * 10 + 3);
+  const auto tail = ComputeLongTail(b.model);
+  ASSERT_EQ(tail.size(), 1u);
+  EXPECT_EQ(tail[0].name, "aten::item");
+  EXPECT_EQ(tail[0].p50_ns, 2000);
+  EXPECT_EQ(tail[0].max_ns, 50000);
+}
+
+TEST(CpuFallback, AiCpuTasksAndHostOnlyOperators) {
+  Builder b;
+  b.Kind("AI_CPU")
+      .Add(EventClass::kKernel, "Unique", 0, 30)
+      .Kind("AI_CORE")
+      .Add(EventClass::kKernel, "MatMul", 30, 100);
+  b.Kind("").Add(EventClass::kRuntime, "aclnnMatmul", 0, 10);
+  b.Add(EventClass::kHostOp, "aten::matmul", 0, 20);        // launched work
+  b.Add(EventClass::kHostOp, "aten::nonzero", 2000, 5000);  // 3 ms on the CPU alone
+  const CpuFallback f = ComputeCpuFallback(b.model);
+  EXPECT_EQ(f.ai_cpu_count, 1);
+  EXPECT_DOUBLE_EQ(f.ai_cpu_share_pct, 30.0);
+  ASSERT_EQ(f.host_only_ops.size(), 1u);
+  EXPECT_EQ(f.host_only_ops[0].first, "aten::nonzero");
+}
+
+TEST(LaunchBound, ShortKernelsAndLaunchDelay) {
+  Builder b;
+  for (int i = 0; i < 150; ++i) {
+    b.Correlate(i).Add(EventClass::kRuntime, "cudaLaunchKernel", i * 20, i * 20 + 5);
+    b.Correlate(i).Add(EventClass::kKernel, "tiny", i * 20 + 7,
+                       i * 20 + 9);  // 2 us kernels, 7 us after launch
+  }
+  const LaunchBound l = ComputeLaunchBound(b.model, 10.0);
+  EXPECT_EQ(l.kernels, 150);
+  EXPECT_EQ(l.median_kernel_ns, 2000);
+  EXPECT_EQ(l.launch_delay_p50_ns, 7000);
+  EXPECT_TRUE(l.launch_bound);
+  EXPECT_FALSE(ComputeLaunchBound(b.model, 80.0).launch_bound);
+}
+
+TEST(Fusion, GemmFollowedByElementwise) {
+  Builder b;
+  for (int i = 0; i < 4; ++i) {
+    b.Add(EventClass::kKernel, "ampere_sgemm_128x64_nn", i * 100, i * 100 + 50);
+    b.Add(EventClass::kKernel, "vectorized_elementwise_kernel<relu>", i * 100 + 51, i * 100 + 60);
+  }
+  b.Add(EventClass::kKernel, "ampere_sgemm_128x64_nn", 1000, 1050)
+      .Add(EventClass::kKernel, "softmax", 1051, 1060);
+  const auto f = ComputeFusionCandidates(b.model);
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].count, 4);
+  EXPECT_EQ(f[0].consumer_ns, 36000);
 }
 
 }  // namespace

@@ -155,7 +155,8 @@ void ImportChromeJson(const std::filesystem::path& path, TraceModel& model) {
     if (doc.get_object().get(object)) throw bad(offset, "an event is not an object");
     std::string_view ph, name, category, meta_name;
     std::string_view pid, tid;
-    int64_t ts = 0, dur = 0, flops = -1, bytes = -1;
+    int64_t ts = 0, dur = 0, flops = -1, bytes = -1, correlation = -1;
+    std::string_view task_type;
     bool has_ts = false, has_dur = false;
     for (auto field : object) {
       std::string_view key;
@@ -196,9 +197,14 @@ void ImportChromeJson(const std::filesystem::path& path, TraceModel& model) {
           if (arg_key == "name") {
             std::string_view n;
             if (!arg.value().get_string().get(n)) meta_name = model.String(model.Intern(n));
-          } else if (arg_key == "flops" || arg_key == "bytes") {
+          } else if (arg_key == "flops" || arg_key == "bytes" || arg_key == "correlation") {
             int64_t v = -1;
-            if (!arg.value().get_int64().get(v)) (arg_key == "flops" ? flops : bytes) = v;
+            if (!arg.value().get_int64().get(v)) {
+              (arg_key == "flops" ? flops : arg_key == "bytes" ? bytes : correlation) = v;
+            }
+          } else if (arg_key == "Task Type") {
+            std::string_view t;
+            if (!arg.value().get_string().get(t)) task_type = model.String(model.Intern(t));
           }
         }
       }
@@ -215,6 +221,8 @@ void ImportChromeJson(const std::filesystem::path& path, TraceModel& model) {
       model.cls.push_back(EventClass::kOther);
       model.flops.push_back(flops);
       model.bytes.push_back(bytes);
+      model.correlation.push_back(correlation);
+      model.kind.push_back(model.Intern(task_type));
     } else if (ph == "M") {
       if (name == "process_name") {
         model.process_names[std::string(pid)] = std::string(meta_name);
