@@ -2,6 +2,7 @@
 // torch_npu, and reports operator statistics.
 #include <fmt/format.h>
 
+#include "analyze/advisor.h"
 #include "analyze/analyses.h"
 #include "analyze/importer.h"
 #include "analyze/op_stats.h"
@@ -16,9 +17,9 @@ double Us(int64_t ns) { return static_cast<double>(ns) / 1e3; }
 
 // The sections after operator statistics: device busy and idle gaps, steps,
 // transfers, layout conversions.
-void AddAnalyses(const std::string& path, const analyze::TraceModel& model,
+void AddAnalyses(const std::string& path, const analyze::Analysis& a,
                  std::vector<report::ResultTable>& tables) {
-  const analyze::DeviceBusy busy = analyze::ComputeDeviceBusy(model);
+  const analyze::DeviceBusy& busy = a.busy;
   report::ResultTable gaps;
   gaps.section = "idle_gaps";
   gaps.title =
@@ -43,7 +44,7 @@ void AddAnalyses(const std::string& path, const analyze::TraceModel& model,
   }
   tables.push_back(std::move(gaps));
 
-  const auto steps = analyze::ComputeSteps(model);
+  const auto& steps = a.steps;
   if (!steps.empty()) {
     report::ResultTable table;
     table.section = "steps";
@@ -60,7 +61,7 @@ void AddAnalyses(const std::string& path, const analyze::TraceModel& model,
     tables.push_back(std::move(table));
   }
 
-  const auto transfers = analyze::ComputeTransfers(model);
+  const auto& transfers = a.transfers;
   if (!transfers.empty()) {
     report::ResultTable table;
     table.section = "transfers";
@@ -76,7 +77,7 @@ void AddAnalyses(const std::string& path, const analyze::TraceModel& model,
     tables.push_back(std::move(table));
   }
 
-  const auto layout = analyze::ComputeLayoutShare(model);
+  const auto& layout = a.layout;
   if (layout.host_ns > 0 || layout.device_ns > 0) {
     report::ResultTable table;
     table.section = "layout_conversions";
@@ -91,9 +92,9 @@ void AddAnalyses(const std::string& path, const analyze::TraceModel& model,
 }
 
 // Long tail, CPU fallback, launch overhead, fusion candidates.
-void AddMoreAnalyses(const std::string& path, const analyze::TraceModel& model, double busy_pct,
+void AddMoreAnalyses(const std::string& path, const analyze::Analysis& a,
                      std::vector<report::ResultTable>& tables) {
-  const auto tail = analyze::ComputeLongTail(model);
+  const auto& tail = a.long_tail;
   if (!tail.empty()) {
     report::ResultTable table;
     table.section = "long_tail";
@@ -108,7 +109,7 @@ void AddMoreAnalyses(const std::string& path, const analyze::TraceModel& model, 
     }
     tables.push_back(std::move(table));
   }
-  const auto fallback = analyze::ComputeCpuFallback(model);
+  const auto& fallback = a.fallback;
   if (fallback.ai_cpu_count > 0 || !fallback.host_only_ops.empty()) {
     report::ResultTable table;
     table.section = "cpu_fallback";
@@ -127,7 +128,7 @@ void AddMoreAnalyses(const std::string& path, const analyze::TraceModel& model, 
     }
     tables.push_back(std::move(table));
   }
-  const auto launch = analyze::ComputeLaunchBound(model, busy_pct);
+  const auto& launch = a.launch;
   if (launch.kernels > 0) {
     report::ResultTable table;
     table.section = "launch";
@@ -148,7 +149,7 @@ void AddMoreAnalyses(const std::string& path, const analyze::TraceModel& model, 
         "Launch delay: from the launch call's start to its kernel's start (by correlation id).");
     tables.push_back(std::move(table));
   }
-  const auto fusion = analyze::ComputeFusionCandidates(model);
+  const auto& fusion = a.fusion;
   if (!fusion.empty()) {
     report::ResultTable table;
     table.section = "fusion";
@@ -175,11 +176,32 @@ struct AnalyzeCommand {
     std::vector<report::ResultTable> tables;
     for (const std::string& path : traces) {
       const analyze::TraceModel model = analyze::ImportTrace(path);
-      const auto stats = analyze::ComputeOpStats(model);
+      const analyze::Analysis analysis = analyze::AnalyzeTrace(model);
+      const auto findings = analyze::Advise(analysis);
+      report::ResultTable advice;
+      advice.section = "findings";
+      advice.title = fmt::format("{} ({}): {} complete events on {} tracks; {} findings", path,
+                                 model.format, model.size(), model.tracks.size(), findings.size());
+      advice.columns = {{"trace", "Trace", 0, false},
+                        {"number", "#"},
+                        {"severity", "Severity"},
+                        {"id", "Finding", 0, false},
+                        {"title", "What"},
+                        {"evidence", "Evidence", 0, false},
+                        {"action", "Recommended action", 0, false}};
+      for (size_t i = 0; i < findings.size(); ++i) {
+        const auto& f = findings[i];
+        advice.AddRow({path, static_cast<int64_t>(i + 1), std::string(analyze::Name(f.severity)),
+                       f.id, f.title, f.evidence, f.action});
+        // On a terminal the long columns read better as lines under the table.
+        advice.notes.push_back(fmt::format("{}. evidence: {}", i + 1, f.evidence));
+        advice.notes.push_back(fmt::format("   action:   {}", f.action));
+      }
+      tables.push_back(std::move(advice));
+      const auto& stats = analysis.operators;
       report::ResultTable table;
       table.section = "operators";
-      table.title = fmt::format("{} ({}): {} complete events on {} tracks", path, model.format,
-                                model.size(), model.tracks.size());
+      table.title = "Operators by total time";
       table.columns = {{"trace", "Trace", 0, false},   {"format", "Format", 0, false},
                        {"events", "Events", 0, false}, {"operator", "Operator"},
                        {"category", "Category"},       {"count", "Count"},
@@ -204,8 +226,8 @@ struct AnalyzeCommand {
           "Share %: of all device time for kernels, copies and sets; of the same class's time "
           "otherwise. Host times include nested calls.");
       tables.push_back(std::move(table));
-      AddAnalyses(path, model, tables);
-      AddMoreAnalyses(path, model, analyze::ComputeDeviceBusy(model).busy_pct, tables);
+      AddAnalyses(path, analysis, tables);
+      AddMoreAnalyses(path, analysis, tables);
     }
     Emit(CommonOptions{"", format, out, 0}, "analyze", tables);
   }

@@ -1,0 +1,62 @@
+// The advisor: the method of the field guides as explicit rules. Every
+// threshold is in Thresholds; every finding carries its severity, the evidence
+// (numbers and the events behind them) and the action recommended.
+#ifndef OPSCOPE_ANALYZE_ADVISOR_H_
+#define OPSCOPE_ANALYZE_ADVISOR_H_
+
+#include <string>
+#include <vector>
+
+#include "analyze/analyses.h"
+#include "analyze/op_stats.h"
+
+namespace opscope::analyze {
+
+// All analyses of one trace, computed once.
+struct Analysis {
+  std::vector<OpStats> operators;
+  DeviceBusy busy;
+  std::vector<StepBreakdown> steps;
+  std::vector<TransferStats> transfers;
+  LayoutShare layout;
+  std::vector<LongTail> long_tail;
+  CpuFallback fallback;
+  LaunchBound launch;
+  std::vector<FusionCandidate> fusion;
+  int64_t device_ns = 0;     // all device event time
+  int64_t fp32_gemm_ns = 0;  // device time in fp32 GEMM kernels (sgemm)
+};
+
+Analysis AnalyzeTrace(const TraceModel& model);
+
+struct Thresholds {
+  double busy_critical_pct = 50;    // device busy below this: critical
+  double busy_warning_pct = 80;     // below this: warning
+  double layout_device_pct = 10;    // layout conversions, share of device time
+  double layout_host_pct = 15;      // share of host operator time
+  double transfer_device_pct = 10;  // memory copies, share of device time
+  double pageable_gbps = 8;         // host-device copies slower than this: pageable memory
+  double ai_cpu_pct = 5;            // AI CPU tasks, share of device time
+  double sync_tail_ratio = 10;      // .item()-like operators with p99/p50 above this
+  double fusion_consumer_pct = 5;   // elementwise consumers' share of device time
+  double fp32_gemm_pct = 20;        // fp32 GEMM share of device time: consider AMP
+  double communication_pct = 20;    // communication share of step time
+};
+
+enum class Severity { kInfo, kWarning, kCritical };
+const char* Name(Severity severity);
+
+struct Finding {
+  std::string id;  // stable: "low_device_utilization"
+  Severity severity;
+  std::string title;
+  std::string evidence;
+  std::string action;
+};
+
+// Most severe first.
+std::vector<Finding> Advise(const Analysis& analysis, const Thresholds& thresholds = {});
+
+}  // namespace opscope::analyze
+
+#endif  // OPSCOPE_ANALYZE_ADVISOR_H_
