@@ -60,6 +60,11 @@ std::vector<Finding> Advise(const Analysis& a, const Thresholds& t) {
       action =
           "Feed the device faster: more DataLoader workers, pin_memory=True, prefetching, and "
           "preprocessing off the training loop.";
+    } else if (dominant == "no host activity") {
+      action =
+          "The traced host threads were idle while the device waited: the work is elsewhere "
+          "(DataLoader worker processes, other ranks in a collective, threads not traced). "
+          "Profile those too, and compare ranks for a slow one.";
     } else if (dominant == "synchronization wait") {
       action =
           "Remove host-device synchronizations from the loop: .item(), .cpu(), printing tensors, "

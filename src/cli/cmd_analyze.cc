@@ -2,11 +2,16 @@
 // torch_npu, and reports operator statistics.
 #include <fmt/format.h>
 
+#include <cstring>
+#include <iostream>
+
 #include "analyze/advisor.h"
 #include "analyze/analyses.h"
 #include "analyze/importer.h"
 #include "analyze/op_stats.h"
 #include "cli/common.h"
+#include "core/text.h"
+#include "report/analysis_report.h"
 
 namespace opscope::cli {
 namespace {
@@ -174,10 +179,13 @@ struct AnalyzeCommand {
   void Run() const {
     if (top < 0) throw Error(ErrorCode::kInvalidArgument, "--top must be >= 0 (0: all)");
     std::vector<report::ResultTable> tables;
+    std::vector<report::AnalyzedTrace> analyzed;
     for (const std::string& path : traces) {
       const analyze::TraceModel model = analyze::ImportTrace(path);
       const analyze::Analysis analysis = analyze::AnalyzeTrace(model);
       const auto findings = analyze::Advise(analysis);
+      analyzed.push_back(
+          {path, model.format, model.size(), model.tracks.size(), analysis, findings});
       report::ResultTable advice;
       advice.section = "findings";
       advice.title = fmt::format("{} ({}): {} complete events on {} tracks; {} findings", path,
@@ -229,7 +237,22 @@ struct AnalyzeCommand {
       AddAnalyses(path, analysis, tables);
       AddMoreAnalyses(path, analysis, tables);
     }
-    Emit(CommonOptions{"", format, out, 0}, "analyze", tables);
+    // The report folder: --out, or beside the first trace.
+    std::filesystem::path dir = out;
+    if (dir.empty()) {
+      const std::filesystem::path first = traces.front();
+      std::string stem = first.filename().string();
+      for (const char* suffix : {".gz", ".json"}) {
+        if (stem.size() > std::strlen(suffix) && stem.ends_with(suffix))
+          stem.resize(stem.size() - std::strlen(suffix));
+      }
+      dir = first.parent_path() / (stem + ".opscope-analysis");
+    }
+    report::WriteAnalysisReport(dir, analyzed, tables);
+    Emit(CommonOptions{"", format, "", 0}, "analyze", tables);
+    std::cerr << "opscope: wrote " << core::EscapeForTerminal((dir / "summary.csv").string())
+              << ", analysis.json and "
+              << "analysis.html\n";
   }
 };
 
@@ -242,7 +265,9 @@ void RegisterAnalyze(CLI::App& app) {
   sub->add_option("traces", command->traces, "trace files (.json or .json.gz)")->required();
   sub->add_option("--format", command->format, "table, json or csv")
       ->check(CLI::IsMember({"table", "json", "csv"}));
-  sub->add_option("--out", command->out, "write the output to this file");
+  sub->add_option(
+      "--out", command->out,
+      "folder for summary.csv, analysis.json and analysis.html (default: beside the first trace)");
   sub->add_option("--top", command->top, "operators per trace (default 20; 0: all)");
   sub->callback([command] { command->Run(); });
 }

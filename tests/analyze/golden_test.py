@@ -11,6 +11,7 @@ import gzip
 import json
 import subprocess
 import sys
+import tempfile
 
 opscope, samples = sys.argv[1], sys.argv[2]
 cases = {
@@ -46,8 +47,9 @@ for relative, expected_format in cases.items():
             continue
         want[e.get("name", "")][0] += 1
         want[e.get("name", "")][1] += ns(e["dur"])
-    out = subprocess.run([opscope, "analyze", path, "--top", "0", "--format", "json"],
-                         capture_output=True, text=True, timeout=120)
+    with tempfile.TemporaryDirectory() as report:
+        out = subprocess.run([opscope, "analyze", path, "--top", "0", "--format", "json", "--out", report],
+                             capture_output=True, text=True, timeout=120)
     if out.returncode != 0:
         print(f"FAIL {relative}: exit {out.returncode}: {out.stderr}")
         failures += 1

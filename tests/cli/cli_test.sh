@@ -158,6 +158,10 @@ expect_status 0 "analyze hostile names" "$opscope" analyze "$dir/hostile.json"
 if grep -q $'\x1b' "$dir/out"; then echo "FAIL: an escape sequence reached the terminal"; failures=$((failures + 1)); else
   echo "ok: terminal output escapes control characters"; fi
 expect_grep '\\x1b\[2J<img' "$dir/out" "the name is shown, escaped"
+expect_status 0 "analyze hostile names html" "$python" "$tools/check_html.py" "$dir/hostile.opscope-analysis/analysis.html" \
+  --contains "<img src=x onerror=alert(1)>"
+expect_grep '"\\x1b\[2J<img src=x onerror=alert(1)>,=1+1"' "$dir/hostile.opscope-analysis/summary.csv" "summary.csv quotes and defuses the name"
+expect_status 0 "analysis.json shape" "$python" "$tools/check_json_output.py" < "$dir/hostile.opscope-analysis/analysis.json"
 expect_status 0 "analyze hostile names csv" "$opscope" analyze "$dir/hostile.json" --format csv
 expect_grep '"\\x1b\[2J<img src=x onerror=alert(1)>,=1+1"' "$dir/out" "csv quotes the name" 
 printf '{"traceEvents":[{"ph":"X","ts":1,' > "$dir/truncated.json"
@@ -166,5 +170,6 @@ expect_grep "truncated.json: byte 33: the JSON ends early" "$dir/err" "truncatio
 printf 'hello' > "$dir/unknown.txt"
 expect_status 5 "analyze unknown format" "$opscope" analyze "$dir/unknown.txt"
 expect_status 4 "analyze missing file" "$opscope" analyze "$dir/absent.json"
+expect_status 4 "analyze unwritable report folder" "$opscope" analyze "$trace" --out /proc/opscope-report
 
 [ "$failures" -eq 0 ]

@@ -1,0 +1,231 @@
+#include "report/analysis_report.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <sstream>
+
+#include "core/output.h"
+#include "core/text.h"
+#include "opscope/opscope.h"
+
+namespace opscope::report {
+namespace {
+
+using core::EscapeCsvField;
+using core::EscapeHtml;
+
+std::string Num(double v, int decimals) { return fmt::format("{:.{}f}", v, decimals); }
+
+// A horizontal bar chart: one bar per (label, value), labels escaped.
+std::string BarChart(const std::vector<std::pair<std::string, double>>& bars,
+                     const std::string& unit) {
+  if (bars.empty()) return "<p>No data.</p>";
+  double max = 0;
+  for (const auto& [label, value] : bars) max = std::max(max, value);
+  const int row = 22, label_width = 360, bar_width = 440;
+  std::string svg =
+      fmt::format("<svg class=\"chart\" width=\"{}\" height=\"{}\" role=\"img\">",
+                  label_width + bar_width + 110, row * static_cast<int>(bars.size()) + 6);
+  for (size_t i = 0; i < bars.size(); ++i) {
+    const auto& [label, value] = bars[i];
+    const double w = max > 0 ? bar_width * value / max : 0;
+    std::string shown = label.size() > 52 ? label.substr(0, 50) + "…" : label;
+    const int y = static_cast<int>(i) * row + 4;
+    svg += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>", label_width - 6,
+                       y + 14, EscapeHtml(shown));
+    svg += fmt::format(
+        "<rect x=\"{}\" y=\"{}\" width=\"{:.1f}\" height=\"16\" class=\"bar\"><title>{}: {} "
+        "{}</title></rect>",
+        label_width, y, w, EscapeHtml(label), Num(value, 3), unit);
+    svg += fmt::format("<text x=\"{:.1f}\" y=\"{}\">{} {}</text>", label_width + w + 4, y + 14,
+                       Num(value, 3), unit);
+  }
+  return svg + "</svg>";
+}
+
+std::string Timeline(const analyze::DeviceBusy& busy) {
+  if (!busy.has_device) return "<p>No device events: nothing to draw.</p>";
+  const int width = 900, height = 120;
+  const double slice = static_cast<double>(width) / static_cast<double>(busy.timeline_pct.size());
+  std::string svg = fmt::format("<svg class=\"chart\" width=\"{}\" height=\"{}\" role=\"img\">",
+                                width, height + 20);
+  for (size_t i = 0; i < busy.timeline_pct.size(); ++i) {
+    const double h = height * busy.timeline_pct[i] / 100.0;
+    svg += fmt::format(
+        "<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" class=\"bar\">"
+        "<title>{:.1f}% busy</title></rect>",
+        i * slice, height - h, std::max(slice - 1, 1.0), h, busy.timeline_pct[i]);
+  }
+  svg += fmt::format("<line x1=\"0\" y1=\"{0}\" x2=\"{1}\" y2=\"{0}\" class=\"axis\"/>", height,
+                     width);
+  svg += fmt::format(
+      "<text x=\"0\" y=\"{}\">0 ms</text><text x=\"{}\" y=\"{}\" text-anchor=\"end\">{:.3f} "
+      "ms</text>",
+      height + 16, width, height + 16, (busy.window_end_ns - busy.window_begin_ns) / 1e6);
+  return svg + "</svg>";
+}
+
+std::string StepChart(const std::vector<analyze::StepBreakdown>& steps) {
+  if (steps.empty()) return "<p>No ProfilerStep spans in this trace.</p>";
+  int64_t longest = 1;
+  for (const auto& s : steps) longest = std::max(longest, s.duration_ns);
+  const int row = 24, label_width = 160, width = 640;
+  std::string svg =
+      fmt::format("<svg class=\"chart\" width=\"{}\" height=\"{}\" role=\"img\">",
+                  label_width + width + 20, row * static_cast<int>(steps.size()) + 30);
+  for (size_t i = 0; i < steps.size(); ++i) {
+    const auto& s = steps[i];
+    const int y = static_cast<int>(i) * row + 4;
+    svg += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>", label_width - 6,
+                       y + 14, EscapeHtml(s.name));
+    double x = label_width;
+    const std::pair<const char*, int64_t> parts[] = {{"compute", s.compute_ns},
+                                                     {"communication", s.communication_ns},
+                                                     {"memory", s.memory_ns},
+                                                     {"idle", s.idle_ns}};
+    for (const auto& [kind, ns] : parts) {
+      const double w = width * static_cast<double>(ns) / static_cast<double>(longest);
+      svg += fmt::format(
+          "<rect x=\"{:.1f}\" y=\"{}\" width=\"{:.1f}\" height=\"16\" class=\"{}\"><title>{}: "
+          "{:.3f} ms</title></rect>",
+          x, y, w, kind, kind, ns / 1e6);
+      x += w;
+    }
+  }
+  const int legend_y = row * static_cast<int>(steps.size()) + 20;
+  int lx = label_width;
+  for (const char* kind : {"compute", "communication", "memory", "idle"}) {
+    svg += fmt::format(
+        "<rect x=\"{}\" y=\"{}\" width=\"12\" height=\"12\" class=\"{}\"/><text x=\"{}\" "
+        "y=\"{}\">{}</text>",
+        lx, legend_y - 10, kind, lx + 16, legend_y, kind);
+    lx += 130;
+  }
+  return svg + "</svg>";
+}
+
+}  // namespace
+
+std::string SummaryCsv(const std::vector<AnalyzedTrace>& traces) {
+  std::string out =
+      "Trace,Operator,Category,Count,Total_us,Avg_us,P50_us,P99_us,Max_us,Share_pct,FLOPs,Bytes,"
+      "Arithmetic_Intensity,Achieved_TFLOPS\n";
+  for (const auto& t : traces) {
+    for (const auto& s : t.analysis.operators) {
+      out +=
+          EscapeCsvField(t.path) + "," + EscapeCsvField(s.name) + "," + analyze::Name(s.cls) + ",";
+      out +=
+          fmt::format("{},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{:.2f},", s.count, s.total_ns / 1e3,
+                      s.mean_ns / 1e3, s.p50_ns / 1e3, s.p99_ns / 1e3, s.max_ns / 1e3, s.share_pct);
+      out += s.flops >= 0 ? std::to_string(s.flops) : "";
+      out += ",";
+      out += s.bytes >= 0 ? std::to_string(s.bytes) : "";
+      out += ",";
+      if (s.flops >= 0 && s.bytes > 0)
+        out += fmt::format("{:.3f}", static_cast<double>(s.flops) / s.bytes);
+      out += ",";
+      if (s.flops >= 0 && s.total_ns > 0)
+        out += fmt::format("{:.6f}", static_cast<double>(s.flops) / s.total_ns / 1e3);
+      out += "\n";
+    }
+  }
+  return out;
+}
+
+std::string AnalysisHtml(const std::vector<AnalyzedTrace>& traces) {
+  std::string h =
+      "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+      "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src "
+      "'unsafe-inline'\">"
+      "<title>opscope analysis</title><style>"
+      "body{font-family:system-ui,sans-serif;margin:2em;color:#222;max-width:1100px}"
+      "h1{font-size:1.5em}h2{font-size:1.2em;margin-top:1.6em;border-bottom:1px solid #ddd}"
+      "table{border-collapse:collapse;font-size:.9em}td,th{padding:3px 8px;border-bottom:1px solid "
+      "#eee;text-align:left}"
+      "td.n{text-align:right;font-variant-numeric:tabular-nums}"
+      ".critical{color:#b00020;font-weight:bold}.warning{color:#a15c00;font-weight:bold}.info{"
+      "color:#2a5db0}"
+      ".chart text{font-size:11px;fill:#333}.bar{fill:#4a7bd0}.axis{stroke:#999}"
+      "rect.compute{fill:#4a7bd0}rect.communication{fill:#d08a4a}rect.memory{fill:#6ab06a}rect."
+      "idle{fill:#cccccc}"
+      ".finding{margin:.6em 0;padding:.5em .8em;border-left:4px solid #ccc;background:#fafafa}"
+      "</style></head><body>\n<h1>opscope analysis</h1>\n<p>opscope " OPSCOPE_VERSION_STRING
+      "</p>\n";
+  for (const auto& t : traces) {
+    const auto& a = t.analysis;
+    h += fmt::format("<h2>{} <small>({}, {} events)</small></h2>\n", EscapeHtml(t.path),
+                     EscapeHtml(t.format), t.events);
+    h += "<h3>Findings</h3>\n";
+    if (t.findings.empty()) h += "<p>No findings: nothing crossed the advisor's thresholds.</p>\n";
+    for (const auto& f : t.findings) {
+      h += fmt::format(
+          "<div class=\"finding\"><span class=\"{0}\">{0}</span> {1}<br><b>Evidence:</b> {2}<br>"
+          "<b>Action:</b> {3}</div>\n",
+          analyze::Name(f.severity), EscapeHtml(f.title), EscapeHtml(f.evidence),
+          EscapeHtml(f.action));
+    }
+    h += "<h3>Device busy over time</h3>\n";
+    if (a.busy.has_device)
+      h += fmt::format("<p>Busy {:.1f}% of the device window.</p>\n", a.busy.busy_pct);
+    h += Timeline(a.busy) + "\n";
+    if (!a.busy.gaps.empty()) {
+      h += "<table><tr><th>Start (ms)</th><th>Idle (ms)</th><th>Likely "
+           "cause</th><th>Evidence</th></tr>\n";
+      for (const auto& g : a.busy.gaps) {
+        h += fmt::format(
+            "<tr><td class=\"n\">{:.3f}</td><td "
+            "class=\"n\">{:.3f}</td><td>{}</td><td>{}</td></tr>\n",
+            (g.begin_ns - a.busy.window_begin_ns) / 1e6, g.duration_ns / 1e6, EscapeHtml(g.cause),
+            EscapeHtml(g.evidence));
+      }
+      h += "</table>\n";
+    }
+    h += "<h3>Top operators by total time</h3>\n";
+    std::vector<std::pair<std::string, double>> bars;
+    for (const auto& s : a.operators) {
+      if (s.cls == analyze::EventClass::kStep || s.cls == analyze::EventClass::kAnnotation)
+        continue;
+      bars.emplace_back(s.name + " [" + analyze::Name(s.cls) + "]", s.total_ns / 1e6);
+      if (bars.size() == 15) break;
+    }
+    h += BarChart(bars, "ms") + "\n";
+    h += "<h3>Step breakdown</h3>\n" + StepChart(a.steps) + "\n";
+    if (!a.transfers.empty()) {
+      h +=
+          "<h3>Memory "
+          "copies</h3>\n<table><tr><th>Direction</th><th>Count</th><th>Bytes</th><th>Time (ms)</th>"
+          "<th>% of device time</th><th>GB/s</th></tr>\n";
+      for (const auto& tr : a.transfers) {
+        h += fmt::format(
+            "<tr><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td "
+            "class=\"n\">{:.3f}</td>"
+            "<td class=\"n\">{:.1f}</td><td class=\"n\">{}</td></tr>\n",
+            EscapeHtml(tr.direction), tr.count, tr.bytes >= 0 ? std::to_string(tr.bytes) : "n/a",
+            tr.total_ns / 1e6, tr.share_of_device_pct, tr.bytes > 0 ? Num(tr.gbps, 2) : "n/a");
+      }
+      h += "</table>\n";
+    }
+  }
+  h += "</body></html>\n";
+  return h;
+}
+
+void WriteAnalysisReport(const std::filesystem::path& dir, const std::vector<AnalyzedTrace>& traces,
+                         const std::vector<ResultTable>& tables) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) throw Error(ErrorCode::kIo, "cannot create '" + dir.string() + "': " + ec.message());
+  const auto write = [&](const char* name, std::string text) {
+    core::AtomicFileOutput file(dir / name, false);
+    file.buffer() = std::move(text);
+    file.Commit();
+  };
+  write("summary.csv", SummaryCsv(traces));
+  std::ostringstream json;
+  WriteJson(json, "analyze", tables);
+  write("analysis.json", json.str());
+  write("analysis.html", AnalysisHtml(traces));
+}
+
+}  // namespace opscope::report

@@ -1,0 +1,34 @@
+// The files of `opscope analyze`: summary.csv (one row per operator and class),
+// analysis.json (every section, schema-versioned) and analysis.html (one
+// self-contained page: no scripts, no network requests, SVG charts, every
+// string from a trace escaped).
+#ifndef OPSCOPE_REPORT_ANALYSIS_REPORT_H_
+#define OPSCOPE_REPORT_ANALYSIS_REPORT_H_
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "analyze/advisor.h"
+#include "report/result_table.h"
+
+namespace opscope::report {
+
+struct AnalyzedTrace {
+  std::string path;
+  std::string format;
+  size_t events = 0, tracks = 0;
+  analyze::Analysis analysis;
+  std::vector<analyze::Finding> findings;
+};
+
+std::string SummaryCsv(const std::vector<AnalyzedTrace>& traces);
+std::string AnalysisHtml(const std::vector<AnalyzedTrace>& traces);
+
+// Writes the three files into `dir` (created if needed), each atomically.
+void WriteAnalysisReport(const std::filesystem::path& dir, const std::vector<AnalyzedTrace>& traces,
+                         const std::vector<ResultTable>& tables);
+
+}  // namespace opscope::report
+
+#endif  // OPSCOPE_REPORT_ANALYSIS_REPORT_H_
