@@ -16,8 +16,17 @@ const char* Name(Severity severity) {
   return "?";
 }
 
-Analysis AnalyzeTrace(const TraceModel& model) {
+Analysis AnalyzeTrace(const TraceModel& model, const std::optional<RooflineCeilings>& ceilings) {
   Analysis a;
+  a.ceilings = ceilings;
+  if (!a.ceilings && !model.device_name.empty())
+    a.ceilings = KnownDeviceCeilings(model.device_name);
+  if (!a.ceilings && model.format.rfind("ascend", 0) == 0) {
+    a.ceilings = KnownDeviceCeilings("Ascend 910B");
+    if (a.ceilings)
+      a.ceilings->source = "assumed Ascend 910B (the trace names no device): " + a.ceilings->source;
+  }
+  a.roofline = ComputeRoofline(model, a.ceilings ? &*a.ceilings : nullptr);
   a.operators = ComputeOpStats(model);
   a.busy = ComputeDeviceBusy(model);
   a.steps = ComputeSteps(model);

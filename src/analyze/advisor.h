@@ -9,6 +9,7 @@
 
 #include "analyze/analyses.h"
 #include "analyze/op_stats.h"
+#include "analyze/roofline.h"
 
 namespace opscope::analyze {
 
@@ -23,11 +24,16 @@ struct Analysis {
   CpuFallback fallback;
   LaunchBound launch;
   std::vector<FusionCandidate> fusion;
+  std::optional<RooflineCeilings> ceilings;
+  std::vector<OpRoofline> roofline;
   int64_t device_ns = 0;     // all device event time
   int64_t fp32_gemm_ns = 0;  // device time in fp32 GEMM kernels (sgemm)
 };
 
-Analysis AnalyzeTrace(const TraceModel& model);
+// `ceilings`: measured ones (ceilings.json); without them, datasheet figures
+// for a device the trace names, else none (roofline shows no bound).
+Analysis AnalyzeTrace(const TraceModel& model,
+                      const std::optional<RooflineCeilings>& ceilings = std::nullopt);
 
 struct Thresholds {
   double busy_critical_pct = 50;    // device busy below this: critical

@@ -57,12 +57,16 @@ class TraceModel {
   std::vector<int64_t> bytes;        // -1 unknown
   std::vector<int64_t> correlation;  // links a launch to its device work; -1 none
   std::vector<uint32_t> kind;        // interned task type (Ascend "AI_CORE", "AI_CPU"); 0 none
+  std::vector<int64_t> external_id;  // links a framework operator to its launches; -1 none
+  std::vector<uint32_t> input_dims;  // interned raw JSON of Kineto's "Input Dims"; 0 none
+  std::vector<uint32_t> input_type;  // interned raw JSON of "Input type"; 0 none
 
   std::vector<Track> tracks;
   std::map<std::string, std::string> process_names;  // pid -> name
   std::map<std::string, std::string> metadata;       // format-specific facts
   std::string format;                                // "opscope", "kineto", ...
   std::string source;                                // the file
+  std::string device_name;                           // from deviceProperties, when recorded
   uint64_t instant_events = 0, counter_events = 0, flow_events = 0;
 
  private:

@@ -10,6 +10,7 @@
 #include "analyze/importer.h"
 #include "analyze/op_stats.h"
 #include "cli/common.h"
+#include "core/ceilings.h"
 #include "core/text.h"
 #include "report/analysis_report.h"
 
@@ -154,6 +155,32 @@ void AddMoreAnalyses(const std::string& path, const analyze::Analysis& a,
         "Launch delay: from the launch call's start to its kernel's start (by correlation id).");
     tables.push_back(std::move(table));
   }
+  if (!a.roofline.empty()) {
+    report::ResultTable table;
+    table.section = "roofline";
+    table.title =
+        "Roofline: " + (a.ceilings ? a.ceilings->source
+                                   : std::string("no ceilings (pass --ceilings ceilings.json from "
+                                                 "`opscope bench roofline`)"));
+    table.columns = {{"trace", "Trace", 0, false}, {"operator", "Operator"},
+                     {"calls", "Calls"},           {"dtype", "Dtype"},
+                     {"gflop", "GFLOP", 3},        {"gbytes", "GB", 3},
+                     {"intensity", "FLOP/B", 1},   {"achieved_tflops", "TFLOP/s", 3},
+                     {"bound", "Bound"},           {"pct_of_attainable", "% of roofline", 1},
+                     {"time_source", "Time from"}};
+    for (const auto& r : a.roofline) {
+      table.AddRow({path, r.name, r.calls, r.dtype.empty() ? Value{} : Value{r.dtype},
+                    r.flops / 1e9, r.bytes / 1e9, r.bytes > 0 ? Value{r.intensity} : Value{},
+                    r.achieved / 1e12, r.bound.empty() ? Value{} : Value{r.bound},
+                    r.pct_of_attainable >= 0 ? Value{r.pct_of_attainable} : Value{},
+                    r.time_source});
+      if (table.rows.size() == 15) break;
+    }
+    table.notes.push_back(
+        "FLOPs from the trace's arguments or from recorded shapes of matrix multiplies; "
+        "% of roofline = achieved / min(peak, intensity x bandwidth).");
+    tables.push_back(std::move(table));
+  }
   const auto& fusion = a.fusion;
   if (!fusion.empty()) {
     report::ResultTable table;
@@ -175,14 +202,23 @@ struct AnalyzeCommand {
   std::string format = "table";
   std::string out;
   int top = 20;
+  std::string ceilings_file;
 
-  void Run() const {
+  std::optional<analyze::RooflineCeilings> ceilings_;
+
+  void Run() {
+    if (!ceilings_file.empty()) {
+      const core::Ceilings c = core::LoadCeilings(ceilings_file);
+      ceilings_ = analyze::RooflineCeilings{
+          c.device_name, "measured ceilings in " + ceilings_file + " (" + c.device_name + ")",
+          c.flops_per_second, c.memory_bytes_per_second};
+    }
     if (top < 0) throw Error(ErrorCode::kInvalidArgument, "--top must be >= 0 (0: all)");
     std::vector<report::ResultTable> tables;
     std::vector<report::AnalyzedTrace> analyzed;
     for (const std::string& path : traces) {
       const analyze::TraceModel model = analyze::ImportTrace(path);
-      const analyze::Analysis analysis = analyze::AnalyzeTrace(model);
+      const analyze::Analysis analysis = analyze::AnalyzeTrace(model, ceilings_);
       const auto findings = analyze::Advise(analysis);
       analyzed.push_back(
           {path, model.format, model.size(), model.tracks.size(), analysis, findings});
@@ -269,6 +305,8 @@ void RegisterAnalyze(CLI::App& app) {
       "--out", command->out,
       "folder for summary.csv, analysis.json and analysis.html (default: beside the first trace)");
   sub->add_option("--top", command->top, "operators per trace (default 20; 0: all)");
+  sub->add_option("--ceilings", command->ceilings_file,
+                  "ceilings.json from `opscope bench roofline`");
   sub->callback([command] { command->Run(); });
 }
 

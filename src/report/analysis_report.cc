@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
+#include <map>
 #include <sstream>
 
 #include "core/output.h"
@@ -40,6 +42,67 @@ std::string BarChart(const std::vector<std::pair<std::string, double>>& bars,
         label_width, y, w, EscapeHtml(label), Num(value, 3), unit);
     svg += fmt::format("<text x=\"{:.1f}\" y=\"{}\">{} {}</text>", label_width + w + 4, y + 14,
                        Num(value, 3), unit);
+  }
+  return svg + "</svg>";
+}
+
+// Log-log roofline: FLOP/s against FLOP/byte, the ceilings as lines, a dot per operator.
+std::string RooflinePlot(const analyze::Analysis& a) {
+  if (a.roofline.empty()) return "<p>No operator with known FLOPs.</p>";
+  const int width = 720, height = 360, left = 70, bottom = 40;
+  double x_min = 1e9, x_max = 1e-9, y_min = 1e30, y_max = 1;
+  for (const auto& r : a.roofline) {
+    if (r.intensity <= 0 || r.achieved <= 0) continue;
+    x_min = std::min(x_min, r.intensity), x_max = std::max(x_max, r.intensity);
+    y_min = std::min(y_min, r.achieved), y_max = std::max(y_max, r.achieved);
+  }
+  double peak = 0;
+  if (a.ceilings) {
+    for (const auto& [dtype, f] : a.ceilings->flops_per_second) peak = std::max(peak, f);
+    y_max = std::max(y_max, peak);
+  }
+  if (x_min > x_max) return "<p>No operator with known bytes.</p>";
+  x_min = std::pow(10, std::floor(std::log10(x_min)) - 1),
+  x_max = std::pow(10, std::ceil(std::log10(x_max)) + 1);
+  y_min = std::pow(10, std::floor(std::log10(y_min)) - 1),
+  y_max = std::pow(10, std::ceil(std::log10(y_max)));
+  const auto px = [&](double x) {
+    return left + (width - left) * std::log10(x / x_min) / std::log10(x_max / x_min);
+  };
+  const auto py = [&](double y) {
+    return (height - bottom) * (1 - std::log10(y / y_min) / std::log10(y_max / y_min));
+  };
+  std::string svg = fmt::format("<svg class=\"chart\" width=\"{}\" height=\"{}\" role=\"img\">",
+                                width + 10, height);
+  svg += fmt::format("<line x1=\"{0}\" y1=\"0\" x2=\"{0}\" y2=\"{1}\" class=\"axis\"/>", left,
+                     height - bottom);
+  svg += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" y2=\"{1}\" class=\"axis\"/>", left,
+                     height - bottom, width);
+  svg += fmt::format(
+      "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">arithmetic intensity (FLOP/byte, log)</text>",
+      (left + width) / 2, height - 8);
+  svg += fmt::format("<text x=\"4\" y=\"12\">FLOP/s (log)</text>");
+  if (a.ceilings && a.ceilings->bytes_per_second > 0) {
+    for (const auto& [dtype, f] : a.ceilings->flops_per_second) {
+      const double ridge = f / a.ceilings->bytes_per_second;
+      svg += fmt::format(
+          "<polyline fill=\"none\" stroke=\"#b00020\" points=\"{:.1f},{:.1f} {:.1f},{:.1f} "
+          "{:.1f},{:.1f}\">"
+          "<title>{} ceiling</title></polyline>",
+          px(x_min), py(std::max(y_min, x_min * a.ceilings->bytes_per_second)),
+          px(std::min(ridge, x_max)),
+          py(std::min(f, std::min(ridge, x_max) * a.ceilings->bytes_per_second)), px(x_max), py(f),
+          EscapeHtml(dtype));
+      svg += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\">{} {:.1f} TFLOP/s</text>",
+                         px(x_max) - 150, py(f) - 4, EscapeHtml(dtype), f / 1e12);
+    }
+  }
+  for (const auto& r : a.roofline) {
+    if (r.intensity <= 0 || r.achieved <= 0) continue;
+    svg += fmt::format(
+        "<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"4\" class=\"bar\"><title>{}: {:.1f} FLOP/B, "
+        "{:.3f} TFLOP/s</title></circle>",
+        px(r.intensity), py(r.achieved), EscapeHtml(r.name), r.intensity, r.achieved / 1e12);
   }
   return svg + "</svg>";
 }
@@ -110,23 +173,31 @@ std::string StepChart(const std::vector<analyze::StepBreakdown>& steps) {
 std::string SummaryCsv(const std::vector<AnalyzedTrace>& traces) {
   std::string out =
       "Trace,Operator,Category,Count,Total_us,Avg_us,P50_us,P99_us,Max_us,Share_pct,FLOPs,Bytes,"
-      "Arithmetic_Intensity,Achieved_TFLOPS\n";
+      "Arithmetic_Intensity,Achieved_TFLOPS,Utilization_pct,Bound\n";
   for (const auto& t : traces) {
+    std::map<std::string, const analyze::OpRoofline*> roofline;
+    for (const auto& r : t.analysis.roofline) roofline[r.name] = &r;
     for (const auto& s : t.analysis.operators) {
+      const auto rl = roofline.find(s.name);
+      const analyze::OpRoofline* r =
+          rl != roofline.end() && s.cls != analyze::EventClass::kStep ? rl->second : nullptr;
       out +=
           EscapeCsvField(t.path) + "," + EscapeCsvField(s.name) + "," + analyze::Name(s.cls) + ",";
       out +=
           fmt::format("{},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{:.2f},", s.count, s.total_ns / 1e3,
                       s.mean_ns / 1e3, s.p50_ns / 1e3, s.p99_ns / 1e3, s.max_ns / 1e3, s.share_pct);
-      out += s.flops >= 0 ? std::to_string(s.flops) : "";
-      out += ",";
-      out += s.bytes >= 0 ? std::to_string(s.bytes) : "";
-      out += ",";
-      if (s.flops >= 0 && s.bytes > 0)
-        out += fmt::format("{:.3f}", static_cast<double>(s.flops) / s.bytes);
-      out += ",";
-      if (s.flops >= 0 && s.total_ns > 0)
-        out += fmt::format("{:.6f}", static_cast<double>(s.flops) / s.total_ns / 1e3);
+      if (r != nullptr) {
+        out += fmt::format("{:.0f},{:.0f},", r->flops, r->bytes);
+        out += r->bytes > 0 ? fmt::format("{:.3f}", r->intensity) : "";
+        out += fmt::format(",{:.6f},", r->achieved / 1e12);
+        out += r->pct_of_attainable >= 0 ? fmt::format("{:.1f}", r->pct_of_attainable) : "";
+        out += "," + r->bound;
+      } else {
+        out += s.flops >= 0 ? std::to_string(s.flops) : "";
+        out += ",";
+        out += s.bytes >= 0 ? std::to_string(s.bytes) : "";
+        out += ",,,,";
+      }
       out += "\n";
     }
   }
@@ -191,6 +262,10 @@ std::string AnalysisHtml(const std::vector<AnalyzedTrace>& traces) {
     }
     h += BarChart(bars, "ms") + "\n";
     h += "<h3>Step breakdown</h3>\n" + StepChart(a.steps) + "\n";
+    h +=
+        "<h3>Roofline</h3>\n<p>" +
+        EscapeHtml(a.ceilings ? a.ceilings->source : "No ceilings: pass --ceilings ceilings.json") +
+        "</p>\n" + RooflinePlot(a) + "\n";
     if (!a.transfers.empty()) {
       h +=
           "<h3>Memory "

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "analyze/advisor.h"
+#include "analyze/roofline.h"
 
 namespace opscope::analyze {
 namespace {
@@ -22,6 +23,9 @@ class Builder {
     model.bytes.push_back(bytes);
     model.correlation.push_back(next_correlation);
     model.kind.push_back(model.Intern(kind));
+    model.external_id.push_back(-1);
+    model.input_dims.push_back(0);
+    model.input_type.push_back(0);
     return *this;
   }
   Builder& Correlate(int64_t id) {
@@ -226,6 +230,75 @@ TEST(Advisor, RulesFireOnTheirEvidenceAndOnlyThen) {
   lenient.busy_warning_pct = 1, lenient.layout_device_pct = 90, lenient.layout_host_pct = 90;
   lenient.ai_cpu_pct = 90, lenient.transfer_device_pct = 90;
   EXPECT_TRUE(Advise(AnalyzeTrace(b.model), lenient).empty());
+}
+
+TEST(Roofline, MatmulCostFromRecordedShapes) {
+  int64_t flops = 0, bytes = 0;
+  std::string dtype;
+  ASSERT_TRUE(MatmulCost("aten::mm", "[[2, 2048], [2048, 1]]", "[\"float\", \"float\"]", flops,
+                         bytes, dtype));
+  EXPECT_EQ(flops, 2 * 2 * 2048 * 1);
+  EXPECT_EQ(bytes, 4 * (2 * 2048 + 2048 + 2));
+  EXPECT_EQ(dtype, "fp32");
+  ASSERT_TRUE(MatmulCost("aten::bmm", "[[8, 16, 32], [8, 32, 4]]", "[\"c10::BFloat16\"]", flops,
+                         bytes, dtype));
+  EXPECT_EQ(flops, 2 * 8 * 16 * 32 * 4);
+  EXPECT_EQ(dtype, "bf16");
+  ASSERT_TRUE(MatmulCost("aten::linear", "[[4, 10, 64], [32, 64], [32]]", "[\"float\"]", flops,
+                         bytes, dtype));
+  EXPECT_EQ(flops, 2 * 40 * 64 * 32);
+  ASSERT_TRUE(MatmulCost("aten::addmm", "[[256], [2048, 6948], [6948, 256], [], []]", "[\"float\"]",
+                         flops, bytes, dtype));
+  EXPECT_EQ(flops, int64_t{2} * 2048 * 6948 * 256);
+  // Other inputs under the same name, mismatched dimensions, unknown types: no cost.
+  EXPECT_FALSE(MatmulCost("aten::linear", "[[2048, 160, 606], [2048, 3906], [2048, 3906]]",
+                          "[\"float\"]", flops, bytes, dtype));
+  EXPECT_FALSE(MatmulCost("aten::mm", "[[2, 3], [4, 5]]", "[\"float\"]", flops, bytes, dtype));
+  EXPECT_FALSE(
+      MatmulCost("aten::mm", "[[2, 3], [3, 5]]", "[\"c10::complex<float>\"]", flops, bytes, dtype));
+  EXPECT_FALSE(MatmulCost("aten::relu", "[[2, 3]]", "[\"float\"]", flops, bytes, dtype));
+}
+
+TEST(Roofline, DeviceOperatorsUseTheirKernelsAndCeilingsDecideTheBound) {
+  Builder b;
+  // aten::mm on the host (track of pid 1) launches one kernel of 100 us.
+  b.Add(EventClass::kHostOp, "aten::mm", 0, 20);
+  b.model.flops.back() = 2000000000;  // 2 GFLOP
+  b.model.bytes.back() = 4000000;     // 4 MB: 500 FLOP/B
+  b.Correlate(7).Add(EventClass::kRuntime, "cudaLaunchKernel", 5, 10);
+  b.Correlate(7).Add(EventClass::kKernel, "sgemm", 30, 130);
+  // A second operator whose launched kernel is missing gets no rate.
+  b.Correlate(-1).Add(EventClass::kHostOp, "aten::mm", 200, 220);
+  b.model.flops.back() = 2000000000;
+  b.model.bytes.back() = 4000000;
+  b.Correlate(8).Add(EventClass::kRuntime, "cudaLaunchKernel", 205, 210);
+  RooflineCeilings c{"test", "test", {{"fp32", 40e12}}, 1e12};  // ridge at 40 FLOP/B
+  const auto r = ComputeRoofline(b.model, &c);
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(r[0].calls, 1);
+  EXPECT_EQ(r[0].time_ns, 100000);
+  EXPECT_EQ(r[0].time_source, "device kernels");
+  EXPECT_DOUBLE_EQ(r[0].achieved, 2e9 / 100e-6);  // 20 TFLOP/s
+  EXPECT_DOUBLE_EQ(r[0].intensity, 500);
+  EXPECT_EQ(r[0].bound, "compute");
+  EXPECT_DOUBLE_EQ(r[0].pct_of_attainable, 50.0);
+  EXPECT_TRUE(KnownDeviceCeilings("NVIDIA H200").has_value());
+  EXPECT_DOUBLE_EQ(KnownDeviceCeilings("NVIDIA A100-PG509-200")->bytes_per_second, 1.555e12);
+  EXPECT_FALSE(KnownDeviceCeilings("AMD Radeon Graphics").has_value());
+}
+
+TEST(Roofline, CpuTracesUseHostTime) {
+  Builder b;
+  b.Add(EventClass::kHostOp, "Conv2D", 0, 1000);  // 1 ms
+  b.model.flops.back() = 1000000000;
+  b.model.bytes.back() = 100000000;                                     // 10 FLOP/B
+  RooflineCeilings c{"cpu", "ceilings.json", {{"fp32", 500e9}}, 50e9};  // ridge at 10 FLOP/B
+  const auto r = ComputeRoofline(b.model, &c);
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(r[0].time_source, "host");
+  EXPECT_DOUBLE_EQ(r[0].achieved, 1e12);
+  EXPECT_EQ(r[0].bound, "compute");  // at the ridge exactly
+  EXPECT_DOUBLE_EQ(r[0].pct_of_attainable, 200.0);
 }
 
 }  // namespace

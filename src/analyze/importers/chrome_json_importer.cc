@@ -155,8 +155,8 @@ void ImportChromeJson(const std::filesystem::path& path, TraceModel& model) {
     if (doc.get_object().get(object)) throw bad(offset, "an event is not an object");
     std::string_view ph, name, category, meta_name;
     std::string_view pid, tid;
-    int64_t ts = 0, dur = 0, flops = -1, bytes = -1, correlation = -1;
-    std::string_view task_type;
+    int64_t ts = 0, dur = 0, flops = -1, bytes = -1, correlation = -1, external = -1;
+    std::string_view task_type, dims, types;
     bool has_ts = false, has_dur = false;
     for (auto field : object) {
       std::string_view key;
@@ -202,6 +202,15 @@ void ImportChromeJson(const std::filesystem::path& path, TraceModel& model) {
             if (!arg.value().get_int64().get(v)) {
               (arg_key == "flops" ? flops : arg_key == "bytes" ? bytes : correlation) = v;
             }
+          } else if (arg_key == "External id") {
+            int64_t v = -1;
+            if (!arg.value().get_int64().get(v)) external = v;
+          } else if (arg_key == "Input Dims" || arg_key == "Input type") {
+            simdjson::ondemand::array array;
+            std::string_view raw;
+            if (!arg.value().get_array().get(array) && !array.raw_json().get(raw)) {
+              (arg_key == "Input Dims" ? dims : types) = model.String(model.Intern(raw));
+            }
           } else if (arg_key == "Task Type") {
             std::string_view t;
             if (!arg.value().get_string().get(t)) task_type = model.String(model.Intern(t));
@@ -223,6 +232,9 @@ void ImportChromeJson(const std::filesystem::path& path, TraceModel& model) {
       model.bytes.push_back(bytes);
       model.correlation.push_back(correlation);
       model.kind.push_back(model.Intern(task_type));
+      model.external_id.push_back(external);
+      model.input_dims.push_back(model.Intern(dims));
+      model.input_type.push_back(model.Intern(types));
     } else if (ph == "M") {
       if (name == "process_name") {
         model.process_names[std::string(pid)] = std::string(meta_name);
@@ -260,6 +272,17 @@ void ImportChromeJson(const std::filesystem::path& path, TraceModel& model) {
     model.format = "pytorch-legacy";
   } else {
     model.format = "chrome-json";
+  }
+  const auto devices = info.members.find("deviceProperties");
+  if (devices != info.members.end()) {
+    const auto at = devices->second.find("\"name\"");
+    if (at != std::string::npos) {
+      const auto open = devices->second.find('"', devices->second.find(':', at) + 1);
+      const auto close = devices->second.find('"', open + 1);
+      if (open != std::string::npos && close != std::string::npos) {
+        model.device_name = devices->second.substr(open + 1, close - open - 1);
+      }
+    }
   }
   for (const auto& [key, value] : info.members) {
     if (key == "distributedInfo" || key == "deviceProperties" || key == "baseTimeNanoseconds" ||

@@ -1,0 +1,202 @@
+#include "analyze/roofline.h"
+
+#include <algorithm>
+#include <unordered_map>
+
+namespace opscope::analyze {
+namespace {
+
+// "[[2, 2048], [2048, 1], []]" -> {{2, 2048}, {2048, 1}, {}}; empty on anything else.
+std::vector<std::vector<int64_t>> ParseDims(std::string_view text) {
+  std::vector<std::vector<int64_t>> out;
+  int depth = 0;
+  int64_t value = 0;
+  bool in_number = false;
+  for (const char c : text) {
+    if (c >= '0' && c <= '9') {
+      value = value * 10 + (c - '0');
+      in_number = true;
+      continue;
+    }
+    if (in_number && depth == 2) out.back().push_back(value);
+    in_number = false;
+    value = 0;
+    if (c == '[') {
+      if (++depth == 2) out.emplace_back();
+      if (depth > 2) return {};
+    } else if (c == ']') {
+      --depth;
+    } else if (c != ',' && c != ' ') {
+      return {};
+    }
+  }
+  return out;
+}
+
+// The first entry of "Input type": "float", "c10::BFloat16", ...
+std::string FirstType(std::string_view types) {
+  const auto open = types.find('"');
+  const auto close = open == std::string_view::npos ? open : types.find('"', open + 1);
+  return close == std::string_view::npos ? std::string()
+                                         : std::string(types.substr(open + 1, close - open - 1));
+}
+
+int64_t Product(const std::vector<int64_t>& dims, size_t from, size_t to) {
+  int64_t p = 1;
+  for (size_t i = from; i < to; ++i) p *= dims[i];
+  return p;
+}
+
+}  // namespace
+
+std::optional<RooflineCeilings> KnownDeviceCeilings(std::string_view name) {
+  const auto has = [&](std::string_view s) { return name.find(s) != std::string_view::npos; };
+  RooflineCeilings c;
+  c.device = std::string(name);
+  if (has("H200")) {
+    c.flops_per_second = {{"fp32", 67e12}, {"bf16", 989e12}};
+    c.bytes_per_second = 4.8e12;
+    c.source = "NVIDIA H200 SXM datasheet (dense): 67 TFLOP/s fp32, 989 TFLOP/s bf16, 4.8 TB/s";
+  } else if (has("H100")) {
+    c.flops_per_second = {{"fp32", 67e12}, {"bf16", 989e12}};
+    c.bytes_per_second = 3.35e12;
+    c.source = "NVIDIA H100 SXM datasheet (dense): 67 TFLOP/s fp32, 989 TFLOP/s bf16, 3.35 TB/s";
+  } else if (has("A100")) {
+    const bool large = has("80GB");
+    c.flops_per_second = {{"fp32", 19.5e12}, {"bf16", 312e12}};
+    c.bytes_per_second = large ? 2.039e12 : 1.555e12;
+    c.source = std::string("NVIDIA A100 datasheet (dense): 19.5 TFLOP/s fp32, 312 TFLOP/s bf16, ") +
+               (large ? "2.04 TB/s (80 GB)" : "1.56 TB/s (40 GB)");
+  } else if (has("910B")) {
+    c.flops_per_second = {{"bf16", 313e12}};
+    c.bytes_per_second = 1.6e12;
+    c.source = "Ascend 910B public figures (approximate): 313 TFLOP/s fp16/bf16, 1.6 TB/s";
+  } else {
+    return std::nullopt;
+  }
+  return c;
+}
+
+bool MatmulCost(std::string_view op, std::string_view dims_json, std::string_view types_json,
+                int64_t& flops, int64_t& bytes, std::string& dtype) {
+  const auto d = ParseDims(dims_json);
+  const std::string type = FirstType(types_json);
+  const int64_t element = type == "float"                                    ? 4
+                          : type == "double"                                 ? 8
+                          : (type == "c10::BFloat16" || type == "c10::Half") ? 2
+                                                                             : 0;
+  if (element == 0) return false;
+  dtype = type == "float" ? "fp32" : type == "double" ? "fp64" : "bf16";
+  // Each signature is checked whole (input count, ranks, matching inner
+  // dimensions): operators recorded under these names with other inputs are skipped.
+  int64_t batch = 1, m = 0, k = 0, n = 0;
+  if ((op == "aten::mm" || op == "aten::matmul") && d.size() == 2 && d[0].size() == 2 &&
+      d[1].size() == 2 && d[0][1] == d[1][0]) {
+    m = d[0][0], k = d[0][1], n = d[1][1];
+  } else if (op == "aten::addmm" && d.size() == 5 && d[1].size() == 2 && d[2].size() == 2 &&
+             d[1][1] == d[2][0]) {
+    m = d[1][0], k = d[1][1], n = d[2][1];
+  } else if ((op == "aten::bmm" || op == "aten::matmul") && d.size() == 2 && d[0].size() == 3 &&
+             d[1].size() == 3 && d[0][0] == d[1][0] && d[0][2] == d[1][1]) {
+    batch = d[0][0], m = d[0][1], k = d[0][2], n = d[1][2];
+  } else if (op == "aten::linear" && (d.size() == 2 || d.size() == 3) && d[0].size() >= 2 &&
+             d[1].size() == 2 && d[0].back() == d[1][1]) {
+    m = Product(d[0], 0, d[0].size() - 1), k = d[0].back(), n = d[1][0];
+  } else {
+    return false;
+  }
+  if (m <= 0 || k <= 0 || n <= 0) return false;
+  flops = 2 * batch * m * k * n;
+  bytes = element * batch * (m * k + k * n + m * n);
+  return true;
+}
+
+std::vector<OpRoofline> ComputeRoofline(const TraceModel& model, const RooflineCeilings* ceilings) {
+  // Device time of an operator: the kernels of the launch calls made on its
+  // thread while it ran (calls and kernels pair by correlation id).
+  std::unordered_map<int64_t, int64_t> kernel_ns_by_correlation;
+  std::unordered_map<uint32_t, std::vector<size_t>> launches_by_track;
+  bool has_device = false;
+  for (size_t e = 0; e < model.size(); ++e) {
+    has_device |= IsDevice(model.cls[e]);
+    if (model.correlation[e] < 0) continue;
+    if (IsDevice(model.cls[e])) {
+      kernel_ns_by_correlation[model.correlation[e]] += model.duration_ns[e];
+    } else if (model.cls[e] == EventClass::kRuntime) {
+      launches_by_track[model.track[e]].push_back(e);
+    }
+  }
+  for (auto& [track, launches] : launches_by_track) {
+    std::sort(launches.begin(), launches.end(),
+              [&](size_t a, size_t b) { return model.start_ns[a] < model.start_ns[b]; });
+  }
+  const auto device_ns = [&](size_t op) -> int64_t {
+    const auto it = launches_by_track.find(model.track[op]);
+    if (it == launches_by_track.end()) return -1;
+    const auto& launches = it->second;
+    const int64_t begin = model.start_ns[op], end = begin + model.duration_ns[op];
+    auto l = std::lower_bound(launches.begin(), launches.end(), begin,
+                              [&](size_t e, int64_t t) { return model.start_ns[e] < t; });
+    int64_t total = 0;
+    bool found = false;
+    for (; l != launches.end() && model.start_ns[*l] < end; ++l) {
+      const auto k = kernel_ns_by_correlation.find(model.correlation[*l]);
+      if (k != kernel_ns_by_correlation.end()) {
+        total += k->second, found = true;
+      } else if (model.String(model.name[*l]).find("Launch") != std::string_view::npos) {
+        return -1;  // a kernel this operator launched is missing (a sampled trace): no rate
+      }
+    }
+    return found ? total : -1;
+  };
+  std::map<std::string, OpRoofline> by_name;
+  for (size_t e = 0; e < model.size(); ++e) {
+    if (model.cls[e] != EventClass::kHostOp && !IsDevice(model.cls[e])) continue;
+    int64_t flops = model.flops[e], bytes = model.bytes[e];
+    std::string dtype;
+    const std::string name(model.String(model.name[e]));
+    if (flops < 0 && model.input_dims[e] != 0) {
+      MatmulCost(name, model.String(model.input_dims[e]), model.String(model.input_type[e]), flops,
+                 bytes, dtype);
+    }
+    if (flops < 0) continue;
+    int64_t ns = model.duration_ns[e];
+    const char* source = IsDevice(model.cls[e]) ? "device" : "host";
+    if (has_device && model.cls[e] == EventClass::kHostOp) {
+      // On a device, a host operator's own time is its launch time: use its kernels or nothing.
+      ns = device_ns(e);
+      if (ns < 0) continue;
+      source = "device kernels";
+    }
+    OpRoofline& r = by_name[name];
+    r.name = name;
+    ++r.calls;
+    if (!dtype.empty()) r.dtype = dtype;
+    r.flops += static_cast<double>(flops);
+    r.bytes += static_cast<double>(std::max<int64_t>(bytes, 0));
+    r.time_ns += ns;
+    r.time_source = source;
+  }
+  std::vector<OpRoofline> out;
+  for (auto& [name, r] : by_name) {
+    if (r.time_ns <= 0) continue;
+    r.intensity = r.bytes > 0 ? r.flops / r.bytes : 0;
+    r.achieved = r.flops / (static_cast<double>(r.time_ns) / 1e9);
+    if (ceilings != nullptr && r.bytes > 0 && ceilings->bytes_per_second > 0) {
+      const std::string dtype = r.dtype.empty() ? "fp32" : r.dtype;
+      auto peak = ceilings->flops_per_second.find(dtype);
+      if (peak == ceilings->flops_per_second.end()) peak = ceilings->flops_per_second.begin();
+      if (peak != ceilings->flops_per_second.end()) {
+        const double ridge = peak->second / ceilings->bytes_per_second;
+        r.bound = r.intensity < ridge ? "memory" : "compute";
+        const double attainable = std::min(peak->second, r.intensity * ceilings->bytes_per_second);
+        r.pct_of_attainable = 100.0 * r.achieved / attainable;
+      }
+    }
+    out.push_back(std::move(r));
+  }
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.flops > b.flops; });
+  return out;
+}
+
+}  // namespace opscope::analyze
