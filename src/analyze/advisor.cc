@@ -69,6 +69,10 @@ std::vector<Finding> Advise(const Analysis& a, const Thresholds& t) {
       action =
           "Feed the device faster: more DataLoader workers, pin_memory=True, prefetching, and "
           "preprocessing off the training loop.";
+    } else if (dominant == "unknown") {
+      action =
+          "This file has no host events: analyze the matching host trace (trace_view.json or the "
+          "Kineto trace) to see what the host did while the device waited.";
     } else if (dominant == "no host activity") {
       action =
           "The traced host threads were idle while the device waited: the work is elsewhere "

@@ -139,6 +139,9 @@ DeviceBusy ComputeDeviceBusy(const TraceModel& model, int64_t min_gap_ns, size_t
       gap.cause = "host-bound";
       gap.evidence =
           fmt::format("the host was busy {:.0f}% of the gap; longest: '{}'", 100 * share, busiest);
+    } else if (host_events.empty()) {
+      gap.cause = "unknown";
+      gap.evidence = "this trace records no host events (a device-only file)";
     } else {
       gap.evidence = fmt::format("the host was busy {:.0f}% of the gap", 100 * share);
     }

@@ -1,6 +1,7 @@
 #include "analyze/importer.h"
 
 #include "analyze/importers/chrome_json_importer.h"
+#include "analyze/importers/kernel_details_importer.h"
 #include "analyze/json_event_reader.h"
 #include "core/text.h"
 #include "opscope/opscope.h"
@@ -19,11 +20,17 @@ TraceModel ImportTrace(const std::filesystem::path& path) {
     ImportChromeJson(path, model);
     return model;
   }
-  throw Error(ErrorCode::kUnsupported,
-              "'" + path.string() +
-                  "' is not a trace format opscope reads (Chrome-trace JSON from opscope, "
-                  "PyTorch/Kineto or torch_npu; plain or .gz); it begins: " +
-                  core::EscapeForTerminal(head.substr(0, 40)));
+  if (SniffKernelDetails(head)) {
+    ImportKernelDetails(path, model);
+    return model;
+  }
+  throw Error(
+      ErrorCode::kUnsupported,
+      "'" + path.string() +
+          "' is not a trace format opscope reads (Chrome-trace JSON from opscope, "
+          "PyTorch/Kineto or torch_npu, or torch_npu's kernel_details.csv; plain or .gz); it "
+          "begins: " +
+          core::EscapeForTerminal(head.substr(0, 40)));
 }
 
 }  // namespace opscope::analyze

@@ -6,6 +6,7 @@ total time to the nanosecond. Spans of the whole trace (cat "Trace") and
 torch_npu's derived "Overlap Analysis" rows are left out of operator
 statistics on both sides."""
 import collections
+import csv
 import decimal
 import gzip
 import json
@@ -23,6 +24,7 @@ cases = {
     "kineto/sampled_rank-1.json.gz": "kineto",
     "ascend/trace_view.json": "ascend-trace-view",
     "torch-cpu/small_cnn_train_torch1.13.json": "pytorch-legacy",
+    "ascend/kernel_details.csv": "ascend-kernel-details",
 }
 
 
@@ -33,10 +35,15 @@ def ns(value):
 failures = 0
 for relative, expected_format in cases.items():
     path = f"{samples}/{relative}"
-    opener = gzip.open if path.endswith(".gz") else open
-    with opener(path, "rt", encoding="utf-8") as f:
-        doc = json.load(f)
-    events = doc["traceEvents"] if isinstance(doc, dict) else doc
+    if path.endswith(".csv"):  # kernel_details.csv: one device task per row
+        with open(path, newline="", encoding="utf-8") as f:
+            rows = list(csv.DictReader(f))
+        events = [{"ph": "X", "name": r["Name"], "dur": r["Duration(us)"].strip()} for r in rows]
+    else:
+        opener = gzip.open if path.endswith(".gz") else open
+        with opener(path, "rt", encoding="utf-8") as f:
+            doc = json.load(f)
+        events = doc["traceEvents"] if isinstance(doc, dict) else doc
     derived = {e["pid"] for e in events
                if e.get("ph") == "M" and e.get("name") == "process_name"
                and e["args"].get("name") == "Overlap Analysis"}

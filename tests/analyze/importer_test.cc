@@ -158,5 +158,31 @@ TEST(ChromeJsonImporter, ReadsOpscopeTracesWithHostileNames) {
   EXPECT_EQ(model.flops[0], 7);
 }
 
+TEST(KernelDetailsImporter, ReadsQuotedCsvAndNamesBadLines) {
+  testing::TempDir dir;
+  const std::string header =
+      "Step Id,Name,Type,Accelerator Core,Start Time(us),Duration(us),Input Shapes\n";
+  const auto path = Write(dir, "kernel_details.csv",
+                          header +
+                              "1,MatMul,MatMulV2,AI_CORE,\"100.5\t\",20.25,\"\"\"8,16;16,4\"\"\"\n"
+                              "1,\"Cast, int64\",Cast,AI_CPU,\"130\t\",5,N/A\n");
+  const TraceModel model = ImportTrace(path);
+  EXPECT_EQ(model.format, "ascend-kernel-details");
+  ASSERT_EQ(model.size(), 2u);
+  EXPECT_EQ(model.start_ns[0], 100500);
+  EXPECT_EQ(model.duration_ns[0], 20250);
+  EXPECT_EQ(model.String(model.name[1]), "Cast, int64");
+  EXPECT_EQ(model.String(model.kind[1]), "AI_CPU");
+  EXPECT_EQ(model.cls[0], EventClass::kKernel);
+  EXPECT_NE(ErrorOf(Write(dir, "short.csv", header + "1,A,T,AI_CORE,1\n"))
+                .find("short.csv: line 2: 5 fields"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf(Write(dir, "num.csv", header + "1,A,T,AI_CORE,1,abc,x\n"))
+                .find("num.csv: line 2: 'Duration(us)' is not a duration: 'abc'"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf(Write(dir, "quote.csv", header + "1,\"A,T,AI_CORE,1,2,x\n")).find("not closed"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace opscope::analyze
