@@ -15,12 +15,13 @@ namespace opscope::cli {
 // Exit statuses, documented in README.md.
 enum class ExitCode : int {
   kOk = 0,
-  kFailure = 1,           // an internal or unexpected failure
-  kUsage = 2,             // the command line is wrong
-  kInvalidInput = 3,      // a value or a file's content is wrong
-  kIo = 4,                // a file could not be read or written
-  kUnsupported = 5,       // device, format or feature not available here
-  kResourceExhausted = 6  // not enough memory for the request
+  kFailure = 1,            // an internal or unexpected failure
+  kUsage = 2,              // the command line is wrong
+  kInvalidInput = 3,       // a value or a file's content is wrong
+  kIo = 4,                 // a file could not be read or written
+  kUnsupported = 5,        // device, format or feature not available here
+  kResourceExhausted = 6,  // not enough memory for the request
+  kRegression = 7          // diff: slower than --fail-if-slower allows
 };
 
 ExitCode ExitCodeFor(ErrorCode code);
@@ -52,6 +53,8 @@ void RegisterBandwidth(CLI::App& app);
 void RegisterSmi(CLI::App& app);
 void RegisterMonitor(CLI::App& app);
 void RegisterAnalyze(CLI::App& app);
+// Sets `exit_code` when the comparison fails its gate.
+void RegisterDiff(CLI::App& app, int& exit_code);
 
 }  // namespace opscope::cli
 

@@ -18,6 +18,8 @@ int main(int argc, char** argv) {
   opscope::cli::RegisterSmi(app);
   opscope::cli::RegisterMonitor(app);
   opscope::cli::RegisterAnalyze(app);
+  int command_exit = 0;
+  opscope::cli::RegisterDiff(app, command_exit);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -37,5 +39,5 @@ int main(int argc, char** argv) {
     std::cerr << "opscope: error: " << opscope::core::EscapeForTerminal(e.what()) << '\n';
     return static_cast<int>(ExitCode::kFailure);
   }
-  return static_cast<int>(ExitCode::kOk);
+  return command_exit;
 }

@@ -172,4 +172,13 @@ expect_status 5 "analyze unknown format" "$opscope" analyze "$dir/unknown.txt"
 expect_status 4 "analyze missing file" "$opscope" analyze "$dir/absent.json"
 expect_status 4 "analyze unwritable report folder" "$opscope" analyze "$trace" --out /proc/opscope-report
 
+printf '[{"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","pid":1,"tid":1,"ts":0,"dur":1000},{"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":1,"dur":500}]' > "$dir/before.json"
+printf '[{"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","pid":1,"tid":1,"ts":0,"dur":1200},{"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":1,"dur":700}]' > "$dir/after.json"
+expect_status 7 "diff gate: 20% slower fails --fail-if-slower 10" "$opscope" diff "$dir/before.json" "$dir/after.json" --fail-if-slower 10
+expect_grep "slower by 20.0%" "$dir/err" "the gate says by how much"
+expect_status 0 "diff gate: within the limit" "$opscope" diff "$dir/before.json" "$dir/after.json" --fail-if-slower 25 --format json
+expect_grep '"change_pct":20' "$dir/out" "diff json has the change"
+expect_status 0 "diff without a gate" "$opscope" diff "$dir/before.json" "$dir/after.json"
+expect_status 3 "diff of a truncated trace" "$opscope" diff "$dir/before.json" "$dir/truncated.json"
+
 [ "$failures" -eq 0 ]
