@@ -11,8 +11,7 @@ namespace opscope::analyze {
 TraceModel ImportTrace(const std::filesystem::path& path) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) {
-    throw Error(ErrorCode::kUnsupported,
-                "'" + path.string() + "' is a folder: pass the trace files in it");
+    throw Error(ErrorCode::kUnsupported, "'" + path.string() + "' is a folder, not a trace file");
   }
   const std::string head = ReadHead(path, 4096);
   TraceModel model;

@@ -8,6 +8,7 @@
 #include "analyze/advisor.h"
 #include "analyze/analyses.h"
 #include "analyze/importer.h"
+#include "analyze/multirank.h"
 #include "analyze/op_stats.h"
 #include "cli/common.h"
 #include "core/ceilings.h"
@@ -197,6 +198,67 @@ void AddMoreAnalyses(const std::string& path, const analyze::Analysis& a,
   }
 }
 
+// Several ranks of one job: step time per rank, the slow one, overlap.
+void AddRanks(const analyze::RankComparison& c, std::vector<report::ResultTable>& tables) {
+  report::ResultTable table;
+  table.section = "ranks";
+  table.title =
+      c.slow_rank >= 0
+          ? fmt::format("Ranks: rank {} is the slowest, {:.1f}% above the median rank's step time",
+                        c.slow_rank, c.slow_pct)
+          : std::string("Ranks");
+  table.columns = {{"rank", "Rank"},
+                   {"trace", "Trace"},
+                   {"steps", "Steps"},
+                   {"mean_step_ms", "Mean step ms", 3},
+                   {"compute_ms", "Compute ms", 3},
+                   {"communication_ms", "Comm ms", 3},
+                   {"overlap_pct", "Comm overlapped %", 1}};
+  for (const auto& r : c.ranks) {
+    table.AddRow(
+        {int64_t{r.rank}, r.path, r.steps, r.mean_step_ns / 1e6, r.compute_ns / 1e6,
+         r.communication_ns / 1e6,
+         r.communication_ns > 0 ? Value{100.0 * r.overlap_ns / r.communication_ns} : Value{}});
+  }
+  table.notes.push_back(
+      "Comm overlapped %: communication kernel time during which compute kernels also ran.");
+  if (c.slow_pct >= 10) {
+    table.notes.push_back(
+        fmt::format("warning: rank {} is {:.1f}% slower than the median: compare its data loading, "
+                    "host load and "
+                    "inputs; the others wait for it at every collective.",
+                    c.slow_rank, c.slow_pct));
+  }
+  tables.push_back(std::move(table));
+}
+
+// Trace files given directly, and the trace files inside given folders (sorted).
+std::vector<std::string> ExpandTraces(const std::vector<std::string>& inputs) {
+  std::vector<std::string> out;
+  for (const auto& input : inputs) {
+    std::error_code ec;
+    if (!std::filesystem::is_directory(input, ec)) {
+      out.push_back(input);
+      continue;
+    }
+    std::vector<std::string> found;
+    for (const auto& entry : std::filesystem::directory_iterator(input, ec)) {
+      const std::string name = entry.path().filename().string();
+      if (entry.is_regular_file() &&
+          (name.ends_with(".json") || name.ends_with(".json.gz") || name == "kernel_details.csv")) {
+        found.push_back(entry.path().string());
+      }
+    }
+    if (found.empty()) {
+      throw Error(ErrorCode::kInvalidInput,
+                  "'" + input + "' holds no trace files (*.json, *.json.gz)");
+    }
+    std::sort(found.begin(), found.end());
+    out.insert(out.end(), found.begin(), found.end());
+  }
+  return out;
+}
+
 struct AnalyzeCommand {
   std::vector<std::string> traces;
   std::string format = "table";
@@ -216,9 +278,11 @@ struct AnalyzeCommand {
     if (top < 0) throw Error(ErrorCode::kInvalidArgument, "--top must be >= 0 (0: all)");
     std::vector<report::ResultTable> tables;
     std::vector<report::AnalyzedTrace> analyzed;
-    for (const std::string& path : traces) {
+    std::vector<analyze::RankSummary> ranks;
+    for (const std::string& path : ExpandTraces(traces)) {
       const analyze::TraceModel model = analyze::ImportTrace(path);
       const analyze::Analysis analysis = analyze::AnalyzeTrace(model, ceilings_);
+      ranks.push_back(analyze::SummarizeRank(model, static_cast<int>(ranks.size())));
       const auto findings = analyze::Advise(analysis);
       analyzed.push_back(
           {path, model.format, model.size(), model.tracks.size(), analysis, findings});
@@ -273,10 +337,11 @@ struct AnalyzeCommand {
       AddAnalyses(path, analysis, tables);
       AddMoreAnalyses(path, analysis, tables);
     }
+    if (ranks.size() > 1) AddRanks(analyze::CompareRanks(std::move(ranks)), tables);
     // The report folder: --out, or beside the first trace.
     std::filesystem::path dir = out;
     if (dir.empty()) {
-      const std::filesystem::path first = traces.front();
+      const std::filesystem::path first = ExpandTraces(traces).front();
       std::string stem = first.filename().string();
       for (const char* suffix : {".gz", ".json"}) {
         if (stem.size() > std::strlen(suffix) && stem.ends_with(suffix))
@@ -298,7 +363,10 @@ void RegisterAnalyze(CLI::App& app) {
   auto command = std::make_shared<AnalyzeCommand>();
   CLI::App* sub = app.add_subcommand(
       "analyze", "operator statistics of traces from opscope, PyTorch/Kineto and torch_npu");
-  sub->add_option("traces", command->traces, "trace files (.json or .json.gz)")->required();
+  sub->add_option(
+         "traces", command->traces,
+         "trace files (.json, .json.gz, kernel_details.csv) or folders of them (one per rank)")
+      ->required();
   sub->add_option("--format", command->format, "table, json or csv")
       ->check(CLI::IsMember({"table", "json", "csv"}));
   sub->add_option(

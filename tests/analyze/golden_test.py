@@ -81,4 +81,24 @@ for relative, expected_format in cases.items():
     else:
         print(f"ok {relative}: {len(complete)} events, {len(want)} operators agree "
               f"(longest: {top!r}, {want[top][1] / 1e3:.3f} us)")
+# A folder of rank files: one row per rank, its rank from distributedInfo and its
+# step count as Python counts ProfilerStep spans.
+import shutil
+with tempfile.TemporaryDirectory() as folder, tempfile.TemporaryDirectory() as report:
+    expected = {}
+    for name in ("sampled_rank-0.json.gz", "sampled_rank-1.json.gz"):
+        shutil.copy(f"{samples}/kineto/{name}", folder)
+        with gzip.open(f"{samples}/kineto/{name}", "rt", encoding="utf-8") as f:
+            doc = json.load(f)
+        expected[doc["distributedInfo"]["rank"]] = sum(
+            1 for e in doc["traceEvents"] if e.get("ph") == "X" and e.get("name", "").startswith("ProfilerStep#"))
+    out = subprocess.run([opscope, "analyze", folder, "--format", "json", "--out", report],
+                         capture_output=True, text=True, timeout=120)
+    rows = [r for r in json.loads(out.stdout)["results"] if r.get("section") == "ranks"] if out.returncode == 0 else []
+    got = {r["rank"]: r["steps"] for r in rows}
+    if got != expected:
+        failures += 1
+        print(f"FAIL ranks: opscope {got}, python {expected}; {out.stderr}")
+    else:
+        print(f"ok ranks: {len(got)} ranks from a folder, steps agree {got}")
 sys.exit(1 if failures else 0)

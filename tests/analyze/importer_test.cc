@@ -93,7 +93,7 @@ TEST(JsonEventReader, TruncatedAndMalformedInputsNameTheByte) {
       << not_object;
   const std::string unknown = ErrorOf(Write(dir, "x.csv", "a,b,c\n1,2,3\n"));
   EXPECT_NE(unknown.find("is not a trace format opscope reads"), std::string::npos) << unknown;
-  EXPECT_NE(ErrorOf(dir.path()).find("is a folder"), std::string::npos);
+  EXPECT_NE(ErrorOf(dir.path()).find("is a folder, not a trace file"), std::string::npos);
 }
 
 TEST(ChromeJsonImporter, ClassifiesAndComputesStatistics) {
