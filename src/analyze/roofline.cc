@@ -111,6 +111,98 @@ bool MatmulCost(std::string_view op, std::string_view dims_json, std::string_vie
   return true;
 }
 
+namespace {
+
+// "[\"\", \"\", \"\", \"[2, 2]\", \"[1, 1]\", \"[1, 1]\", \"1\"]" -> the strings.
+std::vector<std::string> ParseStrings(std::string_view text) {
+  std::vector<std::string> out;
+  bool in = false;
+  std::string cur;
+  for (const char c : text) {
+    if (c == '"') {
+      if (in) out.push_back(cur), cur.clear();
+      in = !in;
+    } else if (in) {
+      cur += c;
+    }
+  }
+  return out;
+}
+
+std::vector<int64_t> Ints(const std::string& text) {
+  std::vector<int64_t> out;
+  int64_t v = 0;
+  bool digits = false;
+  for (const char c : text + ",") {
+    if (c >= '0' && c <= '9') {
+      v = v * 10 + (c - '0'), digits = true;
+    } else {
+      if (digits) out.push_back(v);
+      v = 0, digits = false;
+    }
+  }
+  return out;
+}
+
+bool IsElementwise(std::string_view op) {
+  static const char* kOps[] = {
+      "aten::add",  "aten::add_", "aten::sub",     "aten::sub_", "aten::mul",
+      "aten::mul_", "aten::div",  "aten::div_",    "aten::relu", "aten::relu_",
+      "aten::gelu", "aten::silu", "aten::sigmoid", "aten::tanh", "aten::threshold_backward",
+      "aten::neg",  "aten::exp"};
+  return std::find(std::begin(kOps), std::end(kOps), op) != std::end(kOps);
+}
+
+}  // namespace
+
+bool ShapeCost(std::string_view op, std::string_view dims_json, std::string_view types_json,
+               std::string_view concrete_json, int64_t& flops, int64_t& bytes, std::string& dtype) {
+  if (MatmulCost(op, dims_json, types_json, flops, bytes, dtype)) return true;
+  const auto d = ParseDims(dims_json);
+  const std::string type = FirstType(types_json);
+  const int64_t element = type == "float"                                    ? 4
+                          : type == "double"                                 ? 8
+                          : (type == "c10::BFloat16" || type == "c10::Half") ? 2
+                                                                             : 0;
+  if (element == 0 || d.empty()) return false;
+  dtype = type == "float" ? "fp32" : type == "double" ? "fp64" : "bf16";
+  if (op == "aten::conv2d" || op == "aten::convolution" || op == "aten::_convolution") {
+    const auto concrete = ParseStrings(concrete_json);
+    if (d.size() < 2 || d[0].size() != 4 || d[1].size() != 4 || concrete.size() < 7) return false;
+    const auto stride = Ints(concrete[3]), padding = Ints(concrete[4]),
+               dilation = Ints(concrete[5]);
+    const auto groups = Ints(concrete[op == "aten::conv2d" ? 6 : 8 < concrete.size() ? 8 : 6]);
+    if (stride.size() != 2 || padding.size() != 2 || dilation.size() != 2 || groups.size() != 1 ||
+        groups[0] < 1) {
+      return false;
+    }
+    const int64_t n = d[0][0], c = d[0][1], h = d[0][2], w = d[0][3];
+    const int64_t o = d[1][0], cg = d[1][1], kh = d[1][2], kw = d[1][3];
+    if (cg * groups[0] != c || stride[0] < 1 || stride[1] < 1) return false;
+    const int64_t oh = (h + 2 * padding[0] - dilation[0] * (kh - 1) - 1) / stride[0] + 1;
+    const int64_t ow = (w + 2 * padding[1] - dilation[1] * (kw - 1) - 1) / stride[1] + 1;
+    if (oh <= 0 || ow <= 0) return false;
+    flops = 2 * n * o * oh * ow * cg * kh * kw;
+    bytes = element * (n * c * h * w + o * cg * kh * kw + n * o * oh * ow);
+    return true;
+  }
+  if (IsElementwise(op)) {
+    int64_t out_elements = 0, read = 0;
+    for (const auto& t : d) {
+      if (t.empty()) continue;  // a scalar
+      int64_t numel = 1;
+      for (const int64_t v : t) numel *= v;
+      read += numel;
+      out_elements = std::max(out_elements, numel);
+    }
+    if (out_elements == 0) return false;
+    flops = out_elements;
+    bytes = element * (read + out_elements);
+    return true;
+  }
+  return false;
+}
+
 std::vector<OpRoofline> ComputeRoofline(const TraceModel& model, const RooflineCeilings* ceilings) {
   // Device time of an operator: the kernels of the launch calls made on its
   // thread while it ran (calls and kernels pair by correlation id).

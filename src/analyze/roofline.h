@@ -32,6 +32,13 @@ std::optional<RooflineCeilings> KnownDeviceCeilings(std::string_view device_name
 bool MatmulCost(std::string_view op, std::string_view dims_json, std::string_view types_json,
                 int64_t& flops, int64_t& bytes, std::string& dtype);
 
+// Convolutions (aten::conv2d, convolution, _convolution) from their input and
+// weight shapes and the stride, padding, dilation and groups in "Concrete
+// Inputs"; elementwise operators (add, mul, relu, ...) as one FLOP per output
+// element, bytes of every tensor read and written. False when unknown.
+bool ShapeCost(std::string_view op, std::string_view dims_json, std::string_view types_json,
+               std::string_view concrete_json, int64_t& flops, int64_t& bytes, std::string& dtype);
+
 struct OpRoofline {
   std::string name;
   int64_t calls = 0;

@@ -53,13 +53,14 @@ class TraceModel {
   std::vector<uint32_t> category;  // interned; 0 when absent
   std::vector<uint32_t> track;
   std::vector<EventClass> cls;
-  std::vector<int64_t> flops;        // -1 unknown
-  std::vector<int64_t> bytes;        // -1 unknown
-  std::vector<int64_t> correlation;  // links a launch to its device work; -1 none
-  std::vector<uint32_t> kind;        // interned task type (Ascend "AI_CORE", "AI_CPU"); 0 none
-  std::vector<int64_t> external_id;  // links a framework operator to its launches; -1 none
-  std::vector<uint32_t> input_dims;  // interned raw JSON of Kineto's "Input Dims"; 0 none
-  std::vector<uint32_t> input_type;  // interned raw JSON of "Input type"; 0 none
+  std::vector<int64_t> flops;             // -1 unknown
+  std::vector<int64_t> bytes;             // -1 unknown
+  std::vector<int64_t> correlation;       // links a launch to its device work; -1 none
+  std::vector<uint32_t> kind;             // interned task type (Ascend "AI_CORE", "AI_CPU"); 0 none
+  std::vector<int64_t> external_id;       // links a framework operator to its launches; -1 none
+  std::vector<uint32_t> input_dims;       // interned raw JSON of Kineto's "Input Dims"; 0 none
+  std::vector<uint32_t> input_type;       // interned raw JSON of "Input type"; 0 none
+  std::vector<uint32_t> concrete_inputs;  // interned raw JSON of "Concrete Inputs"; 0 none
 
   std::vector<Track> tracks;
   std::map<std::string, std::string> process_names;  // pid -> name

@@ -30,6 +30,7 @@ class Builder {
     model.external_id.push_back(-1);
     model.input_dims.push_back(0);
     model.input_type.push_back(0);
+    model.concrete_inputs.push_back(0);
     return *this;
   }
   Builder& Correlate(int64_t id) {
@@ -261,6 +262,31 @@ TEST(Roofline, MatmulCostFromRecordedShapes) {
   EXPECT_FALSE(
       MatmulCost("aten::mm", "[[2, 3], [3, 5]]", "[\"c10::complex<float>\"]", flops, bytes, dtype));
   EXPECT_FALSE(MatmulCost("aten::relu", "[[2, 3]]", "[\"float\"]", flops, bytes, dtype));
+}
+
+TEST(Roofline, ConvolutionAndElementwiseCostFromShapes) {
+  int64_t flops = 0, bytes = 0;
+  std::string dtype;
+  // The field report's 3x3 s2 64->64 convolution at batch 16 on 56x56: 0.92 GFLOP.
+  ASSERT_TRUE(ShapeCost("aten::conv2d", "[[16, 64, 56, 56], [64, 64, 3, 3], [], [], [], [], []]",
+                        "[\"float\", \"float\"]",
+                        "[\"\", \"\", \"\", \"[2, 2]\", \"[1, 1]\", \"[1, 1]\", \"1\"]", flops,
+                        bytes, dtype));
+  EXPECT_EQ(flops, int64_t{2} * 16 * 64 * 28 * 28 * 64 * 9);
+  EXPECT_EQ(bytes, 4 * (16 * 64 * 56 * 56 + 64 * 64 * 9 + 16 * 64 * 28 * 28));
+  // Grouped (depthwise) convolution.
+  ASSERT_TRUE(ShapeCost(
+      "aten::conv2d", "[[1, 32, 10, 10], [32, 1, 3, 3], [], [], [], [], []]", "[\"float\"]",
+      "[\"\", \"\", \"\", \"[1, 1]\", \"[1, 1]\", \"[1, 1]\", \"32\"]", flops, bytes, dtype));
+  EXPECT_EQ(flops, 2 * 32 * 10 * 10 * 9);
+  EXPECT_FALSE(ShapeCost("aten::conv2d", "[[16, 64, 56, 56], [64, 64, 3, 3]]", "[\"float\"]", "",
+                         flops, bytes, dtype))
+      << "no stride or padding recorded";
+  ASSERT_TRUE(ShapeCost("aten::add_", "[[128], [128], []]", "[\"float\", \"float\", \"Scalar\"]",
+                        "", flops, bytes, dtype));
+  EXPECT_EQ(flops, 128);
+  EXPECT_EQ(bytes, 4 * (128 + 128 + 128));
+  EXPECT_FALSE(ShapeCost("aten::softmax", "[[128]]", "[\"float\"]", "", flops, bytes, dtype));
 }
 
 TEST(Roofline, DeviceOperatorsUseTheirKernelsAndCeilingsDecideTheBound) {

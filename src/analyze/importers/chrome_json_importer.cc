@@ -156,7 +156,7 @@ void ImportChromeJson(const std::filesystem::path& path, TraceModel& model) {
     std::string_view ph, name, category, meta_name;
     std::string_view pid, tid;
     int64_t ts = 0, dur = 0, flops = -1, bytes = -1, correlation = -1, external = -1;
-    std::string_view task_type, dims, types;
+    std::string_view task_type, dims, types, concrete;
     bool has_ts = false, has_dur = false;
     for (auto field : object) {
       std::string_view key;
@@ -205,11 +205,14 @@ void ImportChromeJson(const std::filesystem::path& path, TraceModel& model) {
           } else if (arg_key == "External id") {
             int64_t v = -1;
             if (!arg.value().get_int64().get(v)) external = v;
-          } else if (arg_key == "Input Dims" || arg_key == "Input type") {
+          } else if (arg_key == "Input Dims" || arg_key == "Input type" ||
+                     arg_key == "Concrete Inputs") {
             simdjson::ondemand::array array;
             std::string_view raw;
             if (!arg.value().get_array().get(array) && !array.raw_json().get(raw)) {
-              (arg_key == "Input Dims" ? dims : types) = model.String(model.Intern(raw));
+              (arg_key == "Input Dims"   ? dims
+               : arg_key == "Input type" ? types
+                                         : concrete) = model.String(model.Intern(raw));
             }
           } else if (arg_key == "Task Type") {
             std::string_view t;
@@ -235,6 +238,7 @@ void ImportChromeJson(const std::filesystem::path& path, TraceModel& model) {
       model.external_id.push_back(external);
       model.input_dims.push_back(model.Intern(dims));
       model.input_type.push_back(model.Intern(types));
+      model.concrete_inputs.push_back(model.Intern(concrete));
     } else if (ph == "M") {
       if (name == "process_name") {
         model.process_names[std::string(pid)] = std::string(meta_name);

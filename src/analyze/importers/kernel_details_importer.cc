@@ -129,6 +129,7 @@ void ImportKernelDetails(const std::filesystem::path& path, TraceModel& model) {
     model.external_id.push_back(-1);
     model.input_dims.push_back(0);
     model.input_type.push_back(0);
+    model.concrete_inputs.push_back(0);
   }
   for (auto& track : model.tracks) track.process = "Ascend Hardware";
   model.format = "ascend-kernel-details";
