@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 JOBS ?= $(shell nproc)
 
-.PHONY: deps build run test test-release test-asan bench format clean
+.PHONY: deps build run test test-release test-asan test-fuzz bench format clean
 
 deps:
 	@scripts/install-deps
@@ -22,7 +22,7 @@ run: build
 	build/release/opscope bw --type d2d --sizes 4K..256M
 	build/release/opscope demo --out $(REPORT)
 
-test: test-release test-asan
+test: test-release test-asan test-fuzz
 
 test-release: build
 	ctest --preset release -j $(JOBS)
@@ -34,6 +34,12 @@ test-asan: deps
 	ctest --preset asan -j $(JOBS)
 
 # The benchmarks that decide the issues: each prints both sides and the ratio.
+# Each importer's libFuzzer target for a bounded time (OPSCOPE_FUZZ_SECONDS).
+test-fuzz: deps
+	cmake --preset fuzz >/dev/null
+	cmake --build --preset fuzz -j $(JOBS)
+	ctest --preset fuzz -j $(JOBS)
+
 bench: build
 	build/release/bench/scope_bench
 	build/release/bench/ceiling_vs_peak

@@ -9,6 +9,9 @@
 namespace opscope::analyze {
 namespace {
 
+// Exact products of times (a window can span 8e18 ns, times a slice index).
+__extension__ typedef __int128 Int128;
+
 std::string Lower(std::string_view s) {
   std::string out(s);
   for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -86,9 +89,9 @@ DeviceBusy ComputeDeviceBusy(const TraceModel& model, int64_t min_gap_ns, size_t
       host_events.push_back(e);
     }
   }
-  if (device.empty()) return out;
-  out.has_device = true;
   const auto merged = Union(device);
+  if (merged.empty()) return out;  // no device events, or none that lasts: no device time
+  out.has_device = true;
   out.window_begin_ns = merged.front().begin;
   out.window_end_ns = merged.back().end;
   for (const Interval& i : merged) out.busy_ns += i.end - i.begin;
@@ -152,8 +155,10 @@ DeviceBusy ComputeDeviceBusy(const TraceModel& model, int64_t min_gap_ns, size_t
   if (gaps.size() > max_gaps) gaps.resize(max_gaps);
   out.gaps = std::move(gaps);
   for (int s = 0; s < slices && window > 0; ++s) {
-    const int64_t b = out.window_begin_ns + window * s / slices;
-    const int64_t f = out.window_begin_ns + window * (s + 1) / slices;
+    const int64_t b =
+        out.window_begin_ns + static_cast<int64_t>(static_cast<Int128>(window) * s / slices);
+    const int64_t f =
+        out.window_begin_ns + static_cast<int64_t>(static_cast<Int128>(window) * (s + 1) / slices);
     out.timeline_pct.push_back(f > b ? 100.0 * static_cast<double>(Covered(merged, b, f)) /
                                            static_cast<double>(f - b)
                                      : 0);

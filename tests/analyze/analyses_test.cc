@@ -84,6 +84,8 @@ TEST(DeviceBusy, GapsAndTheirCauses) {
   EXPECT_DOUBLE_EQ(busy.timeline_pct[0], 100.0);  // 0..100 us
   EXPECT_DOUBLE_EQ(busy.timeline_pct[7], 0.0);    // 700..800 us
   EXPECT_FALSE(ComputeDeviceBusy(Builder().Add(EventClass::kHostOp, "x", 0, 1).model).has_device);
+  // Found by the fuzzer: device events that all last zero time.
+  EXPECT_FALSE(ComputeDeviceBusy(Builder().Add(EventClass::kKernel, "k", 5, 5).model).has_device);
 }
 
 TEST(Steps, DeviceTimeInsideEachStep) {

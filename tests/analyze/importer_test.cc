@@ -48,6 +48,9 @@ TEST(MicrosToNs, ExactDecimalsAndFallbacks) {
   EXPECT_FALSE(MicrosToNs("", ns));
   EXPECT_FALSE(MicrosToNs("abc", ns));
   EXPECT_FALSE(MicrosToNs("99999999999999999999", ns));
+  EXPECT_FALSE(MicrosToNs("4000000000000001", ns)) << "past 4e18 ns";
+  EXPECT_FALSE(MicrosToNs("-4.1e15", ns));
+  ASSERT_TRUE(MicrosToNs("4000000000000000", ns));
 }
 
 TEST(JsonEventReader, FindsEventsAndKeepsMembersInAnyOrder) {

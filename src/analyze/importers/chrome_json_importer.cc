@@ -114,14 +114,15 @@ bool MicrosToNs(std::string_view text, int64_t& ns) {
     double value = 0;
     const auto result = std::from_chars(text.data(), text.data() + text.size(), value);
     if (result.ec != std::errc() || result.ptr != text.data() + text.size() ||
-        !std::isfinite(value) || std::abs(value) > 9e15) {
+        !std::isfinite(value) || std::abs(value) * 1000 > static_cast<double>(kMaxTimeNs)) {
       return false;
     }
     ns = static_cast<int64_t>(std::llround(value * 1000.0));
     return true;
   }
   for (int d = std::min(fraction_digits, 3); d < 3; ++d) fraction *= 10;
-  if (whole > INT64_MAX / 1000 - 1) return false;
+  // Beyond +-4e18 ns (126 years) sums and differences of two times could overflow.
+  if (whole > kMaxTimeNs / 1000) return false;
   ns = whole * 1000 + fraction + (round_up ? 1 : 0);
   if (negative) ns = -ns;
   return true;

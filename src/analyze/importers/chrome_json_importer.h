@@ -19,6 +19,10 @@ bool SniffChromeJson(std::string_view head);
 // Fills `model`; throws Error(kInvalidInput) naming the file and byte offset.
 void ImportChromeJson(const std::filesystem::path& path, TraceModel& model);
 
+// The largest time or duration accepted, in nanoseconds (about 126 years): any
+// sum or difference of two stays within int64.
+constexpr int64_t kMaxTimeNs = 4000000000000000000;
+
 // Microseconds as JSON writes them ("12", "12.3456", "1.2e3", or the same in a
 // string) to integer nanoseconds, exactly when there are at most 3 decimals.
 bool MicrosToNs(std::string_view text, int64_t& ns);

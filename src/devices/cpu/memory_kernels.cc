@@ -119,9 +119,13 @@ bool CpuHas(const char* feature) {
 
 // STREAM loops: compiled once per ISA, picked at load time. The copy loop must stay
 // a loop: GCC would otherwise turn it into a call to memcpy, which measures glibc.
-__attribute__((target_clones("avx512f", "avx2", "default"),
-               optimize("no-tree-loop-distribute-patterns"))) void
-CopyLoop(double* c, const double* a, size_t b, size_t e) {
+#if defined(__clang__)
+#define OPSCOPE_KEEP_LOOP  // no per-function switch in clang
+#else
+#define OPSCOPE_KEEP_LOOP optimize("no-tree-loop-distribute-patterns")
+#endif
+__attribute__((target_clones("avx512f", "avx2", "default"), OPSCOPE_KEEP_LOOP)) void CopyLoop(
+    double* c, const double* a, size_t b, size_t e) {
   for (size_t j = b; j < e; ++j) c[j] = a[j];
 }
 __attribute__((target_clones("avx512f", "avx2", "default"))) void ScaleLoop(double* b_out,
