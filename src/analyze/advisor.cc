@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <future>
 #include <map>
 
 namespace opscope::analyze {
@@ -26,16 +27,20 @@ Analysis AnalyzeTrace(const TraceModel& model, const std::optional<RooflineCeili
     if (a.ceilings)
       a.ceilings->source = "assumed Ascend 910B (the trace names no device): " + a.ceilings->source;
   }
-  a.roofline = ComputeRoofline(model, a.ceilings ? &*a.ceilings : nullptr);
+  // The passes only read the model: half of them run on a second thread.
+  auto second = std::async(std::launch::async, [&] {
+    a.roofline = ComputeRoofline(model, a.ceilings ? &*a.ceilings : nullptr);
+    a.steps = ComputeSteps(model);
+    a.layout = ComputeLayoutShare(model);
+    a.fusion = ComputeFusionCandidates(model);
+  });
   a.operators = ComputeOpStats(model);
   a.busy = ComputeDeviceBusy(model);
-  a.steps = ComputeSteps(model);
   a.transfers = ComputeTransfers(model);
-  a.layout = ComputeLayoutShare(model);
   a.long_tail = ComputeLongTail(model);
   a.fallback = ComputeCpuFallback(model);
   a.launch = ComputeLaunchBound(model, a.busy.busy_pct);
-  a.fusion = ComputeFusionCandidates(model);
+  second.get();
   for (size_t e = 0; e < model.size(); ++e) {
     if (!IsDevice(model.cls[e])) continue;
     a.device_ns += model.duration_ns[e];

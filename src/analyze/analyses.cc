@@ -74,6 +74,17 @@ bool IsCommunication(std::string_view name) {
          Contains(n, "reducescatter") || Contains(n, "alltoall") || Contains(n, "broadcast");
 }
 
+std::vector<bool> ClassifyNames(const TraceModel& model, bool (*test)(std::string_view)) {
+  std::vector<bool> out(model.string_count(), false);
+  std::vector<bool> seen(model.string_count(), false);
+  for (const uint32_t id : model.name) {
+    if (seen[id]) continue;
+    seen[id] = true;
+    out[id] = test(model.String(id));
+  }
+  return out;
+}
+
 DeviceBusy ComputeDeviceBusy(const TraceModel& model, int64_t min_gap_ns, size_t max_gaps,
                              int slices) {
   DeviceBusy out;
@@ -99,10 +110,20 @@ DeviceBusy ComputeDeviceBusy(const TraceModel& model, int64_t min_gap_ns, size_t
   out.busy_pct =
       window > 0 ? 100.0 * static_cast<double>(out.busy_ns) / static_cast<double>(window) : 100;
   // Gaps between device activity, with what the host did meanwhile.
-  std::vector<IdleGap> gaps;
+  // The longest gaps first; only those listed are explained (each explanation
+  // scans the host events, so explaining every gap would be quadratic).
+  std::vector<Interval> idle;
   for (size_t k = 1; k < merged.size(); ++k) {
-    const int64_t begin = merged[k - 1].end, end = merged[k].begin;
-    if (end - begin < min_gap_ns) continue;
+    if (merged[k].begin - merged[k - 1].end >= min_gap_ns)
+      idle.push_back({merged[k - 1].end, merged[k].begin});
+  }
+  std::stable_sort(idle.begin(), idle.end(), [](const Interval& a, const Interval& b) {
+    return a.end - a.begin > b.end - b.begin;
+  });
+  if (idle.size() > max_gaps) idle.resize(max_gaps);
+  std::vector<IdleGap> gaps;
+  for (const Interval& span : idle) {
+    const int64_t begin = span.begin, end = span.end;
     IdleGap gap{begin, end - begin, "no host activity", ""};
     int64_t host_busy = 0, sync_ns = 0, data_ns = 0;
     std::string sync_name, data_name, busiest;
@@ -150,9 +171,6 @@ DeviceBusy ComputeDeviceBusy(const TraceModel& model, int64_t min_gap_ns, size_t
     }
     gaps.push_back(std::move(gap));
   }
-  std::sort(gaps.begin(), gaps.end(),
-            [](const IdleGap& a, const IdleGap& b) { return a.duration_ns > b.duration_ns; });
-  if (gaps.size() > max_gaps) gaps.resize(max_gaps);
   out.gaps = std::move(gaps);
   for (int s = 0; s < slices && window > 0; ++s) {
     const int64_t b =
@@ -167,12 +185,13 @@ DeviceBusy ComputeDeviceBusy(const TraceModel& model, int64_t min_gap_ns, size_t
 }
 
 std::vector<StepBreakdown> ComputeSteps(const TraceModel& model) {
+  const std::vector<bool> comm = ClassifyNames(model, IsCommunication);
   std::vector<Interval> compute, communication, memory, all;
   for (size_t e = 0; e < model.size(); ++e) {
     const Interval i{model.start_ns[e], model.start_ns[e] + model.duration_ns[e]};
     switch (model.cls[e]) {
       case EventClass::kKernel:
-        (IsCommunication(model.String(model.name[e])) ? communication : compute).push_back(i);
+        (comm[model.name[e]] ? communication : compute).push_back(i);
         all.push_back(i);
         break;
       case EventClass::kMemcpy:
@@ -239,6 +258,7 @@ std::vector<TransferStats> ComputeTransfers(const TraceModel& model) {
 
 LayoutShare ComputeLayoutShare(const TraceModel& model) {
   LayoutShare out;
+  const std::vector<bool> layout = ClassifyNames(model, IsLayoutConversion);
   int64_t host_total = 0, device_total = 0;
   std::map<std::string, int64_t> by_name;
   // Host operators nest; only top-level time would be exact, so conversions are
@@ -247,7 +267,7 @@ LayoutShare ComputeLayoutShare(const TraceModel& model) {
     const bool device = IsDevice(model.cls[e]);
     if (!device && model.cls[e] != EventClass::kHostOp) continue;
     (device ? device_total : host_total) += model.duration_ns[e];
-    if (!IsLayoutConversion(model.String(model.name[e]))) continue;
+    if (!layout[model.name[e]]) continue;
     (device ? out.device_ns : out.host_ns) += model.duration_ns[e];
     by_name[std::string(model.String(model.name[e]))] += model.duration_ns[e];
   }
@@ -362,17 +382,22 @@ LaunchBound ComputeLaunchBound(const TraceModel& model, double busy_pct) {
 }
 
 std::vector<FusionCandidate> ComputeFusionCandidates(const TraceModel& model) {
-  const auto heavy = [](const std::string& n) {
+  const auto heavy_name = [](std::string_view name) {
+    const std::string n = Lower(name);
     return Contains(n, "gemm") || Contains(n, "matmul") || Contains(n, "conv") ||
            Contains(n, "aten::mm") || Contains(n, "aten::addmm") || Contains(n, "aten::linear") ||
            Contains(n, "aten::bmm");
   };
-  const auto elementwise = [](const std::string& n) {
+  const auto elementwise_name = [](std::string_view name) {
+    const std::string n = Lower(name);
     return Contains(n, "relu") || Contains(n, "gelu") || Contains(n, "silu") ||
            Contains(n, "sigmoid") || Contains(n, "tanh") || Contains(n, "add") ||
            Contains(n, "mul") || Contains(n, "bias") || Contains(n, "batch_norm") ||
            Contains(n, "batchnorm") || Contains(n, "elementwise");
   };
+  // Each distinct name is classified once.
+  const std::vector<bool> heavy = ClassifyNames(model, +heavy_name);
+  const std::vector<bool> elementwise = ClassifyNames(model, +elementwise_name);
   // Kernels per device track, and host operators per thread, in time order.
   std::map<std::pair<uint32_t, bool>, std::vector<size_t>> lanes;
   for (size_t e = 0; e < model.size(); ++e) {
@@ -388,9 +413,7 @@ std::vector<FusionCandidate> ComputeFusionCandidates(const TraceModel& model) {
       const size_t a = events[k - 1], b = events[k];
       const int64_t gap = model.start_ns[b] - (model.start_ns[a] + model.duration_ns[a]);
       if (gap < 0 || gap > 5000) continue;  // nested or not back to back
-      const std::string pa = Lower(model.String(model.name[a])),
-                        pb = Lower(model.String(model.name[b]));
-      if (!heavy(pa) || heavy(pb) || !elementwise(pb)) continue;
+      if (!heavy[model.name[a]] || heavy[model.name[b]] || !elementwise[model.name[b]]) continue;
       auto& c = found[{std::string(model.String(model.name[a])),
                        std::string(model.String(model.name[b]))}];
       c.producer = std::string(model.String(model.name[a]));

@@ -110,6 +110,9 @@ LayoutShare ComputeLayoutShare(const TraceModel& model);
 bool IsLayoutConversion(std::string_view name);
 bool IsCommunication(std::string_view name);
 
+// A name test evaluated once per distinct (interned) name of the model.
+std::vector<bool> ClassifyNames(const TraceModel& model, bool (*test)(std::string_view));
+
 }  // namespace opscope::analyze
 
 #endif  // OPSCOPE_ANALYZE_ANALYSES_H_

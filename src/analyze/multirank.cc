@@ -18,6 +18,7 @@ RankSummary SummarizeRank(const TraceModel& model, int fallback_rank) {
       if (colon != std::string::npos) r.rank = std::atoi(info->second.c_str() + colon + 1);
     }
   }
+  const std::vector<bool> comm = ClassifyNames(model, IsCommunication);
   std::vector<Interval> compute, communication;
   int64_t step_total = 0;
   for (size_t e = 0; e < model.size(); ++e) {
@@ -26,7 +27,7 @@ RankSummary SummarizeRank(const TraceModel& model, int fallback_rank) {
       ++r.steps;
       step_total += model.duration_ns[e];
     } else if (model.cls[e] == EventClass::kKernel) {
-      (IsCommunication(model.String(model.name[e])) ? communication : compute).push_back(i);
+      (comm[model.name[e]] ? communication : compute).push_back(i);
     }
   }
   r.mean_step_ns = r.steps > 0 ? step_total / r.steps : 0;

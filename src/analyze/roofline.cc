@@ -145,7 +145,7 @@ std::vector<int64_t> Ints(const std::string& text) {
 }
 
 bool IsElementwise(std::string_view op) {
-  static const char* kOps[] = {
+  static constexpr std::string_view kOps[] = {
       "aten::add",  "aten::add_", "aten::sub",     "aten::sub_", "aten::mul",
       "aten::mul_", "aten::div",  "aten::div_",    "aten::relu", "aten::relu_",
       "aten::gelu", "aten::silu", "aten::sigmoid", "aten::tanh", "aten::threshold_backward",
@@ -155,8 +155,15 @@ bool IsElementwise(std::string_view op) {
 
 }  // namespace
 
+bool HasShapeCost(std::string_view op) {
+  return op == "aten::mm" || op == "aten::matmul" || op == "aten::addmm" || op == "aten::bmm" ||
+         op == "aten::linear" || op == "aten::conv2d" || op == "aten::convolution" ||
+         op == "aten::_convolution" || IsElementwise(op);
+}
+
 bool ShapeCost(std::string_view op, std::string_view dims_json, std::string_view types_json,
                std::string_view concrete_json, int64_t& flops, int64_t& bytes, std::string& dtype) {
+  if (!HasShapeCost(op)) return false;
   if (MatmulCost(op, dims_json, types_json, flops, bytes, dtype)) return true;
   const auto d = ParseDims(dims_json);
   const std::string type = FirstType(types_json);
@@ -246,12 +253,13 @@ std::vector<OpRoofline> ComputeRoofline(const TraceModel& model, const RooflineC
     if (model.cls[e] != EventClass::kHostOp && !IsDevice(model.cls[e])) continue;
     int64_t flops = model.flops[e], bytes = model.bytes[e];
     std::string dtype;
-    const std::string name(model.String(model.name[e]));
+    const std::string_view op = model.String(model.name[e]);
     if (flops < 0 && model.input_dims[e] != 0) {
-      MatmulCost(name, model.String(model.input_dims[e]), model.String(model.input_type[e]), flops,
-                 bytes, dtype);
+      ShapeCost(op, model.String(model.input_dims[e]), model.String(model.input_type[e]),
+                model.String(model.concrete_inputs[e]), flops, bytes, dtype);
     }
     if (flops < 0) continue;
+    const std::string name(op);
     int64_t ns = model.duration_ns[e];
     const char* source = IsDevice(model.cls[e]) ? "device" : "host";
     if (has_device && model.cls[e] == EventClass::kHostOp) {

@@ -39,6 +39,10 @@ bool MatmulCost(std::string_view op, std::string_view dims_json, std::string_vie
 bool ShapeCost(std::string_view op, std::string_view dims_json, std::string_view types_json,
                std::string_view concrete_json, int64_t& flops, int64_t& bytes, std::string& dtype);
 
+// True for the operators whose cost ShapeCost can compute: importers keep the
+// shapes of these alone.
+bool HasShapeCost(std::string_view op);
+
 struct OpRoofline {
   std::string name;
   int64_t calls = 0;

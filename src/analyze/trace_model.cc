@@ -40,13 +40,18 @@ uint32_t TraceModel::Intern(std::string_view text) {
 }
 
 uint32_t TraceModel::TrackFor(std::string_view pid, std::string_view tid) {
+  // Consecutive events mostly share a track: skip the lookup then.
+  if (last_track_ != UINT32_MAX && tracks[last_track_].pid == pid &&
+      tracks[last_track_].tid == tid) {
+    return last_track_;
+  }
   auto key = std::make_pair(std::string(pid), std::string(tid));
   const auto it = track_ids_.find(key);
-  if (it != track_ids_.end()) return it->second;
+  if (it != track_ids_.end()) return last_track_ = it->second;
   const auto id = static_cast<uint32_t>(tracks.size());
   tracks.push_back(Track{key.first, key.second, key.first, key.second});
   track_ids_.emplace(std::move(key), id);
-  return id;
+  return last_track_ = id;
 }
 
 }  // namespace opscope::analyze

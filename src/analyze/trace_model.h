@@ -42,6 +42,7 @@ class TraceModel {
  public:
   uint32_t Intern(std::string_view text);
   std::string_view String(uint32_t id) const { return *strings_[id]; }
+  size_t string_count() const { return strings_.size(); }
   uint32_t TrackFor(std::string_view pid, std::string_view tid);
 
   size_t size() const { return start_ns.size(); }
@@ -75,6 +76,7 @@ class TraceModel {
   std::vector<const std::string*> strings_;
   std::unordered_map<std::string_view, uint32_t> ids_;
   std::map<std::pair<std::string, std::string>, uint32_t> track_ids_;
+  uint32_t last_track_ = UINT32_MAX;
 };
 
 }  // namespace opscope::analyze

@@ -319,6 +319,21 @@ TEST(Roofline, DeviceOperatorsUseTheirKernelsAndCeilingsDecideTheBound) {
   EXPECT_FALSE(KnownDeviceCeilings("AMD Radeon Graphics").has_value());
 }
 
+// Through ComputeRoofline, not just the cost function: shapes reach the roofline.
+TEST(Roofline, ShapesOfAConvolutionReachTheRoofline) {
+  Builder b;
+  b.Add(EventClass::kHostOp, "aten::conv2d", 0, 1000);
+  b.model.input_dims.back() =
+      b.model.Intern("[[16, 64, 56, 56], [64, 64, 3, 3], [], [], [], [], []]");
+  b.model.input_type.back() = b.model.Intern("[\"float\", \"float\"]");
+  b.model.concrete_inputs.back() =
+      b.model.Intern("[\"\", \"\", \"\", \"[2, 2]\", \"[1, 1]\", \"[1, 1]\", \"1\"]");
+  const auto r = ComputeRoofline(b.model, nullptr);
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_DOUBLE_EQ(r[0].flops, 2.0 * 16 * 64 * 28 * 28 * 64 * 9);
+  EXPECT_EQ(r[0].dtype, "fp32");
+}
+
 TEST(Roofline, CpuTracesUseHostTime) {
   Builder b;
   b.Add(EventClass::kHostOp, "Conv2D", 0, 1000);  // 1 ms

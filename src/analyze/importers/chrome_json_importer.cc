@@ -7,6 +7,7 @@
 #include <string>
 
 #include "analyze/json_event_reader.h"
+#include "analyze/roofline.h"
 #include "core/text.h"
 #include "opscope/opscope.h"
 
@@ -143,6 +144,7 @@ void ImportChromeJson(const std::filesystem::path& path, TraceModel& model) {
   simdjson::ondemand::parser parser;
   std::string pid_scratch, tid_scratch, text;
   bool string_timestamps = false;
+  std::string_view last_category;
   const auto bad = [&](uint64_t offset, const std::string& what) {
     return Error(ErrorCode::kInvalidInput,
                  path.string() + ": byte " + std::to_string(offset) + ": " + what);
@@ -176,7 +178,9 @@ void ImportChromeJson(const std::filesystem::path& path, TraceModel& model) {
       } else if (key == "cat") {
         std::string_view c;
         if (value.get_string().get(c)) throw bad(offset, "\"cat\" is not a string");
-        category = model.String(model.Intern(c));
+        // Few categories, repeated: compare with the previous one before hashing.
+        if (c != last_category) last_category = model.String(model.Intern(c));
+        category = last_category;
       } else if (key == "pid") {
         pid = IdText(value, pid_scratch);
       } else if (key == "tid") {
@@ -235,11 +239,13 @@ void ImportChromeJson(const std::filesystem::path& path, TraceModel& model) {
       model.flops.push_back(flops);
       model.bytes.push_back(bytes);
       model.correlation.push_back(correlation);
-      model.kind.push_back(model.Intern(task_type));
+      // Mostly absent: id 0 without a lookup.
+      const auto id = [&](std::string_view text) { return text.empty() ? 0u : model.Intern(text); };
+      model.kind.push_back(id(task_type));
       model.external_id.push_back(external);
-      model.input_dims.push_back(model.Intern(dims));
-      model.input_type.push_back(model.Intern(types));
-      model.concrete_inputs.push_back(model.Intern(concrete));
+      model.input_dims.push_back(id(dims));
+      model.input_type.push_back(id(types));
+      model.concrete_inputs.push_back(id(concrete));
     } else if (ph == "M") {
       if (name == "process_name") {
         model.process_names[std::string(pid)] = std::string(meta_name);
