@@ -41,6 +41,15 @@ std::string FirstType(std::string_view types) {
                                          : std::string(types.substr(open + 1, close - open - 1));
 }
 
+// Bytes per element of the first input's type, and its dtype name; 0 if unknown.
+int64_t ElementOf(std::string_view types_json, std::string& dtype) {
+  const std::string type = FirstType(types_json);
+  if (type == "float") return dtype = "fp32", 4;
+  if (type == "double") return dtype = "fp64", 8;
+  if (type == "c10::BFloat16" || type == "c10::Half") return dtype = "bf16", 2;
+  return 0;
+}
+
 int64_t Product(const std::vector<int64_t>& dims, size_t from, size_t to) {
   int64_t p = 1;
   for (size_t i = from; i < to; ++i) p *= dims[i];
@@ -80,13 +89,8 @@ std::optional<RooflineCeilings> KnownDeviceCeilings(std::string_view name) {
 bool MatmulCost(std::string_view op, std::string_view dims_json, std::string_view types_json,
                 int64_t& flops, int64_t& bytes, std::string& dtype) {
   const auto d = ParseDims(dims_json);
-  const std::string type = FirstType(types_json);
-  const int64_t element = type == "float"                                    ? 4
-                          : type == "double"                                 ? 8
-                          : (type == "c10::BFloat16" || type == "c10::Half") ? 2
-                                                                             : 0;
+  const int64_t element = ElementOf(types_json, dtype);
   if (element == 0) return false;
-  dtype = type == "float" ? "fp32" : type == "double" ? "fp64" : "bf16";
   // Each signature is checked whole (input count, ranks, matching inner
   // dimensions): operators recorded under these names with other inputs are skipped.
   int64_t batch = 1, m = 0, k = 0, n = 0;
@@ -166,13 +170,8 @@ bool ShapeCost(std::string_view op, std::string_view dims_json, std::string_view
   if (!HasShapeCost(op)) return false;
   if (MatmulCost(op, dims_json, types_json, flops, bytes, dtype)) return true;
   const auto d = ParseDims(dims_json);
-  const std::string type = FirstType(types_json);
-  const int64_t element = type == "float"                                    ? 4
-                          : type == "double"                                 ? 8
-                          : (type == "c10::BFloat16" || type == "c10::Half") ? 2
-                                                                             : 0;
+  const int64_t element = ElementOf(types_json, dtype);
   if (element == 0 || d.empty()) return false;
-  dtype = type == "float" ? "fp32" : type == "double" ? "fp64" : "bf16";
   if (op == "aten::conv2d" || op == "aten::convolution" || op == "aten::_convolution") {
     const auto concrete = ParseStrings(concrete_json);
     if (d.size() < 2 || d[0].size() != 4 || d[1].size() != 4 || concrete.size() < 7) return false;
