@@ -279,13 +279,12 @@ struct AnalyzeCommand {
     std::vector<report::ResultTable> tables;
     std::vector<report::AnalyzedTrace> analyzed;
     std::vector<analyze::RankSummary> ranks;
-    for (const std::string& path : ExpandTraces(traces)) {
+    const std::vector<std::string> files = ExpandTraces(traces);
+    for (const std::string& path : files) {
       const analyze::TraceModel model = analyze::ImportTrace(path);
-      const analyze::Analysis analysis = analyze::AnalyzeTrace(model, ceilings_);
+      analyze::Analysis analysis = analyze::AnalyzeTrace(model, ceilings_);
       ranks.push_back(analyze::SummarizeRank(model, static_cast<int>(ranks.size())));
       const auto findings = analyze::Advise(analysis);
-      analyzed.push_back(
-          {path, model.format, model.size(), model.tracks.size(), analysis, findings});
       report::ResultTable advice;
       advice.section = "findings";
       advice.title = fmt::format("{} ({}): {} complete events on {} tracks; {} findings", path,
@@ -336,12 +335,14 @@ struct AnalyzeCommand {
       tables.push_back(std::move(table));
       AddAnalyses(path, analysis, tables);
       AddMoreAnalyses(path, analysis, tables);
+      analyzed.push_back(
+          {path, model.format, model.size(), model.tracks.size(), std::move(analysis), findings});
     }
     if (ranks.size() > 1) AddRanks(analyze::CompareRanks(std::move(ranks)), tables);
     // The report folder: --out, or beside the first trace.
     std::filesystem::path dir = out;
     if (dir.empty()) {
-      const std::filesystem::path first = ExpandTraces(traces).front();
+      const std::filesystem::path first = files.front();
       std::string stem = first.filename().string();
       for (const char* suffix : {".gz", ".json"}) {
         if (stem.size() > std::strlen(suffix) && stem.ends_with(suffix))
