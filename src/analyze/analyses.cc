@@ -6,6 +6,9 @@
 #include <cctype>
 #include <map>
 
+#include "analyze/flat_map.h"
+#include "analyze/op_stats.h"
+
 namespace opscope::analyze {
 namespace {
 
@@ -285,25 +288,19 @@ LayoutShare ComputeLayoutShare(const TraceModel& model) {
 }
 
 std::vector<LongTail> ComputeLongTail(const TraceModel& model) {
-  std::map<std::pair<uint32_t, EventClass>, std::vector<int64_t>> groups;
-  for (size_t e = 0; e < model.size(); ++e) {
-    if (model.cls[e] == EventClass::kDerived || model.cls[e] == EventClass::kOther ||
-        model.cls[e] == EventClass::kStep) {
-      continue;
-    }
-    groups[{model.name[e], model.cls[e]}].push_back(model.duration_ns[e]);
-  }
+  const std::vector<OpStats> groups = GroupByNameAndClass(model, [](EventClass cls) {
+    return cls != EventClass::kDerived && cls != EventClass::kOther && cls != EventClass::kStep;
+  });
   std::vector<LongTail> out;
-  for (auto& [key, d] : groups) {
-    if (d.size() < 10) continue;
-    std::sort(d.begin(), d.end());
-    const int64_t p50 = d[d.size() / 2];
-    const int64_t p99 = d[std::min(d.size() - 1, static_cast<size_t>(0.99 * (d.size() - 1) + 0.5))];
-    if (p50 <= 0 || p99 < 3 * p50) continue;
-    out.push_back({std::string(model.String(key.first)), key.second, static_cast<int64_t>(d.size()),
-                   p50, p99, d.back(), static_cast<double>(p99) / static_cast<double>(p50)});
+  for (const OpStats& g : groups) {
+    if (g.count < 10 || g.p50_ns <= 0 || g.p99_ns < 3 * g.p50_ns) continue;
+    out.push_back({g.name, g.cls, g.count, g.p50_ns, g.p99_ns, g.max_ns,
+                   static_cast<double>(g.p99_ns) / static_cast<double>(g.p50_ns)});
   }
-  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.ratio > b.ratio; });
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) {
+    if (a.ratio != b.ratio) return a.ratio > b.ratio;
+    return a.name != b.name ? a.name < b.name : a.cls < b.cls;
+  });
   if (out.size() > 10) out.resize(10);
   return out;
 }
@@ -353,7 +350,7 @@ LaunchBound ComputeLaunchBound(const TraceModel& model, double busy_pct) {
   LaunchBound out;
   out.busy_pct = busy_pct;
   std::vector<int64_t> durations, delays;
-  std::map<int64_t, int64_t> launch_start;  // correlation -> launch call start
+  Int64Map<int64_t> launch_start;  // correlation -> launch call start
   for (size_t e = 0; e < model.size(); ++e) {
     if (model.cls[e] == EventClass::kRuntime && model.correlation[e] >= 0) {
       launch_start[model.correlation[e]] = model.start_ns[e];
@@ -362,20 +359,24 @@ LaunchBound ComputeLaunchBound(const TraceModel& model, double busy_pct) {
   for (size_t e = 0; e < model.size(); ++e) {
     if (model.cls[e] != EventClass::kKernel) continue;
     durations.push_back(model.duration_ns[e]);
-    const auto it =
-        model.correlation[e] >= 0 ? launch_start.find(model.correlation[e]) : launch_start.end();
-    if (it != launch_start.end() && model.start_ns[e] >= it->second)
-      delays.push_back(model.start_ns[e] - it->second);
+    const int64_t* start =
+        model.correlation[e] >= 0 ? launch_start.Find(model.correlation[e]) : nullptr;
+    if (start != nullptr && model.start_ns[e] >= *start) delays.push_back(model.start_ns[e] - *start);
   }
   out.kernels = static_cast<int64_t>(durations.size());
   if (durations.empty()) return out;
-  std::sort(durations.begin(), durations.end());
-  out.median_kernel_ns = durations[durations.size() / 2];
+  const auto median = durations.begin() + static_cast<ptrdiff_t>(durations.size() / 2);
+  std::nth_element(durations.begin(), median, durations.end());
+  out.median_kernel_ns = *median;
   if (!delays.empty()) {
-    std::sort(delays.begin(), delays.end());
-    out.launch_delay_p50_ns = delays[delays.size() / 2];
-    out.launch_delay_p90_ns =
-        delays[std::min(delays.size() - 1, static_cast<size_t>(0.9 * (delays.size() - 1) + 0.5))];
+    const auto p50 = delays.begin() + static_cast<ptrdiff_t>(delays.size() / 2);
+    const auto p90 = delays.begin() + static_cast<ptrdiff_t>(std::min(
+                                          delays.size() - 1,
+                                          static_cast<size_t>(0.9 * (delays.size() - 1) + 0.5)));
+    std::nth_element(delays.begin(), p90, delays.end());
+    out.launch_delay_p90_ns = *p90;
+    std::nth_element(delays.begin(), p50, p90 + 1);
+    out.launch_delay_p50_ns = *p50;
   }
   out.launch_bound = out.kernels >= 100 && out.median_kernel_ns < 10000 && busy_pct < 50;
   return out;

@@ -1,11 +1,16 @@
 #include "analyze/json_event_reader.h"
 
 #include <immintrin.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include <algorithm>
 #include <cstring>
+#include <exception>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "core/text.h"
@@ -17,18 +22,63 @@ namespace {
 constexpr size_t kPadding = 64;
 constexpr size_t kMaxMember = size_t{16} << 20;
 
-// Reads a file, inflating gzip transparently (zlib's gzread passes plain files through).
+// Reads a file, inflating gzip; plain files are read straight into the caller's
+// buffer (zlib's transparent mode would copy every byte once more).
 class Source {
  public:
   explicit Source(const std::filesystem::path& path) : path_(path) {
-    file_ = gzopen(path.c_str(), "rb");
-    if (file_ == nullptr) {
+    fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd_ < 0) {
       throw Error(ErrorCode::kIo, "cannot open '" + path.string() + "': " + std::strerror(errno));
     }
-    gzbuffer(file_, 1 << 20);
+    unsigned char magic[2] = {0, 0};
+    if (::pread(fd_, magic, 2, 0) == 2 && magic[0] == 0x1f && magic[1] == 0x8b) {
+      file_ = gzdopen(fd_, "rb");
+      if (file_ == nullptr) {
+        ::close(fd_);
+        throw Error(ErrorCode::kIo, "cannot open '" + path.string() + "' as gzip");
+      }
+      // The trailer holds the inflated size modulo 2^32: a hint, not a promise.
+      struct stat st {};
+      unsigned char trailer[4];
+      if (::fstat(fd_, &st) == 0 && st.st_size >= 24 &&
+          ::pread(fd_, trailer, 4, st.st_size - 4) == 4) {
+        const uint64_t size = trailer[0] | trailer[1] << 8 | trailer[2] << 16 |
+                              static_cast<uint64_t>(trailer[3]) << 24;
+        if (size >= static_cast<uint64_t>(st.st_size)) expected_bytes_ = size;
+      }
+      fd_ = -1;  // gzclose closes it
+      gzbuffer(file_, 1 << 20);
+    } else {
+      struct stat st {};
+      if (::fstat(fd_, &st) == 0 && S_ISREG(st.st_mode)) expected_bytes_ = st.st_size;
+    }
   }
-  ~Source() { gzclose(file_); }
+  // The size of the (inflated) text as far as it can be known up front; 0: unknown.
+  uint64_t expected_bytes() const { return expected_bytes_; }
+  ~Source() {
+    if (file_ != nullptr) gzclose(file_);
+    if (fd_ >= 0) ::close(fd_);
+  }
+  Source(const Source&) = delete;
+  Source& operator=(const Source&) = delete;
+
+  // Fills `out` with up to n bytes; fewer only at the end of the file.
   size_t Read(char* out, size_t n) {
+    if (file_ == nullptr) {
+      size_t total = 0;
+      while (total < n) {
+        const ssize_t got = ::read(fd_, out + total, n - total);
+        if (got < 0 && errno == EINTR) continue;
+        if (got < 0) {
+          throw Error(ErrorCode::kIo,
+                      "cannot read '" + path_.string() + "': " + std::strerror(errno));
+        }
+        if (got == 0) break;
+        total += static_cast<size_t>(got);
+      }
+      return total;
+    }
     const int got = gzread(file_, out, static_cast<unsigned>(n));
     if (got < 0) {
       int code = 0;
@@ -41,7 +91,9 @@ class Source {
 
  private:
   std::filesystem::path path_;
-  gzFile file_;
+  int fd_ = -1;
+  gzFile file_ = nullptr;
+  uint64_t expected_bytes_ = 0;
 };
 
 enum class Where { kStart, kTopObject, kTopArray, kDone };
@@ -165,19 +217,25 @@ std::string ReadHead(const std::filesystem::path& path, size_t bytes) {
   return head;
 }
 
-JsonDocumentInfo ReadJsonEvents(
-    const std::filesystem::path& path,
-    const std::function<void(std::string_view json, uint64_t offset)>& on_event,
-    const JsonReadOptions& options) {
-  Source source(path);
-  JsonDocumentInfo info;
-  const size_t kChunk = std::max<size_t>(options.chunk_bytes, 1);
-  const auto fail = [&](uint64_t offset, const std::string& what) {
+struct JsonEventStream::State {
+  State(const std::filesystem::path& p, const JsonReadOptions& o)
+      : path(p), source(p), chunk(std::max<size_t>(o.chunk_bytes, 1)), simd(o.simd && HasAvx2()) {
+    buffer.resize(chunk + kPadding);
+  }
+  Error Fail(uint64_t offset, const std::string& what) const {
     return Error(ErrorCode::kInvalidInput,
                  path.string() + ": byte " + std::to_string(offset) + ": " + what);
-  };
+  }
+  // Reads and scans one chunk, appending the complete events to `spans`.
+  void Round(std::vector<EventSpan>& spans);
+
+  std::filesystem::path path;
+  Source source;
+  size_t chunk;
+  bool simd;
+  JsonDocumentInfo info;
   // buffer holds [carry | new chunk | padding]; `carry` is an incomplete event.
-  std::vector<char> buffer(kChunk + kPadding);
+  std::vector<char> buffer;
   size_t used = 0;
   uint64_t base = 0;  // file offset of buffer[0]
   Where where = Where::kStart;
@@ -191,188 +249,237 @@ JsonDocumentInfo ReadJsonEvents(
   bool events_array = false;  // inside the array whose elements are events
   int events_depth = 0;       // depth of that array
   bool eof = false;
-  const bool simd = options.simd && HasAvx2();
   size_t gap_start = 0;  // after the last event, in the buffer (when gap_known)
   bool gap_known = false;
-  while (!eof) {
-    if (used + kChunk + kPadding > buffer.size()) buffer.resize(used + kChunk + kPadding);
-    const size_t got = source.Read(buffer.data() + used, kChunk);
-    eof = got == 0;
-    const size_t end = used + got;
-    std::memset(buffer.data() + end, ' ', kPadding);
-    size_t i = used;
-    size_t keep_from = end;                       // first byte the next round must see again
-    if (events_array && depth == events_depth) {  // new bytes begin between events
-      gap_start = i;
-      gap_known = true;
+  size_t keep_from = 0;  // first byte of the buffer the next round must see again
+  std::exception_ptr pending;  // an error found after events that came first
+};
+
+void JsonEventStream::State::Round(std::vector<EventSpan>& spans) {
+  if (used + chunk + kPadding > buffer.size()) buffer.resize(used + chunk + kPadding);
+  const size_t got = source.Read(buffer.data() + used, chunk);
+  eof = got == 0;
+  const size_t end = used + got;
+  std::memset(buffer.data() + end, ' ', kPadding);
+  size_t i = used;
+  keep_from = end;
+  if (events_array && depth == events_depth) {  // new bytes begin between events
+    gap_start = i;
+    gap_known = true;
+  }
+  char* data = buffer.data();
+  const auto emit = [&](size_t from, size_t to) {
+    spans.push_back(EventSpan{from, to - from});
+    ++info.events;
+  };
+  // The block scanner resumes only past bytes the byte scanner must see itself.
+  size_t bytewise_until = i;
+  for (; i < end; ++i) {
+    if (i >= bytewise_until && events_array && depth >= events_depth && !escaped && simd &&
+        i + 64 <= end) {
+      ScanState st{depth, in_string, value_start, gap_start, gap_known};
+      const size_t stop = ScanBlocks(data, i, end, events_depth, st, emit);
+      depth = st.depth;
+      in_string = st.in_string;
+      value_start = st.value_start;
+      gap_start = st.gap_start;
+      gap_known = st.gap_known;
+      if (stop >= end) break;
+      // Hand the rest of that block (or the byte that stopped it) to the byte scanner.
+      bytewise_until = std::max(stop + 1, i + ((stop - i) / 64 + 1) * 64);
+      if (stop < i) bytewise_until = i + 64;
+      i = std::max(stop, i);
+      if (i >= end) break;
     }
-    char* data = buffer.data();
-    // The block scanner resumes only past bytes the byte scanner must see itself.
-    size_t bytewise_until = i;
-    for (; i < end; ++i) {
-      if (i >= bytewise_until && events_array && depth >= events_depth && !escaped && simd &&
-          i + 64 <= end) {
-        ScanState st{depth, in_string, value_start, gap_start, gap_known};
-        const size_t stop = ScanBlocks(data, i, end, events_depth, st, [&](size_t from, size_t to) {
-          on_event(std::string_view(data + from, to - from), base + from);
-          ++info.events;
-        });
-        depth = st.depth;
-        in_string = st.in_string;
-        value_start = st.value_start;
-        gap_start = st.gap_start;
-        gap_known = st.gap_known;
-        if (stop >= end) break;
-        // Hand the rest of that block (or the byte that stopped it) to the byte scanner.
-        bytewise_until = std::max(stop + 1, i + ((stop - i) / 64 + 1) * 64);
-        if (stop < i) bytewise_until = i + 64;
-        i = std::max(stop, i);
-        if (i >= end) break;
+    const char c = data[i];
+    if (in_string) {
+      if (escaped) {
+        escaped = false;
+      } else if (c == '\\') {
+        escaped = true;
+      } else if (c == '"') {
+        in_string = false;
+        if (collecting_key) {
+          collecting_key = false;
+          member_key = key_text;
+        }
+      } else if (collecting_key) {
+        key_text += c;
       }
-      const char c = data[i];
-      if (in_string) {
-        if (escaped) {
-          escaped = false;
-        } else if (c == '\\') {
-          escaped = true;
-        } else if (c == '"') {
-          in_string = false;
-          if (collecting_key) {
-            collecting_key = false;
-            member_key = key_text;
-          }
-        } else if (collecting_key) {
-          key_text += c;
+      continue;
+    }
+    switch (c) {
+      case ' ':
+      case '\n':
+      case '\r':
+      case '\t': continue;
+      case '"':
+        in_string = true;
+        if (events_array && depth == events_depth)
+          throw Fail(base + i, "an event is not a JSON object");
+        if (where == Where::kTopObject && depth == 1 && expect_key) {
+          collecting_key = true;
+          key_text.clear();
+        } else if (where == Where::kTopObject && depth == 1 && member_depth < 0) {
+          member_depth = depth;  // a string member value
+          value_start = i;
         }
         continue;
-      }
-      switch (c) {
-        case ' ':
-        case '\n':
-        case '\r':
-        case '\t': continue;
-        case '"':
-          in_string = true;
-          if (events_array && depth == events_depth)
-            throw fail(base + i, "an event is not a JSON object");
-          if (where == Where::kTopObject && depth == 1 && expect_key) {
-            collecting_key = true;
-            key_text.clear();
-          } else if (where == Where::kTopObject && depth == 1 && member_depth < 0) {
-            member_depth = depth;  // a string member value
+      case '{':
+      case '[':
+        if (where == Where::kStart) {
+          where = c == '[' ? Where::kTopArray : Where::kTopObject;
+          info.bare_array = c == '[';
+          depth = 1;
+          if (info.bare_array) {
+            events_array = true, events_depth = 1;
+            gap_start = i + 1, gap_known = true;  // only events may follow
+          }
+          continue;
+        }
+        if (where == Where::kDone) throw Fail(base + i, "content after the end of the JSON document");
+        if (events_array && depth == events_depth) {
+          if (c != '{') throw Fail(base + i, "an event is not a JSON object");
+          value_start = i;
+          gap_known = false;
+        } else if (where == Where::kTopObject && depth == 1) {
+          if (expect_key) throw Fail(base + i, "expected a member name");
+          if (member_key == "traceEvents") {
+            if (c != '[') throw Fail(base + i, "\"traceEvents\" is not an array");
+            events_array = true;
+            events_depth = 2;
+            gap_start = i + 1, gap_known = true;
+          } else {
+            member_depth = depth;
             value_start = i;
           }
-          continue;
-        case '{':
-        case '[':
-          if (where == Where::kStart) {
-            where = c == '[' ? Where::kTopArray : Where::kTopObject;
-            info.bare_array = c == '[';
-            depth = 1;
-            if (info.bare_array) {
-              events_array = true, events_depth = 1;
-              gap_start = i + 1, gap_known = true;  // only events may follow
-            }
-            continue;
+        }
+        ++depth;
+        continue;
+      case '}':
+      case ']':
+        if (where == Where::kStart || where == Where::kDone || depth == 0) {
+          throw Fail(base + i, std::string("unexpected '") + c + "'");
+        }
+        --depth;
+        if (events_array && depth == events_depth) {
+          if (c != '}') throw Fail(base + i, "mismatched ']'");
+          emit(value_start, i + 1);
+          gap_start = i + 1;
+          gap_known = true;
+        } else if (events_array && depth == events_depth - 1) {
+          events_array = false;  // the events array closed
+          if (where == Where::kTopArray) where = Where::kDone;
+        } else if (where == Where::kTopObject && depth == 1 && member_depth != -1) {
+          // An object or array member closed (-2: one too large to keep).
+          if (member_depth == 1)
+            info.members[member_key].assign(data + value_start, i + 1 - value_start);
+          member_depth = -1;
+        } else if (where == Where::kTopObject && depth == 0) {
+          if (member_depth == 1) {  // a scalar last member, ended by the '}'
+            info.members[member_key].assign(data + value_start, i - value_start);
           }
-          if (where == Where::kDone)
-            throw fail(base + i, "content after the end of the JSON document");
-          if (events_array && depth == events_depth) {
-            if (c != '{') throw fail(base + i, "an event is not a JSON object");
-            value_start = i;
-            gap_known = false;
-          } else if (where == Where::kTopObject && depth == 1) {
-            if (expect_key) throw fail(base + i, "expected a member name");
-            if (member_key == "traceEvents") {
-              if (c != '[') throw fail(base + i, "\"traceEvents\" is not an array");
-              events_array = true;
-              events_depth = 2;
-              gap_start = i + 1, gap_known = true;
-            } else {
-              member_depth = depth;
-              value_start = i;
-            }
+          member_depth = -1;
+          where = Where::kDone;
+        }
+        continue;
+      case ':':
+        if (events_array && depth == events_depth)
+          throw Fail(base + i, "an event is not a JSON object");
+        if (where == Where::kTopObject && depth == 1) expect_key = false;
+        continue;
+      case ',':
+        if (where == Where::kTopObject && depth == 1) {
+          if (member_depth == 1) {  // a scalar member value ends here
+            info.members[member_key].assign(data + value_start, i - value_start);
           }
-          ++depth;
-          continue;
-        case '}':
-        case ']':
-          if (where == Where::kStart || where == Where::kDone || depth == 0) {
-            throw fail(base + i, std::string("unexpected '") + c + "'");
-          }
-          --depth;
-          if (events_array && depth == events_depth) {
-            if (c != '}') throw fail(base + i, "mismatched ']'");
-            on_event(std::string_view(data + value_start, i + 1 - value_start), base + value_start);
-            ++info.events;
-            gap_start = i + 1;
-            gap_known = true;
-          } else if (events_array && depth == events_depth - 1) {
-            events_array = false;  // the events array closed
-            if (where == Where::kTopArray) where = Where::kDone;
-          } else if (where == Where::kTopObject && depth == 1 && member_depth != -1) {
-            // An object or array member closed (-2: one too large to keep).
-            if (member_depth == 1)
-              info.members[member_key].assign(data + value_start, i + 1 - value_start);
-            member_depth = -1;
-          } else if (where == Where::kTopObject && depth == 0) {
-            if (member_depth == 1) {  // a scalar last member, ended by the '}'
-              info.members[member_key].assign(data + value_start, i - value_start);
-            }
-            member_depth = -1;
-            where = Where::kDone;
-          }
-          continue;
-        case ':':
-          if (events_array && depth == events_depth)
-            throw fail(base + i, "an event is not a JSON object");
-          if (where == Where::kTopObject && depth == 1) expect_key = false;
-          continue;
-        case ',':
-          if (where == Where::kTopObject && depth == 1) {
-            if (member_depth == 1) {  // a scalar member value ends here
-              info.members[member_key].assign(data + value_start, i - value_start);
-            }
-            member_depth = -1;
-            expect_key = true;
-          }
-          continue;
-        default:
-          if (where == Where::kStart) throw fail(base + i, "not a JSON object or array");
-          if (events_array && depth == events_depth)
-            throw fail(base + i, "an event is not a JSON object");
-          if (where == Where::kDone)
-            throw fail(base + i, "content after the end of the JSON document");
-          if (where == Where::kTopObject && depth == 1 && member_depth < 0 && !expect_key) {
-            member_depth = 1;  // a number, true, false or null
-            value_start = i;
-          }
-          continue;
-      }
+          member_depth = -1;
+          expect_key = true;
+        }
+        continue;
+      default:
+        if (where == Where::kStart) throw Fail(base + i, "not a JSON object or array");
+        if (events_array && depth == events_depth)
+          throw Fail(base + i, "an event is not a JSON object");
+        if (where == Where::kDone) throw Fail(base + i, "content after the end of the JSON document");
+        if (where == Where::kTopObject && depth == 1 && member_depth < 0 && !expect_key) {
+          member_depth = 1;  // a number, true, false or null
+          value_start = i;
+        }
+        continue;
     }
-    // Keep what an unfinished event or member needs; drop the rest.
-    const bool inside_event = events_array && depth > events_depth;
-    const bool inside_member = where == Where::kTopObject && member_depth == 1;
-    if (inside_event || inside_member) keep_from = value_start;
-    if (keep_from < end) {
-      if (inside_member && end - keep_from > kMaxMember) {
-        keep_from = end;  // too large to keep: its text is skipped, the scan goes on
-        member_depth = -2;
-      } else {
-        std::memmove(buffer.data(), buffer.data() + keep_from, end - keep_from);
-      }
+  }
+  // Keep what an unfinished event or member needs; drop the rest.
+  const bool inside_event = events_array && depth > events_depth;
+  const bool inside_member = where == Where::kTopObject && member_depth == 1;
+  if (inside_event || inside_member) keep_from = value_start;
+  if (keep_from < end && inside_member && end - keep_from > kMaxMember) {
+    keep_from = end;  // too large to keep: its text is skipped, the scan goes on
+    member_depth = -2;
+  }
+  used = end;
+}
+
+JsonEventStream::JsonEventStream(const std::filesystem::path& path, const JsonReadOptions& options)
+    : state_(std::make_unique<State>(path, options)) {}
+
+JsonEventStream::~JsonEventStream() = default;
+
+const JsonDocumentInfo& JsonEventStream::info() const { return state_->info; }
+
+uint64_t JsonEventStream::expected_bytes() const { return state_->source.expected_bytes(); }
+
+bool JsonEventStream::Next(EventBatch& batch) {
+  State& s = *state_;
+  batch.spans.clear();
+  if (s.pending) std::rethrow_exception(std::exchange(s.pending, nullptr));
+  while (!s.eof) {
+    try {
+      s.Round(batch.spans);
+    } catch (const Error&) {
+      if (batch.spans.empty()) throw;
+      // The events before the error come first; the error with the next call.
+      s.pending = std::current_exception();
+      s.eof = true;
+      batch.base = s.base;
+      std::swap(batch.buffer, s.buffer);
+      return true;
     }
-    base += keep_from;
-    used = end - keep_from;
-    value_start = 0;
-    gap_known = false;  // buffer positions changed; the next gap is checked bytewise
-    info.bytes = base + used;
+    // The batch takes the buffer; the carry moves to a fresh one (the batch's old buffer).
+    const size_t keep = s.used - s.keep_from;
+    const uint64_t base = s.base;
+    std::swap(batch.buffer, s.buffer);
+    if (s.buffer.size() < keep + s.chunk + kPadding) s.buffer.resize(keep + s.chunk + kPadding);
+    if (keep > 0) std::memcpy(s.buffer.data(), batch.buffer.data() + s.keep_from, keep);
+    s.base += s.keep_from;
+    s.used = keep;
+    s.value_start = 0;
+    s.gap_known = false;  // buffer positions changed; the next gap is checked bytewise
+    s.info.bytes = s.base + s.used;
+    if (!batch.spans.empty()) {
+      batch.base = base;
+      return true;
+    }
   }
-  if (where == Where::kStart) throw fail(base + used, "the file is empty");
-  if (where != Where::kDone || in_string) {
-    throw fail(base + used, "the JSON ends early (the file is truncated)");
+  if (s.where == Where::kStart) throw s.Fail(s.base + s.used, "the file is empty");
+  if (s.where != Where::kDone || s.in_string) {
+    throw s.Fail(s.base + s.used, "the JSON ends early (the file is truncated)");
   }
-  return info;
+  return false;
+}
+
+JsonDocumentInfo ReadJsonEvents(
+    const std::filesystem::path& path,
+    const std::function<void(std::string_view json, uint64_t offset)>& on_event,
+    const JsonReadOptions& options) {
+  JsonEventStream stream(path, options);
+  EventBatch batch;
+  while (stream.Next(batch)) {
+    for (const EventSpan& e : batch.spans) {
+      on_event(std::string_view(batch.buffer.data() + e.offset, e.length), batch.base + e.offset);
+    }
+  }
+  return stream.info();
 }
 
 }  // namespace opscope::analyze

@@ -13,8 +13,10 @@
 #include <filesystem>
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace opscope::analyze {
 
@@ -28,6 +30,44 @@ struct JsonDocumentInfo {
 struct JsonReadOptions {
   size_t chunk_bytes = size_t{8} << 20;  // tests use tiny chunks to cross boundaries
   bool simd = true;                      // AVX2 block scanning where the CPU has it
+};
+
+// Where an event lies in a batch's buffer.
+struct EventSpan {
+  size_t offset;
+  size_t length;
+};
+
+// The complete events of one chunk. Each event is followed by at least 64
+// readable bytes (simdjson padding); file offset = base + span offset.
+struct EventBatch {
+  std::vector<char> buffer;
+  std::vector<EventSpan> spans;
+  uint64_t base = 0;
+};
+
+// The same scan, a batch at a time, so that batches can be parsed on other
+// threads while the next one is read.
+class JsonEventStream {
+ public:
+  JsonEventStream(const std::filesystem::path& path, const JsonReadOptions& options = {});
+  ~JsonEventStream();
+  JsonEventStream(const JsonEventStream&) = delete;
+  JsonEventStream& operator=(const JsonEventStream&) = delete;
+
+  // Moves the next events into `batch` (reusing its memory); false at the end
+  // of the document. A malformed document throws, after the batch of the
+  // events before the error has been returned.
+  bool Next(EventBatch& batch);
+  // Complete once Next returned false.
+  const JsonDocumentInfo& info() const;
+  // The document's size in bytes as known before reading it (the file's size, or
+  // the size a gzip trailer records); 0 when unknown. For reserving memory only.
+  uint64_t expected_bytes() const;
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
 };
 
 // Calls on_event(json, offset) for each event object. `json` stays valid during

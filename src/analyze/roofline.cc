@@ -1,7 +1,10 @@
 #include "analyze/roofline.h"
 
 #include <algorithm>
+#include <array>
 #include <unordered_map>
+
+#include "analyze/flat_map.h"
 
 namespace opscope::analyze {
 namespace {
@@ -212,8 +215,8 @@ bool ShapeCost(std::string_view op, std::string_view dims_json, std::string_view
 std::vector<OpRoofline> ComputeRoofline(const TraceModel& model, const RooflineCeilings* ceilings) {
   // Device time of an operator: the kernels of the launch calls made on its
   // thread while it ran (calls and kernels pair by correlation id).
-  std::unordered_map<int64_t, int64_t> kernel_ns_by_correlation;
-  std::unordered_map<uint32_t, std::vector<size_t>> launches_by_track;
+  Int64Map<int64_t> kernel_ns_by_correlation;
+  std::vector<std::vector<size_t>> launches_by_track(model.tracks.size());
   bool has_device = false;
   for (size_t e = 0; e < model.size(); ++e) {
     has_device |= IsDevice(model.cls[e]);
@@ -224,41 +227,83 @@ std::vector<OpRoofline> ComputeRoofline(const TraceModel& model, const RooflineC
       launches_by_track[model.track[e]].push_back(e);
     }
   }
-  for (auto& [track, launches] : launches_by_track) {
+  // Per track, the launch calls in time order with running sums of their
+  // kernels' time, of those whose kernels were found, and of launches whose
+  // kernels are missing (a sampled trace): any operator's window is two lookups.
+  struct Launches {
+    std::vector<int64_t> start;
+    std::vector<int64_t> kernel_ns{0};
+    std::vector<int64_t> found{0};
+    std::vector<int64_t> missing{0};
+  };
+  std::vector<Launches> by_track(model.tracks.size());
+  std::vector<int8_t> launch_name(model.string_count(), -1);  // per name id; -1: not yet known
+  for (size_t t = 0; t < launches_by_track.size(); ++t) {
+    auto& launches = launches_by_track[t];
     std::sort(launches.begin(), launches.end(),
               [&](size_t a, size_t b) { return model.start_ns[a] < model.start_ns[b]; });
-  }
-  const auto device_ns = [&](size_t op) -> int64_t {
-    const auto it = launches_by_track.find(model.track[op]);
-    if (it == launches_by_track.end()) return -1;
-    const auto& launches = it->second;
-    const int64_t begin = model.start_ns[op], end = begin + model.duration_ns[op];
-    auto l = std::lower_bound(launches.begin(), launches.end(), begin,
-                              [&](size_t e, int64_t t) { return model.start_ns[e] < t; });
-    int64_t total = 0;
-    bool found = false;
-    for (; l != launches.end() && model.start_ns[*l] < end; ++l) {
-      const auto k = kernel_ns_by_correlation.find(model.correlation[*l]);
-      if (k != kernel_ns_by_correlation.end()) {
-        total += k->second, found = true;
-      } else if (model.String(model.name[*l]).find("Launch") != std::string_view::npos) {
-        return -1;  // a kernel this operator launched is missing (a sampled trace): no rate
+    Launches& l = by_track[t];
+    for (const size_t e : launches) {
+      const int64_t* k = kernel_ns_by_correlation.Find(model.correlation[e]);
+      int8_t& launch = launch_name[model.name[e]];
+      if (k == nullptr && launch < 0) {
+        launch = model.String(model.name[e]).find("Launch") != std::string_view::npos;
       }
+      l.start.push_back(model.start_ns[e]);
+      l.kernel_ns.push_back(l.kernel_ns.back() + (k != nullptr ? *k : 0));
+      l.found.push_back(l.found.back() + (k != nullptr ? 1 : 0));
+      l.missing.push_back(l.missing.back() + (k == nullptr && launch == 1 ? 1 : 0));
     }
-    return found ? total : -1;
+    launches = {};
+  }
+  // An operator's device time: the kernels of the launches made on its thread
+  // while it ran; unknown (-1) when none were found or one of them is missing.
+  const auto device_ns = [&](size_t op) -> int64_t {
+    const Launches& l = by_track[model.track[op]];
+    const int64_t begin = model.start_ns[op], end = begin + model.duration_ns[op];
+    const size_t lo = std::lower_bound(l.start.begin(), l.start.end(), begin) - l.start.begin();
+    const size_t hi = std::lower_bound(l.start.begin() + lo, l.start.end(), end) - l.start.begin();
+    if (l.missing[hi] != l.missing[lo] || l.found[hi] == l.found[lo]) return -1;
+    return l.kernel_ns[hi] - l.kernel_ns[lo];
   };
-  std::map<std::string, OpRoofline> by_name;
+  // Per name id, its entry in `rows`; the cost of each distinct (name, shapes,
+  // types, inputs) is worked out once.
+  struct Cost {
+    bool ok = false;
+    int64_t flops = -1, bytes = -1;
+    std::string dtype;
+  };
+  std::vector<Cost> costs;
+  // (name, shapes) -> a, (a, types) -> b, (b, inputs) -> the index in `costs`, each + 1.
+  Int64Map<uint32_t> by_shapes, by_types, by_inputs;
+  const auto pair = [](uint32_t a, uint32_t b) {
+    return static_cast<int64_t>(static_cast<uint64_t>(a) << 32 | b);
+  };
+  std::vector<uint32_t> row_of(model.string_count(), UINT32_MAX);
+  std::vector<OpRoofline> rows;
   for (size_t e = 0; e < model.size(); ++e) {
     if (model.cls[e] != EventClass::kHostOp && !IsDevice(model.cls[e])) continue;
     int64_t flops = model.flops[e], bytes = model.bytes[e];
-    std::string dtype;
-    const std::string_view op = model.String(model.name[e]);
+    std::string_view dtype;
     if (flops < 0 && model.input_dims[e] != 0) {
-      ShapeCost(op, model.String(model.input_dims[e]), model.String(model.input_type[e]),
-                model.String(model.concrete_inputs[e]), flops, bytes, dtype);
+      uint32_t& a = by_shapes[pair(model.name[e], model.input_dims[e])];
+      if (a == 0) a = static_cast<uint32_t>(by_shapes.size());
+      uint32_t& b = by_types[pair(a, model.input_type[e])];
+      if (b == 0) b = static_cast<uint32_t>(by_types.size());
+      uint32_t& index = by_inputs[pair(b, model.concrete_inputs[e])];
+      if (index == 0) {
+        Cost c;
+        c.ok = ShapeCost(model.String(model.name[e]), model.String(model.input_dims[e]),
+                  model.String(model.input_type[e]), model.String(model.concrete_inputs[e]),
+                  c.flops, c.bytes, c.dtype);
+        costs.push_back(std::move(c));
+        index = static_cast<uint32_t>(costs.size());
+      }
+      const Cost& cost = costs[index - 1];
+      if (cost.ok) flops = cost.flops, bytes = cost.bytes;
+      dtype = cost.dtype;
     }
     if (flops < 0) continue;
-    const std::string name(op);
     int64_t ns = model.duration_ns[e];
     const char* source = IsDevice(model.cls[e]) ? "device" : "host";
     if (has_device && model.cls[e] == EventClass::kHostOp) {
@@ -267,17 +312,23 @@ std::vector<OpRoofline> ComputeRoofline(const TraceModel& model, const RooflineC
       if (ns < 0) continue;
       source = "device kernels";
     }
-    OpRoofline& r = by_name[name];
-    r.name = name;
+    uint32_t& row = row_of[model.name[e]];
+    if (row == UINT32_MAX) {
+      row = static_cast<uint32_t>(rows.size());
+      rows.emplace_back().name = std::string(model.String(model.name[e]));
+    }
+    OpRoofline& r = rows[row];
     ++r.calls;
-    if (!dtype.empty()) r.dtype = dtype;
+    if (!dtype.empty()) r.dtype = std::string(dtype);
     r.flops += static_cast<double>(flops);
     r.bytes += static_cast<double>(std::max<int64_t>(bytes, 0));
     r.time_ns += ns;
     r.time_source = source;
   }
   std::vector<OpRoofline> out;
-  for (auto& [name, r] : by_name) {
+  // In name order, as before the sort by FLOPs (which keeps ties in that order).
+  std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
+  for (auto& r : rows) {
     if (r.time_ns <= 0) continue;
     r.intensity = r.bytes > 0 ? r.flops / r.bytes : 0;
     r.achieved = r.flops / (static_cast<double>(r.time_ns) / 1e9);

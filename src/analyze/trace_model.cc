@@ -1,5 +1,8 @@
 #include "analyze/trace_model.h"
 
+#include <algorithm>
+#include <cstring>
+
 namespace opscope::analyze {
 
 const char* Name(EventClass cls) {
@@ -24,19 +27,82 @@ bool IsDevice(EventClass cls) {
   return cls == EventClass::kKernel || cls == EventClass::kMemcpy || cls == EventClass::kMemset;
 }
 
+namespace {
+
+// A fast 64-bit hash of a string (interning hashes every name and shape string
+// of every event): four independent lanes of 8 bytes, so long names take a few
+// cycles per 32 bytes.
+inline uint64_t Mix(uint64_t h, uint64_t word) {
+  h = (h ^ word) * 0xBF58476D1CE4E5B9ull;
+  return h ^ (h >> 31);
+}
+
+uint64_t HashText(std::string_view text) {
+  const char* p = text.data();
+  size_t n = text.size();
+  uint64_t a = 0x9E3779B97F4A7C15ull ^ n, b = 0x94D049BB133111EBull, c = 0x2545F4914F6CDD1Dull,
+           d = 0xD6E8FEB86659FD93ull;
+  uint64_t w[4];
+  for (; n >= 32; p += 32, n -= 32) {
+    std::memcpy(w, p, 32);
+    a = Mix(a, w[0]), b = Mix(b, w[1]), c = Mix(c, w[2]), d = Mix(d, w[3]);
+  }
+  for (; n >= 8; p += 8, n -= 8) {
+    std::memcpy(w, p, 8);
+    a = Mix(a, w[0]);
+  }
+  if (n > 0) {
+    w[0] = 0;
+    std::memcpy(w, p, n);
+    b = Mix(b, w[0]);
+  }
+  const uint64_t h = Mix(Mix(a, b), Mix(c, d) + 0x9E3779B97F4A7C15ull);
+  return h * 0x94D049BB133111EBull ^ (h >> 29);
+}
+
+}  // namespace
+
+void TraceModel::Grow() {
+  std::vector<Slot> slots(std::max<size_t>(64, slots_.size() * 2), Slot{0, UINT32_MAX});
+  const size_t mask = slots.size() - 1;
+  for (const Slot& slot : slots_) {
+    if (slot.id == UINT32_MAX) continue;
+    size_t at = slot.hash & mask;
+    while (slots[at].id != UINT32_MAX) at = (at + 1) & mask;
+    slots[at] = slot;
+  }
+  slots_ = std::move(slots);
+}
+
 uint32_t TraceModel::Intern(std::string_view text) {
-  if (strings_.empty()) {
+  if (strings_.empty()) {  // id 0: the empty string
     storage_.emplace_back();
     strings_.push_back(&storage_.back());
-    ids_.emplace(storage_.back(), 0);
+    Grow();
+    slots_[HashText({}) & (slots_.size() - 1)] = Slot{HashText({}), 0};
   }
-  const auto it = ids_.find(text);
-  if (it != ids_.end()) return it->second;
+  const uint64_t hash = HashText(text);
+  const size_t mask = slots_.size() - 1;
+  size_t at = hash & mask;
+  for (; slots_[at].id != UINT32_MAX; at = (at + 1) & mask) {
+    if (slots_[at].hash == hash && *strings_[slots_[at].id] == text) return slots_[at].id;
+  }
   storage_.emplace_back(text);
   const auto id = static_cast<uint32_t>(strings_.size());
   strings_.push_back(&storage_.back());
-  ids_.emplace(storage_.back(), id);
+  slots_[at] = Slot{hash, id};
+  if (strings_.size() * 2 > slots_.size()) Grow();  // at most half full
   return id;
+}
+
+void TraceModel::Reserve(size_t events) {
+  for (auto* column : {&start_ns, &duration_ns, &flops, &bytes, &correlation, &external_id}) {
+    column->reserve(events);
+  }
+  for (auto* column : {&name, &category, &track, &kind, &input_dims, &input_type, &concrete_inputs}) {
+    column->reserve(events);
+  }
+  cls.reserve(events);
 }
 
 uint32_t TraceModel::TrackFor(std::string_view pid, std::string_view tid) {

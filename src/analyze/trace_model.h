@@ -46,6 +46,7 @@ class TraceModel {
   uint32_t TrackFor(std::string_view pid, std::string_view tid);
 
   size_t size() const { return start_ns.size(); }
+  void Reserve(size_t events);
 
   // Columns, one entry per complete event.
   std::vector<int64_t> start_ns;
@@ -72,9 +73,15 @@ class TraceModel {
   uint64_t instant_events = 0, counter_events = 0, flow_events = 0;
 
  private:
+  struct Slot {
+    uint64_t hash;
+    uint32_t id;  // UINT32_MAX: empty
+  };
+  void Grow();
+
   std::deque<std::string> storage_;
   std::vector<const std::string*> strings_;
-  std::unordered_map<std::string_view, uint32_t> ids_;
+  std::vector<Slot> slots_;  // open addressing, linear probing; a power of two long
   std::map<std::pair<std::string, std::string>, uint32_t> track_ids_;
   uint32_t last_track_ = UINT32_MAX;
 };

@@ -2,6 +2,7 @@
 // torch_npu, and reports operator statistics.
 #include <fmt/format.h>
 
+#include <chrono>
 #include <cstring>
 #include <iostream>
 
@@ -265,6 +266,7 @@ struct AnalyzeCommand {
   std::string out;
   int top = 20;
   std::string ceilings_file;
+  bool timings = false;
 
   std::optional<analyze::RooflineCeilings> ceilings_;
 
@@ -281,8 +283,16 @@ struct AnalyzeCommand {
     std::vector<analyze::RankSummary> ranks;
     const std::vector<std::string> files = ExpandTraces(traces);
     for (const std::string& path : files) {
+      const auto t0 = std::chrono::steady_clock::now();
       const analyze::TraceModel model = analyze::ImportTrace(path);
+      const auto t1 = std::chrono::steady_clock::now();
       analyze::Analysis analysis = analyze::AnalyzeTrace(model, ceilings_);
+      const auto t2 = std::chrono::steady_clock::now();
+      if (timings) {
+        const auto ms = [](auto d) { return std::chrono::duration<double, std::milli>(d).count(); };
+        std::cerr << fmt::format("opscope: {}: import {:.1f} ms, analyses {:.1f} ms\n",
+                                 core::EscapeForTerminal(path), ms(t1 - t0), ms(t2 - t1));
+      }
       ranks.push_back(analyze::SummarizeRank(model, static_cast<int>(ranks.size())));
       const auto findings = analyze::Advise(analysis);
       report::ResultTable advice;
@@ -350,7 +360,13 @@ struct AnalyzeCommand {
       }
       dir = first.parent_path() / (stem + ".opscope-analysis");
     }
+    const auto t3 = std::chrono::steady_clock::now();
     report::WriteAnalysisReport(dir, analyzed, tables);
+    if (timings) {
+      std::cerr << fmt::format(
+          "opscope: reports {:.1f} ms\n",
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t3).count());
+    }
     Emit(CommonOptions{"", format, "", 0}, "analyze", tables);
     std::cerr << "opscope: wrote " << core::EscapeForTerminal((dir / "summary.csv").string())
               << ", analysis.json and "
@@ -376,6 +392,8 @@ void RegisterAnalyze(CLI::App& app) {
   sub->add_option("--top", command->top, "operators per trace (default 20; 0: all)");
   sub->add_option("--ceilings", command->ceilings_file,
                   "ceilings.json from `opscope bench roofline`");
+  sub->add_flag("--timings", command->timings,
+                "print the time of each phase (import, analyses, reports) on stderr");
   sub->callback([command] { command->Run(); });
 }
 

@@ -3,11 +3,15 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
+#include <random>
 
 #include "analyze/advisor.h"
 #include "analyze/diff.h"
+#include "analyze/flat_map.h"
 #include "analyze/multirank.h"
+#include "analyze/op_stats.h"
 #include "analyze/roofline.h"
 
 namespace opscope::analyze {
@@ -401,6 +405,51 @@ TEST(MultiRank, StepTimesSlowRankAndOverlap) {
   EXPECT_EQ(c.ranks[0].rank, 3);
   EXPECT_EQ(c.slow_rank, 7);
   EXPECT_DOUBLE_EQ(c.slow_pct, 30.0);  // 130 vs a median of 100
+}
+
+TEST(Int64Map, AgreesWithStdMapThroughGrowthAndExtremeKeys) {
+  Int64Map<int64_t> flat;
+  std::map<int64_t, int64_t> reference;
+  std::mt19937_64 rng(7);
+  for (int i = 0; i < 200000; ++i) {
+    // Dense ids, colliding multiples of the table size, and both extremes.
+    const int64_t key = i % 5 == 0   ? static_cast<int64_t>(rng() % 1000) << 20
+                        : i % 7 == 0 ? (i % 2 ? INT64_MIN : INT64_MAX)
+                                     : static_cast<int64_t>(rng() % 50000) - 25000;
+    flat[key] += i;
+    reference[key] += i;
+  }
+  ASSERT_EQ(flat.size(), reference.size());
+  for (const auto& [key, value] : reference) {
+    const int64_t* found = flat.Find(key);
+    ASSERT_NE(found, nullptr) << key;
+    EXPECT_EQ(*found, value) << key;
+  }
+  EXPECT_EQ(flat.Find(123456789), nullptr);
+  size_t seen = 0;
+  flat.ForEach([&](int64_t key, int64_t value) {
+    ++seen;
+    EXPECT_EQ(reference.at(key), value);
+  });
+  EXPECT_EQ(seen, reference.size());
+}
+
+TEST(Percentiles, NearestRankLikeAFullSort) {
+  std::mt19937_64 rng(3);
+  for (const size_t n : {1u, 2u, 3u, 10u, 99u, 100u, 101u, 1000u}) {
+    std::vector<int64_t> values(n);
+    for (auto& v : values) v = static_cast<int64_t>(rng() % 1000);
+    std::vector<int64_t> sorted = values;
+    std::sort(sorted.begin(), sorted.end());
+    const auto rank = [&](double q) {
+      return sorted[std::min(n - 1, static_cast<size_t>(q * static_cast<double>(n - 1) + 0.5))];
+    };
+    int64_t p50 = -1, p99 = -1, max = -1;
+    Percentiles(values.begin(), values.end(), p50, p99, max);
+    EXPECT_EQ(p50, rank(0.5)) << n;
+    EXPECT_EQ(p99, rank(0.99)) << n;
+    EXPECT_EQ(max, sorted.back()) << n;
+  }
 }
 
 }  // namespace

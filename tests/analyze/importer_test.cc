@@ -187,5 +187,117 @@ TEST(KernelDetailsImporter, ReadsQuotedCsvAndNamesBadLines) {
             std::string::npos);
 }
 
+// Every column of two models, and the metadata the analyses use.
+void ExpectSameModel(const TraceModel& a, const TraceModel& b, const std::string& what) {
+  ASSERT_EQ(a.size(), b.size()) << what;
+  EXPECT_EQ(a.start_ns, b.start_ns) << what;
+  EXPECT_EQ(a.duration_ns, b.duration_ns) << what;
+  EXPECT_EQ(a.cls, b.cls) << what;
+  EXPECT_EQ(a.flops, b.flops) << what;
+  EXPECT_EQ(a.bytes, b.bytes) << what;
+  EXPECT_EQ(a.correlation, b.correlation) << what;
+  EXPECT_EQ(a.external_id, b.external_id) << what;
+  const auto same_strings = [&](const std::vector<uint32_t>& x, const std::vector<uint32_t>& y,
+                                const char* column) {
+    for (size_t e = 0; e < a.size(); ++e) {
+      if (a.String(x[e]) != b.String(y[e])) {
+        ADD_FAILURE() << what << ": column " << column << ", event " << e << ": '"
+                      << a.String(x[e]) << "' vs '" << b.String(y[e]) << "'";
+        return;
+      }
+    }
+  };
+  same_strings(a.name, b.name, "name");
+  same_strings(a.category, b.category, "category");
+  same_strings(a.kind, b.kind, "kind");
+  same_strings(a.input_dims, b.input_dims, "input_dims");
+  same_strings(a.input_type, b.input_type, "input_type");
+  same_strings(a.concrete_inputs, b.concrete_inputs, "concrete_inputs");
+  ASSERT_EQ(a.tracks.size(), b.tracks.size()) << what;
+  for (size_t e = 0; e < a.size(); ++e) {
+    const Track &x = a.tracks[a.track[e]], &y = b.tracks[b.track[e]];
+    ASSERT_EQ(std::tie(x.pid, x.tid, x.process, x.thread), std::tie(y.pid, y.tid, y.process, y.thread))
+        << what << ": event " << e;
+  }
+  EXPECT_EQ(a.process_names, b.process_names) << what;
+  EXPECT_EQ(a.metadata, b.metadata) << what;
+  EXPECT_EQ(a.format, b.format) << what;
+  EXPECT_EQ(a.device_name, b.device_name) << what;
+  EXPECT_EQ(a.instant_events, b.instant_events) << what;
+  EXPECT_EQ(a.counter_events, b.counter_events) << what;
+  EXPECT_EQ(a.flow_events, b.flow_events) << what;
+}
+
+// Batches are parsed on several threads and merged in file order: the model
+// must not depend on the thread count or on where the chunks end.
+TEST(ChromeJsonImporter, SameModelForAnyThreadCountAndChunkSize) {
+  const std::filesystem::path samples = std::filesystem::path(OPSCOPE_SOURCE_DIR) / "../shared/samples";
+  for (const char* file : {"kineto/alexnet_cuda_rank0.json.gz", "kineto/mi250_rocm_train.json.gz",
+                           "ascend/trace_view.json", "torch-cpu/small_cnn_train_torch1.13.json"}) {
+    const auto path = samples / file;
+    if (!std::filesystem::exists(path)) GTEST_SKIP() << "sample missing: " << path;
+    TraceModel reference;
+    ImportChromeJson(path, reference, ImportOptions{1, size_t{64} << 20});
+    ASSERT_GT(reference.size(), 100u) << file;
+    for (const int threads : {2, 3, 8}) {
+      for (const size_t chunk : {size_t{4096}, size_t{65536}, size_t{1} << 20}) {
+        TraceModel model;
+        ImportChromeJson(path, model, ImportOptions{threads, chunk});
+        ExpectSameModel(reference, model,
+                        std::string(file) + " threads " + std::to_string(threads) + " chunk " +
+                            std::to_string(chunk));
+      }
+    }
+  }
+}
+
+// With several threads, the error reported is still the first in the file.
+TEST(ChromeJsonImporter, ReportsTheFirstErrorInFileOrderOnAnyThread) {
+  testing::TempDir dir;
+  std::string text = "[";
+  const std::string event = "{\"ph\":\"X\",\"name\":\"op\",\"ts\":1,\"dur\":2,\"pid\":1,\"tid\":1},";
+  for (int i = 0; i < 3000; ++i) text += event;
+  const size_t first_bad = text.size();
+  text += "{\"ph\":\"X\",\"ts\":tru,\"dur\":1},";
+  for (int i = 0; i < 3000; ++i) text += event;
+  text += "{\"ph\":\"X\",\"ts\":1,\"dur\":-5},";  // a later error of another kind
+  for (int i = 0; i < 3000; ++i) text += event;
+  text += "5]";  // and a structural one at the end
+  const auto path = Write(dir, "bad.json", text);
+  for (const int threads : {1, 2, 4}) {
+    for (const size_t chunk : {size_t{1000}, size_t{100000}}) {
+      std::string message = "no error";
+      try {
+        TraceModel model;
+        ImportChromeJson(path, model, ImportOptions{threads, chunk});
+      } catch (const Error& e) {
+        message = e.what();
+      }
+      EXPECT_NE(message.find("bad.json: byte " + std::to_string(first_bad) +
+                             ": \"ts\" is not a time"),
+                std::string::npos)
+          << "threads " << threads << " chunk " << chunk << ": " << message;
+    }
+  }
+  // Only the structural error: found by the scanner, after events parsed on other threads.
+  std::string late = "[";
+  for (int i = 0; i < 6000; ++i) late += event;
+  late += "5]";
+  const auto late_path = Write(dir, "late.json", late);
+  for (const int threads : {1, 2, 4}) {
+    std::string message = "no error";
+    try {
+      TraceModel model;
+      ImportChromeJson(late_path, model, ImportOptions{threads, 1000});
+    } catch (const Error& e) {
+      message = e.what();
+    }
+    EXPECT_NE(message.find("byte " + std::to_string(late.size() - 2) +
+                           ": an event is not a JSON object"),
+              std::string::npos)
+        << "threads " << threads << ": " << message;
+  }
+}
+
 }  // namespace
 }  // namespace opscope::analyze

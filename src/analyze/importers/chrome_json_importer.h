@@ -16,8 +16,15 @@ namespace opscope::analyze {
 // True when the (decompressed) head of a file looks like Chrome-trace JSON.
 bool SniffChromeJson(std::string_view head);
 
-// Fills `model`; throws Error(kInvalidInput) naming the file and byte offset.
-void ImportChromeJson(const std::filesystem::path& path, TraceModel& model);
+struct ImportOptions {
+  int threads = 0;                       // parsing threads; 0: one per core, at most 8
+  size_t chunk_bytes = size_t{8} << 20;  // bytes read and scanned at a time
+};
+
+// Fills `model` (the same for any thread count); throws Error(kInvalidInput)
+// naming the file and byte offset of the first problem in file order.
+void ImportChromeJson(const std::filesystem::path& path, TraceModel& model,
+                      const ImportOptions& options = {});
 
 // The largest time or duration accepted, in nanoseconds (about 126 years): any
 // sum or difference of two stays within int64.
