@@ -21,6 +21,8 @@ run: build
 	build/release/opscope bench conv2d --ceilings $(REPORT)/ceilings.json
 	build/release/opscope bw --type d2d --sizes 4K..256M
 	build/release/opscope demo --out $(REPORT)
+	build/release/opscope bench resnet50 --iters 5 --trace $(REPORT)/resnet50.trace.json
+	build/release/opscope analyze $(REPORT)/resnet50.trace.json --out $(REPORT)/resnet50-analysis --top 10
 
 test: test-release test-asan test-fuzz
 
@@ -33,19 +35,21 @@ test-asan: deps
 	cmake --build --preset asan -j $(JOBS)
 	ctest --preset asan -j $(JOBS)
 
-# The benchmarks that decide the issues: each prints both sides and the ratio.
 # Each importer's libFuzzer target for a bounded time (OPSCOPE_FUZZ_SECONDS).
 test-fuzz: deps
 	cmake --preset fuzz >/dev/null
 	cmake --build --preset fuzz -j $(JOBS)
 	ctest --preset fuzz -j $(JOBS)
 
+# The benchmarks that decide the issues: each prints both sides and the ratio.
 bench: build
+	@scripts/install-deps --bench
 	build/release/bench/scope_bench
 	build/release/bench/ceiling_vs_peak
 	build/release/bench/copy_vs_memcpy
 	build/release/bench/matmul_vs_numpy
 	bench/analyze_vs_python.sh
+	bench/resnet50_vs_torch.sh
 
 format:
 	clang-format -i $$(git ls-files '*.h' '*.cc' '*.c')

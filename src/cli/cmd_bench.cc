@@ -397,6 +397,8 @@ void RegisterBench(CLI::App& app) {
   AddCommonOptions(*r, roofline->common, "where to write the ceilings (default ceilings.json)");
   roofline->runner.Add(*r);
   r->callback([roofline] { roofline->Run(); });
+
+  RegisterBenchResNet50(*bench);
 }
 
 }  // namespace opscope::cli

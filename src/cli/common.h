@@ -49,6 +49,7 @@ void Emit(const CommonOptions& options, const std::string& command,
 void RegisterInfo(CLI::App& app);
 void RegisterDemo(CLI::App& app);
 void RegisterBench(CLI::App& app);
+void RegisterBenchResNet50(CLI::App& bench);
 void RegisterBandwidth(CLI::App& app);
 void RegisterSmi(CLI::App& app);
 void RegisterMonitor(CLI::App& app);

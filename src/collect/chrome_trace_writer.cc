@@ -102,6 +102,14 @@ void ChromeTraceWriter::Complete(int64_t pid, int64_t tid, std::string_view name
       key("bytes");
       AppendInt(b, args.bytes);
     }
+    if (!args.layout.empty()) {
+      key("layout");
+      AppendJsonString(b, args.layout);
+    }
+    if (!args.module.empty()) {
+      key("module");
+      AppendJsonString(b, args.module);
+    }
     b += '}';
   }
   Close();

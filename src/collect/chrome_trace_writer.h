@@ -19,7 +19,12 @@ struct EventArgs {
   std::string_view dtype;
   int64_t flops = -1;
   int64_t bytes = -1;
-  bool empty() const { return shapes.empty() && dtype.empty() && flops < 0 && bytes < 0; }
+  std::string_view layout;
+  std::string_view module;
+  bool empty() const {
+    return shapes.empty() && dtype.empty() && flops < 0 && bytes < 0 && layout.empty() &&
+           module.empty();
+  }
 };
 
 struct TraceMetadata {

@@ -268,8 +268,10 @@ const void* CopyPayload(uint32_t generation, std::string_view name,
   const std::string_view shapes =
       shapes_wanted ? args.shapes.substr(0, collect::kMaxPayloadString) : std::string_view();
   const std::string_view dtype = args.dtype.substr(0, collect::kMaxPayloadString);
+  const std::string_view layout = args.layout.substr(0, collect::kMaxPayloadString);
+  const std::string_view module = args.module.substr(0, collect::kMaxPayloadString);
   const size_t needed = (sizeof(collect::Payload) + name.size() + shapes.size() + dtype.size() +
-                         alignof(collect::Payload) - 1) &
+                         layout.size() + module.size() + alignof(collect::Payload) - 1) &
                         ~(alignof(collect::Payload) - 1);
   collect::PayloadBlock* block = buffer->payload_tail;
   if (block == nullptr || block->used + needed > collect::PayloadBlock::kBytes) {
@@ -291,10 +293,12 @@ const void* CopyPayload(uint32_t generation, std::string_view name,
                        args.bytes,
                        static_cast<uint32_t>(name.size()),
                        static_cast<uint32_t>(shapes.size()),
-                       static_cast<uint32_t>(dtype.size())};
+                       static_cast<uint32_t>(dtype.size()),
+                       static_cast<uint32_t>(layout.size()),
+                       static_cast<uint32_t>(module.size())};
   char* chars = reinterpret_cast<char*>(payload + 1);
   // Empty views may hold a null pointer, which memcpy must not see.
-  for (const std::string_view part : {name, shapes, dtype}) {
+  for (const std::string_view part : {name, shapes, dtype, layout, module}) {
     if (!part.empty()) std::memcpy(chars, part.data(), part.size());
     chars += part.size();
   }

@@ -64,9 +64,17 @@ struct Payload {
   uint32_t name_size;
   uint32_t shapes_size;
   uint32_t dtype_size;
+  uint32_t layout_size;
+  uint32_t module_size;
   std::string_view name() const { return {Chars(), name_size}; }
   std::string_view shapes() const { return {Chars() + name_size, shapes_size}; }
   std::string_view dtype() const { return {Chars() + name_size + shapes_size, dtype_size}; }
+  std::string_view layout() const {
+    return {Chars() + name_size + shapes_size + dtype_size, layout_size};
+  }
+  std::string_view module() const {
+    return {Chars() + name_size + shapes_size + dtype_size + layout_size, module_size};
+  }
 
  private:
   const char* Chars() const { return reinterpret_cast<const char*>(this + 1); }

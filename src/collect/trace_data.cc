@@ -48,6 +48,8 @@ void Describe(const Record& r, const core::TickConverter& clock, int64_t start_n
       view.category = payload->category;
       view.shapes = payload->shapes();
       view.dtype = payload->dtype();
+      view.layout = payload->layout();
+      view.module = payload->module();
       view.flops = payload->flops;
       view.bytes = payload->bytes;
       view.dur_ns = std::max<int64_t>(0, clock.ToMonotonicNs(r.t1) - start_ns - view.ts_ns);
@@ -165,7 +167,7 @@ void TraceData::Export(const std::filesystem::path& path, const ExportOptions& o
       switch (v.phase) {
         case EventPhase::kComplete:
           writer.Complete(pid, v.tid, v.name, v.category, v.ts_ns, v.dur_ns,
-                          collect::EventArgs{v.shapes, v.dtype, v.flops, v.bytes});
+                          collect::EventArgs{v.shapes, v.dtype, v.flops, v.bytes, v.layout, v.module});
           break;
         case EventPhase::kInstant: writer.Instant(pid, v.tid, v.name, v.category, v.ts_ns); break;
         case EventPhase::kCounter: writer.Counter(pid, v.name, v.ts_ns, v.value); break;

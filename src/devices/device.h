@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "devices/dtype.h"
+#include "devices/network.h"
 
 namespace opscope::devices {
 
@@ -138,6 +139,11 @@ class Device {
 
   // Bytes of memory a workload may still allocate here.
   virtual uint64_t AvailableMemory() const = 0;
+
+  // A network compiled for this device; throws Error(kUnsupported) where the
+  // backend has no network layers.
+  virtual std::unique_ptr<Network> CreateNetwork(const NetworkSpec& spec,
+                                                 const NetworkOptions& options);
 };
 
 // A device allocation that frees itself.

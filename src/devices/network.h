@@ -51,6 +51,7 @@ struct NetworkOptions {
   float bn_momentum = 0.1f, bn_epsilon = 1e-5f;  // as torch.nn.BatchNorm2d
   uint64_t seed = 1;                             // of the initial weights
   bool input_gradient = false;  // also compute d(loss)/d(input) (tests)
+  bool keep_outputs = false;    // hold every layer's output after Forward() (tests)
 };
 
 // Bytes held, by what they hold, from the network's own allocations.
@@ -96,6 +97,9 @@ class Network {
   virtual void ReadParameter(int layer, ParamKind kind, float* out) const = 0;
   virtual void WriteParameter(int layer, ParamKind kind, const float* values) = 0;
   virtual void ReadGradient(int layer, ParamKind kind, float* out) const = 0;
+
+  // Layout conversions (reorders of activations or gradients) run so far.
+  virtual int64_t LayoutConversions() const = 0;
 
   // The implementation each layer runs ("brgconv:avx512_core", ...), for reports.
   virtual std::vector<std::string> Implementations() const = 0;

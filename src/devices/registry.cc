@@ -25,6 +25,11 @@ const char* Name(StreamOp op) {
   return "?";
 }
 
+std::unique_ptr<Network> Device::CreateNetwork(const NetworkSpec&, const NetworkOptions&) {
+  throw Error(ErrorCode::kUnsupported,
+              properties().id + " has no network layers in this build");
+}
+
 int ArraysTouched(StreamOp op) { return op == StreamOp::kCopy || op == StreamOp::kScale ? 2 : 3; }
 
 std::vector<std::string> ListDevices() { return {"cpu"}; }

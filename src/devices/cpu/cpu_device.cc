@@ -15,6 +15,7 @@
 #include "devices/cpu/cpu_info.h"
 #include "devices/cpu/memory_kernels.h"
 #include "devices/cpu/onednn_kernels.h"
+#include "devices/cpu/onednn_network.h"
 #include "devices/cpu/openblas_kernels.h"
 #include "devices/cpu/thread_pool.h"
 #include "opscope/opscope.h"
@@ -214,6 +215,11 @@ class CpuDevice final : public Device {
   }
 
   uint64_t AvailableMemory() const override { return MemAvailable(); }
+
+  std::unique_ptr<Network> CreateNetwork(const NetworkSpec& spec,
+                                         const NetworkOptions& options) override {
+    return CreateOnednnNetwork(*this, engine_, stream_, spec, options);
+  }
 
   ThreadPool& pool() { return pool_; }
 
