@@ -4,10 +4,14 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <fstream>
+#include <map>
 #include <random>
 
 #include "bench/reference_net.h"
 #include "bench/resnet50.h"
+#include "test_util.h"
+#include "analyze/importer.h"
 #include "devices/registry.h"
 #include "opscope/opscope.h"
 
@@ -314,6 +318,85 @@ TEST(ResNet, LossFallsOnAFixedBatch) {
       << "first " << losses.front() << ", after 10 " << losses[10] << ", last " << losses.back();
 }
 
+double Cosine(const std::vector<float>& a, const std::vector<float>& b) {
+  double dot = 0, na = 0, nb = 0;
+  for (size_t k = 0; k < a.size(); ++k) dot += a[k] * b[k], na += a[k] * a[k], nb += b[k] * b[k];
+  return dot / std::sqrt(na * nb);
+}
+
+// bf16 activations and weights (fp32 masters, gradients and statistics): the
+// same layers and data give nearly the outputs and gradients of fp32.
+TEST(ResNet, Bf16LayersTrackFp32) {
+  NetworkSpec spec = Input(4, 3, 32, 32);
+  spec.layers = {{LayerKind::kConv, "conv1", {-1}, 16, 7, 2, 3},
+                 {LayerKind::kBatchNorm, "bn1", {0}},
+                 {LayerKind::kConv, "conv2", {1}, 16, 3, 1, 1}};
+  spec.layers[1].relu = true;
+  auto device = Cpu();
+  NetworkOptions bf16_options;
+  bf16_options.dtype = DType::kBF16;
+  std::unique_ptr<Network> fp32 = device->CreateNetwork(spec, NetworkOptions{}), bf16;
+  try {
+    bf16 = device->CreateNetwork(spec, bf16_options);
+  } catch (const opscope::Error& e) {
+    GTEST_SKIP() << "bf16 networks are not available on this CPU: " << e.what();
+  }
+  for (const auto& [key, values] : ReadParams(*fp32, spec)) {
+    const std::vector<float> v(values.begin(), values.end());
+    bf16->WriteParameter(key.first, key.second, v.data());
+  }
+  std::mt19937_64 rng(8);
+  const std::vector<float> input = RandomVector(4 * 3 * 32 * 32, rng);
+  fp32->SetInput(input.data(), nullptr);
+  bf16->SetInput(input.data(), nullptr);
+  fp32->Forward();
+  bf16->Forward();
+  std::vector<float> out32(4 * 16 * 16 * 16), out16(out32.size());
+  fp32->ReadOutput(2, out32.data());
+  bf16->ReadOutput(2, out16.data());
+  EXPECT_GT(Cosine(out32, out16), 0.999);
+  const std::vector<float> r = RandomVector(out32.size(), rng);
+  fp32->Backward(r.data());
+  bf16->Backward(r.data());
+  for (const int layer : {0, 2}) {
+    std::vector<float> a(static_cast<size_t>(fp32->ParameterSize(layer, ParamKind::kWeight)));
+    std::vector<float> b(a.size());
+    fp32->ReadGradient(layer, ParamKind::kWeight, a.data());
+    bf16->ReadGradient(layer, ParamKind::kWeight, b.data());
+    EXPECT_GT(Cosine(a, b), 0.995) << spec.layers[layer].name;
+  }
+}
+
+TEST(ResNet, Bf16NetworkLearns) {
+  bench::ResNetShape shape = Tiny();
+  shape.batch = 4;
+  shape.image_size = 32;
+  shape.width = 64;
+  NetworkOptions options;
+  options.dtype = DType::kBF16;
+  auto device = Cpu();
+  std::unique_ptr<Network> net;
+  try {
+    net = device->CreateNetwork(bench::ResNet50Spec(shape), options);
+  } catch (const opscope::Error& e) {
+    GTEST_SKIP() << "bf16 networks are not available on this CPU: " << e.what();
+  }
+  std::mt19937_64 rng(9);
+  const std::vector<float> input = RandomVector(4 * 3 * 32 * 32, rng);
+  const std::vector<int32_t> labels{1, 4, 7, 9};
+  net->SetInput(input.data(), labels.data());
+  std::vector<float> losses;
+  for (int step = 0; step < 10; ++step) {
+    net->Forward();
+    losses.push_back(net->Loss());
+    net->Backward();
+    net->Update();
+  }
+  EXPECT_NEAR(losses.front(), std::log(10.0), 1.0);
+  EXPECT_LT(losses.back(), 0.1 * losses.front()) << "first " << losses.front() << ", last "
+                                                   << losses.back();
+}
+
 // Between iterations a training network holds its weights (and BN running
 // statistics), their gradients and the momentum: nothing else, to the byte.
 TEST(ResNet, SteadyMemoryIsWeightsGradientsAndMomentum) {
@@ -349,6 +432,46 @@ TEST(ResNet, SteadyMemoryIsWeightsGradientsAndMomentum) {
     }
   }
   EXPECT_EQ(device->memory_stats().current_bytes, before) << "everything is freed";
+}
+
+// --trace: every layer call is an operator with its module, shapes, dtype,
+// layout, FLOPs and bytes, inside ProfilerStep spans, and the analyzer reads it.
+TEST(ResNet, TraceHasEveryLayerCallAsAnOperator) {
+  opscope::testing::TempDir dir;
+  bench::ResNetOptions options;
+  options.shape = Tiny();
+  options.warmup = 0;
+  options.iters = 2;
+  options.trace_path = (dir.path() / "resnet.json").string();
+  auto device = Cpu();
+  const bench::ResNetResult result = bench::RunResNet50(*device, options);
+  ASSERT_EQ(result.trace_file, options.trace_path);
+  std::ifstream in(options.trace_path);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("\"module\":\"layer1.0.conv2\""), std::string::npos);
+  EXPECT_NE(text.find("\"layout\":\"nChw"), std::string::npos) << "blocked activations";
+  const analyze::TraceModel model = analyze::ImportTrace(options.trace_path);
+  std::map<std::string, int> calls;
+  int steps = 0;
+  for (size_t e = 0; e < model.size(); ++e) {
+    const std::string name(model.String(model.name[e]));
+    if (model.cls[e] == analyze::EventClass::kStep) {
+      steps += model.duration_ns[e] > 1000000;  // the measured iterations (not the empty tail)
+      continue;
+    }
+    ++calls[name];
+    if (name == "Conv2D") EXPECT_GT(model.flops[e], 0);
+  }
+  const int convs = 1 + 3 * 4 + 4;  // stem, three per bottleneck, four downsamples
+  EXPECT_EQ(steps, 2);
+  EXPECT_EQ(calls["Conv2D"], 2 * convs);
+  EXPECT_EQ(calls["Conv2DBackwardWeights"], 2 * convs);
+  EXPECT_EQ(calls["Conv2DBackwardData"], 2 * (convs - 1)) << "not for the network's input";
+  EXPECT_EQ(calls["BatchNorm+ReLU"], 2 * (1 + 2 * 4));
+  EXPECT_EQ(calls["Add+ReLU"], 2 * 4);
+  EXPECT_EQ(calls["SGD"], 2);
+  EXPECT_EQ(calls["SoftmaxCrossEntropy"], 2);
+  EXPECT_EQ(calls["Reorder"], 2 * result.layout_conversions);
 }
 
 TEST(ResNet, BadSpecificationsAreRefused) {

@@ -172,6 +172,20 @@ expect_status 5 "analyze unknown format" "$opscope" analyze "$dir/unknown.txt"
 expect_status 4 "analyze missing file" "$opscope" analyze "$dir/absent.json"
 expect_status 4 "analyze unwritable report folder" "$opscope" analyze "$trace" --out /proc/opscope-report
 
+expect_status 0 "bench resnet50 small" "$opscope" bench resnet50 --batch 2 --image-size 64 \
+  --warmup 0 --iters 1 --format json --trace "$dir/resnet.json"
+expect_grep '"parameters":25557032' "$dir/out" "resnet50 has torchvision's parameter count"
+expect_grep '"section":"resnet50_memory"' "$dir/out" "resnet50 reports memory"
+expect_status 0 "analyze the resnet50 trace" "$opscope" analyze "$dir/resnet.json" --out "$dir/resnet-analysis"
+expect_grep "Conv2DBackwardWeights" "$dir/out" "the analyzer lists the traced layers"
+expect_status 3 "resnet50 bad layout" "$opscope" bench resnet50 --layout nothing
+expect_grep "use nchw, nhwc or blocked" "$dir/err" "the bad layout is named"
+expect_status 3 "resnet50 bad mode" "$opscope" bench resnet50 --mode fly
+expect_status 3 "resnet50 bad batch" "$opscope" bench resnet50 --batch 0
+expect_status 3 "resnet50 bad sweep" "$opscope" bench resnet50 --threads-sweep 1,x
+expect_status 3 "resnet50 trace with a sweep" "$opscope" bench resnet50 --threads-sweep 1,2 --trace "$dir/t.json"
+expect_status 3 "resnet50 bad dtype" "$opscope" bench resnet50 --dtype int3
+
 printf '[{"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","pid":1,"tid":1,"ts":0,"dur":1000},{"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":1,"dur":500}]' > "$dir/before.json"
 printf '[{"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","pid":1,"tid":1,"ts":0,"dur":1200},{"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":1,"dur":700}]' > "$dir/after.json"
 expect_status 7 "diff gate: 20% slower fails --fail-if-slower 10" "$opscope" diff "$dir/before.json" "$dir/after.json" --fail-if-slower 10

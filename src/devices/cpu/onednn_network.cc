@@ -150,6 +150,7 @@ struct Layer {
   memory::desc bwd_diff_dst_md;       // what the backward primitives read as d(output)
   memory::desc bwd_diff_src_md;       // what backward data writes
   memory::desc diff_weights_md;       // what backward weights writes
+  memory::desc bwd_src_md;            // the layout backward weights reads the input in
   memory::desc mean_md, var_md, workspace_md;
   memory::desc add_b_md;              // the layout the add reads its second input in
 
@@ -617,7 +618,8 @@ class OnednnNetwork final : public Network {
               [&](bool exact) {
                 return dnnl::convolution_backward_weights::primitive_desc(
                     dnnl::convolution_backward_weights::desc(
-                        algorithm::convolution_direct, l.src_md,
+                        algorithm::convolution_direct,
+                        exact ? l.src_md : memory::desc(in, dt_, Tag::any),
                         exact ? FpLayoutOf(l.fwd_weights_md) : memory::desc(wd, Dt::f32, Tag::any),
                         exact ? l.out_md : memory::desc(l.out_dims, dt_, Tag::any), strides, pad,
                         pad),
@@ -625,6 +627,7 @@ class OnednnNetwork final : public Network {
               });
           NoteScratchpad(bwpd);
           l.bwd_weights = dnnl::convolution_backward_weights(bwpd);
+          l.bwd_src_md = bwpd.src_desc();
           l.diff_weights_md = bwpd.diff_weights_desc();
           l.bwd_diff_dst_md = bwpd.diff_dst_desc();
           l.op_bwd_weights = MakeOp(l, "Conv2DBackwardWeights", {in, l.out_dims}, l.src_md,
@@ -1151,7 +1154,9 @@ class OnednnNetwork final : public Network {
       case LayerKind::kConv: {
         Tensor diff_temp;
         const memory& diff = InLayout(l.diff.mem(), l.bwd_diff_dst_md, diff_temp, s.name);
-        const memory& src = l.src_copy ? l.src_copy.mem() : in;
+        Tensor src_temp;
+        const memory& src =
+            InLayout(l.src_copy ? l.src_copy.mem() : in, l.bwd_src_md, src_temp, s.name);
         Param& w = l.params[0];
         {
           Tensor dw_temp;
