@@ -11,18 +11,11 @@ build: deps
 	cmake --preset release >/dev/null
 	cmake --build --preset release -j $(JOBS)
 
-# The main job on the default device; the report goes to opscope-report/.
+# The main job on the default device: the whole suite into one report,
+# opscope-report/index.html (see `opscope run --help`).
 REPORT := opscope-report
 run: build
-	mkdir -p $(REPORT)
-	build/release/opscope info
-	build/release/opscope bench roofline --out $(REPORT)/ceilings.json
-	build/release/opscope bench matmul --sizes 1024,2048 --ceilings $(REPORT)/ceilings.json
-	build/release/opscope bench conv2d --ceilings $(REPORT)/ceilings.json
-	build/release/opscope bw --type d2d --sizes 4K..256M
-	build/release/opscope demo --out $(REPORT)
-	build/release/opscope bench resnet50 --iters 5 --trace $(REPORT)/resnet50.trace.json
-	build/release/opscope analyze $(REPORT)/resnet50.trace.json --out $(REPORT)/resnet50-analysis --top 10
+	build/release/opscope run --out $(REPORT)
 
 test: test-release test-asan test-fuzz
 

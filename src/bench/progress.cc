@@ -2,11 +2,17 @@
 
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdio>
 
 #include "core/text.h"
 
 namespace opscope::bench {
+namespace {
+std::atomic<bool> g_silent{false};
+}  // namespace
+
+void Progress::SetSilent(bool silent) { g_silent = silent; }
 
 Progress::Progress(std::string command, bool enabled)
     : command_(std::move(command)),
@@ -19,7 +25,7 @@ Progress::~Progress() {
 }
 
 void Progress::Step(int index, int total, const std::string& what) {
-  if (!enabled_) return;
+  if (!enabled_ || g_silent) return;
   const auto elapsed = std::chrono::steady_clock::now() - start_;
   if (elapsed < std::chrono::seconds(1)) return;
   const std::string line = "opscope " + command_ + ": [" + std::to_string(index) + "/" +

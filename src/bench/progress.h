@@ -13,6 +13,8 @@ class Progress {
   explicit Progress(std::string command, bool enabled = true);
   ~Progress();
   void Step(int index, int total, const std::string& what);
+  // Silences every Progress (for `opscope run` writing to a pipe or a file).
+  static void SetSilent(bool silent);
 
  private:
   std::string command_;

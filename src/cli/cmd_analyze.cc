@@ -368,7 +368,8 @@ struct AnalyzeCommand {
           std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t3).count());
     }
     Emit(CommonOptions{"", format, "", 0}, "analyze", tables);
-    std::cerr << "opscope: wrote " << core::EscapeForTerminal((dir / "summary.csv").string())
+    if (!Collecting())
+      std::cerr << "opscope: wrote " << core::EscapeForTerminal((dir / "summary.csv").string())
               << ", analysis.json and "
               << "analysis.html\n";
   }

@@ -76,7 +76,8 @@ struct ResNet50Command {
       c.threads = threads;
       auto device = OpenDevice(c);
       device_id = device->properties().id;
-      std::cerr << fmt::format("opscope: bench resnet50: {} batch {} on {} ({} threads)...\n",
+      if (!Collecting())
+        std::cerr << fmt::format("opscope: bench resnet50: {} batch {} on {} ({} threads)...\n",
                                mode, batch, device_id, device->properties().compute_units);
       results.push_back(bench::RunResNet50(*device, options));
     }

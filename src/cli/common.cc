@@ -55,8 +55,20 @@ std::vector<std::string> SplitList(const std::string& text, const std::string& o
   return items;
 }
 
+namespace {
+RunCollector* g_collector = nullptr;
+}  // namespace
+
+RunCollector::RunCollector() { g_collector = this; }
+RunCollector::~RunCollector() { g_collector = nullptr; }
+bool Collecting() { return g_collector != nullptr; }
+
 void Emit(const CommonOptions& options, const std::string& command,
           const std::vector<report::ResultTable>& tables) {
+  if (g_collector != nullptr) {
+    g_collector->emitted.push_back({command, tables});
+    return;
+  }
   const report::Format format = report::ParseFormat(options.format);
   if (options.out.empty()) {
     report::Write(std::cout, format, command, tables);

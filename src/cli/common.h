@@ -46,6 +46,24 @@ std::vector<std::string> SplitList(const std::string& text, const std::string& o
 void Emit(const CommonOptions& options, const std::string& command,
           const std::vector<report::ResultTable>& tables);
 
+// While a RunCollector lives, Emit() appends to it instead of writing, and the
+// commands' own messages on stderr are silenced (`opscope run` assembles one
+// report from the commands).
+struct Emitted {
+  std::string command;
+  std::vector<report::ResultTable> tables;
+};
+class RunCollector {
+ public:
+  RunCollector();
+  ~RunCollector();
+  RunCollector(const RunCollector&) = delete;
+  RunCollector& operator=(const RunCollector&) = delete;
+  std::vector<Emitted> emitted;
+};
+// True while a RunCollector lives: commands keep stderr for errors only.
+bool Collecting();
+
 void RegisterInfo(CLI::App& app);
 void RegisterDemo(CLI::App& app);
 void RegisterBench(CLI::App& app);
@@ -54,6 +72,7 @@ void RegisterBandwidth(CLI::App& app);
 void RegisterSmi(CLI::App& app);
 void RegisterMonitor(CLI::App& app);
 void RegisterAnalyze(CLI::App& app);
+void RegisterRun(CLI::App& app);
 // Sets `exit_code` when the comparison fails its gate.
 void RegisterDiff(CLI::App& app, int& exit_code);
 

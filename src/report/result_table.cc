@@ -138,13 +138,9 @@ void WriteCsv(std::ostream& out, const std::vector<ResultTable>& tables) {
   }
 }
 
-void WriteJson(std::ostream& out, std::string_view command,
-               const std::vector<ResultTable>& tables) {
-  std::string s = "{\"schema_version\":";
-  core::AppendInt(s, OPSCOPE_SCHEMA_VERSION);
-  s += ",\"opscope_version\":\"" OPSCOPE_VERSION_STRING "\",\"command\":";
-  core::AppendJsonString(s, command);
-  s += ",\"machine\":" + core::MachineJson() + ",\"results\":[";
+std::string RenderValue(const Value& value, int precision) { return Render(value, precision); }
+
+void AppendRowsJson(std::string& s, const std::vector<ResultTable>& tables) {
   bool first = true;
   for (const ResultTable& table : tables) {
     for (const auto& row : table.rows) {
@@ -166,6 +162,16 @@ void WriteJson(std::ostream& out, std::string_view command,
       s += '}';
     }
   }
+}
+
+void WriteJson(std::ostream& out, std::string_view command,
+               const std::vector<ResultTable>& tables) {
+  std::string s = "{\"schema_version\":";
+  core::AppendInt(s, OPSCOPE_SCHEMA_VERSION);
+  s += ",\"opscope_version\":\"" OPSCOPE_VERSION_STRING "\",\"command\":";
+  core::AppendJsonString(s, command);
+  s += ",\"machine\":" + core::MachineJson() + ",\"results\":[";
+  AppendRowsJson(s, tables);
   s += "\n]}\n";
   out << s;
 }

@@ -42,6 +42,12 @@ struct ResultTable {
   void AddRow(std::vector<Value> row);
 };
 
+// A value as tables and CSV show it ("n/a" when absent).
+std::string RenderValue(const Value& value, int precision);
+// The rows of `tables` as JSON objects (keys: "section", then the column keys),
+// comma-separated, appended to `out`.
+void AppendRowsJson(std::string& out, const std::vector<ResultTable>& tables);
+
 void WriteTable(std::ostream& out, const std::vector<ResultTable>& tables);
 void WriteCsv(std::ostream& out, const std::vector<ResultTable>& tables);
 void WriteJson(std::ostream& out, std::string_view command, const std::vector<ResultTable>& tables);

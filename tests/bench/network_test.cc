@@ -460,7 +460,9 @@ TEST(ResNet, TraceHasEveryLayerCallAsAnOperator) {
       continue;
     }
     ++calls[name];
-    if (name == "Conv2D") EXPECT_GT(model.flops[e], 0);
+    if (name == "Conv2D") {
+      EXPECT_GT(model.flops[e], 0);
+    }
   }
   const int convs = 1 + 3 * 4 + 4;  // stem, three per bottleneck, four downsamples
   EXPECT_EQ(steps, 2);

@@ -1,0 +1,32 @@
+// The report of `opscope run`: every step's tables in one results.json (with
+// its schema in docs/results.schema.json), one summary.csv, and one
+// self-contained index.html (no scripts, no network requests, SVG charts, every
+// string escaped).
+#ifndef OPSCOPE_REPORT_RUN_REPORT_H_
+#define OPSCOPE_REPORT_RUN_REPORT_H_
+
+#include <string>
+#include <vector>
+
+#include "report/result_table.h"
+
+namespace opscope::report {
+
+struct RunStep {
+  std::string command;  // "bench matmul --sizes 1024,2048"
+  std::string title;    // "Matrix multiplication"
+  std::string status;   // "ok" or "failed"
+  std::string error;    // why it failed
+  double seconds = 0;
+  std::vector<ResultTable> tables;
+};
+
+std::string RunResultsJson(const std::vector<RunStep>& steps);
+std::string RunSummaryCsv(const std::vector<RunStep>& steps);
+// `links`: (relative path, label) pairs shown at the top (traces, the analysis page).
+std::string RunIndexHtml(const std::vector<RunStep>& steps, const std::string& device,
+                         const std::vector<std::pair<std::string, std::string>>& links);
+
+}  // namespace opscope::report
+
+#endif  // OPSCOPE_REPORT_RUN_REPORT_H_
