@@ -151,8 +151,11 @@ struct ResNet50Command {
     row("total peak", r.peak_bytes);
     if (r.steady_bytes > 0) {
       memory.notes.push_back(fmt::format(
-          "Peak is {:.1f}x steady. {}",
+          "Peak is {:.1f}x steady and {:.1f}x the weights alone. {}",
           static_cast<double>(r.peak_bytes) / static_cast<double>(r.steady_bytes),
+          r.memory.parameters > 0
+              ? static_cast<double>(r.peak_bytes) / static_cast<double>(r.memory.parameters)
+              : 0.0,
           options.training
               ? "A training iteration keeps every layer's input (and the BN and pooling masks) "
                 "from the forward pass until the backward pass has used it: activations grow "

@@ -418,9 +418,21 @@ void ImportChromeJson(const std::filesystem::path& path, TraceModel& model,
       merged_cv.notify_all();
     }
   };
+  // Anything else a thread throws (out of memory while merging) ends the import
+  // too, after every thread has been joined.
+  const auto guarded = [&] {
+    try {
+      work();
+    } catch (...) {
+      std::lock_guard lock(merge_mutex);
+      errors.emplace_back(UINT64_MAX, std::current_exception());
+      failed = true;
+      merged_cv.notify_all();
+    }
+  };
   std::vector<std::thread> pool;
-  for (int t = 1; t < threads; ++t) pool.emplace_back(work);
-  work();
+  for (int t = 1; t < threads; ++t) pool.emplace_back(guarded);
+  guarded();
   for (auto& t : pool) t.join();
   if (!errors.empty()) {
     std::sort(errors.begin(), errors.end(),
