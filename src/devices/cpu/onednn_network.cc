@@ -1121,6 +1121,33 @@ class OnednnNetwork final : public Network {
             {{DNNL_ARG_SRC_0, p.diff.mem()}, {DNNL_ARG_SRC_1, c}, {DNNL_ARG_DST, p.diff.mem()}});
   }
 
+  // Backward of a layer with weights (convolution, linear): the weights'
+  // gradient (and the bias's, in `extra`), then d(input) for its producer.
+  void WeightedBackward(Layer& l, const memory& src, const memory& diff, Args extra) {
+    Param& w = l.params[0];
+    {
+      Tensor dw_temp;
+      const bool direct = l.diff_weights_md == w.grad.md();
+      if (!direct) dw_temp = Tensor(storage_, kWorkspace, l.diff_weights_md, engine_);
+      extra[DNNL_ARG_SRC] = src;
+      extra[DNNL_ARG_DIFF_DST] = diff;
+      extra[DNNL_ARG_DIFF_WEIGHTS] = direct ? w.grad.mem() : dw_temp.mem();
+      Execute(l.op_bwd_weights, l.bwd_weights, std::move(extra));
+      if (!direct) Reorder(dw_temp.mem(), w.grad.mem(), l.spec.name, "ReorderWeights");
+    }
+    if (!l.bwd_data) return;  // the network's input, when nobody asked for its gradient
+    Tensor w_temp;
+    const memory& weights = InLayout(w.low ? w.low.mem() : w.value.mem(), l.bwd_data_weights_md,
+                                     w_temp, l.spec.name, "ReorderWeights");
+    Tensor diff_src(storage_, kActivations, l.bwd_diff_src_md, engine_);
+    Execute(l.op_bwd_data, l.bwd_data,
+            {{DNNL_ARG_DIFF_DST, diff},
+             {DNNL_ARG_WEIGHTS, weights},
+             {DNNL_ARG_DIFF_SRC, diff_src.mem()}});
+    l.diff.Reset();
+    AddGradient(l.spec.inputs[0], std::move(diff_src), l.spec.name);
+  }
+
   void RunBackward(int index) {
     Layer& l = layers_[index];
     const LayerSpec& s = l.spec;
@@ -1157,29 +1184,7 @@ class OnednnNetwork final : public Network {
         Tensor src_temp;
         const memory& src =
             InLayout(l.src_copy ? l.src_copy.mem() : in, l.bwd_src_md, src_temp, s.name);
-        Param& w = l.params[0];
-        {
-          Tensor dw_temp;
-          const bool direct = l.diff_weights_md == w.grad.md();
-          if (!direct) dw_temp = Tensor(storage_, kWorkspace, l.diff_weights_md, engine_);
-          Execute(l.op_bwd_weights, l.bwd_weights,
-                  {{DNNL_ARG_SRC, src},
-                   {DNNL_ARG_DIFF_DST, diff},
-                   {DNNL_ARG_DIFF_WEIGHTS, direct ? w.grad.mem() : dw_temp.mem()}});
-          if (!direct) Reorder(dw_temp.mem(), w.grad.mem(), s.name, "ReorderWeights");
-        }
-        if (l.bwd_data) {
-          Tensor w_temp;
-          const memory& weights = InLayout(w.low ? w.low.mem() : w.value.mem(),
-                                           l.bwd_data_weights_md, w_temp, s.name, "ReorderWeights");
-          Tensor diff_src(storage_, kActivations, l.bwd_diff_src_md, engine_);
-          Execute(l.op_bwd_data, l.bwd_data,
-                  {{DNNL_ARG_DIFF_DST, diff},
-                   {DNNL_ARG_WEIGHTS, weights},
-                   {DNNL_ARG_DIFF_SRC, diff_src.mem()}});
-          l.diff.Reset();
-          AddGradient(producer, std::move(diff_src), s.name);
-        }
+        WeightedBackward(l, src, diff, {});
         break;
       }
       case LayerKind::kBatchNorm: {
@@ -1227,30 +1232,7 @@ class OnednnNetwork final : public Network {
       case LayerKind::kLinear: {
         Tensor diff_temp;
         const memory& diff = InLayout(l.diff.mem(), l.bwd_diff_dst_md, diff_temp, s.name);
-        Param& w = l.params[0];
-        {
-          Tensor dw_temp;
-          const bool direct = l.diff_weights_md == w.grad.md();
-          if (!direct) dw_temp = Tensor(storage_, kWorkspace, l.diff_weights_md, engine_);
-          Execute(l.op_bwd_weights, l.bwd_weights,
-                  {{DNNL_ARG_SRC, in},
-                   {DNNL_ARG_DIFF_DST, diff},
-                   {DNNL_ARG_DIFF_WEIGHTS, direct ? w.grad.mem() : dw_temp.mem()},
-                   {DNNL_ARG_DIFF_BIAS, l.params[1].grad.mem()}});
-          if (!direct) Reorder(dw_temp.mem(), w.grad.mem(), s.name, "ReorderWeights");
-        }
-        if (l.bwd_data) {
-          Tensor w_temp;
-          const memory& weights = InLayout(w.low ? w.low.mem() : w.value.mem(),
-                                           l.bwd_data_weights_md, w_temp, s.name, "ReorderWeights");
-          Tensor diff_src(storage_, kActivations, l.bwd_diff_src_md, engine_);
-          Execute(l.op_bwd_data, l.bwd_data,
-                  {{DNNL_ARG_DIFF_DST, diff},
-                   {DNNL_ARG_WEIGHTS, weights},
-                   {DNNL_ARG_DIFF_SRC, diff_src.mem()}});
-          l.diff.Reset();
-          AddGradient(producer, std::move(diff_src), s.name);
-        }
+        WeightedBackward(l, in, diff, {{DNNL_ARG_DIFF_BIAS, l.params[1].grad.mem()}});
         break;
       }
       case LayerKind::kAdd: {
