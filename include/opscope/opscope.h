@@ -193,8 +193,8 @@ struct ScopeArgs {
   int64_t flops = -1;
   int64_t bytes = -1;
   const char* category = nullptr;  // default "user_annotation"
-  std::string_view layout;  // memory layout of the operands ("nChw16c", "nchw")
-  std::string_view module;  // the model part that ran it ("layer1.0.conv1")
+  std::string_view layout;         // memory layout of the operands ("nChw16c", "nchw")
+  std::string_view module;         // the model part that ran it ("layer1.0.conv1")
 };
 
 // Names the calling thread in traces (default: its OS name).

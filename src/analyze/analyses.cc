@@ -361,7 +361,8 @@ LaunchBound ComputeLaunchBound(const TraceModel& model, double busy_pct) {
     durations.push_back(model.duration_ns[e]);
     const int64_t* start =
         model.correlation[e] >= 0 ? launch_start.Find(model.correlation[e]) : nullptr;
-    if (start != nullptr && model.start_ns[e] >= *start) delays.push_back(model.start_ns[e] - *start);
+    if (start != nullptr && model.start_ns[e] >= *start)
+      delays.push_back(model.start_ns[e] - *start);
   }
   out.kernels = static_cast<int64_t>(durations.size());
   if (durations.empty()) return out;
@@ -370,9 +371,9 @@ LaunchBound ComputeLaunchBound(const TraceModel& model, double busy_pct) {
   out.median_kernel_ns = *median;
   if (!delays.empty()) {
     const auto p50 = delays.begin() + static_cast<ptrdiff_t>(delays.size() / 2);
-    const auto p90 = delays.begin() + static_cast<ptrdiff_t>(std::min(
-                                          delays.size() - 1,
-                                          static_cast<size_t>(0.9 * (delays.size() - 1) + 0.5)));
+    const auto p90 = delays.begin() +
+                     static_cast<ptrdiff_t>(std::min(
+                         delays.size() - 1, static_cast<size_t>(0.9 * (delays.size() - 1) + 0.5)));
     std::nth_element(delays.begin(), p90, delays.end());
     out.launch_delay_p90_ns = *p90;
     std::nth_element(delays.begin(), p50, p90 + 1);

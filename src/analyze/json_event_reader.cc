@@ -1,7 +1,7 @@
 #include "analyze/json_event_reader.h"
 
-#include <immintrin.h>
 #include <fcntl.h>
+#include <immintrin.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -251,7 +251,7 @@ struct JsonEventStream::State {
   bool eof = false;
   size_t gap_start = 0;  // after the last event, in the buffer (when gap_known)
   bool gap_known = false;
-  size_t keep_from = 0;  // first byte of the buffer the next round must see again
+  size_t keep_from = 0;        // first byte of the buffer the next round must see again
   std::exception_ptr pending;  // an error found after events that came first
 };
 
@@ -337,7 +337,8 @@ void JsonEventStream::State::Round(std::vector<EventSpan>& spans) {
           }
           continue;
         }
-        if (where == Where::kDone) throw Fail(base + i, "content after the end of the JSON document");
+        if (where == Where::kDone)
+          throw Fail(base + i, "content after the end of the JSON document");
         if (events_array && depth == events_depth) {
           if (c != '{') throw Fail(base + i, "an event is not a JSON object");
           value_start = i;
@@ -401,7 +402,8 @@ void JsonEventStream::State::Round(std::vector<EventSpan>& spans) {
         if (where == Where::kStart) throw Fail(base + i, "not a JSON object or array");
         if (events_array && depth == events_depth)
           throw Fail(base + i, "an event is not a JSON object");
-        if (where == Where::kDone) throw Fail(base + i, "content after the end of the JSON document");
+        if (where == Where::kDone)
+          throw Fail(base + i, "content after the end of the JSON document");
         if (where == Where::kTopObject && depth == 1 && member_depth < 0 && !expect_key) {
           member_depth = 1;  // a number, true, false or null
           value_start = i;

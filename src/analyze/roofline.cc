@@ -294,8 +294,8 @@ std::vector<OpRoofline> ComputeRoofline(const TraceModel& model, const RooflineC
       if (index == 0) {
         Cost c;
         c.ok = ShapeCost(model.String(model.name[e]), model.String(model.input_dims[e]),
-                  model.String(model.input_type[e]), model.String(model.concrete_inputs[e]),
-                  c.flops, c.bytes, c.dtype);
+                         model.String(model.input_type[e]), model.String(model.concrete_inputs[e]),
+                         c.flops, c.bytes, c.dtype);
         costs.push_back(std::move(c));
         index = static_cast<uint32_t>(costs.size());
       }

@@ -99,7 +99,8 @@ void TraceModel::Reserve(size_t events) {
   for (auto* column : {&start_ns, &duration_ns, &flops, &bytes, &correlation, &external_id}) {
     column->reserve(events);
   }
-  for (auto* column : {&name, &category, &track, &kind, &input_dims, &input_type, &concrete_inputs}) {
+  for (auto* column :
+       {&name, &category, &track, &kind, &input_dims, &input_type, &concrete_inputs}) {
     column->reserve(events);
   }
   cls.reserve(events);

@@ -51,8 +51,8 @@ struct ResNetResult {
   PhaseStats images_per_second;  // p10 from the p90 iteration time, and so on
   float first_loss = 0, last_loss = 0;
   devices::NetworkMemory memory;
-  uint64_t steady_bytes = 0;  // held between iterations (device accounting)
-  uint64_t peak_bytes = 0;    // the device's peak during the measured iterations
+  uint64_t steady_bytes = 0;       // held between iterations (device accounting)
+  uint64_t peak_bytes = 0;         // the device's peak during the measured iterations
   int64_t layout_conversions = 0;  // reorders per measured iteration
   std::vector<std::string> implementations;
   std::string trace_file;

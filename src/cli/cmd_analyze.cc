@@ -370,8 +370,8 @@ struct AnalyzeCommand {
     Emit(CommonOptions{"", format, "", 0}, "analyze", tables);
     if (!Collecting())
       std::cerr << "opscope: wrote " << core::EscapeForTerminal((dir / "summary.csv").string())
-              << ", analysis.json and "
-              << "analysis.html\n";
+                << ", analysis.json and "
+                << "analysis.html\n";
   }
 };
 

@@ -78,13 +78,13 @@ struct ResNet50Command {
       device_id = device->properties().id;
       if (!Collecting())
         std::cerr << fmt::format("opscope: bench resnet50: {} batch {} on {} ({} threads)...\n",
-                               mode, batch, device_id, device->properties().compute_units);
+                                 mode, batch, device_id, device->properties().compute_units);
       results.push_back(bench::RunResNet50(*device, options));
     }
     const int cores = core::GetMachineInfo().logical_cpus;
-    const std::string what = fmt::format(
-        "ResNet-50 v1.5 {} on {}, batch {}, {}x{}, {}, {} layout", options.training ? "training" : "inference",
-        device_id, batch, image_size, image_size, dtype, layout);
+    const std::string what = fmt::format("ResNet-50 v1.5 {} on {}, batch {}, {}x{}, {}, {} layout",
+                                         options.training ? "training" : "inference", device_id,
+                                         batch, image_size, image_size, dtype, layout);
 
     report::ResultTable time;
     time.section = "resnet50";
@@ -135,8 +135,9 @@ struct ResNet50Command {
     const bench::ResNetResult& r = results.back();
     report::ResultTable memory;
     memory.section = "resnet50_memory";
-    memory.title = what + fmt::format(": memory ({} threads), from the device allocator's accounting",
-                                      r.threads);
+    memory.title =
+        what +
+        fmt::format(": memory ({} threads), from the device allocator's accounting", r.threads);
     memory.columns = {{"what", "What"}, {"bytes", "Bytes", 0, false}, {"mib", "MiB", 1}};
     const auto row = [&](const std::string& name, uint64_t bytes) {
       memory.AddRow({name, static_cast<int64_t>(bytes), Mib(bytes)});
@@ -164,7 +165,8 @@ struct ResNet50Command {
     }
     if (!r.trace_file.empty()) {
       memory.notes.push_back("Wrote the per-operator trace of the measured iterations to " +
-                             core::EscapeForTerminal(r.trace_file) + " (opscope analyze reads it).");
+                             core::EscapeForTerminal(r.trace_file) +
+                             " (opscope analyze reads it).");
     }
     report::ResultTable impls;
     impls.section = "resnet50_implementations";

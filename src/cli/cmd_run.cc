@@ -62,8 +62,7 @@ report::RunStep Execute(const Step& step) {
     result.status = "failed";
     result.error = e.what();
   }
-  result.seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   for (auto& emitted : collector.emitted) {
     for (auto& table : emitted.tables) result.tables.push_back(std::move(table));
   }
@@ -106,20 +105,19 @@ struct RunCommand {
     const std::string ceilings = (dir / "ceilings.json").string();
     steps.push_back({"Measured ceilings",
                      with({"bench", "roofline", "--device", dev, "--out", ceilings}, fast)});
-    steps.push_back({"Bandwidth",
-                     with({"bw", "--device", dev, "--sizes", quick ? "4K..1M" : "4K..1G"}, fast)});
+    steps.push_back(
+        {"Bandwidth", with({"bw", "--device", dev, "--sizes", quick ? "4K..1M" : "4K..1G"}, fast)});
     steps.push_back(
         {"Matrix multiplication",
          with({"bench", "matmul", "--device", dev, "--sizes", quick ? "256,512" : "1024,2048,4096",
                "--dtype", quick ? "fp32" : "fp32,bf16", "--warmup", "1", "--ceilings", ceilings},
               fast)});
-    steps.push_back(
-        {"Convolution",
-         quick ? with({"bench", "conv2d", "--device", dev, "--configs", "mb2ic16ih28oc16kh3sh1",
-                       "--warmup", "1", "--ceilings", ceilings},
-                      fast)
-               : std::vector<std::string>{"bench", "conv2d", "--device", dev, "--ceilings",
-                                          ceilings}});
+    steps.push_back({"Convolution", quick ? with({"bench", "conv2d", "--device", dev, "--configs",
+                                                  "mb2ic16ih28oc16kh3sh1", "--warmup", "1",
+                                                  "--ceilings", ceilings},
+                                                 fast)
+                                          : std::vector<std::string>{"bench", "conv2d", "--device",
+                                                                     dev, "--ceilings", ceilings}});
     steps.push_back(
         {"ResNet-50 training",
          quick ? std::vector<std::string>{"bench", "resnet50", "--device", dev, "--batch", "2",
@@ -128,9 +126,9 @@ struct RunCommand {
                : std::vector<std::string>{"bench", "resnet50", "--device", dev, "--warmup", "2",
                                           "--iters", "10", "--trace", resnet_trace}});
     steps.push_back({"Monitor under load",
-                     {"monitor", "--device", dev, "--workload", quick ? "matmul:256" : "matmul:1024",
-                      "--duration", quick ? "500ms" : "2s", "--idle", quick ? "300ms" : "1s",
-                      "--trace", monitor_trace}});
+                     {"monitor", "--device", dev, "--workload",
+                      quick ? "matmul:256" : "matmul:1024", "--duration", quick ? "500ms" : "2s",
+                      "--idle", quick ? "300ms" : "1s", "--trace", monitor_trace}});
     std::vector<std::string> analyze{"analyze", resnet_trace};
     analyze.insert(analyze.end(), extra_traces.begin(), extra_traces.end());
     analyze.insert(analyze.end(),
@@ -162,20 +160,18 @@ struct RunCommand {
     };
     write("results.json", report::RunResultsJson(results));
     write("summary.csv", report::RunSummaryCsv(results));
-    write("index.html",
-          report::RunIndexHtml(results, dev,
-                               {{"analysis/analysis.html", "trace analysis (charts)"},
-                                {"ceilings.json", "measured ceilings"},
-                                {"traces/resnet50.json", "ResNet-50 trace"},
-                                {"traces/monitor.json", "monitor trace"}}));
+    write("index.html", report::RunIndexHtml(results, dev,
+                                             {{"analysis/analysis.html", "trace analysis (charts)"},
+                                              {"ceilings.json", "measured ceilings"},
+                                              {"traces/resnet50.json", "ResNet-50 trace"},
+                                              {"traces/monitor.json", "monitor trace"}}));
     int failed = 0;
     for (const auto& r : results) failed += r.status != "ok";
     std::cout << fmt::format("opscope run: {} steps, {} failed; report in {}\n", results.size(),
                              failed, core::EscapeForTerminal((dir / "index.html").string()));
     if (failed > 0) {
       throw Error(ErrorCode::kInternal, fmt::format("{} of {} steps failed (see {})", failed,
-                                                    results.size(),
-                                                    (dir / "index.html").string()));
+                                                    results.size(), (dir / "index.html").string()));
     }
   }
 };

@@ -166,8 +166,9 @@ void TraceData::Export(const std::filesystem::path& path, const ExportOptions& o
       Describe(*r, d.clock, d.collection->start_ns, thread.buffer->tid, scratch, v);
       switch (v.phase) {
         case EventPhase::kComplete:
-          writer.Complete(pid, v.tid, v.name, v.category, v.ts_ns, v.dur_ns,
-                          collect::EventArgs{v.shapes, v.dtype, v.flops, v.bytes, v.layout, v.module});
+          writer.Complete(
+              pid, v.tid, v.name, v.category, v.ts_ns, v.dur_ns,
+              collect::EventArgs{v.shapes, v.dtype, v.flops, v.bytes, v.layout, v.module});
           break;
         case EventPhase::kInstant: writer.Instant(pid, v.tid, v.name, v.category, v.ts_ns); break;
         case EventPhase::kCounter: writer.Counter(pid, v.name, v.ts_ns, v.value); break;

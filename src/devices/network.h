@@ -15,8 +15,8 @@
 namespace opscope::devices {
 
 enum class LayerKind : uint8_t {
-  kConv,                 // 2-D convolution, no bias
-  kBatchNorm,            // batch statistics when training, running statistics otherwise
+  kConv,       // 2-D convolution, no bias
+  kBatchNorm,  // batch statistics when training, running statistics otherwise
   kRelu,
   kMaxPool,
   kGlobalAvgPool,        // N x C x H x W -> N x C x 1 x 1
@@ -28,9 +28,9 @@ const char* Name(LayerKind kind);  // the traced operator name: "Conv2D", "Batch
 
 struct LayerSpec {
   LayerKind kind;
-  std::string name;         // "layer1.0.conv1", as torchvision names the module
-  std::vector<int> inputs;  // producing layers by index; -1: the network's input
-  int64_t channels = 0;     // conv: output channels; linear: output features
+  std::string name;                         // "layer1.0.conv1", as torchvision names the module
+  std::vector<int> inputs;                  // producing layers by index; -1: the network's input
+  int64_t channels = 0;                     // conv: output channels; linear: output features
   int64_t kernel = 1, stride = 1, pad = 0;  // conv and max pool
   bool relu = false;  // batch norm or add followed by a ReLU (fused where the backend can)
 };
@@ -50,14 +50,14 @@ struct NetworkOptions {
   float learning_rate = 0.01f, momentum = 0.9f;  // SGD with momentum, as torch.optim.SGD
   float bn_momentum = 0.1f, bn_epsilon = 1e-5f;  // as torch.nn.BatchNorm2d
   uint64_t seed = 1;                             // of the initial weights
-  bool input_gradient = false;  // also compute d(loss)/d(input) (tests)
-  bool keep_outputs = false;    // hold every layer's output after Forward() (tests)
+  bool input_gradient = false;                   // also compute d(loss)/d(input) (tests)
+  bool keep_outputs = false;  // hold every layer's output after Forward() (tests)
 };
 
 // Bytes held, by what they hold, from the network's own allocations.
 struct NetworkMemory {
-  uint64_t parameters = 0;       // weights, BN scale and shift, biases (fp32 masters)
-  uint64_t buffers = 0;          // BN running statistics; working copies in a lower precision
+  uint64_t parameters = 0;  // weights, BN scale and shift, biases (fp32 masters)
+  uint64_t buffers = 0;     // BN running statistics; working copies in a lower precision
   uint64_t gradients = 0;
   uint64_t optimizer_state = 0;  // SGD momentum
   uint64_t activations = 0;      // outputs and what the backward pass keeps (now)

@@ -26,8 +26,7 @@ const char* Name(StreamOp op) {
 }
 
 std::unique_ptr<Network> Device::CreateNetwork(const NetworkSpec&, const NetworkOptions&) {
-  throw Error(ErrorCode::kUnsupported,
-              properties().id + " has no network layers in this build");
+  throw Error(ErrorCode::kUnsupported, properties().id + " has no network layers in this build");
 }
 
 int ArraysTouched(StreamOp op) { return op == StreamOp::kCopy || op == StreamOp::kScale ? 2 : 3; }

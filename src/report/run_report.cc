@@ -57,15 +57,15 @@ std::string Chart(const ResultTable& t) {
   double max = 0;
   for (const auto& b : bars) max = std::max(max, b.second);
   const int row_h = 20, label_w = 380, bar_w = 420;
-  std::string svg = fmt::format(
-      "<svg class=\"chart\" width=\"{}\" height=\"{}\" role=\"img\" aria-label=\"{}\">",
-      label_w + bar_w + 120, row_h * static_cast<int>(bars.size()) + 6,
-      EscapeHtml(t.columns[column].header));
+  std::string svg =
+      fmt::format("<svg class=\"chart\" width=\"{}\" height=\"{}\" role=\"img\" aria-label=\"{}\">",
+                  label_w + bar_w + 120, row_h * static_cast<int>(bars.size()) + 6,
+                  EscapeHtml(t.columns[column].header));
   for (size_t i = 0; i < bars.size(); ++i) {
     const int y = static_cast<int>(i) * row_h + 3;
     const double w = max > 0 ? bar_w * bars[i].second / max : 0;
-    svg += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>", label_w - 6,
-                       y + 13, EscapeHtml(bars[i].first));
+    svg += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>", label_w - 6, y + 13,
+                       EscapeHtml(bars[i].first));
     svg += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{:.1f}\" height=\"14\" class=\"bar\"/>",
                        label_w, y, w);
     svg += fmt::format("<text x=\"{:.1f}\" y=\"{}\">{:.4g} {}</text>", label_w + w + 4, y + 13,

@@ -201,8 +201,8 @@ void ExpectSameModel(const TraceModel& a, const TraceModel& b, const std::string
                                 const char* column) {
     for (size_t e = 0; e < a.size(); ++e) {
       if (a.String(x[e]) != b.String(y[e])) {
-        ADD_FAILURE() << what << ": column " << column << ", event " << e << ": '"
-                      << a.String(x[e]) << "' vs '" << b.String(y[e]) << "'";
+        ADD_FAILURE() << what << ": column " << column << ", event " << e << ": '" << a.String(x[e])
+                      << "' vs '" << b.String(y[e]) << "'";
         return;
       }
     }
@@ -216,7 +216,8 @@ void ExpectSameModel(const TraceModel& a, const TraceModel& b, const std::string
   ASSERT_EQ(a.tracks.size(), b.tracks.size()) << what;
   for (size_t e = 0; e < a.size(); ++e) {
     const Track &x = a.tracks[a.track[e]], &y = b.tracks[b.track[e]];
-    ASSERT_EQ(std::tie(x.pid, x.tid, x.process, x.thread), std::tie(y.pid, y.tid, y.process, y.thread))
+    ASSERT_EQ(std::tie(x.pid, x.tid, x.process, x.thread),
+              std::tie(y.pid, y.tid, y.process, y.thread))
         << what << ": event " << e;
   }
   EXPECT_EQ(a.process_names, b.process_names) << what;
@@ -231,7 +232,8 @@ void ExpectSameModel(const TraceModel& a, const TraceModel& b, const std::string
 // Batches are parsed on several threads and merged in file order: the model
 // must not depend on the thread count or on where the chunks end.
 TEST(ChromeJsonImporter, SameModelForAnyThreadCountAndChunkSize) {
-  const std::filesystem::path samples = std::filesystem::path(OPSCOPE_SOURCE_DIR) / "../shared/samples";
+  const std::filesystem::path samples =
+      std::filesystem::path(OPSCOPE_SOURCE_DIR) / "../shared/samples";
   for (const char* file : {"kineto/alexnet_cuda_rank0.json.gz", "kineto/mi250_rocm_train.json.gz",
                            "ascend/trace_view.json", "torch-cpu/small_cnn_train_torch1.13.json"}) {
     const auto path = samples / file;
@@ -255,7 +257,8 @@ TEST(ChromeJsonImporter, SameModelForAnyThreadCountAndChunkSize) {
 TEST(ChromeJsonImporter, ReportsTheFirstErrorInFileOrderOnAnyThread) {
   testing::TempDir dir;
   std::string text = "[";
-  const std::string event = "{\"ph\":\"X\",\"name\":\"op\",\"ts\":1,\"dur\":2,\"pid\":1,\"tid\":1},";
+  const std::string event =
+      "{\"ph\":\"X\",\"name\":\"op\",\"ts\":1,\"dur\":2,\"pid\":1,\"tid\":1},";
   for (int i = 0; i < 3000; ++i) text += event;
   const size_t first_bad = text.size();
   text += "{\"ph\":\"X\",\"ts\":tru,\"dur\":1},";
@@ -273,9 +276,9 @@ TEST(ChromeJsonImporter, ReportsTheFirstErrorInFileOrderOnAnyThread) {
       } catch (const Error& e) {
         message = e.what();
       }
-      EXPECT_NE(message.find("bad.json: byte " + std::to_string(first_bad) +
-                             ": \"ts\" is not a time"),
-                std::string::npos)
+      EXPECT_NE(
+          message.find("bad.json: byte " + std::to_string(first_bad) + ": \"ts\" is not a time"),
+          std::string::npos)
           << "threads " << threads << " chunk " << chunk << ": " << message;
     }
   }
@@ -292,9 +295,9 @@ TEST(ChromeJsonImporter, ReportsTheFirstErrorInFileOrderOnAnyThread) {
     } catch (const Error& e) {
       message = e.what();
     }
-    EXPECT_NE(message.find("byte " + std::to_string(late.size() - 2) +
-                           ": an event is not a JSON object"),
-              std::string::npos)
+    EXPECT_NE(
+        message.find("byte " + std::to_string(late.size() - 2) + ": an event is not a JSON object"),
+        std::string::npos)
         << "threads " << threads << ": " << message;
   }
 }

@@ -8,18 +8,18 @@
 #include <map>
 #include <random>
 
+#include "analyze/importer.h"
 #include "bench/reference_net.h"
 #include "bench/resnet50.h"
-#include "test_util.h"
-#include "analyze/importer.h"
 #include "devices/registry.h"
 #include "opscope/opscope.h"
+#include "test_util.h"
 
 namespace opscope::devices {
 namespace {
 
-using testing::RefParams;
 using testing::ReferenceForward;
+using testing::RefParams;
 
 std::unique_ptr<Device> Cpu() { return OpenDevice("cpu", DeviceOptions{2}); }
 
@@ -27,7 +27,8 @@ std::vector<ParamKind> KindsOf(LayerKind kind) {
   switch (kind) {
     case LayerKind::kConv: return {ParamKind::kWeight};
     case LayerKind::kBatchNorm:
-      return {ParamKind::kScale, ParamKind::kShift, ParamKind::kRunningMean, ParamKind::kRunningVar};
+      return {ParamKind::kScale, ParamKind::kShift, ParamKind::kRunningMean,
+              ParamKind::kRunningVar};
     case LayerKind::kLinear: return {ParamKind::kWeight, ParamKind::kBias};
     default: return {};
   }
@@ -57,7 +58,8 @@ void Randomize(Network& net, const NetworkSpec& spec, std::mt19937_64& rng) {
     for (const ParamKind kind : KindsOf(spec.layers[i].kind)) {
       std::vector<float> v(static_cast<size_t>(net.ParameterSize(i, kind)));
       for (auto& x : v) {
-        x = kind == ParamKind::kScale || kind == ParamKind::kRunningVar ? positive(rng) : normal(rng);
+        x = kind == ParamKind::kScale || kind == ParamKind::kRunningVar ? positive(rng)
+                                                                        : normal(rng);
       }
       net.WriteParameter(i, kind, v.data());
     }
@@ -72,8 +74,8 @@ std::vector<float> RandomVector(size_t n, std::mt19937_64& rng, float stddev = 1
 }
 
 void ExpectNear(double got, double want, double atol, double rtol, const std::string& what) {
-  EXPECT_LE(std::abs(got - want), atol + rtol * std::abs(want)) << what << ": " << got << " vs "
-                                                                << want;
+  EXPECT_LE(std::abs(got - want), atol + rtol * std::abs(want))
+      << what << ": " << got << " vs " << want;
 }
 
 // One layer (or a few): forward against the reference, then every input and
@@ -272,8 +274,8 @@ TEST(ResNet, ReducedNetworkForwardMatchesTheNaiveReference) {
       for (const double v : want) scale = std::max(scale, std::abs(v));
       double worst = 0;
       for (size_t k = 0; k < want.size(); ++k) worst = std::max(worst, std::abs(got[k] - want[k]));
-      EXPECT_LE(worst / scale, 2e-4) << spec.layers[i].name << ": max error " << worst
-                                     << " at scale " << scale;
+      EXPECT_LE(worst / scale, 2e-4)
+          << spec.layers[i].name << ": max error " << worst << " at scale " << scale;
     }
     EXPECT_NEAR(net->Loss(), ref.loss, 1e-3 * std::max(1.0, ref.loss));
   }
@@ -299,8 +301,8 @@ TEST(ResNet, LossFallsOnAFixedBatch) {
   auto device = Cpu();
   auto net = device->CreateNetwork(spec, NetworkOptions{});
   std::mt19937_64 rng(9);
-  const std::vector<float> input = RandomVector(
-      static_cast<size_t>(spec.batch * spec.channels * spec.height * spec.width), rng);
+  const std::vector<float> input =
+      RandomVector(static_cast<size_t>(spec.batch * spec.channels * spec.height * spec.width), rng);
   const std::vector<int32_t> labels{1, 4, 7, 9};
   net->SetInput(input.data(), labels.data());
   std::vector<float> losses;
@@ -393,8 +395,8 @@ TEST(ResNet, Bf16NetworkLearns) {
     net->Update();
   }
   EXPECT_NEAR(losses.front(), std::log(10.0), 1.0);
-  EXPECT_LT(losses.back(), 0.1 * losses.front()) << "first " << losses.front() << ", last "
-                                                   << losses.back();
+  EXPECT_LT(losses.back(), 0.1 * losses.front())
+      << "first " << losses.front() << ", last " << losses.back();
 }
 
 // Between iterations a training network holds its weights (and BN running

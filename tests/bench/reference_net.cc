@@ -63,7 +63,8 @@ RefResult ReferenceForward(const devices::NetworkSpec& spec, const RefParams& pa
     RefTensor y;
     switch (l.kind) {
       case LayerKind::kConv:
-        y = Conv(x, Param(params, layer, ParamKind::kWeight), l.channels, l.kernel, l.stride, l.pad);
+        y = Conv(x, Param(params, layer, ParamKind::kWeight), l.channels, l.kernel, l.stride,
+                 l.pad);
         break;
       case LayerKind::kBatchNorm: {
         y = x;

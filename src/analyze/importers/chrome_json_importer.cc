@@ -5,14 +5,14 @@
 #include <algorithm>
 #include <atomic>
 #include <charconv>
+#include <cmath>
 #include <condition_variable>
 #include <exception>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <utility>
 #include <vector>
-#include <cmath>
-#include <string>
 
 #include "analyze/json_event_reader.h"
 #include "analyze/roofline.h"
@@ -194,7 +194,8 @@ void ParseEvent(const std::filesystem::path& path, std::string_view json, uint64
     std::string_view key;
     if (field.unescaped_key().get(key)) throw bad(offset, "malformed member name");
     simdjson::ondemand::value value;
-    if (field.value().get(value)) throw bad(offset, "malformed value of \"" + std::string(key) + "\"");
+    if (field.value().get(value))
+      throw bad(offset, "malformed value of \"" + std::string(key) + "\"");
     if (key == "ph"sv) {
       if (value.get_string().get(ph)) throw bad(offset, "\"ph\" is not a string");
       part.text.assign(ph);
@@ -249,7 +250,7 @@ void ParseEvent(const std::filesystem::path& path, std::string_view json, uint64
           if (!arg.value().get_array().get(array) && !array.raw_json().get(raw)) {
             (arg_key == "Input Dims"sv   ? dims
              : arg_key == "Input type"sv ? types
-                                       : concrete) = model.Intern(raw);
+                                         : concrete) = model.Intern(raw);
           }
         } else if (arg_key == "Task Type"sv) {
           std::string_view t;
@@ -306,7 +307,9 @@ void Merge(Part& part, TraceModel& model) {
     return to;
   };
   const size_t n = p.size();
-  const auto append = [](auto& to, const auto& from) { to.insert(to.end(), from.begin(), from.end()); };
+  const auto append = [](auto& to, const auto& from) {
+    to.insert(to.end(), from.begin(), from.end());
+  };
   const auto append_ids = [&](std::vector<uint32_t>& to, const std::vector<uint32_t>& from) {
     to.reserve(to.size() + n);
     for (uint32_t id : from) to.push_back(str(id));
@@ -326,8 +329,8 @@ void Merge(Part& part, TraceModel& model) {
   append_ids(model.input_dims, p.input_dims);
   append_ids(model.input_type, p.input_type);
   append_ids(model.concrete_inputs, p.concrete_inputs);
-  for (auto* column : {&p.start_ns, &p.duration_ns, &p.flops, &p.bytes, &p.correlation,
-                       &p.external_id}) {
+  for (auto* column :
+       {&p.start_ns, &p.duration_ns, &p.flops, &p.bytes, &p.correlation, &p.external_id}) {
     column->clear();
   }
   for (auto* column : {&p.name, &p.category, &p.track, &p.kind, &p.input_dims, &p.input_type,

@@ -147,21 +147,32 @@ struct Layer {
 
   // Primitives and their descriptors.
   dnnl::primitive fwd, bwd_data, bwd_weights, relu_bwd, add_accumulate;
-  memory::desc src_md;                // the layout the primitive reads input 0 in
-  memory::desc fwd_weights_md;        // conv, linear
-  memory::desc bwd_data_weights_md;   // conv, linear: the layout backward data reads
-  memory::desc bwd_diff_dst_md;       // what the backward primitives read as d(output)
-  memory::desc bwd_diff_src_md;       // what backward data writes
-  memory::desc diff_weights_md;       // what backward weights writes
-  memory::desc bwd_src_md;            // the layout backward weights reads the input in
+  memory::desc src_md;               // the layout the primitive reads input 0 in
+  memory::desc fwd_weights_md;       // conv, linear
+  memory::desc bwd_data_weights_md;  // conv, linear: the layout backward data reads
+  memory::desc bwd_diff_dst_md;      // what the backward primitives read as d(output)
+  memory::desc bwd_diff_src_md;      // what backward data writes
+  memory::desc diff_weights_md;      // what backward weights writes
+  memory::desc bwd_src_md;           // the layout backward weights reads the input in
   memory::desc mean_md, var_md, workspace_md;
-  memory::desc add_b_md;              // the layout the add reads its second input in
+  memory::desc add_b_md;  // the layout the add reads its second input in
 
   // Per iteration.
   Tensor out, src_copy, mean, var, workspace, diff;
   int forward_pending = 0;  // consumers yet to run forward
   Op op_fwd, op_bwd_data, op_bwd_weights, op_bwd;
 };
+
+// The scope arguments of a traced operator.
+ScopeArgs ArgsOf(const Op& op) {
+  return ScopeArgs{.shapes = op.shapes,
+                   .dtype = op.dtype,
+                   .flops = op.flops,
+                   .bytes = op.bytes,
+                   .category = "cpu_op",
+                   .layout = op.layout,
+                   .module = op.module};
+}
 
 Dt DataType(DType dtype) {
   switch (dtype) {
@@ -211,8 +222,8 @@ std::string LayoutName(const memory::desc& md) {
 
 class OnednnNetwork final : public Network {
  public:
-  OnednnNetwork(Device& device, dnnl::engine& engine, dnnl::stream& stream,
-                const NetworkSpec& spec, const NetworkOptions& options)
+  OnednnNetwork(Device& device, dnnl::engine& engine, dnnl::stream& stream, const NetworkSpec& spec,
+                const NetworkOptions& options)
       : storage_(device),
         engine_(engine),
         stream_(stream),
@@ -221,8 +232,8 @@ class OnednnNetwork final : public Network {
         dt_(DataType(options.dtype)) {
     attr_.set_scratchpad_mode(dnnl::scratchpad_mode::user);
     Validate();
-    input_md_ = memory::desc({spec.batch, spec.channels, spec.height, spec.width}, Dt::f32,
-                             Tag::nchw);
+    input_md_ =
+        memory::desc({spec.batch, spec.channels, spec.height, spec.width}, Dt::f32, Tag::nchw);
     layers_.resize(spec.layers.size());
     for (size_t i = 0; i < spec.layers.size(); ++i) {
       layers_[i].spec = spec.layers[i];
@@ -235,11 +246,11 @@ class OnednnNetwork final : public Network {
       try {
         Build(static_cast<int>(i), rng);
       } catch (const dnnl::error& e) {
-        throw Error(ErrorCode::kUnsupported,
-                    fmt::format("oneDNN cannot build layer {} ({}, {}) in {} {}: {}", i,
-                                spec.layers[i].name, devices::Name(spec.layers[i].kind),
-                                devices::Name(options.dtype), devices::Name(options.layout),
-                                e.what()));
+        throw Error(
+            ErrorCode::kUnsupported,
+            fmt::format("oneDNN cannot build layer {} ({}, {}) in {} {}: {}", i,
+                        spec.layers[i].name, devices::Name(spec.layers[i].kind),
+                        devices::Name(options.dtype), devices::Name(options.layout), e.what()));
       }
     }
     PlanMemory();
@@ -255,9 +266,9 @@ class OnednnNetwork final : public Network {
   void Forward() override {
     if (images_ == nullptr) throw Error(ErrorCode::kInvalidArgument, "Forward() before SetInput()");
     ReleaseIteration();
-    scratchpad_ = Tensor(storage_, kWorkspace,
-                         memory::desc({static_cast<int64_t>(scratchpad_bytes_)}, Dt::u8, Tag::x),
-                         engine_);
+    scratchpad_ =
+        Tensor(storage_, kWorkspace,
+               memory::desc({static_cast<int64_t>(scratchpad_bytes_)}, Dt::u8, Tag::x), engine_);
     input_ = memory(input_md_, engine_, const_cast<float*>(images_));
     for (auto& layer : layers_) layer.forward_pending = static_cast<int>(layer.consumers.size());
     for (size_t i = 0; i < layers_.size(); ++i) {
@@ -278,7 +289,8 @@ class OnednnNetwork final : public Network {
     if (!options_.training) {
       throw Error(ErrorCode::kInvalidArgument, "Backward() on a network built for inference");
     }
-    if (!layers_.back().out) throw Error(ErrorCode::kInvalidArgument, "Backward() before Forward()");
+    if (!layers_.back().out)
+      throw Error(ErrorCode::kInvalidArgument, "Backward() before Forward()");
     Layer& last = layers_.back();
     if (last.spec.kind != LayerKind::kSoftmaxCrossEntropy) {
       if (output_gradient == nullptr) {
@@ -314,11 +326,7 @@ class OnednnNetwork final : public Network {
         op.bytes += 5 * n * static_cast<int64_t>(sizeof(float));
       }
     }
-    OPSCOPE_SCOPE_DYN(op.name, ScopeArgs{.dtype = op.dtype,
-                                         .flops = op.flops,
-                                         .bytes = op.bytes,
-                                         .category = "cpu_op",
-                                         .module = op.module});
+    OPSCOPE_SCOPE_DYN(op.name, ArgsOf(op));
     const float lr = options_.learning_rate, mu = options_.momentum;
     for (auto& layer : layers_) {
       for (auto& p : layer.params) {
@@ -412,7 +420,8 @@ class OnednnNetwork final : public Network {
 
   void ReadGradient(int layer, ParamKind kind, float* out) const override {
     const Param& p = FindParam(layer, kind);
-    if (!p.trainable) throw Error(ErrorCode::kInvalidArgument, "running statistics have no gradient");
+    if (!p.trainable)
+      throw Error(ErrorCode::kInvalidArgument, "running statistics have no gradient");
     memory user(memory::desc(p.plain_dims, Dt::f32, p.plain_tag), engine_, out);
     Reorder(p.grad.mem(), user, layers_[layer].spec.name);
   }
@@ -465,8 +474,8 @@ class OnednnNetwork final : public Network {
     for (const auto& p : layers_[layer].params) {
       if (p.kind == kind) return p;
     }
-    throw Error(ErrorCode::kInvalidArgument,
-                fmt::format("layer {} ({}) has no such parameter", layer, layers_[layer].spec.name));
+    throw Error(ErrorCode::kInvalidArgument, fmt::format("layer {} ({}) has no such parameter",
+                                                         layer, layers_[layer].spec.name));
   }
 
   static std::string ImplOf(const dnnl::primitive& p) {
@@ -478,7 +487,10 @@ class OnednnNetwork final : public Network {
   }
 
   memory::desc PlainMd(const memory::dims& dims, Dt dt) const {
-    return memory::desc(dims, dt, dims.size() == 4 ? Tag::nchw : dims.size() == 2 ? Tag::nc : Tag::x);
+    return memory::desc(dims, dt,
+                        dims.size() == 4   ? Tag::nchw
+                        : dims.size() == 2 ? Tag::nc
+                                           : Tag::x);
   }
 
   // The activation layout a primitive is asked for: any (it picks) or a plain one.
@@ -577,7 +589,8 @@ class OnednnNetwork final : public Network {
     const memory::dims in = InputDims(index, 0);
     const memory::desc in_md = InputMd(index, 0);
     const bool training = options_.training;
-    const prop_kind fwd_prop = training ? prop_kind::forward_training : prop_kind::forward_inference;
+    const prop_kind fwd_prop =
+        training ? prop_kind::forward_training : prop_kind::forward_inference;
     const int64_t esize = dt_ == Dt::bf16 ? 2 : 4;
     const int producer = s.inputs[0];
     // Backward data is needed unless the input is the network's and nobody asked for it.
@@ -589,7 +602,8 @@ class OnednnNetwork final : public Network {
     switch (s.kind) {
       case LayerKind::kConv: {
         const int64_t n = in[0], c = in[1], h = in[2], w = in[3], o = s.channels, k = s.kernel;
-        const int64_t oh = (h + 2 * s.pad - k) / s.stride + 1, ow = (w + 2 * s.pad - k) / s.stride + 1;
+        const int64_t oh = (h + 2 * s.pad - k) / s.stride + 1,
+                      ow = (w + 2 * s.pad - k) / s.stride + 1;
         if (o < 1 || k < 1 || s.stride < 1 || oh < 1 || ow < 1) {
           throw Error(ErrorCode::kInvalidArgument, s.name + ": invalid convolution shape");
         }
@@ -597,9 +611,8 @@ class OnednnNetwork final : public Network {
         const memory::dims wd{o, c, k, k}, strides{s.stride, s.stride}, pad{s.pad, s.pad};
         const memory::desc w_any(wd, dt_, Tag::any);
         const auto fpd = dnnl::convolution_forward::primitive_desc(
-            dnnl::convolution_forward::desc(fwd_prop, kConvAlgorithm,
-                                            ActivationMd(in), w_any, ActivationMd(l.out_dims),
-                                            strides, pad, pad),
+            dnnl::convolution_forward::desc(fwd_prop, kConvAlgorithm, ActivationMd(in), w_any,
+                                            ActivationMd(l.out_dims), strides, pad, pad),
             attr_, engine_);
         NoteScratchpad(fpd);
         l.fwd = dnnl::convolution_forward(fpd);
@@ -617,12 +630,11 @@ class OnednnNetwork final : public Network {
         l.op_fwd = MakeOp(l, "Conv2D", {in, wd}, l.out_md, flops, esize * (src_e + w_e + dst_e));
         if (training) {
           // Asked for the layouts at hand first (no reorders); any layout if unimplemented.
-          const auto bwpd = FirstThatBuilds<dnnl::convolution_backward_weights::primitive_desc>(
-              [&](bool exact) {
+          const auto bwpd =
+              FirstThatBuilds<dnnl::convolution_backward_weights::primitive_desc>([&](bool exact) {
                 return dnnl::convolution_backward_weights::primitive_desc(
                     dnnl::convolution_backward_weights::desc(
-                        kConvAlgorithm,
-                        exact ? l.src_md : memory::desc(in, dt_, Tag::any),
+                        kConvAlgorithm, exact ? l.src_md : memory::desc(in, dt_, Tag::any),
                         exact ? FpLayoutOf(l.fwd_weights_md) : memory::desc(wd, Dt::f32, Tag::any),
                         exact ? l.out_md : memory::desc(l.out_dims, dt_, Tag::any), strides, pad,
                         pad),
@@ -633,11 +645,11 @@ class OnednnNetwork final : public Network {
           l.bwd_src_md = bwpd.src_desc();
           l.diff_weights_md = bwpd.diff_weights_desc();
           l.bwd_diff_dst_md = bwpd.diff_dst_desc();
-          l.op_bwd_weights = MakeOp(l, "Conv2DBackwardWeights", {in, l.out_dims}, l.src_md,
-                                    flops, esize * (src_e + dst_e) + 4 * w_e);
+          l.op_bwd_weights = MakeOp(l, "Conv2DBackwardWeights", {in, l.out_dims}, l.src_md, flops,
+                                    esize * (src_e + dst_e) + 4 * w_e);
           if (l.needs_input_gradient) {
-            const auto bdpd = FirstThatBuilds<dnnl::convolution_backward_data::primitive_desc>(
-                [&](bool exact) {
+            const auto bdpd =
+                FirstThatBuilds<dnnl::convolution_backward_data::primitive_desc>([&](bool exact) {
                   return dnnl::convolution_backward_data::primitive_desc(
                       dnnl::convolution_backward_data::desc(
                           kConvAlgorithm, exact ? in_md : ActivationMd(in), w_any,
@@ -688,8 +700,8 @@ class OnednnNetwork final : public Network {
           l.bwd_data = dnnl::batch_normalization_backward(bpd);
           l.bwd_diff_dst_md = bpd.diff_dst_desc();
           l.bwd_diff_src_md = bpd.diff_src_desc();
-          l.op_bwd = MakeOp(l, s.relu ? "BatchNorm+ReLUBackward" : "BatchNormBackward",
-                            {in, in}, l.out_md, 5 * e, 3 * esize * e);
+          l.op_bwd = MakeOp(l, s.relu ? "BatchNorm+ReLUBackward" : "BatchNormBackward", {in, in},
+                            l.out_md, 5 * e, 3 * esize * e);
         }
         break;
       }
@@ -739,8 +751,8 @@ class OnednnNetwork final : public Network {
         if (training && max) l.workspace_md = fpd.workspace_desc();
         const int64_t in_e = Elements(in), out_e = Elements(l.out_dims);
         const char* name = max ? "MaxPool" : "GlobalAvgPool";
-        l.op_fwd = MakeOp(l, name, {in}, l.out_md, max ? out_e * k_h * k_w : in_e,
-                          esize * (in_e + out_e));
+        l.op_fwd =
+            MakeOp(l, name, {in}, l.out_md, max ? out_e * k_h * k_w : in_e, esize * (in_e + out_e));
         if (training) {
           const auto bpd = dnnl::pooling_backward::primitive_desc(
               dnnl::pooling_backward::desc(alg, in_md, l.out_md, strides, kernel, pads, pads),
@@ -763,8 +775,8 @@ class OnednnNetwork final : public Network {
         }
         l.out_dims = {n, o};
         l.src_md = in_md;
-        const memory::dims wd = in.size() == 4 ? memory::dims{o, features, 1, 1}
-                                               : memory::dims{o, features};
+        const memory::dims wd =
+            in.size() == 4 ? memory::dims{o, features, 1, 1} : memory::dims{o, features};
         const Tag plain_w = in.size() == 4 ? Tag::oihw : Tag::oi;
         // The classifier's weights in the layout the primitive prefers.
         const memory::desc w_md(wd, dt_, Tag::any), bias_md({o}, Dt::f32, Tag::x);
@@ -787,19 +799,18 @@ class OnednnNetwork final : public Network {
         l.op_fwd = MakeOp(l, "Linear", {in, wd}, l.out_md, flops, bytes);
         if (training) {
           const auto bwpd = dnnl::inner_product_backward_weights::primitive_desc(
-              dnnl::inner_product_backward_weights::desc(
-                  in_md, memory::desc(wd, Dt::f32, Tag::any), bias_md, dst_md),
+              dnnl::inner_product_backward_weights::desc(in_md, memory::desc(wd, Dt::f32, Tag::any),
+                                                         bias_md, dst_md),
               attr_, engine_, fpd);
           NoteScratchpad(bwpd);
           l.bwd_weights = dnnl::inner_product_backward_weights(bwpd);
           l.diff_weights_md = bwpd.diff_weights_desc();
           l.bwd_diff_dst_md = bwpd.diff_dst_desc();
-          l.op_bwd_weights = MakeOp(l, "LinearBackwardWeights", {in, l.out_dims}, in_md, flops,
-                                    bytes);
+          l.op_bwd_weights =
+              MakeOp(l, "LinearBackwardWeights", {in, l.out_dims}, in_md, flops, bytes);
           if (l.needs_input_gradient) {
             const auto bdpd = dnnl::inner_product_backward_data::primitive_desc(
-                dnnl::inner_product_backward_data::desc(in_md, w_md, dst_md), attr_, engine_,
-                fpd);
+                dnnl::inner_product_backward_data::desc(in_md, w_md, dst_md), attr_, engine_, fpd);
             NoteScratchpad(bdpd);
             l.bwd_data = dnnl::inner_product_backward_data(bdpd);
             l.bwd_data_weights_md = bdpd.weights_desc();
@@ -817,7 +828,7 @@ class OnednnNetwork final : public Network {
         }
         l.out_dims = in;
         l.src_md = in_md;
-        l.add_b_md = in_md;  // the second input is reordered to the first's layout if needed
+        l.add_b_md = in_md;         // the second input is reordered to the first's layout if needed
         dnnl::primitive_attr attr;  // a copy of attr_ would share its handle
         attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
         if (s.relu) {
@@ -846,8 +857,9 @@ class OnednnNetwork final : public Network {
           NoteScratchpad(bpd);
           l.relu_bwd = dnnl::eltwise_backward(bpd);
         }
-        if (training) l.op_bwd = MakeOp(l, s.relu ? "Add+ReLUBackward" : "AddBackward", {in},
-                                        l.out_md, s.relu ? e : 0, 3 * esize * e);
+        if (training)
+          l.op_bwd = MakeOp(l, s.relu ? "Add+ReLUBackward" : "AddBackward", {in}, l.out_md,
+                            s.relu ? e : 0, 3 * esize * e);
         break;
       }
       case LayerKind::kSoftmaxCrossEntropy: {
@@ -911,20 +923,14 @@ class OnednnNetwork final : public Network {
                       k == LayerKind::kSoftmaxCrossEntropy;
       for (const int c : l.consumers) {
         const LayerKind ck = layers_[c].spec.kind;
-        l.keep_output |= ck == LayerKind::kConv || ck == LayerKind::kBatchNorm ||
-                         ck == LayerKind::kLinear;
+        l.keep_output |=
+            ck == LayerKind::kConv || ck == LayerKind::kBatchNorm || ck == LayerKind::kLinear;
       }
     }
   }
 
   void Execute(const Op& op, dnnl::primitive& p, Args args) {
-    OPSCOPE_SCOPE_DYN(op.name, ScopeArgs{.shapes = op.shapes,
-                                         .dtype = op.dtype,
-                                         .flops = op.flops,
-                                         .bytes = op.bytes,
-                                         .category = "cpu_op",
-                                         .layout = op.layout,
-                                         .module = op.module});
+    OPSCOPE_SCOPE_DYN(op.name, ArgsOf(op));
     if (scratchpad_) args[DNNL_ARG_SCRATCHPAD] = scratchpad_.mem();
     p.execute(stream_, args);
     stream_.wait();
@@ -1029,8 +1035,7 @@ class OnednnNetwork final : public Network {
       case LayerKind::kGlobalAvgPool: {
         l.out = Tensor(storage_, kActivations, l.out_md, engine_);
         Args args{{DNNL_ARG_SRC, in}, {DNNL_ARG_DST, l.out.mem()}};
-        if (l.workspace_md.get_size() > 0 && options_.training &&
-            s.kind == LayerKind::kMaxPool) {
+        if (l.workspace_md.get_size() > 0 && options_.training && s.kind == LayerKind::kMaxPool) {
           l.workspace = Tensor(storage_, kActivations, l.workspace_md, engine_);
           args[DNNL_ARG_WORKSPACE] = l.workspace.mem();
         }
@@ -1056,13 +1061,7 @@ class OnednnNetwork final : public Network {
         break;
       }
       case LayerKind::kSoftmaxCrossEntropy: {
-        OPSCOPE_SCOPE_DYN(l.op_fwd.name, ScopeArgs{.shapes = l.op_fwd.shapes,
-                                                   .dtype = l.op_fwd.dtype,
-                                                   .flops = l.op_fwd.flops,
-                                                   .bytes = l.op_fwd.bytes,
-                                                   .category = "cpu_op",
-                                                   .layout = l.op_fwd.layout,
-                                                   .module = l.op_fwd.module});
+        OPSCOPE_SCOPE_DYN(l.op_fwd.name, ArgsOf(l.op_fwd));
         if (labels_ == nullptr) {
           throw Error(ErrorCode::kInvalidArgument, "a network with a loss needs labels");
         }
@@ -1118,8 +1117,10 @@ class OnednnNetwork final : public Network {
     Tensor temp;
     const memory& c = InLayout(contribution.mem(), p.out_md, temp, module);
     const int64_t e = Elements(p.out_dims), esize = dt_ == Dt::bf16 ? 2 : 4;
-    const Op op{"AccumulateGrad", "[" + DimsText(p.out_dims) + "]", p.op_fwd.dtype,
-                LayoutName(p.out_md), p.spec.name, e, 3 * esize * e};
+    const Op op{"AccumulateGrad", "[" + DimsText(p.out_dims) + "]",
+                p.op_fwd.dtype,   LayoutName(p.out_md),
+                p.spec.name,      e,
+                3 * esize * e};
     Execute(op, p.add_accumulate,
             {{DNNL_ARG_SRC_0, p.diff.mem()}, {DNNL_ARG_SRC_1, c}, {DNNL_ARG_DST, p.diff.mem()}});
   }
@@ -1158,13 +1159,7 @@ class OnednnNetwork final : public Network {
     if (s.kind == LayerKind::kSoftmaxCrossEntropy) {
       Tensor diff(storage_, kActivations, l.out_md, engine_);
       {
-        OPSCOPE_SCOPE_DYN(l.op_bwd.name, ScopeArgs{.shapes = l.op_bwd.shapes,
-                                                   .dtype = l.op_bwd.dtype,
-                                                   .flops = l.op_bwd.flops,
-                                                   .bytes = l.op_bwd.bytes,
-                                                   .category = "cpu_op",
-                                                   .layout = l.op_bwd.layout,
-                                                   .module = l.op_bwd.module});
+        OPSCOPE_SCOPE_DYN(l.op_bwd.name, ArgsOf(l.op_bwd));
         const int64_t n = l.out_dims[0], k = l.out_dims[1];
         const float scale = 1.f / static_cast<float>(n);
         for (int64_t i = 0; i < n; ++i) {
@@ -1178,8 +1173,8 @@ class OnednnNetwork final : public Network {
       return;
     }
     if (!l.diff) return;  // nothing downstream depends on this layer
-    const memory& in = producer < 0 ? input_ : (layers_[producer].out ? layers_[producer].out.mem()
-                                                                      : empty_);
+    const memory& in =
+        producer < 0 ? input_ : (layers_[producer].out ? layers_[producer].out.mem() : empty_);
     switch (s.kind) {
       case LayerKind::kConv: {
         Tensor diff_temp;
@@ -1302,7 +1297,8 @@ std::unique_ptr<Network> CreateOnednnNetwork(Device& device, dnnl::engine& engin
   try {
     return std::make_unique<OnednnNetwork>(device, engine, stream, spec, options);
   } catch (const dnnl::error& e) {
-    throw Error(ErrorCode::kUnsupported, std::string("oneDNN cannot build the network: ") + e.what());
+    throw Error(ErrorCode::kUnsupported,
+                std::string("oneDNN cannot build the network: ") + e.what());
   }
 }
 
