@@ -140,14 +140,14 @@ void WriteCsv(std::ostream& out, const std::vector<ResultTable>& tables) {
 
 std::string RenderValue(const Value& value, int precision) { return Render(value, precision); }
 
-void AppendRowsJson(std::string& s, const std::vector<ResultTable>& tables) {
+void AppendRowsJson(std::string& s, const std::vector<ResultTable>& tables, bool name_sections) {
   bool first = true;
   for (const ResultTable& table : tables) {
     for (const auto& row : table.rows) {
       s += first ? "\n{" : ",\n{";
       first = false;
       bool first_key = true;
-      if (tables.size() > 1) {
+      if (name_sections) {
         s += "\"section\":";
         core::AppendJsonString(s, table.section);
         first_key = false;
@@ -171,7 +171,7 @@ void WriteJson(std::ostream& out, std::string_view command,
   s += ",\"opscope_version\":\"" OPSCOPE_VERSION_STRING "\",\"command\":";
   core::AppendJsonString(s, command);
   s += ",\"machine\":" + core::MachineJson() + ",\"results\":[";
-  AppendRowsJson(s, tables);
+  AppendRowsJson(s, tables, tables.size() > 1);
   s += "\n]}\n";
   out << s;
 }

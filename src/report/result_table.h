@@ -44,9 +44,9 @@ struct ResultTable {
 
 // A value as tables and CSV show it ("n/a" when absent).
 std::string RenderValue(const Value& value, int precision);
-// The rows of `tables` as JSON objects (keys: "section", then the column keys),
-// comma-separated, appended to `out`.
-void AppendRowsJson(std::string& out, const std::vector<ResultTable>& tables);
+// The rows of `tables` as JSON objects, comma-separated, appended to `out`;
+// each begins with "section" (its table's) when `name_sections`.
+void AppendRowsJson(std::string& out, const std::vector<ResultTable>& tables, bool name_sections);
 
 void WriteTable(std::ostream& out, const std::vector<ResultTable>& tables);
 void WriteCsv(std::ostream& out, const std::vector<ResultTable>& tables);

@@ -118,9 +118,7 @@ std::string RunResultsJson(const std::vector<RunStep>& steps) {
       core::AppendJsonString(s, step.error);
     }
     s += fmt::format(",\"seconds\":{:.3f},\"results\":[", step.seconds);
-    std::vector<ResultTable> tables = step.tables;
-    if (tables.size() == 1) tables.push_back(ResultTable{});  // rows always name their section
-    AppendRowsJson(s, tables);
+    AppendRowsJson(s, step.tables, /*name_sections=*/true);
     s += "]}";
   }
   s += "\n]}\n";
