@@ -37,7 +37,7 @@ Analysis AnalyzeTrace(const TraceModel& model, const std::optional<RooflineCeili
   a.operators = ComputeOpStats(model);
   a.busy = ComputeDeviceBusy(model);
   a.transfers = ComputeTransfers(model);
-  a.long_tail = ComputeLongTail(model);
+  a.long_tail = ComputeLongTail(a.operators);
   a.fallback = ComputeCpuFallback(model);
   a.launch = ComputeLaunchBound(model, a.busy.busy_pct);
   second.get();

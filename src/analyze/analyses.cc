@@ -287,12 +287,10 @@ LayoutShare ComputeLayoutShare(const TraceModel& model) {
   return out;
 }
 
-std::vector<LongTail> ComputeLongTail(const TraceModel& model) {
-  const std::vector<OpStats> groups = GroupByNameAndClass(model, [](EventClass cls) {
-    return cls != EventClass::kDerived && cls != EventClass::kOther && cls != EventClass::kStep;
-  });
+std::vector<LongTail> ComputeLongTail(const std::vector<OpStats>& operators) {
   std::vector<LongTail> out;
-  for (const OpStats& g : groups) {
+  for (const OpStats& g : operators) {
+    if (g.cls == EventClass::kStep) continue;  // the steps' spread is the workload's
     if (g.count < 10 || g.p50_ns <= 0 || g.p99_ns < 3 * g.p50_ns) continue;
     out.push_back({g.name, g.cls, g.count, g.p50_ns, g.p99_ns, g.max_ns,
                    static_cast<double>(g.p99_ns) / static_cast<double>(g.p50_ns)});

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "analyze/op_stats.h"
 #include "analyze/trace_model.h"
 
 namespace opscope::analyze {
@@ -72,8 +73,9 @@ struct LongTail {
   double ratio;  // p99 / p50
 };
 
-// Operators called at least 10 times whose p99 is at least 3x their median.
-std::vector<LongTail> ComputeLongTail(const TraceModel& model);
+// Operators called at least 10 times whose p99 is at least 3x their median,
+// from the operator statistics (steps left out).
+std::vector<LongTail> ComputeLongTail(const std::vector<OpStats>& operators);
 
 struct CpuFallback {
   int64_t ai_cpu_count = 0, ai_cpu_ns = 0;  // device tasks run by the AI CPU (Ascend)

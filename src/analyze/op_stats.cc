@@ -13,9 +13,10 @@ size_t RankIndex(size_t n, double q) {
   return std::min(static_cast<size_t>(q * static_cast<double>(n - 1) + 0.5), n - 1);
 }
 
-}  // namespace
-
-std::vector<OpStats> GroupByNameAndClass(const TraceModel& model, bool (*include)(EventClass)) {
+// The events grouped by name and class, in order of first appearance: count,
+// total, mean, p50, p99, max, flops, bytes (no share yet). Derived rows and
+// spans of the whole trace (class kOther) are left out.
+std::vector<OpStats> GroupByNameAndClass(const TraceModel& model) {
   // Pass 1: each event's group, and the sums.
   Int64Map<uint32_t> index;  // (name << 8 | class) -> group + 1
   std::vector<uint32_t> group_of(model.size(), UINT32_MAX);
@@ -23,7 +24,7 @@ std::vector<OpStats> GroupByNameAndClass(const TraceModel& model, bool (*include
   std::vector<uint8_t> all_flops, all_bytes;
   for (size_t e = 0; e < model.size(); ++e) {
     const EventClass cls = model.cls[e];
-    if (!include(cls)) continue;
+    if (cls == EventClass::kDerived || cls == EventClass::kOther) continue;
     uint32_t& slot = index[static_cast<int64_t>(model.name[e]) << 8 | static_cast<int64_t>(cls)];
     if (slot == 0) {
       OpStats s;
@@ -63,6 +64,8 @@ std::vector<OpStats> GroupByNameAndClass(const TraceModel& model, bool (*include
   return out;
 }
 
+}  // namespace
+
 void Percentiles(std::vector<int64_t>::iterator first, std::vector<int64_t>::iterator last,
                  int64_t& p50, int64_t& p99, int64_t& max) {
   const size_t n = static_cast<size_t>(last - first);
@@ -79,9 +82,7 @@ void Percentiles(std::vector<int64_t>::iterator first, std::vector<int64_t>::ite
 }
 
 std::vector<OpStats> ComputeOpStats(const TraceModel& model) {
-  std::vector<OpStats> out = GroupByNameAndClass(model, [](EventClass cls) {
-    return cls != EventClass::kDerived && cls != EventClass::kOther;
-  });
+  std::vector<OpStats> out = GroupByNameAndClass(model);
   std::array<int64_t, 16> class_total{};
   int64_t device_total = 0;
   for (const OpStats& s : out) {

@@ -26,10 +26,6 @@ struct OpStats {
 // trace (class kOther) are left out.
 std::vector<OpStats> ComputeOpStats(const TraceModel& model);
 
-// The events of the included classes grouped by name and class, in order of
-// first appearance: count, total, mean, p50, p99, max, flops, bytes (no share).
-std::vector<OpStats> GroupByNameAndClass(const TraceModel& model, bool (*include)(EventClass));
-
 // Nearest-rank p50 and p99, and the maximum, of [first, last) (reordered).
 void Percentiles(std::vector<int64_t>::iterator first, std::vector<int64_t>::iterator last,
                  int64_t& p50, int64_t& p99, int64_t& max);

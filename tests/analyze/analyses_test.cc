@@ -150,7 +150,7 @@ TEST(LongTail, FlagsOperatorsWithARareSlowCall) {
     b.Add(EventClass::kHostOp, "aten::item", i * 100, i * 100 + (i == 19 ? 50 : 2));
   for (int i = 0; i < 20; ++i)
     b.Add(EventClass::kHostOp, "aten::add", 5000 + i * 10, 5000 + i * 10 + 3);
-  const auto tail = ComputeLongTail(b.model);
+  const auto tail = ComputeLongTail(ComputeOpStats(b.model));
   ASSERT_EQ(tail.size(), 1u);
   EXPECT_EQ(tail[0].name, "aten::item");
   EXPECT_EQ(tail[0].p50_ns, 2000);
