@@ -254,6 +254,16 @@ class OnednnNetwork final : public Network {
       }
     }
     PlanMemory();
+    // SGD reads weight, gradient and momentum and writes weight and momentum: 4
+    // FLOPs and 5 floats per element (block padding included).
+    for (const auto& layer : layers_) {
+      for (const auto& p : layer.params) {
+        if (!p.trainable) continue;
+        const int64_t n = static_cast<int64_t>(p.value.bytes() / sizeof(float));
+        sgd_op_.flops += 4 * n;
+        sgd_op_.bytes += 5 * n * static_cast<int64_t>(sizeof(float));
+      }
+    }
   }
 
   ~OnednnNetwork() override { ReleaseIteration(); }
@@ -317,16 +327,7 @@ class OnednnNetwork final : public Network {
 
   void Update() override {
     if (!backward_done_) throw Error(ErrorCode::kInvalidArgument, "Update() before Backward()");
-    Op op{"SGD", "", "f32", "", "optimizer", 0, 0};
-    for (const auto& layer : layers_) {
-      for (const auto& p : layer.params) {
-        if (!p.trainable) continue;
-        const int64_t n = static_cast<int64_t>(p.value.bytes() / sizeof(float));
-        op.flops += 4 * n;
-        op.bytes += 5 * n * static_cast<int64_t>(sizeof(float));
-      }
-    }
-    OPSCOPE_SCOPE_DYN(op.name, ArgsOf(op));
+    OPSCOPE_SCOPE_DYN(sgd_op_.name, ArgsOf(sgd_op_));
     const float lr = options_.learning_rate, mu = options_.momentum;
     for (auto& layer : layers_) {
       for (auto& p : layer.params) {
@@ -1173,15 +1174,15 @@ class OnednnNetwork final : public Network {
       return;
     }
     if (!l.diff) return;  // nothing downstream depends on this layer
-    const memory& in =
-        producer < 0 ? input_ : (layers_[producer].out ? layers_[producer].out.mem() : empty_);
+    // Read only by the kinds whose backward needs their input (PlanMemory kept it).
+    const auto in = [&]() -> const memory& { return InputMem(index, 0); };
     switch (s.kind) {
       case LayerKind::kConv: {
         Tensor diff_temp;
         const memory& diff = InLayout(l.diff.mem(), l.bwd_diff_dst_md, diff_temp, s.name);
         Tensor src_temp;
         const memory& src =
-            InLayout(l.src_copy ? l.src_copy.mem() : in, l.bwd_src_md, src_temp, s.name);
+            InLayout(l.src_copy ? l.src_copy.mem() : in(), l.bwd_src_md, src_temp, s.name);
         WeightedBackward(l, src, diff, {});
         break;
       }
@@ -1189,7 +1190,7 @@ class OnednnNetwork final : public Network {
         Tensor diff_temp;
         const memory& diff = InLayout(l.diff.mem(), l.bwd_diff_dst_md, diff_temp, s.name);
         Tensor diff_src(storage_, kActivations, l.bwd_diff_src_md, engine_);
-        Args args{{DNNL_ARG_SRC, in},
+        Args args{{DNNL_ARG_SRC, in()},
                   {DNNL_ARG_MEAN, l.mean.mem()},
                   {DNNL_ARG_VARIANCE, l.var.mem()},
                   {DNNL_ARG_DIFF_DST, diff},
@@ -1230,7 +1231,7 @@ class OnednnNetwork final : public Network {
       case LayerKind::kLinear: {
         Tensor diff_temp;
         const memory& diff = InLayout(l.diff.mem(), l.bwd_diff_dst_md, diff_temp, s.name);
-        WeightedBackward(l, in, diff, {{DNNL_ARG_DIFF_BIAS, l.params[1].grad.mem()}});
+        WeightedBackward(l, in(), diff, {{DNNL_ARG_DIFF_BIAS, l.params[1].grad.mem()}});
         break;
       }
       case LayerKind::kAdd: {
@@ -1280,7 +1281,8 @@ class OnednnNetwork final : public Network {
   std::vector<Layer> layers_;
   size_t scratchpad_bytes_ = 0;
   Tensor scratchpad_, input_gradient_;
-  memory input_, empty_;
+  memory input_;
+  Op sgd_op_{"SGD", "", "f32", "", "optimizer", 0, 0};
   const float* images_ = nullptr;
   const int32_t* labels_ = nullptr;
   float loss_ = 0;
