@@ -164,13 +164,18 @@ void AppendRowsJson(std::string& s, const std::vector<ResultTable>& tables, bool
   }
 }
 
-void WriteJson(std::ostream& out, std::string_view command,
-               const std::vector<ResultTable>& tables) {
+std::string JsonHead(std::string_view command) {
   std::string s = "{\"schema_version\":";
   core::AppendInt(s, OPSCOPE_SCHEMA_VERSION);
   s += ",\"opscope_version\":\"" OPSCOPE_VERSION_STRING "\",\"command\":";
   core::AppendJsonString(s, command);
-  s += ",\"machine\":" + core::MachineJson() + ",\"results\":[";
+  s += ",\"machine\":" + core::MachineJson();
+  return s;
+}
+
+void WriteJson(std::ostream& out, std::string_view command,
+               const std::vector<ResultTable>& tables) {
+  std::string s = JsonHead(command) + ",\"results\":[";
   AppendRowsJson(s, tables, tables.size() > 1);
   s += "\n]}\n";
   out << s;

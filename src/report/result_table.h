@@ -48,6 +48,10 @@ std::string RenderValue(const Value& value, int precision);
 // each begins with "section" (its table's) when `name_sections`.
 void AppendRowsJson(std::string& out, const std::vector<ResultTable>& tables, bool name_sections);
 
+// The members every JSON output opens with: `{"schema_version":...,
+// "opscope_version":..., "command":..., "machine":{...}` (the object left open).
+std::string JsonHead(std::string_view command);
+
 void WriteTable(std::ostream& out, const std::vector<ResultTable>& tables);
 void WriteCsv(std::ostream& out, const std::vector<ResultTable>& tables);
 void WriteJson(std::ostream& out, std::string_view command, const std::vector<ResultTable>& tables);

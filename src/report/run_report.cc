@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <sstream>
 
-#include "core/machine.h"
 #include "core/output.h"
 #include "core/text.h"
 #include "opscope/opscope.h"
@@ -98,10 +97,7 @@ std::string HtmlTable(const ResultTable& t) {
 }  // namespace
 
 std::string RunResultsJson(const std::vector<RunStep>& steps) {
-  std::string s = "{\"schema_version\":";
-  core::AppendInt(s, OPSCOPE_SCHEMA_VERSION);
-  s += ",\"opscope_version\":\"" OPSCOPE_VERSION_STRING "\",\"command\":\"run\",\"machine\":" +
-       core::MachineJson() + ",\"steps\":[";
+  std::string s = JsonHead("run") + ",\"steps\":[";
   for (size_t i = 0; i < steps.size(); ++i) {
     const RunStep& step = steps[i];
     s += i ? ",\n{" : "\n{";
