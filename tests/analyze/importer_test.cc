@@ -185,6 +185,13 @@ TEST(KernelDetailsImporter, ReadsQuotedCsvAndNamesBadLines) {
             std::string::npos);
   EXPECT_NE(ErrorOf(Write(dir, "quote.csv", header + "1,\"A,T,AI_CORE,1,2,x\n")).find("not closed"),
             std::string::npos);
+  // A repeated column (found by the fuzzer): records were checked against the
+  // count of distinct names and then read past their end.
+  EXPECT_NE(ErrorOf(Write(dir, "twice.csv",
+                          "Name,Start Time(us),Duration(us),Name\n"
+                          "A,1,2\n"))
+                .find("twice.csv: line 1: the column 'Name' appears twice"),
+            std::string::npos);
 }
 
 // Every column of two models, and the metadata the analyses use.

@@ -82,7 +82,13 @@ void ImportKernelDetails(const std::filesystem::path& path, TraceModel& model) {
     throw bad(line, e.what());
   }
   std::map<std::string, size_t> column;
-  for (size_t i = 0; i < fields.size(); ++i) column[std::string(Trim(fields[i]))] = i;
+  const size_t header_fields = fields.size();
+  for (size_t i = 0; i < fields.size(); ++i) {
+    const std::string name(Trim(fields[i]));
+    if (!column.emplace(name, i).second) {
+      throw bad(1, "the column '" + name + "' appears twice");
+    }
+  }
   for (const char* required : {"Name", "Start Time(us)", "Duration(us)"}) {
     if (!column.count(required)) throw bad(1, std::string("no '") + required + "' column");
   }
@@ -100,9 +106,9 @@ void ImportKernelDetails(const std::filesystem::path& path, TraceModel& model) {
       throw bad(record_line, e.what());
     }
     if (fields.size() == 1 && Trim(fields[0]).empty()) continue;  // a blank line
-    if (fields.size() != column.size()) {
+    if (fields.size() != header_fields) {
       throw bad(record_line, std::to_string(fields.size()) + " fields where the header has " +
-                                 std::to_string(column.size()));
+                                 std::to_string(header_fields));
     }
     int64_t start = 0, duration = 0;
     if (!MicrosToNs(Trim(fields[start_col]), start)) {
