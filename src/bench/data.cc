@@ -48,9 +48,16 @@ struct Rng {
 
 void FillRandom(void* data, size_t count, devices::DType dtype) {
   Rng rng(Seed());
-  if (dtype == devices::DType::kF32) {
+  if (dtype == devices::DType::kF32 || dtype == devices::DType::kTF32) {
     auto* f = static_cast<float*>(data);
     for (size_t i = 0; i < count; ++i) f[i] = rng.Uniform();
+  } else if (dtype == devices::DType::kF16) {
+    auto* h = static_cast<uint16_t*>(data);
+    for (size_t i = 0; i < count; ++i) {
+      uint16_t v = devices::FloatToF16(rng.Uniform());
+      if ((v & 0x7FFF) == 0) v = 0x3800;  // fp16 0.5: never a zero after rounding
+      h[i] = v;
+    }
   } else {
     auto* h = static_cast<uint16_t*>(data);
     for (size_t i = 0; i < count; ++i) {
@@ -69,7 +76,18 @@ void FillRandom(double* data, size_t count) {
 double ErrorBound(devices::DType dtype, int64_t k) {
   const double u = std::ldexp(1.0, -24);
   const double factor = dtype == devices::DType::kF32 ? 8.0 : 32.0;
-  return factor * std::sqrt(static_cast<double>(std::max<int64_t>(k, 1))) * u;
+  const double accumulation = factor * std::sqrt(static_cast<double>(std::max<int64_t>(k, 1))) * u;
+  // tf32 rounds both fp32 inputs to 10-bit mantissas before multiplying.
+  return dtype == devices::DType::kTF32 ? accumulation + std::ldexp(1.0, -9) : accumulation;
+}
+
+void FillRandomOn(devices::Device& device, void* device_dst, size_t count, devices::DType dtype,
+                  std::vector<char>* keep) {
+  std::vector<char> local;
+  std::vector<char>& host = keep != nullptr ? *keep : local;
+  host.resize(count * devices::SizeOf(dtype));
+  FillRandom(host.data(), count, dtype);
+  device.Upload(device_dst, host.data(), host.size());
 }
 
 namespace {

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "devices/device.h"
 
@@ -15,10 +16,14 @@ namespace opscope::bench {
 // anew for every call (so each run and each buffer set gets different data).
 void FillRandom(void* data, size_t count, devices::DType dtype);
 void FillRandom(double* data, size_t count);
+// The same for device memory, staged through the host; `keep` receives the host copy.
+void FillRandomOn(devices::Device& device, void* device_dst, size_t count, devices::DType dtype,
+                  std::vector<char>* keep = nullptr);
 
 // The relative error bound for a dot product of length `k` accumulated in fp32
 // from `dtype` inputs, relative to sum |a_i * b_i|:
-// fp32: 8 * sqrt(k) * 2^-24; bf16 inputs: 32 * sqrt(k) * 2^-24.
+// fp32: 8 * sqrt(k) * 2^-24; bf16 and fp16 inputs: 32 * sqrt(k) * 2^-24; tf32: the
+// fp32 bound plus 2^-9 for rounding the inputs to tf32.
 double ErrorBound(devices::DType dtype, int64_t k);
 
 struct Verification {

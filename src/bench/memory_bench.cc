@@ -61,21 +61,55 @@ std::string LevelFor(const devices::DeviceProperties& p, uint64_t working_set) {
   return "DRAM";
 }
 
-bool VerifyStream(StreamOp op, const double* a, const double* b, const double* c, size_t n) {
+// Checks 1024 random elements; reads device memory through Download.
+bool VerifyStream(devices::Device& device, StreamOp op, const double* a, const double* b,
+                  const double* c, size_t n) {
   std::mt19937_64 rng(n);
   constexpr double s = 3.0;
+  const auto at = [&](const double* array, size_t j) {
+    double v = 0;
+    device.Download(&v, array + j, sizeof v);
+    return v;
+  };
   for (int k = 0; k < 1024; ++k) {
     const size_t j = rng() % n;
     double want = 0, got = 0;
     switch (op) {
-      case StreamOp::kCopy: got = c[j], want = a[j]; break;
-      case StreamOp::kScale: got = b[j], want = s * c[j]; break;
-      case StreamOp::kAdd: got = c[j], want = a[j] + b[j]; break;
-      case StreamOp::kTriad: got = a[j], want = b[j] + s * c[j]; break;
+      case StreamOp::kCopy: got = at(c, j), want = at(a, j); break;
+      case StreamOp::kScale: got = at(b, j), want = s * at(c, j); break;
+      case StreamOp::kAdd: got = at(c, j), want = at(a, j) + at(b, j); break;
+      case StreamOp::kTriad: got = at(a, j), want = at(b, j) + s * at(c, j); break;
     }
     if (std::abs(got - want) > 1e-12 * std::max(1.0, std::abs(want))) return false;
   }
   return true;
+}
+
+// Compares two regions chunk by chunk; `*_on_device` says which side Download reads.
+bool SameBytes(devices::Device& device, const void* x, bool x_on_device, const void* y,
+               bool y_on_device, size_t bytes) {
+  constexpr size_t kChunk = size_t{16} << 20;
+  std::vector<char> bx(std::min(bytes, kChunk)), by(std::min(bytes, kChunk));
+  for (size_t offset = 0; offset < bytes; offset += kChunk) {
+    const size_t n = std::min(kChunk, bytes - offset);
+    const char* px = static_cast<const char*>(x) + offset;
+    const char* py = static_cast<const char*>(y) + offset;
+    if (x_on_device) device.Download(bx.data(), px, n), px = bx.data();
+    if (y_on_device) device.Download(by.data(), py, n), py = by.data();
+    if (std::memcmp(px, py, n) != 0) return false;
+  }
+  return true;
+}
+
+// Fresh random doubles in a device buffer, staged through host memory.
+void FillRandomDoublesOn(devices::Device& device, void* device_dst, size_t n) {
+  constexpr size_t kChunk = size_t{2} << 20;  // doubles
+  std::vector<double> host(std::min(n, kChunk));
+  for (size_t offset = 0; offset < n; offset += kChunk) {
+    const size_t count = std::min(kChunk, n - offset);
+    FillRandom(host.data(), count);
+    device.Upload(static_cast<double*>(device_dst) + offset, host.data(), count * sizeof(double));
+  }
 }
 
 }  // namespace
@@ -139,7 +173,8 @@ std::vector<BandwidthResult> RunBandwidth(devices::Device& device,
           }
         }
       } else {
-        cases.push_back({type, "memcpy", size});
+        // Transfers between host and device, from page-locked and from pageable memory.
+        for (const char* k : {"pinned", "pageable"}) cases.push_back({type, k, size});
       }
     }
   }
@@ -152,9 +187,10 @@ std::vector<BandwidthResult> RunBandwidth(devices::Device& device,
     r.size_bytes = c.size;
     r.key = c.type + "_" + c.kernel + "_" + FormatBytes(c.size);
     progress.Step(++index, static_cast<int>(cases.size()), r.key);
-    const devices::CopyKind kind = c.type == "h2d"   ? devices::CopyKind::kHostToDevice
-                                   : c.type == "d2h" ? devices::CopyKind::kDeviceToHost
-                                                     : devices::CopyKind::kDeviceToDevice;
+    const devices::CopyKind kind = c.type == "h2d"     ? devices::CopyKind::kHostToDevice
+                                   : c.type == "d2h"   ? devices::CopyKind::kDeviceToHost
+                                   : c.type == "bidir" ? devices::CopyKind::kBidirectional
+                                                       : devices::CopyKind::kDeviceToDevice;
     const std::string why = device.CopyNotApplicable(kind);
     if (!why.empty()) {
       // One row per transfer type that does not exist here, not one per size.
@@ -164,7 +200,8 @@ std::vector<BandwidthResult> RunBandwidth(devices::Device& device,
         r.status = Status::kWaived;
         r.reason = why;
         r.size_bytes = 0;
-        r.key = c.type + "_" + c.kernel;
+        r.kernel = "all";
+        r.key = c.type;
         results.push_back(r);
       }
       continue;
@@ -172,10 +209,49 @@ std::vector<BandwidthResult> RunBandwidth(devices::Device& device,
     // Enough repeats that one run moves at least 16 MiB per array.
     r.repeat = static_cast<int>(std::max<uint64_t>(1, (uint64_t{16} << 20) / c.size));
     const size_t n = c.size / sizeof(double);
-    if (c.kernel == "memcpy") {
+    if (kind != devices::CopyKind::kDeviceToDevice) {
+      // Host memory on one side: the bytes crossing the link are counted once each
+      // (bidir: both directions), as nvbandwidth does.
+      const devices::HostMemory memory =
+          c.kernel == "pinned" ? devices::HostMemory::kPinned : devices::HostMemory::kPageable;
+      devices::HostBuffer host_src(device, c.size, memory), host_dst(device, c.size, memory);
+      Buffer dev_src(device, c.size), dev_dst(device, c.size);
+      FillRandom(static_cast<double*>(host_src.data()), n);
+      FillRandom(static_cast<double*>(host_dst.data()), n);
+      FillRandomDoublesOn(device, dev_src.data(), n);
+      FillRandomDoublesOn(device, dev_dst.data(), n);
+      const bool bidir = kind == devices::CopyKind::kBidirectional;
+      r.bytes_moved = (bidir ? 2 : 1) * c.size * r.repeat;
+      r.level = "link";
+      r.stats = Measure(
+          device,
+          [&](int) {
+            for (int k = 0; k < r.repeat; ++k) {
+              if (bidir) {
+                device.CopyBidirectional(dev_dst.data(), host_src.data(), host_dst.data(),
+                                         dev_src.data(), c.size);
+              } else if (kind == devices::CopyKind::kHostToDevice) {
+                device.Copy(dev_dst.data(), host_src.data(), c.size, kind);
+              } else {
+                device.Copy(host_dst.data(), dev_src.data(), c.size, kind);
+              }
+            }
+          },
+          runner);
+      const bool to_device_ok =
+          kind == devices::CopyKind::kDeviceToHost ||
+          SameBytes(device, dev_dst.data(), true, host_src.data(), false, c.size);
+      const bool to_host_ok =
+          kind == devices::CopyKind::kHostToDevice ||
+          SameBytes(device, host_dst.data(), false, dev_src.data(), true, c.size);
+      if (!to_device_ok || !to_host_ok) {
+        r.status = Status::kFailed;
+        r.reason = "the copy differs from its source";
+      }
+    } else if (c.kernel == "memcpy") {
       Buffer src(device, c.size), dst(device, c.size);
-      FillRandom(src.as<double>(), n);
-      FillRandom(dst.as<double>(), n);
+      FillRandomDoublesOn(device, src.data(), n);
+      FillRandomDoublesOn(device, dst.data(), n);
       r.bytes_moved = 2 * c.size * r.repeat;
       r.level = LevelFor(device.properties(), 2 * c.size);
       r.stats = Measure(
@@ -184,7 +260,7 @@ std::vector<BandwidthResult> RunBandwidth(devices::Device& device,
             for (int k = 0; k < r.repeat; ++k) device.Copy(dst.data(), src.data(), c.size, kind);
           },
           runner);
-      if (std::memcmp(src.data(), dst.data(), c.size) != 0) {
+      if (!SameBytes(device, src.data(), true, dst.data(), true, c.size)) {
         r.status = Status::kFailed;
         r.reason = "the copy differs from its source";
       }
@@ -194,9 +270,9 @@ std::vector<BandwidthResult> RunBandwidth(devices::Device& device,
                           : c.kernel == "add"   ? StreamOp::kAdd
                                                 : StreamOp::kTriad;
       Buffer a(device, c.size), b(device, c.size), cc(device, c.size);
-      FillRandom(a.as<double>(), n);
-      FillRandom(b.as<double>(), n);
-      FillRandom(cc.as<double>(), n);
+      FillRandomDoublesOn(device, a.data(), n);
+      FillRandomDoublesOn(device, b.data(), n);
+      FillRandomDoublesOn(device, cc.data(), n);
       auto kernel =
           device.CreateStream(op, a.as<double>(), b.as<double>(), cc.as<double>(), n, r.repeat);
       const int arrays = devices::ArraysTouched(op);
@@ -204,7 +280,7 @@ std::vector<BandwidthResult> RunBandwidth(devices::Device& device,
       r.level = LevelFor(device.properties(), static_cast<uint64_t>(arrays) * c.size);
       r.stats = Measure(
           device, [&](int) { kernel->Run(); }, runner);
-      if (!VerifyStream(op, a.as<double>(), b.as<double>(), cc.as<double>(), n)) {
+      if (!VerifyStream(device, op, a.as<double>(), b.as<double>(), cc.as<double>(), n)) {
         r.status = Status::kFailed;
         r.reason = "STREAM result check failed";
       }

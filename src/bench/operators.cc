@@ -157,13 +157,16 @@ std::vector<MatmulResult> RunMatmul(devices::Device& device,
       std::unique_ptr<devices::Kernel> kernel;
     };
     std::vector<Set> sets;
+    // The first set's inputs stay on the host for the reference check.
+    std::vector<char> host_a, host_b;
     for (int i = 0; i < r.rotation_sets; ++i) {
       Set set{Buffer(device, spec.m * spec.k * devices::SizeOf(spec.dtype)),
               Buffer(device, spec.k * spec.n * devices::SizeOf(spec.dtype)),
               Buffer(device, spec.m * spec.n * sizeof(float)), nullptr};
-      FillRandom(set.a.data(), spec.m * spec.k, spec.dtype);
-      FillRandom(set.b.data(), spec.k * spec.n, spec.dtype);
-      FillRandom(set.c.data(), spec.m * spec.n, DType::kF32);  // stale values must be overwritten
+      FillRandomOn(device, set.a.data(), spec.m * spec.k, spec.dtype, i == 0 ? &host_a : nullptr);
+      FillRandomOn(device, set.b.data(), spec.k * spec.n, spec.dtype, i == 0 ? &host_b : nullptr);
+      // Stale values in C must be overwritten.
+      FillRandomOn(device, set.c.data(), spec.m * spec.n, DType::kF32);
       set.kernel = device.CreateMatmul(spec, set.a.data(), set.b.data(), set.c.as<float>());
       sets.push_back(std::move(set));
     }
@@ -171,7 +174,7 @@ std::vector<MatmulResult> RunMatmul(devices::Device& device,
     for (const Set& set : sets) kernels.push_back(set.kernel.get());
     MeasureAndConclude(
         r, device, kernels, spec.dtype, spec.m * spec.n, runner, ceilings,
-        [&](const float* c) { return VerifyMatmul(spec, sets[0].a.data(), sets[0].b.data(), c); });
+        [&](const float* c) { return VerifyMatmul(spec, host_a.data(), host_b.data(), c); });
     results.push_back(std::move(r));
   }
   return results;
@@ -208,12 +211,13 @@ std::vector<Conv2dResult> RunConv2d(
       std::unique_ptr<devices::Kernel> kernel;
     };
     std::vector<Set> sets;
+    std::vector<char> host_src, host_wei;
     for (int i = 0; i < r.rotation_sets; ++i) {
       Set set{Buffer(device, src_n * e), Buffer(device, wei_n * e), Buffer(device, dst_n * 4),
               nullptr};
-      FillRandom(set.src.data(), src_n, spec.dtype);
-      FillRandom(set.wei.data(), wei_n, spec.dtype);
-      FillRandom(set.dst.data(), dst_n, DType::kF32);
+      FillRandomOn(device, set.src.data(), src_n, spec.dtype, i == 0 ? &host_src : nullptr);
+      FillRandomOn(device, set.wei.data(), wei_n, spec.dtype, i == 0 ? &host_wei : nullptr);
+      FillRandomOn(device, set.dst.data(), dst_n, DType::kF32);
       set.kernel = device.CreateConv2d(spec, set.src.data(), set.wei.data(), set.dst.as<float>());
       sets.push_back(std::move(set));
     }
@@ -221,7 +225,7 @@ std::vector<Conv2dResult> RunConv2d(
     for (const Set& set : sets) kernels.push_back(set.kernel.get());
     MeasureAndConclude(r, device, kernels, spec.dtype, dst_n, runner, ceilings,
                        [&](const float* out) {
-                         return VerifyConv2d(spec, sets[0].src.data(), sets[0].wei.data(), out);
+                         return VerifyConv2d(spec, host_src.data(), host_wei.data(), out);
                        });
     results.push_back(std::move(r));
   }

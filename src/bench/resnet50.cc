@@ -143,6 +143,8 @@ ResNetResult RunResNet50(devices::Device& device, const ResNetOptions& options) 
     ProfilerOptions p;
     p.record_shapes = true;
     p.process_name = "opscope bench resnet50";
+    // Device work too, linked to the layer calls that launched it.
+    if (device.properties().kind == "cuda") p.activities.push_back(Activity::kCuda);
     p.on_trace_ready = [&](TraceData& trace) {
       trace.Export(options.trace_path);
       result.trace_file = options.trace_path;

@@ -117,6 +117,12 @@ bench::FlopsCeilings Ceilings(devices::Device& device, const std::string& file,
   quick.warmup = 1;
   std::string methods;
   for (const auto dtype : dtypes) {
+    // A GPU's FMA loop runs on the CUDA cores; tensor-core types have no such ceiling.
+    if (device.properties().kind != "cpu" && dtype != devices::DType::kF32) continue;
+    if (device.properties().kind == "cpu" && dtype != devices::DType::kF32 &&
+        dtype != devices::DType::kBF16) {
+      continue;
+    }
     const auto r = bench::MeasureFlopsCeiling(device, dtype, quick);
     c.flops_per_second[devices::Name(dtype)] = r.measured;
     methods += fmt::format("{}{} {:.1f} GFLOP/s ({})", methods.empty() ? "" : "; ",

@@ -24,17 +24,17 @@ struct ResNet50Command {
   int warmup = 2;
   int iters = 10;
   std::string dtype = "fp32";
-  std::string layout = "blocked";
+  std::string layout;  // empty: the backend's choice (cpu: blocked, cuda: nchw)
   int64_t image_size = 224;
   std::string trace;
   std::string threads_sweep;
 
-  devices::Layout ParseLayout() const {
-    if (layout == "blocked") return devices::Layout::kBlocked;
-    if (layout == "nchw") return devices::Layout::kNchw;
-    if (layout == "nhwc") return devices::Layout::kNhwc;
+  devices::Layout ParseLayout(const std::string& text) const {
+    if (text == "blocked") return devices::Layout::kBlocked;
+    if (text == "nchw") return devices::Layout::kNchw;
+    if (text == "nhwc") return devices::Layout::kNhwc;
     throw Error(ErrorCode::kInvalidArgument,
-                "--layout '" + core::EscapeForTerminal(layout) + "': use nchw, nhwc or blocked");
+                "--layout '" + core::EscapeForTerminal(text) + "': use nchw, nhwc or blocked");
   }
 
   void Run() const {
@@ -47,7 +47,7 @@ struct ResNet50Command {
     options.shape.image_size = image_size;
     options.training = mode == "train";
     options.dtype = devices::ParseDType(dtype);
-    options.layout = ParseLayout();
+    if (!layout.empty()) ParseLayout(layout);  // a bad value fails before any work
     options.warmup = warmup;
     options.iters = iters;
     options.trace_path = trace;
@@ -70,12 +70,16 @@ struct ResNet50Command {
       }
     }
     std::vector<bench::ResNetResult> results;
-    std::string device_id;
+    std::string device_id, used_layout;
     for (const int threads : thread_counts) {
       CommonOptions c = common;
       c.threads = threads;
       auto device = OpenDevice(c);
       device_id = device->properties().id;
+      used_layout = !layout.empty()                      ? layout
+                    : device->properties().kind == "cpu" ? "blocked"
+                                                         : "nchw";
+      options.layout = ParseLayout(used_layout);
       if (!Collecting())
         std::cerr << fmt::format("opscope: bench resnet50: {} batch {} on {} ({} threads)...\n",
                                  mode, batch, device_id, device->properties().compute_units);
@@ -84,7 +88,7 @@ struct ResNet50Command {
     const int cores = core::GetMachineInfo().logical_cpus;
     const std::string what = fmt::format("ResNet-50 v1.5 {} on {}, batch {}, {}x{}, {}, {} layout",
                                          options.training ? "training" : "inference", device_id,
-                                         batch, image_size, image_size, dtype, layout);
+                                         batch, image_size, image_size, dtype, used_layout);
 
     report::ResultTable time;
     time.section = "resnet50";
@@ -126,7 +130,7 @@ struct ResNet50Command {
             r.threads, cores));
       }
     }
-    if (!results.empty() && results[0].layout_conversions > 0 && layout == "blocked") {
+    if (!results.empty() && results[0].layout_conversions > 0 && used_layout == "blocked") {
       time.notes.push_back(
           "Reorders/iter counts layout conversions of activations and gradients; the network "
           "input (NCHW) is converted once to the first convolution's layout.");
@@ -193,9 +197,12 @@ void RegisterBenchResNet50(CLI::App& bench) {
   r->add_option("--batch", command->batch, "images per iteration (default 8)");
   r->add_option("--warmup", command->warmup, "excluded iterations after the first (default 2)");
   r->add_option("--iters", command->iters, "measured iterations (default 10)");
-  r->add_option("--dtype", command->dtype, "fp32 or bf16 (default fp32)");
+  r->add_option("--dtype", command->dtype,
+                "fp32 or bf16 (cpu), fp32 or tf32 (cuda: tf32 convolutions, PyTorch's default); "
+                "default fp32");
   r->add_option("--layout", command->layout,
-                "activation layout: blocked (the convolutions' choice), nchw or nhwc");
+                "activation layout: blocked (the convolutions' choice; cpu default), nchw (cuda "
+                "default) or nhwc");
   r->add_option("--image-size", command->image_size, "input height and width (default 224)");
   r->add_option("--trace", command->trace,
                 "write a per-operator Chrome trace of the measured iterations to this file");

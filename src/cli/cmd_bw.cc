@@ -12,7 +12,7 @@ using report::Value;
 
 struct BandwidthCommand {
   CommonOptions common;
-  std::string types = "d2d,h2d,d2h";
+  std::string types = "d2d,h2d,d2h,bidir";
   std::string sizes = "4K..1G";
   int min_reps = 10;
   double min_time_ms = 100;
@@ -20,10 +20,10 @@ struct BandwidthCommand {
   void Run() const {
     const auto type_list = SplitList(types, "--type");
     for (const auto& t : type_list) {
-      if (t != "d2d" && t != "h2d" && t != "d2h") {
-        throw Error(
-            ErrorCode::kInvalidArgument,
-            "--type: unknown transfer '" + core::EscapeForTerminal(t) + "': use d2d, h2d, d2h");
+      if (t != "d2d" && t != "h2d" && t != "d2h" && t != "bidir") {
+        throw Error(ErrorCode::kInvalidArgument, "--type: unknown transfer '" +
+                                                     core::EscapeForTerminal(t) +
+                                                     "': use d2d, h2d, d2h, bidir");
       }
     }
     const auto size_list = bench::ParseSizes(sizes);
@@ -74,14 +74,24 @@ struct BandwidthCommand {
                     measured ? gbps(r.stats.p10_ms) : Value{}, int64_t{r.repeat}, r.reason});
     }
     table.notes.push_back(
-        "1 GB = 1e9 bytes. memcpy and copy move 2 arrays per element (read one, "
-        "write one), scale 2, add and triad 3; write-allocate traffic is not counted.");
-    table.notes.push_back(
-        "memcpy is the device's copy: glibc memcpy (split over the threads above 1 MiB), "
-        "and AVX-512 streaming stores over the threads for arrays larger than the "
-        "last-level cache; "
-        "copy/scale/add/triad are STREAM kernels, repeated in place until a run "
-        "moves >= 16 MiB per array so cache-sized arrays measure the cache.");
+        "1 GB = 1e9 bytes. d2d: memcpy and copy move 2 arrays per element (read one, "
+        "write one), scale 2, add and triad 3; write-allocate traffic is not counted. "
+        "h2d, d2h: the bytes crossing the host link, each counted once; bidir: h2d and d2h "
+        "at once, both directions counted. 'pinned' copies from page-locked host memory, "
+        "'pageable' from malloc'd memory.");
+    if (device->properties().kind == "cpu") {
+      table.notes.push_back(
+          "memcpy is the device's copy: glibc memcpy (split over the threads above 1 MiB), "
+          "and AVX-512 streaming stores over the threads for arrays larger than the "
+          "last-level cache; "
+          "copy/scale/add/triad are STREAM kernels, repeated in place until a run "
+          "moves >= 16 MiB per array so cache-sized arrays measure the cache.");
+    } else {
+      table.notes.push_back(
+          "memcpy is the runtime's device-to-device copy (cudaMemcpyAsync); copy/scale/add/"
+          "triad are STREAM kernels on the SMs (16-byte loads and stores), repeated until a "
+          "run moves >= 16 MiB per array. Times are device-event times on one stream.");
+    }
     table.notes.push_back(
         "'Fits in': the smallest cache level holding each thread's share of the "
         "arrays (at 3/4 of its size).");
@@ -97,10 +107,11 @@ struct BandwidthCommand {
 
 void RegisterBandwidth(CLI::App& app) {
   auto command = std::make_shared<BandwidthCommand>();
-  CLI::App* sub = app.add_subcommand("bw", "memory bandwidth: d2d, h2d, d2h over a size sweep");
+  CLI::App* sub =
+      app.add_subcommand("bw", "memory bandwidth: d2d, h2d, d2h, bidir over a size sweep");
   AddCommonOptions(*sub, command->common, "write the output to this file");
   sub->add_option("--type", command->types,
-                  "transfer types, comma-separated (default d2d,h2d,d2h)");
+                  "transfer types, comma-separated (default d2d,h2d,d2h,bidir)");
   sub->add_option("--sizes", command->sizes, "4K..1G (powers of four) or a list like 64K,1M,256M");
   sub->add_option("--min-reps", command->min_reps, "minimum timed repetitions (default 10)");
   sub->add_option("--min-time", command->min_time_ms,

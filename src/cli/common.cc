@@ -23,9 +23,8 @@ ExitCode ExitCodeFor(ErrorCode code) {
 }
 
 void AddCommonOptions(CLI::App& app, CommonOptions& options, const std::string& out_help) {
-  app.add_option(
-      "--device", options.device,
-      "device to use (default: the best present, here " + devices::DefaultDevice() + ")");
+  app.add_option("--device", options.device,
+                 "device: cpu or cuda:N (default: " + devices::DefaultDevice() + ")");
   app.add_option("--format", options.format, "output format: table, json or csv")
       ->check(CLI::IsMember({"table", "json", "csv"}));
   app.add_option("--out", options.out, out_help);

@@ -21,6 +21,7 @@ int main(int argc, char** argv) {
   opscope::cli::RegisterRun(app);
   int command_exit = 0;
   opscope::cli::RegisterDiff(app, command_exit);
+  opscope::cli::RegisterTrace(app, command_exit);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -110,6 +110,14 @@ void ChromeTraceWriter::Complete(int64_t pid, int64_t tid, std::string_view name
       key("module");
       AppendJsonString(b, args.module);
     }
+    if (args.external_id >= 0) {
+      key("External id");
+      AppendInt(b, args.external_id);
+    }
+    if (!args.extra.empty()) {
+      if (!first) b += ',';
+      b += args.extra;
+    }
     b += '}';
   }
   Close();

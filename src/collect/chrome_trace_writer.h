@@ -21,9 +21,11 @@ struct EventArgs {
   int64_t bytes = -1;
   std::string_view layout;
   std::string_view module;
+  int64_t external_id = -1;  // Kineto's "External id": links a scope to its device work
+  std::string_view extra;    // further members, already encoded: "\"stream\":7,..."
   bool empty() const {
     return shapes.empty() && dtype.empty() && flops < 0 && bytes < 0 && layout.empty() &&
-           module.empty();
+           module.empty() && external_id < 0 && extra.empty();
   }
 };
 

@@ -6,6 +6,7 @@
 #include <string>
 #include <system_error>
 
+#include "collect/device_activity.h"
 #include "collect/recorder.h"
 #include "collect/trace_data_impl.h"
 #include "core/clock.h"
@@ -97,9 +98,11 @@ Profiler::Profiler(ProfilerOptions options) : options_(std::move(options)) {
                                                  " bytes (one small chunk)");
   }
   for (const Activity activity : options_.activities) {
-    if (activity == Activity::kCuda) {
+    if (activity == Activity::kCuda && collect::FindActivitySource(activity) == nullptr) {
       throw Error(ErrorCode::kUnsupported,
-                  "Activity::kCuda: this build of opscope has no CUDA activity tracer");
+                  "Activity::kCuda: no CUDA activity tracer is loaded in this process (it comes "
+                  "with opscope's CUDA backend: open a cuda device first, or run the program "
+                  "under `opscope trace`)");
     }
   }
   if (options_.process_name.empty()) options_.process_name = ProgramName();
@@ -176,7 +179,26 @@ void Profiler::Transition(ProfilerAction from, ProfilerAction to, bool stopping)
   }
 }
 
+namespace {
+
+std::vector<collect::ActivitySource*> DeviceSources(const std::vector<Activity>& activities) {
+  std::vector<collect::ActivitySource*> sources;
+  for (const Activity activity : activities) {
+    if (activity == Activity::kCpu) continue;
+    collect::ActivitySource* source = collect::FindActivitySource(activity);
+    if (source == nullptr) {
+      throw Error(ErrorCode::kFailedPrecondition,
+                  "Profiler: the device activity tracer was unregistered while in use");
+    }
+    sources.push_back(source);
+  }
+  return sources;
+}
+
+}  // namespace
+
 void Profiler::BeginCollection() {
+  for (collect::ActivitySource* source : DeviceSources(options_.activities)) source->Start();
   ActiveCollection() = collect::BeginCollection(options_.max_buffer_bytes, options_.record_shapes);
   collecting_ = true;
 }
@@ -187,11 +209,22 @@ void Profiler::EndCollection(bool save) {
   ActiveCollection().reset();
   collecting_ = false;
   collect::EndCollection(collection);
+  collect::DeviceTrace device;
+  // Activity::kCuda is the one device activity there is.
+  for (collect::ActivitySource* source : DeviceSources(options_.activities)) {
+    device = source->Stop();
+  }
   if (!save) {
     collection->ReleaseMemory();
     return;
   }
   TraceData trace(TraceData::Impl::Snapshot(collection, step_num_, options_.process_name));
+  trace.impl().device = std::move(device);
+  if (trace.impl().device.dropped > 0) {
+    Warn(std::to_string(trace.impl().device.dropped) +
+         " device activity records dropped by the tracer (" + trace.impl().device.source +
+         "); the trace records the count in otherData.device_tracer.dropped_records");
+  }
   if (trace.DroppedCount() > 0) {
     Warn(std::to_string(trace.DroppedCount()) + " events dropped: the profiler's buffer cap of " +
          std::to_string(options_.max_buffer_bytes >> 20) +

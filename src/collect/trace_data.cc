@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <set>
+#include <unordered_map>
 
 #include "collect/chrome_trace_writer.h"
 #include "collect/trace_data_impl.h"
@@ -85,6 +87,103 @@ void Describe(const Record& r, const core::TickConverter& clock, int64_t start_n
   }
 }
 
+// Device activity as Kineto writes it: device work on pid = device, tid = stream;
+// host calls on this process's threads; an "ac2g" flow from each call to the work
+// it launched.
+// Returns the number of events written (complete and flow).
+uint64_t WriteDeviceEvents(collect::ChromeTraceWriter& writer, const collect::DeviceTrace& trace,
+                           const std::vector<int64_t>& external_by_event, int64_t pid,
+                           int64_t start_ns) {
+  if (trace.events.empty()) return 0;
+  uint64_t flows = 0;
+  using collect::DeviceEventKind;
+  std::set<uint32_t> devices;
+  std::set<std::pair<uint32_t, uint32_t>> streams;
+  std::set<uint32_t> threads;
+  std::unordered_map<uint32_t, const collect::DeviceEvent*> work_by_correlation;
+  for (const collect::DeviceEvent& e : trace.events) {
+    if (collect::OnHost(e.kind)) {
+      threads.insert(e.thread_id);
+    } else {
+      devices.insert(e.device);
+      streams.insert({e.device, e.stream});
+      if (e.kind != DeviceEventKind::kSync) work_by_correlation.emplace(e.correlation, &e);
+    }
+  }
+  for (const uint32_t device : devices) {
+    writer.ProcessName(device, "GPU " + std::to_string(device));
+    writer.ProcessSortIndex(device, 1000 + device);
+  }
+  for (const auto& [device, stream] : streams) {
+    const int64_t tid = stream == collect::kNoStream ? -1 : static_cast<int64_t>(stream);
+    writer.ThreadName(device, tid,
+                      tid < 0 ? std::string("context and event synchronization")
+                              : "stream " + std::to_string(stream));
+  }
+  std::string extra;
+  for (size_t i = 0; i < trace.events.size(); ++i) {
+    const collect::DeviceEvent& e = trace.events[i];
+    const std::string& name = trace.names[e.name];
+    const int64_t ts = e.start_ns - start_ns;
+    const int64_t dur = std::max<int64_t>(0, e.end_ns - e.start_ns);
+    extra.clear();
+    const auto member = [&](const char* key, int64_t value) {
+      if (!extra.empty()) extra += ',';
+      extra += '"';
+      extra += key;
+      extra += "\":";
+      core::AppendInt(extra, value);
+    };
+    if (collect::OnHost(e.kind)) {
+      member("correlation", e.correlation);
+      writer.Complete(pid, e.thread_id, name, collect::Category(e.kind), ts, dur,
+                      collect::EventArgs{.external_id = external_by_event[i], .extra = extra});
+      if (work_by_correlation.count(e.correlation) != 0) {
+        writer.Flow('s', pid, e.thread_id, e.correlation, "ac2g", ts);
+        ++flows;
+      }
+      continue;
+    }
+    const int64_t tid = e.stream == collect::kNoStream ? -1 : static_cast<int64_t>(e.stream);
+    member("device", e.device);
+    member("context", e.context);
+    member("stream", tid);
+    member("correlation", e.correlation);
+    if (e.kind == DeviceEventKind::kKernel) {
+      extra += ",\"grid\":[";
+      for (int k = 0; k < 3; ++k) {
+        if (k > 0) extra += ',';
+        core::AppendInt(extra, e.grid[k]);
+      }
+      extra += "],\"block\":[";
+      for (int k = 0; k < 3; ++k) {
+        if (k > 0) extra += ',';
+        core::AppendInt(extra, e.block[k]);
+      }
+      extra += ']';
+      member("registers per thread", e.registers);
+      member("shared memory", e.shared_bytes);
+    } else if (e.kind == DeviceEventKind::kMemcpy || e.kind == DeviceEventKind::kMemset) {
+      member("bytes", static_cast<int64_t>(e.bytes));
+      extra += ",\"memory bandwidth (GB/s)\":";
+      core::AppendJsonNumber(extra, dur > 0 ? static_cast<double>(e.bytes) / dur : 0.0);
+    } else if (e.event_id >= 0) {
+      member("wait_on_cuda_event_id", e.event_id);
+    }
+    writer.Complete(e.device, tid, name, collect::Category(e.kind), ts, dur,
+                    collect::EventArgs{.external_id = external_by_event[i], .extra = extra});
+    if (e.kind != DeviceEventKind::kSync) {
+      const auto it = work_by_correlation.find(e.correlation);
+      // One flow end per correlation: the first piece of work it launched.
+      if (it != work_by_correlation.end() && it->second == &e) {
+        writer.Flow('f', e.device, tid, e.correlation, "ac2g", ts);
+        ++flows;
+      }
+    }
+  }
+  return trace.events.size() + flows;
+}
+
 }  // namespace
 
 std::unique_ptr<TraceData::Impl> TraceData::Impl::Snapshot(
@@ -159,16 +258,56 @@ void TraceData::Export(const std::filesystem::path& path, const ExportOptions& o
     writer.ThreadName(pid, kStepTrackTid, "ProfilerSteps");
     writer.ThreadSortIndex(pid, kStepTrackTid, 0);
   }
+  // Device activity: host calls attributed to the scopes that made them.
+  const collect::DeviceTrace& device = d.device;
+  std::vector<int64_t> external_by_record;  // by record ordinal; -1: none
+  std::vector<int64_t> external_by_event;   // by device event; -1: none
+  if (!device.events.empty()) {
+    std::unordered_map<uint32_t, std::vector<collect::HostSpan>> spans;
+    uint32_t ordinal = 0;
+    for (const Impl::Thread& thread : d.threads) {
+      auto& list = spans[thread.buffer->tid];
+      for (const Record* r : thread.records) {
+        const RecordKind k = KindOf(*r);
+        if (k == RecordKind::kStaticScope || k == RecordKind::kDynamicScope) {
+          list.push_back({d.clock.ToMonotonicNs(r->t0), d.clock.ToMonotonicNs(r->t1), ordinal});
+        }
+        ++ordinal;
+      }
+    }
+    const std::vector<int64_t> owner = collect::AttributeHostCalls(device, spans);
+    external_by_record.assign(ordinal, -1);
+    external_by_event.assign(device.events.size(), -1);
+    std::unordered_map<uint32_t, int64_t> external_by_correlation;
+    int64_t next_external = 1;
+    for (size_t i = 0; i < owner.size(); ++i) {
+      if (owner[i] < 0) continue;
+      int64_t& id = external_by_record[static_cast<size_t>(owner[i])];
+      if (id < 0) id = next_external++;
+      external_by_event[i] = id;
+      external_by_correlation[device.events[i].correlation] = id;
+    }
+    for (size_t i = 0; i < device.events.size(); ++i) {
+      if (collect::OnHost(device.events[i].kind)) continue;
+      const auto it = external_by_correlation.find(device.events[i].correlation);
+      if (it != external_by_correlation.end()) external_by_event[i] = it->second;
+    }
+  }
+
   std::string scratch;
   EventView v{};
+  uint32_t ordinal = 0;
   for (const Impl::Thread& thread : d.threads) {
     for (const Record* r : thread.records) {
       Describe(*r, d.clock, d.collection->start_ns, thread.buffer->tid, scratch, v);
+      const int64_t external = external_by_record.empty() ? -1 : external_by_record[ordinal];
+      ++ordinal;
       switch (v.phase) {
         case EventPhase::kComplete:
           writer.Complete(
               pid, v.tid, v.name, v.category, v.ts_ns, v.dur_ns,
-              collect::EventArgs{v.shapes, v.dtype, v.flops, v.bytes, v.layout, v.module});
+              collect::EventArgs{
+                  v.shapes, v.dtype, v.flops, v.bytes, v.layout, v.module, external, {}});
           break;
         case EventPhase::kInstant: writer.Instant(pid, v.tid, v.name, v.category, v.ts_ns); break;
         case EventPhase::kCounter: writer.Counter(pid, v.name, v.ts_ns, v.value); break;
@@ -180,13 +319,16 @@ void TraceData::Export(const std::filesystem::path& path, const ExportOptions& o
       }
     }
   }
+  const uint64_t device_events =
+      WriteDeviceEvents(writer, device, external_by_event, pid, d.collection->start_ns);
+
   collect::TraceMetadata metadata;
   metadata.base_time_ns = d.collection->start_realtime_ns;
   metadata.host = core::HostName();
   metadata.pid = pid;
   metadata.process_name = d.process_name;
-  metadata.event_count = d.event_count;
-  metadata.dropped_events = d.dropped;
+  metadata.event_count = d.event_count + device_events;
+  metadata.dropped_events = d.dropped + device.dropped;
   metadata.max_buffer_bytes = d.collection->budget().limit_bytes();
   metadata.step = d.step;
 #if defined(__x86_64__) || defined(_M_X64)
@@ -195,14 +337,32 @@ void TraceData::Export(const std::filesystem::path& path, const ExportOptions& o
   metadata.clock = "CLOCK_MONOTONIC";
 #endif
   const core::MachineInfo& machine = core::GetMachineInfo();
-  std::string device = "[{\"id\":\"cpu\",\"type\":\"cpu\",\"name\":";
-  core::AppendJsonString(device, machine.cpu_model);
-  device += ",\"logical_cpus\":";
-  core::AppendInt(device, machine.logical_cpus);
-  device += ",\"memory_bytes\":";
-  core::AppendUint(device, machine.memory_bytes);
-  device += "}]";
-  metadata.extra_json.emplace_back("devices", std::move(device));
+  std::string devices = "[{\"id\":\"cpu\",\"type\":\"cpu\",\"name\":";
+  core::AppendJsonString(devices, machine.cpu_model);
+  devices += ",\"logical_cpus\":";
+  core::AppendInt(devices, machine.logical_cpus);
+  devices += ",\"memory_bytes\":";
+  core::AppendUint(devices, machine.memory_bytes);
+  if (!d.device.devices_json.empty()) {
+    devices += "},";
+    devices += d.device.devices_json;
+    devices += "]";
+  } else {
+    devices += "}]";
+  }
+  metadata.extra_json.emplace_back("devices", std::move(devices));
+  if (!d.device.source.empty() || !d.device.events.empty() || d.device.dropped > 0) {
+    std::string tracer = "{\"source\":";
+    core::AppendJsonString(tracer, d.device.source);
+    tracer += ",\"clock\":";
+    core::AppendJsonString(tracer, d.device.clock);
+    tracer += ",\"events\":";
+    core::AppendUint(tracer, d.device.events.size());
+    tracer += ",\"dropped_records\":";
+    core::AppendUint(tracer, d.device.dropped);
+    tracer += '}';
+    metadata.extra_json.emplace_back("device_tracer", std::move(tracer));
+  }
   writer.End(metadata);
   out.Commit();
 }

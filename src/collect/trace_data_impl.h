@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "collect/device_activity.h"
 #include "collect/recorder.h"
 #include "core/clock.h"
 #include "opscope/opscope.h"
@@ -34,6 +35,7 @@ struct TraceData::Impl {
   uint64_t event_count = 0;
   uint64_t dropped = 0;
   std::filesystem::path written_path;  // set by the default handler
+  collect::DeviceTrace device;         // from the activity tracers, if any
 };
 
 // The tid of the track that holds ProfilerStep#N spans. Linux gives no thread tid 0.

@@ -49,8 +49,13 @@ struct DeviceProperties {
   std::string runtime;  // library versions the kernels use
 };
 
-enum class CopyKind { kHostToDevice, kDeviceToHost, kDeviceToDevice };
-const char* Name(CopyKind kind);  // "h2d", "d2h", "d2d"
+// kBidirectional: a host-to-device and a device-to-host copy at once (CopyBidirectional).
+enum class CopyKind { kHostToDevice, kDeviceToHost, kDeviceToDevice, kBidirectional };
+const char* Name(CopyKind kind);  // "h2d", "d2h", "d2d", "bidir"
+
+// Host memory for transfers: pageable (malloc) or page-locked (pinned).
+enum class HostMemory { kPageable, kPinned };
+const char* Name(HostMemory memory);  // "pageable", "pinned"
 
 struct MemoryStats {
   uint64_t current_bytes = 0;
@@ -115,9 +120,21 @@ class Device {
   virtual MemoryStats memory_stats() const = 0;
   virtual void ResetPeakMemory() = 0;
 
+  // Host memory to stage transfers from; the CPU device hands out plain memory.
+  virtual void* AllocateHost(size_t bytes, HostMemory memory);
+  virtual void FreeHost(void* pointer, HostMemory memory);
+  // Synchronous moves between host memory and this device's memory, for setting
+  // up inputs and reading results (not timed): memcpy on the CPU.
+  virtual void Upload(void* device_dst, const void* host_src, size_t bytes);
+  virtual void Download(void* host_dst, const void* device_src, size_t bytes);
+
   // Empty when supported, else the reason it is not applicable.
   virtual std::string CopyNotApplicable(CopyKind kind) const = 0;
+  // Enqueues a copy on the device's queue; host pointers come from AllocateHost.
   virtual void Copy(void* dst, const void* src, size_t bytes, CopyKind kind) = 0;
+  // Enqueues host->device and device->host copies of `bytes` each that run at once.
+  virtual void CopyBidirectional(void* device_dst, const void* host_src, void* host_dst,
+                                 const void* device_src, size_t bytes);
   virtual void Synchronize() = 0;
   virtual std::unique_ptr<Timer> CreateTimer() = 0;
 
@@ -144,6 +161,22 @@ class Device {
   // backend has no network layers.
   virtual std::unique_ptr<Network> CreateNetwork(const NetworkSpec& spec,
                                                  const NetworkOptions& options);
+};
+
+// Host memory from Device::AllocateHost that frees itself.
+class HostBuffer {
+ public:
+  HostBuffer(Device& device, size_t bytes, HostMemory memory)
+      : device_(&device), data_(device.AllocateHost(bytes, memory)), memory_(memory) {}
+  ~HostBuffer() { device_->FreeHost(data_, memory_); }
+  HostBuffer(const HostBuffer&) = delete;
+  HostBuffer& operator=(const HostBuffer&) = delete;
+  void* data() const { return data_; }
+
+ private:
+  Device* device_;
+  void* data_;
+  HostMemory memory_;
 };
 
 // A device allocation that frees itself.

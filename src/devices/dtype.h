@@ -10,9 +10,10 @@
 
 namespace opscope::devices {
 
-enum class DType { kF32, kBF16 };
+// kTF32: fp32 storage, multiplied on tensor cores with 10-bit mantissas (CUDA).
+enum class DType { kF32, kBF16, kTF32, kF16 };
 
-const char* Name(DType dtype);  // "fp32", "bf16"
+const char* Name(DType dtype);  // "fp32", "bf16", "tf32", "fp16"
 size_t SizeOf(DType dtype);
 // Throws Error(kInvalidArgument) naming the accepted values.
 DType ParseDType(std::string_view text);
@@ -35,9 +36,14 @@ inline float Bf16ToFloat(uint16_t value) {
   return out;
 }
 
+// IEEE binary16 conversions (round to nearest even; overflow to infinity).
+uint16_t FloatToF16(float value);
+float F16ToFloat(uint16_t value);
+
 // Reads element i of a buffer of `dtype` as a double.
 inline double LoadAsDouble(const void* data, DType dtype, size_t i) {
-  if (dtype == DType::kF32) return static_cast<const float*>(data)[i];
+  if (dtype == DType::kF32 || dtype == DType::kTF32) return static_cast<const float*>(data)[i];
+  if (dtype == DType::kF16) return F16ToFloat(static_cast<const uint16_t*>(data)[i]);
   return Bf16ToFloat(static_cast<const uint16_t*>(data)[i]);
 }
 

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <fstream>
 #include <map>
 #include <random>
@@ -21,7 +22,23 @@ namespace {
 using testing::ReferenceForward;
 using testing::RefParams;
 
-std::unique_ptr<Device> Cpu() { return OpenDevice("cpu", DeviceOptions{2}); }
+// The device the network tests run on: the CPU, or $OPSCOPE_NETWORK_TEST_DEVICE
+// (ctest runs the device-independent ones again with cuda:0).
+std::unique_ptr<Device> TestDevice() {
+  const char* name = std::getenv("OPSCOPE_NETWORK_TEST_DEVICE");
+  if (name == nullptr || *name == 0) return OpenDevice("cpu", DeviceOptions{2});
+  return OpenDevice(name);
+}
+
+// Declares `device`, or skips the test where the asked-for device is absent.
+#define TEST_DEVICE_OR_SKIP(device)                                      \
+  std::unique_ptr<Device> device;                                        \
+  try {                                                                  \
+    device = TestDevice();                                               \
+  } catch (const opscope::Error& e) {                                    \
+    if (e.code() != ErrorCode::kUnsupported) throw;                      \
+    GTEST_SKIP() << "the network test device is not here: " << e.what(); \
+  }
 
 std::vector<ParamKind> KindsOf(LayerKind kind) {
   switch (kind) {
@@ -82,7 +99,7 @@ void ExpectNear(double got, double want, double atol, double rtol, const std::st
 // parameter gradient against central differences of the reference in double.
 void CheckGradients(const NetworkSpec& spec, const std::string& what) {
   SCOPED_TRACE(what);
-  auto device = Cpu();
+  TEST_DEVICE_OR_SKIP(device);
   NetworkOptions options;
   options.input_gradient = true;
   auto net = device->CreateNetwork(spec, options);
@@ -174,7 +191,7 @@ TEST(NetworkGradients, BatchNormTrainingWithAndWithoutReLU) {
 TEST(NetworkGradients, BatchNormRunningStatisticsFollowTorch) {
   NetworkSpec spec = Input(4, 3, 5, 5);
   spec.layers = {{LayerKind::kBatchNorm, "bn", {-1}}};
-  auto device = Cpu();
+  TEST_DEVICE_OR_SKIP(device);
   auto net = device->CreateNetwork(spec, NetworkOptions{});
   const std::vector<float> mean0{0.5f, -1.f, 2.f}, var0{1.5f, 0.25f, 3.f};
   net->WriteParameter(0, ParamKind::kRunningMean, mean0.data());
@@ -251,7 +268,7 @@ TEST(ResNet, ReducedNetworkForwardMatchesTheNaiveReference) {
   for (const bool training : {true, false}) {
     SCOPED_TRACE(training ? "training" : "inference");
     const NetworkSpec spec = bench::ResNet50Spec(Tiny());
-    auto device = Cpu();
+    TEST_DEVICE_OR_SKIP(device);
     NetworkOptions options;
     options.training = training;
     options.keep_outputs = true;
@@ -285,7 +302,7 @@ TEST(ResNet, Resnet50HasTorchvisionsParameterCount) {
   bench::ResNetShape shape;
   shape.batch = 1;
   shape.image_size = 64;  // the count does not depend on the image
-  auto device = Cpu();
+  TEST_DEVICE_OR_SKIP(device);
   NetworkOptions options;
   options.training = false;
   auto net = device->CreateNetwork(bench::ResNet50Spec(shape), options);
@@ -298,7 +315,7 @@ TEST(ResNet, LossFallsOnAFixedBatch) {
   shape.image_size = 32;
   shape.width = 64;  // torchvision's widths
   const NetworkSpec spec = bench::ResNet50Spec(shape);
-  auto device = Cpu();
+  TEST_DEVICE_OR_SKIP(device);
   auto net = device->CreateNetwork(spec, NetworkOptions{});
   std::mt19937_64 rng(9);
   const std::vector<float> input =
@@ -334,7 +351,7 @@ TEST(ResNet, Bf16LayersTrackFp32) {
                  {LayerKind::kBatchNorm, "bn1", {0}},
                  {LayerKind::kConv, "conv2", {1}, 16, 3, 1, 1}};
   spec.layers[1].relu = true;
-  auto device = Cpu();
+  TEST_DEVICE_OR_SKIP(device);
   NetworkOptions bf16_options;
   bf16_options.dtype = DType::kBF16;
   std::unique_ptr<Network> fp32 = device->CreateNetwork(spec, NetworkOptions{}), bf16;
@@ -376,7 +393,7 @@ TEST(ResNet, Bf16NetworkLearns) {
   shape.width = 64;
   NetworkOptions options;
   options.dtype = DType::kBF16;
-  auto device = Cpu();
+  TEST_DEVICE_OR_SKIP(device);
   std::unique_ptr<Network> net;
   try {
     net = device->CreateNetwork(bench::ResNet50Spec(shape), options);
@@ -405,7 +422,7 @@ TEST(ResNet, SteadyMemoryIsWeightsGradientsAndMomentum) {
   bench::ResNetShape shape;
   shape.batch = 2;
   shape.image_size = 64;
-  auto device = Cpu();
+  TEST_DEVICE_OR_SKIP(device);
   const uint64_t before = device->memory_stats().current_bytes;
   {
     auto net = device->CreateNetwork(bench::ResNet50Spec(shape), NetworkOptions{});
@@ -445,7 +462,7 @@ TEST(ResNet, TraceHasEveryLayerCallAsAnOperator) {
   options.warmup = 0;
   options.iters = 2;
   options.trace_path = (dir.path() / "resnet.json").string();
-  auto device = Cpu();
+  TEST_DEVICE_OR_SKIP(device);
   const bench::ResNetResult result = bench::RunResNet50(*device, options);
   ASSERT_EQ(result.trace_file, options.trace_path);
   std::ifstream in(options.trace_path);
@@ -479,7 +496,7 @@ TEST(ResNet, TraceHasEveryLayerCallAsAnOperator) {
 }
 
 TEST(ResNet, BadSpecificationsAreRefused) {
-  auto device = Cpu();
+  TEST_DEVICE_OR_SKIP(device);
   NetworkSpec spec = Input(1, 3, 8, 8);
   spec.layers = {{LayerKind::kAdd, "add", {-1}}};
   EXPECT_THROW(device->CreateNetwork(spec, {}), opscope::Error);

@@ -31,6 +31,36 @@ TEST(Data, RandomInputsAreFreshAndNeverZero) {
   EXPECT_FLOAT_EQ(devices::Bf16ToFloat(devices::FloatToBf16(-2.5f)), -2.5f);
 }
 
+TEST(Data, HalfPrecisionConvertsAsIeeeBinary16) {
+  using devices::F16ToFloat;
+  using devices::FloatToF16;
+  EXPECT_EQ(FloatToF16(1.0f), 0x3C00);
+  EXPECT_EQ(FloatToF16(-2.5f), 0xC100);
+  EXPECT_EQ(FloatToF16(65504.0f), 0x7BFF);                      // the largest half
+  EXPECT_EQ(FloatToF16(65520.0f), 0x7C00);                      // rounds past it: infinity
+  EXPECT_EQ(FloatToF16(std::ldexp(1.0f, -24)), 0x0001);         // the smallest subnormal
+  EXPECT_EQ(FloatToF16(std::ldexp(1.0f, -26)), 0x0000);         // below half of it: zero
+  EXPECT_EQ(FloatToF16(1.0f + std::ldexp(1.0f, -11)), 0x3C00);  // a tie rounds to even
+  EXPECT_EQ(FloatToF16(1.0f + 3 * std::ldexp(1.0f, -11)), 0x3C02);
+  EXPECT_TRUE(std::isnan(F16ToFloat(FloatToF16(std::nanf("")))));
+  EXPECT_EQ(F16ToFloat(0x0001), std::ldexp(1.0f, -24));
+  EXPECT_EQ(F16ToFloat(0x03FF), std::ldexp(1023.0f, -24));
+  EXPECT_EQ(F16ToFloat(0xFC00), -INFINITY);
+  for (int bits = 0; bits < 0x7C00; bits += 7) {  // every finite half survives the round trip
+    ASSERT_EQ(FloatToF16(F16ToFloat(static_cast<uint16_t>(bits))), bits) << bits;
+  }
+  std::vector<uint16_t> h(100000);
+  FillRandom(h.data(), h.size(), DType::kF16);
+  for (const uint16_t v : h) {
+    ASSERT_NE(v & 0x7FFF, 0);
+    ASSERT_LE(std::abs(F16ToFloat(v)), 1.0f);
+  }
+  EXPECT_EQ(devices::ParseDType("fp16"), DType::kF16);
+  EXPECT_EQ(devices::ParseDType("tf32"), DType::kTF32);
+  EXPECT_EQ(devices::SizeOf(DType::kTF32), 4u);
+  EXPECT_THROW(devices::ParseDType("fp8"), Error);
+}
+
 TEST(Data, VerificationCatchesAWrongElement) {
   const devices::MatmulSpec spec{8, 6, 5, DType::kF32, "test"};
   std::vector<float> a(40), b(30), c(48, 0);
@@ -125,6 +155,14 @@ TEST_F(CpuBench, MatmulRunsVerifiesAndWaives) {
   EXPECT_EQ(results[0].key, "matmul_fp32_onednn_64x48x80");
   // Debian's OpenBLAS has no bf16 GEMM; elsewhere it runs and verifies.
   EXPECT_TRUE(results[3].status == Status::kWaived || results[3].verification.passed);
+  // Tensor-core types are waived on the CPU, with the reason.
+  const auto gpu_only = RunMatmul(
+      *device_, {{64, 48, 80, DType::kTF32, "onednn"}, {64, 48, 80, DType::kF16, "openblas"}},
+      quick_, ceilings, quiet_);
+  for (const auto& r : gpu_only) {
+    EXPECT_EQ(r.status, Status::kWaived) << r.key;
+    EXPECT_NE(r.reason.find("tensor-core"), std::string::npos) << r.reason;
+  }
 }
 
 TEST_F(CpuBench, ConvRunsAndVerifies) {

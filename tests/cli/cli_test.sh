@@ -35,6 +35,24 @@ expect_status 2 "bad --format" "$opscope" info --format xml
 expect_status 5 "absent device" "$opscope" info --device cuda:0
 expect_grep "unavailable device 'cuda:0'" "$dir/err" "device error names the device"
 
+# opscope trace: with no CUDA here, a program that never initializes CUDA gives no
+# trace and says why; without the CUDA backend, the command says that instead.
+"$opscope" trace -o "$dir/traced.json" -- true >"$dir/out" 2>"$dir/err"
+status=$?
+if { [ $status -eq 1 ] && grep -q "did not initialize CUDA" "$dir/err"; } ||
+   { [ $status -eq 5 ] && grep -q "no cuda backend" "$dir/err"; }; then
+  echo "ok: trace of a program without CUDA explained"
+else
+  echo "FAIL: trace of a program without CUDA: exit $status"; cat "$dir/err"; failures=$((failures + 1))
+fi
+if [ -e "$dir/traced.json" ] || ls -a "$dir" | grep -q opscope-trace; then
+  echo "FAIL: trace left files behind"; ls -a "$dir"; failures=$((failures + 1))
+else
+  echo "ok: trace left nothing behind"
+fi
+expect_status 3 "trace without a program" "$opscope" trace -o "$dir/traced.json"
+expect_grep "after --" "$dir/err" "trace names the missing program"
+
 expect_status 0 "info table" "$opscope" info
 expect_grep "cores_used" "$dir/out" "info table has cores"
 expect_grep "peak_fp32" "$dir/out" "info shows the fp32 peak"

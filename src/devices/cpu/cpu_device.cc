@@ -186,6 +186,10 @@ class CpuDevice final : public Device {
     if (spec.impl != "onednn" && spec.impl != "onednn-matmul" && spec.impl != "openblas") {
       return "unknown implementation '" + spec.impl + "' (cpu has onednn, onednn-matmul, openblas)";
     }
+    if (spec.dtype != DType::kF32 && spec.dtype != DType::kBF16) {
+      return std::string(Name(spec.dtype)) +
+             " is a GPU tensor-core type; the cpu backend multiplies fp32 and bf16";
+    }
     if (spec.impl == "openblas") return OpenblasNotApplicable(spec.dtype);
     return {};
   }
@@ -200,6 +204,10 @@ class CpuDevice final : public Device {
 
   std::unique_ptr<Kernel> CreateConv2d(const Conv2dSpec& spec, const void* src, const void* weights,
                                        float* dst) override {
+    if (spec.dtype != DType::kF32 && spec.dtype != DType::kBF16) {
+      throw Error(ErrorCode::kUnsupported, std::string("conv2d ") + Name(spec.dtype) +
+                                               ": the cpu backend convolves fp32 and bf16");
+    }
     return CreateOnednnConv2d(engine_, stream_, spec, src, weights, dst);
   }
 
@@ -209,6 +217,10 @@ class CpuDevice final : public Device {
   }
 
   std::unique_ptr<Kernel> CreatePeakLoop(DType dtype, double* flops_per_run) override {
+    if (dtype != DType::kF32 && dtype != DType::kBF16) {
+      throw Error(ErrorCode::kUnsupported,
+                  std::string("no ") + Name(dtype) + " FMA loop on the cpu backend");
+    }
     auto kernel = std::make_unique<PeakLoopKernel>(pool_, dtype);
     *flops_per_run = kernel->flops_per_run();
     return kernel;

@@ -1,0 +1,25 @@
+// The CUDA backend, built as the plugin libopscope_cuda.so (see backend.h): the
+// main program loads it only when a cuda device is asked for, so opscope runs on
+// machines without the CUDA libraries.
+#ifndef OPSCOPE_DEVICES_CUDA_CUDA_DEVICE_H_
+#define OPSCOPE_DEVICES_CUDA_CUDA_DEVICE_H_
+
+#include <cuda_runtime.h>
+
+#include <memory>
+#include <string>
+
+#include "devices/device.h"
+
+namespace opscope::cuda {
+
+// Throws Error(kInternal) "<what>: <cuda error string>" when `status` fails.
+void Check(cudaError_t status, const char* what);
+
+// How many CUDA devices this process sees; 0 with `why` set when none.
+int CountDevices(std::string* why);
+std::unique_ptr<devices::Device> OpenCudaDevice(int ordinal);
+
+}  // namespace opscope::cuda
+
+#endif  // OPSCOPE_DEVICES_CUDA_CUDA_DEVICE_H_
