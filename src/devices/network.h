@@ -40,6 +40,11 @@ struct NetworkSpec {
   std::vector<LayerSpec> layers;  // in execution order; a loss, if any, last
 };
 
+// Throws Error(kInvalidArgument) for an input without positive dimensions, no
+// layers, a layer with the wrong number of inputs or reading a later layer, and
+// a loss that is not last. Every backend checks a spec with it first.
+void ValidateNetworkSpec(const NetworkSpec& spec);
+
 enum class Layout : uint8_t { kBlocked, kNchw, kNhwc };
 const char* Name(Layout layout);  // "blocked", "nchw", "nhwc"
 

@@ -1,6 +1,7 @@
 #include "devices/registry.h"
 
 #include <dlfcn.h>
+#include <fmt/format.h>
 
 #include <cstdlib>
 #include <cstring>
@@ -67,6 +68,32 @@ std::unique_ptr<Network> Device::CreateNetwork(const NetworkSpec&, const Network
   throw Error(ErrorCode::kUnsupported, properties().id + " has no network layers in this build");
 }
 
+void ValidateNetworkSpec(const NetworkSpec& spec) {
+  if (spec.batch < 1 || spec.channels < 1 || spec.height < 1 || spec.width < 1) {
+    throw Error(ErrorCode::kInvalidArgument, "the network input must have positive dimensions");
+  }
+  if (spec.layers.empty()) throw Error(ErrorCode::kInvalidArgument, "a network needs layers");
+  for (size_t i = 0; i < spec.layers.size(); ++i) {
+    const LayerSpec& l = spec.layers[i];
+    const size_t arity = l.kind == LayerKind::kAdd ? 2 : 1;
+    if (l.inputs.size() != arity) {
+      throw Error(ErrorCode::kInvalidArgument,
+                  fmt::format("layer {} ({}) takes {} input(s), not {}", i, l.name, arity,
+                              l.inputs.size()));
+    }
+    for (const int in : l.inputs) {
+      if (in < -1 || in >= static_cast<int>(i)) {
+        throw Error(ErrorCode::kInvalidArgument,
+                    fmt::format("layer {} ({}) reads layer {}, which does not run before it", i,
+                                l.name, in));
+      }
+    }
+    if (l.kind == LayerKind::kSoftmaxCrossEntropy && i + 1 != spec.layers.size()) {
+      throw Error(ErrorCode::kInvalidArgument, "the loss must be the last layer");
+    }
+  }
+}
+
 int ArraysTouched(StreamOp op) { return op == StreamOp::kCopy || op == StreamOp::kScale ? 2 : 3; }
 
 namespace {
@@ -106,7 +133,10 @@ LoadedBackend Load(const std::string& kind) {
       const char* error = ::dlerror();
       out.why = "cannot load the " + kind + " backend " + path + ": " +
                 (error != nullptr ? error : "dlopen failed") +
-                (kind == "cuda" ? " (are the CUDA 13 libraries on LD_LIBRARY_PATH?)" : "");
+                (kind == "cuda" && error != nullptr &&
+                         std::string(error).find("cannot open shared object") != std::string::npos
+                     ? " (are the CUDA 13 libraries, cuDNN 9 among them, on LD_LIBRARY_PATH?)"
+                     : "");
       return out;
     }
     using Entry = const BackendApi* (*)();

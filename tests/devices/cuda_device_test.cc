@@ -5,6 +5,7 @@
 #include "bench/memory_bench.h"
 #include "bench/operators.h"
 #include "collect/device_activity.h"
+#include "devices/backend.h"
 #include "devices/registry.h"
 #include "opscope/opscope.h"
 #include "test_util.h"
@@ -13,6 +14,22 @@ namespace opscope {
 namespace {
 
 using devices::DType;
+
+// The plugin loads in every build that has it, GPU or not: a symbol it needs
+// from the program, or a library it links, would fail here.
+TEST(CudaBackend, LoadsWhereItWasBuilt) {
+#if OPSCOPE_EXPECT_CUDA_BACKEND
+  std::string why;
+  const devices::BackendApi* api = devices::LoadBackend("cuda", &why);
+  ASSERT_NE(api, nullptr) << why;
+  EXPECT_STREQ(api->kind, "cuda");
+  std::string none;
+  const int count = api->count_devices(&none);
+  EXPECT_TRUE(count > 0 || !none.empty()) << "no devices and no reason";
+#else
+  GTEST_SKIP() << "this build has no CUDA backend (no CUDA toolkit found)";
+#endif
+}
 
 class CudaDevice : public ::testing::Test {
  protected:

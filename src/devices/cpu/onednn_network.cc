@@ -231,7 +231,7 @@ class OnednnNetwork final : public Network {
         options_(options),
         dt_(DataType(options.dtype)) {
     attr_.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-    Validate();
+    ValidateNetworkSpec(spec_);
     input_md_ =
         memory::desc({spec.batch, spec.channels, spec.height, spec.width}, Dt::f32, Tag::nchw);
     layers_.resize(spec.layers.size());
@@ -438,32 +438,6 @@ class OnednnNetwork final : public Network {
   int64_t LayoutConversions() const override { return conversions_; }
 
  private:
-  void Validate() const {
-    if (spec_.batch < 1 || spec_.channels < 1 || spec_.height < 1 || spec_.width < 1) {
-      throw Error(ErrorCode::kInvalidArgument, "the network input must have positive dimensions");
-    }
-    if (spec_.layers.empty()) throw Error(ErrorCode::kInvalidArgument, "a network needs layers");
-    for (size_t i = 0; i < spec_.layers.size(); ++i) {
-      const LayerSpec& l = spec_.layers[i];
-      const size_t arity = l.kind == LayerKind::kAdd ? 2 : 1;
-      if (l.inputs.size() != arity) {
-        throw Error(ErrorCode::kInvalidArgument,
-                    fmt::format("layer {} ({}) takes {} input(s), not {}", i, l.name, arity,
-                                l.inputs.size()));
-      }
-      for (const int in : l.inputs) {
-        if (in < -1 || in >= static_cast<int>(i)) {
-          throw Error(ErrorCode::kInvalidArgument,
-                      fmt::format("layer {} ({}) reads layer {}, which does not run before it", i,
-                                  l.name, in));
-        }
-      }
-      if (l.kind == LayerKind::kSoftmaxCrossEntropy && i + 1 != spec_.layers.size()) {
-        throw Error(ErrorCode::kInvalidArgument, "the loss must be the last layer");
-      }
-    }
-  }
-
   void CheckLayer(int layer) const {
     if (layer < 0 || layer >= static_cast<int>(layers_.size())) {
       throw Error(ErrorCode::kInvalidArgument, fmt::format("no layer {}", layer));

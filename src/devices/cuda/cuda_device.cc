@@ -28,8 +28,6 @@ void Check(cudaError_t status, const char* what) {
   }
 }
 
-namespace {
-
 void CheckBlas(cublasStatus_t status, const char* what) {
   if (status != CUBLAS_STATUS_SUCCESS) {
     throw Error(
@@ -45,6 +43,14 @@ void CheckDnn(cudnnStatus_t status, const char* what) {
         fmt::format("{}: {}", what, cudnnGetErrorString(status)));
   }
 }
+
+void CopyToHost(void* host, const void* device, size_t bytes, cudaStream_t stream) {
+  Check(cudaMemcpyAsync(host, device, bytes, cudaMemcpyDeviceToHost, stream),
+        "cudaMemcpyAsync (device to host)");
+  Check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+}
+
+namespace {
 
 cudaDataType_t CudaType(DType dtype) {
   switch (dtype) {
@@ -100,11 +106,7 @@ class GemmExKernel final : public Kernel {
                            ComputeType(s_.dtype), CUBLAS_GEMM_DEFAULT),
               "cublasGemmEx");
   }
-  void ReadOutput(void* out) override {
-    Check(cudaMemcpyAsync(out, c_, s_.m * s_.n * sizeof(float), cudaMemcpyDeviceToHost, stream_),
-          "cudaMemcpyAsync (read C)");
-    Check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
-  }
+  void ReadOutput(void* out) override { CopyToHost(out, c_, s_.m * s_.n * sizeof(float), stream_); }
   std::string Implementation() const override {
     return fmt::format("cublasGemmEx ({})",
                        s_.dtype == DType::kTF32 ? "COMPUTE_32F_FAST_TF32" : "COMPUTE_32F");
@@ -168,11 +170,7 @@ class LtKernel final : public Kernel {
                        c_layout_, &heuristic_.algo, workspace_, workspace_bytes_, stream_),
         "cublasLtMatmul");
   }
-  void ReadOutput(void* out) override {
-    Check(cudaMemcpyAsync(out, c_, s_.m * s_.n * sizeof(float), cudaMemcpyDeviceToHost, stream_),
-          "cudaMemcpyAsync (read C)");
-    Check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
-  }
+  void ReadOutput(void* out) override { CopyToHost(out, c_, s_.m * s_.n * sizeof(float), stream_); }
   std::string Implementation() const override {
     return fmt::format("cublasLtMatmul (heuristic's first algorithm, {} MiB workspace)",
                        workspace_bytes_ >> 20);
@@ -256,9 +254,7 @@ class ConvKernel final : public Kernel {
   }
   void ReadOutput(void* out) override {
     const size_t n = s_.batch * s_.out_channels * s_.out_h() * s_.out_w();
-    Check(cudaMemcpyAsync(out, dst_, n * sizeof(float), cudaMemcpyDeviceToHost, stream_),
-          "cudaMemcpyAsync (read output)");
-    Check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
+    CopyToHost(out, dst_, n * sizeof(float), stream_);
   }
   std::string Implementation() const override {
     return fmt::format("cudnnConvolutionForward algo {} ({} math, {} KiB workspace)",
@@ -417,9 +413,7 @@ class CudaDevice final : public devices::Device {
     Check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
   }
   void Download(void* host_dst, const void* device_src, size_t bytes) override {
-    Check(cudaMemcpyAsync(host_dst, device_src, bytes, cudaMemcpyDeviceToHost, stream_),
-          "download");
-    Check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
+    CopyToHost(host_dst, device_src, bytes, stream_);
   }
 
   std::string CopyNotApplicable(CopyKind) const override { return {}; }

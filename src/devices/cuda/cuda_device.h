@@ -9,12 +9,10 @@
 #include <memory>
 #include <string>
 
+#include "devices/cuda/cuda_check.h"
 #include "devices/device.h"
 
 namespace opscope::cuda {
-
-// Throws Error(kInternal) "<what>: <cuda error string>" when `status` fails.
-void Check(cudaError_t status, const char* what);
 
 // How many CUDA devices this process sees; 0 with `why` set when none.
 int CountDevices(std::string* why);

@@ -21,7 +21,7 @@
 #include <cstring>
 #include <random>
 
-#include "devices/cuda/cuda_device.h"
+#include "devices/cuda/cuda_check.h"
 #include "devices/cuda/cuda_kernels.h"
 #include "opscope/opscope.h"
 
@@ -220,7 +220,7 @@ class CudnnNetwork final : public Network {
     if (options.layout == devices::Layout::kNhwc) {
       throw Error(ErrorCode::kUnsupported, "the CUDA network keeps activations in NCHW");
     }
-    Validate();
+    devices::ValidateNetworkSpec(spec_);
     CheckDnn(cudnnCreateActivationDescriptor(&relu_), "cudnnCreateActivationDescriptor");
     CheckDnn(cudnnSetActivationDescriptor(relu_, CUDNN_ACTIVATION_RELU, CUDNN_NOT_PROPAGATE_NAN, 0),
              "cudnnSetActivationDescriptor");
@@ -413,34 +413,7 @@ class CudnnNetwork final : public Network {
     Check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
   }
   void Download(void* dst, const void* src, size_t bytes) const {
-    Check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, stream_), "download");
-    Check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
-  }
-
-  void Validate() const {
-    if (spec_.batch < 1 || spec_.channels < 1 || spec_.height < 1 || spec_.width < 1) {
-      throw Error(ErrorCode::kInvalidArgument, "the network input must have positive dimensions");
-    }
-    if (spec_.layers.empty()) throw Error(ErrorCode::kInvalidArgument, "a network needs layers");
-    for (size_t i = 0; i < spec_.layers.size(); ++i) {
-      const LayerSpec& l = spec_.layers[i];
-      const size_t arity = l.kind == LayerKind::kAdd ? 2 : 1;
-      if (l.inputs.size() != arity) {
-        throw Error(ErrorCode::kInvalidArgument,
-                    fmt::format("layer {} ({}) takes {} input(s), not {}", i, l.name, arity,
-                                l.inputs.size()));
-      }
-      for (const int in : l.inputs) {
-        if (in < -1 || in >= static_cast<int>(i)) {
-          throw Error(ErrorCode::kInvalidArgument,
-                      fmt::format("layer {} ({}) reads layer {}, which does not run before it", i,
-                                  l.name, in));
-        }
-      }
-      if (l.kind == LayerKind::kSoftmaxCrossEntropy && i + 1 != spec_.layers.size()) {
-        throw Error(ErrorCode::kInvalidArgument, "the loss must be the last layer");
-      }
-    }
+    CopyToHost(dst, src, bytes, stream_);
   }
 
   void CheckLayer(int layer) const {
