@@ -41,14 +41,16 @@ WorkloadSpec ParseWorkload(const std::string& text) {
 
 WorkloadResult RunWorkload(devices::Device& device, const WorkloadSpec& spec,
                            const std::atomic<bool>& stop) {
-  const devices::MatmulSpec mm{spec.size, spec.size, spec.size, spec.dtype, "onednn"};
+  // The device's first matmul library: oneDNN on the CPU, cuBLAS on a GPU.
+  const devices::MatmulSpec mm{spec.size, spec.size, spec.size, spec.dtype,
+                               device.MatmulImpls().front()};
   CheckMemory(device, "workload " + spec.Describe(), MatmulBytes(mm));
   const size_t elements = static_cast<size_t>(spec.size * spec.size);
   devices::Buffer a(device, elements * devices::SizeOf(spec.dtype));
   devices::Buffer b(device, elements * devices::SizeOf(spec.dtype));
   devices::Buffer c(device, elements * sizeof(float));
-  FillRandom(a.data(), elements, spec.dtype);
-  FillRandom(b.data(), elements, spec.dtype);
+  FillRandomOn(device, a.data(), elements, spec.dtype);
+  FillRandomOn(device, b.data(), elements, spec.dtype);
   auto kernel = device.CreateMatmul(mm, a.data(), b.data(), c.as<float>());
   const std::string shapes = fmt::format("[[{0},{0}],[{0},{0}]]", spec.size);
   const int64_t flops = 2 * spec.size * spec.size * spec.size;
