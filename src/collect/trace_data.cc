@@ -99,12 +99,9 @@ uint64_t WriteDeviceEvents(collect::ChromeTraceWriter& writer, const collect::De
   using collect::DeviceEventKind;
   std::set<uint32_t> devices;
   std::set<std::pair<uint32_t, uint32_t>> streams;
-  std::set<uint32_t> threads;
   std::unordered_map<uint32_t, const collect::DeviceEvent*> work_by_correlation;
   for (const collect::DeviceEvent& e : trace.events) {
-    if (collect::OnHost(e.kind)) {
-      threads.insert(e.thread_id);
-    } else {
+    if (!collect::OnHost(e.kind)) {
       devices.insert(e.device);
       streams.insert({e.device, e.stream});
       if (e.kind != DeviceEventKind::kSync) work_by_correlation.emplace(e.correlation, &e);
