@@ -99,8 +99,8 @@ __global__ void XentLossKernel(const float* logp, const int32_t* labels, int64_t
   if (threadIdx.x == 0) *loss = static_cast<float>(partial[0] / static_cast<double>(n));
 }
 
-__global__ void SgdMomentumKernel(float* w, const float* g, float* m, int64_t n, float lr,
-                                  float mu, bool first) {
+__global__ void SgdMomentumKernel(float* w, const float* g, float* m, int64_t n, float lr, float mu,
+                                  bool first) {
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     const float buf = first ? g[i] : mu * m[i] + g[i];
@@ -120,7 +120,7 @@ cudaError_t LaunchSoftmaxXentBackward(const float* logp, const int32_t* labels, 
                                       int64_t k, float scale, float* dx, bool accumulate,
                                       cudaStream_t stream) {
   SoftmaxXentBackwardKernel<<<BlocksFor(n * k), 256, 0, stream>>>(logp, labels, n, k, scale, dx,
-                                                                   accumulate);
+                                                                  accumulate);
   return cudaGetLastError();
 }
 
