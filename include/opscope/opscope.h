@@ -115,6 +115,10 @@ using TraceReadyHandler = std::function<void(TraceData&)>;
 
 struct ProfilerOptions {
   std::filesystem::path output_dir = ".";
+  // kCuda adds GPU activity (CUPTI): kernels, copies, runtime and driver calls,
+  // each call tied to the scope that made it. It needs opscope's CUDA backend in
+  // the process (a cuda device opened through it, or the program run under
+  // `opscope trace`); without it the Profiler throws Error(kUnsupported).
   std::vector<Activity> activities = {Activity::kCpu};
   std::optional<Schedule> schedule;  // none: record from Start() to Stop()
   bool record_shapes = false;

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "analyze/analyses.h"
 #include "analyze/importer.h"
 #include "core/clock.h"
 #include "opscope/opscope.h"
@@ -149,6 +150,15 @@ TEST(DeviceActivity, KernelsAreLinkedToTheScopesThatLaunchedThem) {
   EXPECT_EQ(kernel_external["relu_kernel"], external["forward"]);
   EXPECT_EQ(launch_external[13], -1);
   EXPECT_EQ(kernel_external["orphan_kernel"], -1);
+
+  // The analyzer reads the device work as it reads Kineto's: three kernels of
+  // 800 ns, each starting 1 us after its launch call.
+  const analyze::DeviceBusy busy = analyze::ComputeDeviceBusy(model);
+  EXPECT_TRUE(busy.has_device);
+  EXPECT_EQ(busy.busy_ns, 3 * 800);
+  const analyze::LaunchBound launch = analyze::ComputeLaunchBound(model, busy.busy_pct);
+  EXPECT_EQ(launch.kernels, 3);
+  EXPECT_EQ(launch.launch_delay_p50_ns, 1000);
 
   std::ifstream in(path);
   std::stringstream text;
