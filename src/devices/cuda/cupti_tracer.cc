@@ -25,11 +25,21 @@ void CheckCupti(CUptiResult result, const char* what) {
   }
 }
 
-constexpr CUpti_ActivityKind kKinds[] = {
-    CUPTI_ACTIVITY_KIND_CONTEXT,         CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
-    CUPTI_ACTIVITY_KIND_MEMCPY,          CUPTI_ACTIVITY_KIND_MEMSET,
-    CUPTI_ACTIVITY_KIND_RUNTIME,         CUPTI_ACTIVITY_KIND_DRIVER,
-    CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
+// What the tracer records; a trace without the optional kinds is still useful,
+// so a platform that refuses one gets a trace that says so.
+struct Kind {
+  CUpti_ActivityKind kind;
+  const char* name;
+  bool required;
+};
+constexpr Kind kKinds[] = {
+    {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, "kernels", true},
+    {CUPTI_ACTIVITY_KIND_MEMCPY, "memcpy", true},
+    {CUPTI_ACTIVITY_KIND_MEMSET, "memset", true},
+    {CUPTI_ACTIVITY_KIND_RUNTIME, "runtime API", true},
+    {CUPTI_ACTIVITY_KIND_DRIVER, "driver API", false},
+    {CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, "synchronization", false},
+    {CUPTI_ACTIVITY_KIND_CONTEXT, "contexts", false},
 };
 
 uint64_t CUPTIAPI MonotonicTimestamp() { return static_cast<uint64_t>(core::MonotonicNs()); }
@@ -133,8 +143,18 @@ void CuptiTracer::Start() {
                "cuptiActivityRegisterCallbacks");
     callbacks_registered_ = true;
   }
-  for (const CUpti_ActivityKind kind : kKinds) {
-    CheckCupti(cuptiActivityEnable(kind), "cuptiActivityEnable");
+  refused_kinds_.clear();
+  for (const Kind& k : kKinds) {
+    const CUptiResult result = cuptiActivityEnable(k.kind);
+    if (result == CUPTI_SUCCESS) continue;
+    if (k.required) {
+      for (const Kind& j : kKinds) cuptiActivityDisable(j.kind);
+      CheckCupti(result, (std::string("cuptiActivityEnable (") + k.name + ")").c_str());
+    }
+    const char* text = nullptr;
+    cuptiGetResultString(result, &text);
+    refused_kinds_ += fmt::format("{}{} ({})", refused_kinds_.empty() ? "" : ", ", k.name,
+                                  text != nullptr ? text : "refused");
   }
   active_ = true;
   SampleClock();
@@ -148,7 +168,7 @@ collect::DeviceTrace CuptiTracer::Stop() {
   }
   // Flushing calls BufferCompleted, which takes the mutex.
   cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-  for (const CUpti_ActivityKind kind : kKinds) cuptiActivityDisable(kind);
+  for (const Kind& k : kKinds) cuptiActivityDisable(k.kind);
   cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   std::lock_guard lock(mutex_);
   active_ = false;
@@ -162,6 +182,7 @@ collect::DeviceTrace CuptiTracer::Stop() {
   uint32_t version = 0;
   cuptiGetVersion(&version);
   out.source = fmt::format("CUPTI activity API (version {})", version);
+  if (!refused_kinds_.empty()) out.source += "; not recorded here: " + refused_kinds_;
   out.clock = own_clock_
                   ? "CUPTI stamps with CLOCK_MONOTONIC (timestamp callback); " + clock_.Describe()
                   : "CUPTI's clock mapped onto CLOCK_MONOTONIC: " + clock_.Describe();

@@ -55,6 +55,7 @@ class CuptiTracer final : public collect::ActivitySource {
   bool own_clock_ = false;  // CUPTI stamps with CLOCK_MONOTONIC through our callback
   bool active_ = false;
   bool callbacks_registered_ = false;
+  std::string refused_kinds_;  // optional kinds this platform refused, for the trace
   std::function<std::string(uint32_t)> device_namer_;
 };
 
