@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <set>
 
 #include "bench/memory_bench.h"
@@ -204,6 +205,83 @@ TEST_F(CpuBench, BandwidthSweepChecksItsData) {
   EXPECT_EQ(results[0].bytes_moved, 2u * 4096 * results[0].repeat);
   EXPECT_EQ(results[4].kernel, "triad");
   EXPECT_EQ(results[4].bytes_moved, 3u * 4096 * results[4].repeat);
+}
+
+// A device whose memory is the host's but which, like a GPU, has transfers to
+// and from the host: the bandwidth sweep's h2d, d2h and bidir cases run here.
+// `corrupt` makes each transfer flip a byte, which the sweep must notice.
+class LinkDevice final : public devices::Device {
+ public:
+  explicit LinkDevice(bool corrupt) : cpu_(devices::OpenDevice("cpu")), corrupt_(corrupt) {}
+  const devices::DeviceProperties& properties() const override { return cpu_->properties(); }
+  void* Allocate(size_t bytes) override { return cpu_->Allocate(bytes); }
+  void Free(void* p) override { cpu_->Free(p); }
+  devices::MemoryStats memory_stats() const override { return cpu_->memory_stats(); }
+  void ResetPeakMemory() override { cpu_->ResetPeakMemory(); }
+  std::string CopyNotApplicable(devices::CopyKind) const override { return {}; }
+  void Copy(void* dst, const void* src, size_t bytes, devices::CopyKind kind) override {
+    std::memcpy(dst, src, bytes);
+    if (corrupt_) static_cast<char*>(dst)[bytes / 2] ^= 1;
+    ++copies[static_cast<int>(kind)];
+  }
+  void CopyBidirectional(void* device_dst, const void* host_src, void* host_dst,
+                         const void* device_src, size_t bytes) override {
+    Copy(device_dst, host_src, bytes, devices::CopyKind::kHostToDevice);
+    Copy(host_dst, device_src, bytes, devices::CopyKind::kDeviceToHost);
+    ++copies[static_cast<int>(devices::CopyKind::kBidirectional)];
+  }
+  void Synchronize() override {}
+  std::unique_ptr<devices::Timer> CreateTimer() override { return cpu_->CreateTimer(); }
+  std::vector<std::string> MatmulImpls() const override { return cpu_->MatmulImpls(); }
+  std::string MatmulNotApplicable(const devices::MatmulSpec& s) const override {
+    return cpu_->MatmulNotApplicable(s);
+  }
+  std::unique_ptr<devices::Kernel> CreateMatmul(const devices::MatmulSpec& s, const void* a,
+                                                const void* b, float* c) override {
+    return cpu_->CreateMatmul(s, a, b, c);
+  }
+  std::unique_ptr<devices::Kernel> CreateConv2d(const devices::Conv2dSpec& s, const void* src,
+                                                const void* w, float* dst) override {
+    return cpu_->CreateConv2d(s, src, w, dst);
+  }
+  std::unique_ptr<devices::Kernel> CreateStream(devices::StreamOp op, double* a, double* b,
+                                                double* c, size_t n, int repeat) override {
+    return cpu_->CreateStream(op, a, b, c, n, repeat);
+  }
+  std::unique_ptr<devices::Kernel> CreatePeakLoop(DType dtype, double* flops) override {
+    return cpu_->CreatePeakLoop(dtype, flops);
+  }
+  uint64_t AvailableMemory() const override { return cpu_->AvailableMemory(); }
+  int copies[4] = {0, 0, 0, 0};
+
+ private:
+  std::unique_ptr<devices::Device> cpu_;
+  bool corrupt_;
+};
+
+TEST(Bandwidth, HostTransfersCountLinkBytesOnceAndCheckTheirData) {
+  RunnerOptions quick{0, 2, 0, 10, 1000};
+  Progress quiet{"test", false};
+  LinkDevice device(false);
+  const auto results = RunBandwidth(device, {"h2d", "d2h", "bidir"}, {1 << 20}, quick, quiet);
+  ASSERT_EQ(results.size(), 6u);  // pinned and pageable for each
+  for (const auto& r : results) {
+    EXPECT_EQ(r.status, Status::kOk) << r.key << ": " << r.reason;
+    EXPECT_EQ(r.level, "link") << r.key;
+    const uint64_t per_run = (r.type == "bidir" ? 2u : 1u) << 20;
+    EXPECT_EQ(r.bytes_moved, per_run * r.repeat) << r.key;
+    EXPECT_GT(r.bytes_per_second, 0) << r.key;
+  }
+  EXPECT_EQ(results[0].key, "h2d_pinned_1M");
+  EXPECT_EQ(results[1].key, "h2d_pageable_1M");
+  EXPECT_EQ(results[5].key, "bidir_pageable_1M");
+  EXPECT_GT(device.copies[static_cast<int>(devices::CopyKind::kBidirectional)], 0);
+
+  LinkDevice broken(true);
+  for (const auto& r : RunBandwidth(broken, {"h2d", "d2h", "bidir"}, {1 << 20}, quick, quiet)) {
+    EXPECT_EQ(r.status, Status::kFailed) << r.key;
+    EXPECT_NE(r.reason.find("differs"), std::string::npos) << r.reason;
+  }
 }
 
 TEST_F(CpuBench, PeakLoopIsNearTheTheoreticalPeak) {

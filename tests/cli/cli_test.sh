@@ -50,6 +50,23 @@ if [ -e "$dir/traced.json" ] || ls -a "$dir" | grep -q opscope-trace; then
 else
   echo "ok: trace left nothing behind"
 fi
+# The collection, with a stand-in for the injected library: the program writes
+# the per-process traces the library would, for itself and for one child.
+if [ $status -eq 1 ]; then
+  "$opscope" trace -o "$dir/t/run.json" -- sh -c '
+    [ -f "$CUDA_INJECTION64_PATH" ] || exit 9
+    echo "{\"traceEvents\":[]}" > "$OPSCOPE_TRACE_DIR/opscope_cuda.$$.json"
+    echo "{\"traceEvents\":[]}" > "$OPSCOPE_TRACE_DIR/opscope_cuda.99999.json"
+    exit 4' >"$dir/out" 2>"$dir/err"
+  status=$?
+  if [ $status -eq 4 ] && [ -f "$dir/t/run.json" ] && [ -f "$dir/t/run.99999.json" ] &&
+     ! ls -a "$dir/t" | grep -q opscope-trace && grep -q "exited with status 4" "$dir/err"; then
+    echo "ok: trace collects each process's file and passes the exit status on"
+  else
+    echo "FAIL: trace collection: exit $status"; ls -a "$dir/t"; cat "$dir/err"
+    failures=$((failures + 1))
+  fi
+fi
 expect_status 3 "trace without a program" "$opscope" trace -o "$dir/traced.json"
 expect_grep "after --" "$dir/err" "trace names the missing program"
 
