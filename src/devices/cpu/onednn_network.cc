@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "devices/network_storage.h"
 #include "opscope/opscope.h"
 
 namespace opscope::devices {
@@ -53,31 +54,9 @@ using dnnl::prop_kind;
 // convolution_auto picks the same kernels here (measured: 575-582 ms per step either way).
 constexpr algorithm kConvAlgorithm = algorithm::convolution_direct;
 
-// What an allocation holds, for the memory breakdown.
-enum Pool { kParameters, kBuffers, kGradients, kOptimizer, kActivations, kWorkspace, kPoolCount };
-
-// Allocates through the Device, counting bytes per pool.
-class Storage {
- public:
-  explicit Storage(Device& device) : device_(device) {}
-  void* Allocate(Pool pool, size_t bytes) {
-    void* p = device_.Allocate(bytes);
-    current_[pool] += bytes;
-    peak_[pool] = std::max(peak_[pool], current_[pool]);
-    return p;
-  }
-  void Free(Pool pool, void* p, size_t bytes) {
-    device_.Free(p);
-    current_[pool] -= bytes;
-  }
-  uint64_t current(Pool pool) const { return current_[pool]; }
-  uint64_t peak(Pool pool) const { return peak_[pool]; }
-  void ResetPeak() { peak_ = current_; }
-
- private:
-  Device& device_;
-  std::array<uint64_t, kPoolCount> current_{}, peak_{};
-};
+using Storage = NetworkStorage;
+using Pool = NetworkPool;
+using enum NetworkPool;
 
 // A device allocation with its oneDNN memory object; frees itself.
 class Tensor {
@@ -362,18 +341,7 @@ class OnednnNetwork final : public Network {
     return n;
   }
 
-  NetworkMemory Memory() const override {
-    NetworkMemory m;
-    m.parameters = storage_.current(kParameters);
-    m.buffers = storage_.current(kBuffers);
-    m.gradients = storage_.current(kGradients);
-    m.optimizer_state = storage_.current(kOptimizer);
-    m.activations = storage_.current(kActivations);
-    m.activations_peak = storage_.peak(kActivations);
-    m.workspace = storage_.current(kWorkspace);
-    m.workspace_peak = storage_.peak(kWorkspace);
-    return m;
-  }
+  NetworkMemory Memory() const override { return storage_.Memory(); }
 
   void ResetPeakMemory() override { storage_.ResetPeak(); }
 

@@ -23,6 +23,7 @@
 
 #include "devices/cuda/cuda_check.h"
 #include "devices/cuda/cuda_kernels.h"
+#include "devices/network_storage.h"
 #include "opscope/opscope.h"
 
 namespace opscope::cuda {
@@ -36,49 +37,9 @@ using devices::NetworkOptions;
 using devices::NetworkSpec;
 using devices::ParamKind;
 
-void CheckDnn(cudnnStatus_t status, const char* what) {
-  if (status != CUDNN_STATUS_SUCCESS) {
-    throw Error(
-        status == CUDNN_STATUS_NOT_SUPPORTED ? ErrorCode::kUnsupported : ErrorCode::kInternal,
-        fmt::format("{}: {}", what, cudnnGetErrorString(status)));
-  }
-}
-
-void CheckBlas(cublasStatus_t status, const char* what) {
-  if (status != CUBLAS_STATUS_SUCCESS) {
-    throw Error(ErrorCode::kInternal, fmt::format("{}: {}", what, cublasGetStatusString(status)));
-  }
-}
-
-enum Pool { kParameters, kBuffers, kGradients, kOptimizer, kActivations, kWorkspace, kPools };
-
-// Device memory by what it holds, through the Device (whose accounting is the
-// benchmark's memory figure).
-class Storage {
- public:
-  explicit Storage(devices::Device& device) : device_(device) {}
-  float* Allocate(Pool pool, size_t bytes) {
-    void* p = device_.Allocate(bytes);
-    current_[pool] += bytes;
-    peak_[pool] = std::max(peak_[pool], current_[pool]);
-    return static_cast<float*>(p);
-  }
-  void Free(Pool pool, void* p, size_t bytes) {
-    if (p == nullptr) return;
-    device_.Free(p);
-    current_[pool] -= bytes;
-  }
-  uint64_t current(Pool pool) const { return current_[pool]; }
-  uint64_t peak(Pool pool) const { return peak_[pool]; }
-  void ResetPeak() {
-    for (int p = 0; p < kPools; ++p) peak_[p] = current_[p];
-  }
-
- private:
-  devices::Device& device_;
-  uint64_t current_[kPools] = {};
-  uint64_t peak_[kPools] = {};
-};
+using Storage = devices::NetworkStorage;
+using Pool = devices::NetworkPool;
+using enum devices::NetworkPool;
 
 // A device array of floats that frees itself.
 class Array {
@@ -86,7 +47,7 @@ class Array {
   Array() = default;
   Array(Storage& storage, Pool pool, int64_t elements)
       : storage_(&storage), pool_(pool), bytes_(static_cast<size_t>(elements) * sizeof(float)) {
-    data_ = storage.Allocate(pool, bytes_ == 0 ? sizeof(float) : bytes_);
+    data_ = static_cast<float*>(storage.Allocate(pool, bytes_ == 0 ? sizeof(float) : bytes_));
   }
   ~Array() { Reset(); }
   Array(Array&& o) noexcept { *this = std::move(o); }
@@ -340,18 +301,7 @@ class CudnnNetwork final : public Network {
 
   int64_t ParameterCount() const override { return trainable_elements_; }
 
-  NetworkMemory Memory() const override {
-    NetworkMemory m;
-    m.parameters = storage_.current(kParameters);
-    m.buffers = storage_.current(kBuffers);
-    m.gradients = storage_.current(kGradients);
-    m.optimizer_state = storage_.current(kOptimizer);
-    m.activations = storage_.current(kActivations);
-    m.activations_peak = storage_.peak(kActivations);
-    m.workspace = storage_.current(kWorkspace);
-    m.workspace_peak = storage_.peak(kWorkspace);
-    return m;
-  }
+  NetworkMemory Memory() const override { return storage_.Memory(); }
 
   void ResetPeakMemory() override { storage_.ResetPeak(); }
 
