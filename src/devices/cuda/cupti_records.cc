@@ -108,12 +108,7 @@ bool RecordConverter::Convert(const CUpti_Activity* record, collect::DeviceTrace
       const auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(record);
       e.kind = DeviceEventKind::kKernel;
       e.name = trace.Intern(DemangleKernelName(k->name));
-      e.start_ns = Host(k->start);
-      e.end_ns = Host(k->end);
-      e.device = k->deviceId;
-      e.context = k->contextId;
-      e.stream = k->streamId;
-      e.correlation = k->correlationId;
+      PlaceOnDevice(*k, e);
       e.grid[0] = k->gridX, e.grid[1] = k->gridY, e.grid[2] = k->gridZ;
       e.block[0] = k->blockX, e.block[1] = k->blockY, e.block[2] = k->blockZ;
       e.registers = k->registersPerThread;
@@ -124,12 +119,7 @@ bool RecordConverter::Convert(const CUpti_Activity* record, collect::DeviceTrace
       const auto* m = reinterpret_cast<const CUpti_ActivityMemcpy6*>(record);
       e.kind = DeviceEventKind::kMemcpy;
       e.name = trace.Intern(MemcpyName(m->copyKind, m->srcKind, m->dstKind));
-      e.start_ns = Host(m->start);
-      e.end_ns = Host(m->end);
-      e.device = m->deviceId;
-      e.context = m->contextId;
-      e.stream = m->streamId;
-      e.correlation = m->correlationId;
+      PlaceOnDevice(*m, e);
       e.bytes = m->bytes;
       break;
     }
@@ -137,12 +127,7 @@ bool RecordConverter::Convert(const CUpti_Activity* record, collect::DeviceTrace
       const auto* m = reinterpret_cast<const CUpti_ActivityMemset4*>(record);
       e.kind = DeviceEventKind::kMemset;
       e.name = trace.Intern(MemsetName(m->memoryKind));
-      e.start_ns = Host(m->start);
-      e.end_ns = Host(m->end);
-      e.device = m->deviceId;
-      e.context = m->contextId;
-      e.stream = m->streamId;
-      e.correlation = m->correlationId;
+      PlaceOnDevice(*m, e);
       e.bytes = m->bytes;
       break;
     }

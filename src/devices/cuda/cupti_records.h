@@ -61,6 +61,16 @@ class RecordConverter {
   uint64_t skipped() const { return skipped_; }
 
  private:
+  // Where and when a piece of device work ran: fields every such record has.
+  template <typename R>
+  void PlaceOnDevice(const R& r, collect::DeviceEvent& e) const {
+    e.start_ns = Host(r.start);
+    e.end_ns = Host(r.end);
+    e.device = r.deviceId;
+    e.context = r.contextId;
+    e.stream = r.streamId;
+    e.correlation = r.correlationId;
+  }
   int64_t Host(uint64_t ts) const {
     return clock_ != nullptr ? clock_->ToHostNs(ts) : static_cast<int64_t>(ts);
   }
