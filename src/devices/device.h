@@ -8,11 +8,14 @@
 #ifndef OPSCOPE_DEVICES_DEVICE_H_
 #define OPSCOPE_DEVICES_DEVICE_H_
 
+#include <algorithm>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "devices/dtype.h"
@@ -61,6 +64,41 @@ struct MemoryStats {
   uint64_t current_bytes = 0;
   uint64_t peak_bytes = 0;
   uint64_t allocations = 0;
+};
+
+// A device's record of its live allocations: current and peak bytes. Safe to
+// use from several threads.
+class AllocationLedger {
+ public:
+  void Add(void* pointer, size_t bytes) {
+    std::lock_guard lock(mutex_);
+    sizes_[pointer] = bytes;
+    stats_.current_bytes += bytes;
+    stats_.peak_bytes = std::max(stats_.peak_bytes, stats_.current_bytes);
+    ++stats_.allocations;
+  }
+  // False for a pointer that was never added (or already removed).
+  bool Remove(void* pointer) {
+    std::lock_guard lock(mutex_);
+    const auto it = sizes_.find(pointer);
+    if (it == sizes_.end()) return false;
+    stats_.current_bytes -= it->second;
+    sizes_.erase(it);
+    return true;
+  }
+  MemoryStats stats() const {
+    std::lock_guard lock(mutex_);
+    return stats_;
+  }
+  void ResetPeak() {
+    std::lock_guard lock(mutex_);
+    stats_.peak_bytes = stats_.current_bytes;
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  std::unordered_map<void*, size_t> sizes_;
+  MemoryStats stats_;
 };
 
 // One prepared operator: buffers bound, primitive created. Run() launches it.

@@ -125,37 +125,21 @@ class CpuDevice final : public Device {
       throw Error(ErrorCode::kResourceExhausted,
                   fmt::format("cannot allocate {} ({} bytes)", Gib(bytes), bytes));
     }
-    std::lock_guard lock(mutex_);
-    sizes_[p] = bytes;
-    stats_.current_bytes += bytes;
-    stats_.peak_bytes = std::max(stats_.peak_bytes, stats_.current_bytes);
-    ++stats_.allocations;
+    ledger_.Add(p, bytes);
     return p;
   }
 
   void Free(void* pointer) override {
     if (pointer == nullptr) return;
-    {
-      std::lock_guard lock(mutex_);
-      auto it = sizes_.find(pointer);
-      if (it == sizes_.end()) {
-        throw Error(ErrorCode::kInternal, "CpuDevice::Free of a pointer it did not allocate");
-      }
-      stats_.current_bytes -= it->second;
-      sizes_.erase(it);
+    if (!ledger_.Remove(pointer)) {
+      throw Error(ErrorCode::kInternal, "CpuDevice::Free of a pointer it did not allocate");
     }
     std::free(pointer);
   }
 
-  MemoryStats memory_stats() const override {
-    std::lock_guard lock(mutex_);
-    return stats_;
-  }
+  MemoryStats memory_stats() const override { return ledger_.stats(); }
 
-  void ResetPeakMemory() override {
-    std::lock_guard lock(mutex_);
-    stats_.peak_bytes = stats_.current_bytes;
-  }
+  void ResetPeakMemory() override { ledger_.ResetPeak(); }
 
   std::string CopyNotApplicable(CopyKind kind) const override {
     if (kind == CopyKind::kDeviceToDevice) return {};
@@ -241,9 +225,7 @@ class CpuDevice final : public Device {
   dnnl::stream stream_;
   DeviceProperties properties_;
   uint64_t streaming_threshold_ = uint64_t{32} << 20;  // at least the largest cache
-  mutable std::mutex mutex_;
-  std::unordered_map<void*, size_t> sizes_;
-  MemoryStats stats_;
+  AllocationLedger ledger_;
 };
 
 }  // namespace

@@ -368,34 +368,18 @@ class CudaDevice final : public devices::Device {
                   fmt::format("{}: cudaMalloc of {} bytes failed ({}); {} of {} bytes free",
                               properties_.id, bytes, cudaGetErrorString(status), free, total));
     }
-    std::lock_guard lock(mutex_);
-    sizes_[p] = bytes;
-    stats_.current_bytes += bytes;
-    stats_.peak_bytes = std::max(stats_.peak_bytes, stats_.current_bytes);
-    ++stats_.allocations;
+    ledger_.Add(p, bytes);
     return p;
   }
   void Free(void* pointer) override {
     if (pointer == nullptr) return;
-    {
-      std::lock_guard lock(mutex_);
-      const auto it = sizes_.find(pointer);
-      if (it == sizes_.end()) {
-        throw Error(ErrorCode::kInternal, "CudaDevice::Free of a pointer it did not allocate");
-      }
-      stats_.current_bytes -= it->second;
-      sizes_.erase(it);
+    if (!ledger_.Remove(pointer)) {
+      throw Error(ErrorCode::kInternal, "CudaDevice::Free of a pointer it did not allocate");
     }
     Check(cudaFree(pointer), "cudaFree");
   }
-  devices::MemoryStats memory_stats() const override {
-    std::lock_guard lock(mutex_);
-    return stats_;
-  }
-  void ResetPeakMemory() override {
-    std::lock_guard lock(mutex_);
-    stats_.peak_bytes = stats_.current_bytes;
-  }
+  devices::MemoryStats memory_stats() const override { return ledger_.stats(); }
+  void ResetPeakMemory() override { ledger_.ResetPeak(); }
 
   void* AllocateHost(size_t bytes, HostMemory memory) override {
     if (memory == HostMemory::kPageable) return Device::AllocateHost(bytes, memory);
@@ -567,9 +551,7 @@ class CudaDevice final : public devices::Device {
   cudaStream_t stream_{}, second_{};
   cudaEvent_t fork_{}, join_{};
   devices::DeviceProperties properties_;
-  mutable std::mutex mutex_;
-  std::unordered_map<void*, size_t> sizes_;
-  devices::MemoryStats stats_;
+  devices::AllocationLedger ledger_;
   cublasHandle_t blas_ = nullptr;
   cublasLtHandle_t lt_ = nullptr;
   void* lt_workspace_ = nullptr;
