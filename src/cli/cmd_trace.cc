@@ -130,7 +130,9 @@ struct TraceCommand {
       throw Error(ErrorCode::kFailedPrecondition,
                   (outcome.empty() ? std::string() : outcome + "; ") +
                       "no trace: the program did not initialize CUDA (the tracer is loaded "
-                      "by the CUDA driver when a program first uses CUDA)");
+                      "by the CUDA driver when a program first uses CUDA), or it ended "
+                      "without running its exit handlers (os._exit, a fatal signal), which is "
+                      "when the trace is written");
     }
     // The traced program's own process first; any children that used CUDA beside it.
     const std::string own = fmt::format("opscope_cuda.{}.", child);
