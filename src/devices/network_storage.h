@@ -1,6 +1,7 @@
-// Device memory of a network, counted by what it holds: the NetworkMemory
-// breakdown every backend reports. Allocations go through the Device, so its
-// own accounting (current and peak bytes) stays the memory figure.
+// What every backend's network shares: device memory counted by what it holds
+// (the NetworkMemory breakdown; allocations go through the Device, so its own
+// accounting stays the memory figure), and the lookups behind the parameter
+// accessors.
 #ifndef OPSCOPE_DEVICES_NETWORK_STORAGE_H_
 #define OPSCOPE_DEVICES_NETWORK_STORAGE_H_
 
@@ -8,9 +9,11 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 #include "devices/device.h"
 #include "devices/network.h"
+#include "opscope/opscope.h"
 
 namespace opscope::devices {
 
@@ -53,6 +56,26 @@ class NetworkStorage {
   Device& device_;
   std::array<uint64_t, 6> current_{}, peak_{};
 };
+
+// Throws Error(kInvalidArgument) unless `layer` indexes `layers`.
+template <typename Layers>
+void CheckLayerIndex(const Layers& layers, int layer) {
+  if (layer < 0 || layer >= static_cast<int>(layers.size())) {
+    throw Error(ErrorCode::kInvalidArgument, "no layer " + std::to_string(layer));
+  }
+}
+
+// The parameter of `kind` of a layer (layers hold `params` with a `kind`, and a
+// `spec`); throws Error(kInvalidArgument) naming the layer when it has none.
+template <typename Layers>
+const auto& FindLayerParam(const Layers& layers, int layer, ParamKind kind) {
+  CheckLayerIndex(layers, layer);
+  for (const auto& p : layers[layer].params) {
+    if (p.kind == kind) return p;
+  }
+  throw Error(ErrorCode::kInvalidArgument, "layer " + std::to_string(layer) + " (" +
+                                               layers[layer].spec.name + ") has no such parameter");
+}
 
 }  // namespace opscope::devices
 

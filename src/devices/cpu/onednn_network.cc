@@ -346,12 +346,12 @@ class OnednnNetwork final : public Network {
   void ResetPeakMemory() override { storage_.ResetPeak(); }
 
   std::vector<int64_t> OutputShape(int layer) const override {
-    CheckLayer(layer);
+    CheckLayerIndex(layers_, layer);
     return layers_[layer].out_dims;
   }
 
   void ReadOutput(int layer, float* out) const override {
-    CheckLayer(layer);
+    CheckLayerIndex(layers_, layer);
     const Layer& l = layers_[layer];
     if (!l.out) {
       throw Error(ErrorCode::kInvalidArgument,
@@ -370,17 +370,17 @@ class OnednnNetwork final : public Network {
   }
 
   int64_t ParameterSize(int layer, ParamKind kind) const override {
-    return Elements(FindParam(layer, kind).plain_dims);
+    return Elements(FindLayerParam(layers_, layer, kind).plain_dims);
   }
 
   void ReadParameter(int layer, ParamKind kind, float* out) const override {
-    const Param& p = FindParam(layer, kind);
+    const Param& p = FindLayerParam(layers_, layer, kind);
     memory user(memory::desc(p.plain_dims, Dt::f32, p.plain_tag), engine_, out);
     Reorder(p.value.mem(), user, layers_[layer].spec.name);
   }
 
   void WriteParameter(int layer, ParamKind kind, const float* values) override {
-    Param& p = const_cast<Param&>(FindParam(layer, kind));
+    Param& p = const_cast<Param&>(FindLayerParam(layers_, layer, kind));
     memory user(memory::desc(p.plain_dims, Dt::f32, p.plain_tag), engine_,
                 const_cast<float*>(values));
     Reorder(user, p.value.mem(), layers_[layer].spec.name);
@@ -388,7 +388,7 @@ class OnednnNetwork final : public Network {
   }
 
   void ReadGradient(int layer, ParamKind kind, float* out) const override {
-    const Param& p = FindParam(layer, kind);
+    const Param& p = FindLayerParam(layers_, layer, kind);
     if (!p.trainable)
       throw Error(ErrorCode::kInvalidArgument, "running statistics have no gradient");
     memory user(memory::desc(p.plain_dims, Dt::f32, p.plain_tag), engine_, out);
@@ -406,21 +406,6 @@ class OnednnNetwork final : public Network {
   int64_t LayoutConversions() const override { return conversions_; }
 
  private:
-  void CheckLayer(int layer) const {
-    if (layer < 0 || layer >= static_cast<int>(layers_.size())) {
-      throw Error(ErrorCode::kInvalidArgument, fmt::format("no layer {}", layer));
-    }
-  }
-
-  const Param& FindParam(int layer, ParamKind kind) const {
-    CheckLayer(layer);
-    for (const auto& p : layers_[layer].params) {
-      if (p.kind == kind) return p;
-    }
-    throw Error(ErrorCode::kInvalidArgument, fmt::format("layer {} ({}) has no such parameter",
-                                                         layer, layers_[layer].spec.name));
-  }
-
   static std::string ImplOf(const dnnl::primitive& p) {
     const_dnnl_primitive_desc_t pd = nullptr;
     dnnl_primitive_get_primitive_desc(p.get(), &pd);

@@ -306,12 +306,12 @@ class CudnnNetwork final : public Network {
   void ResetPeakMemory() override { storage_.ResetPeak(); }
 
   std::vector<int64_t> OutputShape(int layer) const override {
-    CheckLayer(layer);
+    devices::CheckLayerIndex(layers_, layer);
     return layers_[layer].out_dims;
   }
 
   void ReadOutput(int layer, float* out) const override {
-    CheckLayer(layer);
+    devices::CheckLayerIndex(layers_, layer);
     if (!forward_done_) throw Error(ErrorCode::kInvalidArgument, "ReadOutput() before Forward()");
     const Layer& l = layers_[layer];
     Download(out, l.out.get(), static_cast<size_t>(Elements(l.out_dims)) * sizeof(float));
@@ -326,21 +326,21 @@ class CudnnNetwork final : public Network {
   }
 
   int64_t ParameterSize(int layer, ParamKind kind) const override {
-    return FindParam(layer, kind).n;
+    return devices::FindLayerParam(layers_, layer, kind).n;
   }
 
   void ReadParameter(int layer, ParamKind kind, float* out) const override {
-    const Param& p = FindParam(layer, kind);
+    const Param& p = devices::FindLayerParam(layers_, layer, kind);
     Download(out, p.value, static_cast<size_t>(p.n) * sizeof(float));
   }
 
   void WriteParameter(int layer, ParamKind kind, const float* values) override {
-    const Param& p = FindParam(layer, kind);
+    const Param& p = devices::FindLayerParam(layers_, layer, kind);
     Upload(p.value, values, static_cast<size_t>(p.n) * sizeof(float));
   }
 
   void ReadGradient(int layer, ParamKind kind, float* out) const override {
-    const Param& p = FindParam(layer, kind);
+    const Param& p = devices::FindLayerParam(layers_, layer, kind);
     if (!p.trainable) {
       throw Error(ErrorCode::kInvalidArgument, "running statistics have no gradient");
     }
@@ -364,21 +364,6 @@ class CudnnNetwork final : public Network {
   }
   void Download(void* dst, const void* src, size_t bytes) const {
     CopyToHost(dst, src, bytes, stream_);
-  }
-
-  void CheckLayer(int layer) const {
-    if (layer < 0 || layer >= static_cast<int>(layers_.size())) {
-      throw Error(ErrorCode::kInvalidArgument, fmt::format("no layer {}", layer));
-    }
-  }
-
-  const Param& FindParam(int layer, ParamKind kind) const {
-    CheckLayer(layer);
-    for (const auto& p : layers_[layer].params) {
-      if (p.kind == kind) return p;
-    }
-    throw Error(ErrorCode::kInvalidArgument, fmt::format("layer {} ({}) has no such parameter",
-                                                         layer, layers_[layer].spec.name));
   }
 
   const std::vector<int64_t>& InputDims(int layer, int which) const {
