@@ -48,6 +48,9 @@ class Listener:
         self.sock.settimeout(0.2)
         self.port = self.sock.getsockname()[1]
         self.requests = []  # first line of each request ("CONNECT host:443 HTTP/1.1")
+        # Connections closed before sending a byte: Chromium opens speculative
+        # sockets to its proxy; with no request line there is no request to judge.
+        self.empty_connections = 0
         self.stop = False
         self.thread = threading.Thread(target=self.run, daemon=True)
         self.thread.start()
@@ -58,7 +61,11 @@ class Listener:
                 conn, _ = self.sock.accept()
                 conn.settimeout(1)
                 try:
-                    self.requests.append(conn.recv(4096).split(b"\r\n")[0].decode("latin-1"))
+                    data = conn.recv(4096)
+                    if data:
+                        self.requests.append(data.split(b"\r\n")[0].decode("latin-1"))
+                    else:
+                        self.empty_connections += 1
                 except OSError:
                     pass
                 conn.close()
@@ -148,6 +155,8 @@ def load_in_chromium(browser, page, workdir, screenshot=None):
                      if not any(f" {h}" in r or f"//{h}/" in r for h in browser_hosts)]
     if page_requests:
         print("  requests from the page:", page_requests)
+    if listener.empty_connections:
+        print(f"  ({listener.empty_connections} connection(s) to the proxy closed without a request)")
     return errors, len(page_requests), dom.stdout
 
 
