@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 size=${1:-520}
 opscope=${2:-build/release/opscope}
 trace=${TMPDIR:-/tmp}/opscope-bench-kineto-${size}MB.json
-sample=../shared/samples/kineto/sampled_rank-0.json.gz
+sample=tests/data/kineto/sampled_rank-0.json.gz
 [ -f "$trace" ] || /usr/bin/python3 bench/make_big_trace.py "$sample" "$trace" "$size" >&2
 bytes=$(stat -c %s "$trace")
 

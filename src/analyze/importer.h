@@ -1,17 +1,51 @@
-// Opens a trace in any format opscope reads: sniffs the format, picks the
-// importer, and says clearly when none fits.
+// Opens a trace in any format opscope reads. Importers are registered in one
+// table (importers/registry.cc); each lives in its own folder under importers/
+// and reads from a Source (source.h), so every importer reads plain files,
+// gzip and zip, pipes and standard input alike.
 #ifndef OPSCOPE_ANALYZE_IMPORTER_H_
 #define OPSCOPE_ANALYZE_IMPORTER_H_
 
 #include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
 
+#include "analyze/source.h"
 #include "analyze/trace_model.h"
 
 namespace opscope::analyze {
 
-// Throws Error(kIo) when unreadable, Error(kUnsupported) for an unknown format,
-// Error(kInvalidInput) with the byte offset for malformed content.
+struct Importer {
+  std::string_view name;         // a stable key: "chrome-json"
+  std::string_view description;  // what it reads, for help texts and errors
+  // The file names it reads inside a folder ('*' matches any run of
+  // characters), compared after container suffixes (.gz, .zip) are removed.
+  std::vector<std::string_view> file_patterns;
+  // Looks at the source's first bytes (Peek), as far as it needs.
+  bool (*sniff)(Source& source);
+  // Reads the source from its start into `model`.
+  void (*import)(Source& source, TraceModel& model);
+};
+
+// Every importer, in the order they are tried.
+const std::vector<Importer>& Importers();
+
+// The first importer whose sniffer accepts the source, or nullptr.
+const Importer* FindImporter(Source& source);
+
+// Throws Error(kIo) when unreadable, Error(kUnsupported) for an unknown format
+// or a folder, Error(kInvalidInput) with the byte offset for malformed
+// content. "-" reads standard input.
 TraceModel ImportTrace(const std::filesystem::path& path);
+TraceModel ImportTrace(Source& source);
+
+// True when a file's name matches one of an importer's patterns.
+bool MatchesTraceName(std::string_view file_name);
+
+// The trace files given directly (kept as given, "-" included), and for each
+// folder the files in it whose names an importer reads, sorted by name.
+// Error(kInvalidInput) for a folder holding none.
+std::vector<std::string> FindTraceFiles(const std::vector<std::string>& inputs);
 
 }  // namespace opscope::analyze
 

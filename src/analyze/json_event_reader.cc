@@ -1,10 +1,6 @@
 #include "analyze/json_event_reader.h"
 
-#include <fcntl.h>
 #include <immintrin.h>
-#include <sys/stat.h>
-#include <unistd.h>
-#include <zlib.h>
 
 #include <algorithm>
 #include <cstring>
@@ -21,80 +17,6 @@ namespace {
 
 constexpr size_t kPadding = 64;
 constexpr size_t kMaxMember = size_t{16} << 20;
-
-// Reads a file, inflating gzip; plain files are read straight into the caller's
-// buffer (zlib's transparent mode would copy every byte once more).
-class Source {
- public:
-  explicit Source(const std::filesystem::path& path) : path_(path) {
-    fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd_ < 0) {
-      throw Error(ErrorCode::kIo, "cannot open '" + path.string() + "': " + std::strerror(errno));
-    }
-    unsigned char magic[2] = {0, 0};
-    if (::pread(fd_, magic, 2, 0) == 2 && magic[0] == 0x1f && magic[1] == 0x8b) {
-      file_ = gzdopen(fd_, "rb");
-      if (file_ == nullptr) {
-        ::close(fd_);
-        throw Error(ErrorCode::kIo, "cannot open '" + path.string() + "' as gzip");
-      }
-      // The trailer holds the inflated size modulo 2^32: a hint, not a promise.
-      struct stat st {};
-      unsigned char trailer[4];
-      if (::fstat(fd_, &st) == 0 && st.st_size >= 24 &&
-          ::pread(fd_, trailer, 4, st.st_size - 4) == 4) {
-        const uint64_t size = trailer[0] | trailer[1] << 8 | trailer[2] << 16 |
-                              static_cast<uint64_t>(trailer[3]) << 24;
-        if (size >= static_cast<uint64_t>(st.st_size)) expected_bytes_ = size;
-      }
-      fd_ = -1;  // gzclose closes it
-      gzbuffer(file_, 1 << 20);
-    } else {
-      struct stat st {};
-      if (::fstat(fd_, &st) == 0 && S_ISREG(st.st_mode)) expected_bytes_ = st.st_size;
-    }
-  }
-  // The size of the (inflated) text as far as it can be known up front; 0: unknown.
-  uint64_t expected_bytes() const { return expected_bytes_; }
-  ~Source() {
-    if (file_ != nullptr) gzclose(file_);
-    if (fd_ >= 0) ::close(fd_);
-  }
-  Source(const Source&) = delete;
-  Source& operator=(const Source&) = delete;
-
-  // Fills `out` with up to n bytes; fewer only at the end of the file.
-  size_t Read(char* out, size_t n) {
-    if (file_ == nullptr) {
-      size_t total = 0;
-      while (total < n) {
-        const ssize_t got = ::read(fd_, out + total, n - total);
-        if (got < 0 && errno == EINTR) continue;
-        if (got < 0) {
-          throw Error(ErrorCode::kIo,
-                      "cannot read '" + path_.string() + "': " + std::strerror(errno));
-        }
-        if (got == 0) break;
-        total += static_cast<size_t>(got);
-      }
-      return total;
-    }
-    const int got = gzread(file_, out, static_cast<unsigned>(n));
-    if (got < 0) {
-      int code = 0;
-      const char* message = gzerror(file_, &code);
-      throw Error(code == Z_ERRNO ? ErrorCode::kIo : ErrorCode::kInvalidInput,
-                  "cannot read '" + path_.string() + "': " + (message ? message : "gzip error"));
-    }
-    return static_cast<size_t>(got);
-  }
-
- private:
-  std::filesystem::path path_;
-  int fd_ = -1;
-  gzFile file_ = nullptr;
-  uint64_t expected_bytes_ = 0;
-};
 
 enum class Where { kStart, kTopObject, kTopArray, kDone };
 
@@ -210,27 +132,23 @@ __attribute__((target("avx2,pclmul"))) size_t ScanBlocks(const char* data, size_
 
 }  // namespace
 
-std::string ReadHead(const std::filesystem::path& path, size_t bytes) {
-  Source source(path);
-  std::string head(bytes, '\0');
-  head.resize(source.Read(head.data(), bytes));
-  return head;
-}
-
 struct JsonEventStream::State {
-  State(const std::filesystem::path& p, const JsonReadOptions& o)
-      : path(p), source(p), chunk(std::max<size_t>(o.chunk_bytes, 1)), simd(o.simd && HasAvx2()) {
+  State(std::unique_ptr<Source> own, Source& s, const JsonReadOptions& o)
+      : owned(std::move(own)),
+        source(s),
+        chunk(std::max<size_t>(o.chunk_bytes, 1)),
+        simd(o.simd && HasAvx2()) {
     buffer.resize(chunk + kPadding);
   }
   Error Fail(uint64_t offset, const std::string& what) const {
     return Error(ErrorCode::kInvalidInput,
-                 path.string() + ": byte " + std::to_string(offset) + ": " + what);
+                 source.name() + ": byte " + std::to_string(offset) + ": " + what);
   }
   // Reads and scans one chunk, appending the complete events to `spans`.
   void Round(std::vector<EventSpan>& spans);
 
-  std::filesystem::path path;
-  Source source;
+  std::unique_ptr<Source> owned;  // when the stream opened the source itself
+  Source& source;
   size_t chunk;
   bool simd;
   JsonDocumentInfo info;
@@ -422,8 +340,15 @@ void JsonEventStream::State::Round(std::vector<EventSpan>& spans) {
   used = end;
 }
 
-JsonEventStream::JsonEventStream(const std::filesystem::path& path, const JsonReadOptions& options)
-    : state_(std::make_unique<State>(path, options)) {}
+JsonEventStream::JsonEventStream(Source& source, const JsonReadOptions& options)
+    : state_(std::make_unique<State>(nullptr, source, options)) {}
+
+JsonEventStream::JsonEventStream(const std::filesystem::path& path,
+                                 const JsonReadOptions& options) {
+  auto source = Source::Open(path);
+  Source& ref = *source;
+  state_ = std::make_unique<State>(std::move(source), ref, options);
+}
 
 JsonEventStream::~JsonEventStream() = default;
 

@@ -1,5 +1,5 @@
 // Streams the events of a Chrome-trace JSON document, whole files never in
-// memory: the file (gzip or plain) is read in chunks; a scanner that tracks
+// memory: the source (any container, see source.h) is read in chunks; a scanner that tracks
 // strings and nesting finds each event object of the top-level array, or of the
 // "traceEvents" array of a top-level object; the other top-level members are
 // kept as raw JSON (each up to 16 MiB) for the importers' metadata.
@@ -17,6 +17,8 @@
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "analyze/source.h"
 
 namespace opscope::analyze {
 
@@ -50,6 +52,8 @@ struct EventBatch {
 // threads while the next one is read.
 class JsonEventStream {
  public:
+  // Reads `source` from its start; the source must outlive the stream.
+  explicit JsonEventStream(Source& source, const JsonReadOptions& options = {});
   JsonEventStream(const std::filesystem::path& path, const JsonReadOptions& options = {});
   ~JsonEventStream();
   JsonEventStream(const JsonEventStream&) = delete;
@@ -76,9 +80,6 @@ JsonDocumentInfo ReadJsonEvents(
     const std::filesystem::path& path,
     const std::function<void(std::string_view json, uint64_t offset)>& on_event,
     const JsonReadOptions& options = {});
-
-// The first bytes of a file, decompressed if it is gzip (for sniffing).
-std::string ReadHead(const std::filesystem::path& path, size_t bytes);
 
 }  // namespace opscope::analyze
 

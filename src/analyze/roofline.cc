@@ -44,6 +44,20 @@ std::string FirstType(std::string_view types) {
                                          : std::string(types.substr(open + 1, close - open - 1));
 }
 
+}  // namespace
+
+std::string_view CanonicalDtype(std::string_view t) {
+  if (t == "fp32" || t == "f32" || t == "float32" || t == "float") return "fp32";
+  if (t == "tf32") return "tf32";
+  if (t == "bf16" || t == "bfloat16" || t == "c10::BFloat16") return "bf16";
+  if (t == "fp16" || t == "f16" || t == "float16" || t == "half" || t == "c10::Half") return "fp16";
+  if (t == "fp64" || t == "f64" || t == "float64" || t == "double") return "fp64";
+  if (t == "int8" || t == "s8" || t == "i8") return "int8";
+  return {};
+}
+
+namespace {
+
 // Bytes per element of the first input's type, and its dtype name; 0 if unknown.
 int64_t ElementOf(std::string_view types_json, std::string& dtype) {
   const std::string type = FirstType(types_json);
@@ -302,6 +316,12 @@ std::vector<OpRoofline> ComputeRoofline(const TraceModel& model, const RooflineC
       const Cost& cost = costs[index - 1];
       if (cost.ok) flops = cost.flops, bytes = cost.bytes;
       dtype = cost.dtype;
+    }
+    // A dtype the trace states (opscope's "dtype" argument) wins over one
+    // inferred from input types.
+    if (model.dtype[e] != 0) {
+      const std::string_view stated = CanonicalDtype(model.String(model.dtype[e]));
+      if (!stated.empty()) dtype = stated;
     }
     if (flops < 0) continue;
     int64_t ns = model.duration_ns[e];

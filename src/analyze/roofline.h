@@ -39,6 +39,11 @@ bool MatmulCost(std::string_view op, std::string_view dims_json, std::string_vie
 bool ShapeCost(std::string_view op, std::string_view dims_json, std::string_view types_json,
                std::string_view concrete_json, int64_t& flops, int64_t& bytes, std::string& dtype);
 
+// A data type as traces write it ("f32", "float32", "fp32", "bfloat16",
+// "c10::BFloat16", "tf32", ...) in the spelling ceilings use: "fp32", "tf32",
+// "bf16", "fp16", "fp64", "int8"; empty when unknown.
+std::string_view CanonicalDtype(std::string_view written);
+
 // True for the operators whose cost ShapeCost can compute: importers keep the
 // shapes of these alone.
 bool HasShapeCost(std::string_view op);

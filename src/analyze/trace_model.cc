@@ -96,14 +96,16 @@ uint32_t TraceModel::Intern(std::string_view text) {
 }
 
 void TraceModel::Reserve(size_t events) {
-  for (auto* column : {&start_ns, &duration_ns, &flops, &bytes, &correlation, &external_id}) {
-    column->reserve(events);
-  }
-  for (auto* column :
-       {&name, &category, &track, &kind, &input_dims, &input_type, &concrete_inputs}) {
-    column->reserve(events);
-  }
+  ForEachInt64Column([&](auto& column) { column.reserve(events); });
+  ForEachIdColumn([&](auto& column) { column.reserve(events); });
   cls.reserve(events);
+}
+
+bool TraceModel::ColumnsAligned() {
+  bool aligned = cls.size() == size();
+  ForEachInt64Column([&](auto& column) { aligned &= column.size() == size(); });
+  ForEachIdColumn([&](auto& column) { aligned &= column.size() == size(); });
+  return aligned;
 }
 
 uint32_t TraceModel::TrackFor(std::string_view pid, std::string_view tid) {

@@ -38,6 +38,18 @@ struct Track {
   std::string pid, tid;
 };
 
+// One complete event, for appending: every column's value, unknowns by default.
+struct EventRow {
+  int64_t start_ns = 0, duration_ns = 0;
+  uint32_t name = 0, category = 0, track = 0;
+  EventClass cls = EventClass::kOther;
+  int64_t flops = -1, bytes = -1, correlation = -1;
+  uint32_t kind = 0;
+  int64_t external_id = -1;
+  uint32_t input_dims = 0, input_type = 0, concrete_inputs = 0;
+  uint32_t shapes = 0, dtype = 0, layout = 0, module = 0;
+};
+
 class TraceModel {
  public:
   uint32_t Intern(std::string_view text);
@@ -63,6 +75,48 @@ class TraceModel {
   std::vector<uint32_t> input_dims;       // interned raw JSON of Kineto's "Input Dims"; 0 none
   std::vector<uint32_t> input_type;       // interned raw JSON of "Input type"; 0 none
   std::vector<uint32_t> concrete_inputs;  // interned raw JSON of "Concrete Inputs"; 0 none
+  // opscope's own operator arguments (core/trace_schema.h), interned; 0 none.
+  std::vector<uint32_t> shapes;  // "[[8,64,56,56]]"
+  std::vector<uint32_t> dtype;   // as written: "fp32", "bf16", ...
+  std::vector<uint32_t> layout;  // "nChw16c"
+  std::vector<uint32_t> module;  // "layer1.0.conv1"
+
+  // Every column of one element type, so that code which appends, merges or
+  // reserves columns names them in one place.
+  template <typename F>
+  void ForEachInt64Column(F&& f) {
+    for (auto* c : {&start_ns, &duration_ns, &flops, &bytes, &correlation, &external_id}) f(*c);
+  }
+  template <typename F>
+  void ForEachIdColumn(F&& f) {
+    for (auto* c : {&name, &category, &track, &kind, &input_dims, &input_type, &concrete_inputs,
+                    &shapes, &dtype, &layout, &module}) {
+      f(*c);
+    }
+  }
+  // Appends one event to every column.
+  void Append(const EventRow& e) {
+    start_ns.push_back(e.start_ns);
+    duration_ns.push_back(e.duration_ns);
+    name.push_back(e.name);
+    category.push_back(e.category);
+    track.push_back(e.track);
+    cls.push_back(e.cls);
+    flops.push_back(e.flops);
+    bytes.push_back(e.bytes);
+    correlation.push_back(e.correlation);
+    kind.push_back(e.kind);
+    external_id.push_back(e.external_id);
+    input_dims.push_back(e.input_dims);
+    input_type.push_back(e.input_type);
+    concrete_inputs.push_back(e.concrete_inputs);
+    shapes.push_back(e.shapes);
+    dtype.push_back(e.dtype);
+    layout.push_back(e.layout);
+    module.push_back(e.module);
+  }
+  // True when every column has size() entries.
+  bool ColumnsAligned();
 
   std::vector<Track> tracks;
   std::map<std::string, std::string> process_names;  // pid -> name

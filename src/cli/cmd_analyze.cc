@@ -233,33 +233,6 @@ void AddRanks(const analyze::RankComparison& c, std::vector<report::ResultTable>
   tables.push_back(std::move(table));
 }
 
-// Trace files given directly, and the trace files inside given folders (sorted).
-std::vector<std::string> ExpandTraces(const std::vector<std::string>& inputs) {
-  std::vector<std::string> out;
-  for (const auto& input : inputs) {
-    std::error_code ec;
-    if (!std::filesystem::is_directory(input, ec)) {
-      out.push_back(input);
-      continue;
-    }
-    std::vector<std::string> found;
-    for (const auto& entry : std::filesystem::directory_iterator(input, ec)) {
-      const std::string name = entry.path().filename().string();
-      if (entry.is_regular_file() &&
-          (name.ends_with(".json") || name.ends_with(".json.gz") || name == "kernel_details.csv")) {
-        found.push_back(entry.path().string());
-      }
-    }
-    if (found.empty()) {
-      throw Error(ErrorCode::kInvalidInput,
-                  "'" + input + "' holds no trace files (*.json, *.json.gz)");
-    }
-    std::sort(found.begin(), found.end());
-    out.insert(out.end(), found.begin(), found.end());
-  }
-  return out;
-}
-
 struct AnalyzeCommand {
   std::vector<std::string> traces;
   std::string format = "table";
@@ -281,7 +254,7 @@ struct AnalyzeCommand {
     std::vector<report::ResultTable> tables;
     std::vector<report::AnalyzedTrace> analyzed;
     std::vector<analyze::RankSummary> ranks;
-    const std::vector<std::string> files = ExpandTraces(traces);
+    const std::vector<std::string> files = analyze::FindTraceFiles(traces);
     for (const std::string& path : files) {
       const auto t0 = std::chrono::steady_clock::now();
       const analyze::TraceModel model = analyze::ImportTrace(path);
@@ -349,17 +322,8 @@ struct AnalyzeCommand {
           {path, model.format, model.size(), model.tracks.size(), std::move(analysis), findings});
     }
     if (ranks.size() > 1) AddRanks(analyze::CompareRanks(std::move(ranks)), tables);
-    // The report folder: --out, or beside the first trace.
-    std::filesystem::path dir = out;
-    if (dir.empty()) {
-      const std::filesystem::path first = files.front();
-      std::string stem = first.filename().string();
-      for (const char* suffix : {".gz", ".json"}) {
-        if (stem.size() > std::strlen(suffix) && stem.ends_with(suffix))
-          stem.resize(stem.size() - std::strlen(suffix));
-      }
-      dir = first.parent_path() / (stem + ".opscope-analysis");
-    }
+    const std::filesystem::path dir =
+        out.empty() ? report::DefaultAnalysisDir(files.front()) : std::filesystem::path(out);
     const auto t3 = std::chrono::steady_clock::now();
     report::WriteAnalysisReport(dir, analyzed, tables);
     if (timings) {

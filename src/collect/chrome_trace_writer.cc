@@ -1,9 +1,12 @@
 #include "collect/chrome_trace_writer.h"
 
 #include "core/text.h"
+#include "core/trace_schema.h"
 #include "opscope/version.h"
 
 namespace opscope::collect {
+
+namespace trace_schema = core::trace_schema;
 
 using core::AppendInt;
 using core::AppendJsonString;
@@ -80,38 +83,38 @@ void ChromeTraceWriter::Complete(int64_t pid, int64_t tid, std::string_view name
   if (!args.empty()) {
     b += ",\"args\":{";
     bool first = true;
-    const auto key = [&](const char* k) {
+    const auto key = [&](std::string_view k) {
       b += first ? "\"" : ",\"";
       first = false;
       b += k;
       b += "\":";
     };
     if (!args.shapes.empty()) {
-      key("shapes");
+      key(trace_schema::kShapes);
       AppendJsonString(b, args.shapes);
     }
     if (!args.dtype.empty()) {
-      key("dtype");
+      key(trace_schema::kDtype);
       AppendJsonString(b, args.dtype);
     }
     if (args.flops >= 0) {
-      key("flops");
+      key(trace_schema::kFlops);
       AppendInt(b, args.flops);
     }
     if (args.bytes >= 0) {
-      key("bytes");
+      key(trace_schema::kBytes);
       AppendInt(b, args.bytes);
     }
     if (!args.layout.empty()) {
-      key("layout");
+      key(trace_schema::kLayout);
       AppendJsonString(b, args.layout);
     }
     if (!args.module.empty()) {
-      key("module");
+      key(trace_schema::kModule);
       AppendJsonString(b, args.module);
     }
     if (args.external_id >= 0) {
-      key("External id");
+      key(trace_schema::kExternalId);
       AppendInt(b, args.external_id);
     }
     if (!args.extra.empty()) {

@@ -286,6 +286,18 @@ std::string AnalysisHtml(const std::vector<AnalyzedTrace>& traces) {
   return h;
 }
 
+std::filesystem::path DefaultAnalysisDir(const std::filesystem::path& first) {
+  if (first == "-") return "stdin.opscope-analysis";
+  std::string stem = first.filename().string();
+  for (const std::string_view suffix : {".gz", ".zip", ".json", ".csv"}) {
+    if (stem.size() > suffix.size() && stem.ends_with(suffix))
+      stem.resize(stem.size() - suffix.size());
+  }
+  std::error_code ec;
+  const bool regular = std::filesystem::is_regular_file(first, ec);
+  return (regular ? first.parent_path() : std::filesystem::path()) / (stem + ".opscope-analysis");
+}
+
 void WriteAnalysisReport(const std::filesystem::path& dir, const std::vector<AnalyzedTrace>& traces,
                          const std::vector<ResultTable>& tables) {
   std::error_code ec;

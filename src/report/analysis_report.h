@@ -26,6 +26,11 @@ std::string SummaryCsv(const std::vector<AnalyzedTrace>& traces);
 std::string AnalysisHtml(const std::vector<AnalyzedTrace>& traces);
 
 // Writes the three files into `dir` (created if needed), each atomically.
+// Where a report goes by default: beside the trace ("t.json.gz" ->
+// "t.opscope-analysis"), or in the current folder for standard input ("-") and
+// pipes, whose folder (/dev/fd, /proc) is no place to write.
+std::filesystem::path DefaultAnalysisDir(const std::filesystem::path& first_trace);
+
 void WriteAnalysisReport(const std::filesystem::path& dir, const std::vector<AnalyzedTrace>& traces,
                          const std::vector<ResultTable>& tables);
 

@@ -21,20 +21,14 @@ class Builder {
  public:
   Builder& Add(EventClass cls, std::string_view name, int64_t begin_us, int64_t end_us,
                int64_t bytes = -1) {
-    model.start_ns.push_back(begin_us * 1000);
-    model.duration_ns.push_back((end_us - begin_us) * 1000);
-    model.name.push_back(model.Intern(name));
-    model.category.push_back(0);
-    model.track.push_back(model.TrackFor(IsDevice(cls) ? "0" : "1", "1"));
-    model.cls.push_back(cls);
-    model.flops.push_back(-1);
-    model.bytes.push_back(bytes);
-    model.correlation.push_back(next_correlation);
-    model.kind.push_back(model.Intern(kind));
-    model.external_id.push_back(-1);
-    model.input_dims.push_back(0);
-    model.input_type.push_back(0);
-    model.concrete_inputs.push_back(0);
+    model.Append(EventRow{.start_ns = begin_us * 1000,
+                          .duration_ns = (end_us - begin_us) * 1000,
+                          .name = model.Intern(name),
+                          .track = model.TrackFor(IsDevice(cls) ? "0" : "1", "1"),
+                          .cls = cls,
+                          .bytes = bytes,
+                          .correlation = next_correlation,
+                          .kind = model.Intern(kind)});
     return *this;
   }
   Builder& Correlate(int64_t id) {

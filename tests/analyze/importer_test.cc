@@ -4,7 +4,8 @@
 
 #include <fstream>
 
-#include "analyze/importers/chrome_json_importer.h"
+#include "analyze/importers/chrome_json/chrome_json_importer.h"
+#include "analyze/importers/timestamps.h"
 #include "analyze/json_event_reader.h"
 #include "analyze/op_stats.h"
 #include "opscope/opscope.h"
@@ -239,12 +240,11 @@ void ExpectSameModel(const TraceModel& a, const TraceModel& b, const std::string
 // Batches are parsed on several threads and merged in file order: the model
 // must not depend on the thread count or on where the chunks end.
 TEST(ChromeJsonImporter, SameModelForAnyThreadCountAndChunkSize) {
-  const std::filesystem::path samples =
-      std::filesystem::path(OPSCOPE_SOURCE_DIR) / "../shared/samples";
+  const std::filesystem::path samples = OPSCOPE_TEST_DATA;
   for (const char* file : {"kineto/alexnet_cuda_rank0.json.gz", "kineto/mi250_rocm_train.json.gz",
                            "ascend/trace_view.json", "torch-cpu/small_cnn_train_torch1.13.json"}) {
     const auto path = samples / file;
-    if (!std::filesystem::exists(path)) GTEST_SKIP() << "sample missing: " << path;
+    ASSERT_TRUE(std::filesystem::exists(path)) << "sample missing: " << path;
     TraceModel reference;
     ImportChromeJson(path, reference, ImportOptions{1, size_t{64} << 20});
     ASSERT_GT(reference.size(), 100u) << file;

@@ -206,6 +206,16 @@ printf 'hello' > "$dir/unknown.txt"
 expect_status 5 "analyze unknown format" "$opscope" analyze "$dir/unknown.txt"
 expect_status 4 "analyze missing file" "$opscope" analyze "$dir/absent.json"
 expect_status 4 "analyze unwritable report folder" "$opscope" analyze "$trace" --out /proc/opscope-report
+# Pipes: standard input, and a process substitution (opened once; the report
+# goes to the current folder, since /dev/fd is not a place to write).
+expect_status 0 "analyze standard input" sh -c '"$1" analyze - --format json --out "$2" < "$3"' _ \
+  "$opscope" "$dir/stdin-analysis" "$trace"
+expect_grep '"format":"opscope"' "$dir/out" "a trace on standard input is recognised"
+expect_status 0 "analyze a gzip stream from a pipe" bash -c 'cd "$2" && "$1" analyze <(gzip -c < "$3") --format json' _ \
+  "$opscope" "$dir" "$trace"
+expect_grep '"format":"opscope"' "$dir/out" "a gzip pipe is recognised"
+if ls -d "$dir"/*.opscope-analysis/analysis.json >/dev/null 2>&1; then echo "ok: the pipe's report is in the current folder"; else
+  echo "FAIL: no report for the pipe in $dir"; ls "$dir"; failures=$((failures + 1)); fi
 
 expect_status 0 "bench resnet50 small" "$opscope" bench resnet50 --batch 2 --image-size 64 \
   --warmup 0 --iters 1 --format json --trace "$dir/resnet.json"

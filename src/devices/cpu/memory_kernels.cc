@@ -237,21 +237,25 @@ double MeasureClockGhz(ThreadPool& pool) {
   // A chain of dependent register adds runs at one add per cycle on every x86 core
   // since the P6, so adds per second of the thread's own CPU time is the clock it
   // runs at; CPU time, not wall time, so other processes sharing the core do not
-  // count.
+  // count. Register to register: Golden Cove and later fold chains of
+  // add-immediate in the renamer (measured here: 21 "GHz" with `add $1`, 3.7
+  // with `add reg, reg`, agreeing with a 3-cycle imul chain).
   std::vector<double> ghz(pool.size());
   pool.Run([&](int thread) {
     double best = 0;
     for (int attempt = 0; attempt < 5; ++attempt) {
       constexpr int64_t kIterations = 200000;
       uint64_t x = 0;
+      const uint64_t one = 1;
       const double start = ThreadCpuSeconds();
       for (int64_t i = 0; i < kIterations; ++i) {
 #if defined(__x86_64__)
         asm volatile(
             ".rept 100\n\t"
-            "add $1, %0\n\t"
+            "add %1, %0\n\t"
             ".endr"
-            : "+r"(x));
+            : "+r"(x)
+            : "r"(one));
 #else
         for (int k = 0; k < 100; ++k) asm volatile("" : "+r"(x) : "0"(x + 1));
 #endif

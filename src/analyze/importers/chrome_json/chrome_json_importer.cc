@@ -1,4 +1,4 @@
-#include "analyze/importers/chrome_json_importer.h"
+#include "analyze/importers/chrome_json/chrome_json_importer.h"
 
 #include <simdjson.h>
 
@@ -14,9 +14,11 @@
 #include <utility>
 #include <vector>
 
+#include "analyze/importers/timestamps.h"
 #include "analyze/json_event_reader.h"
 #include "analyze/roofline.h"
 #include "core/text.h"
+#include "core/trace_schema.h"
 #include "opscope/opscope.h"
 
 namespace opscope::analyze {
@@ -24,6 +26,7 @@ namespace {
 
 using simdjson::ondemand::json_type;
 using namespace std::string_view_literals;
+namespace schema = core::trace_schema;
 
 std::string_view Trim(std::string_view s) {
   while (!s.empty() &&
@@ -91,62 +94,92 @@ EventClass ClassOf(std::string_view category, std::string_view name, std::string
 
 }  // namespace
 
-bool MicrosToNs(std::string_view text, int64_t& ns) {
-  if (text.empty()) return false;
+int SniffChromeJsonHead(std::string_view head, bool complete) {
   size_t i = 0;
-  const bool negative = text[0] == '-';
-  if (negative) ++i;
-  int64_t whole = 0;
-  const size_t digits_start = i;
-  while (i < text.size() && text[i] >= '0' && text[i] <= '9') {
-    if (whole > (INT64_MAX - 9) / 10) return false;
-    whole = whole * 10 + (text[i++] - '0');
-  }
-  if (i == digits_start) return false;
-  int64_t fraction = 0;
-  int fraction_digits = 0;
-  bool round_up = false;
-  if (i < text.size() && text[i] == '.') {
-    ++i;
-    while (i < text.size() && text[i] >= '0' && text[i] <= '9') {
-      if (fraction_digits < 3) {
-        fraction = fraction * 10 + (text[i] - '0');
-        ++fraction_digits;
-      } else if (fraction_digits == 3) {
-        round_up = text[i] >= '5';
-        ++fraction_digits;
+  if (head.starts_with("\xEF\xBB\xBF")) i = 3;  // a UTF-8 byte-order mark
+  while (i < head.size() && std::isspace(static_cast<unsigned char>(head[i]))) ++i;
+  if (i >= head.size()) return complete ? 0 : -1;
+  const char open = head[i];
+  if (open != '{' && open != '[') return 0;
+  // Walk the top-level value: for an object, its member names; for an array,
+  // its first element, which must be an object holding "ph".
+  int depth = 0;
+  bool in_string = false, escaped = false;
+  size_t string_start = 0, element_start = 0;
+  for (; i < head.size(); ++i) {
+    const char c = head[i];
+    if (in_string) {
+      if (escaped) {
+        escaped = false;
+      } else if (c == '\\') {
+        escaped = true;
+      } else if (c == '"') {
+        in_string = false;
+        if (open == '{' && depth == 1) {
+          const std::string_view text = head.substr(string_start, i - string_start);
+          size_t k = i + 1;
+          while (k < head.size() && std::isspace(static_cast<unsigned char>(head[k]))) ++k;
+          if (k < head.size() && head[k] == ':' &&
+              (text == schema::kTraceEvents || text == schema::kSchemaVersion)) {
+            return 1;
+          }
+        }
       }
-      ++i;
+      continue;
+    }
+    switch (c) {
+      case '"':
+        in_string = true;
+        string_start = i + 1;
+        break;
+      case '{':
+      case '[':
+        ++depth;
+        if (open == '[' && depth == 2) {
+          if (c != '{') return 0;
+          element_start = i;
+        }
+        break;
+      case '}':
+      case ']':
+        --depth;
+        if (depth == 0) return 0;  // the top-level value ended without a sign of events
+        if (open == '[' && depth == 1) {
+          const std::string_view element = head.substr(element_start, i + 1 - element_start);
+          return element.find("\"ph\"") != std::string_view::npos ? 1 : 0;
+        }
+        break;
+      default: break;
     }
   }
-  if (i < text.size()) {
-    // An exponent or other notation: fall back to a double.
-    double value = 0;
-    const auto result = std::from_chars(text.data(), text.data() + text.size(), value);
-    if (result.ec != std::errc() || result.ptr != text.data() + text.size() ||
-        !std::isfinite(value) || std::abs(value) * 1000 > static_cast<double>(kMaxTimeNs)) {
-      return false;
-    }
-    ns = static_cast<int64_t>(std::llround(value * 1000.0));
-    return true;
+  if (!complete) return -1;
+  // The data ends inside the first event: a truncated trace, which the importer
+  // reports with its byte offset.
+  if (open == '[' && depth >= 2 &&
+      head.substr(element_start).find("\"ph\"") != std::string_view::npos) {
+    return 1;
   }
-  for (int d = std::min(fraction_digits, 3); d < 3; ++d) fraction *= 10;
-  // Beyond +-4e18 ns (126 years) sums and differences of two times could overflow.
-  if (whole > kMaxTimeNs / 1000) return false;
-  ns = whole * 1000 + fraction + (round_up ? 1 : 0);
-  if (negative) ns = -ns;
-  return true;
+  return 0;
 }
 
-bool SniffChromeJson(std::string_view head) {
-  size_t i = 0;
-  while (i < head.size() && std::isspace(static_cast<unsigned char>(head[i]))) ++i;
-  if (i >= head.size()) return false;
-  if (head[i] == '{')
-    return head.find("\"traceEvents\"") != std::string_view::npos ||
-           head.find("\"schemaVersion\"") != std::string_view::npos;
-  if (head[i] == '[') return head.find("\"ph\"") != std::string_view::npos;
-  return false;
+Importer ChromeJsonImporter() {
+  return Importer{
+      "chrome-json",
+      "Chrome-trace JSON from opscope, PyTorch/Kineto or torch_npu (trace_view.json)",
+      {"*.json"},
+      SniffChromeJson,
+      [](Source& source, TraceModel& model) { ImportChromeJson(source, model); },
+  };
+}
+
+bool SniffChromeJson(Source& source) {
+  for (size_t n = 4096;; n *= 4) {
+    const std::string_view head = source.Peek(n);
+    const bool complete = head.size() < n || source.PeekedAll();
+    const int verdict = SniffChromeJsonHead(head, complete);
+    if (verdict >= 0) return verdict == 1;
+    if (complete || n >= kMaxPeekBytes) return false;
+  }
 }
 
 namespace {
@@ -172,12 +205,10 @@ struct Part {
   std::vector<uint32_t> string_map, track_map;
 };
 
-void ParseEvent(const std::filesystem::path& path, std::string_view json, uint64_t offset,
-                Part& part) {
+void ParseEvent(const std::string& path, std::string_view json, uint64_t offset, Part& part) {
   TraceModel& model = part.model;
   const auto bad = [&](uint64_t at, const std::string& what) {
-    return Error(ErrorCode::kInvalidInput,
-                 path.string() + ": byte " + std::to_string(at) + ": " + what);
+    return Error(ErrorCode::kInvalidInput, path + ": byte " + std::to_string(at) + ": " + what);
   };
   simdjson::ondemand::document doc;
   if (auto error = part.parser.iterate(json.data(), json.size(), json.size() + 64).get(doc)) {
@@ -188,7 +219,8 @@ void ParseEvent(const std::filesystem::path& path, std::string_view json, uint64
   std::string_view ph, name, meta_name;
   std::string_view pid, tid;
   int64_t ts = 0, dur = 0, flops = -1, bytes = -1, correlation = -1, external = -1;
-  uint32_t name_id = 0, category_id = 0, task_type = 0, dims = 0, types = 0, concrete = 0;
+  uint32_t name_id = 0, category_id = 0, task_type = 0, dims = 0, types = 0, concrete = 0,
+           shapes = 0, dtype = 0, layout = 0, module = 0;
   bool has_ts = false, has_dur = false;
   for (auto field : object) {
     std::string_view key;
@@ -235,26 +267,38 @@ void ParseEvent(const std::filesystem::path& path, std::string_view json, uint64
         if (arg_key == "name"sv) {
           std::string_view n;
           if (!arg.value().get_string().get(n)) meta_name = model.String(model.Intern(n));
-        } else if (arg_key == "flops"sv || arg_key == "bytes"sv || arg_key == "correlation"sv) {
+        } else if (arg_key == schema::kFlops || arg_key == schema::kBytes ||
+                   arg_key == schema::kCorrelation) {
           int64_t v = -1;
           if (!arg.value().get_int64().get(v)) {
-            (arg_key == "flops"sv ? flops : arg_key == "bytes"sv ? bytes : correlation) = v;
+            (arg_key == schema::kFlops   ? flops
+             : arg_key == schema::kBytes ? bytes
+                                         : correlation) = v;
           }
-        } else if (arg_key == "External id"sv) {
+        } else if (arg_key == schema::kExternalId) {
           int64_t v = -1;
           if (!arg.value().get_int64().get(v)) external = v;
-        } else if (arg_key == "Input Dims"sv || arg_key == "Input type"sv ||
-                   arg_key == "Concrete Inputs"sv) {
+        } else if (arg_key == schema::kInputDims || arg_key == schema::kInputType ||
+                   arg_key == schema::kConcreteInputs) {
           simdjson::ondemand::array array;
           std::string_view raw;
           if (!arg.value().get_array().get(array) && !array.raw_json().get(raw)) {
-            (arg_key == "Input Dims"sv   ? dims
-             : arg_key == "Input type"sv ? types
-                                         : concrete) = model.Intern(raw);
+            (arg_key == schema::kInputDims   ? dims
+             : arg_key == schema::kInputType ? types
+                                             : concrete) = model.Intern(raw);
           }
-        } else if (arg_key == "Task Type"sv) {
+        } else if (arg_key == schema::kTaskType) {
           std::string_view t;
           if (!arg.value().get_string().get(t)) task_type = model.Intern(t);
+        } else if (arg_key == schema::kShapes || arg_key == schema::kDtype ||
+                   arg_key == schema::kLayout || arg_key == schema::kModule) {
+          std::string_view t;
+          if (!arg.value().get_string().get(t) && !t.empty()) {
+            (arg_key == schema::kShapes   ? shapes
+             : arg_key == schema::kDtype  ? dtype
+             : arg_key == schema::kLayout ? layout
+                                          : module) = model.Intern(t);
+          }
         }
       }
     }
@@ -263,19 +307,23 @@ void ParseEvent(const std::filesystem::path& path, std::string_view json, uint64
   if (ph == "X"sv) {
     if (!has_ts || !has_dur) throw bad(offset, "a complete event without \"ts\" or \"dur\"");
     if (dur < 0) throw bad(offset, "a negative \"dur\"");
-    model.start_ns.push_back(ts);
-    model.duration_ns.push_back(dur);
-    model.name.push_back(name_id);
-    model.category.push_back(category_id);
-    model.track.push_back(model.TrackFor(pid, tid));
-    model.flops.push_back(flops);
-    model.bytes.push_back(bytes);
-    model.correlation.push_back(correlation);
-    model.kind.push_back(task_type);
-    model.external_id.push_back(external);
-    model.input_dims.push_back(dims);
-    model.input_type.push_back(types);
-    model.concrete_inputs.push_back(concrete);
+    model.Append(EventRow{.start_ns = ts,
+                          .duration_ns = dur,
+                          .name = name_id,
+                          .category = category_id,
+                          .track = model.TrackFor(pid, tid),
+                          .flops = flops,
+                          .bytes = bytes,
+                          .correlation = correlation,
+                          .kind = task_type,
+                          .external_id = external,
+                          .input_dims = dims,
+                          .input_type = types,
+                          .concrete_inputs = concrete,
+                          .shapes = shapes,
+                          .dtype = dtype,
+                          .layout = layout,
+                          .module = module});
   } else if (ph == "M"sv) {
     if (name == "process_name"sv) {
       part.meta.push_back({true, std::string(pid), {}, std::string(meta_name)});
@@ -329,14 +377,13 @@ void Merge(Part& part, TraceModel& model) {
   append_ids(model.input_dims, p.input_dims);
   append_ids(model.input_type, p.input_type);
   append_ids(model.concrete_inputs, p.concrete_inputs);
-  for (auto* column :
-       {&p.start_ns, &p.duration_ns, &p.flops, &p.bytes, &p.correlation, &p.external_id}) {
-    column->clear();
-  }
-  for (auto* column : {&p.name, &p.category, &p.track, &p.kind, &p.input_dims, &p.input_type,
-                       &p.concrete_inputs}) {
-    column->clear();
-  }
+  append_ids(model.shapes, p.shapes);
+  append_ids(model.dtype, p.dtype);
+  append_ids(model.layout, p.layout);
+  append_ids(model.module, p.module);
+  p.ForEachInt64Column([](auto& column) { column.clear(); });
+  p.ForEachIdColumn([](auto& column) { column.clear(); });
+  p.cls.clear();
   for (const MetaEvent& m : part.meta) {
     if (m.process) {
       model.process_names[m.pid] = m.name;
@@ -354,7 +401,13 @@ void Merge(Part& part, TraceModel& model) {
 
 void ImportChromeJson(const std::filesystem::path& path, TraceModel& model,
                       const ImportOptions& options) {
-  JsonEventStream stream(path, JsonReadOptions{options.chunk_bytes});
+  const auto source = Source::Open(path);
+  ImportChromeJson(*source, model, options);
+}
+
+void ImportChromeJson(Source& source, TraceModel& model, const ImportOptions& options) {
+  const std::string& path = source.name();
+  JsonEventStream stream(source, JsonReadOptions{options.chunk_bytes});
   // Threads take batches in file order under `read_mutex`, parse them into
   // their own part, and merge in file order under `merge_mutex`, so the model is
   // the same for any thread count. The first error in file order wins.
@@ -454,11 +507,12 @@ void ImportChromeJson(const std::filesystem::path& path, TraceModel& model,
     ascend |= process == "Ascend Hardware" || process == "CANN";
     legacy |= process == "CPU functions";
   }
-  const auto other = info.members.find("otherData");
+  const auto other = info.members.find(std::string(schema::kOtherData));
   if (other != info.members.end() &&
-      other->second.find("\"producer\":\"opscope\"") != std::string::npos) {
+      other->second.find("\"" + std::string(schema::kProducer) + "\":\"" +
+                         std::string(schema::kProducerOpscope) + "\"") != std::string::npos) {
     model.format = "opscope";
-  } else if (info.members.count("schemaVersion")) {
+  } else if (info.members.count(std::string(schema::kSchemaVersion))) {
     model.format = "kineto";
   } else if (ascend || string_timestamps) {
     model.format = "ascend-trace-view";
@@ -467,7 +521,7 @@ void ImportChromeJson(const std::filesystem::path& path, TraceModel& model,
   } else {
     model.format = "chrome-json";
   }
-  const auto devices = info.members.find("deviceProperties");
+  const auto devices = info.members.find(std::string(schema::kDeviceProperties));
   if (devices != info.members.end()) {
     const auto at = devices->second.find("\"name\"");
     if (at != std::string::npos) {
@@ -479,12 +533,13 @@ void ImportChromeJson(const std::filesystem::path& path, TraceModel& model,
     }
   }
   for (const auto& [key, value] : info.members) {
-    if (key == "distributedInfo" || key == "deviceProperties" || key == "baseTimeNanoseconds" ||
-        key == "otherData" || key == "schemaVersion" || key == "displayTimeUnit") {
+    if (key == schema::kDistributedInfo || key == schema::kDeviceProperties ||
+        key == schema::kBaseTimeNanoseconds || key == schema::kOtherData ||
+        key == schema::kSchemaVersion || key == schema::kDisplayTimeUnit) {
       model.metadata[key] = value;
     }
   }
-  model.source = path.string();
+  model.source = path;
 }
 
 }  // namespace opscope::analyze

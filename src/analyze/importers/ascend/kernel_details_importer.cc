@@ -1,0 +1,106 @@
+#include "analyze/importers/ascend/kernel_details_importer.h"
+
+#include <map>
+#include <vector>
+
+#include "analyze/importers/csv_reader.h"
+#include "analyze/importers/timestamps.h"
+#include "opscope/opscope.h"
+
+namespace opscope::analyze {
+
+bool SniffKernelDetailsHead(std::string_view header) {
+  if (header.starts_with("\xEF\xBB\xBF")) header.remove_prefix(3);  // a UTF-8 byte-order mark
+  return header.find("Name") != std::string_view::npos &&
+         header.find("Start Time(us)") != std::string_view::npos &&
+         header.find("Duration(us)") != std::string_view::npos;
+}
+
+Importer KernelDetailsImporter() {
+  return Importer{
+      "ascend-kernel-details",
+      "torch_npu's kernel_details.csv",
+      {"kernel_details*.csv"},
+      SniffKernelDetails,
+      [](Source& source, TraceModel& model) { ImportKernelDetails(source, model); },
+  };
+}
+
+bool SniffKernelDetails(Source& source) {
+  // The header line: as long as it takes, up to 64 KiB.
+  for (size_t n = 4096; n <= (size_t{64} << 10); n *= 4) {
+    const std::string_view head = source.Peek(n);
+    const size_t end = head.find('\n');
+    if (end != std::string_view::npos) return SniffKernelDetailsHead(head.substr(0, end));
+    if (head.size() < n) return SniffKernelDetailsHead(head);
+  }
+  return false;
+}
+
+void ImportKernelDetails(const std::filesystem::path& path, TraceModel& model) {
+  const auto source = Source::Open(path);
+  ImportKernelDetails(*source, model);
+}
+
+void ImportKernelDetails(Source& source, TraceModel& model) {
+  const std::string& path = source.name();
+  CsvReader csv(source);
+  std::vector<std::string> fields;
+  const auto bad = [&](int at, const std::string& what) {
+    return Error(ErrorCode::kInvalidInput, path + ": line " + std::to_string(at) + ": " + what);
+  };
+  if (!csv.Next(fields)) throw bad(1, "the file is empty");
+  if (!fields.empty() && fields[0].starts_with("\xEF\xBB\xBF")) fields[0].erase(0, 3);
+  std::map<std::string, size_t> column;
+  const size_t header_fields = fields.size();
+  for (size_t i = 0; i < fields.size(); ++i) {
+    const std::string name(TrimField(fields[i]));
+    if (!column.emplace(name, i).second) {
+      throw bad(1, "the column '" + name + "' appears twice");
+    }
+  }
+  for (const char* required : {"Name", "Start Time(us)", "Duration(us)"}) {
+    if (!column.count(required)) throw bad(1, std::string("no '") + required + "' column");
+  }
+  const auto optional = [&](const char* name) {
+    return column.count(name) ? column.at(name) : SIZE_MAX;
+  };
+  const size_t name_col = column.at("Name"), start_col = column.at("Start Time(us)"),
+               dur_col = column.at("Duration(us)"), type_col = optional("Type"),
+               core_col = optional("Accelerator Core"), stream_col = optional("Stream ID");
+  while (true) {
+    if (!csv.Next(fields)) break;
+    const int record_line = csv.record_line();
+    if (fields.size() == 1 && TrimField(fields[0]).empty()) continue;  // a blank line
+    if (fields.size() != header_fields) {
+      throw bad(record_line, std::to_string(fields.size()) + " fields where the header has " +
+                                 std::to_string(header_fields));
+    }
+    int64_t start = 0, duration = 0;
+    if (!MicrosToNs(TrimField(fields[start_col]), start)) {
+      throw bad(record_line, "'Start Time(us)' is not a time: '" + fields[start_col] + "'");
+    }
+    if (!MicrosToNs(TrimField(fields[dur_col]), duration) || duration < 0) {
+      throw bad(record_line, "'Duration(us)' is not a duration: '" + fields[dur_col] + "'");
+    }
+    const auto text = [&](size_t col) {
+      return col == SIZE_MAX ? std::string_view() : TrimField(fields[col]);
+    };
+    const std::string_view stream = text(stream_col);
+    model.Append(EventRow{
+        .start_ns = start,
+        .duration_ns = duration,
+        .name = model.Intern(TrimField(fields[name_col])),
+        .category = model.Intern(text(type_col) == "N/A" ? "" : text(type_col)),
+        .track =
+            model.TrackFor("Ascend Hardware", stream.empty() || stream == "N/A" ? "0" : stream),
+        .cls = EventClass::kKernel,
+        .kind = model.Intern(text(core_col) == "N/A" ? "" : text(core_col)),
+    });
+  }
+  for (auto& track : model.tracks) track.process = "Ascend Hardware";
+  model.format = "ascend-kernel-details";
+  model.source = path;
+}
+
+}  // namespace opscope::analyze

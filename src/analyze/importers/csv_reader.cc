@@ -1,0 +1,79 @@
+#include "analyze/importers/csv_reader.h"
+
+#include "opscope/opscope.h"
+
+namespace opscope::analyze {
+
+std::string_view TrimField(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+bool CsvReader::PeekChar(char& c) {
+  if (at_ == end_) {
+    if (eof_) return false;
+    end_ = source_.Read(buffer_.data(), buffer_.size());
+    at_ = 0;
+    if (end_ == 0) {
+      eof_ = true;
+      return false;
+    }
+  }
+  c = buffer_[at_];
+  return true;
+}
+
+bool CsvReader::Get(char& c) {
+  if (!PeekChar(c)) return false;
+  ++at_;
+  return true;
+}
+
+bool CsvReader::Next(std::vector<std::string>& fields) {
+  fields.clear();
+  record_line_ = line_;
+  std::string field;
+  bool quoted = false, any = false;
+  const auto fail = [&](const std::string& what) {
+    return Error(ErrorCode::kInvalidInput,
+                 source_.name() + ": line " + std::to_string(record_line_) + ": " + what);
+  };
+  char c;
+  while (Get(c)) {
+    any = true;
+    if (field.size() > kMaxFieldBytes) {
+      throw fail("a field is longer than " + std::to_string(kMaxFieldBytes >> 20) + " MiB");
+    }
+    if (quoted) {
+      if (c == '"') {
+        char next;
+        if (PeekChar(next) && next == '"') {
+          Get(next);
+          field += '"';
+        } else {
+          quoted = false;
+        }
+      } else {
+        if (c == '\n') ++line_;
+        field += c;
+      }
+    } else if (c == '"') {
+      quoted = true;
+    } else if (c == ',') {
+      fields.push_back(std::move(field));
+      field.clear();
+    } else if (c == '\n') {
+      ++line_;
+      fields.push_back(std::move(field));
+      return true;
+    } else if (c != '\r') {
+      field += c;
+    }
+  }
+  if (quoted) throw fail("a quoted field is not closed before the end of the file");
+  if (any) fields.push_back(std::move(field));
+  return any;
+}
+
+}  // namespace opscope::analyze

@@ -1,0 +1,342 @@
+#include "analyze/source.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <vector>
+
+#include "opscope/opscope.h"
+
+namespace opscope::analyze {
+
+const char* Name(Container container) {
+  switch (container) {
+    case Container::kPlain: return "plain";
+    case Container::kGzip: return "gzip";
+    case Container::kZip: return "zip";
+  }
+  return "?";
+}
+
+namespace {
+
+// The raw bytes of an open descriptor (file or pipe), with the few bytes read
+// to recognise a container served again first.
+class RawInput {
+ public:
+  RawInput(int fd, bool owned, std::string name) : fd_(fd), owned_(owned), name_(std::move(name)) {}
+  ~RawInput() {
+    if (owned_ && fd_ >= 0) ::close(fd_);
+  }
+  RawInput(const RawInput&) = delete;
+  RawInput& operator=(const RawInput&) = delete;
+
+  size_t Read(char* out, size_t n) {
+    size_t total = 0;
+    if (!pushback_.empty() && n > 0) {
+      total = std::min(n, pushback_.size());
+      std::memcpy(out, pushback_.data(), total);
+      pushback_.erase(0, total);
+    }
+    while (total < n) {
+      const ssize_t got = ::read(fd_, out + total, n - total);
+      if (got < 0 && errno == EINTR) continue;
+      if (got < 0) {
+        throw Error(ErrorCode::kIo, "cannot read '" + name_ + "': " + std::strerror(errno));
+      }
+      if (got == 0) break;
+      total += static_cast<size_t>(got);
+    }
+    return total;
+  }
+  // Reads up to n bytes and keeps them to be read again.
+  std::string_view Prefetch(size_t n) {
+    std::string more(n, '\0');
+    more.resize(Read(more.data(), n));
+    pushback_ = more + pushback_;
+    return pushback_;
+  }
+  int fd() const { return fd_; }
+  const std::string& name() const { return name_; }
+
+ private:
+  int fd_;
+  bool owned_;
+  std::string name_;
+  std::string pushback_;
+};
+
+class PlainSource final : public Source {
+ public:
+  PlainSource(std::unique_ptr<RawInput> raw, uint64_t size)
+      : Source(raw->name(), Container::kPlain), raw_(std::move(raw)) {
+    expected_bytes_ = size;
+  }
+
+ protected:
+  size_t ReadDecoded(char* out, size_t n) override { return raw_->Read(out, n); }
+
+ private:
+  std::unique_ptr<RawInput> raw_;
+};
+
+// Inflates a gzip stream (concatenated members as one, as gzip does) or the
+// raw deflate data of one zip entry.
+class InflateSource final : public Source {
+ public:
+  InflateSource(std::unique_ptr<RawInput> raw, Container container)
+      : Source(raw->name(), container), raw_(std::move(raw)), in_(size_t{1} << 20) {
+    // 16 + MAX_WBITS: a gzip header and trailer; -MAX_WBITS: raw deflate (zip).
+    if (inflateInit2(&z_, container == Container::kGzip ? 16 + MAX_WBITS : -MAX_WBITS) != Z_OK) {
+      throw Error(ErrorCode::kResourceExhausted, "cannot start inflating '" + name() + "'");
+    }
+  }
+  ~InflateSource() override { inflateEnd(&z_); }
+  void set_expected_bytes(uint64_t bytes) { expected_bytes_ = bytes; }
+
+ protected:
+  size_t ReadDecoded(char* out, size_t n) override {
+    size_t produced = 0;
+    while (produced < n && !done_) {
+      if (z_.avail_in == 0) {
+        const size_t got = raw_->Read(in_.data(), in_.size());
+        if (got == 0) {
+          if (!member_started_ && container() == Container::kGzip && members_ > 0) {
+            done_ = true;  // the data ended between gzip members
+            break;
+          }
+          throw Error(ErrorCode::kInvalidInput, "'" + name() + "': the " + Name(container()) +
+                                                    " data ends early (the file is truncated)");
+        }
+        z_.next_in = reinterpret_cast<Bytef*>(in_.data());
+        z_.avail_in = static_cast<uInt>(got);
+      }
+      member_started_ = true;
+      z_.next_out = reinterpret_cast<Bytef*>(out + produced);
+      z_.avail_out = static_cast<uInt>(std::min<size_t>(n - produced, 1u << 30));
+      const uInt before = z_.avail_out;
+      const int rc = inflate(&z_, Z_NO_FLUSH);
+      produced += before - z_.avail_out;
+      if (rc == Z_STREAM_END) {
+        ++members_;
+        member_started_ = false;
+        if (container() == Container::kZip) {
+          done_ = true;
+          CheckNoSecondEntry();
+        } else {
+          inflateReset(&z_);  // another gzip member may follow
+        }
+      } else if (rc == Z_BUF_ERROR && z_.avail_in == 0) {
+        continue;  // needs more input
+      } else if (rc != Z_OK) {
+        throw Error(ErrorCode::kInvalidInput, "'" + name() + "': corrupt " + Name(container()) +
+                                                  " data near compressed byte " +
+                                                  std::to_string(z_.total_in) + ": " +
+                                                  (z_.msg ? z_.msg : "inflate failed"));
+      }
+    }
+    return produced;
+  }
+
+ private:
+  // A zip is read as one file: a second entry would be ignored silently otherwise.
+  void CheckNoSecondEntry() {
+    std::string next(reinterpret_cast<const char*>(z_.next_in), z_.avail_in);
+    if (next.size() < 4) {
+      std::string more(4 - next.size(), '\0');
+      more.resize(raw_->Read(more.data(), more.size()));
+      next += more;
+    }
+    if (next.size() >= 4 && next.compare(0, 4, "PK\x03\x04", 4) == 0) {
+      throw Error(ErrorCode::kUnsupported,
+                  "'" + name() +
+                      "' is a zip archive of several files; opscope reads a zip of one trace "
+                      "(unzip it and pass the files or their folder)");
+    }
+  }
+
+  std::unique_ptr<RawInput> raw_;
+  std::vector<char> in_;
+  z_stream z_{};
+  bool done_ = false, member_started_ = false;
+  int members_ = 0;
+};
+
+// A stored (uncompressed) zip entry of a known size.
+class StoredSource final : public Source {
+ public:
+  StoredSource(std::unique_ptr<RawInput> raw, uint64_t size)
+      : Source(raw->name(), Container::kZip), raw_(std::move(raw)), left_(size) {
+    expected_bytes_ = size;
+  }
+
+ protected:
+  size_t ReadDecoded(char* out, size_t n) override {
+    const size_t want = static_cast<size_t>(std::min<uint64_t>(n, left_));
+    const size_t got = raw_->Read(out, want);
+    if (got < want) {
+      throw Error(ErrorCode::kInvalidInput,
+                  "'" + name() + "': the zip entry ends early (the file is truncated)");
+    }
+    left_ -= got;
+    return got;
+  }
+
+ private:
+  std::unique_ptr<RawInput> raw_;
+  uint64_t left_;
+};
+
+class MemorySource final : public Source {
+ public:
+  MemorySource(std::string name, std::string bytes)
+      : Source(std::move(name), Container::kPlain), bytes_(std::move(bytes)) {
+    expected_bytes_ = bytes_.size();
+  }
+
+ protected:
+  size_t ReadDecoded(char* out, size_t n) override {
+    const size_t k = std::min(n, bytes_.size() - at_);
+    std::memcpy(out, bytes_.data() + at_, k);
+    at_ += k;
+    return k;
+  }
+
+ private:
+  std::string bytes_;
+  size_t at_ = 0;
+};
+
+uint32_t Le32(const unsigned char* p) {
+  return p[0] | p[1] << 8 | p[2] << 16 | static_cast<uint32_t>(p[3]) << 24;
+}
+uint16_t Le16(const unsigned char* p) { return static_cast<uint16_t>(p[0] | p[1] << 8); }
+
+// A zip's first local file header (APPNOTE 4.3.7), then its data.
+std::unique_ptr<Source> OpenZipEntry(std::unique_ptr<RawInput> raw) {
+  const std::string name = raw->name();
+  unsigned char header[30];
+  if (raw->Read(reinterpret_cast<char*>(header), 30) != 30) {
+    throw Error(ErrorCode::kInvalidInput, "'" + name + "': the zip header ends early");
+  }
+  const uint16_t flags = Le16(header + 6), method = Le16(header + 8);
+  const uint32_t compressed = Le32(header + 18), size = Le32(header + 22);
+  const size_t skip = size_t{Le16(header + 26)} + Le16(header + 28);  // name and extra field
+  std::vector<char> discard(skip);
+  if (raw->Read(discard.data(), skip) != skip) {
+    throw Error(ErrorCode::kInvalidInput, "'" + name + "': the zip header ends early");
+  }
+  if (flags & 1) {
+    throw Error(ErrorCode::kUnsupported, "'" + name + "': the zip entry is encrypted");
+  }
+  const bool sizes_later = (flags & 8) != 0;  // sizes in a data descriptor after the data
+  if (method == 8) {
+    auto source = std::make_unique<InflateSource>(std::move(raw), Container::kZip);
+    if (!sizes_later && size != 0xFFFFFFFFu) source->set_expected_bytes(size);
+    return source;
+  }
+  if (method == 0 && !sizes_later && compressed != 0xFFFFFFFFu) {
+    return std::make_unique<StoredSource>(std::move(raw), compressed);
+  }
+  throw Error(ErrorCode::kUnsupported,
+              "'" + name + "': zip compression method " + std::to_string(method) +
+                  (method == 0 ? " with its size after the data" : "") +
+                  " is not read (opscope reads deflate and stored entries); unzip it first");
+}
+
+}  // namespace
+
+Source::~Source() = default;
+
+std::unique_ptr<Source> Source::Open(const std::filesystem::path& path) {
+  std::unique_ptr<RawInput> raw;
+  struct stat st {};
+  if (path == "-") {
+    raw = std::make_unique<RawInput>(STDIN_FILENO, false, "standard input");
+  } else {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+      throw Error(ErrorCode::kIo, "cannot open '" + path.string() + "': " + std::strerror(errno));
+    }
+    raw = std::make_unique<RawInput>(fd, true, path.string());
+  }
+  const bool stat_ok = ::fstat(raw->fd(), &st) == 0;
+  if (stat_ok && S_ISDIR(st.st_mode)) {
+    throw Error(ErrorCode::kUnsupported, "'" + raw->name() + "' is a folder, not a trace file");
+  }
+  const bool regular = stat_ok && S_ISREG(st.st_mode);
+  const std::string_view magic = raw->Prefetch(4);
+  if (magic.size() >= 2 && static_cast<unsigned char>(magic[0]) == 0x1f &&
+      static_cast<unsigned char>(magic[1]) == 0x8b) {
+    uint64_t hint = 0;
+    // The trailer holds the inflated size modulo 2^32: a hint, not a promise.
+    unsigned char trailer[4];
+    if (regular && st.st_size >= 24 && ::pread(raw->fd(), trailer, 4, st.st_size - 4) == 4) {
+      const uint64_t size = Le32(trailer);
+      if (size >= static_cast<uint64_t>(st.st_size)) hint = size;
+    }
+    auto source = std::make_unique<InflateSource>(std::move(raw), Container::kGzip);
+    source->set_expected_bytes(hint);
+    return source;
+  }
+  if (magic.size() == 4 && magic == std::string_view("PK\x03\x04", 4)) {
+    return OpenZipEntry(std::move(raw));
+  }
+  return std::make_unique<PlainSource>(std::move(raw), regular ? st.st_size : 0);
+}
+
+std::unique_ptr<Source> Source::FromBytes(std::string name, std::string bytes) {
+  return std::make_unique<MemorySource>(std::move(name), std::move(bytes));
+}
+
+size_t Source::ReadFull(char* out, size_t n) {
+  size_t total = 0;
+  while (total < n) {
+    const size_t got = ReadDecoded(out + total, n - total);
+    if (got == 0) break;
+    total += got;
+  }
+  return total;
+}
+
+std::string_view Source::Peek(size_t n) {
+  if (reading_) {
+    throw Error(ErrorCode::kFailedPrecondition, "'" + name_ + "': Peek after Read");
+  }
+  n = std::min(n, kMaxPeekBytes);
+  if (peeked_.size() < n && !peeked_all_) {
+    const size_t have = peeked_.size();
+    peeked_.resize(n);
+    const size_t got = ReadFull(peeked_.data() + have, n - have);
+    peeked_.resize(have + got);
+    if (got < n - have) peeked_all_ = true;
+  }
+  return std::string_view(peeked_).substr(0, n);
+}
+
+size_t Source::Read(char* out, size_t n) {
+  reading_ = true;
+  size_t total = 0;
+  if (peek_read_ < peeked_.size()) {
+    total = std::min(n, peeked_.size() - peek_read_);
+    std::memcpy(out, peeked_.data() + peek_read_, total);
+    peek_read_ += total;
+    if (peek_read_ == peeked_.size()) {
+      std::string().swap(peeked_);  // its memory is not needed any more
+      peek_read_ = 0;
+    }
+  }
+  if (total < n && !peeked_all_) {
+    const size_t got = ReadFull(out + total, n - total);
+    if (got < n - total) peeked_all_ = true;  // the data ended
+    total += got;
+  }
+  return total;
+}
+
+}  // namespace opscope::analyze

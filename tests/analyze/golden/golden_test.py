@@ -1,0 +1,82 @@
+#!/usr/bin/env python3
+"""Golden tests of `opscope analyze` on the real samples in tests/data: what
+opscope reports (format, complete events, every operator's count and total
+time to the nanosecond, steps per rank of a folder) must equal the checked-in
+expected files beside this script, which make_expected.py computes
+independently with Python's json and csv modules.
+
+    golden_test.py OPSCOPE DATA_DIR GOLDEN_DIR
+"""
+import collections
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+opscope, data, golden = sys.argv[1:4]
+
+
+def analyze(paths, report):
+    out = subprocess.run([opscope, "analyze", *paths, "--top", "0", "--format", "json", "--out", report],
+                         capture_output=True, text=True, timeout=120)
+    if out.returncode != 0:
+        raise RuntimeError(f"exit {out.returncode}: {out.stderr.strip()}")
+    return json.loads(out.stdout)["results"]
+
+
+failures = 0
+cases = sorted(f for f in os.listdir(golden) if f.endswith(".json") and f != "ranks.json")
+for case in cases:
+    with open(os.path.join(golden, case), encoding="utf-8") as f:
+        want = json.load(f)
+    with tempfile.TemporaryDirectory() as report:
+        try:
+            results = analyze([os.path.join(data, want["sample"])], report)
+        except RuntimeError as e:
+            print(f"FAIL {case}: {e}")
+            failures += 1
+            continue
+    rows = [r for r in results if r.get("section") == "operators"]
+    got = collections.defaultdict(lambda: {"count": 0, "total_ns": 0})
+    for r in rows:
+        got[r["operator"]]["count"] += r["count"]
+        got[r["operator"]]["total_ns"] += round(r["total_us"] * 1000)
+    problems = []
+    if not rows:
+        problems.append("no operator rows")
+    else:
+        if rows[0]["format"] != want["format"]:
+            problems.append(f"format {rows[0]['format']}, expected {want['format']}")
+        if rows[0]["events"] != want["complete_events"]:
+            problems.append(f"{rows[0]['events']} complete events, expected {want['complete_events']}")
+    ops = want["operators"]
+    for name in sorted(set(ops) | set(got)):
+        if ops.get(name) != (dict(got[name]) if name in got else None):
+            problems.append(f"{name!r}: opscope {dict(got.get(name, {}))}, expected {ops.get(name)}")
+    if problems:
+        failures += 1
+        print(f"FAIL {case}: " + "; ".join(problems[:5]))
+    else:
+        print(f"ok {case}: {want['complete_events']} events, {len(ops)} operators agree")
+
+# A folder of rank files: one row per rank, its rank from distributedInfo and its
+# step count.
+with open(os.path.join(golden, "ranks.json"), encoding="utf-8") as f:
+    want = json.load(f)
+with tempfile.TemporaryDirectory() as folder, tempfile.TemporaryDirectory() as report:
+    for relative in want["samples"]:
+        shutil.copy(os.path.join(data, relative), folder)
+    try:
+        rows = [r for r in analyze([folder], report) if r.get("section") == "ranks"]
+        got = {str(r["rank"]): r["steps"] for r in rows}
+    except RuntimeError as e:
+        got = str(e)
+    if got != want["steps_by_rank"]:
+        failures += 1
+        print(f"FAIL ranks: opscope {got}, expected {want['steps_by_rank']}")
+    else:
+        print(f"ok ranks: {len(got)} ranks from a folder, steps agree {got}")
+print(f"{len(cases) + 1 - failures} passed, {failures} failed")
+sys.exit(1 if failures else 0)

@@ -1,0 +1,262 @@
+// The source layer under every importer: containers (plain, gzip with several
+// members, zip deflate and stored), pipes and standard input, Peek then Read,
+// and sniffing that looks as far as it needs.
+#include "analyze/source.h"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <fstream>
+#include <thread>
+
+#include "analyze/importer.h"
+#include "opscope/opscope.h"
+#include "test_util.h"
+
+namespace opscope::analyze {
+namespace {
+
+std::filesystem::path WriteFile(const std::filesystem::path& path, const std::string& bytes) {
+  std::ofstream(path, std::ios::binary) << bytes;
+  return path;
+}
+
+// One gzip member of `text`, as gzip(1) writes it.
+std::string Gzip(const std::string& text) {
+  z_stream z{};
+  EXPECT_EQ(deflateInit2(&z, 6, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY), Z_OK);
+  std::string out(deflateBound(&z, text.size()) + 64, '\0');
+  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(text.data()));
+  z.avail_in = static_cast<uInt>(text.size());
+  z.next_out = reinterpret_cast<Bytef*>(out.data());
+  z.avail_out = static_cast<uInt>(out.size());
+  EXPECT_EQ(deflate(&z, Z_FINISH), Z_STREAM_END);
+  out.resize(z.total_out);
+  deflateEnd(&z);
+  return out;
+}
+
+std::string ReadAll(Source& source, size_t chunk = 7) {
+  std::string out, buffer(chunk, '\0');
+  while (const size_t got = source.Read(buffer.data(), buffer.size())) out.append(buffer, 0, got);
+  return out;
+}
+
+std::string Text(size_t n) {
+  std::string text;
+  for (size_t i = 0; text.size() < n; ++i) text += "line " + std::to_string(i) + "\n";
+  text.resize(n);
+  return text;
+}
+
+TEST(Source, PlainFileIsPeekedThenReadWhole) {
+  testing::TempDir dir;
+  const std::string text = Text(100000);
+  const auto source = Source::Open(WriteFile(dir.path() / "a.txt", text));
+  EXPECT_EQ(source->container(), Container::kPlain);
+  EXPECT_EQ(source->expected_bytes(), text.size());
+  EXPECT_EQ(source->Peek(10), text.substr(0, 10));
+  EXPECT_EQ(source->Peek(5000), text.substr(0, 5000));  // peeking further extends the view
+  EXPECT_FALSE(source->PeekedAll());
+  EXPECT_EQ(ReadAll(*source), text);
+  EXPECT_THROW(source->Peek(1), Error) << "Peek after Read";
+}
+
+TEST(Source, PeekingPastTheEndSaysSo) {
+  testing::TempDir dir;
+  const auto source = Source::Open(WriteFile(dir.path() / "short", "abc"));
+  EXPECT_EQ(source->Peek(4096), "abc");
+  EXPECT_TRUE(source->PeekedAll());
+  EXPECT_EQ(ReadAll(*source), "abc");
+}
+
+TEST(Source, GzipOfSeveralMembersReadsAsOneStream) {
+  testing::TempDir dir;
+  const std::string a = Text(70000), b = Text(1234);
+  const auto source = Source::Open(WriteFile(dir.path() / "a.gz", Gzip(a) + Gzip(b)));
+  EXPECT_EQ(source->container(), Container::kGzip);
+  EXPECT_EQ(source->Peek(3), a.substr(0, 3));
+  EXPECT_EQ(ReadAll(*source, 4096), a + b);
+}
+
+TEST(Source, TruncatedAndCorruptGzipNameTheInput) {
+  testing::TempDir dir;
+  const std::string gz = Gzip(Text(50000));
+  const auto cut = WriteFile(dir.path() / "cut.gz", gz.substr(0, gz.size() / 2));
+  const auto source = Source::Open(cut);
+  try {
+    ReadAll(*source, 4096);
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kInvalidInput);
+    EXPECT_NE(std::string(e.what()).find("cut.gz': the gzip data ends early"), std::string::npos)
+        << e.what();
+  }
+  std::string bad = gz;
+  for (size_t i = 20; i < 60; ++i) bad[i] = static_cast<char>(~bad[i]);
+  const auto corrupt = Source::Open(WriteFile(dir.path() / "bad.gz", bad));
+  try {
+    ReadAll(*corrupt, 4096);
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("bad.gz': corrupt gzip data"), std::string::npos)
+        << e.what();
+  }
+}
+
+// Zip archives made by Python's zipfile module, an independent writer.
+std::filesystem::path Zip(const testing::TempDir& dir, const std::string& name,
+                          const std::string& method, int entries, const std::string& text) {
+  const auto content = WriteFile(dir.path() / (name + ".content"), text);
+  const auto zip = dir.path() / name;
+  const auto result = testing::RunCommand(
+      std::string(OPSCOPE_PYTHON) + " -c 'import sys, zipfile\n" +
+      "with zipfile.ZipFile(sys.argv[1], \"w\", zipfile." + method + ") as z:\n" +
+      "  for i in range(int(sys.argv[3])): z.write(sys.argv[2], f\"t{i}.json\")' " +
+      testing::Quote(zip.string()) + " " + testing::Quote(content.string()) + " " +
+      std::to_string(entries));
+  EXPECT_EQ(result.status, 0) << result.output;
+  return zip;
+}
+
+TEST(Source, ZipOfOneFileDeflatedOrStored) {
+  testing::TempDir dir;
+  const std::string text = Text(300000);
+  for (const char* method : {"ZIP_DEFLATED", "ZIP_STORED"}) {
+    const auto source = Source::Open(Zip(dir, std::string(method) + ".zip", method, 1, text));
+    EXPECT_EQ(source->container(), Container::kZip) << method;
+    EXPECT_EQ(source->Peek(6), text.substr(0, 6)) << method;
+    EXPECT_EQ(ReadAll(*source, 65536), text) << method;
+  }
+}
+
+TEST(Source, ZipOfSeveralFilesIsRefusedNotHalfRead) {
+  testing::TempDir dir;
+  const auto source = Source::Open(Zip(dir, "two.zip", "ZIP_DEFLATED", 2, Text(1000)));
+  try {
+    ReadAll(*source, 65536);
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kUnsupported);
+    EXPECT_NE(std::string(e.what()).find("zip archive of several files"), std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(Source, FolderIsRefused) {
+  testing::TempDir dir;
+  try {
+    Source::Open(dir.path());
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kUnsupported);
+    EXPECT_NE(std::string(e.what()).find("is a folder"), std::string::npos) << e.what();
+  }
+}
+
+const char* kEvent =
+    R"({"ph":"X","name":"aten::mm","cat":"cpu_op","ts":1,"dur":2,"pid":1,"tid":1})";
+
+// A pipe can be read once only: sniffing and importing share the one opening.
+TEST(Source, ImportFromANamedPipeOpensItOnce) {
+  testing::TempDir dir;
+  const auto fifo = dir.path() / "trace.fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const std::string text = std::string("{\"traceEvents\":[") + kEvent + "," + kEvent + "]}";
+  std::thread writer([&] {
+    const int fd = ::open(fifo.c_str(), O_WRONLY);
+    if (fd < 0) return;
+    const std::string gz = Gzip(text);  // through gzip too: the container sits below
+    for (size_t at = 0; at < gz.size();) {
+      const ssize_t n = ::write(fd, gz.data() + at, gz.size() - at);
+      if (n <= 0) break;
+      at += static_cast<size_t>(n);
+    }
+    ::close(fd);
+  });
+  TraceModel model;
+  EXPECT_NO_THROW(model = ImportTrace(fifo));
+  writer.join();
+  EXPECT_EQ(model.size(), 2u);
+}
+
+TEST(Sniffing, MetadataOfAnySizeBeforeTheEvents) {
+  testing::TempDir dir;
+  for (const size_t metadata : {size_t{100}, size_t{5000}, size_t{300000}, size_t{5} << 20}) {
+    const std::string text = "{\"deviceProperties\":[{\"name\":\"" + std::string(metadata, 'x') +
+                             "\"}],\"traceEvents\":[" + kEvent + "]}";
+    const auto path = WriteFile(dir.path() / "meta.json", text);
+    TraceModel model;
+    EXPECT_NO_THROW(model = ImportTrace(path)) << metadata << " bytes of metadata";
+    EXPECT_EQ(model.size(), 1u) << metadata;
+  }
+}
+
+TEST(Sniffing, ATopLevelKeyOnlyCountsAtTheTopLevel) {
+  testing::TempDir dir;
+  const auto path =
+      WriteFile(dir.path() / "other.json", R"({"config":{"traceEvents":[1]},"steps":[]})");
+  try {
+    ImportTrace(path);
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kUnsupported);
+    EXPECT_NE(std::string(e.what()).find("is not a trace format opscope reads"), std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(Sniffing, EveryImporterReadsEveryContainer) {
+  testing::TempDir dir;
+  const std::string csv =
+      "Step Id,Name,Type,Accelerator Core,Start Time(us),Duration(us),Wait Time(us)\r\n"
+      "1,MatMul_1,MatMul,AI_CORE,\"1700000000000010.5\t\",20.25,0\r\n"
+      "1,Cast_2,Cast,AI_VECTOR_CORE,\"1700000000000040\t\",3.5,1\r\n";
+  const auto plain = WriteFile(dir.path() / "kernel_details.csv", csv);
+  const auto gz = WriteFile(dir.path() / "kernel_details.csv.gz", Gzip(csv));
+  const auto zip = Zip(dir, "kernel_details.zip", "ZIP_DEFLATED", 1, csv);
+  for (const auto& path : {plain, gz, zip}) {
+    TraceModel model;
+    ASSERT_NO_THROW(model = ImportTrace(path)) << path;
+    EXPECT_EQ(model.format, "ascend-kernel-details") << path;
+    ASSERT_EQ(model.size(), 2u) << path;
+    EXPECT_EQ(model.duration_ns[0], 20250) << path;
+    EXPECT_EQ(model.start_ns[1], 1700000000000040000) << path;
+  }
+}
+
+TEST(Discovery, FolderFilesAreChosenByTheImportersPatterns) {
+  testing::TempDir dir;
+  WriteFile(dir.path() / "b.json", "{}");
+  WriteFile(dir.path() / "a.json.gz", "");
+  WriteFile(dir.path() / "kernel_details.csv", "");
+  WriteFile(dir.path() / "kernel_details_20240101.csv.gz", "");
+  WriteFile(dir.path() / "notes.txt", "");
+  WriteFile(dir.path() / "op_summary.csv", "");
+  const auto files = FindTraceFiles({dir.path().string(), "-"});
+  std::vector<std::string> names;
+  for (const auto& f : files) names.push_back(std::filesystem::path(f).filename().string());
+  EXPECT_EQ(names, (std::vector<std::string>{"a.json.gz", "b.json", "kernel_details.csv",
+                                             "kernel_details_20240101.csv.gz", "-"}));
+  testing::TempDir empty;
+  WriteFile(empty.path() / "notes.txt", "");
+  EXPECT_THROW(FindTraceFiles({empty.path().string()}), Error);
+}
+
+TEST(Registry, ImportersHaveUniqueNamesAndPatterns) {
+  std::set<std::string_view> names;
+  for (const Importer& importer : Importers()) {
+    EXPECT_TRUE(names.insert(importer.name).second) << importer.name;
+    EXPECT_FALSE(importer.description.empty()) << importer.name;
+    EXPECT_FALSE(importer.file_patterns.empty()) << importer.name;
+    EXPECT_NE(importer.sniff, nullptr);
+    EXPECT_NE(importer.import, nullptr);
+  }
+  EXPECT_GE(names.size(), 2u);
+}
+
+}  // namespace
+}  // namespace opscope::analyze
