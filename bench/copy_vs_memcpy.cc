@@ -8,20 +8,20 @@
 #include <string>
 #include <vector>
 
-#include "bench/data.h"
-#include "bench/runner.h"
 #include "devices/cpu/cpu_device.h"
 #include "devices/cpu/memory_kernels.h"
 #include "devices/registry.h"
+#include "workloads/data.h"
+#include "workloads/runner.h"
 
 int main(int argc, char** argv) {
   const size_t bytes = (argc > 1 ? std::stoul(argv[1]) : 1024) << 20;
   auto device = opscope::devices::OpenDevice("cpu");
   auto& pool = opscope::devices::cpu::PoolOf(*device);
   opscope::devices::Buffer src(*device, bytes), dst(*device, bytes);
-  opscope::bench::FillRandom(src.as<double>(), bytes / 8);
+  opscope::workloads::FillRandom(src.as<double>(), bytes / 8);
   std::memset(dst.data(), 0, bytes);
-  opscope::bench::RunnerOptions runner;
+  opscope::workloads::RunnerOptions runner;
   runner.min_reps = 10;
   runner.min_time_ms = 1000;
   auto stream_copy = device->CreateStream(opscope::devices::StreamOp::kCopy, src.as<double>(),
@@ -52,7 +52,7 @@ int main(int argc, char** argv) {
   std::string best_name;
   for (size_t i = 0; i < variants.size(); ++i) {
     std::memset(dst.data(), 0, bytes);
-    const auto stats = opscope::bench::Measure(
+    const auto stats = opscope::workloads::Measure(
         *device, [&](int) { variants[i].run(); }, runner);
     const bool ok = std::memcmp(src.data(), dst.data(), bytes) == 0;
     const double gbps = 2.0 * bytes / (stats.median_ms / 1e3) / 1e9;

@@ -12,8 +12,8 @@
 #include <cstdio>
 #include <string>
 
-#include "bench/operators.h"
 #include "devices/registry.h"
+#include "workloads/operators.h"
 
 namespace {
 
@@ -53,10 +53,10 @@ NumpyRun RunNumpy(const std::string& label, const std::string& env, int n) {
 int main(int argc, char** argv) {
   const int n = argc > 1 ? std::stoi(argv[1]) : 4096;
   auto device = opscope::devices::OpenDevice("cpu");
-  opscope::bench::RunnerOptions runner;
+  opscope::workloads::RunnerOptions runner;
   runner.min_time_ms = 2000;
-  opscope::bench::Progress quiet("", false);
-  const auto ours = opscope::bench::RunMatmul(
+  opscope::workloads::Progress quiet("", false);
+  const auto ours = opscope::workloads::RunMatmul(
       *device, {{n, n, n, opscope::devices::DType::kF32, "onednn"}}, runner, {}, quiet)[0];
   const double flops = 2.0 * n * n * n;
   const double our_gflops = flops / (ours.stats.median_ms / 1e3) / 1e9;

@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <future>
 #include <map>
 
 namespace opscope::analyze {
@@ -15,41 +14,6 @@ const char* Name(Severity severity) {
     case Severity::kCritical: return "critical";
   }
   return "?";
-}
-
-Analysis AnalyzeTrace(const TraceModel& model, const std::optional<RooflineCeilings>& ceilings) {
-  Analysis a;
-  a.ceilings = ceilings;
-  if (!a.ceilings && !model.device_name.empty())
-    a.ceilings = KnownDeviceCeilings(model.device_name);
-  if (!a.ceilings && model.format.rfind("ascend", 0) == 0) {
-    a.ceilings = KnownDeviceCeilings("Ascend 910B");
-    if (a.ceilings)
-      a.ceilings->source = "assumed Ascend 910B (the trace names no device): " + a.ceilings->source;
-  }
-  // The passes only read the model: half of them run on a second thread.
-  auto second = std::async(std::launch::async, [&] {
-    a.roofline = ComputeRoofline(model, a.ceilings ? &*a.ceilings : nullptr);
-    a.steps = ComputeSteps(model);
-    a.layout = ComputeLayoutShare(model);
-    a.fusion = ComputeFusionCandidates(model);
-  });
-  a.operators = ComputeOpStats(model);
-  a.busy = ComputeDeviceBusy(model);
-  a.transfers = ComputeTransfers(model);
-  a.long_tail = ComputeLongTail(a.operators);
-  a.fallback = ComputeCpuFallback(model);
-  a.launch = ComputeLaunchBound(model, a.busy.busy_pct);
-  second.get();
-  for (size_t e = 0; e < model.size(); ++e) {
-    if (!IsDevice(model.cls[e])) continue;
-    a.device_ns += model.duration_ns[e];
-    const std::string_view name = model.String(model.name[e]);
-    if (model.cls[e] == EventClass::kKernel && name.find("sgemm") != std::string_view::npos) {
-      a.fp32_gemm_ns += model.duration_ns[e];
-    }
-  }
-  return a;
 }
 
 namespace {

@@ -7,33 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "analyze/analyses.h"
-#include "analyze/op_stats.h"
-#include "analyze/roofline.h"
+#include "analyze/analysis.h"
 
 namespace opscope::analyze {
-
-// All analyses of one trace, computed once.
-struct Analysis {
-  std::vector<OpStats> operators;
-  DeviceBusy busy;
-  std::vector<StepBreakdown> steps;
-  std::vector<TransferStats> transfers;
-  LayoutShare layout;
-  std::vector<LongTail> long_tail;
-  CpuFallback fallback;
-  LaunchBound launch;
-  std::vector<FusionCandidate> fusion;
-  std::optional<RooflineCeilings> ceilings;
-  std::vector<OpRoofline> roofline;
-  int64_t device_ns = 0;     // all device event time
-  int64_t fp32_gemm_ns = 0;  // device time in fp32 GEMM kernels (sgemm)
-};
-
-// `ceilings`: measured ones (ceilings.json); without them, datasheet figures
-// for a device the trace names, else none (roofline shows no bound).
-Analysis AnalyzeTrace(const TraceModel& model,
-                      const std::optional<RooflineCeilings>& ceilings = std::nullopt);
 
 struct Thresholds {
   double busy_critical_pct = 50;    // device busy below this: critical

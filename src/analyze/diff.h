@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "analyze/op_stats.h"
+#include "analyze/passes/op_stats.h"
 #include "analyze/trace_model.h"
 
 namespace opscope::analyze {

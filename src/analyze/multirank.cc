@@ -2,7 +2,8 @@
 
 #include <algorithm>
 
-#include "analyze/analyses.h"
+#include "analyze/intervals.h"
+#include "analyze/names.h"
 
 namespace opscope::analyze {
 

@@ -7,10 +7,10 @@
 #include <iostream>
 
 #include "analyze/advisor.h"
-#include "analyze/analyses.h"
 #include "analyze/importer.h"
 #include "analyze/multirank.h"
-#include "analyze/op_stats.h"
+#include "analyze/passes/op_stats.h"
+#include "analyze/pipeline.h"
 #include "cli/common.h"
 #include "core/ceilings.h"
 #include "core/text.h"
@@ -259,7 +259,7 @@ struct AnalyzeCommand {
       const auto t0 = std::chrono::steady_clock::now();
       const analyze::TraceModel model = analyze::ImportTrace(path);
       const auto t1 = std::chrono::steady_clock::now();
-      analyze::Analysis analysis = analyze::AnalyzeTrace(model, ceilings_);
+      analyze::Analysis analysis = analyze::AnalyzeTrace(model, {.ceilings = ceilings_});
       const auto t2 = std::chrono::steady_clock::now();
       if (timings) {
         const auto ms = [](auto d) { return std::chrono::duration<double, std::milli>(d).count(); };

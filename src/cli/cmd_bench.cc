@@ -4,11 +4,11 @@
 #include <cmath>
 #include <iostream>
 
-#include "bench/memory_bench.h"
-#include "bench/operators.h"
 #include "cli/common.h"
 #include "core/ceilings.h"
 #include "core/text.h"
+#include "workloads/memory_bench.h"
+#include "workloads/operators.h"
 
 namespace opscope::cli {
 namespace {
@@ -25,13 +25,13 @@ struct RunnerFlags {
     app.add_option("--min-reps", min_reps, "minimum timed repetitions (default 10)");
     app.add_option("--min-time", min_time_ms, "minimum total timed milliseconds (default 400)");
   }
-  bench::RunnerOptions Options() const {
+  workloads::RunnerOptions Options() const {
     if (warmup < 0 || warmup > 1000 || min_reps < 1 || min_reps > 100000 ||
         !(min_time_ms >= 0 && min_time_ms <= 600000)) {
       throw Error(ErrorCode::kInvalidArgument,
                   "--warmup must be 0..1000, --min-reps 1..100000, --min-time 0..600000 ms");
     }
-    bench::RunnerOptions o;
+    workloads::RunnerOptions o;
     o.warmup = warmup;
     o.min_reps = min_reps;
     o.min_time_ms = min_time_ms;
@@ -63,10 +63,10 @@ std::vector<report::Column> TimingColumns() {
           {"p90_ms", "p90 ms", 3}, {"first_run_ms", "First ms", 1}, {"reps", "Reps", 0, false}};
 }
 
-std::vector<Value> TimingValues(const bench::OperatorResult& r) {
-  const bool waived = r.status == bench::Status::kWaived;
+std::vector<Value> TimingValues(const workloads::OperatorResult& r) {
+  const bool waived = r.status == workloads::Status::kWaived;
   const auto timed = [&](double ms) { return waived ? Value{} : Value{ms}; };
-  return {std::string(bench::Name(r.status)),
+  return {std::string(workloads::Name(r.status)),
           timed(r.stats.median_ms),
           timed(r.stats.p10_ms),
           timed(r.stats.p90_ms),
@@ -83,11 +83,12 @@ std::vector<report::Column> RatingColumns() {
           {"note", "Note"}};
 }
 
-std::vector<Value> RatingValues(const bench::OperatorResult& r) {
-  const bool ok = r.status == bench::Status::kOk;
-  return {ok ? Pct(r.pct_peak) : Value{}, ok ? Pct(r.pct_ceiling) : Value{},
-          r.status == bench::Status::kWaived ? Value{} : Value{r.verification.max_relative_error},
-          r.implementation, ok ? r.note : r.reason};
+std::vector<Value> RatingValues(const workloads::OperatorResult& r) {
+  const bool ok = r.status == workloads::Status::kOk;
+  return {
+      ok ? Pct(r.pct_peak) : Value{}, ok ? Pct(r.pct_ceiling) : Value{},
+      r.status == workloads::Status::kWaived ? Value{} : Value{r.verification.max_relative_error},
+      r.implementation, ok ? r.note : r.reason};
 }
 
 template <typename T>
@@ -99,9 +100,9 @@ std::vector<T> Concat(std::vector<T> first, const std::vector<T>& second,
 }
 
 // The ceilings % of ceiling refers to: a file, or measured now for the dtypes used.
-bench::FlopsCeilings Ceilings(devices::Device& device, const std::string& file,
-                              const std::vector<devices::DType>& dtypes) {
-  bench::FlopsCeilings c;
+workloads::FlopsCeilings Ceilings(devices::Device& device, const std::string& file,
+                                  const std::vector<devices::DType>& dtypes) {
+  workloads::FlopsCeilings c;
   if (!file.empty()) {
     const core::Ceilings loaded = core::LoadCeilings(file);
     c.flops_per_second = loaded.flops_per_second;
@@ -111,7 +112,7 @@ bench::FlopsCeilings Ceilings(devices::Device& device, const std::string& file,
     }
     return c;
   }
-  bench::RunnerOptions quick;
+  workloads::RunnerOptions quick;
   quick.min_reps = 10;
   quick.min_time_ms = 100;
   quick.warmup = 1;
@@ -123,7 +124,7 @@ bench::FlopsCeilings Ceilings(devices::Device& device, const std::string& file,
         dtype != devices::DType::kBF16) {
       continue;
     }
-    const auto r = bench::MeasureFlopsCeiling(device, dtype, quick);
+    const auto r = workloads::MeasureFlopsCeiling(device, dtype, quick);
     c.flops_per_second[devices::Name(dtype)] = r.measured;
     methods += fmt::format("{}{} {:.1f} GFLOP/s ({})", methods.empty() ? "" : "; ",
                            devices::Name(dtype), r.measured / 1e9, r.method);
@@ -180,7 +181,7 @@ struct MatmulCommand {
     }
     std::vector<devices::DType> dts;
     for (const auto& d : SplitList(dtypes, "--dtype")) dts.push_back(devices::ParseDType(d));
-    const bench::RunnerOptions options = runner.Options();
+    const workloads::RunnerOptions options = runner.Options();
     auto device = OpenDevice(common);
     std::vector<std::string> impl_list =
         impls.empty() ? device->MatmulImpls() : SplitList(impls, "--impl");
@@ -194,14 +195,14 @@ struct MatmulCommand {
       const std::string why = device->MatmulNotApplicable(spec);
       if (why.rfind("unknown implementation", 0) == 0)
         throw Error(ErrorCode::kInvalidArgument, "--impl: " + why);
-      bench::CheckMemory(
+      workloads::CheckMemory(
           *device,
           fmt::format("matmul {}x{}x{} {}", spec.m, spec.n, spec.k, devices::Name(spec.dtype)),
-          bench::MatmulBytes(spec));
+          workloads::MatmulBytes(spec));
     }
-    const bench::FlopsCeilings flops_ceilings = Ceilings(*device, ceilings, dts);
-    bench::Progress progress("bench matmul");
-    const auto results = bench::RunMatmul(*device, specs, options, flops_ceilings, progress);
+    const workloads::FlopsCeilings flops_ceilings = Ceilings(*device, ceilings, dts);
+    workloads::Progress progress("bench matmul");
+    const auto results = workloads::RunMatmul(*device, specs, options, flops_ceilings, progress);
 
     report::ResultTable table;
     table.section = "matmul";
@@ -223,8 +224,8 @@ struct MatmulCommand {
       const auto& s = r.spec;
       const std::string size =
           s.m == s.n && s.n == s.k ? std::to_string(s.m) : fmt::format("{}x{}x{}", s.m, s.n, s.k);
-      const bool ok = r.status == bench::Status::kOk;
-      failed += r.status == bench::Status::kFailed;
+      const bool ok = r.status == workloads::Status::kOk;
+      failed += r.status == workloads::Status::kFailed;
       if (!r.implementation.empty()) {
         chosen[s.impl + " " + devices::Name(s.dtype)] = r.implementation;
       }
@@ -272,19 +273,19 @@ struct Conv2dCommand {
     }
     for (const auto dt : dts) {
       for (const auto& [name, text] : named) {
-        devices::Conv2dSpec spec = bench::ParseConv2d(text);
+        devices::Conv2dSpec spec = workloads::ParseConv2d(text);
         spec.dtype = dt;
         list.emplace_back(name, spec);
       }
     }
-    const bench::RunnerOptions options = runner.Options();
+    const workloads::RunnerOptions options = runner.Options();
     auto device = OpenDevice(common);
     for (const auto& [name, spec] : list) {
-      bench::CheckMemory(*device, "conv2d " + name, bench::Conv2dBytes(spec));
+      workloads::CheckMemory(*device, "conv2d " + name, workloads::Conv2dBytes(spec));
     }
-    const bench::FlopsCeilings flops_ceilings = Ceilings(*device, ceilings, dts);
-    bench::Progress progress("bench conv2d");
-    const auto results = bench::RunConv2d(*device, list, options, flops_ceilings, progress);
+    const workloads::FlopsCeilings flops_ceilings = Ceilings(*device, ceilings, dts);
+    workloads::Progress progress("bench conv2d");
+    const auto results = workloads::RunConv2d(*device, list, options, flops_ceilings, progress);
     report::ResultTable table;
     table.section = "conv2d";
     table.title = fmt::format("conv2d forward on {} ({} threads), fp32 output",
@@ -302,14 +303,15 @@ struct Conv2dCommand {
                                            RatingColumns());
     int failed = 0;
     for (const auto& r : results) {
-      const bool ok = r.status == bench::Status::kOk;
-      failed += r.status == bench::Status::kFailed;
-      table.AddRow(Concat<Value>(
-          {r.key, r.config, bench::FormatConv2d(r.spec), std::string(devices::Name(r.spec.dtype))},
-          TimingValues(r),
-          {r.macs, static_cast<int64_t>(r.flops), static_cast<double>(r.macs) / 1e9, r.flops / 1e9,
-           ok ? Value{r.flops_per_second / 1e12} : Value{}},
-          RatingValues(r)));
+      const bool ok = r.status == workloads::Status::kOk;
+      failed += r.status == workloads::Status::kFailed;
+      table.AddRow(
+          Concat<Value>({r.key, r.config, workloads::FormatConv2d(r.spec),
+                         std::string(devices::Name(r.spec.dtype))},
+                        TimingValues(r),
+                        {r.macs, static_cast<int64_t>(r.flops), static_cast<double>(r.macs) / 1e9,
+                         r.flops / 1e9, ok ? Value{r.flops_per_second / 1e12} : Value{}},
+                        RatingValues(r)));
     }
     table.notes.push_back(
         "MACs = N x Cout x Hout x Wout x Cin/groups x kh x kw; FLOPs = 2 x MACs (the field "
@@ -331,11 +333,11 @@ struct RooflineCommand {
   RunnerFlags runner;
 
   void Run() const {
-    const bench::RunnerOptions options = runner.Options();
+    const workloads::RunnerOptions options = runner.Options();
     auto device = OpenDevice(common);
-    bench::Progress progress("bench roofline");
+    workloads::Progress progress("bench roofline");
     core::Ceilings ceilings;
-    const auto results = bench::RunRoofline(*device, options, progress, ceilings);
+    const auto results = workloads::RunRoofline(*device, options, progress, ceilings);
     const std::string path = common.out.empty() ? "ceilings.json" : common.out;
     core::SaveCeilings(ceilings, path);
     report::ResultTable table;

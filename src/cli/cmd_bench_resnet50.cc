@@ -5,10 +5,10 @@
 #include <iostream>
 #include <map>
 
-#include "bench/resnet50.h"
 #include "cli/common.h"
 #include "core/machine.h"
 #include "core/text.h"
+#include "workloads/resnet50.h"
 
 namespace opscope::cli {
 namespace {
@@ -42,7 +42,7 @@ struct ResNet50Command {
       throw Error(ErrorCode::kInvalidArgument,
                   "--mode '" + core::EscapeForTerminal(mode) + "': use train or infer");
     }
-    bench::ResNetOptions options;
+    workloads::ResNetOptions options;
     options.shape.batch = batch;
     options.shape.image_size = image_size;
     options.training = mode == "train";
@@ -69,7 +69,7 @@ struct ResNet50Command {
                     "--trace records one run: give it without --threads-sweep");
       }
     }
-    std::vector<bench::ResNetResult> results;
+    std::vector<workloads::ResNetResult> results;
     std::string device_id, used_layout;
     for (const int threads : thread_counts) {
       CommonOptions c = common;
@@ -83,7 +83,7 @@ struct ResNet50Command {
       if (!Collecting())
         std::cerr << fmt::format("opscope: bench resnet50: {} batch {} on {} ({} threads)...\n",
                                  mode, batch, device_id, device->properties().compute_units);
-      results.push_back(bench::RunResNet50(*device, options));
+      results.push_back(workloads::RunResNet50(*device, options));
     }
     const int cores = core::GetMachineInfo().logical_cpus;
     const std::string what = fmt::format("ResNet-50 v1.5 {} on {}, batch {}, {}x{}, {}, {} layout",
@@ -136,7 +136,7 @@ struct ResNet50Command {
           "input (NCHW) is converted once to the first convolution's layout.");
     }
 
-    const bench::ResNetResult& r = results.back();
+    const workloads::ResNetResult& r = results.back();
     report::ResultTable memory;
     memory.section = "resnet50_memory";
     memory.title =

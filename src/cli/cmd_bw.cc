@@ -1,9 +1,9 @@
 // `opscope bw`: bandwidth by transfer type over a size sweep.
 #include <fmt/format.h>
 
-#include "bench/memory_bench.h"
 #include "cli/common.h"
 #include "core/text.h"
+#include "workloads/memory_bench.h"
 
 namespace opscope::cli {
 namespace {
@@ -26,17 +26,17 @@ struct BandwidthCommand {
                                                      "': use d2d, h2d, d2h, bidir");
       }
     }
-    const auto size_list = bench::ParseSizes(sizes);
+    const auto size_list = workloads::ParseSizes(sizes);
     if (min_reps < 1 || !(min_time_ms >= 0)) {
       throw Error(ErrorCode::kInvalidArgument, "--min-reps must be >= 1 and --min-time >= 0");
     }
-    bench::RunnerOptions runner;
+    workloads::RunnerOptions runner;
     runner.warmup = 2;
     runner.min_reps = min_reps;
     runner.min_time_ms = min_time_ms;
     auto device = OpenDevice(common);
-    bench::Progress progress("bw");
-    const auto results = bench::RunBandwidth(*device, type_list, size_list, runner, progress);
+    workloads::Progress progress("bw");
+    const auto results = workloads::RunBandwidth(*device, type_list, size_list, runner, progress);
     report::ResultTable table;
     table.section = "bandwidth";
     table.title = fmt::format(
@@ -59,19 +59,19 @@ struct BandwidthCommand {
                      {"note", "Note"}};
     int failed = 0;
     for (const auto& r : results) {
-      const bool measured = r.status != bench::Status::kWaived;
-      failed += r.status == bench::Status::kFailed;
+      const bool measured = r.status != workloads::Status::kWaived;
+      failed += r.status == workloads::Status::kFailed;
       const auto gbps = [&](double ms) {
         return ms > 0 ? Value{r.bytes_moved / (ms / 1e3) / 1e9} : Value{};
       };
-      table.AddRow({r.key, r.type, r.kernel, measured ? bench::FormatBytes(r.size_bytes) : "all",
-                    static_cast<int64_t>(r.size_bytes), measured ? Value{r.level} : Value{},
-                    std::string(bench::Name(r.status)),
-                    measured ? Value{r.stats.median_ms} : Value{},
-                    static_cast<int64_t>(r.bytes_moved),
-                    measured ? Value{r.bytes_per_second / 1e9} : Value{},
-                    measured ? gbps(r.stats.p90_ms) : Value{},
-                    measured ? gbps(r.stats.p10_ms) : Value{}, int64_t{r.repeat}, r.reason});
+      table.AddRow(
+          {r.key, r.type, r.kernel, measured ? workloads::FormatBytes(r.size_bytes) : "all",
+           static_cast<int64_t>(r.size_bytes), measured ? Value{r.level} : Value{},
+           std::string(workloads::Name(r.status)), measured ? Value{r.stats.median_ms} : Value{},
+           static_cast<int64_t>(r.bytes_moved),
+           measured ? Value{r.bytes_per_second / 1e9} : Value{},
+           measured ? gbps(r.stats.p90_ms) : Value{}, measured ? gbps(r.stats.p10_ms) : Value{},
+           int64_t{r.repeat}, r.reason});
     }
     table.notes.push_back(
         "1 GB = 1e9 bytes. d2d: memcpy and copy move 2 arrays per element (read one, "

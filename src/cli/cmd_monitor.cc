@@ -14,11 +14,11 @@
 #include <mutex>
 #include <thread>
 
-#include "bench/workload.h"
 #include "cli/common.h"
 #include "core/clock.h"
 #include "core/text.h"
 #include "monitor/watch.h"
+#include "workloads/workload.h"
 
 namespace opscope::cli {
 namespace {
@@ -51,10 +51,10 @@ struct MonitorCommand {
     if (interval_ns < 10000000)
       throw Error(ErrorCode::kInvalidArgument, "--interval: the shortest is 10ms");
     const bool external = !command.empty();
-    bench::WorkloadSpec spec;
+    workloads::WorkloadSpec spec;
     std::unique_ptr<devices::Device> device;
     if (!external) {
-      spec = bench::ParseWorkload(workload);
+      spec = workloads::ParseWorkload(workload);
       device = OpenDevice(common);
     }
     std::vector<std::string> notes;
@@ -95,7 +95,7 @@ struct MonitorCommand {
     std::this_thread::sleep_for(std::chrono::nanoseconds(idle_ns));
     const int64_t load_begin = core::MonotonicNs();
     loaded = true;
-    bench::WorkloadResult work;
+    workloads::WorkloadResult work;
     int child_status = -1;
     std::string failure;
     try {
@@ -106,7 +106,7 @@ struct MonitorCommand {
         std::thread worker([&] {
           SetThreadName("workload");
           try {
-            work = bench::RunWorkload(*device, spec, stop_work);
+            work = workloads::RunWorkload(*device, spec, stop_work);
           } catch (const std::exception& e) {
             failure = e.what();
           }

@@ -9,12 +9,12 @@
 #include <filesystem>
 #include <iostream>
 
-#include "bench/progress.h"
 #include "cli/common.h"
 #include "core/output.h"
 #include "core/text.h"
 #include "devices/registry.h"
 #include "report/run_report.h"
+#include "workloads/progress.h"
 
 namespace opscope::cli {
 namespace {
@@ -136,7 +136,7 @@ struct RunCommand {
     steps.push_back({"Analysis of the traces", analyze});
 
     const bool terminal = ::isatty(STDERR_FILENO) != 0;
-    bench::Progress::SetSilent(!terminal);  // quiet and machine-readable off a terminal
+    workloads::Progress::SetSilent(!terminal);  // quiet and machine-readable off a terminal
     std::vector<report::RunStep> results;
     for (size_t i = 0; i < steps.size(); ++i) {
       if (terminal) {

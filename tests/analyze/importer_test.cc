@@ -7,7 +7,7 @@
 #include "analyze/importers/chrome_json/chrome_json_importer.h"
 #include "analyze/importers/timestamps.h"
 #include "analyze/json_event_reader.h"
-#include "analyze/op_stats.h"
+#include "analyze/passes/op_stats.h"
 #include "opscope/opscope.h"
 #include "test_util.h"
 

@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "analyze/importer.h"
-#include "analyze/roofline.h"
+#include "analyze/passes/roofline.h"
 #include "collect/chrome_trace_writer.h"
 
 namespace opscope::analyze {

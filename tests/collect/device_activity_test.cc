@@ -8,8 +8,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "analyze/analyses.h"
 #include "analyze/importer.h"
+#include "analyze/pipeline.h"
 #include "core/clock.h"
 #include "opscope/opscope.h"
 #include "test_util.h"

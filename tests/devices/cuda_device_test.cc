@@ -2,13 +2,13 @@
 #include <gtest/gtest.h>
 
 #include "analyze/importer.h"
-#include "bench/memory_bench.h"
-#include "bench/operators.h"
 #include "collect/device_activity.h"
 #include "devices/backend.h"
 #include "devices/registry.h"
 #include "opscope/opscope.h"
 #include "test_util.h"
+#include "workloads/memory_bench.h"
+#include "workloads/operators.h"
 
 namespace opscope {
 namespace {
@@ -42,8 +42,8 @@ class CudaDevice : public ::testing::Test {
     }
   }
   std::unique_ptr<devices::Device> device_;
-  bench::RunnerOptions quick_{1, 3, 0, 20, 2000};
-  bench::Progress quiet_{"test", false};
+  workloads::RunnerOptions quick_{1, 3, 0, 20, 2000};
+  workloads::Progress quiet_{"test", false};
 };
 
 TEST_F(CudaDevice, PropertiesAndMemoryAccounting) {
@@ -65,25 +65,25 @@ TEST_F(CudaDevice, MatmulEveryTypeAndLibraryIsVerified) {
   for (const DType dtype : {DType::kF32, DType::kTF32, DType::kBF16, DType::kF16}) {
     for (const char* impl : {"cublas", "cublaslt"}) specs.push_back({512, 384, 256, dtype, impl});
   }
-  for (const auto& r : bench::RunMatmul(*device_, specs, quick_, {}, quiet_)) {
-    EXPECT_EQ(r.status, bench::Status::kOk) << r.key << ": " << r.reason;
+  for (const auto& r : workloads::RunMatmul(*device_, specs, quick_, {}, quiet_)) {
+    EXPECT_EQ(r.status, workloads::Status::kOk) << r.key << ": " << r.reason;
     EXPECT_GT(r.flops_per_second, 0) << r.key;
   }
 }
 
 TEST_F(CudaDevice, Conv2dIsVerified) {
-  const devices::Conv2dSpec spec = bench::ParseConv2d("mb4ic32ih28oc64kh3ph1");
-  for (const auto& r : bench::RunConv2d(*device_, {{"small", spec}}, quick_, {}, quiet_)) {
-    EXPECT_EQ(r.status, bench::Status::kOk) << r.key << ": " << r.reason;
+  const devices::Conv2dSpec spec = workloads::ParseConv2d("mb4ic32ih28oc64kh3ph1");
+  for (const auto& r : workloads::RunConv2d(*device_, {{"small", spec}}, quick_, {}, quiet_)) {
+    EXPECT_EQ(r.status, workloads::Status::kOk) << r.key << ": " << r.reason;
   }
 }
 
 TEST_F(CudaDevice, EveryTransferChecksItsData) {
-  const auto results = bench::RunBandwidth(*device_, {"d2d", "h2d", "d2h", "bidir"},
-                                           {4096, 4 << 20}, quick_, quiet_);
+  const auto results = workloads::RunBandwidth(*device_, {"d2d", "h2d", "d2h", "bidir"},
+                                               {4096, 4 << 20}, quick_, quiet_);
   ASSERT_EQ(results.size(), 2u * 5 + 3u * 2 * 2);
   for (const auto& r : results) {
-    EXPECT_EQ(r.status, bench::Status::kOk) << r.key << ": " << r.reason;
+    EXPECT_EQ(r.status, workloads::Status::kOk) << r.key << ": " << r.reason;
     EXPECT_GT(r.bytes_per_second, 1e6) << r.key;
   }
 }

@@ -10,6 +10,7 @@
 
 #include "analyze/advisor.h"
 #include "analyze/importer.h"
+#include "analyze/pipeline.h"
 #include "opscope/opscope.h"
 #include "report/analysis_report.h"
 

@@ -16,7 +16,7 @@
 
 #include "analyze/importers/timestamps.h"
 #include "analyze/json_event_reader.h"
-#include "analyze/roofline.h"
+#include "analyze/passes/roofline.h"
 #include "core/text.h"
 #include "core/trace_schema.h"
 #include "opscope/opscope.h"

@@ -1,0 +1,49 @@
+// The results of every analysis pass over one trace, each pass filling its own
+// fields (passes/pass.h), and what the pipeline is given.
+#ifndef OPSCOPE_ANALYZE_ANALYSIS_H_
+#define OPSCOPE_ANALYZE_ANALYSIS_H_
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "analyze/passes/cpu_fallback.h"
+#include "analyze/passes/device_busy.h"
+#include "analyze/passes/fusion.h"
+#include "analyze/passes/launch.h"
+#include "analyze/passes/layout.h"
+#include "analyze/passes/long_tail.h"
+#include "analyze/passes/op_stats.h"
+#include "analyze/passes/roofline.h"
+#include "analyze/passes/steps.h"
+#include "analyze/passes/transfers.h"
+
+namespace opscope::analyze {
+
+struct AnalysisOptions {
+  // Measured ceilings (ceilings.json); without them, datasheet figures for a
+  // device the trace names, else none (the roofline shows no bound).
+  std::optional<RooflineCeilings> ceilings;
+  // Passes run at once at most; 0: one per core.
+  int threads = 0;
+};
+
+struct Analysis {
+  std::optional<RooflineCeilings> ceilings;  // resolved before any pass runs
+  std::vector<OpStats> operators;            // op_stats
+  DeviceBusy busy;                           // device_busy
+  std::vector<StepBreakdown> steps;          // steps
+  std::vector<TransferStats> transfers;      // transfers
+  LayoutShare layout;                        // layout
+  std::vector<LongTail> long_tail;           // long_tail
+  CpuFallback fallback;                      // cpu_fallback
+  LaunchBound launch;                        // launch
+  std::vector<FusionCandidate> fusion;       // fusion
+  std::vector<OpRoofline> roofline;          // roofline
+  int64_t device_ns = 0;                     // device_time: all device event time
+  int64_t fp32_gemm_ns = 0;  // device_time: device time in fp32 GEMM kernels (sgemm)
+};
+
+}  // namespace opscope::analyze
+
+#endif  // OPSCOPE_ANALYZE_ANALYSIS_H_

@@ -1,0 +1,59 @@
+#include "analyze/passes/cpu_fallback.h"
+
+#include <algorithm>
+#include <map>
+
+#include "analyze/analysis.h"
+#include "analyze/intervals.h"
+
+namespace opscope::analyze {
+
+CpuFallback ComputeCpuFallback(const TraceModel& model) {
+  CpuFallback out;
+  int64_t device_total = 0;
+  std::map<std::string, int64_t> ai_cpu;
+  std::vector<Interval> launches;  // host calls that put work on the device
+  bool has_device = false;
+  for (size_t e = 0; e < model.size(); ++e) {
+    if (IsDevice(model.cls[e])) {
+      has_device = true;
+      device_total += model.duration_ns[e];
+      if (model.String(model.kind[e]) == "AI_CPU") {
+        ++out.ai_cpu_count;
+        out.ai_cpu_ns += model.duration_ns[e];
+        ai_cpu[std::string(model.String(model.name[e]))] += model.duration_ns[e];
+      }
+    } else if (model.cls[e] == EventClass::kRuntime) {
+      launches.push_back({model.start_ns[e], model.start_ns[e] + model.duration_ns[e]});
+    }
+  }
+  out.ai_cpu_share_pct = device_total > 0 ? 100.0 * out.ai_cpu_ns / device_total : 0;
+  out.ai_cpu_top.assign(ai_cpu.begin(), ai_cpu.end());
+  std::sort(out.ai_cpu_top.begin(), out.ai_cpu_top.end(),
+            [](const auto& a, const auto& b) { return a.second > b.second; });
+  if (out.ai_cpu_top.size() > 5) out.ai_cpu_top.resize(5);
+  if (!has_device || launches.empty()) return out;
+  const auto merged = Union(launches);
+  std::map<std::string, int64_t> host_only;
+  for (size_t e = 0; e < model.size(); ++e) {
+    if (model.cls[e] != EventClass::kHostOp || model.duration_ns[e] < 1000000) continue;
+    const int64_t b = model.start_ns[e];
+    if (Covered(merged, b, b + model.duration_ns[e]) == 0) {
+      host_only[std::string(model.String(model.name[e]))] += model.duration_ns[e];
+    }
+  }
+  out.host_only_ops.assign(host_only.begin(), host_only.end());
+  std::sort(out.host_only_ops.begin(), out.host_only_ops.end(),
+            [](const auto& a, const auto& b) { return a.second > b.second; });
+  if (out.host_only_ops.size() > 5) out.host_only_ops.resize(5);
+  return out;
+}
+
+Pass CpuFallbackPass() {
+  return {"cpu_fallback",
+          "What work fell back to a CPU?",
+          {},
+          [](const TraceModel& model, Analysis& a) { a.fallback = ComputeCpuFallback(model); }};
+}
+
+}  // namespace opscope::analyze

@@ -1,0 +1,31 @@
+// Analysis pass "cpu_fallback": Work that fell back to a CPU: Ascend AI CPU tasks, and long host
+// operators that launched no device work.
+#ifndef OPSCOPE_ANALYZE_PASSES_CPU_FALLBACK_H_
+#define OPSCOPE_ANALYZE_PASSES_CPU_FALLBACK_H_
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "analyze/passes/pass.h"
+#include "analyze/trace_model.h"
+
+namespace opscope::analyze {
+
+struct CpuFallback {
+  int64_t ai_cpu_count = 0, ai_cpu_ns = 0;  // device tasks run by the AI CPU (Ascend)
+  double ai_cpu_share_pct = 0;              // of device time
+  std::vector<std::pair<std::string, int64_t>> ai_cpu_top;
+  // Host operators of at least 1 ms that launched no device work (a trace with a device).
+  std::vector<std::pair<std::string, int64_t>> host_only_ops;
+};
+
+CpuFallback ComputeCpuFallback(const TraceModel& model);
+
+// Its entry in the pass table.
+Pass CpuFallbackPass();
+
+}  // namespace opscope::analyze
+
+#endif  // OPSCOPE_ANALYZE_PASSES_CPU_FALLBACK_H_

@@ -1,0 +1,31 @@
+// Analysis pass "long_tail": Which operators have a long tail: p99 far above their median.
+#ifndef OPSCOPE_ANALYZE_PASSES_LONG_TAIL_H_
+#define OPSCOPE_ANALYZE_PASSES_LONG_TAIL_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "analyze/passes/op_stats.h"
+#include "analyze/passes/pass.h"
+#include "analyze/trace_model.h"
+
+namespace opscope::analyze {
+
+struct LongTail {
+  std::string name;
+  EventClass cls;
+  int64_t count, p50_ns, p99_ns, max_ns;
+  double ratio;  // p99 / p50
+};
+
+// Operators called at least 10 times whose p99 is at least 3x their median,
+// from the operator statistics (steps left out).
+std::vector<LongTail> ComputeLongTail(const std::vector<OpStats>& operators);
+
+// Its entry in the pass table.
+Pass LongTailPass();
+
+}  // namespace opscope::analyze
+
+#endif  // OPSCOPE_ANALYZE_PASSES_LONG_TAIL_H_

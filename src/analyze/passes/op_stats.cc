@@ -1,0 +1,112 @@
+#include "analyze/passes/op_stats.h"
+
+#include <algorithm>
+#include <array>
+
+#include "analyze/analysis.h"
+#include "analyze/flat_map.h"
+
+namespace opscope::analyze {
+namespace {
+
+// Where the nearest-rank percentile q of n sorted values lies.
+size_t RankIndex(size_t n, double q) {
+  return std::min(static_cast<size_t>(q * static_cast<double>(n - 1) + 0.5), n - 1);
+}
+
+// The events grouped by name and class, in order of first appearance: count,
+// total, mean, p50, p99, max, flops, bytes (no share yet). Derived rows and
+// spans of the whole trace (class kOther) are left out.
+std::vector<OpStats> GroupByNameAndClass(const TraceModel& model) {
+  // Pass 1: each event's group, and the sums.
+  Int64Map<uint32_t> index;  // (name << 8 | class) -> group + 1
+  std::vector<uint32_t> group_of(model.size(), UINT32_MAX);
+  std::vector<OpStats> out;
+  std::vector<uint8_t> all_flops, all_bytes;
+  for (size_t e = 0; e < model.size(); ++e) {
+    const EventClass cls = model.cls[e];
+    if (cls == EventClass::kDerived || cls == EventClass::kOther) continue;
+    uint32_t& slot = index[static_cast<int64_t>(model.name[e]) << 8 | static_cast<int64_t>(cls)];
+    if (slot == 0) {
+      OpStats s;
+      s.name = std::string(model.String(model.name[e]));
+      s.cls = cls;
+      s.flops = s.bytes = 0;
+      out.push_back(std::move(s));
+      all_flops.push_back(1), all_bytes.push_back(1);
+      slot = static_cast<uint32_t>(out.size());
+    }
+    const uint32_t g = slot - 1;
+    group_of[e] = g;
+    OpStats& s = out[g];
+    ++s.count;
+    s.total_ns += model.duration_ns[e];
+    all_flops[g] &= model.flops[e] >= 0;
+    all_bytes[g] &= model.bytes[e] >= 0;
+    s.flops += std::max<int64_t>(model.flops[e], 0);
+    s.bytes += std::max<int64_t>(model.bytes[e], 0);
+  }
+  // Pass 2: the durations of each group side by side, then its percentiles.
+  std::vector<size_t> begin(out.size() + 1, 0);
+  for (size_t g = 0; g < out.size(); ++g) begin[g + 1] = begin[g] + out[g].count;
+  std::vector<int64_t> durations(begin.back());
+  std::vector<size_t> fill(begin.begin(), begin.end() - 1);
+  for (size_t e = 0; e < model.size(); ++e) {
+    if (group_of[e] != UINT32_MAX) durations[fill[group_of[e]]++] = model.duration_ns[e];
+  }
+  for (size_t g = 0; g < out.size(); ++g) {
+    OpStats& s = out[g];
+    Percentiles(durations.begin() + begin[g], durations.begin() + begin[g + 1], s.p50_ns, s.p99_ns,
+                s.max_ns);
+    s.mean_ns = static_cast<double>(s.total_ns) / static_cast<double>(s.count);
+    if (!all_flops[g]) s.flops = -1;
+    if (!all_bytes[g]) s.bytes = -1;
+  }
+  return out;
+}
+
+}  // namespace
+
+void Percentiles(std::vector<int64_t>::iterator first, std::vector<int64_t>::iterator last,
+                 int64_t& p50, int64_t& p99, int64_t& max) {
+  const size_t n = static_cast<size_t>(last - first);
+  if (n == 0) {
+    p50 = p99 = max = 0;
+    return;
+  }
+  const size_t i99 = RankIndex(n, 0.99), i50 = RankIndex(n, 0.5);
+  std::nth_element(first, first + i99, last);
+  p99 = first[i99];
+  max = *std::max_element(first + i99, last);
+  std::nth_element(first, first + i50, first + i99 + 1);
+  p50 = first[i50];
+}
+
+std::vector<OpStats> ComputeOpStats(const TraceModel& model) {
+  std::vector<OpStats> out = GroupByNameAndClass(model);
+  std::array<int64_t, 16> class_total{};
+  int64_t device_total = 0;
+  for (const OpStats& s : out) {
+    (IsDevice(s.cls) ? device_total : class_total[static_cast<size_t>(s.cls)]) += s.total_ns;
+  }
+  for (OpStats& s : out) {
+    const int64_t domain = IsDevice(s.cls) ? device_total : class_total[static_cast<size_t>(s.cls)];
+    s.share_pct =
+        domain > 0 ? 100.0 * static_cast<double>(s.total_ns) / static_cast<double>(domain) : 0;
+  }
+  std::sort(out.begin(), out.end(), [](const OpStats& a, const OpStats& b) {
+    if (a.total_ns != b.total_ns) return a.total_ns > b.total_ns;
+    if (a.name != b.name) return a.name < b.name;
+    return a.cls < b.cls;
+  });
+  return out;
+}
+
+Pass OpStatsPass() {
+  return {"op_stats",
+          "Which operators take the time: count, total, percentiles, share.",
+          {},
+          [](const TraceModel& model, Analysis& a) { a.operators = ComputeOpStats(model); }};
+}
+
+}  // namespace opscope::analyze

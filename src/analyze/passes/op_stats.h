@@ -1,0 +1,39 @@
+// Operator statistics: per name and class, count, total, mean, p50, p99, max,
+// and the share of its domain's time (device classes: all device event time;
+// host classes: all host event time of the same class).
+#ifndef OPSCOPE_ANALYZE_PASSES_OP_STATS_H_
+#define OPSCOPE_ANALYZE_PASSES_OP_STATS_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "analyze/passes/pass.h"
+#include "analyze/trace_model.h"
+
+namespace opscope::analyze {
+
+struct OpStats {
+  std::string name;
+  EventClass cls;
+  int64_t count = 0;
+  int64_t total_ns = 0, p50_ns = 0, p99_ns = 0, max_ns = 0;
+  double mean_ns = 0;
+  double share_pct = 0;
+  int64_t flops = -1, bytes = -1;  // summed where every call reports them
+};
+
+// Sorted by total time, longest first. Derived rows and spans of the whole
+// trace (class kOther) are left out.
+std::vector<OpStats> ComputeOpStats(const TraceModel& model);
+
+// Nearest-rank p50 and p99, and the maximum, of [first, last) (reordered).
+void Percentiles(std::vector<int64_t>::iterator first, std::vector<int64_t>::iterator last,
+                 int64_t& p50, int64_t& p99, int64_t& max);
+
+// Its entry in the pass table.
+Pass OpStatsPass();
+
+}  // namespace opscope::analyze
+
+#endif  // OPSCOPE_ANALYZE_PASSES_OP_STATS_H_

@@ -1,0 +1,28 @@
+// The analysis passes opscope runs, one line each: the only place a new pass is
+// registered. The order is the order of registration; the pipeline runs each
+// pass after the passes it needs.
+#include "analyze/passes/cpu_fallback.h"
+#include "analyze/passes/device_busy.h"
+#include "analyze/passes/device_time.h"
+#include "analyze/passes/fusion.h"
+#include "analyze/passes/launch.h"
+#include "analyze/passes/layout.h"
+#include "analyze/passes/long_tail.h"
+#include "analyze/passes/op_stats.h"
+#include "analyze/passes/pass.h"
+#include "analyze/passes/roofline.h"
+#include "analyze/passes/steps.h"
+#include "analyze/passes/transfers.h"
+
+namespace opscope::analyze {
+
+const std::vector<Pass>& Passes() {
+  static const std::vector<Pass> passes = {
+      OpStatsPass(), DeviceBusyPass(), StepsPass(),       TransfersPass(),
+      LayoutPass(),  LongTailPass(),   CpuFallbackPass(), LaunchPass(),
+      FusionPass(),  RooflinePass(),   DeviceTimePass(),
+  };
+  return passes;
+}
+
+}  // namespace opscope::analyze

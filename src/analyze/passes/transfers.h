@@ -1,0 +1,29 @@
+// Analysis pass "transfers": How much device time goes into memory copies, by direction, and at
+// what bandwidth.
+#ifndef OPSCOPE_ANALYZE_PASSES_TRANSFERS_H_
+#define OPSCOPE_ANALYZE_PASSES_TRANSFERS_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "analyze/passes/pass.h"
+#include "analyze/trace_model.h"
+
+namespace opscope::analyze {
+
+struct TransferStats {
+  std::string direction;  // "HtoD", "DtoH", "DtoD", "PtoP", "other"
+  int64_t count = 0, bytes = -1, total_ns = 0;
+  double share_of_device_pct = 0;
+  double gbps = 0;  // bytes / time, when bytes are known
+};
+
+std::vector<TransferStats> ComputeTransfers(const TraceModel& model);
+
+// Its entry in the pass table.
+Pass TransfersPass();
+
+}  // namespace opscope::analyze
+
+#endif  // OPSCOPE_ANALYZE_PASSES_TRANSFERS_H_

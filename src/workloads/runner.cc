@@ -1,0 +1,65 @@
+#include "workloads/runner.h"
+
+#include <algorithm>
+#include <numeric>
+
+namespace opscope::workloads {
+
+double Percentile(const std::vector<double>& sorted, double q) {
+  if (sorted.empty()) return 0;
+  const double position = q * static_cast<double>(sorted.size() - 1);
+  const size_t lower = static_cast<size_t>(position);
+  const size_t upper = std::min(lower + 1, sorted.size() - 1);
+  const double fraction = position - static_cast<double>(lower);
+  return sorted[lower] + (sorted[upper] - sorted[lower]) * fraction;
+}
+
+Stats Summarize(double first_run_ms, std::vector<double> samples) {
+  Stats stats;
+  stats.first_run_ms = first_run_ms;
+  std::sort(samples.begin(), samples.end());
+  stats.reps = static_cast<int>(samples.size());
+  if (samples.empty()) return stats;
+  stats.median_ms = Percentile(samples, 0.5);
+  stats.p10_ms = Percentile(samples, 0.1);
+  stats.p90_ms = Percentile(samples, 0.9);
+  stats.min_ms = samples.front();
+  stats.mean_ms = std::accumulate(samples.begin(), samples.end(), 0.0) / samples.size();
+  return stats;
+}
+
+Stats Measure(devices::Device& device, const std::function<void(int)>& run,
+              const RunnerOptions& options) {
+  auto timer = device.CreateTimer();
+  int call = 0;
+  timer->Start();
+  run(call++);
+  const double first = timer->StopMs();
+  for (int i = 0; i < options.warmup; ++i) run(call++);
+  device.Synchronize();
+  std::vector<double> samples;
+  double total = 0;
+  while (true) {
+    const int reps = static_cast<int>(samples.size());
+    const bool enough = reps >= options.min_reps && total >= options.min_time_ms;
+    const bool too_many = reps >= options.max_reps || (total >= options.max_time_ms && reps >= 3);
+    if (enough || too_many) break;
+    timer->Start();
+    run(call++);
+    const double ms = timer->StopMs();
+    samples.push_back(ms);
+    total += ms;
+  }
+  return Summarize(first, std::move(samples));
+}
+
+int RotationSets(const devices::DeviceProperties& properties, size_t working_set_bytes,
+                 int max_sets) {
+  uint64_t llc = 0;
+  for (const auto& cache : properties.caches) llc = std::max(llc, cache.bytes);
+  if (llc == 0 || working_set_bytes == 0 || working_set_bytes >= 2 * llc) return 1;
+  const uint64_t sets = (2 * llc + working_set_bytes - 1) / working_set_bytes;
+  return static_cast<int>(std::min<uint64_t>(sets, static_cast<uint64_t>(max_sets)));
+}
+
+}  // namespace opscope::workloads

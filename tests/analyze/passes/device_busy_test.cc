@@ -1,0 +1,54 @@
+// The device_busy pass on a trace whose gaps and causes are known by construction.
+#include "analyze/passes/device_busy.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "analyze/model_builder.h"
+#include "analyze/names.h"
+#include "analyze/pipeline.h"
+
+namespace opscope::analyze {
+namespace {
+
+using model_builder::Builder;
+
+TEST(DeviceBusy, GapsAndTheirCauses) {
+  Builder b;
+  b.Add(EventClass::kKernel, "gemm", 0, 100)
+      .Add(EventClass::kKernel, "gemm", 200, 300)  // gap 100..200: host launching
+      .Add(EventClass::kRuntime, "cudaLaunchKernel", 110, 190)
+      .Add(EventClass::kKernel, "relu", 500, 600)  // gap 300..500: host waits on a sync
+      .Add(EventClass::kSync, "cudaStreamSynchronize", 300, 480)
+      .Add(EventClass::kKernel, "relu", 1000, 1100)  // gap 600..1000: data loading
+      .Add(EventClass::kAnnotation, "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__",
+           600, 1000)
+      .Add(EventClass::kKernel, "relu", 1150, 1200);  // gap 1100..1150: nothing on the host
+  const DeviceBusy busy = ComputeDeviceBusy(b.model, 10000, 10, 12);
+  ASSERT_TRUE(busy.has_device);
+  EXPECT_EQ(busy.window_end_ns - busy.window_begin_ns, 1200000);
+  EXPECT_EQ(busy.busy_ns, 450000);  // 100 + 100 + 100 + 100 + 50 us
+  EXPECT_DOUBLE_EQ(busy.busy_pct, 37.5);
+  ASSERT_EQ(busy.gaps.size(), 4u);
+  EXPECT_EQ(busy.gaps[0].duration_ns, 400000);
+  EXPECT_EQ(busy.gaps[0].cause, "data loading");
+  EXPECT_EQ(busy.gaps[1].cause, "synchronization wait");
+  EXPECT_NE(busy.gaps[1].evidence.find("cudaStreamSynchronize"), std::string::npos);
+  EXPECT_EQ(busy.gaps[2].cause, "host-bound");
+  EXPECT_NE(busy.gaps[2].evidence.find("cudaLaunchKernel"), std::string::npos);
+  EXPECT_EQ(busy.gaps[3].cause, "no host activity");
+  ASSERT_EQ(busy.timeline_pct.size(), 12u);
+  EXPECT_DOUBLE_EQ(busy.timeline_pct[0], 100.0);  // 0..100 us
+  EXPECT_DOUBLE_EQ(busy.timeline_pct[7], 0.0);    // 700..800 us
+  EXPECT_FALSE(ComputeDeviceBusy(Builder().Add(EventClass::kHostOp, "x", 0, 1).model).has_device);
+  // Found by the fuzzer: device events that all last zero time.
+  EXPECT_FALSE(ComputeDeviceBusy(Builder().Add(EventClass::kKernel, "k", 5, 5).model).has_device);
+}
+
+}  // namespace
+}  // namespace opscope::analyze

@@ -1,0 +1,60 @@
+#include "workloads/runner.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <thread>
+
+#include "devices/registry.h"
+
+namespace opscope::workloads {
+namespace {
+
+TEST(Runner, PercentilesInterpolate) {
+  const std::vector<double> v = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11};
+  EXPECT_DOUBLE_EQ(Percentile(v, 0.5), 6);
+  EXPECT_DOUBLE_EQ(Percentile(v, 0.1), 2);
+  EXPECT_DOUBLE_EQ(Percentile(v, 0.9), 10);
+  EXPECT_DOUBLE_EQ(Percentile({4, 8}, 0.5), 6);
+  const Stats s = Summarize(9, {5, 1, 3});
+  EXPECT_DOUBLE_EQ(s.median_ms, 3);
+  EXPECT_DOUBLE_EQ(s.min_ms, 1);
+  EXPECT_DOUBLE_EQ(s.first_run_ms, 9);
+  EXPECT_EQ(s.reps, 3);
+}
+
+// The first run is timed apart, warm-up runs are excluded, and the count and time
+// minimums both hold.
+TEST(Runner, FirstRunAndWarmupStayOutOfTheSamples) {
+  auto device = devices::OpenDevice("cpu");
+  std::vector<int> calls;
+  RunnerOptions options;
+  options.warmup = 2;
+  options.min_reps = 7;
+  options.min_time_ms = 20;
+  const Stats s = Measure(
+      *device,
+      [&](int i) {
+        calls.push_back(i);
+        std::this_thread::sleep_for(std::chrono::milliseconds(i == 0 ? 40 : i < 3 ? 25 : 2));
+      },
+      options);
+  EXPECT_GE(s.first_run_ms, 40);
+  EXPECT_LT(s.median_ms, 20) << "warm-up or first run leaked into the samples";
+  EXPECT_GE(s.reps, 7);
+  EXPECT_EQ(static_cast<int>(calls.size()), 1 + 2 + s.reps);
+  EXPECT_GE(s.median_ms * s.reps, 15);
+}
+
+TEST(Runner, RotationDefeatsTheCache) {
+  devices::DeviceProperties p;
+  p.caches = {{"L1d", 48 << 10, 1}, {"L3", 32 << 20, 2}};
+  EXPECT_EQ(RotationSets(p, 100 << 20), 1);
+  EXPECT_EQ(RotationSets(p, 16 << 20), 4);
+  EXPECT_EQ(RotationSets(p, 1 << 10), 16);
+  p.caches.clear();
+  EXPECT_EQ(RotationSets(p, 1 << 10), 1);
+}
+
+}  // namespace
+}  // namespace opscope::workloads
