@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 JOBS ?= $(shell nproc)
 
-.PHONY: deps build run test test-release test-asan test-fuzz bench format clean
+.PHONY: deps build run test test-release test-asan test-minimal test-fuzz bench format clean
 
 deps:
 	@scripts/install-deps
@@ -17,7 +17,7 @@ REPORT := opscope-report
 run: build
 	build/release/opscope run --out $(REPORT)
 
-test: test-release test-asan test-fuzz
+test: test-release test-asan test-minimal test-fuzz
 
 test-release: build
 	ctest --preset release -j $(JOBS)
@@ -27,6 +27,13 @@ test-asan: deps
 	cmake --preset asan >/dev/null
 	cmake --build --preset asan -j $(JOBS)
 	ctest --preset asan -j $(JOBS)
+
+# The analyzer, reports and monitoring built without any backend (no oneDNN,
+# OpenBLAS, OpenMP or CUDA): the layers that must not depend on them.
+test-minimal: deps
+	cmake --preset minimal >/dev/null
+	cmake --build --preset minimal -j $(JOBS)
+	ctest --preset minimal -j $(JOBS)
 
 # Each importer's libFuzzer target for a bounded time (OPSCOPE_FUZZ_SECONDS).
 test-fuzz: deps

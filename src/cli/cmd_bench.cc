@@ -118,12 +118,8 @@ workloads::FlopsCeilings Ceilings(devices::Device& device, const std::string& fi
   quick.warmup = 1;
   std::string methods;
   for (const auto dtype : dtypes) {
-    // A GPU's FMA loop runs on the CUDA cores; tensor-core types have no such ceiling.
-    if (device.properties().kind != "cpu" && dtype != devices::DType::kF32) continue;
-    if (device.properties().kind == "cpu" && dtype != devices::DType::kF32 &&
-        dtype != devices::DType::kBF16) {
-      continue;
-    }
+    const auto& measurable = device.properties().capabilities.peak_loop_dtypes;
+    if (std::find(measurable.begin(), measurable.end(), dtype) == measurable.end()) continue;
     const auto r = workloads::MeasureFlopsCeiling(device, dtype, quick);
     c.flops_per_second[devices::Name(dtype)] = r.measured;
     methods += fmt::format("{}{} {:.1f} GFLOP/s ({})", methods.empty() ? "" : "; ",
@@ -192,9 +188,9 @@ struct MatmulCommand {
       }
     }
     for (const auto& spec : specs) {
-      const std::string why = device->MatmulNotApplicable(spec);
-      if (why.rfind("unknown implementation", 0) == 0)
-        throw Error(ErrorCode::kInvalidArgument, "--impl: " + why);
+      const devices::Applicability applicability = device->MatmulApplicability(spec);
+      if (applicability.reason == devices::NotApplicableReason::kUnknownImplementation)
+        throw Error(ErrorCode::kInvalidArgument, "--impl: " + applicability.text);
       workloads::CheckMemory(
           *device,
           fmt::format("matmul {}x{}x{} {}", spec.m, spec.n, spec.k, devices::Name(spec.dtype)),

@@ -76,9 +76,9 @@ struct ResNet50Command {
       c.threads = threads;
       auto device = OpenDevice(c);
       device_id = device->properties().id;
-      used_layout = !layout.empty()                      ? layout
-                    : device->properties().kind == "cpu" ? "blocked"
-                                                         : "nchw";
+      used_layout = !layout.empty()
+                        ? layout
+                        : devices::Name(device->properties().capabilities.network_layout);
       options.layout = ParseLayout(used_layout);
       if (!Collecting())
         std::cerr << fmt::format("opscope: bench resnet50: {} batch {} on {} ({} threads)...\n",

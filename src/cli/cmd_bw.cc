@@ -79,19 +79,7 @@ struct BandwidthCommand {
         "h2d, d2h: the bytes crossing the host link, each counted once; bidir: h2d and d2h "
         "at once, both directions counted. 'pinned' copies from page-locked host memory, "
         "'pageable' from malloc'd memory.");
-    if (device->properties().kind == "cpu") {
-      table.notes.push_back(
-          "memcpy is the device's copy: glibc memcpy (split over the threads above 1 MiB), "
-          "and AVX-512 streaming stores over the threads for arrays larger than the "
-          "last-level cache; "
-          "copy/scale/add/triad are STREAM kernels, repeated in place until a run "
-          "moves >= 16 MiB per array so cache-sized arrays measure the cache.");
-    } else {
-      table.notes.push_back(
-          "memcpy is the runtime's device-to-device copy (cudaMemcpyAsync); copy/scale/add/"
-          "triad are STREAM kernels on the SMs (16-byte loads and stores), repeated until a "
-          "run moves >= 16 MiB per array. Times are device-event times on one stream.");
-    }
+    table.notes.push_back(device->properties().capabilities.copy_method);
     table.notes.push_back(
         "'Fits in': the smallest cache level holding each thread's share of the "
         "arrays (at 3/4 of its size).");

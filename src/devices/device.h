@@ -20,6 +20,7 @@
 
 #include "devices/dtype.h"
 #include "devices/network.h"
+#include "opscope/opscope.h"
 
 namespace opscope::devices {
 
@@ -36,6 +37,38 @@ struct CacheLevel {
   int shared_by = 1;  // logical CPUs sharing one instance
 };
 
+// Why a case cannot run on a device: a code for programs, a text for people
+// (reports show it as WAIVED, never as failed).
+enum class NotApplicableReason : uint8_t {
+  kApplicable,             // it can run
+  kUnknownImplementation,  // the implementation named is not one this device has
+  kUnsupportedDtype,       // the data type is not one this implementation takes here
+  kNoSuchCopy,             // the copy kind does not exist on this device
+  kMissingFeature,         // the hardware or library lacks what the case needs
+  kTooLarge,               // a dimension or size beyond what the implementation takes
+};
+
+struct Applicability {
+  NotApplicableReason reason = NotApplicableReason::kApplicable;
+  std::string text;  // empty when applicable
+  bool applicable() const { return reason == NotApplicableReason::kApplicable; }
+  static Applicability Yes() { return {}; }
+  static Applicability No(NotApplicableReason reason, std::string text) {
+    return {reason, std::move(text)};
+  }
+};
+
+// What a backend's devices can do, asked of the device instead of comparing
+// kind strings.
+struct DeviceCapabilities {
+  Layout network_layout = Layout::kNchw;   // the layout networks run in unless told
+  std::vector<Activity> trace_activities;  // what a Profiler enables to trace work on it
+  std::vector<DType> peak_loop_dtypes;     // the dtypes CreatePeakLoop measures
+  bool has_host_link = false;              // h2d and d2h copies exist (not the CPU)
+  // How copies and STREAM kernels are implemented, for reports.
+  std::string copy_method;
+};
+
 struct DeviceProperties {
   std::string id;    // "cpu", "cuda:0"
   std::string kind;  // "cpu", "cuda"
@@ -50,6 +83,7 @@ struct DeviceProperties {
   std::vector<CacheLevel> caches;
   uint64_t memory_bytes = 0;
   std::string runtime;  // library versions the kernels use
+  DeviceCapabilities capabilities;
 };
 
 // kBidirectional: a host-to-device and a device-to-host copy at once (CopyBidirectional).
@@ -166,8 +200,7 @@ class Device {
   virtual void Upload(void* device_dst, const void* host_src, size_t bytes);
   virtual void Download(void* host_dst, const void* device_src, size_t bytes);
 
-  // Empty when supported, else the reason it is not applicable.
-  virtual std::string CopyNotApplicable(CopyKind kind) const = 0;
+  virtual Applicability CopyApplicability(CopyKind kind) const = 0;
   // Enqueues a copy on the device's queue; host pointers come from AllocateHost.
   virtual void Copy(void* dst, const void* src, size_t bytes, CopyKind kind) = 0;
   // Enqueues host->device and device->host copies of `bytes` each that run at once.
@@ -177,8 +210,7 @@ class Device {
   virtual std::unique_ptr<Timer> CreateTimer() = 0;
 
   virtual std::vector<std::string> MatmulImpls() const = 0;
-  // Empty when the spec can run, else why not (WAIVED, not failed).
-  virtual std::string MatmulNotApplicable(const MatmulSpec& spec) const = 0;
+  virtual Applicability MatmulApplicability(const MatmulSpec& spec) const = 0;
   virtual std::unique_ptr<Kernel> CreateMatmul(const MatmulSpec& spec, const void* a, const void* b,
                                                float* c) = 0;
   virtual std::unique_ptr<Kernel> CreateConv2d(const Conv2dSpec& spec, const void* src,

@@ -1,4 +1,5 @@
-// Which backends this build has, and opening a device by name ("cpu", "cuda:0").
+// Which devices this build and machine have, and opening one by name ("cpu",
+// "cuda:0"), through the backends of devices/backend.h.
 #ifndef OPSCOPE_DEVICES_REGISTRY_H_
 #define OPSCOPE_DEVICES_REGISTRY_H_
 
@@ -6,19 +7,17 @@
 #include <string>
 #include <vector>
 
+#include "devices/backend.h"
 #include "devices/device.h"
 
 namespace opscope::devices {
 
-struct DeviceOptions {
-  int threads = 0;  // CPU worker threads; 0: all the CPUs this process may use
-};
-
-// The devices present, best first; the CPU is always there.
+// The devices present, best first (accelerators, then the CPU).
 std::vector<std::string> ListDevices();
 // The best device present: the default of --device.
 std::string DefaultDevice();
-// Throws Error(kUnsupported) for a device this build or machine does not have.
+// Throws Error(kUnsupported) for a device this build or machine does not have,
+// naming the kinds it has.
 std::unique_ptr<Device> OpenDevice(const std::string& name, const DeviceOptions& options = {});
 
 }  // namespace opscope::devices

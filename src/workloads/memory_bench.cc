@@ -191,8 +191,9 @@ std::vector<BandwidthResult> RunBandwidth(devices::Device& device,
                                    : c.type == "d2h"   ? devices::CopyKind::kDeviceToHost
                                    : c.type == "bidir" ? devices::CopyKind::kBidirectional
                                                        : devices::CopyKind::kDeviceToDevice;
-    const std::string why = device.CopyNotApplicable(kind);
-    if (!why.empty()) {
+    const devices::Applicability applicability = device.CopyApplicability(kind);
+    if (!applicability.applicable()) {
+      const std::string& why = applicability.text;
       // One row per transfer type that does not exist here, not one per size.
       const bool listed = std::any_of(results.begin(), results.end(),
                                       [&](const BandwidthResult& b) { return b.type == c.type; });

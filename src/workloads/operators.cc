@@ -143,10 +143,10 @@ std::vector<MatmulResult> RunMatmul(devices::Device& device,
                         spec.n, spec.k);
     progress.Step(++index, static_cast<int>(specs.size()), r.key);
     r.flops = 2.0 * spec.m * spec.n * spec.k;
-    const std::string waived = device.MatmulNotApplicable(spec);
-    if (!waived.empty()) {
+    const devices::Applicability applicability = device.MatmulApplicability(spec);
+    if (!applicability.applicable()) {
       r.status = Status::kWaived;
-      r.reason = waived;
+      r.reason = applicability.text;
       results.push_back(r);
       continue;
     }

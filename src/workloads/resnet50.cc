@@ -144,7 +144,11 @@ ResNetResult RunResNet50(devices::Device& device, const ResNetOptions& options) 
     p.record_shapes = true;
     p.process_name = "opscope bench resnet50";
     // Device work too, linked to the layer calls that launched it.
-    if (device.properties().kind == "cuda") p.activities.push_back(Activity::kCuda);
+    for (const Activity a : device.properties().capabilities.trace_activities) {
+      if (std::find(p.activities.begin(), p.activities.end(), a) == p.activities.end()) {
+        p.activities.push_back(a);
+      }
+    }
     p.on_trace_ready = [&](TraceData& trace) {
       trace.Export(options.trace_path);
       result.trace_file = options.trace_path;

@@ -86,7 +86,20 @@ TEST_F(CpuDeviceTest, CopiesByKind) {
   device_->Copy(dst.data(), src.data(), src.size(), CopyKind::kDeviceToDevice);
   device_->Synchronize();
   EXPECT_EQ(std::memcmp(src.data(), dst.data(), src.size()), 0);
-  EXPECT_FALSE(device_->CopyNotApplicable(CopyKind::kHostToDevice).empty());
+  const Applicability h2d = device_->CopyApplicability(CopyKind::kHostToDevice);
+  EXPECT_EQ(h2d.reason, NotApplicableReason::kNoSuchCopy);
+  EXPECT_FALSE(h2d.text.empty());
+  EXPECT_TRUE(device_->CopyApplicability(CopyKind::kDeviceToDevice).applicable());
+  EXPECT_EQ(device_->MatmulApplicability({64, 64, 64, DType::kF32, "nope"}).reason,
+            NotApplicableReason::kUnknownImplementation);
+  EXPECT_EQ(device_->MatmulApplicability({64, 64, 64, DType::kF16, "onednn"}).reason,
+            NotApplicableReason::kUnsupportedDtype);
+  // The capabilities the CLI and workloads ask for instead of the device's kind.
+  const DeviceCapabilities& c = device_->properties().capabilities;
+  EXPECT_EQ(c.network_layout, Layout::kBlocked);
+  EXPECT_FALSE(c.has_host_link);
+  EXPECT_FALSE(c.peak_loop_dtypes.empty());
+  EXPECT_FALSE(c.copy_method.empty());
   try {
     device_->Copy(dst.data(), src.data(), 16, CopyKind::kHostToDevice);
     FAIL();

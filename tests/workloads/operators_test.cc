@@ -218,7 +218,9 @@ class LinkDevice final : public devices::Device {
   void Free(void* p) override { cpu_->Free(p); }
   devices::MemoryStats memory_stats() const override { return cpu_->memory_stats(); }
   void ResetPeakMemory() override { cpu_->ResetPeakMemory(); }
-  std::string CopyNotApplicable(devices::CopyKind) const override { return {}; }
+  devices::Applicability CopyApplicability(devices::CopyKind) const override {
+    return devices::Applicability::Yes();
+  }
   void Copy(void* dst, const void* src, size_t bytes, devices::CopyKind kind) override {
     std::memcpy(dst, src, bytes);
     if (corrupt_) static_cast<char*>(dst)[bytes / 2] ^= 1;
@@ -233,8 +235,8 @@ class LinkDevice final : public devices::Device {
   void Synchronize() override {}
   std::unique_ptr<devices::Timer> CreateTimer() override { return cpu_->CreateTimer(); }
   std::vector<std::string> MatmulImpls() const override { return cpu_->MatmulImpls(); }
-  std::string MatmulNotApplicable(const devices::MatmulSpec& s) const override {
-    return cpu_->MatmulNotApplicable(s);
+  devices::Applicability MatmulApplicability(const devices::MatmulSpec& s) const override {
+    return cpu_->MatmulApplicability(s);
   }
   std::unique_ptr<devices::Kernel> CreateMatmul(const devices::MatmulSpec& s, const void* a,
                                                 const void* b, float* c) override {

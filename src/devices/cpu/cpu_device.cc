@@ -105,6 +105,17 @@ class CpuDevice final : public Device {
     SetOpenblasThreads(threads);
     properties_ = ProbeCpu(threads, MeasureClockGhz(pool_));
     properties_.runtime = OnednnVersion() + ", " + OpenblasVersion();
+    properties_.capabilities = DeviceCapabilities{
+        .network_layout = Layout::kBlocked,  // oneDNN's own blocked layouts, end to end
+        .trace_activities = {},              // its work is the host's: CPU scopes trace it
+        .peak_loop_dtypes = {DType::kF32, DType::kBF16},
+        .has_host_link = false,
+        .copy_method =
+            "memcpy is the device's copy: glibc memcpy (split over the threads above 1 MiB), "
+            "and AVX-512 streaming stores over the threads for arrays larger than the "
+            "last-level cache; copy/scale/add/triad are STREAM kernels, repeated in place until "
+            "a run moves >= 16 MiB per array so cache-sized arrays measure the cache.",
+    };
     for (const auto& cache : properties_.caches) {
       streaming_threshold_ = std::max<uint64_t>(streaming_threshold_, cache.bytes);
     }
@@ -141,14 +152,17 @@ class CpuDevice final : public Device {
 
   void ResetPeakMemory() override { ledger_.ResetPeak(); }
 
-  std::string CopyNotApplicable(CopyKind kind) const override {
-    if (kind == CopyKind::kDeviceToDevice) return {};
-    return "not applicable: host memory is device memory";
+  Applicability CopyApplicability(CopyKind kind) const override {
+    if (kind == CopyKind::kDeviceToDevice) return Applicability::Yes();
+    return Applicability::No(NotApplicableReason::kNoSuchCopy,
+                             "not applicable: host memory is device memory");
   }
 
   void Copy(void* dst, const void* src, size_t bytes, CopyKind kind) override {
-    const std::string why = CopyNotApplicable(kind);
-    if (!why.empty()) throw Error(ErrorCode::kUnsupported, std::string(Name(kind)) + ": " + why);
+    const Applicability a = CopyApplicability(kind);
+    if (!a.applicable()) {
+      throw Error(ErrorCode::kUnsupported, std::string(Name(kind)) + ": " + a.text);
+    }
     // Past the last-level cache, streaming stores skip the read-for-ownership of the
     // destination and win (bench/copy_vs_memcpy); below it, memcpy keeps data cached.
     if (bytes >= streaming_threshold_ && HasStreamingCopy()) {
@@ -166,22 +180,26 @@ class CpuDevice final : public Device {
     return {"onednn", "onednn-matmul", "openblas"};
   }
 
-  std::string MatmulNotApplicable(const MatmulSpec& spec) const override {
+  Applicability MatmulApplicability(const MatmulSpec& spec) const override {
     if (spec.impl != "onednn" && spec.impl != "onednn-matmul" && spec.impl != "openblas") {
-      return "unknown implementation '" + spec.impl + "' (cpu has onednn, onednn-matmul, openblas)";
+      return Applicability::No(
+          NotApplicableReason::kUnknownImplementation,
+          "unknown implementation '" + spec.impl + "' (cpu has onednn, onednn-matmul, openblas)");
     }
     if (spec.dtype != DType::kF32 && spec.dtype != DType::kBF16) {
-      return std::string(Name(spec.dtype)) +
-             " is a GPU tensor-core type; the cpu backend multiplies fp32 and bf16";
+      return Applicability::No(NotApplicableReason::kUnsupportedDtype,
+                               std::string(Name(spec.dtype)) +
+                                   " is a GPU tensor-core type; the cpu backend multiplies fp32 "
+                                   "and bf16");
     }
-    if (spec.impl == "openblas") return OpenblasNotApplicable(spec.dtype);
-    return {};
+    if (spec.impl == "openblas") return OpenblasApplicability(spec.dtype);
+    return Applicability::Yes();
   }
 
   std::unique_ptr<Kernel> CreateMatmul(const MatmulSpec& spec, const void* a, const void* b,
                                        float* c) override {
-    const std::string why = MatmulNotApplicable(spec);
-    if (!why.empty()) throw Error(ErrorCode::kUnsupported, why);
+    const Applicability applicability = MatmulApplicability(spec);
+    if (!applicability.applicable()) throw Error(ErrorCode::kUnsupported, applicability.text);
     if (spec.impl == "openblas") return CreateOpenblasMatmul(spec, a, b, c);
     return CreateOnednnMatmul(engine_, stream_, spec, a, b, c);
   }

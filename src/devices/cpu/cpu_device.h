@@ -5,8 +5,8 @@
 
 #include <memory>
 
+#include "devices/backend.h"
 #include "devices/device.h"
-#include "devices/registry.h"
 
 namespace opscope::devices::cpu {
 

@@ -18,29 +18,6 @@
 
 namespace opscope::devices {
 
-const char* Name(LayerKind kind) {
-  switch (kind) {
-    case LayerKind::kConv: return "Conv2D";
-    case LayerKind::kBatchNorm: return "BatchNorm";
-    case LayerKind::kRelu: return "ReLU";
-    case LayerKind::kMaxPool: return "MaxPool";
-    case LayerKind::kGlobalAvgPool: return "GlobalAvgPool";
-    case LayerKind::kLinear: return "Linear";
-    case LayerKind::kAdd: return "Add";
-    case LayerKind::kSoftmaxCrossEntropy: return "SoftmaxCrossEntropy";
-  }
-  return "?";
-}
-
-const char* Name(Layout layout) {
-  switch (layout) {
-    case Layout::kBlocked: return "blocked";
-    case Layout::kNchw: return "nchw";
-    case Layout::kNhwc: return "nhwc";
-  }
-  return "?";
-}
-
 namespace cpu {
 namespace {
 

@@ -57,11 +57,13 @@ std::unique_ptr<Kernel> CreateOpenblasMatmul(const MatmulSpec& spec, const void*
   return std::make_unique<OpenblasMatmul>(spec, a, b, c);
 }
 
-std::string OpenblasNotApplicable(DType dtype) {
+Applicability OpenblasApplicability(DType dtype) {
   if (dtype == DType::kBF16 && Sbgemm() == nullptr) {
-    return "not applicable: this OpenBLAS is built without bfloat16 (no cblas_sbgemm)";
+    return Applicability::No(
+        NotApplicableReason::kMissingFeature,
+        "not applicable: this OpenBLAS is built without bfloat16 (no cblas_sbgemm)");
   }
-  return {};
+  return Applicability::Yes();
 }
 
 void SetOpenblasThreads(int threads) { openblas_set_num_threads(threads); }

@@ -13,7 +13,7 @@ namespace opscope::devices::cpu {
 std::unique_ptr<Kernel> CreateOpenblasMatmul(const MatmulSpec& spec, const void* a, const void* b,
                                              float* c);
 // Empty when OpenBLAS can run `dtype`, else why not.
-std::string OpenblasNotApplicable(DType dtype);
+Applicability OpenblasApplicability(DType dtype);
 void SetOpenblasThreads(int threads);
 // "OpenBLAS 0.3.21 (core Haswell)": the kernels it actually runs.
 std::string OpenblasVersion();

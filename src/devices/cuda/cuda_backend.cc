@@ -1,4 +1,4 @@
-// The entry point of libopscope_cuda.so (see devices/backend.h).
+// The entry point of libopscope_backend_cuda.so (see devices/backend.h).
 #include <cuda_runtime.h>
 
 #include "collect/device_activity.h"
@@ -21,7 +21,7 @@ void EnableTracing() {
   collect::RegisterActivitySource(Activity::kCuda, &tracer);
 }
 
-std::unique_ptr<devices::Device> Open(int ordinal) {
+std::unique_ptr<devices::Device> Open(int ordinal, const devices::DeviceOptions&) {
   auto device = OpenCudaDevice(ordinal);
   // A device opened in this process can be traced: ProfilerOptions::activities
   // may now name Activity::kCuda.

@@ -400,7 +400,9 @@ class CudaDevice final : public devices::Device {
     CopyToHost(host_dst, device_src, bytes, stream_);
   }
 
-  std::string CopyNotApplicable(CopyKind) const override { return {}; }
+  devices::Applicability CopyApplicability(CopyKind) const override {
+    return devices::Applicability::Yes();
+  }
   void Copy(void* dst, const void* src, size_t bytes, CopyKind kind) override {
     const cudaMemcpyKind k = kind == CopyKind::kHostToDevice   ? cudaMemcpyHostToDevice
                              : kind == CopyKind::kDeviceToHost ? cudaMemcpyDeviceToHost
@@ -429,18 +431,24 @@ class CudaDevice final : public devices::Device {
   }
 
   std::vector<std::string> MatmulImpls() const override { return {"cublas", "cublaslt"}; }
-  std::string MatmulNotApplicable(const devices::MatmulSpec& spec) const override {
+  devices::Applicability MatmulApplicability(const devices::MatmulSpec& spec) const override {
+    using devices::Applicability;
+    using devices::NotApplicableReason;
     if (spec.impl != "cublas" && spec.impl != "cublaslt") {
-      return "unknown implementation '" + spec.impl + "' (cuda has cublas, cublaslt)";
+      return Applicability::No(
+          NotApplicableReason::kUnknownImplementation,
+          "unknown implementation '" + spec.impl + "' (cuda has cublas, cublaslt)");
     }
     constexpr int64_t kMax = 2147483647;
-    if (spec.m > kMax || spec.n > kMax || spec.k > kMax) return "a dimension exceeds 2^31-1";
-    return {};
+    if (spec.m > kMax || spec.n > kMax || spec.k > kMax) {
+      return Applicability::No(NotApplicableReason::kTooLarge, "a dimension exceeds 2^31-1");
+    }
+    return Applicability::Yes();
   }
   std::unique_ptr<Kernel> CreateMatmul(const devices::MatmulSpec& spec, const void* a,
                                        const void* b, float* c) override {
-    const std::string why = MatmulNotApplicable(spec);
-    if (!why.empty()) throw Error(ErrorCode::kUnsupported, why);
+    const devices::Applicability applicability = MatmulApplicability(spec);
+    if (!applicability.applicable()) throw Error(ErrorCode::kUnsupported, applicability.text);
     if (spec.impl == "cublas")
       return std::make_unique<GemmExKernel>(Blas(), stream_, spec, a, b, c);
     Lt();
@@ -545,6 +553,17 @@ class CudaDevice final : public devices::Device {
     d.runtime = fmt::format("CUDA runtime {}.{}, driver API {}.{}, cuBLAS {}, cuDNN {}",
                             runtime / 1000, runtime % 1000 / 10, driver / 1000, driver % 1000 / 10,
                             cublasLtGetVersion(), cudnnGetVersion());
+    d.capabilities = devices::DeviceCapabilities{
+        .network_layout = devices::Layout::kNchw,
+        .trace_activities = {Activity::kCuda},  // CUPTI: kernels, copies, linked to their scopes
+        // The FMA loop runs on the CUDA cores; tensor-core types have no such ceiling.
+        .peak_loop_dtypes = {devices::DType::kF32},
+        .has_host_link = true,
+        .copy_method =
+            "memcpy is the runtime's device-to-device copy (cudaMemcpyAsync); copy/scale/add/"
+            "triad are STREAM kernels on the SMs (16-byte loads and stores), repeated until a "
+            "run moves >= 16 MiB per array. Times are device-event times on one stream.",
+    };
   }
 
   int ordinal_;

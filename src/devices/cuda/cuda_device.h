@@ -1,4 +1,4 @@
-// The CUDA backend, built as the plugin libopscope_cuda.so (see backend.h): the
+// The CUDA backend, built as the plugin libopscope_backend_cuda.so (see backend.h): the
 // main program loads it only when a cuda device is asked for, so opscope runs on
 // machines without the CUDA libraries.
 #ifndef OPSCOPE_DEVICES_CUDA_CUDA_DEVICE_H_
