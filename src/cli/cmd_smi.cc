@@ -4,32 +4,27 @@
 #include <pthread.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <csignal>
 #include <iostream>
-#include <map>
 #include <thread>
 
 #include "cli/common.h"
 #include "core/clock.h"
-#include "core/machine.h"
-#include "core/text.h"
 #include "monitor/exporter.h"
+#include "monitor/reading_format.h"
 #include "monitor/watch.h"
-#include "opscope/version.h"
+#include "suite/device_steps.h"
 
 namespace opscope::cli {
 namespace {
-
-using report::Value;
 
 // Set by SIGINT/SIGTERM. A handler rather than sigwait: libraries such as
 // OpenBLAS start threads at load time, before main could block the signals.
 volatile std::sig_atomic_t g_stop_requested = 0;
 extern "C" void RequestStop(int) { g_stop_requested = 1; }
-
-std::string Device(const monitor::Metric& m) { return m.labels.empty() ? "" : m.labels[0].second; }
 
 struct SmiCommand {
   std::string device = "all";
@@ -43,35 +38,13 @@ struct SmiCommand {
 
   void Run() const {
     if (!serve.empty()) return Serve();
-    std::vector<std::string> notes;
-    auto samplers = monitor::OpenSamplers(device, pid, notes);
-    if (!watch.empty()) return Stream(samplers, notes);
-    // Rates need an interval: sample again 200 ms after opening.
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
-    const monitor::Reading reading = monitor::ReadAll(samplers);
-    report::ResultTable table;
-    table.section = "smi";
-    table.title = "Device load (rates over the last 200 ms)";
-    table.columns = {{"device", "Device"},
-                     {"metric", "Metric"},
-                     {"value", "Value", 1},
-                     {"unit", "Unit"},
-                     {"note", "Note"}};
-    for (const auto& m : reading.metrics) {
-      // Bytes read best as MiB on a terminal; JSON and CSV keep the raw figure.
-      const bool mib = format == "table" && m.unit == "bytes" && m.value;
-      table.AddRow({Device(m), m.Key(),
-                    m.value ? Value{mib ? *m.value / (1 << 20) : *m.value} : Value{},
-                    mib ? std::string("MiB") : m.unit, m.value ? m.note : m.unavailable});
-    }
-    for (const auto& note : notes) table.notes.push_back(note);
-    for (const auto& s : samplers) table.notes.push_back(s->device() + ": " + s->description());
-    table.notes.push_back(fmt::format("one sample of all devices took {:.0f} us", reading.cost_us));
-    Emit(CommonOptions{"", format, out, 0}, "smi", {table});
+    if (!watch.empty()) return Stream();
+    EmitStep(
+        CommonOptions{"", format, out, 0}, "smi",
+        suite::LoadSnapshot({.devices = device, .pid = pid, .bytes_as_mib = format == "table"}));
   }
 
-  void Stream(std::vector<std::unique_ptr<monitor::Sampler>>& samplers,
-              const std::vector<std::string>& notes) const {
+  void Stream() const {
     const int64_t interval_ns = monitor::ParseDurationNs(watch, "--watch");
     if (interval_ns < 10000000) {
       throw Error(ErrorCode::kInvalidArgument,
@@ -79,61 +52,23 @@ struct SmiCommand {
     }
     if (count < 0)
       throw Error(ErrorCode::kInvalidArgument, "--count must be >= 0 (0: until interrupted)");
+    std::vector<std::string> notes;
+    auto samplers = monitor::OpenSamplers(device, pid, notes);
     for (const auto& note : notes) std::cerr << "opscope: " << note << '\n';
     std::atomic<bool> stop{false};
     const int64_t start = core::MonotonicNs();
-    std::vector<std::string> header;
+    bool header = false;
     std::vector<double> costs;
     monitor::Watch(samplers, interval_ns, count, stop, [&](const monitor::Reading& r) {
       costs.push_back(r.cost_us);
       const double t = static_cast<double>(r.monotonic_ns - start) / 1e9;
-      std::string line;
       if (format == "json") {
-        line = fmt::format(
-            "{{\"schema_version\":{},\"opscope_version\":\"{}\",\"index\":{},\"time_s\":{:.6f},"
-            "\"unix_ns\":{},\"sample_cost_us\":{:.1f},\"metrics\":[",
-            OPSCOPE_SCHEMA_VERSION, OPSCOPE_VERSION_STRING, r.index, t, r.unix_ns, r.cost_us);
-        for (size_t i = 0; i < r.metrics.size(); ++i) {
-          const auto& m = r.metrics[i];
-          line += i ? "," : "";
-          line += "{\"device\":";
-          core::AppendJsonString(line, Device(m));
-          line += ",\"metric\":";
-          core::AppendJsonString(line, m.Key());
-          line += ",\"value\":";
-          if (m.value) {
-            core::AppendJsonNumber(line, *m.value);
-          } else {
-            line += "null";
-          }
-          line += ",\"unit\":";
-          core::AppendJsonString(line, m.unit);
-          if (!m.value) {
-            line += ",\"unavailable\":";
-            core::AppendJsonString(line, m.unavailable);
-          }
-          line += "}";
-        }
-        line += "]}";
-      } else {
-        if (header.empty()) {
-          header.push_back("time_s");
-          header.push_back("sample_cost_us");
-          for (const auto& m : r.metrics) header.push_back(Device(m) + ":" + m.Key());
-          std::string head;
-          for (size_t i = 0; i < header.size(); ++i) {
-            head += (i ? (format == "csv" ? "," : "  ") : "") +
-                    (format == "csv" ? core::EscapeCsvField(header[i]) : header[i]);
-          }
-          std::cout << head << '\n';
-        }
-        line = fmt::format("{:.3f}{}{:.1f}", t, format == "csv" ? "," : "  ", r.cost_us);
-        for (const auto& m : r.metrics) {
-          line += format == "csv" ? "," : "  ";
-          line += m.value ? fmt::format("{:.1f}", *m.value) : (format == "csv" ? "" : "n/a");
-        }
+        std::cout << monitor::ReadingJsonLine(r, t) << '\n' << std::flush;
+        return;
       }
-      std::cout << line << '\n' << std::flush;
+      if (!header) std::cout << monitor::ReadingHeader(r, format == "csv") << '\n';
+      header = true;
+      std::cout << monitor::ReadingLine(r, t, format == "csv") << '\n' << std::flush;
     });
     if (!costs.empty()) {
       std::sort(costs.begin(), costs.end());

@@ -54,20 +54,8 @@ std::vector<std::string> SplitList(const std::string& text, const std::string& o
   return items;
 }
 
-namespace {
-RunCollector* g_collector = nullptr;
-}  // namespace
-
-RunCollector::RunCollector() { g_collector = this; }
-RunCollector::~RunCollector() { g_collector = nullptr; }
-bool Collecting() { return g_collector != nullptr; }
-
 void Emit(const CommonOptions& options, const std::string& command,
           const std::vector<report::ResultTable>& tables) {
-  if (g_collector != nullptr) {
-    g_collector->emitted.push_back({command, tables});
-    return;
-  }
   const report::Format format = report::ParseFormat(options.format);
   if (options.out.empty()) {
     report::Write(std::cout, format, command, tables);
@@ -80,6 +68,16 @@ void Emit(const CommonOptions& options, const std::string& command,
   file.buffer() = text.str();
   file.Commit();
   std::cerr << "opscope: wrote " << core::EscapeForTerminal(options.out) << '\n';
+}
+
+}  // namespace opscope::cli
+
+namespace opscope::cli {
+
+void EmitStep(const CommonOptions& options, const std::string& command,
+              const suite::StepOutput& step) {
+  Emit(options, command, step.tables);
+  if (!step.failure.empty()) throw Error(ErrorCode::kInternal, step.failure);
 }
 
 }  // namespace opscope::cli

@@ -9,6 +9,7 @@
 #include "devices/device.h"
 #include "opscope/opscope.h"
 #include "report/result_table.h"
+#include "suite/step.h"
 
 namespace opscope::cli {
 
@@ -46,23 +47,9 @@ std::vector<std::string> SplitList(const std::string& text, const std::string& o
 void Emit(const CommonOptions& options, const std::string& command,
           const std::vector<report::ResultTable>& tables);
 
-// While a RunCollector lives, Emit() appends to it instead of writing, and the
-// commands' own messages on stderr are silenced (`opscope run` assembles one
-// report from the commands).
-struct Emitted {
-  std::string command;
-  std::vector<report::ResultTable> tables;
-};
-class RunCollector {
- public:
-  RunCollector();
-  ~RunCollector();
-  RunCollector(const RunCollector&) = delete;
-  RunCollector& operator=(const RunCollector&) = delete;
-  std::vector<Emitted> emitted;
-};
-// True while a RunCollector lives: commands keep stderr for errors only.
-bool Collecting();
+// Emits a step's tables, then fails (exit 1) when some of its cases failed.
+void EmitStep(const CommonOptions& options, const std::string& command,
+              const suite::StepOutput& step);
 
 void RegisterInfo(CLI::App& app);
 void RegisterDemo(CLI::App& app);

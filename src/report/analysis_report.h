@@ -9,28 +9,22 @@
 #include <string>
 #include <vector>
 
-#include "analyze/advisor.h"
+#include "analyze/analyze_files.h"
 #include "report/result_table.h"
 
 namespace opscope::report {
 
-struct AnalyzedTrace {
-  std::string path;
-  std::string format;
-  size_t events = 0, tracks = 0;
-  analyze::Analysis analysis;
-  std::vector<analyze::Finding> findings;
-};
+using analyze::AnalyzedTrace;
 
 std::string SummaryCsv(const std::vector<AnalyzedTrace>& traces);
 std::string AnalysisHtml(const std::vector<AnalyzedTrace>& traces);
 
-// Writes the three files into `dir` (created if needed), each atomically.
 // Where a report goes by default: beside the trace ("t.json.gz" ->
 // "t.opscope-analysis"), or in the current folder for standard input ("-") and
 // pipes, whose folder (/dev/fd, /proc) is no place to write.
 std::filesystem::path DefaultAnalysisDir(const std::filesystem::path& first_trace);
 
+// Writes the three files into `dir` (created if needed), each atomically.
 void WriteAnalysisReport(const std::filesystem::path& dir, const std::vector<AnalyzedTrace>& traces,
                          const std::vector<ResultTable>& tables);
 

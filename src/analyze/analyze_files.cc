@@ -1,0 +1,45 @@
+#include "analyze/analyze_files.h"
+
+#include <chrono>
+
+#include "analyze/importer.h"
+#include "analyze/pipeline.h"
+#include "core/ceilings.h"
+
+namespace opscope::analyze {
+
+AnalyzedSet AnalyzeFiles(const AnalyzeOptions& options) {
+  AnalyzedSet out;
+  std::vector<RankSummary> ranks;
+  using Clock = std::chrono::steady_clock;
+  const auto ms = [](Clock::duration d) {
+    return std::chrono::duration<double, std::milli>(d).count();
+  };
+  for (const std::string& path : FindTraceFiles(options.inputs)) {
+    const auto t0 = Clock::now();
+    const TraceModel model = ImportTrace(path);
+    const auto t1 = Clock::now();
+    AnalyzedTrace t;
+    t.path = path;
+    t.format = model.format;
+    t.events = model.size();
+    t.tracks = model.tracks.size();
+    t.analysis = AnalyzeTrace(model, {.ceilings = options.ceilings});
+    t.findings = Advise(t.analysis, options.thresholds);
+    ranks.push_back(SummarizeRank(model, static_cast<int>(ranks.size())));
+    t.import_ms = ms(t1 - t0);
+    t.analysis_ms = ms(Clock::now() - t1);
+    out.traces.push_back(std::move(t));
+  }
+  if (ranks.size() > 1) out.ranks = CompareRanks(std::move(ranks));
+  return out;
+}
+
+RooflineCeilings LoadRooflineCeilings(const std::filesystem::path& path) {
+  const core::Ceilings c = core::LoadCeilings(path);
+  return RooflineCeilings{c.device_name,
+                          "measured ceilings in " + path.string() + " (" + c.device_name + ")",
+                          c.flops_per_second, c.memory_bytes_per_second};
+}
+
+}  // namespace opscope::analyze

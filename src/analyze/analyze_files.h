@@ -1,0 +1,49 @@
+// What `opscope analyze` computes, as a library call: every trace named (files,
+// folders of rank files, "-"), imported and analysed one at a time (a trace's
+// model is dropped once its analysis is done, so many ranks never need to be in
+// memory together), the advisor's findings for each, and the comparison of
+// ranks when there are several.
+#ifndef OPSCOPE_ANALYZE_ANALYZE_FILES_H_
+#define OPSCOPE_ANALYZE_ANALYZE_FILES_H_
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "analyze/advisor.h"
+#include "analyze/analysis.h"
+#include "analyze/multirank.h"
+
+namespace opscope::analyze {
+
+struct AnalyzeOptions {
+  std::vector<std::string> inputs;           // trace files, folders of them, "-"
+  std::optional<RooflineCeilings> ceilings;  // measured; else from the trace's device
+  Thresholds thresholds;
+};
+
+struct AnalyzedTrace {
+  std::string path;
+  std::string format;
+  size_t events = 0, tracks = 0;
+  Analysis analysis;
+  std::vector<Finding> findings;
+  double import_ms = 0, analysis_ms = 0;  // wall time of each phase
+};
+
+struct AnalyzedSet {
+  std::vector<AnalyzedTrace> traces;    // in the order of FindTraceFiles
+  std::optional<RankComparison> ranks;  // when there are several traces
+};
+
+// Throws what ImportTrace and FindTraceFiles throw, naming the file.
+AnalyzedSet AnalyzeFiles(const AnalyzeOptions& options);
+
+// Measured ceilings (`opscope bench roofline`'s ceilings.json) as the roofline
+// takes them. Throws Error(kIo) or Error(kInvalidInput) naming the file.
+RooflineCeilings LoadRooflineCeilings(const std::filesystem::path& path);
+
+}  // namespace opscope::analyze
+
+#endif  // OPSCOPE_ANALYZE_ANALYZE_FILES_H_

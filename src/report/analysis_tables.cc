@@ -1,0 +1,292 @@
+#include "report/analysis_tables.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace opscope::report {
+namespace {
+
+double Us(int64_t ns) { return static_cast<double>(ns) / 1e3; }
+
+// The sections after operator statistics: device busy and idle gaps, steps,
+// transfers, layout conversions.
+void AddAnalyses(const std::string& path, const analyze::Analysis& a,
+                 std::vector<ResultTable>& tables) {
+  const analyze::DeviceBusy& busy = a.busy;
+  ResultTable gaps;
+  gaps.section = "idle_gaps";
+  gaps.title =
+      busy.has_device
+          ? fmt::format(
+                "Device busy {:.1f}% of {:.3f} ms (first to last device event); longest idle gaps:",
+                busy.busy_pct, Us(busy.window_end_ns - busy.window_begin_ns) / 1e3)
+          : "No device events: device busy share and idle gaps do not apply";
+  gaps.columns = {{"trace", "Trace", 0, false}, {"busy_pct", "Busy %", 1, false},
+                  {"start_us", "Start us", 3},  {"duration_us", "Idle us", 3},
+                  {"cause", "Likely cause"},    {"evidence", "Evidence"}};
+  for (const auto& g : busy.gaps) {
+    gaps.AddRow({path, busy.busy_pct, Us(g.begin_ns - busy.window_begin_ns), Us(g.duration_ns),
+                 g.cause, g.evidence});
+  }
+  if (busy.has_device && !busy.timeline_pct.empty()) {
+    static const char* kLevels[] = {" ", ".", ":", "-", "=", "+", "*", "#"};
+    std::string bars;
+    for (const double pct : busy.timeline_pct)
+      bars += kLevels[std::min(7, static_cast<int>(pct / 12.5))];
+    gaps.notes.push_back("Busy % over the window in 50 slices, ' ' 0% to '#' 100%: |" + bars + "|");
+  }
+  tables.push_back(std::move(gaps));
+
+  const auto& steps = a.steps;
+  if (!steps.empty()) {
+    ResultTable table;
+    table.section = "steps";
+    table.title = "Steps: device time inside each ProfilerStep span";
+    table.columns = {{"trace", "Trace", 0, false},       {"step", "Step"},
+                     {"duration_us", "Step us", 3},      {"compute_us", "Compute us", 3},
+                     {"communication_us", "Comm us", 3}, {"memory_us", "Memcpy/set us", 3},
+                     {"idle_us", "Device idle us", 3},   {"idle_pct", "Idle %", 1}};
+    for (const auto& s : steps) {
+      table.AddRow({path, s.name, Us(s.duration_ns), Us(s.compute_ns), Us(s.communication_ns),
+                    Us(s.memory_ns), Us(s.idle_ns),
+                    s.duration_ns > 0 ? 100.0 * s.idle_ns / s.duration_ns : 0.0});
+    }
+    tables.push_back(std::move(table));
+  }
+
+  const auto& transfers = a.transfers;
+  if (!transfers.empty()) {
+    ResultTable table;
+    table.section = "transfers";
+    table.title = "Memory copies on the device";
+    table.columns = {{"trace", "Trace", 0, false}, {"direction", "Direction"},
+                     {"count", "Count"},           {"bytes", "Bytes"},
+                     {"total_us", "Total us", 3},  {"share_pct", "% of device time", 1},
+                     {"gbps", "GB/s", 2}};
+    for (const auto& t : transfers) {
+      table.AddRow({path, t.direction, t.count, t.bytes >= 0 ? Value{t.bytes} : Value{},
+                    Us(t.total_ns), t.share_of_device_pct, t.bytes > 0 ? Value{t.gbps} : Value{}});
+    }
+    tables.push_back(std::move(table));
+  }
+
+  const auto& layout = a.layout;
+  if (layout.host_ns > 0 || layout.device_ns > 0) {
+    ResultTable table;
+    table.section = "layout_conversions";
+    table.title =
+        fmt::format("Layout conversions: {:.1f}% of device time, {:.1f}% of host operator time",
+                    layout.device_pct, layout.host_pct);
+    table.columns = {
+        {"trace", "Trace", 0, false}, {"operator", "Operator"}, {"total_us", "Total us", 3}};
+    for (const auto& [name, ns] : layout.top) table.AddRow({path, name, Us(ns)});
+    tables.push_back(std::move(table));
+  }
+}
+
+// Long tail, CPU fallback, launch overhead, fusion candidates.
+void AddMoreAnalyses(const std::string& path, const analyze::Analysis& a,
+                     std::vector<ResultTable>& tables) {
+  const auto& tail = a.long_tail;
+  if (!tail.empty()) {
+    ResultTable table;
+    table.section = "long_tail";
+    table.title = "Long-tail operators: p99 at least 3x the median (10+ calls)";
+    table.columns = {{"trace", "Trace", 0, false}, {"operator", "Operator"},
+                     {"category", "Category"},     {"count", "Count"},
+                     {"p50_us", "p50 us", 3},      {"p99_us", "p99 us", 3},
+                     {"max_us", "Max us", 3},      {"p99_over_p50", "p99/p50", 1}};
+    for (const auto& t : tail) {
+      table.AddRow({path, t.name, std::string(analyze::Name(t.cls)), t.count, Us(t.p50_ns),
+                    Us(t.p99_ns), Us(t.max_ns), t.ratio});
+    }
+    tables.push_back(std::move(table));
+  }
+  const auto& fallback = a.fallback;
+  if (fallback.ai_cpu_count > 0 || !fallback.host_only_ops.empty()) {
+    ResultTable table;
+    table.section = "cpu_fallback";
+    table.title = fmt::format(
+        "CPU fallback: {} AI CPU tasks, {:.1f}% of device time; long host operators that "
+        "launched no device work",
+        fallback.ai_cpu_count, fallback.ai_cpu_share_pct);
+    table.columns = {{"trace", "Trace", 0, false},
+                     {"kind", "Kind"},
+                     {"operator", "Operator"},
+                     {"total_us", "Total us", 3}};
+    for (const auto& [name, ns] : fallback.ai_cpu_top)
+      table.AddRow({path, std::string("AI_CPU task"), name, Us(ns)});
+    for (const auto& [name, ns] : fallback.host_only_ops) {
+      table.AddRow({path, std::string("host only"), name, Us(ns)});
+    }
+    tables.push_back(std::move(table));
+  }
+  const auto& launch = a.launch;
+  if (launch.kernels > 0) {
+    ResultTable table;
+    table.section = "launch";
+    table.title = launch.launch_bound ? "Launch-bound: many short kernels on a mostly idle device"
+                                      : "Kernel launches";
+    table.columns = {{"trace", "Trace", 0, false},
+                     {"kernels", "Kernels"},
+                     {"median_kernel_us", "Median kernel us", 3},
+                     {"device_busy_pct", "Device busy %", 1},
+                     {"launch_delay_p50_us", "Launch delay p50 us", 3},
+                     {"launch_delay_p90_us", "Launch delay p90 us", 3},
+                     {"launch_bound", "Launch-bound"}};
+    table.AddRow({path, launch.kernels, Us(launch.median_kernel_ns), launch.busy_pct,
+                  launch.launch_delay_p50_ns >= 0 ? Value{Us(launch.launch_delay_p50_ns)} : Value{},
+                  launch.launch_delay_p90_ns >= 0 ? Value{Us(launch.launch_delay_p90_ns)} : Value{},
+                  std::string(launch.launch_bound ? "yes" : "no")});
+    table.notes.push_back(
+        "Launch delay: from the launch call's start to its kernel's start (by correlation id).");
+    tables.push_back(std::move(table));
+  }
+  if (!a.roofline.empty()) {
+    ResultTable table;
+    table.section = "roofline";
+    table.title =
+        "Roofline: " + (a.ceilings ? a.ceilings->source
+                                   : std::string("no ceilings (pass --ceilings ceilings.json from "
+                                                 "`opscope bench roofline`)"));
+    table.columns = {{"trace", "Trace", 0, false}, {"operator", "Operator"},
+                     {"calls", "Calls"},           {"dtype", "Dtype"},
+                     {"gflop", "GFLOP", 3},        {"gbytes", "GB", 3},
+                     {"intensity", "FLOP/B", 1},   {"achieved_tflops", "TFLOP/s", 3},
+                     {"bound", "Bound"},           {"pct_of_attainable", "% of roofline", 1},
+                     {"time_source", "Time from"}};
+    for (const auto& r : a.roofline) {
+      table.AddRow({path, r.name, r.calls, r.dtype.empty() ? Value{} : Value{r.dtype},
+                    r.flops / 1e9, r.bytes / 1e9, r.bytes > 0 ? Value{r.intensity} : Value{},
+                    r.achieved / 1e12, r.bound.empty() ? Value{} : Value{r.bound},
+                    r.pct_of_attainable >= 0 ? Value{r.pct_of_attainable} : Value{},
+                    r.time_source});
+      if (table.rows.size() == 15) break;
+    }
+    table.notes.push_back(
+        "FLOPs from the trace's arguments or from recorded shapes of matrix multiplies; "
+        "% of roofline = achieved / min(peak, intensity x bandwidth).");
+    tables.push_back(std::move(table));
+  }
+  const auto& fusion = a.fusion;
+  if (!fusion.empty()) {
+    ResultTable table;
+    table.section = "fusion";
+    table.title = "Fusion candidates: matmul/conv followed back to back by an elementwise operator";
+    table.columns = {{"trace", "Trace", 0, false},
+                     {"producer", "Producer"},
+                     {"consumer", "Consumer"},
+                     {"count", "Count"},
+                     {"consumer_us", "Consumer us", 3}};
+    for (const auto& f : fusion)
+      table.AddRow({path, f.producer, f.consumer, f.count, Us(f.consumer_ns)});
+    tables.push_back(std::move(table));
+  }
+}
+
+// Several ranks of one job: step time per rank, the slow one, overlap.
+void AddRanks(const analyze::RankComparison& c, std::vector<ResultTable>& tables) {
+  ResultTable table;
+  table.section = "ranks";
+  table.title =
+      c.slow_rank >= 0
+          ? fmt::format("Ranks: rank {} is the slowest, {:.1f}% above the median rank's step time",
+                        c.slow_rank, c.slow_pct)
+          : std::string("Ranks");
+  table.columns = {{"rank", "Rank"},
+                   {"trace", "Trace"},
+                   {"steps", "Steps"},
+                   {"mean_step_ms", "Mean step ms", 3},
+                   {"compute_ms", "Compute ms", 3},
+                   {"communication_ms", "Comm ms", 3},
+                   {"overlap_pct", "Comm overlapped %", 1}};
+  for (const auto& r : c.ranks) {
+    table.AddRow(
+        {int64_t{r.rank}, r.path, r.steps, r.mean_step_ns / 1e6, r.compute_ns / 1e6,
+         r.communication_ns / 1e6,
+         r.communication_ns > 0 ? Value{100.0 * r.overlap_ns / r.communication_ns} : Value{}});
+  }
+  table.notes.push_back(
+      "Comm overlapped %: communication kernel time during which compute kernels also ran.");
+  if (c.slow_pct >= 10) {
+    table.notes.push_back(
+        fmt::format("warning: rank {} is {:.1f}% slower than the median: compare its data loading, "
+                    "host load and "
+                    "inputs; the others wait for it at every collective.",
+                    c.slow_rank, c.slow_pct));
+  }
+  tables.push_back(std::move(table));
+}
+
+// The advisor's findings, then the operators of one trace.
+void AddFindingsAndOperators(const analyze::AnalyzedTrace& t, const AnalysisTableOptions& options,
+                             std::vector<ResultTable>& tables) {
+  const std::string& path = t.path;
+  const auto& findings = t.findings;
+  const analyze::Analysis& analysis = t.analysis;
+  ResultTable advice;
+  advice.section = "findings";
+  advice.title = fmt::format("{} ({}): {} complete events on {} tracks; {} findings", path,
+                             t.format, t.events, t.tracks, findings.size());
+  advice.columns = {{"trace", "Trace", 0, false},
+                    {"number", "#"},
+                    {"severity", "Severity"},
+                    {"id", "Finding", 0, false},
+                    {"title", "What"},
+                    {"evidence", "Evidence", 0, false},
+                    {"action", "Recommended action", 0, false}};
+  for (size_t i = 0; i < findings.size(); ++i) {
+    const auto& f = findings[i];
+    advice.AddRow({path, static_cast<int64_t>(i + 1), std::string(analyze::Name(f.severity)), f.id,
+                   f.title, f.evidence, f.action});
+    // On a terminal the long columns read better as lines under the table.
+    advice.notes.push_back(fmt::format("{}. evidence: {}", i + 1, f.evidence));
+    advice.notes.push_back(fmt::format("   action:   {}", f.action));
+  }
+  tables.push_back(std::move(advice));
+  const auto& stats = analysis.operators;
+  ResultTable table;
+  table.section = "operators";
+  table.title = "Operators by total time";
+  table.columns = {
+      {"trace", "Trace", 0, false}, {"format", "Format", 0, false}, {"events", "Events", 0, false},
+      {"operator", "Operator"},     {"category", "Category"},       {"count", "Count"},
+      {"total_us", "Total us", 3},  {"mean_us", "Mean us", 3},      {"p50_us", "p50 us", 3},
+      {"p99_us", "p99 us", 3},      {"max_us", "Max us", 3},        {"share_pct", "Share %", 1},
+      {"flops", "FLOPs", 0, false}, {"bytes", "Bytes", 0, false}};
+  const size_t shown =
+      options.top == 0 ? stats.size() : std::min<size_t>(stats.size(), options.top);
+  for (size_t i = 0; i < shown; ++i) {
+    const auto& s = stats[i];
+    table.AddRow({path, t.format, static_cast<int64_t>(t.events), s.name,
+                  std::string(analyze::Name(s.cls)), s.count, s.total_ns / 1e3, s.mean_ns / 1e3,
+                  s.p50_ns / 1e3, s.p99_ns / 1e3, s.max_ns / 1e3, s.share_pct,
+                  s.flops >= 0 ? Value{s.flops} : Value{},
+                  s.bytes >= 0 ? Value{s.bytes} : Value{}});
+  }
+  if (shown < stats.size()) {
+    table.notes.push_back(
+        fmt::format("{} more operators (--top 0 lists all)", stats.size() - shown));
+  }
+  table.notes.push_back(
+      "Share %: of all device time for kernels, copies and sets; of the same class's time "
+      "otherwise. Host times include nested calls.");
+  tables.push_back(std::move(table));
+}
+
+}  // namespace
+
+std::vector<ResultTable> AnalysisTables(const analyze::AnalyzedSet& set,
+                                        const AnalysisTableOptions& options) {
+  std::vector<ResultTable> tables;
+  for (const analyze::AnalyzedTrace& t : set.traces) {
+    AddFindingsAndOperators(t, options, tables);
+    AddAnalyses(t.path, t.analysis, tables);
+    AddMoreAnalyses(t.path, t.analysis, tables);
+  }
+  if (set.ranks) AddRanks(*set.ranks, tables);
+  return tables;
+}
+
+}  // namespace opscope::report

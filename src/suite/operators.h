@@ -1,0 +1,54 @@
+// The operator benchmarks as steps: matmul and conv2d sweeps (time, FLOP/s, %
+// of peak and of the measured ceiling, verification) and the measured ceilings
+// (`bench roofline`).
+#ifndef OPSCOPE_SUITE_OPERATORS_H_
+#define OPSCOPE_SUITE_OPERATORS_H_
+
+#include <array>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "devices/device.h"
+#include "suite/step.h"
+#include "workloads/runner.h"
+
+namespace opscope::suite {
+
+struct MatmulOptions {
+  std::vector<std::array<int64_t, 3>> shapes{
+      {1024, 1024, 1024}, {2048, 2048, 2048}, {4096, 4096, 4096}};
+  std::vector<devices::DType> dtypes{devices::DType::kF32, devices::DType::kBF16};
+  std::vector<std::string> impls;  // empty: every implementation the device has
+  std::string ceilings_file;       // empty: the FMA-loop ceiling measured now
+  workloads::RunnerOptions runner;
+};
+// Throws Error(kInvalidArgument) for an implementation the device does not have,
+// Error(kResourceExhausted) for a case that cannot fit in its memory.
+StepOutput Matmul(devices::Device& device, const MatmulOptions& options);
+
+// "1024,2048" (N x N x N) or "MxNxK" items; throws Error(kInvalidArgument) naming --sizes.
+std::vector<std::array<int64_t, 3>> ParseMatmulShapes(const std::string& text);
+
+struct Conv2dOptions {
+  // (label, benchdnn-style config); empty: the field report's four.
+  std::vector<std::pair<std::string, std::string>> configs;
+  std::vector<devices::DType> dtypes{devices::DType::kF32};
+  std::string ceilings_file;
+  workloads::RunnerOptions runner;
+};
+StepOutput Conv2d(devices::Device& device, const Conv2dOptions& options);
+
+struct RooflineOptions {
+  std::string out = "ceilings.json";  // where the measured ceilings are written
+  workloads::RunnerOptions runner;
+};
+StepOutput Roofline(devices::Device& device, const RooflineOptions& options);
+
+// The runner's settings, checked: throws Error(kInvalidArgument) naming the
+// flags (--warmup 0..1000, --min-reps 1..100000, --min-time 0..600000 ms).
+workloads::RunnerOptions CheckedRunnerOptions(int warmup, int min_reps, double min_time_ms);
+
+}  // namespace opscope::suite
+
+#endif  // OPSCOPE_SUITE_OPERATORS_H_
