@@ -1,157 +1,22 @@
-// `opscope demo`: profiles a built-in multi-threaded workload and writes its trace,
-// showing the profiler API end to end (steps, scopes with arguments, counters, flows).
-#include <barrier>
-#include <chrono>
-#include <cmath>
-#include <random>
-#include <thread>
-
+// `opscope demo`: flags to the suite's demo step.
 #include "cli/common.h"
-#include "core/clock.h"
-#include "core/text.h"
+#include "suite/demo.h"
 
 namespace opscope::cli {
 namespace {
 
-Schedule ParseSchedule(const std::string& text) {
-  Schedule schedule;
-  std::string rest = text;
-  while (!rest.empty()) {
-    const std::string item = rest.substr(0, rest.find(','));
-    rest = item.size() < rest.size() ? rest.substr(item.size() + 1) : std::string();
-    const auto eq = item.find('=');
-    int64_t* field = nullptr;
-    const std::string key = item.substr(0, eq);
-    if (key == "skip_first") field = &schedule.skip_first;
-    if (key == "wait") field = &schedule.wait;
-    if (key == "warmup") field = &schedule.warmup;
-    if (key == "active") field = &schedule.active;
-    if (key == "repeat") field = &schedule.repeat;
-    int64_t value = 0;
-    std::size_t used = 0;
-    try {
-      if (eq != std::string::npos) value = std::stoll(item.substr(eq + 1), &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (field == nullptr || eq == std::string::npos || used == 0 || used != item.size() - eq - 1) {
-      throw Error(ErrorCode::kInvalidArgument,
-                  "--schedule: cannot read '" + core::EscapeForTerminal(item) +
-                      "': expected KEY=INTEGER with KEY one of skip_first, wait, warmup, "
-                      "active, repeat");
-    }
-    *field = value;
-  }
-  schedule.Validate();
-  return schedule;
-}
-
-// A small dense matmul: real arithmetic for the trace to show.
-double Multiply(const std::vector<float>& a, const std::vector<float>& b, std::vector<float>& c,
-                int n) {
-  for (int i = 0; i < n; ++i) {
-    for (int j = 0; j < n; ++j) c[i * n + j] = 0.0f;
-    for (int k = 0; k < n; ++k) {
-      const float aik = a[i * n + k];
-      for (int j = 0; j < n; ++j) c[i * n + j] += aik * b[k * n + j];
-    }
-  }
-  double sum = 0;
-  for (const float v : c) sum += v;
-  return sum;
-}
-
 struct DemoCommand {
   CommonOptions common;
-  int threads = 2;
-  int steps = 5;
-  int size = 96;
+  suite::DemoOptions options;
   std::string schedule;
-  bool gzip = false;
 
-  void Run() const {
+  void Run() {
     if (!common.device.empty() && common.device != "cpu") OpenDevice(common);  // a clear error
-    if (threads < 1 || threads > 256) {
-      throw Error(ErrorCode::kInvalidArgument, "--threads must be between 1 and 256");
-    }
-    if (steps < 1 || steps > 100000) {
-      throw Error(ErrorCode::kInvalidArgument, "--steps must be between 1 and 100000");
-    }
-    if (size < 1 || size > 2048) {
-      throw Error(ErrorCode::kInvalidArgument, "--size must be between 1 and 2048");
-    }
-    ProfilerOptions options;
-    options.output_dir = common.out.empty() ? "opscope-report" : common.out;
-    options.record_shapes = true;
-    options.gzip = gzip;
-    if (!schedule.empty()) options.schedule = ParseSchedule(schedule);
-    Profiler profiler(options);
-
-    const int64_t begin_ns = core::MonotonicNs();
-    std::barrier step_done(threads + 1);
-    std::barrier step_start(threads + 1);
-    double checksum = 0;
-    std::vector<std::jthread> workers;
-    std::vector<double> partial(threads, 0.0);
-    for (int t = 0; t < threads; ++t) {
-      workers.emplace_back([&, t] {
-        SetThreadName("worker " + std::to_string(t));
-        std::mt19937 rng(1234 + t);
-        std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-        std::vector<float> a(size * size), b(size * size), c(size * size);
-        const std::string shapes = "[[" + std::to_string(size) + "," + std::to_string(size) +
-                                   "],[" + std::to_string(size) + "," + std::to_string(size) + "]]";
-        for (int s = 0; s < steps; ++s) {
-          step_start.arrive_and_wait();
-          {
-            OPSCOPE_SCOPE("worker_step");
-            FlowEnd(static_cast<uint64_t>(s) * 1000 + t, "dispatch");
-            {
-              OPSCOPE_SCOPE("load_batch");
-              for (auto& v : a) v = dist(rng);
-              for (auto& v : b) v = dist(rng);
-            }
-            OPSCOPE_SCOPE_DYN("matmul", ScopeArgs{.shapes = shapes,
-                                                  .dtype = "fp32",
-                                                  .flops = int64_t{2} * size * size * size,
-                                                  .bytes = int64_t{3} * size * size * 4,
-                                                  .category = "cpu_op"});
-            partial[t] += Multiply(a, b, c, size);
-          }
-          step_done.arrive_and_wait();
-        }
-      });
-    }
-    profiler.Start();
-    for (int s = 0; s < steps; ++s) {
-      {
-        OPSCOPE_SCOPE("dispatch");
-        for (int t = 0; t < threads; ++t)
-          FlowStart(static_cast<uint64_t>(s) * 1000 + t, "dispatch");
-      }
-      step_start.arrive_and_wait();
-      step_done.arrive_and_wait();
-      Counter("steps_done", s + 1);
-      profiler.Step();
-    }
-    profiler.Stop();
-    workers.clear();
-    for (const double p : partial) checksum += p;
-    const double wall_ms = static_cast<double>(core::MonotonicNs() - begin_ns) / 1e6;
-
-    report::ResultTable table;
-    table.section = "traces";
-    table.title = "opscope demo: " + std::to_string(threads) + " threads x " +
-                  std::to_string(steps) + " steps of a " + std::to_string(size) + "^3 matmul";
-    table.columns = {{"trace_file", "Trace file"}};
-    for (const auto& file : profiler.trace_files()) table.AddRow({file.string()});
-    table.notes.push_back("wall time " +
-                          std::to_string(static_cast<int64_t>(std::llround(wall_ms))) +
-                          " ms; checksum " + std::to_string(checksum) +
-                          "; open the trace in https://ui.perfetto.dev or chrome://tracing");
-    CommonOptions to_stdout = common;
+    if (!common.out.empty()) options.output_dir = common.out;
+    if (!schedule.empty()) options.schedule = suite::ParseSchedule(schedule);
+    CommonOptions to_stdout = common;  // --out names the trace folder
     to_stdout.out.clear();
-    Emit(to_stdout, "demo", {table});
+    EmitStep(to_stdout, "demo", suite::Demo(options));
   }
 };
 
@@ -165,12 +30,12 @@ void RegisterDemo(CLI::App& app) {
   sub->add_option("--format", command->common.format, "output format: table, json or csv")
       ->check(CLI::IsMember({"table", "json", "csv"}));
   sub->add_option("--out", command->common.out, "folder for the trace (default opscope-report)");
-  sub->add_option("--threads", command->threads, "worker threads (default 2)");
-  sub->add_option("--steps", command->steps, "profiler steps (default 5)");
-  sub->add_option("--size", command->size, "matmul size N of each step (default 96)");
+  sub->add_option("--threads", command->options.threads, "worker threads (default 2)");
+  sub->add_option("--steps", command->options.steps, "profiler steps (default 5)");
+  sub->add_option("--size", command->options.size, "matmul size N of each step (default 96)");
   sub->add_option("--schedule", command->schedule,
                   "profiler schedule, e.g. wait=1,warmup=1,active=2,repeat=1");
-  sub->add_flag("--gzip", command->gzip, "write .opscope.json.gz");
+  sub->add_flag("--gzip", command->options.gzip, "write .opscope.json.gz");
   sub->callback([command] { command->Run(); });
 }
 
