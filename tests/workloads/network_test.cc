@@ -8,8 +8,10 @@
 #include <fstream>
 #include <map>
 #include <random>
+#include <set>
 
 #include "analyze/importer.h"
+#include "devices/network_plan.h"
 #include "devices/registry.h"
 #include "opscope/opscope.h"
 #include "test_util.h"
@@ -493,6 +495,51 @@ TEST(ResNet, TraceHasEveryLayerCallAsAnOperator) {
   EXPECT_EQ(calls["SGD"], 2);
   EXPECT_EQ(calls["SoftmaxCrossEntropy"], 2);
   EXPECT_EQ(calls["Reorder"], 2 * result.layout_conversions);
+}
+
+// Every traced layer operator carries the plan's name, shapes, dtype, module,
+// FLOPs and bytes (devices/network_plan.h): the same on every backend. Run with
+// OPSCOPE_NETWORK_TEST_DEVICE=cuda:0, this checks the CUDA backend too.
+TEST(ResNet, TracedOperatorsCarryThePlansFigures) {
+  opscope::testing::TempDir dir;
+  workloads::ResNetOptions options;
+  options.shape = Tiny();
+  options.warmup = 0;
+  options.iters = 1;
+  options.trace_path = (dir.path() / "resnet.json").string();
+  TEST_DEVICE_OR_SKIP(device);
+  options.layout = device->properties().capabilities.network_layout;
+  workloads::RunResNet50(*device, options);
+  NetworkOptions network;
+  network.dtype = options.dtype;
+  const NetworkPlan plan = PlanNetwork(workloads::ResNet50Spec(options.shape), network);
+  std::map<std::pair<std::string, std::string>, const TracedOp*> planned;  // (module, name)
+  for (const LayerPlan& l : plan.layers) {
+    for (const TracedOp* op : {&l.forward, &l.backward, &l.backward_data}) {
+      if (!op->empty()) planned[{op->module, op->name}] = op;
+    }
+  }
+  planned[{plan.optimizer.module, plan.optimizer.name}] = &plan.optimizer;
+  const analyze::TraceModel model = analyze::ImportTrace(options.trace_path);
+  std::set<std::pair<std::string, std::string>> seen;
+  for (size_t e = 0; e < model.size(); ++e) {
+    if (model.module[e] == 0) continue;
+    const std::pair<std::string, std::string> key{std::string(model.String(model.module[e])),
+                                                  std::string(model.String(model.name[e]))};
+    const auto it = planned.find(key);
+    if (it == planned.end()) continue;  // the backend's own work: reorders, accumulation
+    const TracedOp& op = *it->second;
+    seen.insert(key);
+    const std::string what = key.first + " " + key.second;
+    EXPECT_EQ(model.flops[e], op.flops) << what;
+    EXPECT_EQ(model.bytes[e], op.bytes) << what;
+    EXPECT_EQ(model.String(model.dtype[e]), op.dtype) << what;
+    EXPECT_EQ(model.shapes[e] == 0 ? "" : model.String(model.shapes[e]), op.shapes) << what;
+  }
+  for (const auto& [key, op] : planned) {
+    EXPECT_TRUE(seen.count(key)) << "not traced: " << key.first << " " << key.second;
+  }
+  EXPECT_GT(seen.size(), 100u);
 }
 
 TEST(ResNet, BadSpecificationsAreRefused) {

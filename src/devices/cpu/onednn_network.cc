@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "devices/network_plan.h"
 #include "devices/network_storage.h"
 #include "opscope/opscope.h"
 
@@ -75,10 +76,11 @@ class Tensor {
   memory mem_;
 };
 
-// A traced operator: the scope's name and arguments, prepared once.
+// A traced operator of the plan, with the layout this backend gives its output.
 struct Op {
-  std::string name, shapes, dtype, layout, module;
-  int64_t flops = -1, bytes = -1;
+  TracedOp planned;
+  std::string layout;
+  const std::string& name() const { return planned.name; }
 };
 
 struct Param {
@@ -120,15 +122,7 @@ struct Layer {
 };
 
 // The scope arguments of a traced operator.
-ScopeArgs ArgsOf(const Op& op) {
-  return ScopeArgs{.shapes = op.shapes,
-                   .dtype = op.dtype,
-                   .flops = op.flops,
-                   .bytes = op.bytes,
-                   .category = "cpu_op",
-                   .layout = op.layout,
-                   .module = op.module};
-}
+ScopeArgs ArgsOf(const Op& op) { return op.planned.Args(op.layout); }
 
 Dt DataType(DType dtype) {
   switch (dtype) {
@@ -138,18 +132,6 @@ Dt DataType(DType dtype) {
       throw Error(ErrorCode::kUnsupported,
                   std::string("networks run in fp32 or bf16, not ") + devices::Name(dtype));
   }
-}
-
-std::string DimsText(const memory::dims& dims) {
-  std::string out = "[";
-  for (size_t i = 0; i < dims.size(); ++i) out += (i ? "," : "") + std::to_string(dims[i]);
-  return out + "]";
-}
-
-int64_t Elements(const memory::dims& dims) {
-  int64_t n = 1;
-  for (const auto d : dims) n *= d;
-  return n;
 }
 
 // A readable name of a memory layout: "nchw", "nChw16c", "OIhw16i16o" or "blocked".
@@ -185,17 +167,15 @@ class OnednnNetwork final : public Network {
         stream_(stream),
         spec_(spec),
         options_(options),
+        plan_(PlanNetwork(spec, options)),
         dt_(DataType(options.dtype)) {
     attr_.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-    ValidateNetworkSpec(spec_);
-    input_md_ =
-        memory::desc({spec.batch, spec.channels, spec.height, spec.width}, Dt::f32, Tag::nchw);
+    input_md_ = memory::desc(plan_.input_dims, Dt::f32, Tag::nchw);
     layers_.resize(spec.layers.size());
     for (size_t i = 0; i < spec.layers.size(); ++i) {
       layers_[i].spec = spec.layers[i];
-      for (const int in : spec.layers[i].inputs) {
-        if (in >= 0) layers_[in].consumers.push_back(static_cast<int>(i));
-      }
+      layers_[i].consumers = plan_.layers[i].consumers;
+      layers_[i].keep_output = plan_.layers[i].keep_output;
     }
     std::mt19937_64 rng(options.seed);
     for (size_t i = 0; i < layers_.size(); ++i) {
@@ -209,17 +189,7 @@ class OnednnNetwork final : public Network {
                         devices::Name(options.dtype), devices::Name(options.layout), e.what()));
       }
     }
-    PlanMemory();
-    // SGD reads weight, gradient and momentum and writes weight and momentum: 4
-    // FLOPs and 5 floats per element (block padding included).
-    for (const auto& layer : layers_) {
-      for (const auto& p : layer.params) {
-        if (!p.trainable) continue;
-        const int64_t n = static_cast<int64_t>(p.value.bytes() / sizeof(float));
-        sgd_op_.flops += 4 * n;
-        sgd_op_.bytes += 5 * n * static_cast<int64_t>(sizeof(float));
-      }
-    }
+    sgd_op_ = Op{plan_.optimizer, ""};
   }
 
   ~OnednnNetwork() override { ReleaseIteration(); }
@@ -283,7 +253,7 @@ class OnednnNetwork final : public Network {
 
   void Update() override {
     if (!backward_done_) throw Error(ErrorCode::kInvalidArgument, "Update() before Backward()");
-    OPSCOPE_SCOPE_DYN(sgd_op_.name, ArgsOf(sgd_op_));
+    OPSCOPE_SCOPE_DYN(sgd_op_.name(), ArgsOf(sgd_op_));
     const float lr = options_.learning_rate, mu = options_.momentum;
     for (auto& layer : layers_) {
       for (auto& p : layer.params) {
@@ -473,19 +443,8 @@ class OnednnNetwork final : public Network {
     return v;
   }
 
-  Op MakeOp(const Layer& l, std::string name, const std::vector<memory::dims>& inputs,
-            const memory::desc& layout, int64_t flops, int64_t bytes) const {
-    Op op;
-    op.name = std::move(name);
-    op.shapes = "[";
-    for (size_t i = 0; i < inputs.size(); ++i) op.shapes += (i ? "," : "") + DimsText(inputs[i]);
-    op.shapes += "]";
-    op.dtype = dt_ == Dt::bf16 ? "bf16" : "f32";
-    op.layout = LayoutName(layout);
-    op.module = l.spec.name;
-    op.flops = flops;
-    op.bytes = bytes;
-    return op;
+  static Op OpFrom(const TracedOp& planned, const memory::desc& layout) {
+    return Op{planned, LayoutName(layout)};
   }
 
   void Build(int index, std::mt19937_64& rng) {
@@ -496,24 +455,15 @@ class OnednnNetwork final : public Network {
     const bool training = options_.training;
     const prop_kind fwd_prop =
         training ? prop_kind::forward_training : prop_kind::forward_inference;
-    const int64_t esize = dt_ == Dt::bf16 ? 2 : 4;
-    const int producer = s.inputs[0];
-    // Backward data is needed unless the input is the network's and nobody asked for it.
-    l.needs_input_gradient = training && (producer >= 0 || options_.input_gradient);
-    if (s.kind != LayerKind::kLinear && s.kind != LayerKind::kSoftmaxCrossEntropy &&
-        in.size() != 4) {
-      throw Error(ErrorCode::kInvalidArgument, s.name + ": expects an N x C x H x W input");
-    }
+    // Shapes, parameters and the traced operators come from the plan.
+    const LayerPlan& plan = plan_.layers[index];
+    l.out_dims = plan.out_dims;
+    l.needs_input_gradient = plan.needs_input_gradient;
+    size_t next_param = 0;
+    const auto initial = [&] { return InitialValues(plan.params.at(next_param++), rng); };
     switch (s.kind) {
       case LayerKind::kConv: {
-        const int64_t n = in[0], c = in[1], h = in[2], w = in[3], o = s.channels, k = s.kernel;
-        const int64_t oh = (h + 2 * s.pad - k) / s.stride + 1,
-                      ow = (w + 2 * s.pad - k) / s.stride + 1;
-        if (o < 1 || k < 1 || s.stride < 1 || oh < 1 || ow < 1) {
-          throw Error(ErrorCode::kInvalidArgument, s.name + ": invalid convolution shape");
-        }
-        l.out_dims = {n, o, oh, ow};
-        const memory::dims wd{o, c, k, k}, strides{s.stride, s.stride}, pad{s.pad, s.pad};
+        const memory::dims wd = plan.params[0].dims, strides{s.stride, s.stride}, pad{s.pad, s.pad};
         const memory::desc w_any(wd, dt_, Tag::any);
         const auto fpd = dnnl::convolution_forward::primitive_desc(
             dnnl::convolution_forward::desc(fwd_prop, kConvAlgorithm, ActivationMd(in), w_any,
@@ -524,15 +474,9 @@ class OnednnNetwork final : public Network {
         l.src_md = fpd.src_desc();
         l.out_md = fpd.dst_desc();
         l.fwd_weights_md = fpd.weights_desc();
-        // He initialisation as torchvision: normal(0, sqrt(2 / fan_out)), fan_out = O*k*k.
-        const float stddev = std::sqrt(2.f / static_cast<float>(o * k * k));
         // The fp32 master weights have the forward primitive's layout.
-        AddParam(l, ParamKind::kWeight, wd, Tag::oihw, FpLayoutOf(l.fwd_weights_md),
-                 Normal(rng, o * c * k * k, stddev));
+        AddParam(l, ParamKind::kWeight, wd, Tag::oihw, FpLayoutOf(l.fwd_weights_md), initial());
         AddLowPrecisionCopy(l, l.params.back(), l.fwd_weights_md);
-        const int64_t flops = 2 * n * o * oh * ow * c * k * k;
-        const int64_t src_e = n * c * h * w, w_e = o * c * k * k, dst_e = n * o * oh * ow;
-        l.op_fwd = MakeOp(l, "Conv2D", {in, wd}, l.out_md, flops, esize * (src_e + w_e + dst_e));
         if (training) {
           // Asked for the layouts at hand first (no reorders); any layout if unimplemented.
           const auto bwpd =
@@ -550,8 +494,6 @@ class OnednnNetwork final : public Network {
           l.bwd_src_md = bwpd.src_desc();
           l.diff_weights_md = bwpd.diff_weights_desc();
           l.bwd_diff_dst_md = bwpd.diff_dst_desc();
-          l.op_bwd_weights = MakeOp(l, "Conv2DBackwardWeights", {in, l.out_dims}, l.src_md, flops,
-                                    esize * (src_e + dst_e) + 4 * w_e);
           if (l.needs_input_gradient) {
             const auto bdpd =
                 FirstThatBuilds<dnnl::convolution_backward_data::primitive_desc>([&](bool exact) {
@@ -565,14 +507,11 @@ class OnednnNetwork final : public Network {
             l.bwd_data = dnnl::convolution_backward_data(bdpd);
             l.bwd_data_weights_md = bdpd.weights_desc();
             l.bwd_diff_src_md = bdpd.diff_src_desc();
-            l.op_bwd_data = MakeOp(l, "Conv2DBackwardData", {l.out_dims, wd}, l.bwd_diff_src_md,
-                                   flops, esize * (src_e + w_e + dst_e));
           }
         }
         break;
       }
       case LayerKind::kBatchNorm: {
-        l.out_dims = in;
         l.src_md = in_md;
         auto flags = dnnl::normalization_flags::use_scale | dnnl::normalization_flags::use_shift;
         if (s.relu) flags |= dnnl::normalization_flags::fuse_norm_relu;
@@ -589,13 +528,10 @@ class OnednnNetwork final : public Network {
         const int64_t c = in[1];
         const memory::dims cd{c};
         const memory::desc vec(cd, Dt::f32, Tag::x);
-        AddParam(l, ParamKind::kScale, cd, Tag::x, vec, std::vector<float>(c, 1.f));
-        AddParam(l, ParamKind::kShift, cd, Tag::x, vec, std::vector<float>(c, 0.f));
-        AddParam(l, ParamKind::kRunningMean, cd, Tag::x, vec, std::vector<float>(c, 0.f), false);
-        AddParam(l, ParamKind::kRunningVar, cd, Tag::x, vec, std::vector<float>(c, 1.f), false);
-        const int64_t e = Elements(in);
-        l.op_fwd = MakeOp(l, s.relu ? "BatchNorm+ReLU" : "BatchNorm", {in}, l.out_md,
-                          (training ? 4 : 2) * e + (s.relu ? e : 0), 2 * esize * e);
+        AddParam(l, ParamKind::kScale, cd, Tag::x, vec, initial());
+        AddParam(l, ParamKind::kShift, cd, Tag::x, vec, initial());
+        AddParam(l, ParamKind::kRunningMean, cd, Tag::x, vec, initial(), false);
+        AddParam(l, ParamKind::kRunningVar, cd, Tag::x, vec, initial(), false);
         if (training) {
           const auto bpd = dnnl::batch_normalization_backward::primitive_desc(
               dnnl::batch_normalization_backward::desc(prop_kind::backward, l.out_md, in_md,
@@ -605,13 +541,10 @@ class OnednnNetwork final : public Network {
           l.bwd_data = dnnl::batch_normalization_backward(bpd);
           l.bwd_diff_dst_md = bpd.diff_dst_desc();
           l.bwd_diff_src_md = bpd.diff_src_desc();
-          l.op_bwd = MakeOp(l, s.relu ? "BatchNorm+ReLUBackward" : "BatchNormBackward", {in, in},
-                            l.out_md, 5 * e, 3 * esize * e);
         }
         break;
       }
       case LayerKind::kRelu: {
-        l.out_dims = in;
         l.src_md = in_md;
         const auto alg =
             training ? algorithm::eltwise_relu_use_dst_for_bwd : algorithm::eltwise_relu;
@@ -620,29 +553,20 @@ class OnednnNetwork final : public Network {
         NoteScratchpad(fpd);
         l.fwd = dnnl::eltwise_forward(fpd);
         l.out_md = fpd.dst_desc();
-        const int64_t e = Elements(in);
-        l.op_fwd = MakeOp(l, "ReLU", {in}, l.out_md, e, 2 * esize * e);
         if (training) {
           const auto bpd = dnnl::eltwise_backward::primitive_desc(
               dnnl::eltwise_backward::desc(alg, l.out_md, l.out_md, 0.f, 0.f), attr_, engine_, fpd);
           NoteScratchpad(bpd);
           l.bwd_data = dnnl::eltwise_backward(bpd);
           l.bwd_diff_src_md = bpd.diff_src_desc();
-          l.op_bwd = MakeOp(l, "ReLUBackward", {in, in}, l.out_md, e, 3 * esize * e);
         }
         break;
       }
       case LayerKind::kMaxPool:
       case LayerKind::kGlobalAvgPool: {
         const bool max = s.kind == LayerKind::kMaxPool;
-        const int64_t n = in[0], c = in[1], h = in[2], w = in[3];
-        const int64_t k_h = max ? s.kernel : h, k_w = max ? s.kernel : w;
+        const int64_t k_h = max ? s.kernel : in[2], k_w = max ? s.kernel : in[3];
         const int64_t stride = max ? s.stride : 1, pad = max ? s.pad : 0;
-        const int64_t oh = (h + 2 * pad - k_h) / stride + 1, ow = (w + 2 * pad - k_w) / stride + 1;
-        if (k_h < 1 || stride < 1 || oh < 1 || ow < 1) {
-          throw Error(ErrorCode::kInvalidArgument, s.name + ": invalid pooling shape");
-        }
-        l.out_dims = {n, c, oh, ow};
         l.src_md = in_md;
         const auto alg = max ? algorithm::pooling_max : algorithm::pooling_avg_exclude_padding;
         const memory::dims strides{stride, stride}, kernel{k_h, k_w}, pads{pad, pad};
@@ -654,10 +578,6 @@ class OnednnNetwork final : public Network {
         l.fwd = dnnl::pooling_forward(fpd);
         l.out_md = fpd.dst_desc();
         if (training && max) l.workspace_md = fpd.workspace_desc();
-        const int64_t in_e = Elements(in), out_e = Elements(l.out_dims);
-        const char* name = max ? "MaxPool" : "GlobalAvgPool";
-        l.op_fwd =
-            MakeOp(l, name, {in}, l.out_md, max ? out_e * k_h * k_w : in_e, esize * (in_e + out_e));
         if (training) {
           const auto bpd = dnnl::pooling_backward::primitive_desc(
               dnnl::pooling_backward::desc(alg, in_md, l.out_md, strides, kernel, pads, pads),
@@ -666,19 +586,11 @@ class OnednnNetwork final : public Network {
           l.bwd_data = dnnl::pooling_backward(bpd);
           l.bwd_diff_dst_md = bpd.diff_dst_desc();
           l.bwd_diff_src_md = bpd.diff_src_desc();
-          l.op_bwd = MakeOp(l, std::string(name) + "Backward", {l.out_dims}, l.out_md,
-                            max ? out_e : in_e, esize * (in_e + out_e));
         }
         break;
       }
       case LayerKind::kLinear: {
-        const int64_t n = in[0], features = Elements(in) / n, o = s.channels;
-        if (o < 1) throw Error(ErrorCode::kInvalidArgument, s.name + ": no output features");
-        if (in.size() == 4 && (in[2] != 1 || in[3] != 1)) {
-          throw Error(ErrorCode::kInvalidArgument,
-                      s.name + ": a linear layer reads N x C or N x C x 1 x 1");
-        }
-        l.out_dims = {n, o};
+        const int64_t o = plan.params[0].dims[0], features = plan.params[0].dims[1];
         l.src_md = in_md;
         const memory::dims wd =
             in.size() == 4 ? memory::dims{o, features, 1, 1} : memory::dims{o, features};
@@ -693,15 +605,9 @@ class OnednnNetwork final : public Network {
         l.fwd = dnnl::inner_product_forward(fpd);
         l.out_md = fpd.dst_desc();
         l.fwd_weights_md = fpd.weights_desc();
-        // torch.nn.Linear's default: uniform(-1/sqrt(in), 1/sqrt(in)) for both.
-        const float bound = 1.f / std::sqrt(static_cast<float>(features));
-        AddParam(l, ParamKind::kWeight, wd, plain_w, FpLayoutOf(l.fwd_weights_md),
-                 Uniform(rng, o * features, bound));
+        AddParam(l, ParamKind::kWeight, wd, plain_w, FpLayoutOf(l.fwd_weights_md), initial());
         AddLowPrecisionCopy(l, l.params.back(), l.fwd_weights_md);
-        AddParam(l, ParamKind::kBias, {o}, Tag::x, bias_md, Uniform(rng, o, bound));
-        const int64_t flops = 2 * n * features * o;
-        const int64_t bytes = esize * (n * features + o * features + n * o);
-        l.op_fwd = MakeOp(l, "Linear", {in, wd}, l.out_md, flops, bytes);
+        AddParam(l, ParamKind::kBias, {o}, Tag::x, bias_md, initial());
         if (training) {
           const auto bwpd = dnnl::inner_product_backward_weights::primitive_desc(
               dnnl::inner_product_backward_weights::desc(in_md, memory::desc(wd, Dt::f32, Tag::any),
@@ -711,8 +617,6 @@ class OnednnNetwork final : public Network {
           l.bwd_weights = dnnl::inner_product_backward_weights(bwpd);
           l.diff_weights_md = bwpd.diff_weights_desc();
           l.bwd_diff_dst_md = bwpd.diff_dst_desc();
-          l.op_bwd_weights =
-              MakeOp(l, "LinearBackwardWeights", {in, l.out_dims}, in_md, flops, bytes);
           if (l.needs_input_gradient) {
             const auto bdpd = dnnl::inner_product_backward_data::primitive_desc(
                 dnnl::inner_product_backward_data::desc(in_md, w_md, dst_md), attr_, engine_, fpd);
@@ -720,18 +624,11 @@ class OnednnNetwork final : public Network {
             l.bwd_data = dnnl::inner_product_backward_data(bdpd);
             l.bwd_data_weights_md = bdpd.weights_desc();
             l.bwd_diff_src_md = bdpd.diff_src_desc();
-            l.op_bwd_data = MakeOp(l, "LinearBackwardData", {l.out_dims, wd}, in_md, flops, bytes);
           }
         }
         break;
       }
       case LayerKind::kAdd: {
-        const memory::dims in_b = InputDims(index, 1);
-        if (in != in_b) {
-          throw Error(ErrorCode::kInvalidArgument,
-                      s.name + ": adds " + DimsText(in) + " and " + DimsText(in_b));
-        }
-        l.out_dims = in;
         l.src_md = in_md;
         l.add_b_md = in_md;         // the second input is reordered to the first's layout if needed
         dnnl::primitive_attr attr;  // a copy of attr_ would share its handle
@@ -746,9 +643,6 @@ class OnednnNetwork final : public Network {
         NoteScratchpad(fpd);
         l.fwd = dnnl::binary(fpd);
         l.out_md = fpd.dst_desc();
-        const int64_t e = Elements(in);
-        l.op_fwd = MakeOp(l, s.relu ? "Add+ReLU" : "Add", {in, in}, l.out_md, s.relu ? 2 * e : e,
-                          3 * esize * e);
         if (training && s.relu) {
           const auto hint = dnnl::eltwise_forward::primitive_desc(
               dnnl::eltwise_forward::desc(prop_kind::forward_training,
@@ -762,25 +656,22 @@ class OnednnNetwork final : public Network {
           NoteScratchpad(bpd);
           l.relu_bwd = dnnl::eltwise_backward(bpd);
         }
-        if (training)
-          l.op_bwd = MakeOp(l, s.relu ? "Add+ReLUBackward" : "AddBackward", {in}, l.out_md,
-                            s.relu ? e : 0, 3 * esize * e);
         break;
       }
       case LayerKind::kSoftmaxCrossEntropy: {
-        if (in.size() != 2) {
-          throw Error(ErrorCode::kInvalidArgument, s.name + ": the loss reads N x classes logits");
-        }
-        l.out_dims = in;
         l.src_md = in_md;
         l.out_md = memory::desc(in, Dt::f32, Tag::nc);  // the probabilities
-        const int64_t e = Elements(in);
-        l.op_fwd = MakeOp(l, "SoftmaxCrossEntropy", {in}, l.out_md, 4 * e, esize * e + 4 * e);
-        if (training) {
-          l.op_bwd = MakeOp(l, "SoftmaxCrossEntropyBackward", {in}, l.out_md, 2 * e, 8 * e);
-        }
         break;
       }
+    }
+    // The plan's operators, with this backend's layout of what each writes.
+    l.op_fwd = OpFrom(plan.forward, l.out_md);
+    if (training) {
+      const bool weighted = s.kind == LayerKind::kConv || s.kind == LayerKind::kLinear;
+      (weighted ? l.op_bwd_weights : l.op_bwd) =
+          OpFrom(plan.backward, weighted ? l.src_md : l.out_md);
+      if (!plan.backward_data.empty())
+        l.op_bwd_data = OpFrom(plan.backward_data, l.bwd_diff_src_md);
     }
     // An add whose second input arrives in another layout reorders it (not expected).
     // Accumulating a second gradient into this layer's output: diff += contribution.
@@ -812,30 +703,8 @@ class OnednnNetwork final : public Network {
     return out;
   }
 
-  // Which outputs the backward pass reads: its own (ReLU, add with ReLU, the
-  // loss's probabilities) or its consumers' (convolution, batch norm and linear
-  // read their input; pooling reads its workspace; an add reads nothing).
-  void PlanMemory() {
-    for (size_t i = 0; i < layers_.size(); ++i) {
-      Layer& l = layers_[i];
-      if (i + 1 == layers_.size()) {
-        l.keep_output = true;  // the network's output, read after Forward()
-        continue;
-      }
-      if (!options_.training) continue;
-      const LayerKind k = l.spec.kind;
-      l.keep_output = k == LayerKind::kRelu || (k == LayerKind::kAdd && l.spec.relu) ||
-                      k == LayerKind::kSoftmaxCrossEntropy;
-      for (const int c : l.consumers) {
-        const LayerKind ck = layers_[c].spec.kind;
-        l.keep_output |=
-            ck == LayerKind::kConv || ck == LayerKind::kBatchNorm || ck == LayerKind::kLinear;
-      }
-    }
-  }
-
   void Execute(const Op& op, dnnl::primitive& p, Args args) {
-    OPSCOPE_SCOPE_DYN(op.name, ArgsOf(op));
+    OPSCOPE_SCOPE_DYN(op.name(), ArgsOf(op));
     if (scratchpad_) args[DNNL_ARG_SCRATCHPAD] = scratchpad_.mem();
     p.execute(stream_, args);
     stream_.wait();
@@ -966,7 +835,7 @@ class OnednnNetwork final : public Network {
         break;
       }
       case LayerKind::kSoftmaxCrossEntropy: {
-        OPSCOPE_SCOPE_DYN(l.op_fwd.name, ArgsOf(l.op_fwd));
+        OPSCOPE_SCOPE_DYN(l.op_fwd.name(), ArgsOf(l.op_fwd));
         if (labels_ == nullptr) {
           throw Error(ErrorCode::kInvalidArgument, "a network with a loss needs labels");
         }
@@ -1022,10 +891,9 @@ class OnednnNetwork final : public Network {
     Tensor temp;
     const memory& c = InLayout(contribution.mem(), p.out_md, temp, module);
     const int64_t e = Elements(p.out_dims), esize = dt_ == Dt::bf16 ? 2 : 4;
-    const Op op{"AccumulateGrad", "[" + DimsText(p.out_dims) + "]",
-                p.op_fwd.dtype,   LayoutName(p.out_md),
-                p.spec.name,      e,
-                3 * esize * e};
+    const Op op{TracedOp{"AccumulateGrad", ShapesText({p.out_dims}), p.op_fwd.planned.dtype,
+                         p.spec.name, e, 3 * esize * e},
+                LayoutName(p.out_md)};
     Execute(op, p.add_accumulate,
             {{DNNL_ARG_SRC_0, p.diff.mem()}, {DNNL_ARG_SRC_1, c}, {DNNL_ARG_DST, p.diff.mem()}});
   }
@@ -1064,7 +932,7 @@ class OnednnNetwork final : public Network {
     if (s.kind == LayerKind::kSoftmaxCrossEntropy) {
       Tensor diff(storage_, kActivations, l.out_md, engine_);
       {
-        OPSCOPE_SCOPE_DYN(l.op_bwd.name, ArgsOf(l.op_bwd));
+        OPSCOPE_SCOPE_DYN(l.op_bwd.name(), ArgsOf(l.op_bwd));
         const int64_t n = l.out_dims[0], k = l.out_dims[1];
         const float scale = 1.f / static_cast<float>(n);
         for (int64_t i = 0; i < n; ++i) {
@@ -1078,7 +946,7 @@ class OnednnNetwork final : public Network {
       return;
     }
     if (!l.diff) return;  // nothing downstream depends on this layer
-    // Read only by the kinds whose backward needs their input (PlanMemory kept it).
+    // Read only by the kinds whose backward needs their input (the plan kept it).
     const auto in = [&]() -> const memory& { return InputMem(index, 0); };
     switch (s.kind) {
       case LayerKind::kConv: {
@@ -1179,6 +1047,7 @@ class OnednnNetwork final : public Network {
   dnnl::stream& stream_;
   NetworkSpec spec_;
   NetworkOptions options_;
+  NetworkPlan plan_;
   Dt dt_;
   dnnl::primitive_attr attr_;
   memory::desc input_md_;
@@ -1186,7 +1055,7 @@ class OnednnNetwork final : public Network {
   size_t scratchpad_bytes_ = 0;
   Tensor scratchpad_, input_gradient_;
   memory input_;
-  Op sgd_op_{"SGD", "", "f32", "", "optimizer", 0, 0};
+  Op sgd_op_;
   const float* images_ = nullptr;
   const int32_t* labels_ = nullptr;
   float loss_ = 0;

@@ -23,6 +23,7 @@
 
 #include "devices/cuda/cuda_check.h"
 #include "devices/cuda/cuda_kernels.h"
+#include "devices/network_plan.h"
 #include "devices/network_storage.h"
 #include "opscope/opscope.h"
 
@@ -90,32 +91,12 @@ struct TensorDesc {
   cudnnTensorDescriptor_t d = nullptr;
 };
 
-int64_t Elements(const std::vector<int64_t>& dims) {
-  int64_t n = 1;
-  for (const int64_t d : dims) n *= d;
-  return n;
-}
+using devices::Elements;
 
-std::string DimsText(const std::vector<int64_t>& dims) {
-  std::string s = "[";
-  for (size_t i = 0; i < dims.size(); ++i) s += (i ? "," : "") + std::to_string(dims[i]);
-  return s + "]";
-}
+// The plan's traced operators (devices/network_plan.h): activations are NCHW here.
+using Op = devices::TracedOp;
 
-struct Op {
-  std::string name, shapes, module;
-  int64_t flops = -1, bytes = -1;
-};
-
-ScopeArgs ArgsOf(const Op& op) {
-  return ScopeArgs{.shapes = op.shapes,
-                   .dtype = "f32",
-                   .flops = op.flops,
-                   .bytes = op.bytes,
-                   .category = "cpu_op",
-                   .layout = "nchw",
-                   .module = op.module};
-}
+ScopeArgs ArgsOf(const Op& op) { return op.Args("nchw"); }
 
 struct Param {
   ParamKind kind;
@@ -173,6 +154,7 @@ class CudnnNetwork final : public Network {
         stream_(stream),
         spec_(spec),
         options_(options),
+        plan_(devices::PlanNetwork(spec, options)),
         layers_(spec.layers.size()) {
     if (options.dtype != devices::DType::kF32 && options.dtype != devices::DType::kTF32) {
       throw Error(ErrorCode::kUnsupported, std::string("the CUDA network runs fp32 or tf32, not ") +
@@ -181,7 +163,6 @@ class CudnnNetwork final : public Network {
     if (options.layout == devices::Layout::kNhwc) {
       throw Error(ErrorCode::kUnsupported, "the CUDA network keeps activations in NCHW");
     }
-    devices::ValidateNetworkSpec(spec_);
     CheckDnn(cudnnCreateActivationDescriptor(&relu_), "cudnnCreateActivationDescriptor");
     CheckDnn(cudnnSetActivationDescriptor(relu_, CUDNN_ACTIVATION_RELU, CUDNN_NOT_PROPAGATE_NAN, 0),
              "cudnnSetActivationDescriptor");
@@ -200,9 +181,7 @@ class CudnnNetwork final : public Network {
 
     for (size_t i = 0; i < spec.layers.size(); ++i) {
       layers_[i].spec = spec.layers[i];
-      for (const int in : spec.layers[i].inputs) {
-        if (in >= 0) layers_[in].consumers.push_back(static_cast<int>(i));
-      }
+      layers_[i].consumers = plan_.layers[i].consumers;
     }
     std::mt19937_64 rng(options.seed);
     std::vector<std::vector<float>> initial;  // of the trainable parameters, in order
@@ -212,8 +191,7 @@ class CudnnNetwork final : public Network {
       workspace_ = Array(storage_, kWorkspace, static_cast<int64_t>(workspace_bytes_ / 4 + 1));
     }
     if (options_.input_gradient) input_grad_ = Array(storage_, kActivations, Elements(input_dims_));
-    sgd_op_.flops = 4 * trainable_elements_;
-    sgd_op_.bytes = 5 * trainable_elements_ * static_cast<int64_t>(sizeof(float));
+    sgd_op_ = plan_.optimizer;
     Check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize (network setup)");
   }
 
@@ -393,19 +371,6 @@ class CudnnNetwork final : public Network {
     return producer.diff.get();
   }
 
-  static std::vector<float> Normal(std::mt19937_64& rng, int64_t n, float stddev) {
-    std::normal_distribution<float> d(0.f, stddev);
-    std::vector<float> v(static_cast<size_t>(n));
-    for (auto& x : v) x = d(rng);
-    return v;
-  }
-  static std::vector<float> Uniform(std::mt19937_64& rng, int64_t n, float bound) {
-    std::uniform_real_distribution<float> d(-bound, bound);
-    std::vector<float> v(static_cast<size_t>(n));
-    for (auto& x : v) x = d(rng);
-    return v;
-  }
-
   void AddParam(Layer& l, ParamKind kind, std::vector<int64_t> dims, std::vector<float> init,
                 bool trainable, std::vector<std::vector<float>>& initial) {
     Param p;
@@ -423,6 +388,14 @@ class CudnnNetwork final : public Network {
       Upload(p.value, init.data(), init.size() * sizeof(float));
     }
     l.params.push_back(std::move(p));
+  }
+
+  // The plan's parameters of a layer, initialised in plan order.
+  void AddPlannedParams(Layer& l, std::mt19937_64& rng, std::vector<std::vector<float>>& initial) {
+    const int index = static_cast<int>(&l - layers_.data());
+    for (const devices::ParamPlan& p : plan_.layers[index].params) {
+      AddParam(l, p.kind, p.dims, devices::InitialValues(p, rng), p.trainable, initial);
+    }
   }
 
   void AllocateParameters(const std::vector<std::vector<float>>& initial) {
@@ -449,10 +422,7 @@ class CudnnNetwork final : public Network {
   void BuildConv(Layer& l, const std::vector<int64_t>& in, cudnnTensorDescriptor_t in_desc,
                  std::mt19937_64& rng, std::vector<std::vector<float>>& initial) {
     const LayerSpec& s = l.spec;
-    const int64_t n = in[0], c = in[1], h = in[2], w = in[3], o = s.channels, k = s.kernel;
-    if (o < 1 || k < 1 || s.stride < 1 || s.pad < 0) {
-      throw Error(ErrorCode::kInvalidArgument, s.name + ": bad convolution parameters");
-    }
+    const int64_t c = in[1], o = s.channels, k = s.kernel;
     CheckDnn(cudnnCreateFilterDescriptor(&l.filter), "cudnnCreateFilterDescriptor");
     CheckDnn(cudnnSetFilter4dDescriptor(l.filter, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW,
                                         static_cast<int>(o), static_cast<int>(c),
@@ -465,14 +435,8 @@ class CudnnNetwork final : public Network {
              "cudnnSetConvolution2dDescriptor");
     CheckDnn(cudnnSetConvolutionMathType(l.conv, Tf32() ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH),
              "cudnnSetConvolutionMathType");
-    const int64_t oh = (h + 2 * s.pad - k) / s.stride + 1, ow = (w + 2 * s.pad - k) / s.stride + 1;
-    if (oh < 1 || ow < 1) throw Error(ErrorCode::kInvalidArgument, s.name + ": output is empty");
-    l.out_dims = {n, o, oh, ow};
     l.out_desc.Set(l.out_dims);
-    // He initialisation as torchvision: normal(0, sqrt(2 / fan_out)), fan_out = O*k*k.
-    AddParam(l, ParamKind::kWeight, {o, c, k, k},
-             Normal(rng, o * c * k * k, std::sqrt(2.f / static_cast<float>(o * k * k))), true,
-             initial);
+    AddPlannedParams(l, rng, initial);
     // Like torch.backends.cudnn.benchmark: time every algorithm once, keep the fastest
     // whose workspace fits.
     const char* math = Tf32() ? "tf32" : "fp32 FMA";
@@ -491,9 +455,6 @@ class CudnnNetwork final : public Network {
       NeedWorkspace(perf[best].memory);
       l.impl = fmt::format("cuDNN forward algo {} ({})", static_cast<int>(l.fwd_algo), math);
     }
-    const int64_t flops = 2 * n * o * oh * ow * c * k * k;
-    const int64_t bytes = 4 * (n * c * h * w + o * c * k * k + n * o * oh * ow);
-    l.op_fwd = {"Conv2D", DimsText(in) + "," + DimsText({o, c, k, k}), s.name, flops, bytes};
     if (!options_.training) return;
     {
       cudnnConvolutionBwdFilterAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
@@ -511,8 +472,6 @@ class CudnnNetwork final : public Network {
       NeedWorkspace(perf[best].memory);
       l.impl += fmt::format(", filter algo {}", static_cast<int>(l.bwd_filter_algo));
     }
-    l.op_bwd = {"Conv2DBackwardWeights", DimsText(in) + "," + DimsText(l.out_dims), s.name, flops,
-                bytes};
     if (!l.needs_input_gradient) return;
     {
       cudnnConvolutionBwdDataAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
@@ -530,8 +489,6 @@ class CudnnNetwork final : public Network {
       NeedWorkspace(perf[best].memory);
       l.impl += fmt::format(", data algo {}", static_cast<int>(l.bwd_data_algo));
     }
-    l.op_bwd_data = {"Conv2DBackwardData", DimsText(l.out_dims) + "," + DimsText({o, c, k, k}),
-                     s.name, flops, bytes};
   }
 
   void Build(int index, std::mt19937_64& rng, std::vector<std::vector<float>>& initial) {
@@ -540,40 +497,33 @@ class CudnnNetwork final : public Network {
     const std::vector<int64_t> in = InputDims(index, 0);
     const cudnnTensorDescriptor_t in_desc = InputDesc(index, 0);
     const bool training = options_.training;
-    l.needs_input_gradient = training && (s.inputs[0] >= 0 || options_.input_gradient);
-    if (s.kind != LayerKind::kLinear && s.kind != LayerKind::kSoftmaxCrossEntropy &&
-        in.size() != 4) {
-      throw Error(ErrorCode::kInvalidArgument, s.name + ": needs an N x C x H x W input");
-    }
+    // Shapes, parameters and the traced operators come from the plan.
+    const devices::LayerPlan& plan = plan_.layers[index];
+    l.needs_input_gradient = plan.needs_input_gradient;
+    l.out_dims = plan.out_dims;
+    l.op_fwd = plan.forward;
+    l.op_bwd = plan.backward;
+    l.op_bwd_data = plan.backward_data;
     const int64_t e = Elements(in);
     switch (s.kind) {
       case LayerKind::kConv: BuildConv(l, in, in_desc, rng, initial); break;
       case LayerKind::kBatchNorm: {
         const int64_t c = in[1];
-        l.out_dims = in;
         l.out_desc.Set(l.out_dims);
         CheckDnn(cudnnDeriveBNTensorDescriptor(l.stats_desc.d, in_desc, CUDNN_BATCHNORM_SPATIAL),
                  "cudnnDeriveBNTensorDescriptor");
-        AddParam(l, ParamKind::kScale, {c}, std::vector<float>(c, 1.f), true, initial);
-        AddParam(l, ParamKind::kShift, {c}, std::vector<float>(c, 0.f), true, initial);
-        AddParam(l, ParamKind::kRunningMean, {c}, std::vector<float>(c, 0.f), false, initial);
-        AddParam(l, ParamKind::kRunningVar, {c}, std::vector<float>(c, 1.f), false, initial);
+        AddPlannedParams(l, rng, initial);
         if (training) {
           l.save_mean = Array(storage_, kActivations, c);
           l.save_inv_var = Array(storage_, kActivations, c);
           if (!l.needs_input_gradient) l.scratch = Array(storage_, kWorkspace, e);
         }
         l.impl = std::string("cuDNN batch norm (spatial)") + (s.relu ? " + cuDNN ReLU" : "");
-        l.op_fwd = {"BatchNorm", DimsText(in), s.name, 8 * e, 8 * e};
-        l.op_bwd = {"BatchNormBackward", DimsText(in), s.name, 10 * e, 16 * e};
         break;
       }
       case LayerKind::kRelu:
-        l.out_dims = in;
         l.out_desc.Set(l.out_dims);
         l.impl = "cuDNN activation (ReLU)";
-        l.op_fwd = {"ReLU", DimsText(in), s.name, e, 8 * e};
-        l.op_bwd = {"ReLUBackward", DimsText(in), s.name, e, 12 * e};
         break;
       case LayerKind::kMaxPool:
       case LayerKind::kGlobalAvgPool: {
@@ -588,62 +538,25 @@ class CudnnNetwork final : public Network {
                      static_cast<int>(pad), static_cast<int>(pad), static_cast<int>(stride_h),
                      static_cast<int>(stride_w)),
                  "cudnnSetPooling2dDescriptor");
-        const int64_t oh = (in[2] + 2 * pad - kh) / stride_h + 1;
-        const int64_t ow = (in[3] + 2 * pad - kw) / stride_w + 1;
-        if (oh < 1 || ow < 1)
-          throw Error(ErrorCode::kInvalidArgument, s.name + ": output is empty");
-        l.out_dims = {in[0], in[1], oh, ow};
         l.out_desc.Set(l.out_dims);
         l.impl = max ? "cuDNN max pooling" : "cuDNN average pooling";
-        l.op_fwd = {devices::Name(s.kind), DimsText(in), s.name, e, 4 * (e + Elements(l.out_dims))};
-        l.op_bwd = {std::string(devices::Name(s.kind)) + "Backward", DimsText(in), s.name, e,
-                    4 * (2 * e + 2 * Elements(l.out_dims))};
         break;
       }
       case LayerKind::kLinear: {
-        const int64_t n = in[0], features = e / n, o = s.channels;
-        if (o < 1) throw Error(ErrorCode::kInvalidArgument, s.name + ": no output features");
-        if (in.size() == 4 && (in[2] != 1 || in[3] != 1)) {
-          throw Error(ErrorCode::kInvalidArgument,
-                      s.name + ": a linear layer reads N x C x 1 x 1 or N x features");
-        }
-        l.out_dims = {n, o};
         l.out_desc.Set(l.out_dims);
-        const float bound = 1.f / std::sqrt(static_cast<float>(features));
-        AddParam(l, ParamKind::kWeight, {o, features}, Uniform(rng, o * features, bound), true,
-                 initial);
-        AddParam(l, ParamKind::kBias, {o}, Uniform(rng, o, bound), true, initial);
+        AddPlannedParams(l, rng, initial);
         l.impl = "cublasSgemm (fp32)";
-        const int64_t flops = 2 * n * o * features;
-        const int64_t bytes = 4 * (n * features + o * features + n * o);
-        l.op_fwd = {"Linear", DimsText(in) + "," + DimsText({o, features}), s.name, flops, bytes};
-        l.op_bwd = {"LinearBackwardWeights", DimsText(in) + "," + DimsText(l.out_dims), s.name,
-                    flops, bytes};
-        l.op_bwd_data = {"LinearBackwardData", DimsText(l.out_dims) + "," + DimsText({o, features}),
-                         s.name, flops, bytes};
         break;
       }
       case LayerKind::kAdd: {
-        if (InputDims(index, 1) != in) {
-          throw Error(ErrorCode::kInvalidArgument, s.name + ": adds inputs of different shapes");
-        }
-        l.out_dims = in;
         l.out_desc.Set(l.out_dims);
         l.impl = std::string("cuDNN op tensor (add)") + (s.relu ? " + cuDNN ReLU" : "");
-        l.op_fwd = {"Add", DimsText(in) + "," + DimsText(in), s.name, e, 12 * e};
-        l.op_bwd = {"AddBackward", DimsText(in), s.name, e, 12 * e};
         break;
       }
       case LayerKind::kSoftmaxCrossEntropy: {
-        if (in.size() != 2) {
-          throw Error(ErrorCode::kInvalidArgument, s.name + ": the loss reads N x classes");
-        }
-        l.out_dims = in;
         l.out_desc.Set(l.out_dims);
         l.log_probs = Array(storage_, kActivations, e);
         l.impl = "cuDNN softmax (log and accurate) + opscope loss kernel";
-        l.op_fwd = {"SoftmaxCrossEntropy", DimsText(in), s.name, 4 * e, 12 * e};
-        l.op_bwd = {"SoftmaxCrossEntropyBackward", DimsText(in), s.name, 2 * e, 8 * e};
         break;
       }
     }
@@ -872,6 +785,7 @@ class CudnnNetwork final : public Network {
   cudaStream_t stream_;
   NetworkSpec spec_;
   NetworkOptions options_;
+  devices::NetworkPlan plan_;
   cudnnActivationDescriptor_t relu_ = nullptr;
   cudnnOpTensorDescriptor_t add_ = nullptr;
   std::vector<int64_t> input_dims_;
@@ -882,7 +796,7 @@ class CudnnNetwork final : public Network {
   Array values_, grads_, momentum_;
   size_t workspace_bytes_ = 0;
   Array workspace_;
-  Op sgd_op_{"SGD", "", "optimizer", 0, 0};
+  Op sgd_op_;
   bool has_input_ = false, has_labels_ = false;
   bool forward_done_ = false, backward_done_ = false, momentum_set_ = false;
 };
