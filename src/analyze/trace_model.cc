@@ -101,10 +101,10 @@ void TraceModel::Reserve(size_t events) {
   cls.reserve(events);
 }
 
-bool TraceModel::ColumnsAligned() {
-  bool aligned = cls.size() == size();
-  ForEachInt64Column([&](auto& column) { aligned &= column.size() == size(); });
-  ForEachIdColumn([&](auto& column) { aligned &= column.size() == size(); });
+bool TraceModel::ColumnsAligned() const {
+  bool aligned = cls.size() == size() && track.size() == size();
+  for (const auto column : kInt64Columns) aligned &= (this->*column).size() == size();
+  for (const auto column : kStringColumns) aligned &= (this->*column).size() == size();
   return aligned;
 }
 

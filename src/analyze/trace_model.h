@@ -4,6 +4,7 @@
 #ifndef OPSCOPE_ANALYZE_TRACE_MODEL_H_
 #define OPSCOPE_ANALYZE_TRACE_MODEL_H_
 
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <map>
@@ -81,19 +82,29 @@ class TraceModel {
   std::vector<uint32_t> layout;  // "nChw16c"
   std::vector<uint32_t> module;  // "layer1.0.conv1"
 
-  // Every column of one element type, so that code which appends, merges or
-  // reserves columns names them in one place.
+  // The columns by element type, named once, so that code which appends,
+  // merges or reserves columns cannot miss one. String columns hold ids of
+  // this model's strings; `track` holds ids of its tracks.
+  static constexpr std::array kInt64Columns = {&TraceModel::start_ns,    &TraceModel::duration_ns,
+                                               &TraceModel::flops,       &TraceModel::bytes,
+                                               &TraceModel::correlation, &TraceModel::external_id};
+  static constexpr std::array kStringColumns = {
+      &TraceModel::name,       &TraceModel::category,   &TraceModel::kind,
+      &TraceModel::input_dims, &TraceModel::input_type, &TraceModel::concrete_inputs,
+      &TraceModel::shapes,     &TraceModel::dtype,      &TraceModel::layout,
+      &TraceModel::module};
   template <typename F>
   void ForEachInt64Column(F&& f) {
-    for (auto* c : {&start_ns, &duration_ns, &flops, &bytes, &correlation, &external_id}) f(*c);
+    for (const auto column : kInt64Columns) f(this->*column);
   }
   template <typename F>
-  void ForEachIdColumn(F&& f) {
-    for (auto* c : {&name, &category, &track, &kind, &input_dims, &input_type, &concrete_inputs,
-                    &shapes, &dtype, &layout, &module}) {
-      f(*c);
-    }
+  void ForEachIdColumn(F&& f) {  // string columns and `track`
+    for (const auto column : kStringColumns) f(this->*column);
+    f(track);
   }
+  // True when every column has size() entries.
+  bool ColumnsAligned() const;
+
   // Appends one event to every column.
   void Append(const EventRow& e) {
     start_ns.push_back(e.start_ns);
@@ -115,8 +126,6 @@ class TraceModel {
     layout.push_back(e.layout);
     module.push_back(e.module);
   }
-  // True when every column has size() entries.
-  bool ColumnsAligned();
 
   std::vector<Track> tracks;
   std::map<std::string, std::string> process_names;  // pid -> name

@@ -248,6 +248,7 @@ TEST(ChromeJsonImporter, SameModelForAnyThreadCountAndChunkSize) {
     TraceModel reference;
     ImportChromeJson(path, reference, ImportOptions{1, size_t{64} << 20});
     ASSERT_GT(reference.size(), 100u) << file;
+    EXPECT_TRUE(reference.ColumnsAligned()) << file;
     for (const int threads : {2, 3, 8}) {
       for (const size_t chunk : {size_t{4096}, size_t{65536}, size_t{1} << 20}) {
         TraceModel model;

@@ -222,6 +222,7 @@ TEST(Sniffing, EveryImporterReadsEveryContainer) {
     TraceModel model;
     ASSERT_NO_THROW(model = ImportTrace(path)) << path;
     EXPECT_EQ(model.format, "ascend-kernel-details") << path;
+    EXPECT_TRUE(model.ColumnsAligned()) << path;
     ASSERT_EQ(model.size(), 2u) << path;
     EXPECT_EQ(model.duration_ns[0], 20250) << path;
     EXPECT_EQ(model.start_ns[1], 1700000000000040000) << path;

@@ -39,6 +39,7 @@ TEST(TraceSchema, EveryKeyTheWriterEmitsIsReadBack) {
                                 .extra = extra};
   const TraceModel model = WriteAndRead(args);
   ASSERT_EQ(model.size(), 1u);
+  EXPECT_TRUE(model.ColumnsAligned());
   EXPECT_EQ(model.format, "opscope");
   EXPECT_EQ(model.String(model.shapes[0]), "[[8,64,56,56]]");
   EXPECT_EQ(model.String(model.dtype[0]), "bf16");
