@@ -27,6 +27,9 @@ StepOutput ResNet50(const DeviceOpener& open, const ResNet50StepOptions& options
   for (const int threads : options.thread_counts) {
     auto device = open(threads);
     device_id = device->properties().id;
+    if (!device->properties().capabilities.has_networks) {
+      throw Error(ErrorCode::kUnsupported, device_id + " has no network layers in this build");
+    }
     network.layout = options.layout.value_or(device->properties().capabilities.network_layout);
     used_layout = devices::Name(network.layout);
     results.push_back(workloads::RunResNet50(*device, network));

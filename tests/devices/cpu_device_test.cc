@@ -98,6 +98,7 @@ TEST_F(CpuDeviceTest, CopiesByKind) {
   const DeviceCapabilities& c = device_->properties().capabilities;
   EXPECT_EQ(c.network_layout, Layout::kBlocked);
   EXPECT_FALSE(c.has_host_link);
+  EXPECT_TRUE(c.has_networks);
   EXPECT_FALSE(c.peak_loop_dtypes.empty());
   EXPECT_FALSE(c.copy_method.empty());
   try {

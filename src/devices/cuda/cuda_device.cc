@@ -559,6 +559,7 @@ class CudaDevice final : public devices::Device {
         // The FMA loop runs on the CUDA cores; tensor-core types have no such ceiling.
         .peak_loop_dtypes = {devices::DType::kF32},
         .has_host_link = true,
+        .has_networks = true,
         .copy_method =
             "memcpy is the runtime's device-to-device copy (cudaMemcpyAsync); copy/scale/add/"
             "triad are STREAM kernels on the SMs (16-byte loads and stores), repeated until a "
