@@ -9,9 +9,12 @@
 namespace opscope::analyze {
 namespace {
 
-// Where the nearest-rank percentile q of n sorted values lies.
-size_t RankIndex(size_t n, double q) {
-  return std::min(static_cast<size_t>(q * static_cast<double>(n - 1) + 0.5), n - 1);
+// Where the nearest-rank percentile P of n sorted values lies: the value of
+// rank ceil(P/100 * n) (1-based), computed in integers so that no rounding of
+// P/100 * n moves it.
+size_t RankIndex(size_t n, int percent) {
+  const size_t rank = (static_cast<size_t>(percent) * n + 99) / 100;
+  return std::min(std::max<size_t>(rank, 1), n) - 1;
 }
 
 // The events grouped by name and class, in order of first appearance: count,
@@ -74,7 +77,7 @@ void Percentiles(std::vector<int64_t>::iterator first, std::vector<int64_t>::ite
     p50 = p99 = max = 0;
     return;
   }
-  const size_t i99 = RankIndex(n, 0.99), i50 = RankIndex(n, 0.5);
+  const size_t i99 = RankIndex(n, 99), i50 = RankIndex(n, 50);
   std::nth_element(first, first + i99, last);
   p99 = first[i99];
   max = *std::max_element(first + i99, last);

@@ -27,7 +27,8 @@ struct OpStats {
 // trace (class kOther) are left out.
 std::vector<OpStats> ComputeOpStats(const TraceModel& model);
 
-// Nearest-rank p50 and p99, and the maximum, of [first, last) (reordered).
+// Nearest-rank p50 and p99 (the value of rank ceil(P/100 * n) among the n
+// sorted values, 1-based), and the maximum, of [first, last) (reordered).
 void Percentiles(std::vector<int64_t>::iterator first, std::vector<int64_t>::iterator last,
                  int64_t& p50, int64_t& p99, int64_t& max);
 

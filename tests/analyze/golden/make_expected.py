@@ -3,7 +3,8 @@
 tests/data with Python's json and csv modules (nothing of opscope's) and writes
 what `opscope analyze` must report for it into golden/<case>.json: the format
 detected, the number of complete events, and every operator's count and total
-time in nanoseconds. Spans of the whole trace (cat "Trace") and torch_npu's
+time in nanoseconds, and its nearest-rank p50 and p99 (the value of rank
+ceil(P/100 * n) among its n sorted durations) and maximum. Spans of the whole trace (cat "Trace") and torch_npu's
 derived "Overlap Analysis" rows are left out of operator statistics.
 
     make_expected.py DATA_DIR OUT_DIR     write the expected files
@@ -56,17 +57,23 @@ def expected_case(data, relative, fmt):
                if e.get("ph") == "M" and e.get("name") == "process_name"
                and e["args"].get("name") == "Overlap Analysis"}
     complete = [e for e in events if e.get("ph") == "X"]
-    ops = collections.defaultdict(lambda: [0, 0])
+    durations = collections.defaultdict(list)
     for e in complete:
         if e.get("cat") == "Trace" or e.get("pid") in derived:
             continue
-        ops[e.get("name", "")][0] += 1
-        ops[e.get("name", "")][1] += ns(e["dur"])
+        durations[e.get("name", "")].append(ns(e["dur"]))
+
+    def nearest_rank(values, percent):
+        ordered = sorted(values)
+        return ordered[max(1, (percent * len(ordered) + 99) // 100) - 1]
+
     return {
         "sample": relative,
         "format": fmt,
         "complete_events": len(complete),
-        "operators": {name: {"count": c, "total_ns": t} for name, (c, t) in sorted(ops.items())},
+        "operators": {name: {"count": len(d), "total_ns": sum(d), "p50_ns": nearest_rank(d, 50),
+                             "p99_ns": nearest_rank(d, 99), "max_ns": max(d)}
+                      for name, d in sorted(durations.items())},
     }
 
 

@@ -18,20 +18,26 @@ namespace {
 
 using model_builder::Builder;
 
-TEST(Percentiles, NearestRankLikeAFullSort) {
+TEST(Percentiles, NearestRankAsDefined) {
   std::mt19937_64 rng(3);
-  for (const size_t n : {1u, 2u, 3u, 10u, 99u, 100u, 101u, 1000u}) {
+  for (const size_t n : {1u, 2u, 3u, 10u, 99u, 100u, 101u, 174u, 1000u}) {
     std::vector<int64_t> values(n);
     for (auto& v : values) v = static_cast<int64_t>(rng() % 1000);
     std::vector<int64_t> sorted = values;
     std::sort(sorted.begin(), sorted.end());
-    const auto rank = [&](double q) {
-      return sorted[std::min(n - 1, static_cast<size_t>(q * static_cast<double>(n - 1) + 0.5))];
+    // The definition: the smallest value with at least P% of the values at or
+    // below it (nearest rank), found by counting, not by a rank formula.
+    const auto nearest_rank = [&](int percent) {
+      for (const int64_t v : sorted) {
+        const auto at_or_below = std::upper_bound(sorted.begin(), sorted.end(), v) - sorted.begin();
+        if (100 * static_cast<size_t>(at_or_below) >= static_cast<size_t>(percent) * n) return v;
+      }
+      return sorted.back();
     };
     int64_t p50 = -1, p99 = -1, max = -1;
     Percentiles(values.begin(), values.end(), p50, p99, max);
-    EXPECT_EQ(p50, rank(0.5)) << n;
-    EXPECT_EQ(p99, rank(0.99)) << n;
+    EXPECT_EQ(p50, nearest_rank(50)) << n;
+    EXPECT_EQ(p99, nearest_rank(99)) << n;
     EXPECT_EQ(max, sorted.back()) << n;
   }
 }
