@@ -172,7 +172,8 @@ std::string StepChart(const std::vector<analyze::StepBreakdown>& steps) {
 
 std::string SummaryCsv(const std::vector<AnalyzedTrace>& traces) {
   std::string out =
-      "Trace,Operator,Category,Count,Total_us,Avg_us,P50_us,P99_us,Max_us,Share_pct,FLOPs,Bytes,"
+      "Trace,Operator,Category,Count,Self_us,Total_us,Avg_us,P50_us,P99_us,Max_us,Share_pct,FLOPs,"
+      "Bytes,"
       "Arithmetic_Intensity,Achieved_TFLOPS,Utilization_pct,Bound\n";
   for (const auto& t : traces) {
     std::map<std::string, const analyze::OpRoofline*> roofline;
@@ -183,9 +184,9 @@ std::string SummaryCsv(const std::vector<AnalyzedTrace>& traces) {
           rl != roofline.end() && s.cls != analyze::EventClass::kStep ? rl->second : nullptr;
       out +=
           EscapeCsvField(t.path) + "," + EscapeCsvField(s.name) + "," + analyze::Name(s.cls) + ",";
-      out +=
-          fmt::format("{},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{:.2f},", s.count, s.total_ns / 1e3,
-                      s.mean_ns / 1e3, s.p50_ns / 1e3, s.p99_ns / 1e3, s.max_ns / 1e3, s.share_pct);
+      out += fmt::format("{},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{:.2f},", s.count,
+                         s.self_ns / 1e3, s.total_ns / 1e3, s.mean_ns / 1e3, s.p50_ns / 1e3,
+                         s.p99_ns / 1e3, s.max_ns / 1e3, s.share_pct);
       if (r != nullptr) {
         out += fmt::format("{:.0f},{:.0f},", r->flops, r->bytes);
         out += r->bytes > 0 ? fmt::format("{:.3f}", r->intensity) : "";

@@ -248,20 +248,20 @@ void AddFindingsAndOperators(const analyze::AnalyzedTrace& t, const AnalysisTabl
   const auto& stats = analysis.operators;
   ResultTable table;
   table.section = "operators";
-  table.title = "Operators by total time";
+  table.title = "Operators by self time";
   table.columns = {
       {"trace", "Trace", 0, false}, {"format", "Format", 0, false}, {"events", "Events", 0, false},
       {"operator", "Operator"},     {"category", "Category"},       {"count", "Count"},
-      {"total_us", "Total us", 3},  {"mean_us", "Mean us", 3},      {"p50_us", "p50 us", 3},
-      {"p99_us", "p99 us", 3},      {"max_us", "Max us", 3},        {"share_pct", "Share %", 1},
-      {"flops", "FLOPs", 0, false}, {"bytes", "Bytes", 0, false}};
+      {"self_us", "Self us", 3},    {"total_us", "Total us", 3},    {"mean_us", "Mean us", 3},
+      {"p50_us", "p50 us", 3},      {"p99_us", "p99 us", 3},        {"max_us", "Max us", 3},
+      {"share_pct", "Share %", 1},  {"flops", "FLOPs", 0, false},   {"bytes", "Bytes", 0, false}};
   const size_t shown =
       options.top == 0 ? stats.size() : std::min<size_t>(stats.size(), options.top);
   for (size_t i = 0; i < shown; ++i) {
     const auto& s = stats[i];
     table.AddRow({path, t.format, static_cast<int64_t>(t.events), s.name,
-                  std::string(analyze::Name(s.cls)), s.count, s.total_ns / 1e3, s.mean_ns / 1e3,
-                  s.p50_ns / 1e3, s.p99_ns / 1e3, s.max_ns / 1e3, s.share_pct,
+                  std::string(analyze::Name(s.cls)), s.count, s.self_ns / 1e3, s.total_ns / 1e3,
+                  s.mean_ns / 1e3, s.p50_ns / 1e3, s.p99_ns / 1e3, s.max_ns / 1e3, s.share_pct,
                   s.flops >= 0 ? Value{s.flops} : Value{},
                   s.bytes >= 0 ? Value{s.bytes} : Value{}});
   }
@@ -270,8 +270,9 @@ void AddFindingsAndOperators(const analyze::AnalyzedTrace& t, const AnalysisTabl
         fmt::format("{} more operators (--top 0 lists all)", stats.size() - shown));
   }
   table.notes.push_back(
-      "Share %: of all device time for kernels, copies and sets; of the same class's time "
-      "otherwise. Host times include nested calls.");
+      "Self: each call's time less the operators nested in it on the same thread (device "
+      "work: its whole time). Share %: of all device time for kernels, copies and sets; of the "
+      "same class's total time otherwise.");
   tables.push_back(std::move(table));
 }
 

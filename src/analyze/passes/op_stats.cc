@@ -21,6 +21,7 @@ size_t RankIndex(size_t n, int percent) {
 // total, mean, p50, p99, max, flops, bytes (no share yet). Derived rows and
 // spans of the whole trace (class kOther) are left out.
 std::vector<OpStats> GroupByNameAndClass(const TraceModel& model) {
+  const std::vector<int64_t> self = SelfTimes(model);
   // Pass 1: each event's group, and the sums.
   Int64Map<uint32_t> index;  // (name << 8 | class) -> group + 1
   std::vector<uint32_t> group_of(model.size(), UINT32_MAX);
@@ -44,6 +45,7 @@ std::vector<OpStats> GroupByNameAndClass(const TraceModel& model) {
     OpStats& s = out[g];
     ++s.count;
     s.total_ns += model.duration_ns[e];
+    s.self_ns += self[e];
     all_flops[g] &= model.flops[e] >= 0;
     all_bytes[g] &= model.bytes[e] >= 0;
     s.flops += std::max<int64_t>(model.flops[e], 0);
@@ -69,6 +71,53 @@ std::vector<OpStats> GroupByNameAndClass(const TraceModel& model) {
 }
 
 }  // namespace
+
+std::vector<int64_t> SelfTimes(const TraceModel& model) {
+  std::vector<int64_t> self(model.duration_ns);
+  // Host events by track, in the order they open: by start, the longer first
+  // (a parent and its first child may start together).
+  std::vector<std::vector<uint32_t>> by_track(model.tracks.size());
+  for (size_t e = 0; e < model.size(); ++e) {
+    const EventClass cls = model.cls[e];
+    if (IsDevice(cls) || cls == EventClass::kDerived || cls == EventClass::kOther) continue;
+    by_track[model.track[e]].push_back(static_cast<uint32_t>(e));
+    self[e] = 0;
+  }
+  const auto end_of = [&](uint32_t e) { return model.start_ns[e] + model.duration_ns[e]; };
+  std::vector<uint32_t> open;  // opened and not yet closed, innermost last
+  for (auto& events : by_track) {
+    std::sort(events.begin(), events.end(), [&](uint32_t a, uint32_t b) {
+      if (model.start_ns[a] != model.start_ns[b]) return model.start_ns[a] < model.start_ns[b];
+      if (model.duration_ns[a] != model.duration_ns[b]) {
+        return model.duration_ns[a] > model.duration_ns[b];
+      }
+      return a < b;
+    });
+    // Every instant goes to the innermost event open then: the one opened last.
+    open.clear();
+    int64_t now = 0;
+    const auto advance = [&](int64_t to) {
+      while (!open.empty()) {
+        const uint32_t top = open.back();
+        const int64_t end = end_of(top);
+        if (end > to) {
+          self[top] += to - now;
+          break;
+        }
+        self[top] += std::max<int64_t>(0, end - now);  // it may have ended inside a child
+        now = std::max(now, end);
+        open.pop_back();
+      }
+      now = to;
+    };
+    for (const uint32_t e : events) {
+      advance(model.start_ns[e]);
+      open.push_back(e);
+    }
+    advance(INT64_MAX);
+  }
+  return self;
+}
 
 void Percentiles(std::vector<int64_t>::iterator first, std::vector<int64_t>::iterator last,
                  int64_t& p50, int64_t& p99, int64_t& max) {
@@ -98,6 +147,7 @@ std::vector<OpStats> ComputeOpStats(const TraceModel& model) {
         domain > 0 ? 100.0 * static_cast<double>(s.total_ns) / static_cast<double>(domain) : 0;
   }
   std::sort(out.begin(), out.end(), [](const OpStats& a, const OpStats& b) {
+    if (a.self_ns != b.self_ns) return a.self_ns > b.self_ns;
     if (a.total_ns != b.total_ns) return a.total_ns > b.total_ns;
     if (a.name != b.name) return a.name < b.name;
     return a.cls < b.cls;

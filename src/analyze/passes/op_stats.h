@@ -18,14 +18,26 @@ struct OpStats {
   EventClass cls;
   int64_t count = 0;
   int64_t total_ns = 0, p50_ns = 0, p99_ns = 0, max_ns = 0;
+  // Self time (SelfTimes): the total less the time of calls nested inside each
+  // call on the same thread (device work does not nest: its self is its total).
+  int64_t self_ns = 0;
   double mean_ns = 0;
   double share_pct = 0;
   int64_t flops = -1, bytes = -1;  // summed where every call reports them
 };
 
-// Sorted by total time, longest first. Derived rows and spans of the whole
-// trace (class kOther) are left out.
+// Sorted by self time, longest first, then by total time. Derived rows and
+// spans of the whole trace (class kOther) are left out.
 std::vector<OpStats> ComputeOpStats(const TraceModel& model);
+
+// Each event's self time. A host event's (operator, annotation, step, runtime
+// call, Python frame): the time during which it is the innermost event open on
+// its track, the one opened last (by start, the longer first). For calls that
+// nest properly this is the duration less the nested calls'; where timestamps
+// overlap unevenly (rounded microseconds) every instant still goes to exactly
+// one event, so a track's self times add up to its busy time. A device event's
+// self time is its duration: device work does not nest.
+std::vector<int64_t> SelfTimes(const TraceModel& model);
 
 // Nearest-rank p50 and p99 (the value of rank ceil(P/100 * n) among the n
 // sorted values, 1-based), and the maximum, of [first, last) (reordered).

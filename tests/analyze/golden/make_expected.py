@@ -20,6 +20,9 @@ import json
 import os
 import sys
 
+# Traces whose every complete event is a host event: their operators' self
+# times are expected too.
+HOST_ONLY = {"cpu_only", "torch_cpu_small_cnn"}
 # case name -> (sample path under tests/data, the format opscope must report)
 CASES = {
     "alexnet_cuda_rank0": ("kineto/alexnet_cuda_rank0.json.gz", "kineto"),
@@ -51,7 +54,30 @@ def load_events(path):
     return (doc["traceEvents"] if isinstance(doc, dict) else doc), doc
 
 
-def expected_case(data, relative, fmt):
+def self_times(events):
+    """Each event's self time: the time during which it is the innermost event
+    open on its (pid, tid), the one opened last (by start, the longer first).
+    Computed segment by segment between consecutive boundaries, not with a
+    stack. Returns name -> summed self time."""
+    by_thread = collections.defaultdict(list)
+    for e in events:
+        by_thread[(str(e.get("pid")), str(e.get("tid")))].append(e)
+    result = collections.defaultdict(int)
+    for thread in by_thread.values():
+        spans = [(ns(e["ts"]), ns(e["dur"]), i, e.get("name", "")) for i, e in enumerate(thread)]
+        order = {s[2]: k for k, s in enumerate(sorted(spans, key=lambda s: (s[0], -s[1], s[2])))}
+        bounds = sorted({b for begin, dur, _, _ in spans for b in (begin, begin + dur)})
+        for lo, hi in zip(bounds, bounds[1:]):
+            covering = [s for s in spans if s[0] <= lo and hi <= s[0] + s[1]]
+            if covering:
+                innermost = max(covering, key=lambda s: order[s[2]])
+                result[innermost[3]] += hi - lo
+        for begin, dur, _, name in spans:
+            result[name] += 0  # every name present, zero-length calls included
+    return result
+
+
+def expected_case(case, data, relative, fmt):
     events, _ = load_events(os.path.join(data, relative))
     derived = {e["pid"] for e in events
                if e.get("ph") == "M" and e.get("name") == "process_name"
@@ -67,14 +93,15 @@ def expected_case(data, relative, fmt):
         ordered = sorted(values)
         return ordered[max(1, (percent * len(ordered) + 99) // 100) - 1]
 
-    return {
-        "sample": relative,
-        "format": fmt,
-        "complete_events": len(complete),
-        "operators": {name: {"count": len(d), "total_ns": sum(d), "p50_ns": nearest_rank(d, 50),
-                             "p99_ns": nearest_rank(d, 99), "max_ns": max(d)}
-                      for name, d in sorted(durations.items())},
-    }
+    operators = {name: {"count": len(d), "total_ns": sum(d), "p50_ns": nearest_rank(d, 50),
+                        "p99_ns": nearest_rank(d, 99), "max_ns": max(d)}
+                 for name, d in sorted(durations.items())}
+    if case in HOST_ONLY:
+        nested = [e for e in complete if e.get("cat") != "Trace" and e.get("pid") not in derived]
+        for name, value in self_times(nested).items():
+            operators[name]["self_ns"] = value
+    return {"sample": relative, "format": fmt, "complete_events": len(complete),
+            "operators": operators}
 
 
 def expected_ranks(data):
@@ -90,7 +117,7 @@ def expected_ranks(data):
 def main():
     data, out = sys.argv[1], sys.argv[2]
     check = "--check" in sys.argv[3:]
-    files = {f"{case}.json": expected_case(data, rel, fmt) for case, (rel, fmt) in CASES.items()}
+    files = {f"{case}.json": expected_case(case, data, rel, fmt) for case, (rel, fmt) in CASES.items()}
     files["ranks.json"] = expected_ranks(data)
     stale = 0
     for name, content in files.items():

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "analyze/importer.h"
+#include "analyze/intervals.h"
 #include "analyze/model_builder.h"
 #include "analyze/names.h"
 #include "analyze/pipeline.h"
@@ -39,6 +41,54 @@ TEST(Percentiles, NearestRankAsDefined) {
     EXPECT_EQ(p50, nearest_rank(50)) << n;
     EXPECT_EQ(p99, nearest_rank(99)) << n;
     EXPECT_EQ(max, sorted.back()) << n;
+  }
+}
+
+// A parent [0,100) holding a child [10,40) that holds [20,30), and a second
+// child [50,60); an event that starts inside the parent and ends after it
+// takes the time from its start on; device work keeps its whole time.
+TEST(SelfTime, NestedCallsAreSubtractedOnce) {
+  Builder b;
+  b.Add(EventClass::kStep, "ProfilerStep#0", 0, 100)
+      .Add(EventClass::kHostOp, "aten::conv2d", 10, 40)
+      .Add(EventClass::kHostOp, "aten::mkldnn_convolution", 20, 30)
+      .Add(EventClass::kRuntime, "cudaLaunchKernel", 50, 60)
+      .Add(EventClass::kKernel, "gemm", 10, 90)
+      .Add(EventClass::kHostOp, "aten::partial", 95, 130);
+  const std::vector<int64_t> self = SelfTimes(b.model);
+  EXPECT_EQ(self[0], (100 - 30 - 10 - 5) * 1000) << "less the 5 us the last one covers";
+  EXPECT_EQ(self[1], (30 - 10) * 1000);
+  EXPECT_EQ(self[2], 10 * 1000);
+  EXPECT_EQ(self[3], 10 * 1000);
+  EXPECT_EQ(self[4], 80 * 1000) << "device work does not nest";
+  EXPECT_EQ(self[5], 35 * 1000) << "from its start, it is the innermost open event";
+  const auto stats = ComputeOpStats(b.model);
+  ASSERT_FALSE(stats.empty());
+  EXPECT_EQ(stats[0].name, "gemm") << "ranked by self time";
+  EXPECT_EQ(stats[1].name, "ProfilerStep#0");
+  int64_t sum = 0;
+  for (size_t e = 0; e < b.model.size(); ++e)
+    sum += b.model.cls[e] == EventClass::kKernel ? 0 : self[e];
+  EXPECT_EQ(sum, 130 * 1000) << "the thread was busy from 0 to 130 us";
+  EXPECT_EQ(stats[1].total_ns, 100000);
+}
+
+TEST(SelfTime, SumsToTheThreadsBusyTimeOnARealTrace) {
+  const TraceModel model = ImportTrace(std::filesystem::path(OPSCOPE_TEST_DATA) /
+                                       "torch-cpu/small_cnn_train_torch1.13.json");
+  const std::vector<int64_t> self = SelfTimes(model);
+  std::map<uint32_t, int64_t> self_by_track;
+  std::map<uint32_t, std::vector<Interval>> spans;
+  for (size_t e = 0; e < model.size(); ++e) {
+    if (IsDevice(model.cls[e]) || model.cls[e] == EventClass::kOther) continue;
+    self_by_track[model.track[e]] += self[e];
+    spans[model.track[e]].push_back({model.start_ns[e], model.start_ns[e] + model.duration_ns[e]});
+  }
+  ASSERT_FALSE(self_by_track.empty());
+  for (auto& [track, intervals] : spans) {
+    int64_t busy = 0;
+    for (const Interval& i : Union(intervals)) busy += i.end - i.begin;
+    EXPECT_EQ(self_by_track[track], busy) << model.tracks[track].thread;
   }
 }
 
