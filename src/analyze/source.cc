@@ -145,14 +145,18 @@ class InflateSource final : public Source {
 
  private:
   // A zip is read as one file: a second entry would be ignored silently otherwise.
+  // It follows the data, or the data descriptor (at most 24 bytes) that
+  // archives written to a stream put after it.
   void CheckNoSecondEntry() {
-    std::string next(reinterpret_cast<const char*>(z_.next_in), z_.avail_in);
-    if (next.size() < 4) {
-      std::string more(4 - next.size(), '\0');
+    constexpr size_t kLook = 24 + 4;
+    std::string next(reinterpret_cast<const char*>(z_.next_in),
+                     std::min<size_t>(z_.avail_in, kLook));
+    if (next.size() < kLook) {
+      std::string more(kLook - next.size(), '\0');
       more.resize(raw_->Read(more.data(), more.size()));
       next += more;
     }
-    if (next.size() >= 4 && next.compare(0, 4, "PK\x03\x04", 4) == 0) {
+    if (next.find(std::string_view("PK\x03\x04", 4)) != std::string::npos) {
       throw Error(ErrorCode::kUnsupported,
                   "'" + name() +
                       "' is a zip archive of several files; opscope reads a zip of one trace "
