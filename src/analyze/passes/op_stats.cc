@@ -86,13 +86,17 @@ std::vector<int64_t> SelfTimes(const TraceModel& model) {
   const auto end_of = [&](uint32_t e) { return model.start_ns[e] + model.duration_ns[e]; };
   std::vector<uint32_t> open;  // opened and not yet closed, innermost last
   for (auto& events : by_track) {
-    std::sort(events.begin(), events.end(), [&](uint32_t a, uint32_t b) {
+    const auto opens_first = [&](uint32_t a, uint32_t b) {
       if (model.start_ns[a] != model.start_ns[b]) return model.start_ns[a] < model.start_ns[b];
       if (model.duration_ns[a] != model.duration_ns[b]) {
         return model.duration_ns[a] > model.duration_ns[b];
       }
       return a < b;
-    });
+    };
+    // Profilers mostly write a thread's calls in this order already.
+    if (!std::is_sorted(events.begin(), events.end(), opens_first)) {
+      std::sort(events.begin(), events.end(), opens_first);
+    }
     // Every instant goes to the innermost event open then: the one opened last.
     open.clear();
     int64_t now = 0;

@@ -7,6 +7,7 @@
 #include <charconv>
 #include <cmath>
 #include <condition_variable>
+#include <cstring>
 #include <exception>
 #include <mutex>
 #include <string>
@@ -205,6 +206,48 @@ struct Part {
   std::vector<uint32_t> string_map, track_map;
 };
 
+// The arguments the importer reads (core/trace_schema.h). Events carry many
+// others (Kineto: a dozen per kernel); each key is told apart by its length
+// first, so an argument that is none of these costs one or two compares.
+enum class Arg : uint8_t {
+  kOther,
+  kName,
+  kFlops,
+  kBytes,
+  kCorrelation,
+  kExternalId,
+  kInputDims,
+  kInputType,
+  kConcreteInputs,
+  kTaskType,
+  kShapes,
+  kDtype,
+  kLayout,
+  kModule,
+};
+
+inline bool Is(std::string_view key, std::string_view name) {
+  return key.size() == name.size() && std::memcmp(key.data(), name.data(), name.size()) == 0;
+}
+
+inline Arg ArgOf(std::string_view k) {
+  if (k.size() < 4 || k.size() > 15) return Arg::kOther;
+  if (Is(k, "name")) return Arg::kName;
+  if (Is(k, schema::kFlops)) return Arg::kFlops;
+  if (Is(k, schema::kBytes)) return Arg::kBytes;
+  if (Is(k, schema::kDtype)) return Arg::kDtype;
+  if (Is(k, schema::kShapes)) return Arg::kShapes;
+  if (Is(k, schema::kLayout)) return Arg::kLayout;
+  if (Is(k, schema::kModule)) return Arg::kModule;
+  if (Is(k, schema::kTaskType)) return Arg::kTaskType;
+  if (Is(k, schema::kInputDims)) return Arg::kInputDims;
+  if (Is(k, schema::kInputType)) return Arg::kInputType;
+  if (Is(k, schema::kCorrelation)) return Arg::kCorrelation;
+  if (Is(k, schema::kExternalId)) return Arg::kExternalId;
+  if (Is(k, schema::kConcreteInputs)) return Arg::kConcreteInputs;
+  return Arg::kOther;
+}
+
 void ParseEvent(const std::string& path, std::string_view json, uint64_t offset, Part& part) {
   TraceModel& model = part.model;
   const auto bad = [&](uint64_t at, const std::string& what) {
@@ -264,40 +307,52 @@ void ParseEvent(const std::string& path, std::string_view json, uint64_t offset,
       for (auto arg : args) {
         std::string_view arg_key;
         if (arg.unescaped_key().get(arg_key)) break;
-        if (arg_key == "name"sv) {
-          std::string_view n;
-          if (!arg.value().get_string().get(n)) meta_name = model.String(model.Intern(n));
-        } else if (arg_key == schema::kFlops || arg_key == schema::kBytes ||
-                   arg_key == schema::kCorrelation) {
-          int64_t v = -1;
-          if (!arg.value().get_int64().get(v)) {
-            (arg_key == schema::kFlops   ? flops
-             : arg_key == schema::kBytes ? bytes
-                                         : correlation) = v;
+        switch (const Arg kind = ArgOf(arg_key)) {
+          case Arg::kOther: break;
+          case Arg::kName: {
+            std::string_view n;
+            if (!arg.value().get_string().get(n)) meta_name = model.String(model.Intern(n));
+            break;
           }
-        } else if (arg_key == schema::kExternalId) {
-          int64_t v = -1;
-          if (!arg.value().get_int64().get(v)) external = v;
-        } else if (arg_key == schema::kInputDims || arg_key == schema::kInputType ||
-                   arg_key == schema::kConcreteInputs) {
-          simdjson::ondemand::array array;
-          std::string_view raw;
-          if (!arg.value().get_array().get(array) && !array.raw_json().get(raw)) {
-            (arg_key == schema::kInputDims   ? dims
-             : arg_key == schema::kInputType ? types
-                                             : concrete) = model.Intern(raw);
+          case Arg::kFlops:
+          case Arg::kBytes:
+          case Arg::kCorrelation:
+          case Arg::kExternalId: {
+            int64_t v = -1;
+            if (!arg.value().get_int64().get(v)) {
+              (kind == Arg::kFlops         ? flops
+               : kind == Arg::kBytes       ? bytes
+               : kind == Arg::kCorrelation ? correlation
+                                           : external) = v;
+            }
+            break;
           }
-        } else if (arg_key == schema::kTaskType) {
-          std::string_view t;
-          if (!arg.value().get_string().get(t)) task_type = model.Intern(t);
-        } else if (arg_key == schema::kShapes || arg_key == schema::kDtype ||
-                   arg_key == schema::kLayout || arg_key == schema::kModule) {
-          std::string_view t;
-          if (!arg.value().get_string().get(t) && !t.empty()) {
-            (arg_key == schema::kShapes   ? shapes
-             : arg_key == schema::kDtype  ? dtype
-             : arg_key == schema::kLayout ? layout
-                                          : module) = model.Intern(t);
+          case Arg::kInputDims:
+          case Arg::kInputType:
+          case Arg::kConcreteInputs: {
+            simdjson::ondemand::array array;
+            std::string_view raw;
+            if (!arg.value().get_array().get(array) && !array.raw_json().get(raw)) {
+              (kind == Arg::kInputDims   ? dims
+               : kind == Arg::kInputType ? types
+                                         : concrete) = model.Intern(raw);
+            }
+            break;
+          }
+          case Arg::kTaskType:
+          case Arg::kShapes:
+          case Arg::kDtype:
+          case Arg::kLayout:
+          case Arg::kModule: {
+            std::string_view t;
+            if (!arg.value().get_string().get(t) && !t.empty()) {
+              (kind == Arg::kTaskType ? task_type
+               : kind == Arg::kShapes ? shapes
+               : kind == Arg::kDtype  ? dtype
+               : kind == Arg::kLayout ? layout
+                                      : module) = model.Intern(t);
+            }
+            break;
           }
         }
       }
