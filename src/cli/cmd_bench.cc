@@ -20,12 +20,6 @@ struct RunnerFlags {
   }
 };
 
-std::vector<devices::DType> ParseDTypes(const std::string& text) {
-  std::vector<devices::DType> dtypes;
-  for (const auto& d : SplitList(text, "--dtype")) dtypes.push_back(devices::ParseDType(d));
-  return dtypes;
-}
-
 struct MatmulCommand {
   CommonOptions common;
   RunnerFlags runner;
@@ -37,7 +31,7 @@ struct MatmulCommand {
   void Run() const {
     suite::MatmulOptions options;
     options.shapes = suite::ParseMatmulShapes(sizes);
-    options.dtypes = ParseDTypes(dtypes);
+    options.dtypes = suite::ParseDTypes(dtypes);
     if (!impls.empty()) options.impls = SplitList(impls, "--impl");
     options.ceilings_file = ceilings;
     options.runner = runner.Options();
@@ -58,7 +52,7 @@ struct Conv2dCommand {
     if (!configs.empty()) {
       for (const auto& c : SplitList(configs, "--configs")) options.configs.emplace_back(c, c);
     }
-    options.dtypes = ParseDTypes(dtypes);
+    options.dtypes = suite::ParseDTypes(dtypes);
     options.ceilings_file = ceilings;
     options.runner = runner.Options();
     auto device = OpenDevice(common);

@@ -36,24 +36,6 @@ std::unique_ptr<devices::Device> OpenDevice(const CommonOptions& options) {
                              devices::DeviceOptions{options.threads});
 }
 
-std::vector<std::string> SplitList(const std::string& text, const std::string& option) {
-  std::vector<std::string> items;
-  size_t start = 0;
-  while (true) {
-    const size_t comma = text.find(',', start);
-    const std::string item =
-        text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-    if (item.empty()) {
-      throw Error(ErrorCode::kInvalidArgument,
-                  option + " '" + core::EscapeForTerminal(text) + "': empty item in the list");
-    }
-    items.push_back(item);
-    if (comma == std::string::npos) break;
-    start = comma + 1;
-  }
-  return items;
-}
-
 void Emit(const CommonOptions& options, const std::string& command,
           const std::vector<report::ResultTable>& tables) {
   const report::Format format = report::ParseFormat(options.format);

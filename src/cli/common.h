@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "core/text.h"
 #include "devices/device.h"
 #include "opscope/opscope.h"
 #include "report/result_table.h"
@@ -40,8 +41,7 @@ void AddCommonOptions(CLI::App& app, CommonOptions& options, const std::string& 
 // Opens --device; throws Error(kUnsupported) for a device this build cannot use.
 std::unique_ptr<devices::Device> OpenDevice(const CommonOptions& options);
 
-// Splits "a,b,c"; throws Error(kInvalidArgument) naming `option` on empty items.
-std::vector<std::string> SplitList(const std::string& text, const std::string& option);
+using core::SplitList;
 
 // Renders tables to --out (atomically) or stdout, in --format.
 void Emit(const CommonOptions& options, const std::string& command,

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstring>
 
+#include "opscope/opscope.h"
+
 namespace opscope::core {
 namespace {
 
@@ -222,6 +224,24 @@ std::string EscapeHtml(std::string_view text) {
     }
   });
   return out;
+}
+
+std::vector<std::string> SplitList(const std::string& text, const std::string& option) {
+  std::vector<std::string> items;
+  size_t start = 0;
+  while (true) {
+    const size_t comma = text.find(',', start);
+    const std::string item =
+        text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    if (item.empty()) {
+      throw Error(ErrorCode::kInvalidArgument,
+                  option + " '" + EscapeForTerminal(text) + "': empty item in the list");
+    }
+    items.push_back(item);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return items;
 }
 
 }  // namespace opscope::core

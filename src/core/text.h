@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace opscope::core {
 
@@ -36,6 +37,9 @@ std::string EscapeCsvField(std::string_view text);
 
 // Returns `text` with HTML's special characters as entities, invalid UTF-8 replaced.
 std::string EscapeHtml(std::string_view text);
+
+// Splits "a,b,c"; throws Error(kInvalidArgument) naming `option` on an empty item.
+std::vector<std::string> SplitList(const std::string& text, const std::string& option);
 
 }  // namespace opscope::core
 

@@ -16,23 +16,6 @@ namespace {
 
 using report::Value;
 
-// "a,b,c"; throws Error(kInvalidArgument) naming `option` on an empty item.
-std::vector<std::string> SplitItems(const std::string& text, const std::string& option) {
-  std::vector<std::string> items;
-  size_t start = 0;
-  while (true) {
-    const size_t comma = text.find(',', start);
-    items.push_back(
-        text.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
-    if (items.back().empty()) {
-      throw Error(ErrorCode::kInvalidArgument,
-                  option + " '" + core::EscapeForTerminal(text) + "': empty item in the list");
-    }
-    if (comma == std::string::npos) return items;
-    start = comma + 1;
-  }
-}
-
 int64_t ParseDimension(const std::string& text, const std::string& whole) {
   const auto fail = [&](const std::string& why) {
     return Error(ErrorCode::kInvalidArgument,
@@ -145,7 +128,7 @@ std::string FailureOf(int failed, const std::string& what) {
 
 std::vector<std::array<int64_t, 3>> ParseMatmulShapes(const std::string& text) {
   std::vector<std::array<int64_t, 3>> shapes;
-  for (const auto& item : SplitItems(text, "--sizes")) {
+  for (const auto& item : core::SplitList(text, "--sizes")) {
     std::vector<std::string> parts;
     size_t start = 0;
     while (true) {
@@ -163,6 +146,12 @@ std::vector<std::array<int64_t, 3>> ParseMatmulShapes(const std::string& text) {
     shapes.push_back(mnk);
   }
   return shapes;
+}
+
+std::vector<devices::DType> ParseDTypes(const std::string& text) {
+  std::vector<devices::DType> dtypes;
+  for (const auto& d : core::SplitList(text, "--dtype")) dtypes.push_back(devices::ParseDType(d));
+  return dtypes;
 }
 
 workloads::RunnerOptions CheckedRunnerOptions(int warmup, int min_reps, double min_time_ms) {

@@ -29,6 +29,8 @@ StepOutput Matmul(devices::Device& device, const MatmulOptions& options);
 
 // "1024,2048" (N x N x N) or "MxNxK" items; throws Error(kInvalidArgument) naming --sizes.
 std::vector<std::array<int64_t, 3>> ParseMatmulShapes(const std::string& text);
+// "fp32,bf16"; throws Error(kInvalidArgument) naming --dtype.
+std::vector<devices::DType> ParseDTypes(const std::string& text);
 
 struct Conv2dOptions {
   // (label, benchdnn-style config); empty: the field report's four.

@@ -1,11 +1,14 @@
 #include "suite/run.h"
 
+#include <fmt/format.h>
+
 #include <chrono>
 
 #include "analyze/analyze_files.h"
 #include "core/output.h"
 #include "core/text.h"
 #include "devices/registry.h"
+#include "monitor/watch.h"
 #include "opscope/opscope.h"
 #include "report/analysis_report.h"
 #include "report/analysis_tables.h"
@@ -31,18 +34,23 @@ std::string Join(const std::vector<std::string>& args) {
   return out;
 }
 
+// Quick runs stop at 3 repetitions and 20 ms; `Fast` is the same as flags.
+constexpr int kQuickReps = 3;
+constexpr double kQuickMs = 20;
+
 workloads::RunnerOptions Runner(bool quick, int warmup = 2) {
   workloads::RunnerOptions o;
   o.warmup = warmup;
   if (quick) {
-    o.min_reps = 3;
-    o.min_time_ms = 20;
+    o.min_reps = kQuickReps;
+    o.min_time_ms = kQuickMs;
   }
   return o;
 }
 
 std::vector<std::string> Fast(bool quick) {
-  return quick ? std::vector<std::string>{"--min-reps", "3", "--min-time", "20"}
+  return quick ? std::vector<std::string>{"--min-reps", std::to_string(kQuickReps), "--min-time",
+                                          fmt::format("{:g}", kQuickMs)}
                : std::vector<std::string>{};
 }
 
@@ -86,79 +94,84 @@ SuiteResult RunSuite(const SuiteOptions& options) {
   steps.push_back({"Bandwidth", With({"bw", "--device", dev, "--sizes", sizes}, Fast(quick)), [&] {
                      BandwidthOptions o;
                      o.sizes = sizes;
-                     o.min_reps = quick ? 3 : 10;
-                     o.min_time_ms = quick ? 20 : 100;
+                     if (quick) o.min_reps = kQuickReps, o.min_time_ms = kQuickMs;
                      return Bandwidth(d, o);
                    }});
-  steps.push_back(
-      {"Matrix multiplication",
-       With({"bench", "matmul", "--device", dev, "--sizes", quick ? "256,512" : "1024,2048,4096",
-             "--dtype", quick ? "fp32" : "fp32,bf16", "--warmup", "1", "--ceilings", ceilings},
-            Fast(quick)),
-       [&] {
-         MatmulOptions o;
-         o.shapes = ParseMatmulShapes(quick ? "256,512" : "1024,2048,4096");
-         if (quick) o.dtypes = {devices::DType::kF32};
-         o.ceilings_file = ceilings;
-         o.runner = Runner(quick, 1);
-         return Matmul(d, o);
-       }});
+  const std::string matmul_sizes = quick ? "256,512" : "1024,2048,4096";
+  const std::string matmul_dtypes = quick ? "fp32" : "fp32,bf16";
+  steps.push_back({"Matrix multiplication",
+                   With({"bench", "matmul", "--device", dev, "--sizes", matmul_sizes, "--dtype",
+                         matmul_dtypes, "--warmup", "1", "--ceilings", ceilings},
+                        Fast(quick)),
+                   [&] {
+                     MatmulOptions o;
+                     o.shapes = ParseMatmulShapes(matmul_sizes);
+                     o.dtypes = ParseDTypes(matmul_dtypes);
+                     o.ceilings_file = ceilings;
+                     o.runner = Runner(quick, 1);
+                     return Matmul(d, o);
+                   }});
+  const std::string conv_config = "mb2ic16ih28oc16kh3sh1";  // quick: one small convolution
   steps.push_back(
       {"Convolution",
-       quick ? With({"bench", "conv2d", "--device", dev, "--configs", "mb2ic16ih28oc16kh3sh1",
-                     "--warmup", "1", "--ceilings", ceilings},
+       quick ? With({"bench", "conv2d", "--device", dev, "--configs", conv_config, "--warmup", "1",
+                     "--ceilings", ceilings},
                     Fast(quick))
              : std::vector<std::string>{"bench", "conv2d", "--device", dev, "--ceilings", ceilings},
        [&] {
          Conv2dOptions o;
-         if (quick) o.configs = {{"mb2ic16ih28oc16kh3sh1", "mb2ic16ih28oc16kh3sh1"}};
+         if (quick) o.configs = {{conv_config, conv_config}};
          o.ceilings_file = ceilings;
          o.runner = Runner(quick, quick ? 1 : 2);
          return Conv2d(d, o);
        }});
-  steps.push_back(
-      {"ResNet-50 training",
-       quick ? std::vector<std::string>{"bench", "resnet50", "--device", dev, "--batch", "2",
-                                        "--image-size", "64", "--warmup", "0", "--iters", "2",
-                                        "--trace", resnet_trace}
-             : std::vector<std::string>{"bench", "resnet50", "--device", dev, "--warmup", "2",
-                                        "--iters", "10", "--trace", resnet_trace},
-       [&] {
-         ResNet50StepOptions o;
-         if (quick) {
-           o.network.shape.batch = 2;
-           o.network.shape.image_size = 64;
-           o.network.warmup = 0;
-           o.network.iters = 2;
-         }
-         o.network.trace_path = resnet_trace;
-         return ResNet50([&](int threads) { return devices::OpenDevice(dev, {threads}); }, o);
-       }});
+  ResNet50StepOptions resnet;
+  if (quick) {
+    resnet.network.shape.batch = 2;
+    resnet.network.shape.image_size = 64;
+    resnet.network.warmup = 0;
+    resnet.network.iters = 2;
+  }
+  resnet.network.trace_path = resnet_trace;
+  std::vector<std::string> resnet_args{"bench", "resnet50", "--device", dev};
+  if (quick) {
+    resnet_args =
+        With(resnet_args, {"--batch", std::to_string(resnet.network.shape.batch), "--image-size",
+                           std::to_string(resnet.network.shape.image_size)});
+  }
+  resnet_args = With(resnet_args, {"--warmup", std::to_string(resnet.network.warmup), "--iters",
+                                   std::to_string(resnet.network.iters), "--trace", resnet_trace});
+  steps.push_back({"ResNet-50 training", resnet_args, [&] {
+                     return ResNet50(
+                         [&](int threads) { return devices::OpenDevice(dev, {threads}); }, resnet);
+                   }});
+  const std::string workload = quick ? "matmul:256" : "matmul:1024";
+  const std::string duration = quick ? "500ms" : "2s", idle = quick ? "300ms" : "1s";
   steps.push_back({"Monitor under load",
-                   {"monitor", "--device", dev, "--workload", quick ? "matmul:256" : "matmul:1024",
-                    "--duration", quick ? "500ms" : "2s", "--idle", quick ? "300ms" : "1s",
-                    "--trace", monitor_trace},
+                   {"monitor", "--device", dev, "--workload", workload, "--duration", duration,
+                    "--idle", idle, "--trace", monitor_trace},
                    [&] {
                      MonitorOptions o;
-                     o.workload = quick ? "matmul:256" : "matmul:1024";
-                     o.comparison.duration_ns = quick ? 500000000 : 2000000000;
-                     o.comparison.idle_ns = quick ? 300000000 : 1000000000;
+                     o.workload = workload;
+                     o.comparison.duration_ns = monitor::ParseDurationNs(duration, "--duration");
+                     o.comparison.idle_ns = monitor::ParseDurationNs(idle, "--idle");
                      o.comparison.trace_path = monitor_trace;
                      return Monitor(&d, o);
                    }});
-  std::vector<std::string> analyze_args{"analyze", resnet_trace};
-  analyze_args.insert(analyze_args.end(), options.extra_traces.begin(), options.extra_traces.end());
-  analyze_args.insert(analyze_args.end(), {"--out", (dir / "analysis").string(), "--top", "15",
-                                           "--ceilings", ceilings});
-  steps.push_back({"Analysis of the traces", analyze_args, [&] {
+  std::vector<std::string> traces{resnet_trace};
+  traces.insert(traces.end(), options.extra_traces.begin(), options.extra_traces.end());
+  const int top = 15;
+  const std::filesystem::path analysis_dir = dir / "analysis";
+  steps.push_back({"Analysis of the traces",
+                   With(With({"analyze"}, traces), {"--out", analysis_dir.string(), "--top",
+                                                    std::to_string(top), "--ceilings", ceilings}),
+                   [&] {
                      analyze::AnalyzeOptions o;
-                     o.inputs = {resnet_trace};
-                     o.inputs.insert(o.inputs.end(), options.extra_traces.begin(),
-                                     options.extra_traces.end());
+                     o.inputs = traces;
                      o.ceilings = analyze::LoadRooflineCeilings(ceilings);
                      const analyze::AnalyzedSet set = analyze::AnalyzeFiles(o);
-                     auto tables = report::AnalysisTables(set, {.top = 15});
-                     report::WriteAnalysisReport(dir / "analysis", set.traces, tables);
+                     auto tables = report::AnalysisTables(set, {.top = top});
+                     report::WriteAnalysisReport(analysis_dir, set.traces, tables);
                      return StepOutput{std::move(tables), ""};
                    }});
 
