@@ -10,6 +10,7 @@
 #include "core/machine.h"
 #include "core/output.h"
 #include "core/text.h"
+#include "core/trace_schema.h"
 #include "opscope/opscope.h"
 
 namespace opscope {
@@ -24,7 +25,9 @@ bool IsSpan(RecordKind k) {
          k == RecordKind::kStepSpan;
 }
 
-std::string StepName(const Record& r) { return "ProfilerStep#" + std::to_string(r.meta >> 8); }
+std::string StepName(const Record& r) {
+  return std::string(core::trace_schema::kStepPrefix) + std::to_string(r.meta >> 8);
+}
 
 // Fills `view` for `r`; `scratch` holds a name that has no storage of its own.
 void Describe(const Record& r, const core::TickConverter& clock, int64_t start_ns, uint32_t tid,

@@ -64,7 +64,6 @@ struct DeviceCapabilities {
   Layout network_layout = Layout::kNchw;   // the layout networks run in unless told
   std::vector<Activity> trace_activities;  // what a Profiler enables to trace work on it
   std::vector<DType> peak_loop_dtypes;     // the dtypes CreatePeakLoop measures
-  bool has_host_link = false;              // h2d and d2h copies exist (not the CPU)
   bool has_networks = false;               // CreateNetwork builds networks (ResNet-50)
   // How copies and STREAM kernels are implemented, for reports.
   std::string copy_method;

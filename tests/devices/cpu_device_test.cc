@@ -97,7 +97,6 @@ TEST_F(CpuDeviceTest, CopiesByKind) {
   // The capabilities the CLI and workloads ask for instead of the device's kind.
   const DeviceCapabilities& c = device_->properties().capabilities;
   EXPECT_EQ(c.network_layout, Layout::kBlocked);
-  EXPECT_FALSE(c.has_host_link);
   EXPECT_TRUE(c.has_networks);
   EXPECT_FALSE(c.peak_loop_dtypes.empty());
   EXPECT_FALSE(c.copy_method.empty());

@@ -109,7 +109,6 @@ class CpuDevice final : public Device {
         .network_layout = Layout::kBlocked,  // oneDNN's own blocked layouts, end to end
         .trace_activities = {},              // its work is the host's: CPU scopes trace it
         .peak_loop_dtypes = {DType::kF32, DType::kBF16},
-        .has_host_link = false,
         .has_networks = true,
         .copy_method =
             "memcpy is the device's copy: glibc memcpy (split over the threads above 1 MiB), "

@@ -559,7 +559,6 @@ class CudaDevice final : public devices::Device {
         .trace_activities = {Activity::kCuda},  // CUPTI: kernels, copies, linked to their scopes
         // The FMA loop runs on the CUDA cores; tensor-core types have no such ceiling.
         .peak_loop_dtypes = {devices::DType::kF32},
-        .has_host_link = true,
         .has_networks = true,
         .copy_method =
             "memcpy is the runtime's device-to-device copy (cudaMemcpyAsync); copy/scale/add/"

@@ -8,6 +8,7 @@
 #include "opscope/opscope.h"
 
 namespace opscope::analyze {
+namespace {
 
 bool SniffKernelDetailsHead(std::string_view header) {
   if (header.starts_with("\xEF\xBB\xBF")) header.remove_prefix(3);  // a UTF-8 byte-order mark
@@ -15,6 +16,8 @@ bool SniffKernelDetailsHead(std::string_view header) {
          header.find("Start Time(us)") != std::string_view::npos &&
          header.find("Duration(us)") != std::string_view::npos;
 }
+
+}  // namespace
 
 Importer KernelDetailsImporter() {
   return Importer{
@@ -35,11 +38,6 @@ bool SniffKernelDetails(Source& source) {
     if (head.size() < n) return SniffKernelDetailsHead(head);
   }
   return false;
-}
-
-void ImportKernelDetails(const std::filesystem::path& path, TraceModel& model) {
-  const auto source = Source::Open(path);
-  ImportKernelDetails(*source, model);
 }
 
 void ImportKernelDetails(Source& source, TraceModel& model) {

@@ -5,9 +5,6 @@
 #ifndef OPSCOPE_ANALYZE_IMPORTERS_ASCEND_KERNEL_DETAILS_IMPORTER_H_
 #define OPSCOPE_ANALYZE_IMPORTERS_ASCEND_KERNEL_DETAILS_IMPORTER_H_
 
-#include <filesystem>
-#include <string_view>
-
 #include "analyze/importer.h"
 #include "analyze/source.h"
 #include "analyze/trace_model.h"
@@ -19,10 +16,8 @@ Importer KernelDetailsImporter();
 
 // True when the header line names the Name, Start Time(us) and Duration(us) columns.
 bool SniffKernelDetails(Source& source);
-bool SniffKernelDetailsHead(std::string_view header_line);
 // Throws Error(kInvalidInput) naming the line and column of a bad value.
 void ImportKernelDetails(Source& source, TraceModel& model);
-void ImportKernelDetails(const std::filesystem::path& path, TraceModel& model);
 
 }  // namespace opscope::analyze
 

@@ -66,7 +66,7 @@ bool TimeNs(simdjson::ondemand::value value, int64_t& ns) {
 
 EventClass ClassOf(std::string_view category, std::string_view name, std::string_view process) {
   // Host-side step spans: Kineto files them as user_annotation, torch_npu as cpu_op.
-  const bool step = name.rfind("ProfilerStep#", 0) == 0;
+  const bool step = name.starts_with(schema::kStepPrefix);
   if (step &&
       (category == "cpu_op" || category == "user_annotation" || process == "CPU functions")) {
     return EventClass::kStep;
@@ -93,8 +93,8 @@ EventClass ClassOf(std::string_view category, std::string_view name, std::string
   return EventClass::kOther;
 }
 
-}  // namespace
-
+// The sniffer's decision on the bytes peeked so far: 1 yes, 0 no, -1 not
+// decided yet (more bytes needed); `complete` says that `head` is the whole input.
 int SniffChromeJsonHead(std::string_view head, bool complete) {
   size_t i = 0;
   if (head.starts_with("\xEF\xBB\xBF")) i = 3;  // a UTF-8 byte-order mark
@@ -163,6 +163,8 @@ int SniffChromeJsonHead(std::string_view head, bool complete) {
   return 0;
 }
 
+}  // namespace
+
 Importer ChromeJsonImporter() {
   return Importer{
       "chrome-json",
@@ -207,8 +209,8 @@ struct Part {
 };
 
 // The arguments the importer reads (core/trace_schema.h). Events carry many
-// others (Kineto: a dozen per kernel); each key is told apart by its length
-// first, so an argument that is none of these costs one or two compares.
+// others (Kineto: a dozen per kernel); every compare checks the length first,
+// so an argument that is none of these costs a few integer compares.
 enum class Arg : uint8_t {
   kOther,
   kName,

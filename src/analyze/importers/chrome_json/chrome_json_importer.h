@@ -23,9 +23,6 @@ Importer ChromeJsonImporter();
 // whose first element is an event object. Reads as far as that takes (up to
 // kMaxPeekBytes), so metadata of any size may come before the events.
 bool SniffChromeJson(Source& source);
-// The same decision on bytes in memory: 1 yes, 0 no, -1 not decided yet
-// (more bytes needed); `complete` says that `head` is the whole input.
-int SniffChromeJsonHead(std::string_view head, bool complete);
 
 struct ImportOptions {
   int threads = 0;                       // parsing threads; 0: one per core, at most 8
