@@ -390,14 +390,6 @@ class CudnnNetwork final : public Network {
     l.params.push_back(std::move(p));
   }
 
-  // The plan's parameters of a layer, initialised in plan order.
-  void AddPlannedParams(Layer& l, std::mt19937_64& rng, std::vector<std::vector<float>>& initial) {
-    const int index = static_cast<int>(&l - layers_.data());
-    for (const devices::ParamPlan& p : plan_.layers[index].params) {
-      AddParam(l, p.kind, p.dims, devices::InitialValues(p, rng), p.trainable, initial);
-    }
-  }
-
   void AllocateParameters(const std::vector<std::vector<float>>& initial) {
     values_ = Array(storage_, kParameters, trainable_elements_);
     if (options_.training) {
@@ -419,8 +411,7 @@ class CudnnNetwork final : public Network {
 
   void NeedWorkspace(size_t bytes) { workspace_bytes_ = std::max(workspace_bytes_, bytes); }
 
-  void BuildConv(Layer& l, const std::vector<int64_t>& in, cudnnTensorDescriptor_t in_desc,
-                 std::mt19937_64& rng, std::vector<std::vector<float>>& initial) {
+  void BuildConv(Layer& l, const std::vector<int64_t>& in, cudnnTensorDescriptor_t in_desc) {
     const LayerSpec& s = l.spec;
     const int64_t c = in[1], o = s.channels, k = s.kernel;
     CheckDnn(cudnnCreateFilterDescriptor(&l.filter), "cudnnCreateFilterDescriptor");
@@ -436,7 +427,6 @@ class CudnnNetwork final : public Network {
     CheckDnn(cudnnSetConvolutionMathType(l.conv, Tf32() ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH),
              "cudnnSetConvolutionMathType");
     l.out_desc.Set(l.out_dims);
-    AddPlannedParams(l, rng, initial);
     // Like torch.backends.cudnn.benchmark: time every algorithm once, keep the fastest
     // whose workspace fits.
     const char* math = Tf32() ? "tf32" : "fp32 FMA";
@@ -504,15 +494,18 @@ class CudnnNetwork final : public Network {
     l.op_fwd = plan.forward;
     l.op_bwd = plan.backward;
     l.op_bwd_data = plan.backward_data;
+    // The plan's parameters, initialised in plan order (layer by layer).
+    for (const devices::ParamPlan& p : plan.params) {
+      AddParam(l, p.kind, p.dims, devices::InitialValues(p, rng), p.trainable, initial);
+    }
     const int64_t e = Elements(in);
     switch (s.kind) {
-      case LayerKind::kConv: BuildConv(l, in, in_desc, rng, initial); break;
+      case LayerKind::kConv: BuildConv(l, in, in_desc); break;
       case LayerKind::kBatchNorm: {
         const int64_t c = in[1];
         l.out_desc.Set(l.out_dims);
         CheckDnn(cudnnDeriveBNTensorDescriptor(l.stats_desc.d, in_desc, CUDNN_BATCHNORM_SPATIAL),
                  "cudnnDeriveBNTensorDescriptor");
-        AddPlannedParams(l, rng, initial);
         if (training) {
           l.save_mean = Array(storage_, kActivations, c);
           l.save_inv_var = Array(storage_, kActivations, c);
@@ -544,7 +537,6 @@ class CudnnNetwork final : public Network {
       }
       case LayerKind::kLinear: {
         l.out_desc.Set(l.out_dims);
-        AddPlannedParams(l, rng, initial);
         l.impl = "cublasSgemm (fp32)";
         break;
       }
