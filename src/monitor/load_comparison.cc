@@ -10,6 +10,7 @@
 #include "core/clock.h"
 #include "core/subprocess.h"
 #include "core/text.h"
+#include "monitor/reading_format.h"
 #include "monitor/watch.h"
 #include "opscope/opscope.h"
 
@@ -58,7 +59,7 @@ LoadComparison CompareIdleAndLoad(const LoadComparisonOptions& options, const Lo
     SetThreadName("sampler");
     Watch(samplers, options.interval_ns, 0, stop_sampling, [&](const Reading& r) {
       for (const auto& m : r.metrics) {
-        if (m.value) Counter(m.labels[0].second + " " + m.Key(), *m.value);
+        if (m.value) Counter(DeviceOf(m) + " " + m.Key(), *m.value);
       }
       std::lock_guard lock(mutex);
       windows.push_back({previous, r.monotonic_ns, r.metrics});
@@ -112,7 +113,7 @@ LoadComparison CompareIdleAndLoad(const LoadComparisonOptions& options, const Lo
     const bool in_idle = w.end_ns <= load_begin;
     if (!in_load && !in_idle) continue;  // straddles the switch
     for (const auto& m : w.metrics) {
-      const std::string key = m.labels[0].second + " " + m.Key();
+      const std::string key = DeviceOf(m) + " " + m.Key();
       if (!sums.count(key)) order.push_back(key);
       Sums& s = sums[key];
       s.unit = m.unit;
