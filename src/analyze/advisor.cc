@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <map>
 
+#include "analyze/names.h"
+
 namespace opscope::analyze {
 
 const char* Name(Severity severity) {
@@ -22,82 +24,174 @@ double Pct(int64_t part, int64_t whole) { return whole > 0 ? 100.0 * part / whol
 
 }  // namespace
 
+namespace {
+
+// What to do about idle time, by its dominant cause.
+std::string IdleAction(const std::string& cause, const Analysis& a) {
+  if (cause == "data loading") {
+    return "Feed the device faster: more DataLoader workers, pin_memory=True, prefetching, and "
+           "preprocessing off the training loop.";
+  }
+  if (cause == "compilation/warm-up") {
+    return "Compilation and first-use set-up, not steady-state work: see the 'compilation' "
+           "finding; profile steps after warm-up (a schedule with warmup steps) to see the "
+           "steady state.";
+  }
+  if (cause == "unknown") {
+    return "This file has no host events: analyze the matching host trace (trace_view.json or the "
+           "Kineto trace) to see what the host did while the device waited.";
+  }
+  if (cause == "no host activity") {
+    return "The traced host threads were idle while the device waited: the work is elsewhere "
+           "(DataLoader worker processes, other ranks in a collective, threads not traced). "
+           "Profile those too, and compare ranks for a slow one.";
+  }
+  if (cause == "host partly busy") {
+    return "The traced threads explain only part of the wait: trace the rest (Python with "
+           "with_stack, DataLoader workers, other threads) before cutting host work; then "
+           "reduce what the traced threads do between launches.";
+  }
+  if (cause == "synchronization wait") {
+    return "Remove host-device synchronizations from the loop: .item(), .cpu(), printing tensors, "
+           "explicit synchronize calls; log metrics every N steps instead.";
+  }
+  if (cause == "outside operators") {
+    return "The CPU spends this time between operators (Python and framework code): batch more "
+           "work per operator (a larger batch), remove Python work from the loop, or compile the "
+           "model (torch.compile, TorchScript) so fewer, larger operators run.";
+  }
+  (void)a;
+  return "Cut host overhead per step: a larger batch, fewer and larger operators (fusion, graph "
+         "compilation with torch.compile or CUDA Graphs / graph mode on Ascend), and less Python "
+         "work between launches.";
+}
+
+std::string CompileAction(const std::string& kind) {
+  if (kind == "ACL operator compilation") {
+    return "Operators are compiled online by CANN: call torch_npu.npu.set_compile_mode("
+           "jit_compile=False) to use the prebuilt binary kernels, keep input shapes static "
+           "(pad to buckets) so compiled operators are reused, and keep the operator cache "
+           "(ACL_OP_COMPILER_CACHE_MODE / _DIR) between runs.";
+  }
+  if (kind == "torch.compile") {
+    return "torch.compile compiles on the first calls and on every recompilation: exclude "
+           "warm-up steps from measurements, avoid recompiles (torch._dynamo.config / "
+           "TORCH_LOGS=recompiles; mark dynamic shapes), and cache compiled artefacts between "
+           "runs (the inductor FX graph cache).";
+  }
+  if (kind == "module load") {
+    return "Kernel modules are loaded on first use: warm up before measuring; CUDA_MODULE_LOADING="
+           "LAZY (the default since CUDA 12) loads only the kernels used.";
+  }
+  return "Device memory is allocated and freed in the measured window: keep PyTorch's caching "
+         "allocator warm (do not call torch.cuda.empty_cache() in the loop), preallocate, and "
+         "exclude the first steps from measurements.";
+}
+
+}  // namespace
+
 std::vector<Finding> Advise(const Analysis& a, const Thresholds& t) {
   std::vector<Finding> out;
-  // 1. Is the device busy? If not, why: the causes of its idle gaps.
+  const bool cpu = a.compute_on == ComputeOn::kCpu;
+  const std::string unit = cpu ? "CPU" : "device";
+  // 1. Is the compute device busy? If not, why: the causes of its idle gaps.
   if (a.busy.has_device && a.busy.busy_pct < t.busy_warning_pct) {
     std::map<std::string, int64_t> by_cause;
     for (const auto& g : a.busy.gaps) by_cause[g.cause] += g.duration_ns;
-    std::string dominant = "host-bound";
+    std::string dominant = cpu ? "outside operators" : "host-bound";
     int64_t dominant_ns = -1;
     for (const auto& [cause, ns] : by_cause) {
       if (ns > dominant_ns) dominant = cause, dominant_ns = ns;
     }
-    std::string action;
-    if (dominant == "data loading") {
-      action =
-          "Feed the device faster: more DataLoader workers, pin_memory=True, prefetching, and "
-          "preprocessing off the training loop.";
-    } else if (dominant == "unknown") {
-      action =
-          "This file has no host events: analyze the matching host trace (trace_view.json or the "
-          "Kineto trace) to see what the host did while the device waited.";
-    } else if (dominant == "no host activity") {
-      action =
-          "The traced host threads were idle while the device waited: the work is elsewhere "
-          "(DataLoader worker processes, other ranks in a collective, threads not traced). "
-          "Profile those too, and compare ranks for a slow one.";
-    } else if (dominant == "synchronization wait") {
-      action =
-          "Remove host-device synchronizations from the loop: .item(), .cpu(), printing tensors, "
-          "explicit synchronize calls; log metrics every N steps instead.";
-    } else {
-      action =
-          "Cut host overhead per step: a larger batch, fewer and larger operators (fusion, graph "
-          "compilation with torch.compile or CUDA Graphs / graph mode on Ascend), and less Python "
-          "work between launches.";
+    std::string causes;
+    for (const auto& [cause, ns] : by_cause) {
+      causes += fmt::format("{}{} {:.3f} ms", causes.empty() ? "" : ", ", cause, ns / 1e6);
     }
     Finding f{
         "low_device_utilization",
         a.busy.busy_pct < t.busy_critical_pct ? Severity::kCritical : Severity::kWarning,
-        fmt::format("The device is busy only {:.1f}% of the time", a.busy.busy_pct),
-        fmt::format("{} idle gaps listed; most idle time is {}", a.busy.gaps.size(), dominant),
-        action};
+        cpu ? fmt::format("The CPU runs operators only {:.1f}% of the time", a.busy.busy_pct)
+            : fmt::format("The device is busy only {:.1f}% of the time", a.busy.busy_pct),
+        fmt::format("{} busy {:.3f} ms of a {:.3f} ms window; the {} longest gaps: {}", unit,
+                    a.busy.busy_ns / 1e6, (a.busy.window_end_ns - a.busy.window_begin_ns) / 1e6,
+                    a.busy.gaps.size(), causes.empty() ? std::string("none listed") : causes),
+        IdleAction(dominant, a)};
     if (!a.busy.gaps.empty()) {
-      f.evidence += fmt::format("; the longest gap, {:.3f} ms: {}",
-                                a.busy.gaps[0].duration_ns / 1e6, a.busy.gaps[0].evidence);
+      f.evidence +=
+          fmt::format("; the longest gap, {:.3f} ms ({}): {}", a.busy.gaps[0].duration_ns / 1e6,
+                      a.busy.gaps[0].cause, a.busy.gaps[0].evidence);
     }
     out.push_back(std::move(f));
   }
-  // 2. Launch-bound: many tiny kernels.
+  // 1b. Compilation and first-use set-up in the measured window.
+  if (!a.busy.compile_ns.empty()) {
+    int64_t total = 0;
+    std::string kinds;
+    for (const auto& [kind, ns] : a.busy.compile_ns) {
+      total += ns;
+      kinds += fmt::format("{}{} {:.3f} ms", kinds.empty() ? "" : ", ", kind, ns / 1e6);
+    }
+    const int64_t window = a.busy.window_end_ns - a.busy.window_begin_ns;
+    if (total >= t.compile_min_ns && (window <= 0 || Pct(total, window) >= t.compile_pct)) {
+      out.push_back({"compilation", Pct(total, window) >= 20 ? Severity::kWarning : Severity::kInfo,
+                     fmt::format("Compilation and first-use set-up take {:.3f} ms{}", total / 1e6,
+                                 window > 0 ? fmt::format(" ({:.1f}% of the {} window)",
+                                                          Pct(total, window), unit)
+                                            : std::string()),
+                     "host time in: " + kinds, CompileAction(a.busy.compile_ns[0].first)});
+    }
+  }
+  // 2. Launch-bound: many tiny kernels, launched as fast as the host can, on an idle device.
   if (a.launch.launch_bound) {
     out.push_back(
         {"launch_bound", Severity::kWarning,
          fmt::format("Launch-bound: {} kernels with a median of {:.1f} us", a.launch.kernels,
                      a.launch.median_kernel_ns / 1e3),
-         fmt::format(
-             "device busy {:.1f}%{}", a.launch.busy_pct,
-             a.launch.launch_delay_p50_ns >= 0
-                 ? fmt::format(", launch delay p50 {:.1f} us", a.launch.launch_delay_p50_ns / 1e3)
-                 : std::string()),
+         a.launch.reason,
          "Launch fewer, larger kernels: operator fusion, graph compilation (torch.compile, CUDA "
          "Graphs, graph mode on Ascend), or a larger batch."});
   }
   // 3. Layout conversions.
   if (a.layout.device_pct >= t.layout_device_pct || a.layout.host_pct >= t.layout_host_pct) {
     std::string top;
-    for (const auto& [name, ns] : a.layout.top)
-      top += fmt::format("{}{} {:.3f} ms", top.empty() ? "" : ", ", name, ns / 1e6);
+    std::map<std::string, int64_t> families;
+    for (const auto& item : a.layout.top) {
+      top += fmt::format("{}{} ({}) {:.3f} ms", top.empty() ? "" : ", ", item.name, item.how,
+                         item.total_ns / 1e6);
+      families[item.family] += item.total_ns;
+    }
+    std::string action;
+    if (families.count("TransData") || families.count("format cast")) {
+      action +=
+          "On Ascend, keep tensors in the operators' private formats (NZ/5HD) between "
+          "operators instead of casting back to ND (torch_npu.npu_format_cast once, outside "
+          "the loop), so TransData does not run around each operator. ";
+    }
+    if (families.count("NCHW<->NHWC")) {
+      action +=
+          "cuDNN converts between NCHW and NHWC around convolutions: run the model in "
+          "channels_last (model.to(memory_format=torch.channels_last) and the inputs too), "
+          "so no conversion is needed. ";
+    }
+    if (families.count("oneDNN reorder")) {
+      action +=
+          "oneDNN reorders between plain and blocked layouts: keep activations in the "
+          "blocked layout between layers (to_mkldnn / channels_last on CPU). ";
+    }
+    if (families.count("contiguous") || families.count("Transpose")) {
+      action +=
+          "Tensors are made contiguous (or transposed) in the hot loop: avoid .contiguous() "
+          "after permute/transpose where the next operator accepts strided input, or keep "
+          "the layout the consumer wants from the start. ";
+    }
+    if (!action.empty()) action.pop_back();
     out.push_back(
         {"layout_conversions",
          a.layout.device_pct >= 2 * t.layout_device_pct ? Severity::kCritical : Severity::kWarning,
          fmt::format(
              "Layout conversions take {:.1f}% of device time ({:.1f}% of host operator time)",
              a.layout.device_pct, a.layout.host_pct),
-         "largest: " + top,
-         "Keep one layout end to end: channels_last for convolutions, no .contiguous()/permute in "
-         "the hot loop; on Ascend, keep tensors in the operators' private formats to avoid "
-         "TransData."});
+         "largest: " + top, action});
   }
   // 4. Memory copies.
   for (const auto& tr : a.transfers) {
@@ -139,10 +233,7 @@ std::vector<Finding> Advise(const Analysis& a, const Thresholds& t) {
   }
   // 6. Synchronizing operators with a long tail.
   for (const auto& lt : a.long_tail) {
-    const bool sync = lt.name.find("item") != std::string::npos ||
-                      lt.name.find("_local_scalar_dense") != std::string::npos ||
-                      lt.name.find("synchronize") != std::string::npos ||
-                      lt.name.find("Synchronize") != std::string::npos;
+    const bool sync = IsSyncCall(lt.name);
     if (sync && lt.ratio >= t.sync_tail_ratio) {
       out.push_back(
           {"synchronizations", Severity::kWarning,
@@ -157,34 +248,142 @@ std::vector<Finding> Advise(const Analysis& a, const Thresholds& t) {
   // 7. Fusion.
   int64_t fusible = 0;
   for (const auto& f : a.fusion) fusible += f.consumer_ns;
-  if (!a.fusion.empty() && Pct(fusible, a.device_ns) >= t.fusion_consumer_pct) {
+  if (!a.fusion.empty() &&
+      Pct(fusible, cpu ? a.busy.busy_ns : a.device_ns) >= t.fusion_consumer_pct) {
     out.push_back(
         {"fusion", Severity::kInfo,
-         fmt::format("Elementwise operators right after matmul/conv take {:.1f}% of device time",
-                     Pct(fusible, a.device_ns)),
-         fmt::format("most: {} -> {} ({} times)", a.fusion[0].producer, a.fusion[0].consumer,
-                     a.fusion[0].count),
+         fmt::format("Elementwise operators that consume a matmul/conv output take {:.1f}% of "
+                     "{} time",
+                     Pct(fusible, cpu ? a.busy.busy_ns : a.device_ns), unit),
+         fmt::format("most: {} -> {} ({} times; the consumer reads the producer's output, "
+                     "shape {})",
+                     a.fusion[0].producer, a.fusion[0].consumer, a.fusion[0].count,
+                     a.fusion[0].shape),
          "Fuse the epilogue into the matmul/conv (torch.compile, fused kernels), saving a round "
          "trip through memory."});
   }
-  // 8. fp32 GEMMs: mixed precision.
+  // 8. fp32 GEMMs: mixed precision, in the types this device supports.
   if (Pct(a.fp32_gemm_ns, a.device_ns) >= t.fp32_gemm_pct) {
+    std::string action;
+    if (a.compute_major >= 8) {
+      action =
+          "Use automatic mixed precision (bf16 or fp16) so matmuls run on tensor cores; for "
+          "fp32 accuracy, allow TF32 (torch.backends.cuda.matmul.allow_tf32 = True).";
+    } else if (a.compute_major == 7) {
+      action =
+          "Use automatic mixed precision with fp16 (this GPU, compute capability 7.x, has "
+          "fp16 tensor cores but no bf16 or TF32), with a gradient scaler.";
+    } else if (a.compute_major >= 0) {
+      action = "This GPU (compute capability " + std::to_string(a.compute_major) +
+               ".x) has no tensor cores: reduce the work instead, or move to newer hardware.";
+    } else {
+      action =
+          "Use automatic mixed precision in a type the device supports (bf16 or fp16 on "
+          "tensor cores) so matmuls run faster.";
+    }
     out.push_back({"mixed_precision", Severity::kInfo,
                    fmt::format("fp32 GEMM kernels take {:.1f}% of device time",
                                Pct(a.fp32_gemm_ns, a.device_ns)),
-                   "kernels named *sgemm* run without tensor cores",
-                   "Use automatic mixed precision (bf16 or fp16) so matmuls run on tensor cores."});
+                   "kernels named *sgemm* run in plain fp32 without tensor cores" +
+                       (a.device.empty() ? std::string() : " on " + a.device),
+                   action});
   }
-  // 9. Communication inside steps.
-  int64_t step_ns = 0, comm_ns = 0;
-  for (const auto& s : a.steps) step_ns += s.duration_ns, comm_ns += s.communication_ns;
+  // 9. Communication inside (complete) steps.
+  int64_t step_ns = 0, comm_ns = 0, complete = 0;
+  for (const auto& s : a.steps) {
+    if (s.status != "complete") continue;
+    step_ns += s.duration_ns, comm_ns += s.communication_ns, ++complete;
+  }
   if (Pct(comm_ns, step_ns) >= t.communication_pct) {
     out.push_back(
         {"communication", Severity::kWarning,
          fmt::format("Communication kernels cover {:.1f}% of step time", Pct(comm_ns, step_ns)),
-         fmt::format("{} steps", a.steps.size()),
+         fmt::format("{} complete steps, {:.3f} ms of communication in {:.3f} ms", complete,
+                     comm_ns / 1e6, step_ns / 1e6),
          "Overlap communication with computation (gradient bucketing, DDP overlap) or reduce its "
          "volume (larger buckets, compression)."});
+  }
+  // 10. One operator dominating the compute device.
+  {
+    const OpStats* top = nullptr;
+    int64_t whole = 0;
+    int names = 0;  // one operator alone is trivially "dominant"
+    for (const OpStats& s : a.operators) {
+      const bool on_device = cpu ? s.cls == EventClass::kHostOp : IsDevice(s.cls);
+      if (!on_device) continue;
+      ++names;
+      whole += cpu ? s.self_ns : s.total_ns;
+      if (top == nullptr || (cpu ? s.self_ns > top->self_ns : s.total_ns > top->total_ns)) top = &s;
+    }
+    const int64_t top_ns = top == nullptr ? 0 : cpu ? top->self_ns : top->total_ns;
+    if (top != nullptr && names >= 2 && whole > 0 && Pct(top_ns, whole) >= t.dominant_op_pct) {
+      const std::string n = Lower(top->name);
+      const bool heavy = Contains(n, "conv") || Contains(n, "gemm") || Contains(n, "mm") ||
+                         Contains(n, "matmul") || Contains(n, "linear");
+      std::string action =
+          heavy ? (cpu ? "It is a matmul/convolution: check its roofline row; on the CPU use "
+                         "oneDNN-backed layouts (channels_last), bf16 autocast where the CPU "
+                         "supports it (AVX-512 BF16, AMX), and enough intra-op threads "
+                         "(torch.set_num_threads)."
+                       : "It is a matmul/convolution: check its roofline row for how close it is "
+                         "to the device's peak, and its dtype (tensor cores need fp16/bf16/tf32).")
+                : fmt::format(
+                      "Find why it takes this long: {} calls, mean {:.3f} ms, p99 {:.3f} "
+                      "ms; avoid repeated calls or fuse it with its neighbours.",
+                      top->count, top->mean_ns / 1e6, top->p99_ns / 1e6);
+      out.push_back({"dominant_operator", Severity::kInfo,
+                     fmt::format("'{}' takes {:.1f}% of {} {} time", top->name, Pct(top_ns, whole),
+                                 cpu ? "operator self" : "device", cpu ? "CPU" : "kernel"),
+                     fmt::format("{} calls, {:.3f} ms {}, of {:.3f} ms", top->count, top_ns / 1e6,
+                                 cpu ? "self time" : "on the device", whole / 1e6),
+                     action});
+    }
+  }
+  // 11. Steps left out of means.
+  {
+    std::string left_out;
+    int excluded = 0;
+    for (const auto& s : a.steps) {
+      if (s.status == "complete") continue;
+      ++excluded;
+      if (excluded <= 3) {
+        left_out += fmt::format("{}{} ({}: {})", left_out.empty() ? "" : "; ", s.name, s.status,
+                                s.status_reason);
+      }
+    }
+    if (excluded > 0) {
+      out.push_back(
+          {"steps_excluded", Severity::kInfo,
+           fmt::format("{} of {} steps are left out of step means", excluded, a.steps.size()),
+           left_out + (excluded > 3 ? "; ..." : ""),
+           "Nothing to fix: step means, diffs and rank comparisons use the complete "
+           "steps only. Record more steps after warm-up for steadier figures."});
+    }
+  }
+  // 12. Rooflines above 100%.
+  for (const auto& r : a.roofline) {
+    if (!r.inconsistent) continue;
+    out.push_back(
+        {"roofline_inconsistent", Severity::kWarning,
+         fmt::format("'{}' measures {:.0f}% of its roofline", r.name, r.pct_of_attainable), r.note,
+         "Do not trust this operator's roofline figures until the ceilings match the "
+         "device and dtype and the FLOP count is confirmed."});
+    break;
+  }
+  // 13. Events not understood.
+  if (!a.busy.unclassified.empty()) {
+    int64_t events = 0;
+    std::string cats;
+    for (const auto& [category, n] : a.busy.unclassified) {
+      events += n;
+      cats += fmt::format("{}'{}' {}", cats.empty() ? "" : ", ", category, n);
+    }
+    out.push_back({"unclassified_events", Severity::kInfo,
+                   fmt::format("{} events in categories opscope does not understand", events),
+                   "by category: " + cats,
+                   "These events are in no figure above (not device work, not host work). If "
+                   "they are device work, the busy and idle figures miss them: report the "
+                   "category so opscope learns it."});
   }
   std::stable_sort(out.begin(), out.end(),
                    [](const Finding& x, const Finding& y) { return x.severity > y.severity; });

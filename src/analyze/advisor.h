@@ -12,17 +12,20 @@
 namespace opscope::analyze {
 
 struct Thresholds {
-  double busy_critical_pct = 50;    // device busy below this: critical
-  double busy_warning_pct = 80;     // below this: warning
-  double layout_device_pct = 10;    // layout conversions, share of device time
-  double layout_host_pct = 15;      // share of host operator time
-  double transfer_device_pct = 10;  // memory copies, share of device time
-  double pageable_gbps = 8;         // host-device copies slower than this: pageable memory
-  double ai_cpu_pct = 5;            // AI CPU tasks, share of device time
-  double sync_tail_ratio = 10;      // .item()-like operators with p99/p50 above this
-  double fusion_consumer_pct = 5;   // elementwise consumers' share of device time
-  double fp32_gemm_pct = 20;        // fp32 GEMM share of device time: consider AMP
-  double communication_pct = 20;    // communication share of step time
+  double busy_critical_pct = 50;     // device busy below this: critical
+  double busy_warning_pct = 80;      // below this: warning
+  double layout_device_pct = 10;     // layout conversions, share of device time
+  double layout_host_pct = 15;       // share of host operator time
+  double transfer_device_pct = 10;   // memory copies, share of device time
+  double pageable_gbps = 8;          // host-device copies slower than this: pageable memory
+  double ai_cpu_pct = 5;             // AI CPU tasks, share of device time
+  double sync_tail_ratio = 10;       // .item()-like operators with p99/p50 above this
+  double fusion_consumer_pct = 5;    // elementwise consumers' share of device time
+  double fp32_gemm_pct = 20;         // fp32 GEMM share of device time: consider AMP
+  double communication_pct = 20;     // communication share of step time
+  double compile_pct = 5;            // compilation share of the compute window
+  int64_t compile_min_ns = 1000000;  // ... and at least this long
+  double dominant_op_pct = 30;       // one operator's share of compute time
 };
 
 enum class Severity { kInfo, kWarning, kCritical };

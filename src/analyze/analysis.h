@@ -7,6 +7,7 @@
 #include <optional>
 #include <vector>
 
+#include "analyze/compute_device.h"
 #include "analyze/passes/cpu_fallback.h"
 #include "analyze/passes/device_busy.h"
 #include "analyze/passes/fusion.h"
@@ -30,9 +31,15 @@ struct AnalysisOptions {
 
 struct Analysis {
   std::optional<RooflineCeilings> ceilings;  // resolved before any pass runs
+  std::string ceilings_note;                 // why given ceilings were not used, or none apply
+  std::string device;                        // the device the trace names ("" unknown)
+  int compute_major = -1;                    // CUDA compute capability, -1 unknown
+  std::string format;                        // the importer's format name
+  ComputeOn compute_on = ComputeOn::kNone;   // resolved before any pass runs
   std::vector<OpStats> operators;            // op_stats
   DeviceBusy busy;                           // device_busy
   std::vector<StepBreakdown> steps;          // steps
+  StepSummary step_summary;                  // steps: the complete steps
   std::vector<TransferStats> transfers;      // transfers
   LayoutShare layout;                        // layout
   std::vector<LongTail> long_tail;           // long_tail

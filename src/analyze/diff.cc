@@ -1,44 +1,129 @@
 #include "analyze/diff.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <map>
+#include <random>
+
+#include "analyze/passes/steps.h"
 
 namespace opscope::analyze {
 namespace {
 
-struct Timing {
-  int64_t step_total = 0, steps = 0, span = 0;
-};
-
-Timing TimeOf(const TraceModel& m) {
-  Timing t;
+int64_t Span(const TraceModel& m) {
   int64_t first = INT64_MAX, last = INT64_MIN;
   for (size_t e = 0; e < m.size(); ++e) {
     if (m.cls[e] == EventClass::kDerived || m.cls[e] == EventClass::kOther) continue;
     first = std::min(first, m.start_ns[e]);
     last = std::max(last, m.start_ns[e] + m.duration_ns[e]);
-    if (m.cls[e] == EventClass::kStep) t.step_total += m.duration_ns[e], ++t.steps;
   }
-  t.span = last > first ? last - first : 0;
-  return t;
+  return last > first ? last - first : 0;
+}
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n == 0 ? 0 : n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+double MedianOf(const std::vector<int64_t>& v) {
+  return Median(std::vector<double>(v.begin(), v.end()));
 }
 
 }  // namespace
 
+double MannWhitneyP(const std::vector<int64_t>& a, const std::vector<int64_t>& b) {
+  const size_t n1 = a.size(), n2 = b.size();
+  if (n1 == 0 || n2 == 0) return -1;
+  std::vector<std::pair<int64_t, int>> all;
+  for (const int64_t v : a) all.emplace_back(v, 0);
+  for (const int64_t v : b) all.emplace_back(v, 1);
+  std::sort(all.begin(), all.end());
+  const double n = static_cast<double>(n1 + n2);
+  double rank_sum_a = 0, ties = 0;
+  for (size_t i = 0; i < all.size();) {
+    size_t j = i;
+    while (j < all.size() && all[j].first == all[i].first) ++j;
+    const double rank = (static_cast<double>(i + 1) + static_cast<double>(j)) / 2;  // average
+    for (size_t k = i; k < j; ++k) {
+      if (all[k].second == 0) rank_sum_a += rank;
+    }
+    const double t = static_cast<double>(j - i);
+    ties += t * t * t - t;
+    i = j;
+  }
+  const double u = rank_sum_a - static_cast<double>(n1) * (n1 + 1) / 2;
+  const double mean = static_cast<double>(n1) * n2 / 2;
+  const double variance = static_cast<double>(n1) * n2 / 12 * ((n + 1) - ties / (n * (n - 1)));
+  if (variance <= 0) return 1;                                         // every value equal
+  const double z = (std::fabs(u - mean) - 0.5) / std::sqrt(variance);  // continuity correction
+  return std::min(1.0, std::erfc(std::max(z, 0.0) / std::sqrt(2.0)));
+}
+
+void CompareSamples(const std::vector<int64_t>& before, const std::vector<int64_t>& after,
+                    TraceDiff& d) {
+  d.has_interval = false;
+  if (static_cast<int>(before.size()) < kMinStepsForInterval ||
+      static_cast<int>(after.size()) < kMinStepsForInterval) {
+    return;
+  }
+  const double b0 = MedianOf(before);
+  if (b0 <= 0) return;
+  std::mt19937_64 rng(20261201);
+  constexpr int kResamples = 2000;
+  std::vector<double> changes;
+  changes.reserve(kResamples);
+  std::vector<double> rb(before.size()), ra(after.size());
+  std::uniform_int_distribution<size_t> pick_b(0, before.size() - 1), pick_a(0, after.size() - 1);
+  for (int r = 0; r < kResamples; ++r) {
+    for (auto& v : rb) v = static_cast<double>(before[pick_b(rng)]);
+    for (auto& v : ra) v = static_cast<double>(after[pick_a(rng)]);
+    const double mb = Median(rb), ma = Median(ra);
+    if (mb > 0) changes.push_back(100.0 * (ma - mb) / mb);
+  }
+  if (changes.empty()) return;
+  std::sort(changes.begin(), changes.end());
+  const auto at = [&](double q) {
+    return changes[std::min(changes.size() - 1, static_cast<size_t>(q * (changes.size() - 1)))];
+  };
+  d.has_interval = true;
+  d.ci_low_pct = at(0.025);
+  d.ci_high_pct = at(0.975);
+  d.p_value = MannWhitneyP(before, after);
+}
+
 TraceDiff DiffTraces(const TraceModel& before, const TraceModel& after) {
   TraceDiff d;
-  const Timing b = TimeOf(before), a = TimeOf(after);
-  d.before_steps = b.steps, d.after_steps = a.steps;
-  if (b.steps > 0 && a.steps > 0) {
-    d.basis = "mean step";
-    d.before_ns = b.step_total / b.steps, d.after_ns = a.step_total / a.steps;
+  const std::vector<StepBreakdown> bs = ComputeSteps(before), as = ComputeSteps(after);
+  const StepSummary b = SummarizeSteps(bs), a = SummarizeSteps(as);
+  d.before_all_steps = b.steps, d.after_all_steps = a.steps;
+  d.before_steps = b.complete, d.after_steps = a.complete;
+  if (b.complete > 0 && a.complete > 0) {
+    d.basis = "median complete step";
+    d.before_ns = b.median_ns, d.after_ns = a.median_ns;
+    d.before_step_ns = b.durations_ns, d.after_step_ns = a.durations_ns;
+    CompareSamples(b.durations_ns, a.durations_ns, d);
   } else {
     d.basis = "trace span";
-    d.before_ns = b.span, d.after_ns = a.span;
+    d.before_ns = Span(before), d.after_ns = Span(after);
   }
   d.change_pct =
       d.before_ns > 0 ? 100.0 * static_cast<double>(d.after_ns - d.before_ns) / d.before_ns : 0;
+  if (!d.has_interval) {
+    d.verdict = d.basis == "trace span"
+                    ? "noise unknown: no complete steps to compare, one span each"
+                    : fmt::format("noise unknown: fewer than {} complete steps on a side",
+                                  kMinStepsForInterval);
+  } else if (d.ci_low_pct > 0) {
+    d.verdict = "slower";
+  } else if (d.ci_high_pct < 0) {
+    d.verdict = "faster";
+  } else {
+    d.verdict = "no change beyond noise";
+  }
   std::map<std::pair<std::string, EventClass>, OpDelta> ops;
   for (const auto& s : ComputeOpStats(before)) {
     OpDelta& o = ops[{s.name, s.cls}];
@@ -64,6 +149,11 @@ TraceDiff DiffTraces(const TraceModel& before, const TraceModel& after) {
     return std::llabs(x.after_ns - x.before_ns) > std::llabs(y.after_ns - y.before_ns);
   });
   return d;
+}
+
+bool Regressed(const TraceDiff& d, double threshold_pct) {
+  if (!(d.change_pct > threshold_pct)) return false;
+  return !d.has_interval || d.ci_low_pct > 0;
 }
 
 }  // namespace opscope::analyze

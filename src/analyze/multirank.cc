@@ -4,6 +4,7 @@
 
 #include "analyze/intervals.h"
 #include "analyze/names.h"
+#include "analyze/passes/steps.h"
 
 namespace opscope::analyze {
 
@@ -21,17 +22,17 @@ RankSummary SummarizeRank(const TraceModel& model, int fallback_rank) {
   }
   const std::vector<bool> comm = ClassifyNames(model, IsCommunication);
   std::vector<Interval> compute, communication;
-  int64_t step_total = 0;
   for (size_t e = 0; e < model.size(); ++e) {
     const Interval i{model.start_ns[e], model.start_ns[e] + model.duration_ns[e]};
-    if (model.cls[e] == EventClass::kStep) {
-      ++r.steps;
-      step_total += model.duration_ns[e];
-    } else if (model.cls[e] == EventClass::kKernel) {
+    if (model.cls[e] == EventClass::kKernel) {
       (comm[model.name[e]] ? communication : compute).push_back(i);
     }
   }
-  r.mean_step_ns = r.steps > 0 ? step_total / r.steps : 0;
+  // Complete steps only (passes/steps.h): no warm-up, partial or empty step.
+  const StepSummary steps = SummarizeSteps(ComputeSteps(model));
+  r.steps = steps.complete;
+  r.all_steps = steps.steps;
+  r.mean_step_ns = steps.mean_ns;
   const auto c = Union(std::move(compute)), m = Union(std::move(communication));
   for (const auto& i : c) r.compute_ns += i.end - i.begin;
   for (const auto& i : m) {

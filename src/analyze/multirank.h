@@ -14,7 +14,8 @@ namespace opscope::analyze {
 struct RankSummary {
   int rank = -1;  // from distributedInfo, else the trace's position
   std::string path;
-  int64_t steps = 0, mean_step_ns = 0;
+  int64_t steps = 0, mean_step_ns = 0;  // complete steps (passes/steps.h) and their mean
+  int64_t all_steps = 0;                // every ProfilerStep span
   int64_t compute_ns = 0, communication_ns = 0;
   int64_t overlap_ns = 0;  // communication time during which compute ran too
 };

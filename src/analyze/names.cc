@@ -1,8 +1,21 @@
 #include "analyze/names.h"
 
+#include <algorithm>
+#include <array>
 #include <cctype>
 
 namespace opscope::analyze {
+namespace {
+
+bool AnyOf(std::string_view value, std::initializer_list<std::string_view> set) {
+  return std::find(set.begin(), set.end(), value) != set.end();
+}
+
+bool StartsWith(const std::string& s, std::string_view prefix) {
+  return s.compare(0, prefix.size(), prefix) == 0;
+}
+
+}  // namespace
 
 std::string Lower(std::string_view s) {
   std::string out(s);
@@ -14,29 +27,112 @@ bool Contains(const std::string& haystack, std::string_view needle) {
   return haystack.find(needle) != std::string::npos;
 }
 
-bool IsSyncName(const std::string& lower) {
-  return Contains(lower, "synchronize") || Contains(lower, "sync") || Contains(lower, "item") ||
-         Contains(lower, "_local_scalar_dense") || Contains(lower, "dtoh") ||
-         Contains(lower, "memcpy") || Contains(lower, "wait");
+std::string_view BaseName(std::string_view name) {
+  // Cut at the first '<' or '(' that opens a template argument or parameter
+  // list; an operator name such as "operator()" or "aten::lt" has neither.
+  size_t cut = name.size();
+  for (size_t i = 0; i < name.size(); ++i) {
+    if ((name[i] == '<' || name[i] == '(') && i > 0) {
+      cut = i;
+      break;
+    }
+  }
+  std::string_view base = name.substr(0, cut);
+  if (base.starts_with("void ")) base.remove_prefix(5);
+  while (!base.empty() && base.back() == ' ') base.remove_suffix(1);
+  return base;
 }
 
-bool IsDataName(const std::string& lower) {
-  return Contains(lower, "dataloader") || Contains(lower, "data_loader") ||
-         Contains(lower, "next_data") || Contains(lower, "__next__");
+std::vector<std::string> Words(std::string_view name) {
+  std::vector<std::string> words;
+  std::string word;
+  for (const char c : BaseName(name)) {
+    if (std::isalnum(static_cast<unsigned char>(c))) {
+      word += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    } else if (!word.empty()) {
+      words.push_back(std::move(word));
+      word.clear();
+    }
+  }
+  if (!word.empty()) words.push_back(std::move(word));
+  return words;
 }
 
-bool IsLayoutConversion(std::string_view name) {
-  const std::string n = Lower(name);
-  return Contains(n, "transdata") || Contains(n, "contiguous") || Contains(n, "permute") ||
-         Contains(n, "transpose") || n == "aten::copy_" || n == "aten::clone" ||
-         Contains(n, "reorder") || Contains(n, "npu_format_cast") || Contains(n, "format_cast");
+std::string_view FunctionOf(std::string_view op) {
+  const size_t at = op.rfind("::");
+  return at == std::string_view::npos ? op : op.substr(at + 2);
+}
+
+std::string_view NamespaceOf(std::string_view op) {
+  const size_t at = op.rfind("::");
+  return at == std::string_view::npos ? std::string_view() : op.substr(0, at);
+}
+
+bool IsLayoutKernel(std::string_view name, std::string_view op_type) {
+  if (AnyOf(op_type, {"TransData", "TransDataRNN", "Transpose", "TransposeD"})) return true;
+  for (const std::string& w : Words(name)) {
+    if (AnyOf(w, {"nchwtonhwckernel", "nhwctonchwkernel", "nchwtonhwc", "nhwctonchw", "nchw2nhwc",
+                  "nhwc2nchw", "transdata", "transposed", "reorder"})) {
+      return true;
+    }
+  }
+  return false;
+}
+
+bool IsLayoutOperator(std::string_view name) {
+  const std::string_view ns = NamespaceOf(name), fn = FunctionOf(name);
+  if (!AnyOf(ns, {"aten", "npu", "torch_npu", ""})) return false;
+  return AnyOf(fn, {"contiguous", "npu_format_cast", "npu_format_cast_", "_npu_format_cast"});
+}
+
+bool IsCopyOperator(std::string_view name) {
+  return NamespaceOf(name) == "aten" &&
+         AnyOf(FunctionOf(name), {"copy_", "clone", "to", "_to_copy", "contiguous"});
 }
 
 bool IsCommunication(std::string_view name) {
   const std::string n = Lower(name);
-  return Contains(n, "nccl") || Contains(n, "hccl") || Contains(n, "hcom") || Contains(n, "rccl") ||
-         Contains(n, "allreduce") || Contains(n, "all_reduce") || Contains(n, "allgather") ||
-         Contains(n, "reducescatter") || Contains(n, "alltoall") || Contains(n, "broadcast");
+  for (const std::string_view library : {"nccl", "hccl", "rccl", "hcom", "gloo", "c10d::"}) {
+    if (Contains(n, library)) return true;
+  }
+  for (const std::string_view op : {"allreduce", "all_reduce", "allgather", "all_gather",
+                                    "reducescatter", "reduce_scatter", "alltoall", "all_to_all"}) {
+    if (Contains(n, op)) return true;
+  }
+  return false;
+}
+
+bool IsSyncCall(std::string_view name) {
+  const std::string n = Lower(BaseName(name));
+  if (Contains(n, "synchronize") || Contains(n, "wait")) return true;
+  const std::string fn(FunctionOf(n));
+  return AnyOf(fn, {"item", "_local_scalar_dense", "cudamemcpy", "hipmemcpy", "cumemcpydtoh",
+                    "cumemcpydtoh_v2", "aclrtmemcpy", "cuda_sync"});
+}
+
+bool IsDataLoading(std::string_view name) {
+  const std::string n = Lower(name);
+  return Contains(n, "dataloader") || Contains(n, "data_loader") || Contains(n, "next_data") ||
+         Contains(n, "__next__");
+}
+
+std::string_view CompileKind(std::string_view name) {
+  const std::string n = Lower(name);
+  if (Contains(n, "aclopcompile")) return "ACL operator compilation";
+  if (Contains(n, "_dynamo") || Contains(n, "torchdynamo") || Contains(n, "compile_fx") ||
+      Contains(n, "_inductor") || Contains(n, "compile_inner") || Contains(n, "async_compile") ||
+      Contains(n, "call_user_compiler") || Contains(n, "graphlowering") ||
+      Contains(n, "aot_autograd") || Contains(n, "aotautograd"))
+    return "torch.compile";
+  if (Contains(n, "cumoduleload") || Contains(n, "culibraryload") || Contains(n, "nvrtc") ||
+      Contains(n, "hipmoduleload") || Contains(n, "cumodulegetfunction") || Contains(n, "hiprtc"))
+    return "module load";
+  const std::string fn(FunctionOf(Lower(BaseName(name))));
+  if (AnyOf(fn, {"cudamalloc", "cudafree", "cudamallochost", "cudafreehost", "cudahostalloc",
+                 "cumemalloc", "cumemalloc_v2", "cumemfree", "cumemfree_v2", "hipmalloc", "hipfree",
+                 "hiphostmalloc", "aclrtmalloc", "aclrtfree", "aclrtmallochost"}))
+    return "memory allocation";
+  return "";
 }
 
 std::vector<bool> ClassifyNames(const TraceModel& model, bool (*test)(std::string_view)) {

@@ -1,6 +1,8 @@
-// What an event's name says it is: layout conversion, communication,
-// synchronization, data loading. Each test is evaluated once per distinct
-// (interned) name of a model.
+// What an event's name says it is, matched on meaning: identifier words of a
+// demangled name (template arguments and parameter lists left out, so a
+// `NoPermute` template argument is not a permute) and exact operator names per
+// vendor, never a bare substring of the whole name. Each test is evaluated
+// once per distinct (interned) name of a model.
 #ifndef OPSCOPE_ANALYZE_NAMES_H_
 #define OPSCOPE_ANALYZE_NAMES_H_
 
@@ -12,12 +14,37 @@
 
 namespace opscope::analyze {
 
-// TransData, contiguous, permute/transpose, copy_/clone and format casts.
-bool IsLayoutConversion(std::string_view name);
+// A kernel's or call's own name: the demangled name without template arguments
+// (<...>), parameter lists ((...)) and a leading return type ("void ").
+std::string_view BaseName(std::string_view name);
+// The lower-cased identifier words of BaseName: split at every character that
+// is not a letter or digit ("at::native::copy_kernel" -> at, native, copy, kernel).
+std::vector<std::string> Words(std::string_view name);
+// An operator's function name (after the last "::") and namespace (before it).
+std::string_view FunctionOf(std::string_view op);
+std::string_view NamespaceOf(std::string_view op);
+
+// Device kernels that only convert a tensor's layout: cuDNN's nchwToNhwc /
+// nhwcToNchw kernels, MIOpen's transpose_NCHW2NHWC-style kernels, Ascend's
+// TransData / Transpose(D) tasks (by name or by op type), oneDNN reorders.
+bool IsLayoutKernel(std::string_view name, std::string_view op_type);
+// Framework operators whose purpose is a layout change: aten::contiguous and
+// the npu_format_cast family (aten, npu, torch_npu). Views (permute,
+// transpose) copy nothing and are not conversions; fbgemm's permute of sparse
+// data is not a memory-format change.
+bool IsLayoutOperator(std::string_view name);
+// Operators that copy a tensor (copy_, clone, to, _to_copy, contiguous): what
+// such a copy is (a transfer, a device copy kernel, host work) is decided by
+// what it launched.
+bool IsCopyOperator(std::string_view name);
 bool IsCommunication(std::string_view name);
-// On a lower-cased name: waits and synchronizations, data loading.
-bool IsSyncName(const std::string& lower);
-bool IsDataName(const std::string& lower);
+// Host calls that wait for the device or another thread: *synchronize*,
+// *wait*, .item() / _local_scalar_dense, blocking cudaMemcpy/hipMemcpy.
+bool IsSyncCall(std::string_view name);
+bool IsDataLoading(std::string_view name);
+// What compilation or first-use set-up a host call is, or "" when none:
+// "ACL operator compilation", "torch.compile", "module load", "memory allocation".
+std::string_view CompileKind(std::string_view name);
 
 std::string Lower(std::string_view s);
 bool Contains(const std::string& haystack, std::string_view needle);

@@ -1,6 +1,7 @@
 #include "analyze/pipeline.h"
 
 #include <algorithm>
+#include <cctype>
 #include <condition_variable>
 #include <exception>
 #include <map>
@@ -45,16 +46,80 @@ std::vector<const Pass*> PassOrder(const std::vector<Pass>& passes) {
   return order;
 }
 
+namespace {
+
+std::string LowerTrim(std::string_view s) {
+  while (!s.empty() && s.front() == ' ') s.remove_prefix(1);
+  while (!s.empty() && s.back() == ' ') s.remove_suffix(1);
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+}  // namespace
+
+std::string TraceDeviceName(const TraceModel& model, ComputeOn on) {
+  if (!model.device_name.empty() && on != ComputeOn::kCpu) return model.device_name;
+  // opscope's own traces list their devices in otherData.devices, the CPU
+  // first: {"id":"cpu","type":"cpu","name":"..."}, {"id":"cuda:0","type":"cuda",...}.
+  const auto other = model.metadata.find("otherData");
+  if (other == model.metadata.end()) return on == ComputeOn::kCpu ? "" : model.device_name;
+  const std::string& json = other->second;
+  const std::string type = on == ComputeOn::kCpu ? "\"type\":\"cpu\"" : "\"type\":\"cuda\"";
+  const size_t at = json.find(type);
+  if (at == std::string::npos) return {};
+  const size_t name = json.find("\"name\":\"", at);
+  const size_t close = json.find('}', at);
+  if (name == std::string::npos || name > close) return {};
+  const size_t begin = name + 8, end = json.find('"', begin);
+  return end == std::string::npos ? std::string() : json.substr(begin, end - begin);
+}
+
+std::string CeilingsApplicability(const RooflineCeilings& ceilings, const TraceModel& model,
+                                  ComputeOn on) {
+  const std::string device = TraceDeviceName(model, on);
+  if (device.empty()) {
+    return "the trace does not name the device it ran on, so ceilings measured on '" +
+           ceilings.device + "' cannot be matched to it";
+  }
+  if (LowerTrim(device) != LowerTrim(ceilings.device)) {
+    return "the ceilings were measured on '" + ceilings.device + "' but the trace ran on '" +
+           device + "'";
+  }
+  return {};
+}
+
 Analysis AnalyzeTrace(const TraceModel& model, const AnalysisOptions& options) {
   Analysis a;
-  a.ceilings = options.ceilings;
-  if (!a.ceilings && !model.device_name.empty())
-    a.ceilings = KnownDeviceCeilings(model.device_name);
+  a.compute_on = ComputeDeviceOf(model);
+  if (options.ceilings) {
+    const std::string mismatch = CeilingsApplicability(*options.ceilings, model, a.compute_on);
+    if (mismatch.empty()) {
+      a.ceilings = options.ceilings;
+    } else {
+      a.ceilings_note = "measured ceilings not used: " + mismatch;
+    }
+  }
+  const std::string device = TraceDeviceName(model, a.compute_on);
+  a.device = device;
+  a.compute_major = ComputeCapabilityMajor(model);
+  a.format = model.format;
+  if (!a.ceilings && !device.empty() && a.compute_on != ComputeOn::kCpu)
+    a.ceilings = KnownDeviceCeilings(device);
   if (!a.ceilings && model.format.rfind("ascend", 0) == 0) {
     a.ceilings = KnownDeviceCeilings("Ascend 910B");
     if (a.ceilings) {
       a.ceilings->source = "assumed Ascend 910B (the trace names no device): " + a.ceilings->source;
     }
+  }
+  if (!a.ceilings) {
+    if (!a.ceilings_note.empty()) a.ceilings_note += "; ";
+    a.ceilings_note +=
+        device.empty()
+            ? "no roofline bound: the trace names no device and no matching ceilings were given"
+            : "no roofline bound: '" + device +
+                  "' is not in the table of known devices; measure its ceilings with `opscope "
+                  "bench roofline` on it and pass --ceilings";
   }
   const std::vector<const Pass*> order = PassOrder(Passes());
   const size_t workers = std::min<size_t>(

@@ -184,9 +184,12 @@ std::string SummaryCsv(const std::vector<AnalyzedTrace>& traces) {
           rl != roofline.end() && s.cls != analyze::EventClass::kStep ? rl->second : nullptr;
       out +=
           EscapeCsvField(t.path) + "," + EscapeCsvField(s.name) + "," + analyze::Name(s.cls) + ",";
-      out += fmt::format("{},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{:.2f},", s.count,
-                         s.self_ns / 1e3, s.total_ns / 1e3, s.mean_ns / 1e3, s.p50_ns / 1e3,
-                         s.p99_ns / 1e3, s.max_ns / 1e3, s.share_pct);
+      out += fmt::format("{},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},", s.count, s.self_ns / 1e3,
+                         s.total_ns / 1e3, s.mean_ns / 1e3, s.p50_ns / 1e3, s.p99_ns / 1e3,
+                         s.max_ns / 1e3);
+      // Share_pct: of all operators' self time for framework operators, of
+      // device time for device work; empty for spans and calls.
+      out += s.share_pct >= 0 ? fmt::format("{:.2f},", s.share_pct) : std::string(",");
       if (r != nullptr) {
         out += fmt::format("{:.0f},{:.0f},", r->flops, r->bytes);
         out += r->bytes > 0 ? fmt::format("{:.3f}", r->intensity) : "";
@@ -237,9 +240,12 @@ std::string AnalysisHtml(const std::vector<AnalyzedTrace>& traces) {
           analyze::Name(f.severity), EscapeHtml(f.title), EscapeHtml(f.evidence),
           EscapeHtml(f.action));
     }
-    h += "<h3>Device busy over time</h3>\n";
+    const bool cpu = a.compute_on == analyze::ComputeOn::kCpu;
+    h += cpu ? "<h3>CPU operators over time (no device work in this trace)</h3>\n"
+             : "<h3>Device busy over time</h3>\n";
     if (a.busy.has_device)
-      h += fmt::format("<p>Busy {:.1f}% of the device window.</p>\n", a.busy.busy_pct);
+      h += fmt::format("<p>Busy {:.1f}% of the {} window.</p>\n", a.busy.busy_pct,
+                       cpu ? "CPU operator" : "device");
     h += Timeline(a.busy) + "\n";
     if (!a.busy.gaps.empty()) {
       h += "<table><tr><th>Start (ms)</th><th>Idle (ms)</th><th>Likely "
@@ -253,20 +259,26 @@ std::string AnalysisHtml(const std::vector<AnalyzedTrace>& traces) {
       }
       h += "</table>\n";
     }
-    h += "<h3>Top operators by total time</h3>\n";
+    h += cpu ? "<h3>Top operators by self time</h3>\n"
+             : "<h3>Top device kernels, copies and sets by time</h3>\n";
     std::vector<std::pair<std::string, double>> bars;
+    std::vector<const analyze::OpStats*> ranked;
     for (const auto& s : a.operators) {
-      if (s.cls == analyze::EventClass::kStep || s.cls == analyze::EventClass::kAnnotation)
-        continue;
-      bars.emplace_back(s.name + " [" + analyze::Name(s.cls) + "]", s.total_ns / 1e6);
+      if (cpu ? s.cls == analyze::EventClass::kHostOp : analyze::IsDevice(s.cls))
+        ranked.push_back(&s);
+    }
+    if (!cpu) {
+      std::stable_sort(ranked.begin(), ranked.end(),
+                       [](const auto* x, const auto* y) { return x->total_ns > y->total_ns; });
+    }
+    for (const auto* s : ranked) {
+      bars.emplace_back(s->name, (cpu ? s->self_ns : s->total_ns) / 1e6);
       if (bars.size() == 15) break;
     }
     h += BarChart(bars, "ms") + "\n";
     h += "<h3>Step breakdown</h3>\n" + StepChart(a.steps) + "\n";
-    h +=
-        "<h3>Roofline</h3>\n<p>" +
-        EscapeHtml(a.ceilings ? a.ceilings->source : "No ceilings: pass --ceilings ceilings.json") +
-        "</p>\n" + RooflinePlot(a) + "\n";
+    h += "<h3>Roofline</h3>\n<p>" + EscapeHtml(a.ceilings ? a.ceilings->source : a.ceilings_note) +
+         "</p>\n" + RooflinePlot(a) + "\n";
     if (!a.transfers.empty()) {
       h +=
           "<h3>Memory "

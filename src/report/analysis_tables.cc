@@ -16,18 +16,30 @@ void AddAnalyses(const std::string& path, const analyze::Analysis& a,
   const analyze::DeviceBusy& busy = a.busy;
   ResultTable gaps;
   gaps.section = "idle_gaps";
+  const bool cpu = busy.compute_on == "cpu";
   gaps.title =
-      busy.has_device
-          ? fmt::format(
-                "Device busy {:.1f}% of {:.3f} ms (first to last device event); longest idle gaps:",
-                busy.busy_pct, Us(busy.window_end_ns - busy.window_begin_ns) / 1e3)
-          : "No device events: device busy share and idle gaps do not apply";
-  gaps.columns = {{"trace", "Trace", 0, false}, {"busy_pct", "Busy %", 1, false},
-                  {"start_us", "Start us", 3},  {"duration_us", "Idle us", 3},
-                  {"cause", "Likely cause"},    {"evidence", "Evidence"}};
+      !busy.has_device
+          ? std::string("No device work and no operators: busy share and idle gaps do not apply")
+      : cpu ? fmt::format(
+                  "CPU (no device work in this trace): operators run {:.1f}% of {:.3f} ms "
+                  "(first to last operator); longest gaps between operators:",
+                  busy.busy_pct, Us(busy.window_end_ns - busy.window_begin_ns) / 1e3)
+            : fmt::format(
+                  "Device busy {:.1f}% of {:.3f} ms (first to last device event); longest "
+                  "idle gaps:",
+                  busy.busy_pct, Us(busy.window_end_ns - busy.window_begin_ns) / 1e3);
+  gaps.columns = {{"trace", "Trace", 0, false},        {"compute_on", "Compute on", 0, false},
+                  {"busy_pct", "Busy %", 1, false},    {"start_us", "Start us", 3},
+                  {"duration_us", "Idle us", 3},       {"cause", "Likely cause"},
+                  {"host_busy_pct", "Host busy %", 1}, {"evidence", "Evidence"}};
   for (const auto& g : busy.gaps) {
-    gaps.AddRow({path, busy.busy_pct, Us(g.begin_ns - busy.window_begin_ns), Us(g.duration_ns),
-                 g.cause, g.evidence});
+    gaps.AddRow({path, busy.compute_on, busy.busy_pct, Us(g.begin_ns - busy.window_begin_ns),
+                 Us(g.duration_ns), g.cause, g.host_busy_pct, g.evidence});
+  }
+  for (const auto& [category, n] : busy.unclassified) {
+    gaps.notes.push_back(
+        fmt::format("warning: {} events of category '{}' are not understood and are in no figure",
+                    n, category));
   }
   if (busy.has_device && !busy.timeline_pct.empty()) {
     static const char* kLevels[] = {" ", ".", ":", "-", "=", "+", "*", "#"};
@@ -40,18 +52,34 @@ void AddAnalyses(const std::string& path, const analyze::Analysis& a,
 
   const auto& steps = a.steps;
   if (!steps.empty()) {
+    const analyze::StepSummary& sum = a.step_summary;
     ResultTable table;
     table.section = "steps";
-    table.title = "Steps: device time inside each ProfilerStep span";
-    table.columns = {{"trace", "Trace", 0, false},       {"step", "Step"},
-                     {"duration_us", "Step us", 3},      {"compute_us", "Compute us", 3},
-                     {"communication_us", "Comm us", 3}, {"memory_us", "Memcpy/set us", 3},
-                     {"idle_us", "Device idle us", 3},   {"idle_pct", "Idle %", 1}};
+    table.title = fmt::format("Steps: {} time inside each ProfilerStep span; {} of {} complete{}",
+                              cpu ? "CPU operator" : "device", sum.complete, sum.steps,
+                              sum.complete > 0 ? fmt::format(", mean {:.3f} ms, median {:.3f} ms",
+                                                             sum.mean_ns / 1e6, sum.median_ns / 1e6)
+                                               : std::string());
+    table.columns = {{"trace", "Trace", 0, false},
+                     {"step", "Step"},
+                     {"status", "Status"},
+                     {"duration_us", "Step us", 3},
+                     {"compute_us", "Compute us", 3},
+                     {"communication_us", "Comm us", 3},
+                     {"memory_us", "Memcpy/set us", 3},
+                     {"idle_us", "Idle us", 3},
+                     {"idle_pct", "Idle %", 1},
+                     {"status_reason", "Why not averaged"}};
     for (const auto& s : steps) {
-      table.AddRow({path, s.name, Us(s.duration_ns), Us(s.compute_ns), Us(s.communication_ns),
-                    Us(s.memory_ns), Us(s.idle_ns),
-                    s.duration_ns > 0 ? 100.0 * s.idle_ns / s.duration_ns : 0.0});
+      table.AddRow({path, s.name, s.status, Us(s.duration_ns), Us(s.compute_ns),
+                    Us(s.communication_ns), Us(s.memory_ns), Us(s.idle_ns),
+                    s.duration_ns > 0 ? 100.0 * s.idle_ns / s.duration_ns : 0.0, s.status_reason});
     }
+    table.notes.push_back(fmt::format(
+        "Means use complete steps only: not empty, not the last step cut off by the end of the "
+        "trace (under {:.0f}% of the others' median), not a leading warm-up step (over {:.1f}x the "
+        "median of the later ones).",
+        100 * analyze::kPartialRatio, analyze::kWarmupRatio));
     tables.push_back(std::move(table));
   }
 
@@ -78,9 +106,28 @@ void AddAnalyses(const std::string& path, const analyze::Analysis& a,
     table.title =
         fmt::format("Layout conversions: {:.1f}% of device time, {:.1f}% of host operator time",
                     layout.device_pct, layout.host_pct);
-    table.columns = {
-        {"trace", "Trace", 0, false}, {"operator", "Operator"}, {"total_us", "Total us", 3}};
-    for (const auto& [name, ns] : layout.top) table.AddRow({path, name, Us(ns)});
+    table.columns = {{"trace", "Trace", 0, false}, {"name", "Kernel or operator"},
+                     {"family", "Conversion"},     {"how", "Found as"},
+                     {"count", "Count"},           {"total_us", "Total us", 3}};
+    for (const auto& item : layout.top) {
+      table.AddRow({path, item.name, item.family, item.how, item.count, Us(item.total_ns)});
+    }
+    tables.push_back(std::move(table));
+  }
+  if (!layout.copies.empty()) {
+    ResultTable table;
+    table.section = "copies";
+    table.title = "Copying operators by what they launched";
+    table.columns = {{"trace", "Trace", 0, false}, {"operator", "Operator"},
+                     {"what", "What it did"},      {"calls", "Calls"},
+                     {"host_us", "Host us", 3},    {"device_us", "Device us", 3}};
+    for (const auto& c : layout.copies) {
+      table.AddRow({path, c.op, c.what, c.calls, Us(c.host_ns), Us(c.device_ns)});
+      if (table.rows.size() == 10) break;
+    }
+    table.notes.push_back(
+        "The outermost copy_/clone/to/contiguous of each nest; a memcpy of a direction is a "
+        "transfer, not a layout conversion.");
     tables.push_back(std::move(table));
   }
 }
@@ -127,18 +174,23 @@ void AddMoreAnalyses(const std::string& path, const analyze::Analysis& a,
     ResultTable table;
     table.section = "launch";
     table.title = launch.launch_bound ? "Launch-bound: many short kernels on a mostly idle device"
-                                      : "Kernel launches";
+                                      : "Kernel launches: not launch-bound";
     table.columns = {{"trace", "Trace", 0, false},
                      {"kernels", "Kernels"},
                      {"median_kernel_us", "Median kernel us", 3},
                      {"device_busy_pct", "Device busy %", 1},
                      {"launch_delay_p50_us", "Launch delay p50 us", 3},
                      {"launch_delay_p90_us", "Launch delay p90 us", 3},
-                     {"launch_bound", "Launch-bound"}};
+                     {"host_busy_in_idle_pct", "Host busy in idle %", 1},
+                     {"launch_in_idle_pct", "Launch calls in idle %", 1},
+                     {"launch_bound", "Launch-bound"},
+                     {"reason", "Why"}};
+    const auto pct = [](double v) { return v >= 0 ? Value{v} : Value{}; };
     table.AddRow({path, launch.kernels, Us(launch.median_kernel_ns), launch.busy_pct,
                   launch.launch_delay_p50_ns >= 0 ? Value{Us(launch.launch_delay_p50_ns)} : Value{},
                   launch.launch_delay_p90_ns >= 0 ? Value{Us(launch.launch_delay_p90_ns)} : Value{},
-                  std::string(launch.launch_bound ? "yes" : "no")});
+                  pct(launch.host_busy_in_idle_pct), pct(launch.launch_in_idle_pct),
+                  std::string(launch.launch_bound ? "yes" : "no"), launch.reason});
     table.notes.push_back(
         "Launch delay: from the launch call's start to its kernel's start (by correlation id).");
     tables.push_back(std::move(table));
@@ -146,22 +198,19 @@ void AddMoreAnalyses(const std::string& path, const analyze::Analysis& a,
   if (!a.roofline.empty()) {
     ResultTable table;
     table.section = "roofline";
-    table.title =
-        "Roofline: " + (a.ceilings ? a.ceilings->source
-                                   : std::string("no ceilings (pass --ceilings ceilings.json from "
-                                                 "`opscope bench roofline`)"));
+    table.title = "Roofline: " + (a.ceilings ? a.ceilings->source : a.ceilings_note);
     table.columns = {{"trace", "Trace", 0, false}, {"operator", "Operator"},
                      {"calls", "Calls"},           {"dtype", "Dtype"},
                      {"gflop", "GFLOP", 3},        {"gbytes", "GB", 3},
                      {"intensity", "FLOP/B", 1},   {"achieved_tflops", "TFLOP/s", 3},
                      {"bound", "Bound"},           {"pct_of_attainable", "% of roofline", 1},
-                     {"time_source", "Time from"}};
+                     {"time_source", "Time from"}, {"note", "Note"}};
     for (const auto& r : a.roofline) {
       table.AddRow({path, r.name, r.calls, r.dtype.empty() ? Value{} : Value{r.dtype},
                     r.flops / 1e9, r.bytes / 1e9, r.bytes > 0 ? Value{r.intensity} : Value{},
                     r.achieved / 1e12, r.bound.empty() ? Value{} : Value{r.bound},
-                    r.pct_of_attainable >= 0 ? Value{r.pct_of_attainable} : Value{},
-                    r.time_source});
+                    r.pct_of_attainable >= 0 ? Value{r.pct_of_attainable} : Value{}, r.time_source,
+                    r.note});
       if (table.rows.size() == 15) break;
     }
     table.notes.push_back(
@@ -173,14 +222,13 @@ void AddMoreAnalyses(const std::string& path, const analyze::Analysis& a,
   if (!fusion.empty()) {
     ResultTable table;
     table.section = "fusion";
-    table.title = "Fusion candidates: matmul/conv followed back to back by an elementwise operator";
-    table.columns = {{"trace", "Trace", 0, false},
-                     {"producer", "Producer"},
-                     {"consumer", "Consumer"},
-                     {"count", "Count"},
-                     {"consumer_us", "Consumer us", 3}};
+    table.title =
+        "Fusion candidates: an elementwise operator that reads a matmul/conv output (by shape)";
+    table.columns = {{"trace", "Trace", 0, false}, {"producer", "Producer"},
+                     {"consumer", "Consumer"},     {"shape", "Tensor"},
+                     {"count", "Count"},           {"consumer_us", "Consumer us", 3}};
     for (const auto& f : fusion)
-      table.AddRow({path, f.producer, f.consumer, f.count, Us(f.consumer_ns)});
+      table.AddRow({path, f.producer, f.consumer, f.shape, f.count, Us(f.consumer_ns)});
     tables.push_back(std::move(table));
   }
 }
@@ -245,35 +293,83 @@ void AddFindingsAndOperators(const analyze::AnalyzedTrace& t, const AnalysisTabl
     advice.notes.push_back(fmt::format("   action:   {}", f.action));
   }
   tables.push_back(std::move(advice));
-  const auto& stats = analysis.operators;
-  ResultTable table;
-  table.section = "operators";
-  table.title = "Operators by self time";
-  table.columns = {
-      {"trace", "Trace", 0, false}, {"format", "Format", 0, false}, {"events", "Events", 0, false},
-      {"operator", "Operator"},     {"category", "Category"},       {"count", "Count"},
-      {"self_us", "Self us", 3},    {"total_us", "Total us", 3},    {"mean_us", "Mean us", 3},
-      {"p50_us", "p50 us", 3},      {"p99_us", "p99 us", 3},        {"max_us", "Max us", 3},
-      {"share_pct", "Share %", 1},  {"flops", "FLOPs", 0, false},   {"bytes", "Bytes", 0, false}};
-  const size_t shown =
-      options.top == 0 ? stats.size() : std::min<size_t>(stats.size(), options.top);
-  for (size_t i = 0; i < shown; ++i) {
-    const auto& s = stats[i];
-    table.AddRow({path, t.format, static_cast<int64_t>(t.events), s.name,
-                  std::string(analyze::Name(s.cls)), s.count, s.self_ns / 1e3, s.total_ns / 1e3,
-                  s.mean_ns / 1e3, s.p50_ns / 1e3, s.p99_ns / 1e3, s.max_ns / 1e3, s.share_pct,
-                  s.flops >= 0 ? Value{s.flops} : Value{},
-                  s.bytes >= 0 ? Value{s.bytes} : Value{}});
+  // One table per kind of row, each with one denominator for its share.
+  struct Kind {
+    const char* section;
+    const char* title;
+    const char* share;  // column title of the share, or nullptr
+    bool (*keep)(analyze::EventClass);
+  };
+  static const Kind kKinds[] = {
+      {"operators", "Framework operators by self time", "% of operator self time",
+       [](analyze::EventClass c) { return c == analyze::EventClass::kHostOp; }},
+      {"kernels", "Device kernels, copies and sets by time", "% of device time",
+       [](analyze::EventClass c) { return analyze::IsDevice(c); }},
+      {"host_calls", "Runtime calls, waits and Python functions by self time", nullptr,
+       [](analyze::EventClass c) {
+         return c == analyze::EventClass::kRuntime || c == analyze::EventClass::kSync ||
+                c == analyze::EventClass::kPython;
+       }},
+      {"annotations", "Steps and annotations (spans, not operators)", nullptr,
+       [](analyze::EventClass c) {
+         return c == analyze::EventClass::kStep || c == analyze::EventClass::kAnnotation ||
+                c == analyze::EventClass::kDeviceAnnotation;
+       }},
+  };
+  for (const Kind& kind : kKinds) {
+    std::vector<const analyze::OpStats*> rows;
+    for (const auto& s : analysis.operators) {
+      if (kind.keep(s.cls)) rows.push_back(&s);
+    }
+    if (rows.empty()) continue;
+    const bool device = std::string_view(kind.section) == "kernels";
+    if (device) {  // device work does not nest: rank by total time
+      std::stable_sort(rows.begin(), rows.end(),
+                       [](const auto* a, const auto* b) { return a->total_ns > b->total_ns; });
+    }
+    ResultTable table;
+    table.section = kind.section;
+    table.title = kind.title;
+    table.columns = {{"trace", "Trace", 0, false},   {"format", "Format", 0, false},
+                     {"events", "Events", 0, false}, {"operator", "Name"},
+                     {"category", "Category"},       {"count", "Count"},
+                     {"self_us", "Self us", 3},      {"total_us", "Total us", 3},
+                     {"mean_us", "Mean us", 3},      {"p50_us", "p50 us", 3},
+                     {"p99_us", "p99 us", 3},        {"max_us", "Max us", 3}};
+    if (kind.share != nullptr) table.columns.push_back({"share_pct", kind.share, 1});
+    table.columns.push_back({"flops", "FLOPs", 0, false});
+    table.columns.push_back({"bytes", "Bytes", 0, false});
+    const size_t shown =
+        options.top == 0 ? rows.size() : std::min<size_t>(rows.size(), options.top);
+    for (size_t i = 0; i < shown; ++i) {
+      const auto& s = *rows[i];
+      std::vector<Value> row = {path,
+                                t.format,
+                                static_cast<int64_t>(t.events),
+                                s.name,
+                                std::string(analyze::Name(s.cls)),
+                                s.count,
+                                s.self_ns / 1e3,
+                                s.total_ns / 1e3,
+                                s.mean_ns / 1e3,
+                                s.p50_ns / 1e3,
+                                s.p99_ns / 1e3,
+                                s.max_ns / 1e3};
+      if (kind.share != nullptr) row.emplace_back(s.share_pct);
+      row.push_back(s.flops >= 0 ? Value{s.flops} : Value{});
+      row.push_back(s.bytes >= 0 ? Value{s.bytes} : Value{});
+      table.AddRow(std::move(row));
+    }
+    if (shown < rows.size()) {
+      table.notes.push_back(fmt::format("{} more (--top 0 lists all)", rows.size() - shown));
+    }
+    if (std::string_view(kind.section) == "operators") {
+      table.notes.push_back(
+          "Self: each call's time less the calls nested in it on the same thread; the shares of "
+          "self time add up to 100%.");
+    }
+    tables.push_back(std::move(table));
   }
-  if (shown < stats.size()) {
-    table.notes.push_back(
-        fmt::format("{} more operators (--top 0 lists all)", stats.size() - shown));
-  }
-  table.notes.push_back(
-      "Self: each call's time less the operators nested in it on the same thread (device "
-      "work: its whole time). Share %: of all device time for kernels, copies and sets; of the "
-      "same class's total time otherwise.");
-  tables.push_back(std::move(table));
 }
 
 }  // namespace

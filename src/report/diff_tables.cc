@@ -18,9 +18,36 @@ std::vector<ResultTable> DiffTables(const std::string& before, const std::string
                      {"change_pct", "Change %", 1}};
   summary.AddRow({d.basis + " (ms)", d.before_ns / 1e6, d.after_ns / 1e6,
                   (d.after_ns - d.before_ns) / 1e6, d.change_pct});
-  summary.AddRow({std::string("steps"), static_cast<double>(d.before_steps),
+  summary.AddRow({std::string("complete steps compared"), static_cast<double>(d.before_steps),
                   static_cast<double>(d.after_steps),
                   static_cast<double>(d.after_steps - d.before_steps), Value{}});
+  summary.AddRow({std::string("all steps"), static_cast<double>(d.before_all_steps),
+                  static_cast<double>(d.after_all_steps),
+                  static_cast<double>(d.after_all_steps - d.before_all_steps), Value{}});
+  const auto quantile = [](std::vector<int64_t> v, double q) {
+    std::sort(v.begin(), v.end());
+    return v.empty()
+               ? 0.0
+               : static_cast<double>(
+                     v[std::min(v.size() - 1, static_cast<size_t>(q * (v.size() - 1) + 0.5))]) /
+                     1e6;
+  };
+  if (!d.before_step_ns.empty() && !d.after_step_ns.empty()) {
+    for (const auto& [label, q] : std::initializer_list<std::pair<const char*, double>>{
+             {"step p10 (ms)", 0.1}, {"step p90 (ms)", 0.9}}) {
+      const double b = quantile(d.before_step_ns, q), a = quantile(d.after_step_ns, q);
+      summary.AddRow({std::string(label), b, a, a - b, b > 0 ? Value{100 * (a - b) / b} : Value{}});
+    }
+  }
+  summary.notes.push_back("Verdict: " + d.verdict);
+  if (d.has_interval) {
+    summary.notes.push_back(fmt::format(
+        "Change of the median step: {:+.1f}%, 95% confidence interval [{:+.1f}%, {:+.1f}%] "
+        "(bootstrap, 2000 resamples); Mann-Whitney U p = {:.3g}",
+        d.change_pct, d.ci_low_pct, d.ci_high_pct, d.p_value));
+  }
+  summary.notes.push_back(
+      "Steps compared are the complete ones: warm-up, partial and empty steps are left out.");
   ResultTable ops;
   ops.section = "operators";
   ops.title = "Operators by change in total time";
@@ -40,7 +67,20 @@ std::vector<ResultTable> DiffTables(const std::string& before, const std::string
   }
   if (shown < d.operators.size())
     ops.notes.push_back(fmt::format("{} more operators", d.operators.size() - shown));
-  return {summary, ops};
+  ops.notes.push_back("Totals over each whole trace, warm-up included.");
+  ResultTable verdict;
+  verdict.section = "verdict";
+  verdict.title = "Verdict";
+  verdict.columns = {{"basis", "Basis"},
+                     {"change_pct", "Change %", 1},
+                     {"ci_low_pct", "CI low %", 1},
+                     {"ci_high_pct", "CI high %", 1},
+                     {"p_value", "p", 4},
+                     {"verdict", "Verdict"}};
+  verdict.AddRow({d.basis, d.change_pct, d.has_interval ? Value{d.ci_low_pct} : Value{},
+                  d.has_interval ? Value{d.ci_high_pct} : Value{},
+                  d.has_interval ? Value{d.p_value} : Value{}, d.verdict});
+  return {verdict, summary, ops};
 }
 
 }  // namespace opscope::report

@@ -55,8 +55,54 @@ TEST(Advisor, RulesFireOnTheirEvidenceAndOnlyThen) {
   // The thresholds decide: raise them and the findings go.
   Thresholds lenient;
   lenient.busy_warning_pct = 1, lenient.layout_device_pct = 90, lenient.layout_host_pct = 90;
-  lenient.ai_cpu_pct = 90, lenient.transfer_device_pct = 90;
-  EXPECT_TRUE(Advise(AnalyzeTrace(b.model), lenient).empty());
+  lenient.ai_cpu_pct = 90, lenient.transfer_device_pct = 90, lenient.dominant_op_pct = 101;
+  EXPECT_TRUE(Advise(AnalyzeTrace(b.model), lenient).empty())
+      << Ids(Advise(AnalyzeTrace(b.model), lenient))[0];
+}
+
+const Finding* Find(const std::vector<Finding>& findings, std::string_view id) {
+  for (const auto& f : findings) {
+    if (f.id == id) return &f;
+  }
+  return nullptr;
+}
+
+TEST(Advisor, CpuTracesGetCpuFindings) {
+  // A CPU-only trace: operators 60% of the time, one of them dominant.
+  Builder b;
+  for (int i = 0; i < 10; ++i) {
+    const int64_t t = i * 1000;
+    b.Add(EventClass::kHostOp, "aten::conv2d", t, t + 500)
+        .Add(EventClass::kHostOp, "aten::relu", t + 500, t + 600)
+        .Add(EventClass::kPython, "forward", t + 600, t + 1000);
+  }
+  const Analysis a = AnalyzeTrace(b.model);
+  EXPECT_EQ(a.compute_on, ComputeOn::kCpu);
+  EXPECT_NEAR(a.busy.busy_pct, 100.0 * 6000 / 9600, 0.01);
+  const auto findings = Advise(a);
+  const Finding* low = Find(findings, "low_device_utilization");
+  ASSERT_NE(low, nullptr);
+  EXPECT_NE(low->title.find("CPU"), std::string::npos);
+  EXPECT_NE(low->evidence.find("outside operators"), std::string::npos) << low->evidence;
+  const Finding* dominant = Find(findings, "dominant_operator");
+  ASSERT_NE(dominant, nullptr);
+  EXPECT_NE(dominant->title.find("aten::conv2d"), std::string::npos);
+  EXPECT_NE(dominant->title.find("83.3%"), std::string::npos) << dominant->title;  // 500 of 600
+  EXPECT_EQ(Find(findings, "launch_bound"), nullptr);
+}
+
+TEST(Advisor, AdviceFollowsWhatTheDeviceSupports) {
+  Builder b;
+  b.Add(EventClass::kKernel, "volta_sgemm_128x64_nn", 0, 800)
+      .Add(EventClass::kKernel, "relu", 800, 1000);
+  Analysis a = AnalyzeTrace(b.model);
+  a.compute_major = 7;
+  const Finding* mp = Find(Advise(a), "mixed_precision");
+  ASSERT_NE(mp, nullptr);
+  EXPECT_NE(mp->action.find("fp16"), std::string::npos);
+  EXPECT_NE(mp->action.find("no bf16"), std::string::npos) << mp->action;
+  a.compute_major = 8;
+  EXPECT_NE(Find(Advise(a), "mixed_precision")->action.find("bf16"), std::string::npos);
 }
 
 }  // namespace

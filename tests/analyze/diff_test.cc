@@ -18,31 +18,73 @@ namespace {
 
 using model_builder::Builder;
 
-TEST(Diff, StepsAndOperatorDeltas) {
-  Builder before, after;
-  before.Add(EventClass::kStep, "ProfilerStep#1", 0, 1000)
-      .Add(EventClass::kStep, "ProfilerStep#2", 1000, 2000);
-  before.Add(EventClass::kKernel, "gemm", 0, 600).Add(EventClass::kKernel, "TransData", 600, 800);
-  after.Add(EventClass::kStep, "ProfilerStep#1", 0, 800)
-      .Add(EventClass::kStep, "ProfilerStep#2", 800, 1600);
-  after.Add(EventClass::kKernel, "gemm", 0, 606).Add(EventClass::kKernel, "relu", 606, 650);
+// Steps of the given durations (us), each with one kernel filling half of it.
+Builder StepTrace(const std::vector<int64_t>& durations_us) {
+  Builder b;
+  int64_t t = 0;
+  for (size_t i = 0; i < durations_us.size(); ++i) {
+    b.Add(EventClass::kStep, "ProfilerStep#" + std::to_string(i), t, t + durations_us[i]);
+    b.Add(EventClass::kKernel, "gemm", t, t + durations_us[i] / 2);
+    t += durations_us[i];
+  }
+  return b;
+}
+
+TEST(Diff, CompleteStepsWithTheirNoise) {
+  // A warm-up first step and a last step cut off by the end of the trace on
+  // each side: left out. The rest: 1000 us against 1200 us, a little noise.
+  const Builder before = StepTrace({3000, 1000, 1010, 990, 1005, 995, 1000, 100});
+  const Builder after = StepTrace({3000, 1200, 1210, 1190, 1205, 1195, 1200, 50});
   const TraceDiff d = DiffTraces(before.model, after.model);
-  EXPECT_EQ(d.basis, "mean step");
+  EXPECT_EQ(d.basis, "median complete step");
+  EXPECT_EQ(d.before_all_steps, 8);
+  EXPECT_EQ(d.before_steps, 6);
+  EXPECT_EQ(d.after_steps, 6);
   EXPECT_EQ(d.before_ns, 1000000);
-  EXPECT_EQ(d.after_ns, 800000);
-  EXPECT_DOUBLE_EQ(d.change_pct, -20.0);
+  EXPECT_EQ(d.after_ns, 1200000);
+  EXPECT_DOUBLE_EQ(d.change_pct, 20.0);
+  ASSERT_TRUE(d.has_interval);
+  // Every after-step is slower than every before-step: the interval is far
+  // from zero and the rank test's p is small (n1 = n2 = 6, U = 0:
+  // z = (18 - 0.5) / sqrt(6*6*13/12) = 2.80, p = erfc(z / sqrt 2) = 0.0051).
+  EXPECT_GT(d.ci_low_pct, 15);
+  EXPECT_LT(d.ci_high_pct, 25);
+  EXPECT_NEAR(d.p_value, 0.0051, 0.0002);
+  EXPECT_EQ(d.verdict, "slower");
+  EXPECT_TRUE(Regressed(d, 10));
+  EXPECT_FALSE(Regressed(d, 25));  // below the threshold
   std::map<std::string, std::string> change;
   for (const auto& o : d.operators) change[o.name] = o.change;
-  EXPECT_EQ(change["TransData"], "removed");
-  EXPECT_EQ(change["relu"], "added");
-  EXPECT_EQ(change["gemm"], "same");  // +1%, within 2%
-  EXPECT_EQ(change["ProfilerStep#1"], "faster");
-  // Without steps, the span decides.
+  EXPECT_EQ(change["gemm"], "slower");
+}
+
+TEST(Diff, NoiseIsNotARegression) {
+  // The same spread of step times, in another order: +1% on the median, an
+  // interval around zero.
+  const Builder before = StepTrace({1000, 1100, 900, 1050, 950, 1000, 1080, 920});
+  const Builder after = StepTrace({1100, 900, 1050, 950, 1010, 1080, 920, 1000});
+  const TraceDiff d = DiffTraces(before.model, after.model);
+  ASSERT_TRUE(d.has_interval);
+  EXPECT_LT(d.ci_low_pct, 0);
+  EXPECT_GT(d.ci_high_pct, 0);
+  EXPECT_EQ(d.verdict, "no change beyond noise");
+  EXPECT_FALSE(Regressed(d, 0.5));
+}
+
+TEST(Diff, WithoutStepsTheSpanDecidesAndTheNoiseIsUnknown) {
   Builder x, y;
   x.Add(EventClass::kKernel, "a", 0, 100);
   y.Add(EventClass::kKernel, "a", 50, 200);
-  EXPECT_EQ(DiffTraces(x.model, y.model).basis, "trace span");
-  EXPECT_DOUBLE_EQ(DiffTraces(x.model, y.model).change_pct, 50.0);
+  const TraceDiff d = DiffTraces(x.model, y.model);
+  EXPECT_EQ(d.basis, "trace span");
+  EXPECT_DOUBLE_EQ(d.change_pct, 50.0);
+  EXPECT_FALSE(d.has_interval);
+  EXPECT_NE(d.verdict.find("noise unknown"), std::string::npos);
+  EXPECT_TRUE(Regressed(d, 10));
+  // Mann-Whitney on a textbook case: {1,2,3} vs {4,5,6}, U = 0, z = (4.5 - 0.5)
+  // / sqrt(5.25), p = erfc(z / sqrt 2) = 0.0809.
+  EXPECT_NEAR(MannWhitneyP({1, 2, 3}, {4, 5, 6}), 0.0809, 0.0001);
+  EXPECT_DOUBLE_EQ(MannWhitneyP({5, 5, 5}, {5, 5, 5}), 1.0);
 }
 
 }  // namespace

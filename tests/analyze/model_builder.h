@@ -22,7 +22,13 @@ class Builder {
                           .cls = cls,
                           .bytes = bytes,
                           .correlation = next_correlation,
-                          .kind = model.Intern(kind)});
+                          .kind = model.Intern(kind),
+                          .external_id = next_external});
+    return *this;
+  }
+  // The External id of the events added next (-1: none).
+  Builder& External(int64_t id) {
+    next_external = id;
     return *this;
   }
   Builder& Correlate(int64_t id) {
@@ -35,6 +41,7 @@ class Builder {
   }
   TraceModel model;
   int64_t next_correlation = -1;
+  int64_t next_external = -1;
   std::string kind;
 };
 

@@ -38,7 +38,7 @@ TEST(MultiRank, StepTimesSlowRankAndOverlap) {
   EXPECT_EQ(s.rank, 7);
   EXPECT_EQ(s.overlap_ns, 0);
   Builder third;
-  third.Add(EventClass::kStep, "ProfilerStep#1", 0, 100);
+  third.Add(EventClass::kStep, "ProfilerStep#1", 0, 100).Add(EventClass::kKernel, "gemm", 0, 50);
   const RankComparison c = CompareRanks({s, f, SummarizeRank(third.model, 5)});
   ASSERT_EQ(c.ranks.size(), 3u);
   EXPECT_EQ(c.ranks[0].rank, 3);

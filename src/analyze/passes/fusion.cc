@@ -1,52 +1,203 @@
 #include "analyze/passes/fusion.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <map>
+#include <optional>
 
 #include "analyze/analysis.h"
+#include "analyze/links.h"
 #include "analyze/names.h"
 
 namespace opscope::analyze {
+namespace {
 
-std::vector<FusionCandidate> ComputeFusionCandidates(const TraceModel& model) {
-  const auto heavy_name = [](std::string_view name) {
-    const std::string n = Lower(name);
-    return Contains(n, "gemm") || Contains(n, "matmul") || Contains(n, "conv") ||
-           Contains(n, "aten::mm") || Contains(n, "aten::addmm") || Contains(n, "aten::linear") ||
-           Contains(n, "aten::bmm");
+enum class Producer { kNone, kMatmul, kLinear, kConv };
+
+Producer ProducerOf(std::string_view name) {
+  const std::string_view fn = FunctionOf(name);
+  const std::string_view ns = NamespaceOf(name);
+  if (ns != "aten") return Producer::kNone;
+  if (fn == "mm" || fn == "addmm" || fn == "bmm" || fn == "matmul" || fn == "baddbmm")
+    return Producer::kMatmul;
+  if (fn == "linear") return Producer::kLinear;
+  if (fn == "conv1d" || fn == "conv2d" || fn == "conv3d" || fn == "convolution" ||
+      fn == "_convolution" || fn == "cudnn_convolution" || fn == "mkldnn_convolution" ||
+      fn == "miopen_convolution")
+    return Producer::kConv;
+  return Producer::kNone;
+}
+
+bool IsElementwise(std::string_view name) {
+  if (NamespaceOf(name) != "aten") return false;
+  std::string_view fn = FunctionOf(name);
+  if (fn.ends_with("_") && fn.size() > 1) fn.remove_suffix(1);  // in-place variants
+  for (const std::string_view op :
+       {"relu", "gelu", "silu", "sigmoid", "tanh", "add", "mul", "sub", "div", "hardtanh",
+        "leaky_relu", "batch_norm", "layer_norm", "dropout", "elu", "hardswish", "clamp"}) {
+    if (fn == op) return true;
+  }
+  return false;
+}
+
+// The output shape of a producer from its input shapes, when it can be told.
+std::optional<std::vector<int64_t>> OutputShape(Producer p, std::string_view fn,
+                                                const std::vector<std::vector<int64_t>>& in) {
+  const auto matmul = [](const std::vector<int64_t>& a,
+                         const std::vector<int64_t>& b) -> std::optional<std::vector<int64_t>> {
+    if (a.size() < 2 || b.size() < 2 || a.back() != b[b.size() - 2]) return std::nullopt;
+    std::vector<int64_t> out(a.begin(), a.end() - 1);
+    out.push_back(b.back());
+    return out;
   };
-  const auto elementwise_name = [](std::string_view name) {
-    const std::string n = Lower(name);
-    return Contains(n, "relu") || Contains(n, "gelu") || Contains(n, "silu") ||
-           Contains(n, "sigmoid") || Contains(n, "tanh") || Contains(n, "add") ||
-           Contains(n, "mul") || Contains(n, "bias") || Contains(n, "batch_norm") ||
-           Contains(n, "batchnorm") || Contains(n, "elementwise");
+  switch (p) {
+    case Producer::kMatmul:
+      if ((fn == "addmm" || fn == "baddbmm") && in.size() >= 3) return matmul(in[1], in[2]);
+      if (in.size() >= 2) return matmul(in[0], in[1]);
+      return std::nullopt;
+    case Producer::kLinear:
+      if (in.size() >= 2 && !in[0].empty() && in[1].size() == 2 && in[0].back() == in[1][1]) {
+        std::vector<int64_t> out(in[0].begin(), in[0].end() - 1);
+        out.push_back(in[1][0]);
+        return out;
+      }
+      return std::nullopt;
+    case Producer::kConv:
+      // Batch and output channels; the spatial size depends on arguments not
+      // always recorded, so it is matched loosely (same rank).
+      if (in.size() >= 2 && in[0].size() >= 3 && in[1].size() == in[0].size()) {
+        std::vector<int64_t> out = in[0];
+        out[1] = in[1][0];
+        for (size_t k = 2; k < out.size(); ++k) out[k] = -1;  // any
+        return out;
+      }
+      return std::nullopt;
+    case Producer::kNone: break;
+  }
+  return std::nullopt;
+}
+
+bool ShapeMatches(const std::vector<int64_t>& want, const std::vector<int64_t>& got) {
+  if (want.size() != got.size() || want.empty()) return false;
+  for (size_t k = 0; k < want.size(); ++k) {
+    if (want[k] >= 0 && want[k] != got[k]) return false;
+  }
+  return true;
+}
+
+std::string ShapeText(const std::vector<int64_t>& s) {
+  std::string out = "[";
+  for (size_t k = 0; k < s.size(); ++k) out += (k ? ", " : "") + std::to_string(s[k]);
+  return out + "]";
+}
+
+}  // namespace
+
+std::vector<std::vector<int64_t>> ParseShapes(std::string_view json) {
+  std::vector<std::vector<int64_t>> out;
+  int depth = 0;
+  bool in_number = false, negative = false;
+  int64_t value = 0;
+  const auto flush = [&] {
+    if (in_number && !out.empty()) out.back().push_back(negative ? -value : value);
+    in_number = negative = false;
+    value = 0;
   };
-  // Each distinct name is classified once.
-  const std::vector<bool> heavy = ClassifyNames(model, +heavy_name);
-  const std::vector<bool> elementwise = ClassifyNames(model, +elementwise_name);
-  // Kernels per device track, and host operators per thread, in time order.
-  std::map<std::pair<uint32_t, bool>, std::vector<size_t>> lanes;
-  for (size_t e = 0; e < model.size(); ++e) {
-    if (model.cls[e] == EventClass::kKernel || model.cls[e] == EventClass::kHostOp) {
-      lanes[{model.track[e], model.cls[e] == EventClass::kKernel}].push_back(e);
+  for (const char c : json) {
+    if (c == '[') {
+      ++depth;
+      if (depth == 2) out.emplace_back();
+      if (depth > 2) return {};  // nested lists (TensorList arguments): not a shape list
+    } else if (c == ']') {
+      flush();
+      --depth;
+    } else if (c >= '0' && c <= '9') {
+      if (depth != 2) return {};
+      in_number = true;
+      if (value > (INT64_MAX - 9) / 10) return {};
+      value = value * 10 + (c - '0');
+    } else if (c == '-') {
+      negative = true;
+    } else if (c == ',' || c == ' ') {
+      flush();
+    } else {
+      return {};
     }
   }
-  std::map<std::pair<std::string, std::string>, FusionCandidate> found;
-  for (auto& [lane, events] : lanes) {
-    std::sort(events.begin(), events.end(),
-              [&](size_t a, size_t b) { return model.start_ns[a] < model.start_ns[b]; });
-    for (size_t k = 1; k < events.size(); ++k) {
-      const size_t a = events[k - 1], b = events[k];
-      const int64_t gap = model.start_ns[b] - (model.start_ns[a] + model.duration_ns[a]);
-      if (gap < 0 || gap > 5000) continue;  // nested or not back to back
-      if (!heavy[model.name[a]] || heavy[model.name[b]] || !elementwise[model.name[b]]) continue;
-      auto& c = found[{std::string(model.String(model.name[a])),
-                       std::string(model.String(model.name[b]))}];
-      c.producer = std::string(model.String(model.name[a]));
-      c.consumer = std::string(model.String(model.name[b]));
+  return depth == 0 ? out : std::vector<std::vector<int64_t>>{};
+}
+
+std::vector<std::string> ParseTypes(std::string_view json) {
+  std::vector<std::string> out;
+  size_t i = 0;
+  while ((i = json.find('"', i)) != std::string_view::npos) {
+    const size_t end = json.find('"', i + 1);
+    if (end == std::string_view::npos) break;
+    out.emplace_back(json.substr(i + 1, end - i - 1));
+    i = end + 1;
+  }
+  return out;
+}
+
+std::vector<FusionCandidate> ComputeFusionCandidates(const TraceModel& model) {
+  const EventLinks links = LinkEvents(model);
+  // Host operators by (track, parent), in start order; a producer's consumer is
+  // the next one.
+  std::map<std::pair<uint32_t, int32_t>, std::vector<uint32_t>> siblings;
+  for (size_t e = 0; e < model.size(); ++e) {
+    if (model.cls[e] != EventClass::kHostOp) continue;
+    siblings[{model.track[e], links.parent[e]}].push_back(static_cast<uint32_t>(e));
+  }
+  // Device time launched by each host operator, nested operators' included.
+  std::vector<int64_t> launched(model.size(), 0);
+  bool has_device = false;
+  for (size_t e = 0; e < model.size(); ++e) {
+    if (!IsDevice(model.cls[e])) continue;
+    has_device = true;
+    ForEachAncestor(links, links.launcher[e], [&](int32_t p) {
+      launched[static_cast<size_t>(p)] += model.duration_ns[e];
+      return true;
+    });
+  }
+  const auto shapes_of = [&](size_t e) {
+    const uint32_t id = model.input_dims[e] ? model.input_dims[e] : model.shapes[e];
+    return id ? ParseShapes(model.String(id)) : std::vector<std::vector<int64_t>>{};
+  };
+  const auto types_of = [&](size_t e) {
+    if (model.input_type[e]) return ParseTypes(model.String(model.input_type[e]));
+    return std::vector<std::string>();
+  };
+  std::map<std::tuple<std::string, std::string, std::string>, FusionCandidate> found;
+  for (auto& [key, ops] : siblings) {
+    std::sort(ops.begin(), ops.end(),
+              [&](uint32_t a, uint32_t b) { return model.start_ns[a] < model.start_ns[b]; });
+    for (size_t k = 0; k + 1 < ops.size(); ++k) {
+      const uint32_t a = ops[k], b = ops[k + 1];
+      const std::string_view producer = model.String(model.name[a]);
+      const Producer kind = ProducerOf(producer);
+      if (kind == Producer::kNone) continue;
+      const std::string_view consumer = model.String(model.name[b]);
+      if (!IsElementwise(consumer)) continue;
+      const auto out = OutputShape(kind, FunctionOf(producer), shapes_of(a));
+      if (!out) continue;
+      const auto in = shapes_of(b);
+      const auto producer_types = types_of(a), consumer_types = types_of(b);
+      bool matches = false;
+      for (size_t i = 0; i < std::min<size_t>(in.size(), 2) && !matches; ++i) {
+        if (!ShapeMatches(*out, in[i])) continue;
+        // The element types must agree where both are recorded.
+        const std::string& want = producer_types.empty() ? "" : producer_types[0];
+        const std::string& got = i < consumer_types.size() ? consumer_types[i] : "";
+        matches = want.empty() || got.empty() || want == got;
+      }
+      if (!matches) continue;
+      auto& c = found[{std::string(producer), std::string(consumer), ShapeText(in[0])}];
+      c.producer = std::string(producer);
+      c.consumer = std::string(consumer);
+      c.shape = ShapeText(*out);
       ++c.count;
-      c.consumer_ns += model.duration_ns[b];
+      c.consumer_ns += has_device ? launched[b] : model.duration_ns[b];
     }
   }
   std::vector<FusionCandidate> out;
@@ -60,10 +211,11 @@ std::vector<FusionCandidate> ComputeFusionCandidates(const TraceModel& model) {
 }
 
 Pass FusionPass() {
-  return {"fusion",
-          "Which producer-consumer pairs could be fused?",
-          {},
-          [](const TraceModel& model, Analysis& a) { a.fusion = ComputeFusionCandidates(model); }};
+  return {
+      "fusion",
+      "Which producer-consumer pairs could be fused (the consumer reads the producer's output)?",
+      {},
+      [](const TraceModel& model, Analysis& a) { a.fusion = ComputeFusionCandidates(model); }};
 }
 
 }  // namespace opscope::analyze

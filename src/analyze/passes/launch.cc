@@ -1,20 +1,55 @@
 #include "analyze/passes/launch.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 
 #include "analyze/analysis.h"
 #include "analyze/flat_map.h"
+#include "analyze/intervals.h"
+#include "analyze/names.h"
 
 namespace opscope::analyze {
+namespace {
 
-LaunchBound ComputeLaunchBound(const TraceModel& model, double busy_pct) {
+bool IsLaunchCall(std::string_view name) {
+  const std::string n = Lower(BaseName(name));
+  return Contains(n, "launch") || Contains(n, "graphlaunch") || Contains(n, "aclopexecute") ||
+         Contains(n, "aclnn") || Contains(n, "aclopcompileandexecute");
+}
+
+// Time of `spans` (unioned) inside the complement of `busy` within [begin, end).
+int64_t CoveredWhileIdle(std::vector<Interval> spans, const std::vector<Interval>& busy,
+                         int64_t begin, int64_t end) {
+  int64_t ns = 0;
+  for (const Interval& i : Union(std::move(spans))) {
+    const int64_t b = std::max(begin, i.begin), f = std::min(end, i.end);
+    if (f > b) ns += (f - b) - Covered(busy, b, f);
+  }
+  return ns;
+}
+
+}  // namespace
+
+LaunchBound ComputeLaunchBound(const TraceModel& model, double busy_pct, const LaunchRules& r) {
   LaunchBound out;
   out.busy_pct = busy_pct;
   std::vector<int64_t> durations, delays;
   Int64Map<int64_t> launch_start;  // correlation -> launch call start
+  std::vector<Interval> device, host, launches, compile;
   for (size_t e = 0; e < model.size(); ++e) {
-    if (model.cls[e] == EventClass::kRuntime && model.correlation[e] >= 0) {
+    const EventClass cls = model.cls[e];
+    const Interval i{model.start_ns[e], model.start_ns[e] + model.duration_ns[e]};
+    if (IsDevice(cls)) device.push_back(i);
+    if (cls == EventClass::kRuntime && model.correlation[e] >= 0) {
       launch_start[model.correlation[e]] = model.start_ns[e];
+    }
+    if (cls == EventClass::kHostOp || cls == EventClass::kRuntime || cls == EventClass::kSync ||
+        cls == EventClass::kPython) {
+      host.push_back(i);
+      const std::string_view name = model.String(model.name[e]);
+      if (cls == EventClass::kRuntime && IsLaunchCall(name)) launches.push_back(i);
+      if (!CompileKind(name).empty()) compile.push_back(i);
     }
   }
   for (size_t e = 0; e < model.size(); ++e) {
@@ -26,7 +61,10 @@ LaunchBound ComputeLaunchBound(const TraceModel& model, double busy_pct) {
       delays.push_back(model.start_ns[e] - *start);
   }
   out.kernels = static_cast<int64_t>(durations.size());
-  if (durations.empty()) return out;
+  if (durations.empty()) {
+    out.reason = "no kernels";
+    return out;
+  }
   const auto median = durations.begin() + static_cast<ptrdiff_t>(durations.size() / 2);
   std::nth_element(durations.begin(), median, durations.end());
   out.median_kernel_ns = *median;
@@ -40,7 +78,50 @@ LaunchBound ComputeLaunchBound(const TraceModel& model, double busy_pct) {
     std::nth_element(delays.begin(), p50, p90 + 1);
     out.launch_delay_p50_ns = *p50;
   }
-  out.launch_bound = out.kernels >= 100 && out.median_kernel_ns < 10000 && busy_pct < 50;
+  const auto busy = Union(std::move(device));
+  if (!busy.empty()) {
+    const int64_t begin = busy.front().begin, end = busy.back().end;
+    out.idle_ns = (end - begin) - Covered(busy, begin, end);
+    if (out.idle_ns > 0 && !host.empty()) {
+      const auto pct = [&](int64_t ns) { return 100.0 * static_cast<double>(ns) / out.idle_ns; };
+      out.host_busy_in_idle_pct = pct(CoveredWhileIdle(std::move(host), busy, begin, end));
+      out.launch_in_idle_pct = pct(CoveredWhileIdle(std::move(launches), busy, begin, end));
+      out.compile_in_idle_pct = pct(CoveredWhileIdle(std::move(compile), busy, begin, end));
+    }
+  }
+  // The preconditions, in order; the first that fails is the reason.
+  if (out.kernels < r.min_kernels) {
+    out.reason = fmt::format("only {} kernels (the rule needs {})", out.kernels, r.min_kernels);
+  } else if (out.median_kernel_ns >= r.short_kernel_ns) {
+    out.reason = fmt::format("kernels are not short: median {:.1f} us", out.median_kernel_ns / 1e3);
+  } else if (busy_pct >= r.max_busy_pct) {
+    out.reason = fmt::format("the device is busy {:.1f}% of its window", busy_pct);
+  } else if (out.launch_delay_p50_ns < 0) {
+    out.reason = "launch-to-start delays are unknown (no correlated launch calls): not concluded";
+  } else if (out.launch_delay_p50_ns >= r.max_delay_ns) {
+    out.reason = fmt::format(
+        "kernels wait {:.1f} us (median) after their launch: the queue is full, so the device, "
+        "not the launches, sets the pace",
+        out.launch_delay_p50_ns / 1e3);
+  } else if (out.host_busy_in_idle_pct < r.min_host_busy_pct) {
+    out.reason = out.host_busy_in_idle_pct < 0
+                     ? "the trace has no host events to show what the host did"
+                     : fmt::format("the host was busy only {:.1f}% of the device's idle time",
+                                   out.host_busy_in_idle_pct);
+  } else if (out.launch_in_idle_pct < r.min_launch_pct) {
+    out.reason = fmt::format("launch calls take only {:.1f}% of the device's idle time",
+                             out.launch_in_idle_pct);
+  } else if (out.compile_in_idle_pct >= r.max_compile_pct) {
+    out.reason = fmt::format("compilation/warm-up covers {:.1f}% of the device's idle time",
+                             out.compile_in_idle_pct);
+  } else {
+    out.launch_bound = true;
+    out.reason = fmt::format(
+        "{} kernels, median {:.1f} us; device busy {:.1f}%; launch-to-start median {:.1f} us; "
+        "during device idle time the host was busy {:.0f}%, {:.0f}% in launch calls",
+        out.kernels, out.median_kernel_ns / 1e3, busy_pct, out.launch_delay_p50_ns / 1e3,
+        out.host_busy_in_idle_pct, out.launch_in_idle_pct);
+  }
   return out;
 }
 
@@ -49,7 +130,9 @@ Pass LaunchPass() {
           "Is the device waiting on kernel launches?",
           {"device_busy"},
           [](const TraceModel& model, Analysis& a) {
-            a.launch = ComputeLaunchBound(model, a.busy.busy_pct);
+            if (a.compute_on == ComputeOn::kDevice) {
+              a.launch = ComputeLaunchBound(model, a.busy.busy_pct);
+            }
           }};
 }
 

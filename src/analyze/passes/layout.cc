@@ -4,41 +4,156 @@
 #include <map>
 
 #include "analyze/analysis.h"
+#include "analyze/links.h"
 #include "analyze/names.h"
 
 namespace opscope::analyze {
+namespace {
+
+std::string FamilyOfKernel(std::string_view name, std::string_view op_type) {
+  const std::string n = Lower(name);
+  if (op_type.starts_with("Trans") || Contains(n, "transdata")) return "TransData";
+  if (Contains(n, "transpose")) return "Transpose";
+  if (Contains(n, "reorder")) return "oneDNN reorder";
+  return "NCHW<->NHWC";
+}
+
+std::string FamilyOfOperator(std::string_view name) {
+  return FunctionOf(name) == "contiguous" ? "contiguous" : "format cast";
+}
+
+std::string CopyKind(const TraceModel& model, size_t e) {
+  if (model.cls[e] == EventClass::kMemset) return "memset";
+  if (model.cls[e] != EventClass::kMemcpy) return "copy kernel";
+  const std::string n = Lower(model.String(model.name[e]));
+  for (const char* d : {"htod", "dtoh", "dtod", "ptop"}) {
+    if (Contains(n, d)) {
+      std::string dir = d;
+      dir[0] = static_cast<char>(std::toupper(dir[0]));
+      dir[3] = static_cast<char>(std::toupper(dir[3]));
+      return "memcpy " + dir;
+    }
+  }
+  return "memcpy";
+}
+
+}  // namespace
 
 LayoutShare ComputeLayoutShare(const TraceModel& model) {
   LayoutShare out;
-  const std::vector<bool> layout = ClassifyNames(model, IsLayoutConversion);
+  const EventLinks links = LinkEvents(model);
+  const std::vector<bool> layout_op = ClassifyNames(model, IsLayoutOperator);
+  const std::vector<bool> copy_op = ClassifyNames(model, IsCopyOperator);
+  const bool ascend = model.format.rfind("ascend", 0) == 0;
   int64_t host_total = 0, device_total = 0;
-  std::map<std::string, int64_t> by_name;
-  // Host operators nest; only top-level time would be exact, so conversions are
-  // compared with all host operator time of their own kind (inclusive times).
+  std::map<std::pair<std::string, std::string>, LayoutItem> items;
+  // The outermost layout / copy operator enclosing an event, -1 none.
+  const auto outermost = [&](int32_t e, const std::vector<bool>& test) {
+    int32_t found = -1;
+    ForEachAncestor(links, e, [&](int32_t p) {
+      if (model.cls[static_cast<size_t>(p)] == EventClass::kHostOp &&
+          test[model.name[static_cast<size_t>(p)]])
+        found = p;
+      return true;
+    });
+    return found;
+  };
+  std::map<std::pair<std::string, std::string>, CopyUse> copies;
+  std::vector<std::string> what_of(model.size());  // a copy operator's launched work, by kind
   for (size_t e = 0; e < model.size(); ++e) {
-    const bool device = IsDevice(model.cls[e]);
-    if (!device && model.cls[e] != EventClass::kHostOp) continue;
-    (device ? device_total : host_total) += model.duration_ns[e];
-    if (!layout[model.name[e]]) continue;
-    (device ? out.device_ns : out.host_ns) += model.duration_ns[e];
-    by_name[std::string(model.String(model.name[e]))] += model.duration_ns[e];
+    const EventClass cls = model.cls[e];
+    if (IsDevice(cls)) {
+      device_total += model.duration_ns[e];
+      const std::string_view name = model.String(model.name[e]);
+      const std::string_view op_type =
+          ascend ? model.String(model.category[e]) : std::string_view();
+      const int32_t launcher = links.launcher[e];
+      const int32_t layout_parent = launcher >= 0 ? outermost(launcher, layout_op) : -1;
+      if (IsLayoutKernel(name, op_type)) {
+        const std::string shown(op_type.empty() ? name : op_type);
+        LayoutItem& item = items[{shown, "layout kernel"}];
+        item.name = shown, item.family = FamilyOfKernel(name, op_type), item.how = "layout kernel";
+        ++item.count, item.total_ns += model.duration_ns[e];
+        out.device_ns += model.duration_ns[e];
+      } else if (layout_parent >= 0) {
+        const std::string op(model.String(model.name[static_cast<size_t>(layout_parent)]));
+        LayoutItem& item = items[{std::string(name), op}];
+        item.name = std::string(name), item.family = FamilyOfOperator(op);
+        item.how = "launched by " + op;
+        ++item.count, item.total_ns += model.duration_ns[e];
+        out.device_ns += model.duration_ns[e];
+      }
+      const int32_t copy_parent = launcher >= 0 ? outermost(launcher, copy_op) : -1;
+      if (copy_parent >= 0) {
+        std::string& what = what_of[static_cast<size_t>(copy_parent)];
+        const std::string kind = CopyKind(model, e);
+        if (what.empty()) {
+          what = kind;
+        } else if (what != kind && what.find(kind) == std::string::npos) {
+          what += " + " + kind;
+        }
+        const std::string op(model.String(model.name[static_cast<size_t>(copy_parent)]));
+        copies[{op, kind}].device_ns += model.duration_ns[e];
+      }
+      continue;
+    }
+    if (cls != EventClass::kHostOp) continue;
+    const int32_t parent = links.parent[e];
+    bool top_level = true;
+    ForEachAncestor(links, parent, [&](int32_t p) {
+      if (model.cls[static_cast<size_t>(p)] == EventClass::kHostOp) top_level = false;
+      return top_level;
+    });
+    if (top_level) host_total += model.duration_ns[e];
+    if (layout_op[model.name[e]] && outermost(parent, layout_op) < 0) {
+      const std::string op(model.String(model.name[e]));
+      LayoutItem& item = items[{op, "host operator"}];
+      item.name = op, item.family = FamilyOfOperator(op), item.how = "host operator";
+      ++item.count, item.total_ns += model.duration_ns[e];
+      out.host_ns += model.duration_ns[e];
+    }
   }
+  // Copy operators: the outermost of each nest, by what it launched.
+  const bool has_device = device_total > 0;
+  std::map<std::pair<std::string, std::string>, CopyUse> uses;
+  for (size_t e = 0; e < model.size(); ++e) {
+    if (model.cls[e] != EventClass::kHostOp || !copy_op[model.name[e]]) continue;
+    if (outermost(links.parent[e], copy_op) >= 0) continue;
+    const std::string op(model.String(model.name[e]));
+    std::string what = what_of[e];
+    if (what.empty()) what = has_device ? "nothing on the device (host only)" : "host copy";
+    CopyUse& u = uses[{op, what}];
+    u.op = op, u.what = what;
+    ++u.calls;
+    u.host_ns += model.duration_ns[e];
+  }
+  for (auto& [key, u] : uses) {
+    // Device time of the launched work, summed per (op, kind).
+    for (const auto& [ck, c] : copies) {
+      if (ck.first == u.op && u.what.find(ck.second) != std::string::npos)
+        u.device_ns += c.device_ns;
+    }
+    out.copies.push_back(u);
+  }
+  std::sort(out.copies.begin(), out.copies.end(), [](const CopyUse& a, const CopyUse& b) {
+    return std::max(a.host_ns, a.device_ns) > std::max(b.host_ns, b.device_ns);
+  });
   out.host_pct = host_total > 0
                      ? 100.0 * static_cast<double>(out.host_ns) / static_cast<double>(host_total)
                      : 0;
   out.device_pct = device_total > 0 ? 100.0 * static_cast<double>(out.device_ns) /
                                           static_cast<double>(device_total)
                                     : 0;
-  out.top.assign(by_name.begin(), by_name.end());
+  for (auto& [key, item] : items) out.top.push_back(std::move(item));
   std::sort(out.top.begin(), out.top.end(),
-            [](const auto& a, const auto& b) { return a.second > b.second; });
-  if (out.top.size() > 5) out.top.resize(5);
+            [](const auto& a, const auto& b) { return a.total_ns > b.total_ns; });
+  if (out.top.size() > 10) out.top.resize(10);
   return out;
 }
 
 Pass LayoutPass() {
   return {"layout",
-          "How much time goes into layout conversions?",
+          "How much time goes into layout conversions, and what do copies do?",
           {},
           [](const TraceModel& model, Analysis& a) { a.layout = ComputeLayoutShare(model); }};
 }

@@ -1,11 +1,15 @@
-// Analysis pass "layout": How much time goes into layout conversions (TransData, contiguous,
-// permute, copies and format casts), on the host and on the device.
+// Analysis pass "layout": How much time goes into layout conversions, found by
+// meaning (analyze/names.h): kernels that only convert a layout (cuDNN
+// nchwToNhwc, MIOpen transposes, Ascend TransData/Transpose, oneDNN reorders),
+// device work launched by a layout operator (aten::contiguous,
+// npu_format_cast), and those operators' host time. It also says what each
+// copying operator (copy_, clone, to, contiguous) actually did: a transfer of a
+// direction, a copy kernel on the device, or host work.
 #ifndef OPSCOPE_ANALYZE_PASSES_LAYOUT_H_
 #define OPSCOPE_ANALYZE_PASSES_LAYOUT_H_
 
 #include <cstdint>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "analyze/passes/pass.h"
@@ -13,13 +17,28 @@
 
 namespace opscope::analyze {
 
-struct LayoutShare {
-  int64_t host_ns = 0, device_ns = 0;                // time in layout conversions
-  double host_pct = 0, device_pct = 0;               // of host operator time / device time
-  std::vector<std::pair<std::string, int64_t>> top;  // operator and its time
+struct LayoutItem {
+  std::string name;    // the kernel (or kernel op type) or operator
+  std::string family;  // "NCHW<->NHWC", "TransData", "oneDNN reorder", "contiguous", "format cast"
+  std::string how;     // "layout kernel", "launched by <op>", "host operator"
+  int64_t count = 0, total_ns = 0;
 };
 
-// TransData, contiguous, permute/transpose, copy_/clone and format casts.
+struct CopyUse {
+  std::string op;    // aten::copy_ ...
+  std::string what;  // "memcpy HtoD", "memcpy DtoH", "copy kernel", "host only", ...
+  int64_t calls = 0;
+  int64_t host_ns = 0;    // the operators' own (inclusive) time
+  int64_t device_ns = 0;  // the device work they launched
+};
+
+struct LayoutShare {
+  int64_t host_ns = 0, device_ns = 0;   // time in layout conversions
+  double host_pct = 0, device_pct = 0;  // of top-level host operator time / device time
+  std::vector<LayoutItem> top;          // the largest first, at most 10
+  std::vector<CopyUse> copies;          // the largest first
+};
+
 LayoutShare ComputeLayoutShare(const TraceModel& model);
 
 // Its entry in the pass table.

@@ -1,7 +1,6 @@
 #include "analyze/passes/op_stats.h"
 
 #include <algorithm>
-#include <array>
 
 #include "analyze/analysis.h"
 #include "analyze/flat_map.h"
@@ -140,15 +139,22 @@ void Percentiles(std::vector<int64_t>::iterator first, std::vector<int64_t>::ite
 
 std::vector<OpStats> ComputeOpStats(const TraceModel& model) {
   std::vector<OpStats> out = GroupByNameAndClass(model);
-  std::array<int64_t, 16> class_total{};
-  int64_t device_total = 0;
+  int64_t device_total = 0, host_op_self = 0;
   for (const OpStats& s : out) {
-    (IsDevice(s.cls) ? device_total : class_total[static_cast<size_t>(s.cls)]) += s.total_ns;
+    if (IsDevice(s.cls)) device_total += s.total_ns;
+    if (s.cls == EventClass::kHostOp) host_op_self += s.self_ns;
   }
   for (OpStats& s : out) {
-    const int64_t domain = IsDevice(s.cls) ? device_total : class_total[static_cast<size_t>(s.cls)];
-    s.share_pct =
-        domain > 0 ? 100.0 * static_cast<double>(s.total_ns) / static_cast<double>(domain) : 0;
+    const auto pct = [](int64_t part, int64_t whole) {
+      return whole > 0 ? 100.0 * static_cast<double>(part) / static_cast<double>(whole) : 0.0;
+    };
+    if (IsDevice(s.cls)) {
+      s.share_pct = pct(s.total_ns, device_total);
+    } else if (s.cls == EventClass::kHostOp) {
+      s.share_pct = pct(s.self_ns, host_op_self);
+    } else {
+      s.share_pct = -1;
+    }
   }
   std::sort(out.begin(), out.end(), [](const OpStats& a, const OpStats& b) {
     if (a.self_ns != b.self_ns) return a.self_ns > b.self_ns;

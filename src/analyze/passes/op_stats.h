@@ -1,6 +1,9 @@
-// Operator statistics: per name and class, count, total, mean, p50, p99, max,
-// and the share of its domain's time (device classes: all device event time;
-// host classes: all host event time of the same class).
+// Operator statistics: per name and class, count, self and total time, mean,
+// p50, p99, max, and a share with one denominator per kind of row: a framework
+// operator's self time as a share of all framework operators' self time (the
+// shares add up to 100%); a kernel's, copy's or set's time as a share of all
+// device time; no share (-1) for steps, annotations, runtime calls and the
+// rest, which are not operators.
 #ifndef OPSCOPE_ANALYZE_PASSES_OP_STATS_H_
 #define OPSCOPE_ANALYZE_PASSES_OP_STATS_H_
 
@@ -22,7 +25,7 @@ struct OpStats {
   // call on the same thread (device work does not nest: its self is its total).
   int64_t self_ns = 0;
   double mean_ns = 0;
-  double share_pct = 0;
+  double share_pct = -1;           // see above; -1 not applicable
   int64_t flops = -1, bytes = -1;  // summed where every call reports them
 };
 

@@ -1,7 +1,11 @@
 #include "analyze/passes/roofline.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <array>
+#include <cctype>
+#include <cstdlib>
 #include <unordered_map>
 
 #include "analyze/analysis.h"
@@ -64,7 +68,8 @@ int64_t ElementOf(std::string_view types_json, std::string& dtype) {
   const std::string type = FirstType(types_json);
   if (type == "float") return dtype = "fp32", 4;
   if (type == "double") return dtype = "fp64", 8;
-  if (type == "c10::BFloat16" || type == "c10::Half") return dtype = "bf16", 2;
+  if (type == "c10::BFloat16") return dtype = "bf16", 2;
+  if (type == "c10::Half") return dtype = "fp16", 2;
   return 0;
 }
 
@@ -77,31 +82,123 @@ int64_t Product(const std::vector<int64_t>& dims, size_t from, size_t to) {
 }  // namespace
 
 std::optional<RooflineCeilings> KnownDeviceCeilings(std::string_view name) {
+  // Dense figures (no sparsity), tensor-core rates where the device has them.
+  struct Known {
+    std::string_view match, also;  // both must appear in the name ("" matches any)
+    std::initializer_list<std::pair<const char*, double>> tflops;
+    double tbps;
+    std::string_view source;
+  };
+  static const Known kKnown[] = {
+      {"H200",
+       "",
+       {{"fp32", 67}, {"tf32", 494.5}, {"bf16", 989.5}, {"fp16", 989.5}, {"fp64", 67}},
+       4.8,
+       "NVIDIA H200 SXM datasheet (dense): 67 TFLOP/s fp32, 494.5 tf32, 989.5 bf16/fp16; 4.8 TB/s"},
+      {"H100",
+       "PCIe",
+       {{"fp32", 51}, {"tf32", 378}, {"bf16", 756}, {"fp16", 756}, {"fp64", 51}},
+       2.0,
+       "NVIDIA H100 PCIe datasheet (dense): 51 TFLOP/s fp32, 378 tf32, 756 bf16/fp16; 2.0 TB/s"},
+      {"H100",
+       "",
+       {{"fp32", 67}, {"tf32", 494.5}, {"bf16", 989.5}, {"fp16", 989.5}, {"fp64", 67}},
+       3.35,
+       "NVIDIA H100 SXM datasheet (dense): 67 TFLOP/s fp32, 494.5 tf32, 989.5 bf16/fp16; 3.35 "
+       "TB/s"},
+      {"A100",
+       "80GB",
+       {{"fp32", 19.5}, {"tf32", 156}, {"bf16", 312}, {"fp16", 312}, {"fp64", 19.5}},
+       2.039,
+       "NVIDIA A100 80GB SXM datasheet (dense): 19.5 TFLOP/s fp32, 156 tf32, 312 bf16/fp16; "
+       "2.04 TB/s"},
+      {"A100",
+       "",
+       {{"fp32", 19.5}, {"tf32", 156}, {"bf16", 312}, {"fp16", 312}, {"fp64", 19.5}},
+       1.555,
+       "NVIDIA A100 40GB datasheet (dense): 19.5 TFLOP/s fp32, 156 tf32, 312 bf16/fp16; 1.56 TB/s"},
+      {"V100",
+       "",
+       {{"fp32", 15.7}, {"fp16", 125}, {"fp64", 7.8}},
+       0.9,
+       "NVIDIA V100 SXM2 datasheet: 15.7 TFLOP/s fp32, 125 fp16 tensor; no bf16 or tf32; 900 GB/s"},
+      {"MI300X",
+       "",
+       {{"fp32", 163.4}, {"tf32", 653.7}, {"bf16", 1307.4}, {"fp16", 1307.4}, {"fp64", 163.4}},
+       5.3,
+       "AMD Instinct MI300X datasheet (dense): 163.4 TFLOP/s fp32 matrix, 653.7 tf32, 1307.4 "
+       "bf16/fp16; 5.3 TB/s"},
+      {"MI250X",
+       "",
+       {{"fp32", 95.7}, {"bf16", 383}, {"fp16", 383}, {"fp64", 95.7}},
+       3.2,
+       "AMD Instinct MI250X datasheet: 95.7 TFLOP/s fp32 matrix, 383 bf16/fp16; 3.2 TB/s"},
+      {"MI250",
+       "",
+       {{"fp32", 90.5}, {"bf16", 362.1}, {"fp16", 362.1}, {"fp64", 90.5}},
+       3.2,
+       "AMD Instinct MI250 datasheet: 90.5 TFLOP/s fp32 matrix, 362.1 bf16/fp16; 3.2 TB/s"},
+      // Ascend: Huawei publishes few per-SKU figures; these are third-party,
+      // low confidence (docs/formats: ascend.md, section 7).
+      {"910B1",
+       "",
+       {{"fp16", 378.88}, {"bf16", 378.88}, {"fp32", 189}},
+       1.6,
+       "Ascend 910B1, third-party figures (low confidence): 378.9 TFLOP/s fp16/bf16; 1.6 TB/s"},
+      {"910B2",
+       "",
+       {{"fp16", 353.89}, {"bf16", 353.89}, {"fp32", 177}},
+       1.5,
+       "Ascend 910B2, third-party figures (low confidence): 353.9 TFLOP/s fp16/bf16 (24 cube cores "
+       "x 8192 FLOP/cycle x 1.8 GHz); 1.5 TB/s"},
+      {"910B3",
+       "",
+       {{"fp16", 294.91}, {"bf16", 294.91}, {"fp32", 147}},
+       1.2,
+       "Ascend 910B3, third-party figures (low confidence): 294.9 TFLOP/s fp16/bf16 (20 cube cores "
+       "x 8192 FLOP/cycle x 1.8 GHz); 1.2 TB/s"},
+      {"910B4",
+       "",
+       {{"fp16", 270}, {"bf16", 270}, {"fp32", 135}},
+       1.2,
+       "Ascend 910B4, third-party figures (low confidence): 270 TFLOP/s fp16/bf16; 1.2 TB/s"},
+      {"910B",
+       "",
+       {{"fp16", 294.91}, {"bf16", 294.91}, {"fp32", 147}},
+       1.2,
+       "Ascend 910B (variant not named; the 910B3's third-party figures, low confidence): 294.9 "
+       "TFLOP/s fp16/bf16; 1.2 TB/s"},
+  };
   const auto has = [&](std::string_view s) { return name.find(s) != std::string_view::npos; };
-  RooflineCeilings c;
-  c.device = std::string(name);
-  if (has("H200")) {
-    c.flops_per_second = {{"fp32", 67e12}, {"bf16", 989e12}};
-    c.bytes_per_second = 4.8e12;
-    c.source = "NVIDIA H200 SXM datasheet (dense): 67 TFLOP/s fp32, 989 TFLOP/s bf16, 4.8 TB/s";
-  } else if (has("H100")) {
-    c.flops_per_second = {{"fp32", 67e12}, {"bf16", 989e12}};
-    c.bytes_per_second = 3.35e12;
-    c.source = "NVIDIA H100 SXM datasheet (dense): 67 TFLOP/s fp32, 989 TFLOP/s bf16, 3.35 TB/s";
-  } else if (has("A100")) {
-    const bool large = has("80GB");
-    c.flops_per_second = {{"fp32", 19.5e12}, {"bf16", 312e12}};
-    c.bytes_per_second = large ? 2.039e12 : 1.555e12;
-    c.source = std::string("NVIDIA A100 datasheet (dense): 19.5 TFLOP/s fp32, 312 TFLOP/s bf16, ") +
-               (large ? "2.04 TB/s (80 GB)" : "1.56 TB/s (40 GB)");
-  } else if (has("910B")) {
-    c.flops_per_second = {{"bf16", 313e12}};
-    c.bytes_per_second = 1.6e12;
-    c.source = "Ascend 910B public figures (approximate): 313 TFLOP/s fp16/bf16, 1.6 TB/s";
-  } else {
-    return std::nullopt;
+  for (const Known& k : kKnown) {
+    if (!has(k.match) || (!k.also.empty() && !has(k.also))) continue;
+    RooflineCeilings c;
+    c.device = std::string(name);
+    c.source = std::string(k.source);
+    for (const auto& [dtype, tflops] : k.tflops) c.flops_per_second[dtype] = tflops * 1e12;
+    c.bytes_per_second = k.tbps * 1e12;
+    return c;
   }
-  return c;
+  return std::nullopt;
+}
+
+bool IsTf32Kernel(std::string_view kernel, int compute_major) {
+  std::string n(kernel);
+  for (char& ch : n) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  if (n.find("tf32") != std::string::npos) return true;
+  // cuBLAS/CUTLASS fp32-in/fp32-out tensor-core kernels: TF32 from Ampere (8.0) on.
+  return compute_major >= 8 &&
+         (n.find("s1688") != std::string::npos || n.find("s16816") != std::string::npos ||
+          n.find("tensorop_s") != std::string::npos);
+}
+
+int ComputeCapabilityMajor(const TraceModel& model) {
+  const auto props = model.metadata.find("deviceProperties");
+  if (props == model.metadata.end()) return -1;
+  const size_t at = props->second.find("\"computeMajor\"");
+  if (at == std::string::npos) return -1;
+  const size_t colon = props->second.find(':', at);
+  return colon == std::string::npos ? -1 : std::atoi(props->second.c_str() + colon + 1);
 }
 
 bool MatmulCost(std::string_view op, std::string_view dims_json, std::string_view types_json,
@@ -231,13 +328,19 @@ std::vector<OpRoofline> ComputeRoofline(const TraceModel& model, const RooflineC
   // Device time of an operator: the kernels of the launch calls made on its
   // thread while it ran (calls and kernels pair by correlation id).
   Int64Map<int64_t> kernel_ns_by_correlation;
+  Int64Map<uint8_t> tf32_by_correlation;
   std::vector<std::vector<size_t>> launches_by_track(model.tracks.size());
   bool has_device = false;
+  const int compute_major = ComputeCapabilityMajor(model);
+  std::vector<int8_t> tf32_name(model.string_count(), -1);
   for (size_t e = 0; e < model.size(); ++e) {
     has_device |= IsDevice(model.cls[e]);
     if (model.correlation[e] < 0) continue;
     if (IsDevice(model.cls[e])) {
       kernel_ns_by_correlation[model.correlation[e]] += model.duration_ns[e];
+      int8_t& tf32 = tf32_name[model.name[e]];
+      if (tf32 < 0) tf32 = IsTf32Kernel(model.String(model.name[e]), compute_major);
+      if (tf32) tf32_by_correlation[model.correlation[e]] = 1;
     } else if (model.cls[e] == EventClass::kRuntime) {
       launches_by_track[model.track[e]].push_back(e);
     }
@@ -250,6 +353,7 @@ std::vector<OpRoofline> ComputeRoofline(const TraceModel& model, const RooflineC
     std::vector<int64_t> kernel_ns{0};
     std::vector<int64_t> found{0};
     std::vector<int64_t> missing{0};
+    std::vector<int64_t> tf32{0};  // launches whose kernels are TF32 tensor-core kernels
   };
   std::vector<Launches> by_track(model.tracks.size());
   std::vector<int8_t> launch_name(model.string_count(), -1);  // per name id; -1: not yet known
@@ -268,17 +372,19 @@ std::vector<OpRoofline> ComputeRoofline(const TraceModel& model, const RooflineC
       l.kernel_ns.push_back(l.kernel_ns.back() + (k != nullptr ? *k : 0));
       l.found.push_back(l.found.back() + (k != nullptr ? 1 : 0));
       l.missing.push_back(l.missing.back() + (k == nullptr && launch == 1 ? 1 : 0));
+      l.tf32.push_back(l.tf32.back() + (tf32_by_correlation.Find(model.correlation[e]) ? 1 : 0));
     }
     launches = {};
   }
   // An operator's device time: the kernels of the launches made on its thread
   // while it ran; unknown (-1) when none were found or one of them is missing.
-  const auto device_ns = [&](size_t op) -> int64_t {
+  const auto device_ns = [&](size_t op, bool& tf32) -> int64_t {
     const Launches& l = by_track[model.track[op]];
     const int64_t begin = model.start_ns[op], end = begin + model.duration_ns[op];
     const size_t lo = std::lower_bound(l.start.begin(), l.start.end(), begin) - l.start.begin();
     const size_t hi = std::lower_bound(l.start.begin() + lo, l.start.end(), end) - l.start.begin();
     if (l.missing[hi] != l.missing[lo] || l.found[hi] == l.found[lo]) return -1;
+    tf32 = l.tf32[hi] != l.tf32[lo];
     return l.kernel_ns[hi] - l.kernel_ns[lo];
   };
   // Per name id, its entry in `rows`; the cost of each distinct (name, shapes,
@@ -329,9 +435,15 @@ std::vector<OpRoofline> ComputeRoofline(const TraceModel& model, const RooflineC
     const char* source = IsDevice(model.cls[e]) ? "device" : "host";
     if (has_device && model.cls[e] == EventClass::kHostOp) {
       // On a device, a host operator's own time is its launch time: use its kernels or nothing.
-      ns = device_ns(e);
+      bool tf32 = false;
+      ns = device_ns(e, tf32);
       if (ns < 0) continue;
       source = "device kernels";
+      // fp32 operands multiplied on tensor cores in TF32, as the kernel names show.
+      if (tf32 && (dtype.empty() || dtype == "fp32")) dtype = "tf32";
+    } else if (IsDevice(model.cls[e]) && (dtype.empty() || dtype == "fp32") &&
+               IsTf32Kernel(model.String(model.name[e]), compute_major)) {
+      dtype = "tf32";
     }
     uint32_t& row = row_of[model.name[e]];
     if (row == UINT32_MAX) {
@@ -355,13 +467,22 @@ std::vector<OpRoofline> ComputeRoofline(const TraceModel& model, const RooflineC
     r.achieved = r.flops / (static_cast<double>(r.time_ns) / 1e9);
     if (ceilings != nullptr && r.bytes > 0 && ceilings->bytes_per_second > 0) {
       const std::string dtype = r.dtype.empty() ? "fp32" : r.dtype;
-      auto peak = ceilings->flops_per_second.find(dtype);
-      if (peak == ceilings->flops_per_second.end()) peak = ceilings->flops_per_second.begin();
-      if (peak != ceilings->flops_per_second.end()) {
+      const auto peak = ceilings->flops_per_second.find(dtype);
+      if (peak == ceilings->flops_per_second.end()) {
+        r.note = "no " + dtype + " ceiling for " + ceilings->device + ": not rated";
+      } else {
         const double ridge = peak->second / ceilings->bytes_per_second;
         r.bound = r.intensity < ridge ? "memory" : "compute";
         const double attainable = std::min(peak->second, r.intensity * ceilings->bytes_per_second);
         r.pct_of_attainable = 100.0 * r.achieved / attainable;
+        if (r.pct_of_attainable > 100) {
+          r.inconsistent = true;
+          r.note = fmt::format(
+              "inconsistent: {:.0f}% of its roofline is impossible; check the ceilings (device {}, "
+              "dtype {}), the FLOP count from the shapes, and that the time covers all its "
+              "kernels",
+              r.pct_of_attainable, ceilings->device, dtype);
+        }
       }
     }
     out.push_back(std::move(r));

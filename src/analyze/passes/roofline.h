@@ -24,9 +24,17 @@ struct RooflineCeilings {
   double bytes_per_second = 0;
 };
 
-// Datasheet figures (dense, no sparsity) of devices we know by name: H200, H100,
-// A100, Ascend 910B. nullopt for others.
+// Datasheet figures (dense, no sparsity) of devices we know by name: H200,
+// H100 (SXM, PCIe), A100 (40/80 GB), V100, MI300X, MI250(X), Ascend 910B
+// variants, each with its source. nullopt for others.
 std::optional<RooflineCeilings> KnownDeviceCeilings(std::string_view device_name);
+
+// Whether a kernel multiplies fp32 operands on tensor cores in TF32: "tf32" in
+// its name, or cuBLAS/CUTLASS s1688/s16816/tensorop_s kernels on compute
+// capability 8.0 or later.
+bool IsTf32Kernel(std::string_view kernel, int compute_major);
+// computeMajor of the first device in Kineto's deviceProperties; -1 unknown.
+int ComputeCapabilityMajor(const TraceModel& model);
 
 // FLOPs and bytes of a matrix multiply from Kineto's "Input Dims" and "Input
 // type" (aten::mm, addmm, bmm, matmul, linear). False when unknown.
@@ -60,6 +68,8 @@ struct OpRoofline {
   double achieved = 0;            // FLOP/s
   std::string bound;              // "compute", "memory", or "" without ceilings
   double pct_of_attainable = -1;  // achieved / min(peak, intensity x bandwidth)
+  bool inconsistent = false;      // above 100%: the ceilings or the counts are wrong
+  std::string note;               // why it is not rated, or what to check
 };
 
 // Operators with known FLOPs, most FLOPs first.

@@ -1,32 +1,43 @@
 #include "analyze/passes/steps.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 
 #include "analyze/analysis.h"
+#include "analyze/compute_device.h"
 #include "analyze/intervals.h"
 #include "analyze/names.h"
 
 namespace opscope::analyze {
+namespace {
 
-std::vector<StepBreakdown> ComputeSteps(const TraceModel& model) {
+int64_t Median(std::vector<int64_t> values) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  const size_t n = values.size();
+  return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+}
+
+std::vector<StepBreakdown> Breakdown(const TraceModel& model, ComputeOn on) {
   const std::vector<bool> comm = ClassifyNames(model, IsCommunication);
   std::vector<Interval> compute, communication, memory, all;
+  std::vector<int64_t> work_starts;  // starts of operators and device work
   for (size_t e = 0; e < model.size(); ++e) {
     const Interval i{model.start_ns[e], model.start_ns[e] + model.duration_ns[e]};
-    switch (model.cls[e]) {
-      case EventClass::kKernel:
-        (comm[model.name[e]] ? communication : compute).push_back(i);
-        all.push_back(i);
-        break;
-      case EventClass::kMemcpy:
-      case EventClass::kMemset:
-        memory.push_back(i);
-        all.push_back(i);
-        break;
-      default: break;
+    const EventClass cls = model.cls[e];
+    if (cls == EventClass::kHostOp || IsDevice(cls)) work_starts.push_back(i.begin);
+    if (!IsComputeEvent(on, cls)) continue;
+    all.push_back(i);
+    if (cls == EventClass::kMemcpy || cls == EventClass::kMemset) {
+      memory.push_back(i);
+    } else {
+      (comm[model.name[e]] ? communication : compute).push_back(i);
     }
   }
-  const auto c = Union(compute), m = Union(communication), mem = Union(memory), any = Union(all);
+  std::sort(work_starts.begin(), work_starts.end());
+  const auto c = Union(std::move(compute)), m = Union(std::move(communication)),
+             mem = Union(std::move(memory)), any = Union(std::move(all));
   std::vector<StepBreakdown> steps;
   for (size_t e = 0; e < model.size(); ++e) {
     if (model.cls[e] != EventClass::kStep) continue;
@@ -39,18 +50,91 @@ std::vector<StepBreakdown> ComputeSteps(const TraceModel& model) {
     s.communication_ns = Covered(m, s.begin_ns, end);
     s.memory_ns = Covered(mem, s.begin_ns, end);
     s.idle_ns = s.duration_ns - Covered(any, s.begin_ns, end);
+    const auto first = std::lower_bound(work_starts.begin(), work_starts.end(), s.begin_ns);
+    s.has_work = s.idle_ns < s.duration_ns ||
+                 (first != work_starts.end() && *first < std::max(end, s.begin_ns + 1));
     steps.push_back(std::move(s));
   }
-  std::sort(steps.begin(), steps.end(),
-            [](const auto& a, const auto& b) { return a.begin_ns < b.begin_ns; });
+  std::stable_sort(steps.begin(), steps.end(),
+                   [](const auto& a, const auto& b) { return a.begin_ns < b.begin_ns; });
+  return steps;
+}
+
+}  // namespace
+
+void ClassifySteps(std::vector<StepBreakdown>& steps) {
+  for (auto& s : steps) s.status = "complete", s.status_reason.clear();
+  for (auto& s : steps) {
+    if (!s.has_work) s.status = "empty", s.status_reason = "no operator or device work inside it";
+  }
+  const auto durations_of_complete = [&](size_t from, size_t skip) {
+    std::vector<int64_t> d;
+    for (size_t k = from; k < steps.size(); ++k) {
+      if (k != skip && steps[k].status == "complete") d.push_back(steps[k].duration_ns);
+    }
+    return d;
+  };
+  // The last step, cut off by the end of the trace.
+  if (steps.size() >= 2 && steps.back().status == "complete") {
+    const int64_t median = Median(durations_of_complete(0, steps.size() - 1));
+    if (median > 0 && static_cast<double>(steps.back().duration_ns) < kPartialRatio * median) {
+      steps.back().status = "partial";
+      steps.back().status_reason = fmt::format(
+          "the last step, {:.3f} ms against a median of {:.3f} ms for the others: the trace "
+          "ended inside it",
+          steps.back().duration_ns / 1e6, median / 1e6);
+    }
+  }
+  // Leading warm-up steps.
+  size_t marked = 0;
+  for (size_t k = 0; k < steps.size() && 2 * (marked + 1) <= steps.size(); ++k) {
+    if (steps[k].status != "complete") continue;
+    const std::vector<int64_t> later = durations_of_complete(k + 1, steps.size());
+    if (later.size() < 2) break;
+    const int64_t median = Median(later);
+    if (median <= 0 || static_cast<double>(steps[k].duration_ns) <= kWarmupRatio * median) break;
+    steps[k].status = "warm-up";
+    steps[k].status_reason =
+        fmt::format("a leading step {:.2f}x the median of the later complete steps ({:.3f} ms)",
+                    static_cast<double>(steps[k].duration_ns) / median, median / 1e6);
+    ++marked;
+  }
+}
+
+StepSummary SummarizeSteps(const std::vector<StepBreakdown>& steps) {
+  StepSummary out;
+  out.steps = static_cast<int64_t>(steps.size());
+  int64_t total = 0;
+  for (const auto& s : steps) {
+    if (s.status != "complete") continue;
+    out.durations_ns.push_back(s.duration_ns);
+    total += s.duration_ns;
+  }
+  out.complete = static_cast<int64_t>(out.durations_ns.size());
+  if (out.complete == 0) return out;
+  out.mean_ns = total / out.complete;
+  out.median_ns = Median(out.durations_ns);
+  const auto [lo, hi] = std::minmax_element(out.durations_ns.begin(), out.durations_ns.end());
+  out.min_ns = *lo, out.max_ns = *hi;
+  return out;
+}
+
+std::vector<StepBreakdown> ComputeSteps(const TraceModel& model) {
+  std::vector<StepBreakdown> steps = Breakdown(model, ComputeDeviceOf(model));
+  ClassifySteps(steps);
   return steps;
 }
 
 Pass StepsPass() {
   return {"steps",
-          "What fills each step: compute, communication, copies, idle?",
+          "What fills each step: compute, communication, copies, idle? Which steps are complete?",
           {},
-          [](const TraceModel& model, Analysis& a) { a.steps = ComputeSteps(model); }};
+          [](const TraceModel& model, Analysis& a) {
+            a.steps = Breakdown(model, a.compute_on);
+            ClassifySteps(a.steps);
+            a.step_summary = SummarizeSteps(a.steps);
+            a.step_summary.compute_on = Name(a.compute_on);
+          }};
 }
 
 }  // namespace opscope::analyze

@@ -1,5 +1,16 @@
-// Analysis pass "steps": What fills each step: device compute, communication, copies and idle time
-// inside each ProfilerStep span.
+// Analysis pass "steps": What fills each step (compute, communication, copies
+// and idle time on the trace's compute device inside each ProfilerStep span),
+// and which steps are fit to be averaged.
+//
+// A step is not averaged when it is
+//  - "empty": no compute work overlaps it and no operator starts inside it (a
+//    span left open after the last iteration);
+//  - "partial": the last step, shorter than half the median of the others: the
+//    trace ended inside it;
+//  - "warm-up": a leading step longer than kWarmupRatio times the median of the
+//    complete steps after it (at least two of them), checked from the first
+//    step on until one is not; at most half the steps are marked so.
+// The rest are "complete": means, medians and diffs use only these.
 #ifndef OPSCOPE_ANALYZE_PASSES_STEPS_H_
 #define OPSCOPE_ANALYZE_PASSES_STEPS_H_
 
@@ -12,14 +23,37 @@
 
 namespace opscope::analyze {
 
+inline constexpr double kWarmupRatio = 1.5;
+inline constexpr double kPartialRatio = 0.5;
+
 struct StepBreakdown {
   std::string name;
-  int64_t begin_ns, duration_ns;
-  int64_t compute_ns, communication_ns, memory_ns, idle_ns;  // device time within the step
+  int64_t begin_ns = 0, duration_ns = 0;
+  // Time within the step on the compute device (the device, or the CPU threads
+  // running operators when the trace has no device work).
+  int64_t compute_ns = 0, communication_ns = 0, memory_ns = 0, idle_ns = 0;
+  bool has_work = false;      // some operator or device event starts inside it
+  std::string status;         // "complete", "warm-up", "partial", "empty"
+  std::string status_reason;  // why it is not complete
 };
 
-// One row per ProfilerStep#N span on the host.
+struct StepSummary {
+  std::string compute_on;  // "device", "cpu" or "none": what compute_ns measures
+  int64_t steps = 0, complete = 0;
+  // Of the complete steps only.
+  int64_t mean_ns = 0, median_ns = 0, min_ns = 0, max_ns = 0;
+  std::vector<int64_t> durations_ns;  // the complete steps' durations, in order
+};
+
+// One row per ProfilerStep#N span on the host, in time order, with status.
 std::vector<StepBreakdown> ComputeSteps(const TraceModel& model);
+
+// Sets each step's status and reason from durations and has_work (the rules
+// above), in place; steps must be in time order.
+void ClassifySteps(std::vector<StepBreakdown>& steps);
+
+// The complete steps' statistics.
+StepSummary SummarizeSteps(const std::vector<StepBreakdown>& steps);
 
 // Its entry in the pass table.
 Pass StepsPass();

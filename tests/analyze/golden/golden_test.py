@@ -39,7 +39,7 @@ for case in cases:
             print(f"FAIL {case}: {e}")
             failures += 1
             continue
-    rows = [r for r in results if r.get("section") == "operators"]
+    rows = [r for r in results if r.get("section") in ("operators", "kernels", "host_calls", "annotations")]
     got = collections.defaultdict(lambda: {"count": 0, "total_ns": 0})
     rows_of = collections.Counter(r["operator"] for r in rows)
     with_self = any("self_ns" in o for o in want["operators"].values())

@@ -45,9 +45,46 @@ TEST(DeviceBusy, GapsAndTheirCauses) {
   ASSERT_EQ(busy.timeline_pct.size(), 12u);
   EXPECT_DOUBLE_EQ(busy.timeline_pct[0], 100.0);  // 0..100 us
   EXPECT_DOUBLE_EQ(busy.timeline_pct[7], 0.0);    // 700..800 us
-  EXPECT_FALSE(ComputeDeviceBusy(Builder().Add(EventClass::kHostOp, "x", 0, 1).model).has_device);
   // Found by the fuzzer: device events that all last zero time.
   EXPECT_FALSE(ComputeDeviceBusy(Builder().Add(EventClass::kKernel, "k", 5, 5).model).has_device);
+}
+
+TEST(DeviceBusy, CompilationPartlyBusyHostAndUnknownCategories) {
+  Builder b;
+  b.Add(EventClass::kKernel, "gemm", 0, 100)
+      .Add(EventClass::kKernel, "gemm", 1000, 1100)  // gap 100..1000: online op compilation
+      .Add(EventClass::kRuntime, "AscendCL@aclopCompileAndExecute", 150, 900)
+      .Add(EventClass::kKernel, "gemm", 2000, 2100)  // gap 1100..2000: host busy 30%
+      .Add(EventClass::kHostOp, "aten::add", 1200, 1470);
+  b.Add(EventClass::kOther, "mystery", 0, 10);
+  b.model.category.back() = b.model.Intern("mtia_new_thing");
+  const DeviceBusy busy = ComputeDeviceBusy(b.model, 10000, 10, 12);
+  ASSERT_EQ(busy.gaps.size(), 2u);
+  EXPECT_EQ(busy.gaps[0].cause, "compilation/warm-up");
+  EXPECT_NE(busy.gaps[0].evidence.find("ACL operator compilation"), std::string::npos);
+  EXPECT_EQ(busy.gaps[1].cause, "host partly busy");
+  EXPECT_DOUBLE_EQ(busy.gaps[1].host_busy_pct, 30.0);
+  ASSERT_EQ(busy.compile_ns.size(), 1u);
+  EXPECT_EQ(busy.compile_ns[0].second, 750000);
+  ASSERT_EQ(busy.unclassified.size(), 1u);
+  EXPECT_EQ(busy.unclassified[0].first, "mtia_new_thing");
+  EXPECT_EQ(busy.unclassified[0].second, 1);
+}
+
+TEST(DeviceBusy, TheCpuIsTheComputeDeviceWithoutDeviceWork) {
+  Builder b;
+  b.Add(EventClass::kHostOp, "aten::conv2d", 0, 100)
+      .Add(EventClass::kHostOp, "aten::relu", 300, 400)  // 200 us between operators
+      .Add(EventClass::kPython, "nn.Module: Net", 0, 400)
+      .Add(EventClass::kHostOp, "aten::mm", 400, 500);
+  const DeviceBusy busy = ComputeDeviceBusy(b.model, 10000, 10, 10);
+  ASSERT_TRUE(busy.has_device);
+  EXPECT_EQ(busy.compute_on, "cpu");
+  EXPECT_EQ(busy.busy_ns, 300000);
+  EXPECT_DOUBLE_EQ(busy.busy_pct, 60.0);
+  ASSERT_EQ(busy.gaps.size(), 1u);
+  EXPECT_EQ(busy.gaps[0].cause, "outside operators");
+  EXPECT_NE(busy.gaps[0].evidence.find("Python"), std::string::npos);
 }
 
 }  // namespace

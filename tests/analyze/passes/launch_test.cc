@@ -21,16 +21,52 @@ using model_builder::Builder;
 TEST(LaunchBound, ShortKernelsAndLaunchDelay) {
   Builder b;
   for (int i = 0; i < 150; ++i) {
-    b.Correlate(i).Add(EventClass::kRuntime, "cudaLaunchKernel", i * 20, i * 20 + 5);
-    b.Correlate(i).Add(EventClass::kKernel, "tiny", i * 20 + 7,
-                       i * 20 + 9);  // 2 us kernels, 7 us after launch
+    // The host dispatches an operator for 15 of every 20 us, launching in it.
+    b.Correlate(-1).Add(EventClass::kHostOp, "aten::relu", i * 20, i * 20 + 15);
+    b.Correlate(i).Add(EventClass::kRuntime, "cudaLaunchKernel", i * 20 + 2, i * 20 + 7);
+    b.Correlate(i).Add(EventClass::kKernel, "tiny", i * 20 + 9,
+                       i * 20 + 11);  // 2 us kernels, 7 us after launch
   }
   const LaunchBound l = ComputeLaunchBound(b.model, 10.0);
   EXPECT_EQ(l.kernels, 150);
   EXPECT_EQ(l.median_kernel_ns, 2000);
   EXPECT_EQ(l.launch_delay_p50_ns, 7000);
-  EXPECT_TRUE(l.launch_bound);
+  // Idle: 18 of every 20 us; host busy 13 of them, launch calls 5.
+  EXPECT_NEAR(l.host_busy_in_idle_pct, 100.0 * 13 / 18, 1);
+  EXPECT_NEAR(l.launch_in_idle_pct, 100.0 * 5 / 18, 1);
+  EXPECT_TRUE(l.launch_bound) << l.reason;
   EXPECT_FALSE(ComputeLaunchBound(b.model, 80.0).launch_bound);
+}
+
+TEST(LaunchBound, AFullQueueIsNotLaunchBound) {
+  // Kernels start 164 ms after their launch: the device sets the pace.
+  Builder b;
+  for (int i = 0; i < 150; ++i) {
+    b.Correlate(-1).Add(EventClass::kHostOp, "aten::relu", i * 20, i * 20 + 15);
+    b.Correlate(i).Add(EventClass::kRuntime, "cudaLaunchKernel", i * 20 + 2, i * 20 + 7);
+    b.Correlate(i).Add(EventClass::kKernel, "tiny", 164000 + i * 20, 164000 + i * 20 + 2);
+  }
+  const LaunchBound l = ComputeLaunchBound(b.model, 10.0);
+  EXPECT_FALSE(l.launch_bound);
+  EXPECT_NE(l.reason.find("queue is full"), std::string::npos) << l.reason;
+  // Without correlated launches nothing is concluded.
+  Builder bare;
+  for (int i = 0; i < 150; ++i) bare.Add(EventClass::kKernel, "tiny", i * 20, i * 20 + 2);
+  const LaunchBound u = ComputeLaunchBound(bare.model, 10.0);
+  EXPECT_FALSE(u.launch_bound);
+  EXPECT_NE(u.reason.find("unknown"), std::string::npos) << u.reason;
+}
+
+TEST(LaunchBound, OnlineCompilationIsItsOwnCause) {
+  Builder b;
+  for (int i = 0; i < 150; ++i) {
+    b.Correlate(i).Add(EventClass::kRuntime, "AscendCL@aclopCompileAndExecute", i * 20,
+                       i * 20 + 15);
+    b.Correlate(i).Add(EventClass::kKernel, "tiny", i * 20 + 16, i * 20 + 18);
+  }
+  const LaunchBound l = ComputeLaunchBound(b.model, 10.0);
+  EXPECT_FALSE(l.launch_bound);
+  EXPECT_NE(l.reason.find("compilation"), std::string::npos) << l.reason;
 }
 
 }  // namespace

@@ -1,37 +1,110 @@
-// The layout pass and the names it counts as layout conversions.
+// The layout pass: conversions found by meaning (names.h), and copies by what
+// they launched.
 #include "analyze/passes/layout.h"
 
 #include <gtest/gtest.h>
 
-#include <algorithm>
-#include <map>
-#include <random>
 #include <string>
-#include <vector>
 
 #include "analyze/model_builder.h"
 #include "analyze/names.h"
-#include "analyze/pipeline.h"
 
 namespace opscope::analyze {
 namespace {
 
 using model_builder::Builder;
 
-TEST(Layout, ConversionShare) {
+TEST(Layout, NamedKernelsAndLaunchesOfLayoutOperators) {
   Builder b;
-  b.Add(EventClass::kKernel, "TransData", 0, 38)
-      .Add(EventClass::kKernel, "Conv2D", 38, 100)
-      .Add(EventClass::kHostOp, "aten::contiguous", 0, 5)
-      .Add(EventClass::kHostOp, "aten::conv2d", 5, 25);
+  // Device: 100 us in all.
+  b.Add(EventClass::kKernel,
+        "void nchwToNhwcKernel<float, float, float, false, true, (cudnnKernelDataType_t)2>(int, "
+        "int, int, int, float const*, float*, float, float)",
+        0, 10)
+      .Add(EventClass::kKernel,
+           "void cutlass::Kernel<cutlass_80_tensorop_s1688fprop_optimized_tf32_64x64_16x10_nhwc_"
+           "align4, NoPermute>(Params)",
+           10, 60);
+  // aten::contiguous > aten::clone > aten::copy_, whose copy kernel is 20 us.
+  b.External(7)
+      .Add(EventClass::kHostOp, "aten::contiguous", 100, 140)
+      .Add(EventClass::kHostOp, "aten::clone", 101, 139)
+      .External(8)
+      .Add(EventClass::kHostOp, "aten::copy_", 102, 138)
+      .Add(EventClass::kKernel, "void at::native::elementwise_kernel<128, 2>(int)", 140, 160);
+  // A top-level copy_ whose work is a device-to-host memcpy: a transfer.
+  b.External(9)
+      .Add(EventClass::kHostOp, "aten::copy_", 200, 260)
+      .Add(EventClass::kMemcpy, "Memcpy DtoH (Device -> Pageable)", 240, 260);
+  // A sparse-data permute is not a memory-format change.
+  b.External(-1).Add(EventClass::kHostOp, "fbgemm::permute_2D_sparse_data", 300, 400);
   const LayoutShare l = ComputeLayoutShare(b.model);
-  EXPECT_DOUBLE_EQ(l.device_pct, 38.0);
+  // 10 us named + 20 us launched by contiguous, of 100 us of device time.
+  EXPECT_EQ(l.device_ns, 30000);
+  EXPECT_DOUBLE_EQ(l.device_pct, 30.0);
+  // Host: contiguous 40 us of 40 + 60 + 100 us of top-level operators.
+  EXPECT_EQ(l.host_ns, 40000);
   EXPECT_DOUBLE_EQ(l.host_pct, 20.0);
-  ASSERT_EQ(l.top.size(), 2u);
-  EXPECT_EQ(l.top[0].first, "TransData");
-  EXPECT_TRUE(IsLayoutConversion("aclnnMm_TransData_TransData"));
-  EXPECT_FALSE(IsLayoutConversion("aten::conv2d"));
+  ASSERT_EQ(l.top.size(), 3u);
+  bool named = false, launched = false;
+  for (const LayoutItem& item : l.top) {
+    EXPECT_EQ(item.name.find("cutlass"), std::string::npos);
+    EXPECT_EQ(item.name.find("permute"), std::string::npos);
+    if (item.how == "layout kernel") named = item.family == "NCHW<->NHWC";
+    if (item.how == "launched by aten::contiguous") launched = item.total_ns == 20000;
+  }
+  EXPECT_TRUE(named);
+  EXPECT_TRUE(launched);
+  // The copies: the contiguous nest launched a copy kernel; the copy_ a DtoH memcpy.
+  ASSERT_EQ(l.copies.size(), 2u);
+  for (const CopyUse& c : l.copies) {
+    if (c.op == "aten::copy_") {
+      EXPECT_EQ(c.what, "memcpy DtoH");
+      EXPECT_EQ(c.device_ns, 20000);
+    } else {
+      EXPECT_EQ(c.op, "aten::contiguous");
+      EXPECT_EQ(c.what, "copy kernel");
+    }
+  }
+}
+
+TEST(Layout, AscendTasksGroupedByOpType) {
+  Builder b;
+  b.model.format = "ascend-kernel-details";
+  for (int i = 0; i < 23; ++i) {
+    b.Add(EventClass::kKernel, "trans_TransData_" + std::to_string(i), i * 10, i * 10 + 5);
+    b.model.category.back() = b.model.Intern("TransData");
+  }
+  const LayoutShare l = ComputeLayoutShare(b.model);
+  ASSERT_EQ(l.top.size(), 1u);
+  EXPECT_EQ(l.top[0].name, "TransData");
+  EXPECT_EQ(l.top[0].count, 23);
+  EXPECT_EQ(l.top[0].family, "TransData");
+}
+
+TEST(Names, MatchOnWordsAndExactOperators) {
+  EXPECT_TRUE(IsLayoutKernel("aclnnMm_TransData_TransData", ""));
+  EXPECT_TRUE(IsLayoutKernel("void nhwcToNchwKernel<__half>(int)", ""));
+  EXPECT_TRUE(IsLayoutKernel("transpose_NCHW2NHWC", ""));
+  EXPECT_FALSE(IsLayoutKernel("void cutlass::Kernel<conv_NoPermute_nhwc>(Params)", ""));
+  EXPECT_FALSE(IsLayoutKernel("aten::conv2d", ""));
+  EXPECT_TRUE(IsLayoutOperator("aten::contiguous"));
+  EXPECT_TRUE(IsLayoutOperator("torch_npu::npu_format_cast"));
+  EXPECT_FALSE(IsLayoutOperator("fbgemm::permute_2D_sparse_data"));
+  EXPECT_FALSE(IsLayoutOperator("aten::permute"));  // a view: copies nothing
   EXPECT_TRUE(IsCommunication("hcom_allReduce_"));
+  EXPECT_TRUE(IsCommunication("ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevComm*)"));
+  EXPECT_FALSE(IsCommunication("aten::broadcast_tensors"));
+  EXPECT_TRUE(IsSyncCall("cudaStreamSynchronize"));
+  EXPECT_TRUE(IsSyncCall("aten::item"));
+  EXPECT_FALSE(IsSyncCall("cudaMemcpyAsync"));
+  EXPECT_EQ(CompileKind("AscendCL@aclopCompileAndExecute"), "ACL operator compilation");
+  EXPECT_EQ(CompileKind("_compile.compile_inner (dynamo_timed)"), "torch.compile");
+  EXPECT_EQ(CompileKind("cuModuleLoadData"), "module load");
+  EXPECT_EQ(CompileKind("cudaMalloc"), "memory allocation");
+  EXPECT_EQ(CompileKind("cudaMallocAsync"), "");
+  EXPECT_EQ(CompileKind("aten::conv2d"), "");
+  EXPECT_EQ(BaseName("void foo::bar<int, (x)1>(int*)"), "foo::bar");
 }
 
 }  // namespace

@@ -37,5 +37,77 @@ TEST(Steps, DeviceTimeInsideEachStep) {
   EXPECT_EQ(steps[1].idle_ns, 50000);
 }
 
+// Steps from durations alone, for the status rules.
+std::vector<StepBreakdown> Spans(const std::vector<int64_t>& durations_us) {
+  std::vector<StepBreakdown> steps;
+  int64_t t = 0;
+  for (size_t i = 0; i < durations_us.size(); ++i) {
+    StepBreakdown s;
+    s.name = "ProfilerStep#" + std::to_string(i);
+    s.begin_ns = t, s.duration_ns = durations_us[i] * 1000, s.has_work = true;
+    t += s.duration_ns;
+    steps.push_back(s);
+  }
+  return steps;
+}
+
+std::vector<std::string> Statuses(const std::vector<StepBreakdown>& steps) {
+  std::vector<std::string> out;
+  for (const auto& s : steps) out.push_back(s.status);
+  return out;
+}
+
+TEST(Steps, WarmupPartialAndEmptyStepsAreNotAveraged) {
+  // A 9.3 ms step, then one cut off after 49 us by the end of the trace.
+  auto steps = Spans({9300, 9200, 49});
+  ClassifySteps(steps);
+  EXPECT_EQ(Statuses(steps), (std::vector<std::string>{"complete", "complete", "partial"}));
+  // A slow first step (compilation, allocation): warm-up, when over 1.5x the
+  // median of the later complete steps.
+  steps = Spans({5000, 1000, 1020, 990, 1010});
+  ClassifySteps(steps);
+  EXPECT_EQ(Statuses(steps),
+            (std::vector<std::string>{"warm-up", "complete", "complete", "complete", "complete"}));
+  // 1.4x is within the rule: kept.
+  steps = Spans({1400, 1000, 1000, 1000});
+  ClassifySteps(steps);
+  EXPECT_EQ(steps[0].status, "complete");
+  // Two slow leading steps; never more than half the steps.
+  steps = Spans({6000, 4000, 1000, 1000, 1000, 1000});
+  ClassifySteps(steps);
+  EXPECT_EQ(steps[0].status, "warm-up");
+  EXPECT_EQ(steps[1].status, "warm-up");
+  EXPECT_EQ(steps[2].status, "complete");
+  // Two steps only: no warm-up judgement (it needs two later steps).
+  steps = Spans({5000, 3000});
+  ClassifySteps(steps);
+  EXPECT_EQ(Statuses(steps), (std::vector<std::string>{"complete", "complete"}));
+  // An empty last step (Step() at the end of the loop, then Stop()).
+  steps = Spans({1000, 1000, 1000});
+  steps.back().has_work = false;
+  ClassifySteps(steps);
+  EXPECT_EQ(steps.back().status, "empty");
+  const StepSummary sum = SummarizeSteps(steps);
+  EXPECT_EQ(sum.steps, 3);
+  EXPECT_EQ(sum.complete, 2);
+  EXPECT_EQ(sum.mean_ns, 1000000);
+}
+
+TEST(Steps, OnTheCpuWhenTheTraceHasNoDeviceWork) {
+  Builder b;
+  b.Add(EventClass::kStep, "ProfilerStep#1", 0, 100)
+      .Add(EventClass::kStep, "ProfilerStep#2", 100, 200)
+      .Add(EventClass::kHostOp, "aten::conv2d", 5, 60)
+      .Add(EventClass::kHostOp, "aten::convolution", 6, 59)  // nested: counted once
+      .Add(EventClass::kHostOp, "aten::relu", 70, 80)
+      .Add(EventClass::kHostOp, "aten::mm", 110, 190);
+  const auto steps = ComputeSteps(b.model);
+  ASSERT_EQ(steps.size(), 2u);
+  EXPECT_EQ(steps[0].compute_ns, 65000);
+  EXPECT_EQ(steps[0].idle_ns, 35000);
+  EXPECT_EQ(steps[1].compute_ns, 80000);
+  EXPECT_EQ(steps[0].status, "complete");
+}
+
 }  // namespace
 }  // namespace opscope::analyze

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <condition_variable>
@@ -72,17 +73,36 @@ EventClass ClassOf(std::string_view category, std::string_view name, std::string
     return EventClass::kStep;
   }
   if (!category.empty()) {
-    if (category == "cpu_op") return EventClass::kHostOp;
-    if (category == "user_annotation") return EventClass::kAnnotation;
-    if (category == "kernel") return EventClass::kKernel;
+    // Kineto's activity types (libkineto ActivityType.cpp), including other
+    // vendors' device and runtime categories.
+    if (category == "cpu_op" || category == "hpu_op") return EventClass::kHostOp;
+    if (category == "user_annotation" || category == "cuda_profiler_range" ||
+        category == "xpu_scope_profiler") {
+      return EventClass::kAnnotation;
+    }
+    if (category == "kernel" || category == "mtia_ccp_events") {
+      if (category == "mtia_ccp_events") {
+        // MTIA's command processor records kernels, copies and sets alike.
+        std::string lower(name);
+        for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+        if (lower.find("memcpy") != std::string::npos) return EventClass::kMemcpy;
+        if (lower.find("memset") != std::string::npos) return EventClass::kMemset;
+      }
+      return EventClass::kKernel;
+    }
     if (category == "gpu_memcpy") return EventClass::kMemcpy;
     if (category == "gpu_memset") return EventClass::kMemset;
     if (category == "cuda_runtime" || category == "cuda_driver" || category == "enqueue" ||
-        category == "dequeue") {
+        category == "dequeue" || category == "mtia_runtime" || category == "xpu_runtime" ||
+        category == "xpu_driver" || category == "privateuse1_runtime" ||
+        category == "privateuse1_driver" || category == "glow_runtime" ||
+        category == "cuda_event") {
       return EventClass::kRuntime;
     }
-    if (category == "cuda_sync") return EventClass::kSync;
-    if (category == "gpu_user_annotation") return EventClass::kDeviceAnnotation;
+    if (category == "cuda_sync" || category == "xpu_sync") return EventClass::kSync;
+    if (category == "gpu_user_annotation" || category == "gpu_user_Annotation") {
+      return EventClass::kDeviceAnnotation;
+    }
     if (category == "python_function") return EventClass::kPython;
     return EventClass::kOther;
   }

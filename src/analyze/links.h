@@ -1,0 +1,36 @@
+// How a trace's events relate: which host event encloses which on the same
+// thread, and which framework operator launched each piece of device work (by
+// Kineto's "External id", or by "correlation" through the launch call).
+#ifndef OPSCOPE_ANALYZE_LINKS_H_
+#define OPSCOPE_ANALYZE_LINKS_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "analyze/trace_model.h"
+
+namespace opscope::analyze {
+
+struct EventLinks {
+  // The innermost host event enclosing each host event on its track (opened
+  // before it, by start then the longer first, and still open), -1 at top level
+  // and for device events.
+  std::vector<int32_t> parent;
+  // For device events: the innermost framework operator (kHostOp) that
+  // launched it, -1 unknown; for other events -1.
+  std::vector<int32_t> launcher;
+};
+
+EventLinks LinkEvents(const TraceModel& model);
+
+// e and its enclosing events, innermost first, while `visit` returns true.
+template <typename F>
+void ForEachAncestor(const EventLinks& links, int32_t e, F&& visit) {
+  for (int guard = 0; e >= 0 && guard < 4096; ++guard, e = links.parent[static_cast<size_t>(e)]) {
+    if (!visit(e)) return;
+  }
+}
+
+}  // namespace opscope::analyze
+
+#endif  // OPSCOPE_ANALYZE_LINKS_H_
