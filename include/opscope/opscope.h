@@ -24,6 +24,7 @@
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -155,6 +156,14 @@ class TraceData {
 TraceReadyHandler DefaultTraceHandler(std::filesystem::path output_dir, bool gzip = false,
                                       std::string worker_name = {});
 
+// Thread rules: Start(), Step() and Stop() may be called from any thread, one
+// at a time or concurrently: calls are serialised, and each Step() call ends
+// exactly one step (N calls from any mix of threads give N step spans). Scopes
+// may be opened on any thread. A step span left open by the last Step() before
+// Stop() is written only if something was recorded in it. With a schedule, a
+// window's trace is written at the Step() after its last active step (or at
+// Stop()), so that scopes still open when its last step ends (a per-iteration
+// scope around Step()) are in it; scopes opened after the window are not.
 class Profiler {
  public:
   explicit Profiler(ProfilerOptions options = {});
@@ -172,11 +181,15 @@ class Profiler {
   const std::vector<std::filesystem::path>& trace_files() const noexcept { return files_; }
 
  private:
+  struct PendingSave;
   void Transition(ProfilerAction from, ProfilerAction to, bool stopping);
   void BeginCollection();
-  void EndCollection(bool save);
+  // save: hand the trace to the handler; defer: only stop recording new scopes
+  // now and hand it over at the next Step() or Stop() (FinishPendingSave).
+  void EndCollection(bool save, bool defer = false);
+  void FinishPendingSave();
   void BeginStepSpan();
-  void EndStepSpan();
+  void EndStepSpan(bool final_step = false);
 
   ProfilerOptions options_;
   bool started_ = false;
@@ -187,6 +200,8 @@ class Profiler {
   uint64_t step_begin_ = 0;
   uint32_t step_generation_ = 0;
   std::vector<std::filesystem::path> files_;
+  std::shared_ptr<PendingSave> pending_;
+  std::mutex mutex_;  // serialises Start, Step and Stop
 };
 
 // Arguments of a runtime-named scope. Strings are copied when the scope starts;

@@ -313,6 +313,9 @@ std::vector<Finding> Advise(const Analysis& a, const Thresholds& t) {
       if (!on_device) continue;
       ++names;
       whole += cpu ? s.self_ns : s.total_ns;
+      // Copies and collectives have their own findings.
+      if (s.cls == EventClass::kMemcpy || s.cls == EventClass::kMemset || IsCommunication(s.name))
+        continue;
       if (top == nullptr || (cpu ? s.self_ns > top->self_ns : s.total_ns > top->total_ns)) top = &s;
     }
     const int64_t top_ns = top == nullptr ? 0 : cpu ? top->self_ns : top->total_ns;

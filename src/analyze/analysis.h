@@ -37,6 +37,7 @@ struct Analysis {
   std::string format;                        // the importer's format name
   ComputeOn compute_on = ComputeOn::kNone;   // resolved before any pass runs
   std::vector<OpStats> operators;            // op_stats
+  std::vector<TypeStats> kernel_types;       // op_stats: Ascend tasks by operator type
   DeviceBusy busy;                           // device_busy
   std::vector<StepBreakdown> steps;          // steps
   StepSummary step_summary;                  // steps: the complete steps

@@ -1,5 +1,7 @@
 #include "analyze/compute_device.h"
 
+#include "analyze/names.h"
+
 namespace opscope::analyze {
 
 const char* Name(ComputeOn on) {
@@ -18,7 +20,33 @@ ComputeOn ComputeDeviceOf(const TraceModel& model) {
     if (IsDevice(model.cls[e])) return ComputeOn::kDevice;
     host_ops |= model.cls[e] == EventClass::kHostOp;
   }
-  return host_ops ? ComputeOn::kCpu : ComputeOn::kNone;
+  if (host_ops) return ComputeOn::kCpu;
+  const std::vector<Work> work = ComputeWork(model, ComputeOn::kCpu);
+  for (size_t e = 0; e < model.size(); ++e) {
+    if (work[e] != Work::kNone && model.duration_ns[e] > 0) return ComputeOn::kCpu;
+  }
+  return ComputeOn::kNone;
+}
+
+std::vector<Work> ComputeWork(const TraceModel& model, ComputeOn on) {
+  std::vector<Work> out(model.size(), Work::kNone);
+  if (on == ComputeOn::kNone) return out;
+  const std::vector<bool> comm = ClassifyNames(model, IsCommunication);
+  for (size_t e = 0; e < model.size(); ++e) {
+    const EventClass cls = model.cls[e];
+    if (on == ComputeOn::kDevice) {
+      if (cls == EventClass::kMemcpy || cls == EventClass::kMemset) {
+        out[e] = Work::kMemory;
+      } else if (cls == EventClass::kKernel) {
+        out[e] = comm[model.name[e]] ? Work::kCommunication : Work::kCompute;
+      }
+    } else if (cls == EventClass::kHostOp) {
+      out[e] = comm[model.name[e]] ? Work::kCommunication : Work::kCompute;
+    } else if (cls == EventClass::kAnnotation && comm[model.name[e]]) {
+      out[e] = Work::kCommunication;
+    }
+  }
+  return out;
 }
 
 }  // namespace opscope::analyze

@@ -4,6 +4,7 @@
 #ifndef OPSCOPE_ANALYZE_COMPUTE_DEVICE_H_
 #define OPSCOPE_ANALYZE_COMPUTE_DEVICE_H_
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -16,15 +17,14 @@ enum class ComputeOn { kNone, kDevice, kCpu };
 const char* Name(ComputeOn on);  // "none", "device", "cpu"
 
 // kDevice when some kernel, copy or set lasts; else kCpu when some host
-// operator lasts; else kNone.
+// operator (or collective annotation) lasts; else kNone.
 ComputeOn ComputeDeviceOf(const TraceModel& model);
 
-// Whether event e is work on the compute device: device events for kDevice,
-// host operators for kCpu.
-inline bool IsComputeEvent(ComputeOn on, EventClass cls) {
-  return on == ComputeOn::kDevice ? IsDevice(cls)
-                                  : on == ComputeOn::kCpu && cls == EventClass::kHostOp;
-}
+// What each event is on the compute device: on a device, its kernels (compute
+// or communication by name), copies and sets; on the CPU, framework operators
+// and the collectives the framework records as annotations (gloo:all_reduce).
+enum class Work : uint8_t { kNone, kCompute, kCommunication, kMemory };
+std::vector<Work> ComputeWork(const TraceModel& model, ComputeOn on);
 
 }  // namespace opscope::analyze
 

@@ -46,6 +46,13 @@ bool IsDataLoading(std::string_view name);
 // "ACL operator compilation", "torch.compile", "module load", "memory allocation".
 std::string_view CompileKind(std::string_view name);
 
+// An Ascend task's operator type: the `Type` column where the file has one
+// (kernel_details.csv puts it in the category), else from the kernel name
+// torch_npu writes, "<api>_<kernel>_<type>[_<n>]": the last '_'-separated part
+// that is not a number ("aclnnMatmul_MatMulCommon_MatMulV2" -> MatMulV2,
+// "trans_TransData_9" -> TransData).
+std::string AscendOpType(std::string_view name, std::string_view category);
+
 std::string Lower(std::string_view s);
 bool Contains(const std::string& haystack, std::string_view needle);
 

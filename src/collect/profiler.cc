@@ -120,7 +120,14 @@ Profiler::~Profiler() {
   }
 }
 
+struct Profiler::PendingSave {
+  std::shared_ptr<collect::Collection> collection;
+  collect::DeviceTrace device;
+  int64_t step = 0;
+};
+
 void Profiler::Start() {
+  std::lock_guard lock(mutex_);
   if (started_) throw Error(ErrorCode::kFailedPrecondition, "Profiler::Start: already started");
   if (ActiveCollection() || IsRecording()) {
     throw Error(ErrorCode::kFailedPrecondition,
@@ -133,7 +140,10 @@ void Profiler::Start() {
 }
 
 void Profiler::Step() {
+  std::lock_guard lock(mutex_);
   if (!started_) throw Error(ErrorCode::kFailedPrecondition, "Profiler::Step: not started");
+  // A window that ended at the previous Step(): its open scopes have had a step to end.
+  FinishPendingSave();
   record_steps_ = true;
   EndStepSpan();
   const ProfilerAction previous = action_;
@@ -144,9 +154,11 @@ void Profiler::Step() {
 }
 
 void Profiler::Stop() {
+  std::lock_guard lock(mutex_);
   if (!started_) return;
-  EndStepSpan();
+  EndStepSpan(/*final_step=*/true);
   started_ = false;
+  FinishPendingSave();
   Transition(action_, ProfilerAction::kNone, /*stopping=*/true);
 }
 
@@ -162,10 +174,10 @@ void Profiler::Transition(ProfilerAction from, ProfilerAction to, bool stopping)
     return;
   }
   if (from == A::kRecordAndSave) {
-    EndCollection(/*save=*/true);
+    EndCollection(/*save=*/true, /*defer=*/true);
   } else if (from == A::kRecord && !to_recording) {
     Warn(std::string("incorrect schedule: RECORD followed by ") + ToString(to));
-    EndCollection(/*save=*/true);
+    EndCollection(/*save=*/true, /*defer=*/true);
   } else if (from == A::kWarmup && to == A::kNone) {
     Warn("incorrect schedule: WARMUP followed by NONE");
     EndCollection(/*save=*/false);
@@ -203,14 +215,23 @@ void Profiler::BeginCollection() {
   collecting_ = true;
 }
 
-void Profiler::EndCollection(bool save) {
+void Profiler::EndCollection(bool save, bool defer) {
   if (!collecting_) return;
   std::shared_ptr<collect::Collection> collection = std::move(ActiveCollection());
   ActiveCollection().reset();
   collecting_ = false;
-  collect::EndCollection(collection);
   collect::DeviceTrace device;
-  // Activity::kCuda is the one device activity there is.
+  if (save && defer) {
+    collect::DetachCollection(collection);
+    // Activity::kCuda is the one device activity there is.
+    for (collect::ActivitySource* source : DeviceSources(options_.activities)) {
+      device = source->Stop();
+    }
+    pending_ = std::make_shared<PendingSave>(
+        PendingSave{std::move(collection), std::move(device), step_num_});
+    return;
+  }
+  collect::EndCollection(collection);
   for (collect::ActivitySource* source : DeviceSources(options_.activities)) {
     device = source->Stop();
   }
@@ -218,8 +239,19 @@ void Profiler::EndCollection(bool save) {
     collection->ReleaseMemory();
     return;
   }
-  TraceData trace(TraceData::Impl::Snapshot(collection, step_num_, options_.process_name));
-  trace.impl().device = std::move(device);
+  pending_ = std::make_shared<PendingSave>(
+      PendingSave{std::move(collection), std::move(device), step_num_});
+  FinishPendingSave();
+}
+
+void Profiler::FinishPendingSave() {
+  if (!pending_) return;
+  const std::shared_ptr<PendingSave> pending = std::move(pending_);
+  pending_.reset();
+  std::shared_ptr<collect::Collection> collection = pending->collection;
+  collect::EndCollection(collection);
+  TraceData trace(TraceData::Impl::Snapshot(collection, pending->step, options_.process_name));
+  trace.impl().device = std::move(pending->device);
   if (trace.impl().device.dropped > 0) {
     Warn(std::to_string(trace.impl().device.dropped) +
          " device activity records dropped by the tracer (" + trace.impl().device.source +
@@ -244,8 +276,16 @@ void Profiler::BeginStepSpan() {
   step_begin_ = detail::Ticks();
 }
 
-void Profiler::EndStepSpan() {
+void Profiler::EndStepSpan(bool final_step) {
   if (step_generation_ == 0 || !collecting_ || !record_steps_) return;
+  // The span the last Step() opened, closed by Stop(): written only if
+  // something was recorded in it (a loop that calls Step() at the end of each
+  // iteration leaves it empty).
+  if (final_step && ActiveCollection() &&
+      !collect::RecordedSince(*ActiveCollection(), step_begin_)) {
+    step_generation_ = 0;
+    return;
+  }
   if (step_generation_ == detail::g_generation.load(std::memory_order_relaxed)) {
     detail::Append(step_generation_,
                    detail::Record{nullptr, step_begin_, detail::Ticks(),

@@ -223,6 +223,31 @@ void EndCollection(const std::shared_ptr<Collection>& collection) {
   collection->budget().Close();
 }
 
+void DetachCollection(const std::shared_ptr<Collection>& collection) {
+  std::lock_guard lock(g_mutex);
+  if (g_current == collection) {
+    detail::g_generation.store(0, std::memory_order_release);
+    g_current.reset();
+  }
+}
+
+bool RecordedSince(const Collection& collection, uint64_t ticks) {
+  for (const auto& buffer : collection.Threads()) {
+    std::lock_guard lock(buffer->link_mutex);
+    const Chunk* tail = buffer->tail;
+    if (tail == nullptr) continue;
+    // Records are appended as scopes end; one that began at `ticks` or later
+    // ends among the last few unless it encloses many.
+    const uint32_t n = tail->published.load(std::memory_order_acquire);
+    for (uint32_t k = n; k > 0 && n - k < 256; --k) {
+      const Record& r = tail->records[k - 1];
+      if (static_cast<RecordKind>(r.meta & 0xFF) == RecordKind::kStepSpan) continue;
+      if (r.t0 >= ticks) return true;
+    }
+  }
+  return false;
+}
+
 std::shared_ptr<Collection> CurrentCollection(uint32_t generation) {
   std::lock_guard lock(g_mutex);
   if (g_current && g_current->generation() == generation) return g_current;

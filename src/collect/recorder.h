@@ -165,6 +165,12 @@ class Collection {
 std::shared_ptr<Collection> BeginCollection(size_t budget_bytes, bool record_shapes);
 // Stops recording into `collection` and returns it for reading.
 void EndCollection(const std::shared_ptr<Collection>& collection);
+// Stops new scopes from recording into `collection` while those already open
+// on threads that recorded into it can still end into it; EndCollection later.
+void DetachCollection(const std::shared_ptr<Collection>& collection);
+// Whether some thread recorded an event that began at or after `ticks` (each
+// thread's latest 256 records are checked).
+bool RecordedSince(const Collection& collection, uint64_t ticks);
 // The open collection if its generation is `generation`.
 std::shared_ptr<Collection> CurrentCollection(uint32_t generation);
 

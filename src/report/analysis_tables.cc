@@ -99,6 +99,19 @@ void AddAnalyses(const std::string& path, const analyze::Analysis& a,
     tables.push_back(std::move(table));
   }
 
+  if (!a.kernel_types.empty()) {
+    ResultTable table;
+    table.section = "kernel_types";
+    table.title = "Device tasks by operator type";
+    table.columns = {{"trace", "Trace", 0, false}, {"type", "Type"},
+                     {"count", "Count"},           {"names", "Kernel names"},
+                     {"total_us", "Total us", 3},  {"share_pct", "% of device time", 1}};
+    for (const auto& k : a.kernel_types) {
+      table.AddRow({path, k.type, k.count, k.names, Us(k.total_ns), k.share_pct});
+      if (table.rows.size() == 20) break;
+    }
+    tables.push_back(std::move(table));
+  }
   const auto& layout = a.layout;
   if (layout.host_ns > 0 || layout.device_ns > 0) {
     ResultTable table;

@@ -39,8 +39,95 @@ TEST(Profiler, MinimalProgramWritesOneTrace) {
   EXPECT_TRUE(name.ends_with(".opscope.json")) << name;
   const auto check = CheckTrace(files[0],
                                 "--expect-name work=3 --expect-name 'ProfilerStep#0=1' "
-                                "--expect-name 'ProfilerStep#3=1' --expect-dropped 0");
+                                "--expect-name 'ProfilerStep#2=1' --expect-name "
+                                "'ProfilerStep#3=0' --expect-dropped 0");
   EXPECT_EQ(check.status, 0) << check.output;
+}
+
+// Step spans and other events of a trace, by name.
+std::map<std::string, int> NamesOf(TraceData& trace) {
+  std::map<std::string, int> names;
+  trace.ForEachEvent([&](const EventView& e) { ++names[std::string(e.name)]; });
+  return names;
+}
+
+int StepSpans(const std::map<std::string, int>& names) {
+  int steps = 0;
+  for (const auto& [name, n] : names) steps += name.starts_with("ProfilerStep#") ? n : 0;
+  return steps;
+}
+
+// N calls of Step(), at the end of each iteration as the README shows: N step
+// spans, not N + 1 (the span the last call opens holds nothing).
+TEST(Profiler, NStepCallsGiveNStepSpans) {
+  for (const bool work_after_last_step : {false, true}) {
+    std::map<std::string, int> names;
+    ProfilerOptions opts;
+    opts.on_trace_ready = [&](TraceData& trace) { names = NamesOf(trace); };
+    Profiler prof(opts);
+    prof.Start();
+    for (int i = 0; i < 5; ++i) {
+      { OPSCOPE_SCOPE("work"); }
+      prof.Step();
+    }
+    if (work_after_last_step) {
+      OPSCOPE_SCOPE("tail");
+    }
+    prof.Stop();
+    // Work after the last Step() is a step of its own.
+    EXPECT_EQ(StepSpans(names), work_after_last_step ? 6 : 5);
+    EXPECT_EQ(names["work"], 5);
+  }
+}
+
+// Step() from several threads at once: calls are serialised, none is lost,
+// nothing throws.
+TEST(Profiler, StepFromSeveralThreadsCountsEveryCall) {
+  std::map<std::string, int> names;
+  ProfilerOptions opts;
+  opts.on_trace_ready = [&](TraceData& trace) { names = NamesOf(trace); };
+  Profiler prof(opts);
+  prof.Start();
+  std::vector<std::thread> threads;
+  std::atomic<int> failures{0};
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&] {
+      for (int i = 0; i < 50; ++i) {
+        try {
+          OPSCOPE_SCOPE("work");
+          prof.Step();
+        } catch (...) {
+          ++failures;
+        }
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  prof.Stop();
+  EXPECT_EQ(failures.load(), 0);
+  EXPECT_EQ(prof.step_num(), 200);
+  EXPECT_EQ(StepSpans(names), 200);
+}
+
+// With a schedule, the scope around Step() in the last active step ends after
+// the window's recording stopped; it is still in that window's trace.
+TEST(Profiler, TheLastScopeOfAnActiveWindowIsInTheTrace) {
+  std::vector<std::map<std::string, int>> traces;
+  ProfilerOptions opts;
+  opts.schedule = Schedule{.wait = 1, .warmup = 0, .active = 2, .repeat = 2};
+  opts.on_trace_ready = [&](TraceData& trace) { traces.push_back(NamesOf(trace)); };
+  Profiler prof(opts);
+  prof.Start();
+  for (int i = 0; i < 6; ++i) {
+    OPSCOPE_SCOPE("iteration");
+    prof.Step();
+  }
+  prof.Stop();
+  ASSERT_EQ(traces.size(), 2u);
+  for (auto& names : traces) {
+    EXPECT_EQ(names["iteration"], 2);  // both active steps' scopes, the last one too
+    EXPECT_EQ(StepSpans(names), 2);
+  }
 }
 
 TEST(Profiler, RaiiStopsAndWrites) {
@@ -107,12 +194,12 @@ TEST(Profiler, ScheduleRecordsActiveStepsAndDiscardsWarmup) {
   // Cycle: wait 0, warm-up 1, record 2 and 3 (save); then 4..7 likewise; then none.
   ASSERT_EQ(collected.traces.size(), 2u);
   EXPECT_EQ(collected.ready_steps, (std::vector<int64_t>{4, 8}));
-  // A scope that straddles Step() belongs to neither side's window unless both ends
-  // fall in one recording window; steps 2 and 3 lie inside the first.
+  // Each scope straddles its Step(); the one of the window's last step ends after
+  // the window stopped recording, and is still in its trace.
   EXPECT_EQ(collected.traces[0],
-            (std::vector<std::string>{"ProfilerStep#2", "ProfilerStep#3", "s2"}));
+            (std::vector<std::string>{"ProfilerStep#2", "ProfilerStep#3", "s2", "s3"}));
   EXPECT_EQ(collected.traces[1],
-            (std::vector<std::string>{"ProfilerStep#6", "ProfilerStep#7", "s6"}));
+            (std::vector<std::string>{"ProfilerStep#6", "ProfilerStep#7", "s6", "s7"}));
 }
 
 TEST(Profiler, StopInsideRecordingSavesTrace) {
@@ -125,8 +212,9 @@ TEST(Profiler, StopInsideRecordingSavesTrace) {
   }
   prof.Stop();  // in RECORD at step 3: torch saves the partial cycle
   ASSERT_EQ(collected.traces.size(), 1u);
-  EXPECT_EQ(collected.traces[0], (std::vector<std::string>{"ProfilerStep#1", "ProfilerStep#2",
-                                                           "ProfilerStep#3", "s1", "s2"}));
+  // Step 3 recorded nothing before Stop(): no empty ProfilerStep#3.
+  EXPECT_EQ(collected.traces[0],
+            (std::vector<std::string>{"ProfilerStep#1", "ProfilerStep#2", "s1", "s2"}));
 }
 
 TEST(Profiler, NoScheduleRecordsEverythingOnce) {

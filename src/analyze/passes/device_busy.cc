@@ -51,6 +51,7 @@ DeviceBusy ComputeDeviceBusyOn(const TraceModel& model, ComputeOn on, int64_t mi
     }
     return meaning[name];
   };
+  const std::vector<Work> work = ComputeWork(model, on);
   std::vector<Interval> busy;
   std::vector<size_t> host_events;
   std::map<std::string, int64_t> unclassified, compile;
@@ -63,7 +64,7 @@ DeviceBusy ComputeDeviceBusyOn(const TraceModel& model, ComputeOn on, int64_t mi
         ++unclassified[category.empty() ? "(none)" : std::string(category)];
       continue;
     }
-    if (IsComputeEvent(on, cls)) busy.push_back(i);
+    if (work[e] != Work::kNone) busy.push_back(i);
     if (IsHostWork(cls)) {
       host_events.push_back(e);
       meaning_of(model.name[e]);

@@ -65,8 +65,8 @@ LayoutShare ComputeLayoutShare(const TraceModel& model) {
     if (IsDevice(cls)) {
       device_total += model.duration_ns[e];
       const std::string_view name = model.String(model.name[e]);
-      const std::string_view op_type =
-          ascend ? model.String(model.category[e]) : std::string_view();
+      const std::string op_type =
+          ascend ? AscendOpType(name, model.String(model.category[e])) : std::string();
       const int32_t launcher = links.launcher[e];
       const int32_t layout_parent = launcher >= 0 ? outermost(launcher, layout_op) : -1;
       if (IsLayoutKernel(name, op_type)) {

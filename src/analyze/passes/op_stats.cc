@@ -1,9 +1,12 @@
 #include "analyze/passes/op_stats.h"
 
 #include <algorithm>
+#include <map>
+#include <set>
 
 #include "analyze/analysis.h"
 #include "analyze/flat_map.h"
+#include "analyze/names.h"
 
 namespace opscope::analyze {
 namespace {
@@ -165,11 +168,44 @@ std::vector<OpStats> ComputeOpStats(const TraceModel& model) {
   return out;
 }
 
+std::vector<TypeStats> ComputeKernelTypes(const TraceModel& model) {
+  if (model.format.rfind("ascend", 0) != 0) return {};
+  std::map<std::string, TypeStats> by_type;
+  std::map<std::string, std::set<uint32_t>> names;
+  std::vector<std::string> type_of(model.string_count());
+  std::vector<bool> known(model.string_count(), false);
+  int64_t device_total = 0;
+  for (size_t e = 0; e < model.size(); ++e) {
+    if (!IsDevice(model.cls[e])) continue;
+    device_total += model.duration_ns[e];
+    if (model.cls[e] != EventClass::kKernel) continue;
+    const std::string type =
+        AscendOpType(model.String(model.name[e]), model.String(model.category[e]));
+    TypeStats& t = by_type[type];
+    t.type = type;
+    ++t.count;
+    t.total_ns += model.duration_ns[e];
+    names[type].insert(model.name[e]);
+  }
+  std::vector<TypeStats> out;
+  for (auto& [type, t] : by_type) {
+    t.names = static_cast<int64_t>(names[type].size());
+    t.share_pct = device_total > 0 ? 100.0 * static_cast<double>(t.total_ns) / device_total : 0;
+    out.push_back(t);
+  }
+  std::sort(out.begin(), out.end(),
+            [](const TypeStats& a, const TypeStats& b) { return a.total_ns > b.total_ns; });
+  return out;
+}
+
 Pass OpStatsPass() {
   return {"op_stats",
           "Which operators take the time: count, total, percentiles, share.",
           {},
-          [](const TraceModel& model, Analysis& a) { a.operators = ComputeOpStats(model); }};
+          [](const TraceModel& model, Analysis& a) {
+            a.operators = ComputeOpStats(model);
+            a.kernel_types = ComputeKernelTypes(model);
+          }};
 }
 
 }  // namespace opscope::analyze

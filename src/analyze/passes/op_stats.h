@@ -29,6 +29,18 @@ struct OpStats {
   int64_t flops = -1, bytes = -1;  // summed where every call reports them
 };
 
+// Device tasks grouped by operator type (Ascend: analyze/names.h AscendOpType).
+struct TypeStats {
+  std::string type;
+  int64_t count = 0, total_ns = 0;
+  int64_t names = 0;     // distinct kernel names of the type
+  double share_pct = 0;  // of all device time
+};
+
+// The device tasks of an Ascend trace by operator type, the longest first;
+// empty for other formats.
+std::vector<TypeStats> ComputeKernelTypes(const TraceModel& model);
+
 // Sorted by self time, longest first, then by total time. Derived rows and
 // spans of the whole trace (class kOther) are left out.
 std::vector<OpStats> ComputeOpStats(const TraceModel& model);

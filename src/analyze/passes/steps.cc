@@ -20,20 +20,22 @@ int64_t Median(std::vector<int64_t> values) {
 }
 
 std::vector<StepBreakdown> Breakdown(const TraceModel& model, ComputeOn on) {
-  const std::vector<bool> comm = ClassifyNames(model, IsCommunication);
+  const std::vector<Work> work = ComputeWork(model, on);
   std::vector<Interval> compute, communication, memory, all;
   std::vector<int64_t> work_starts;  // starts of operators and device work
   for (size_t e = 0; e < model.size(); ++e) {
     const Interval i{model.start_ns[e], model.start_ns[e] + model.duration_ns[e]};
     const EventClass cls = model.cls[e];
-    if (cls == EventClass::kHostOp || IsDevice(cls)) work_starts.push_back(i.begin);
-    if (!IsComputeEvent(on, cls)) continue;
-    all.push_back(i);
-    if (cls == EventClass::kMemcpy || cls == EventClass::kMemset) {
-      memory.push_back(i);
-    } else {
-      (comm[model.name[e]] ? communication : compute).push_back(i);
+    if (cls == EventClass::kHostOp || IsDevice(cls) || work[e] != Work::kNone) {
+      work_starts.push_back(i.begin);
     }
+    switch (work[e]) {
+      case Work::kNone: continue;
+      case Work::kCompute: compute.push_back(i); break;
+      case Work::kCommunication: communication.push_back(i); break;
+      case Work::kMemory: memory.push_back(i); break;
+    }
+    all.push_back(i);
   }
   std::sort(work_starts.begin(), work_starts.end());
   const auto c = Union(std::move(compute)), m = Union(std::move(communication)),
