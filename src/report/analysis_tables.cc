@@ -14,6 +14,26 @@ double Us(int64_t ns) { return static_cast<double>(ns) / 1e3; }
 void AddAnalyses(const std::string& path, const analyze::Analysis& a,
                  std::vector<ResultTable>& tables) {
   const analyze::DeviceBusy& busy = a.busy;
+  {
+    ResultTable compute;
+    compute.section = "compute";
+    compute.title = "Where the operators ran";
+    compute.columns = {{"trace", "Trace", 0, false},
+                       {"compute_on", "Compute on"},
+                       {"device", "Device"},
+                       {"busy_pct", "Busy %", 1},
+                       {"busy_ms", "Busy ms", 3},
+                       {"window_ms", "Window ms", 3},
+                       {"gap_ms", "In gaps >= 50 us, ms", 3}};
+    compute.AddRow({path, busy.compute_on, a.device.empty() ? Value{} : Value{a.device},
+                    busy.has_device ? Value{busy.busy_pct} : Value{}, busy.busy_ns / 1e6,
+                    (busy.window_end_ns - busy.window_begin_ns) / 1e6, busy.gap_ns / 1e6});
+    compute.notes.push_back(
+        "The compute device is the trace's device when it records device work, otherwise the "
+        "CPU threads that run operators; busy % is the share of the window (first to last "
+        "compute event) in which some compute event runs.");
+    tables.push_back(std::move(compute));
+  }
   ResultTable gaps;
   gaps.section = "idle_gaps";
   const bool cpu = busy.compute_on == "cpu";

@@ -67,6 +67,28 @@ for case in cases:
                 want_op.pop(key, None)
         if (want_op or None) != (dict(got[name]) if name in got else None):
             problems.append(f"{name!r}: opscope {dict(got.get(name, {}))}, expected {ops.get(name)}")
+    judgement = want.get("judgement")
+    if judgement:  # what the advisor must and must not conclude
+        compute = [r for r in results if r.get("section") == "compute"]
+        if not compute or compute[0]["compute_on"] != judgement["compute_on"]:
+            problems.append(f"compute on {compute[0]['compute_on'] if compute else None}, "
+                            f"expected {judgement['compute_on']}")
+        elif judgement["busy_pct"] is not None and abs(compute[0]["busy_pct"] - judgement["busy_pct"]) > 0.05:
+            problems.append(f"busy {compute[0]['busy_pct']}%, expected {judgement['busy_pct']}%")
+        findings = {r["id"]: r for r in results if r.get("section") == "findings" and "id" in r}
+        for f in judgement["findings"]:
+            got_f = findings.get(f["id"])
+            if got_f is None:
+                problems.append(f"finding {f['id']} missing")
+            elif got_f["severity"] != f["severity"] or f["figure"] not in got_f["title"]:
+                problems.append(f"finding {f['id']}: {got_f['severity']} '{got_f['title']}', "
+                                f"expected {f['severity']} with {f['figure']}")
+        for absent in judgement["absent_findings"]:
+            if absent in findings:
+                problems.append(f"finding {absent} must not appear: '{findings[absent]['title']}'")
+        steps = {r["step"]: r["status"] for r in results if r.get("section") == "steps"}
+        if steps != judgement["steps"]:
+            problems.append(f"steps {steps}, expected {judgement['steps']}")
     if problems:
         failures += 1
         print(f"FAIL {case}: " + "; ".join(problems[:5]))

@@ -18,6 +18,7 @@ import decimal
 import gzip
 import json
 import os
+import re
 import sys
 
 # Traces whose every complete event is a host event: their operators' self
@@ -100,8 +101,139 @@ def expected_case(case, data, relative, fmt):
         nested = [e for e in complete if e.get("cat") != "Trace" and e.get("pid") not in derived]
         for name, value in self_times(nested).items():
             operators[name]["self_ns"] = value
-    return {"sample": relative, "format": fmt, "complete_events": len(complete),
-            "operators": operators}
+    out = {"sample": relative, "format": fmt, "complete_events": len(complete),
+           "operators": operators}
+    if relative.endswith(".csv"):
+        with open(os.path.join(data, relative), newline="", encoding="utf-8") as f:
+            rows = [{"ph": "X", "name": r["Name"], "start": r["Start Time(us)"].strip(),
+                     "dur": r["Duration(us)"]} for r in csv.DictReader(f)]
+        out["judgement"] = expected_judgement(rows, relative)
+    else:
+        out["judgement"] = expected_judgement(events, relative)
+    return out
+
+
+# --- Judgement: what the advisor must and must not conclude, from the raw events.
+COMM = re.compile(r"(?i)nccl|hccl|rccl|hcom|gloo|c10d::|allreduce|all_reduce|allgather|all_gather|"
+                  r"reducescatter|reduce_scatter|alltoall|all_to_all")
+LAYOUT_KERNEL = re.compile(r"(?i)transdata|nchwtonhwc|nhwctonchw")
+DEVICE_CATS = {"kernel", "gpu_memcpy", "gpu_memset", "mtia_ccp_events"}
+
+
+def union(spans):
+    out = []
+    for b, e in sorted(spans):
+        if out and b <= out[-1][1]:
+            out[-1][1] = max(out[-1][1], e)
+        else:
+            out.append([b, e])
+    return out
+
+
+def covered(merged, b, e):
+    return sum(max(0, min(e, y) - max(b, x)) for x, y in merged)
+
+
+def median(values):
+    v = sorted(values)
+    n = len(v)
+    return 0 if n == 0 else v[n // 2] if n % 2 else (v[n // 2 - 1] + v[n // 2]) // 2
+
+
+def step_statuses(steps, work, op_starts):
+    """steps: [(name, begin, dur)] in time order. The documented rules
+    (passes/steps.h): empty, partial last step, leading warm-up steps."""
+    status = {}
+    for name, b, d in steps:
+        has = covered(work, b, b + d) > 0 or any(b <= t < max(b + d, b + 1) for t in op_starts)
+        status[name] = "complete" if has else "empty"
+    if len(steps) >= 2 and status[steps[-1][0]] == "complete":
+        others = [d for n, b, d in steps[:-1] if status[n] == "complete"]
+        m = median(others)
+        if m > 0 and steps[-1][2] < 0.5 * m:
+            status[steps[-1][0]] = "partial"
+    marked = 0
+    for k, (name, b, d) in enumerate(steps):
+        if 2 * (marked + 1) > len(steps):
+            break
+        if status[name] != "complete":
+            continue
+        later = [dd for n, bb, dd in steps[k + 1:] if status[n] == "complete"]
+        if len(later) < 2:
+            break
+        m = median(later)
+        if m <= 0 or d <= 1.5 * m:
+            break
+        status[name] = "warm-up"
+        marked += 1
+    return status
+
+
+def expected_judgement(events, relative):
+    processes = {e["pid"]: e["args"].get("name") for e in events
+                 if e.get("ph") == "M" and e.get("name") == "process_name"}
+    xs = [e for e in events if e.get("ph") == "X" and e.get("cat") != "Trace"
+          and processes.get(e.get("pid")) != "Overlap Analysis"]
+    csv_rows = relative.endswith(".csv")
+
+    def is_device(e):
+        return csv_rows or e.get("cat") in DEVICE_CATS or (
+            "cat" not in e and processes.get(e.get("pid")) == "Ascend Hardware")
+
+    def span(e):
+        b = ns(e["ts"]) if "ts" in e else ns(e["start"])
+        return b, b + ns(e["dur"])
+
+    device = [e for e in xs if is_device(e) and ns(e["dur"]) > 0]
+    if device:
+        compute_on, work_events = "device", device
+    else:
+        compute_on = "cpu"
+        work_events = [e for e in xs if not e.get("name", "").startswith("ProfilerStep#") and (
+            e.get("cat") == "cpu_op" or processes.get(e.get("pid"), e.get("pid")) == "CPU functions"
+            or (e.get("cat") == "user_annotation" and COMM.search(e.get("name", ""))))]
+    work = union([list(span(e)) for e in work_events])
+    must, must_not = [], []
+    if work:
+        busy = sum(e - b for b, e in work)
+        window = work[-1][1] - work[0][0]
+        busy_pct = 100.0 * busy / window if window else 100.0
+        if busy_pct < 80:
+            must.append({"id": "low_device_utilization",
+                         "severity": "critical" if busy_pct < 50 else "warning",
+                         "figure": f"{busy_pct:.1f}%"})
+        else:
+            must_not.append("low_device_utilization")
+    else:
+        busy_pct = None
+    kernels = sorted(ns(e["dur"]) for e in device if e.get("cat", "kernel") == "kernel" or csv_rows)
+    if len(kernels) < 100 or kernels[len(kernels) // 2] >= 10000:
+        must_not.append("launch_bound")  # its first two preconditions fail
+    device_ns = sum(ns(e["dur"]) for e in device)
+    layout_ns = sum(ns(e["dur"]) for e in device if LAYOUT_KERNEL.search(e.get("name", "")))
+    layout_pct = 100.0 * layout_ns / device_ns if device_ns else 0
+    if layout_pct >= 10:
+        must.append({"id": "layout_conversions", "severity": "critical" if layout_pct >= 20 else "warning",
+                     "figure": f"{layout_pct:.1f}%"})
+    else:
+        must_not.append("layout_conversions")
+    steps = sorted(((e["name"], *span(e)) for e in xs if e.get("name", "").startswith("ProfilerStep#")
+                    and not is_device(e)), key=lambda s: s[1])
+    steps = [(n, b, f - b) for n, b, f in steps]
+    op_starts = [span(e)[0] for e in xs if is_device(e) or e.get("cat") == "cpu_op"
+                 or (compute_on == "cpu" and e in work_events)]
+    status = step_statuses(steps, work, op_starts)
+    comm = union([list(span(e)) for e in work_events if COMM.search(e.get("name", ""))])
+    step_ns = sum(d for n, b, d in steps if status[n] == "complete")
+    comm_ns = sum(covered(comm, b, b + d) for n, b, d in steps if status[n] == "complete")
+    comm_pct = 100.0 * comm_ns / step_ns if step_ns else 0
+    if comm_pct >= 20:
+        must.append({"id": "communication", "severity": "warning", "figure": f"{comm_pct:.1f}%"})
+    else:
+        must_not.append("communication")
+    return {"compute_on": compute_on,
+            "busy_pct": None if busy_pct is None else round(busy_pct, 1),
+            "steps": status, "findings": must, "absent_findings": sorted(must_not)}
 
 
 def expected_ranks(data):
