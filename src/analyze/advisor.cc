@@ -88,6 +88,25 @@ std::string CompileAction(const std::string& kind) {
          "exclude the first steps from measurements.";
 }
 
+// A framework operator's family, for a share no single operator reaches; "" none.
+std::string OperatorFamily(std::string_view op) {
+  const std::string fn = Lower(FunctionOf(op));
+  const auto any = [&](std::initializer_list<std::string_view> names) {
+    return std::find(names.begin(), names.end(), fn) != names.end();
+  };
+  if (NamespaceOf(op) != "aten") return "";
+  if (any({"mm", "bmm", "addmm", "matmul", "linear", "baddbmm", "addbmm", "addmv", "mv", "dot"}))
+    return "Matrix multiplies";
+  if (fn.find("conv") != std::string::npos) return "Convolutions";
+  if (any({"copy_", "clone", "contiguous", "to", "_to_copy", "cat", "stack", "index_select",
+           "gather", "scatter", "index", "embedding"}))
+    return "Data movement (copies, cat, gather)";
+  if (fn.find("norm") != std::string::npos) return "Normalisations";
+  if (any({"bernoulli_", "dropout", "native_dropout", "rand", "randn", "uniform_", "normal_"}))
+    return "Random number generation (dropout)";
+  return "";
+}
+
 }  // namespace
 
 std::vector<Finding> Advise(const Analysis& a, const Thresholds& t) {
@@ -340,6 +359,37 @@ std::vector<Finding> Advise(const Analysis& a, const Thresholds& t) {
                      fmt::format("{} calls, {:.3f} ms {}, of {:.3f} ms", top->count, top_ns / 1e6,
                                  cpu ? "self time" : "on the device", whole / 1e6),
                      action});
+    } else if (cpu && whole > 0) {
+      // No single operator dominates: does one family of framework operators?
+      std::map<std::string, std::pair<int64_t, std::string>> families;  // -> self ns, members
+      for (const OpStats& s : a.operators) {
+        if (s.cls != EventClass::kHostOp) continue;
+        const std::string family = OperatorFamily(s.name);
+        if (family.empty()) continue;
+        auto& [ns, members] = families[family];
+        ns += s.self_ns;
+        if (s.self_ns * 100 >= whole) {  // name the members of 1% or more
+          members += fmt::format("{}{} {:.1f}%", members.empty() ? "" : ", ", s.name,
+                                 Pct(s.self_ns, whole));
+        }
+      }
+      const auto best = std::max_element(
+          families.begin(), families.end(),
+          [](const auto& x, const auto& y) { return x.second.first < y.second.first; });
+      if (best != families.end() && Pct(best->second.first, whole) >= t.dominant_op_pct) {
+        out.push_back(
+            {"dominant_operator", Severity::kInfo,
+             fmt::format("{} take {:.1f}% of operator self CPU time", best->first,
+                         Pct(best->second.first, whole)),
+             fmt::format("{:.3f} ms of {:.3f} ms: {}", best->second.first / 1e6, whole / 1e6,
+                         best->second.second),
+             best->first == "Matrix multiplies" || best->first == "Convolutions"
+                 ? "Check their achieved FLOP/s in the roofline table; on the CPU use oneDNN "
+                   "(channels_last for convolutions), bf16 autocast where the CPU supports it "
+                   "(AVX-512 BF16, AMX), and enough intra-op threads (torch.set_num_threads)."
+                 : "Look for calls that can be avoided or fused (torch.compile fuses "
+                   "elementwise and data-movement operators)."});
+      }
     }
   }
   // 11. Steps left out of means.

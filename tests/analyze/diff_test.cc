@@ -18,14 +18,19 @@ namespace {
 
 using model_builder::Builder;
 
-// Steps of the given durations (us), each with one kernel filling half of it.
+// Steps of the given durations (us), each with four kernels filling half of it;
+// a step under 500 us is one cut off by the end of the trace: one kernel.
 Builder StepTrace(const std::vector<int64_t>& durations_us) {
   Builder b;
   int64_t t = 0;
   for (size_t i = 0; i < durations_us.size(); ++i) {
-    b.Add(EventClass::kStep, "ProfilerStep#" + std::to_string(i), t, t + durations_us[i]);
-    b.Add(EventClass::kKernel, "gemm", t, t + durations_us[i] / 2);
-    t += durations_us[i];
+    const int64_t d = durations_us[i];
+    b.Add(EventClass::kStep, "ProfilerStep#" + std::to_string(i), t, t + d);
+    const int kernels = d < 500 ? 1 : 4;
+    for (int k = 0; k < kernels; ++k) {
+      b.Add(EventClass::kKernel, "gemm", t + k * d / 8, t + (k + 1) * d / 8);
+    }
+    t += d;
   }
   return b;
 }

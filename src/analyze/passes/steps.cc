@@ -53,8 +53,9 @@ std::vector<StepBreakdown> Breakdown(const TraceModel& model, ComputeOn on) {
     s.memory_ns = Covered(mem, s.begin_ns, end);
     s.idle_ns = s.duration_ns - Covered(any, s.begin_ns, end);
     const auto first = std::lower_bound(work_starts.begin(), work_starts.end(), s.begin_ns);
-    s.has_work = s.idle_ns < s.duration_ns ||
-                 (first != work_starts.end() && *first < std::max(end, s.begin_ns + 1));
+    const auto last = std::lower_bound(first, work_starts.end(), std::max(end, s.begin_ns + 1));
+    s.events = last - first;
+    s.has_work = s.idle_ns < s.duration_ns || s.events > 0;
     steps.push_back(std::move(s));
   }
   std::stable_sort(steps.begin(), steps.end(),
@@ -76,15 +77,22 @@ void ClassifySteps(std::vector<StepBreakdown>& steps) {
     }
     return d;
   };
-  // The last step, cut off by the end of the trace.
+  // The last step, cut off by the end of the trace: short, and with fewer operators.
   if (steps.size() >= 2 && steps.back().status == "complete") {
     const int64_t median = Median(durations_of_complete(0, steps.size() - 1));
-    if (median > 0 && static_cast<double>(steps.back().duration_ns) < kPartialRatio * median) {
+    std::vector<int64_t> events;
+    for (size_t k = 0; k + 1 < steps.size(); ++k) {
+      if (steps[k].status == "complete") events.push_back(steps[k].events);
+    }
+    const int64_t median_events = Median(events);
+    const StepBreakdown& last = steps.back();
+    if (median > 0 && static_cast<double>(last.duration_ns) < kPartialRatio * median &&
+        static_cast<double>(last.events) < kPartialRatio * median_events) {
       steps.back().status = "partial";
       steps.back().status_reason = fmt::format(
-          "the last step, {:.3f} ms against a median of {:.3f} ms for the others: the trace "
-          "ended inside it",
-          steps.back().duration_ns / 1e6, median / 1e6);
+          "the last step, {:.3f} ms with {} operators and device events against medians of "
+          "{:.3f} ms and {} for the others: the trace ended inside it",
+          last.duration_ns / 1e6, last.events, median / 1e6, median_events);
     }
   }
   // Leading warm-up steps.

@@ -5,8 +5,10 @@
 // A step is not averaged when it is
 //  - "empty": no compute work overlaps it and no operator starts inside it (a
 //    span left open after the last iteration);
-//  - "partial": the last step, shorter than half the median of the others: the
-//    trace ended inside it;
+//  - "partial": the last step, shorter than half the median of the others and
+//    with fewer than half as many operators and device events starting in it as
+//    their median: the trace ended inside it (a step that is only faster runs
+//    as many operators);
 //  - "warm-up": a leading step longer than kWarmupRatio times the median of the
 //    complete steps after it (at least two of them), checked from the first
 //    step on until one is not; at most half the steps are marked so.
@@ -32,7 +34,8 @@ struct StepBreakdown {
   // Time within the step on the compute device (the device, or the CPU threads
   // running operators when the trace has no device work).
   int64_t compute_ns = 0, communication_ns = 0, memory_ns = 0, idle_ns = 0;
-  bool has_work = false;      // some operator or device event starts inside it
+  bool has_work = false;      // compute work overlaps it, or an operator starts inside it
+  int64_t events = 0;         // operators and device events starting inside it
   std::string status;         // "complete", "warm-up", "partial", "empty"
   std::string status_reason;  // why it is not complete
 };
@@ -48,7 +51,7 @@ struct StepSummary {
 // One row per ProfilerStep#N span on the host, in time order, with status.
 std::vector<StepBreakdown> ComputeSteps(const TraceModel& model);
 
-// Sets each step's status and reason from durations and has_work (the rules
+// Sets each step's status and reason from durations, events and has_work (the rules
 // above), in place; steps must be in time order.
 void ClassifySteps(std::vector<StepBreakdown>& steps);
 

@@ -67,6 +67,11 @@ for case in cases:
                 want_op.pop(key, None)
         if (want_op or None) != (dict(got[name]) if name in got else None):
             problems.append(f"{name!r}: opscope {dict(got.get(name, {}))}, expected {ops.get(name)}")
+    if "host_busy_ns" in want:  # self times add up to the threads' busy time
+        self_total = sum(round(r["self_us"] * 1000) for r in rows)
+        if abs(self_total - want["host_busy_ns"]) > len(rows):
+            problems.append(f"self times add up to {self_total} ns, the threads were busy "
+                            f"{want['host_busy_ns']} ns")
     judgement = want.get("judgement")
     if judgement:  # what the advisor must and must not conclude
         compute = [r for r in results if r.get("section") == "compute"]

@@ -23,7 +23,7 @@ import sys
 
 # Traces whose every complete event is a host event: their operators' self
 # times are expected too.
-HOST_ONLY = {"cpu_only", "torch_cpu_small_cnn"}
+HOST_ONLY = {"cpu_only", "torch_cpu_small_cnn", "torch_cpu_cnn_3steps", "torch_cpu_transformer_3steps"}
 # case name -> (sample path under tests/data, the format opscope must report)
 CASES = {
     "alexnet_cuda_rank0": ("kineto/alexnet_cuda_rank0.json.gz", "kineto"),
@@ -35,6 +35,9 @@ CASES = {
     "ascend_trace_view": ("ascend/trace_view.json", "ascend-trace-view"),
     "torch_cpu_small_cnn": ("torch-cpu/small_cnn_train_torch1.13.json", "pytorch-legacy"),
     "ascend_kernel_details": ("ascend/kernel_details.csv", "ascend-kernel-details"),
+    "torch_cpu_cnn_3steps": ("torch-cpu/small_cnn_train_3steps_torch1.13.json", "pytorch-legacy"),
+    "torch_cpu_transformer_3steps": ("torch-cpu/small_transformer_train_3steps_torch1.13.json",
+                                     "pytorch-legacy"),
 }
 # A folder holding the two ranks of one job: rank -> ProfilerStep spans.
 RANK_FOLDER = ("kineto/sampled_rank-0.json.gz", "kineto/sampled_rank-1.json.gz")
@@ -101,15 +104,23 @@ def expected_case(case, data, relative, fmt):
         nested = [e for e in complete if e.get("cat") != "Trace" and e.get("pid") not in derived]
         for name, value in self_times(nested).items():
             operators[name]["self_ns"] = value
+        # Self times add up, thread by thread, to the time the thread was busy.
+        threads = collections.defaultdict(list)
+        for e in nested:
+            threads[(str(e.get("pid")), str(e.get("tid")))].append([ns(e["ts"]), ns(e["ts"]) + ns(e["dur"])])
+        host_busy_ns = sum(sum(f - b for b, f in union(spans)) for spans in threads.values())
     out = {"sample": relative, "format": fmt, "complete_events": len(complete),
            "operators": operators}
+    if case in HOST_ONLY:
+        out["host_busy_ns"] = host_busy_ns
     if relative.endswith(".csv"):
         with open(os.path.join(data, relative), newline="", encoding="utf-8") as f:
             rows = [{"ph": "X", "name": r["Name"], "start": r["Start Time(us)"].strip(),
                      "dur": r["Duration(us)"]} for r in csv.DictReader(f)]
         out["judgement"] = expected_judgement(rows, relative)
     else:
-        out["judgement"] = expected_judgement(events, relative)
+        out["judgement"] = expected_judgement(
+            events, relative, {n: o["self_ns"] for n, o in operators.items() if "self_ns" in o})
     return out
 
 
@@ -143,14 +154,16 @@ def median(values):
 def step_statuses(steps, work, op_starts):
     """steps: [(name, begin, dur)] in time order. The documented rules
     (passes/steps.h): empty, partial last step, leading warm-up steps."""
-    status = {}
+    status, events = {}, {}
     for name, b, d in steps:
-        has = covered(work, b, b + d) > 0 or any(b <= t < max(b + d, b + 1) for t in op_starts)
+        events[name] = sum(1 for t in op_starts if b <= t < max(b + d, b + 1))
+        has = covered(work, b, b + d) > 0 or events[name] > 0
         status[name] = "complete" if has else "empty"
     if len(steps) >= 2 and status[steps[-1][0]] == "complete":
         others = [d for n, b, d in steps[:-1] if status[n] == "complete"]
-        m = median(others)
-        if m > 0 and steps[-1][2] < 0.5 * m:
+        others_events = [events[n] for n, b, d in steps[:-1] if status[n] == "complete"]
+        m, me = median(others), median(others_events)
+        if m > 0 and steps[-1][2] < 0.5 * m and events[steps[-1][0]] < 0.5 * me:
             status[steps[-1][0]] = "partial"
     marked = 0
     for k, (name, b, d) in enumerate(steps):
@@ -169,12 +182,23 @@ def step_statuses(steps, work, op_starts):
     return status
 
 
-def expected_judgement(events, relative):
+FAMILY = {**{f: "matmul" for f in ("mm", "bmm", "addmm", "matmul", "linear", "baddbmm", "addbmm",
+                                    "addmv", "mv", "dot")},
+          **{f: "movement" for f in ("copy_", "clone", "contiguous", "to", "_to_copy", "cat", "stack",
+                                     "index_select", "gather", "scatter", "index", "embedding")},
+          **{f: "random" for f in ("bernoulli_", "dropout", "native_dropout", "rand", "randn",
+                                   "uniform_", "normal_")}}
+
+
+def expected_judgement(events, relative, self_ns=None):
     processes = {e["pid"]: e["args"].get("name") for e in events
                  if e.get("ph") == "M" and e.get("name") == "process_name"}
     xs = [e for e in events if e.get("ph") == "X" and e.get("cat") != "Trace"
           and processes.get(e.get("pid")) != "Overlap Analysis"]
     csv_rows = relative.endswith(".csv")
+    cpu_op_names = {e.get("name", "") for e in xs if not e.get("name", "").startswith("ProfilerStep#")
+                    and (e.get("cat") == "cpu_op" or ("cat" not in e and processes.get(
+                        e.get("pid"), e.get("pid")) == "CPU functions"))}
 
     def is_device(e):
         return csv_rows or e.get("cat") in DEVICE_CATS or (
@@ -220,8 +244,10 @@ def expected_judgement(events, relative):
     steps = sorted(((e["name"], *span(e)) for e in xs if e.get("name", "").startswith("ProfilerStep#")
                     and not is_device(e)), key=lambda s: s[1])
     steps = [(n, b, f - b) for n, b, f in steps]
-    op_starts = [span(e)[0] for e in xs if is_device(e) or e.get("cat") == "cpu_op"
-                 or (compute_on == "cpu" and e in work_events)]
+    work_ids = {id(e) for e in work_events} if compute_on == "cpu" else set()
+    op_starts = [span(e)[0] for e in xs if is_device(e) or e.get("cat") == "cpu_op" or id(e) in work_ids
+                 or ("cat" not in e and processes.get(e.get("pid"), e.get("pid")) == "CPU functions"
+                     and not e.get("name", "").startswith("ProfilerStep#"))]
     status = step_statuses(steps, work, op_starts)
     comm = union([list(span(e)) for e in work_events if COMM.search(e.get("name", ""))])
     step_ns = sum(d for n, b, d in steps if status[n] == "complete")
@@ -231,6 +257,44 @@ def expected_judgement(events, relative):
         must.append({"id": "communication", "severity": "warning", "figure": f"{comm_pct:.1f}%"})
     else:
         must_not.append("communication")
+    # One operator, or one family of framework operators on the CPU, taking 30%
+    # or more of the compute time (kernels by device time; CPU operators by
+    # self time). Copies and collectives are left to their own findings.
+    dominant = None
+    if compute_on == "device":
+        by_name = collections.Counter()
+        for e in device:
+            by_name[e.get("name", "")] += ns(e["dur"])
+        whole = sum(by_name.values())
+        candidates = {n: v for n, v in by_name.items()
+                      if not COMM.search(n) and (csv_rows or any(
+                          e.get("name") == n and e.get("cat", "kernel") == "kernel" for e in device))}
+        if len(by_name) >= 2 and candidates and whole:
+            top = max(candidates.values())
+            if 100.0 * top / whole >= 30:
+                dominant = 100.0 * top / whole
+    elif self_ns:
+        host_ops = {n for n in self_ns if n in cpu_op_names}
+        whole = sum(self_ns[n] for n in host_ops)
+        if len(host_ops) >= 2 and whole:
+            top = max(self_ns[n] for n in host_ops if not COMM.search(n))
+            if 100.0 * top / whole >= 30:
+                dominant = 100.0 * top / whole
+            else:
+                families = collections.Counter()
+                for n in host_ops:
+                    if n.startswith("aten::") and FAMILY.get(n[6:]):
+                        families[FAMILY[n[6:]]] += self_ns[n]
+                    elif n.startswith("aten::") and "conv" in n[6:]:
+                        families["conv"] += self_ns[n]
+                    elif n.startswith("aten::") and "norm" in n[6:]:
+                        families["norm"] += self_ns[n]
+                if families and 100.0 * max(families.values()) / whole >= 30:
+                    dominant = 100.0 * max(families.values()) / whole
+    if dominant is not None:
+        must.append({"id": "dominant_operator", "severity": "info", "figure": f"{dominant:.1f}%"})
+    else:
+        must_not.append("dominant_operator")
     return {"compute_on": compute_on,
             "busy_pct": None if busy_pct is None else round(busy_pct, 1),
             "steps": status, "findings": must, "absent_findings": sorted(must_not)}

@@ -45,6 +45,7 @@ std::vector<StepBreakdown> Spans(const std::vector<int64_t>& durations_us) {
     StepBreakdown s;
     s.name = "ProfilerStep#" + std::to_string(i);
     s.begin_ns = t, s.duration_ns = durations_us[i] * 1000, s.has_work = true;
+    s.events = durations_us[i] < 100 ? 2 : 50;  // a cut-off step runs fewer operators
     t += s.duration_ns;
     steps.push_back(s);
   }
@@ -72,6 +73,11 @@ TEST(Steps, WarmupPartialAndEmptyStepsAreNotAveraged) {
   steps = Spans({1400, 1000, 1000, 1000});
   ClassifySteps(steps);
   EXPECT_EQ(steps[0].status, "complete");
+  // A last step that is only faster (as many operators) is complete, and the
+  // slow first one is warm-up.
+  steps = Spans({33000, 12000, 2800});
+  ClassifySteps(steps);
+  EXPECT_EQ(Statuses(steps), (std::vector<std::string>{"warm-up", "complete", "complete"}));
   // Two slow leading steps; never more than half the steps.
   steps = Spans({6000, 4000, 1000, 1000, 1000, 1000});
   ClassifySteps(steps);
