@@ -20,11 +20,22 @@ struct DiffCommand {
   std::string format = "table";
   std::string out;
   int top = 20;
+  std::string fail_if_slower_text;
   double fail_if_slower = -1;
   bool gate = false;
 
-  int Run() const {
+  int Run() {
     if (top < 0) throw Error(ErrorCode::kInvalidArgument, "--top must be >= 0 (0: all)");
+    if (gate) {
+      const std::string& text = fail_if_slower_text;
+      char* end = nullptr;
+      const double v = std::strtod(text.c_str(), &end);
+      if (text.empty() || end == text.c_str() || *end != '\0' || !std::isfinite(v) || v < 0) {
+        throw Error(ErrorCode::kInvalidArgument,
+                    "--fail-if-slower must be a finite percentage >= 0, not '" + text + "'");
+      }
+      fail_if_slower = v;
+    }
     std::error_code ec;
     const bool folders =
         std::filesystem::is_directory(before, ec) || std::filesystem::is_directory(after, ec);
@@ -110,19 +121,9 @@ void RegisterDiff(CLI::App& app, int& exit_code) {
       ->check(CLI::IsMember({"table", "json", "csv"}));
   sub->add_option("--out", command->out, "write the output to this file");
   sub->add_option("--top", command->top, "operators to list (default 20; 0: all)");
-  sub->add_option("--fail-if-slower", command->fail_if_slower,
+  sub->add_option("--fail-if-slower", command->fail_if_slower_text,
                   "exit 7 when the median complete step grew by more than this percentage "
-                  "beyond the noise between steps (for CI gates)")
-      ->check(CLI::Validator(
-          [](std::string& text) -> std::string {
-            char* end = nullptr;
-            const double v = std::strtod(text.c_str(), &end);
-            if (end == text.c_str() || *end != '\0' || !std::isfinite(v) || v < 0) {
-              return "--fail-if-slower must be a finite percentage >= 0, not '" + text + "'";
-            }
-            return {};
-          },
-          "PERCENT", "finite, >= 0"));
+                  "beyond the noise between steps (a finite percentage >= 0; for CI gates)");
   sub->callback([command, sub, &exit_code] {
     command->gate = sub->count("--fail-if-slower") > 0;
     exit_code = command->Run();

@@ -7,12 +7,45 @@
 #include <set>
 
 #include "analyze/importer.h"
+#include "analyze/model_builder.h"
 #include "opscope/opscope.h"
 
 namespace opscope::analyze {
 namespace {
 
 void Nothing(const TraceModel&, Analysis&) {}
+
+// Measured ceilings apply only to a trace of the device they were measured on.
+using model_builder::Builder;
+
+TEST(Pipeline, CeilingsApplyOnlyToTheirDevice) {
+  const RooflineCeilings cpu{
+      "Intel(R) Xeon(R) Platinum 8480+", "ceilings.json", {{"fp32", 2e12}}, 2e11};
+  // A GPU trace: the CPU's ceilings are refused; the known A100 figures apply.
+  Builder gpu;
+  gpu.Add(EventClass::kKernel, "gemm", 0, 10);
+  gpu.model.device_name = "NVIDIA A100-PG509-200";
+  Analysis a = AnalyzeTrace(gpu.model, {.ceilings = cpu});
+  ASSERT_TRUE(a.ceilings.has_value());
+  EXPECT_NE(a.ceilings->source.find("A100"), std::string::npos);
+  EXPECT_NE(a.ceilings_note.find("measured on 'Intel(R) Xeon(R) Platinum 8480+'"),
+            std::string::npos)
+      << a.ceilings_note;
+  // A CPU trace that names no device: not matched, no ceilings, and the reason.
+  Builder host;
+  host.Add(EventClass::kHostOp, "aten::mm", 0, 10);
+  a = AnalyzeTrace(host.model, {.ceilings = cpu});
+  EXPECT_FALSE(a.ceilings.has_value());
+  EXPECT_NE(a.ceilings_note.find("does not name the device"), std::string::npos) << a.ceilings_note;
+  // opscope's own CPU trace names its CPU: the same CPU's ceilings apply.
+  host.model.metadata["otherData"] =
+      "{\"devices\":[{\"id\":\"cpu\",\"type\":\"cpu\",\"name\":\"Intel(R) Xeon(R) "
+      "Platinum 8480+\",\"logical_cpus\":2}]}";
+  a = AnalyzeTrace(host.model, {.ceilings = cpu});
+  ASSERT_TRUE(a.ceilings.has_value());
+  EXPECT_EQ(a.ceilings->source, "ceilings.json");
+  EXPECT_TRUE(a.ceilings_note.empty()) << a.ceilings_note;
+}
 
 TEST(Pipeline, EveryRegisteredPassRunsAfterItsNeeds) {
   const auto order = PassOrder(Passes());

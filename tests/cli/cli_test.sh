@@ -239,5 +239,33 @@ expect_status 0 "diff gate: within the limit" "$opscope" diff "$dir/before.json"
 expect_grep '"change_pct":20' "$dir/out" "diff json has the change"
 expect_status 0 "diff without a gate" "$opscope" diff "$dir/before.json" "$dir/after.json"
 expect_status 3 "diff of a truncated trace" "$opscope" diff "$dir/before.json" "$dir/truncated.json"
+for bad in nan -5 inf 1e999 ''; do
+  expect_status 3 "diff gate refuses '$bad'" "$opscope" diff "$dir/before.json" "$dir/after.json" --fail-if-slower "$bad"
+done
+expect_grep "finite percentage" "$dir/err" "the bad gate value is explained"
+# Many steps on each side: a 1% change within the noise between steps passes a
+# 0.5% gate; a 20% change beyond it fails. Folders of rank traces compare rank by rank.
+steps_trace() {  # file step-us jitter-seed
+  python3 - "$1" "$2" "$3" <<'PY'
+import json, random, sys
+path, step, seed = sys.argv[1], float(sys.argv[2]), int(sys.argv[3])
+rng = random.Random(seed)
+events, t = [], 0.0
+for i in range(12):
+    d = step * (1 + rng.uniform(-0.1, 0.1))
+    events.append({"ph": "X", "cat": "user_annotation", "name": f"ProfilerStep#{i}", "pid": 1, "tid": 1, "ts": t, "dur": d})
+    events.append({"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": t + 1, "dur": d / 2})
+    t += d
+json.dump(events, open(path, "w"))
+PY
+}
+mkdir -p "$dir/ranks_before" "$dir/ranks_after"
+steps_trace "$dir/noisy_a.json" 1000 1; steps_trace "$dir/noisy_b.json" 1010 2
+expect_status 0 "diff gate: 1% inside the noise passes a 0.5% gate" "$opscope" diff "$dir/noisy_a.json" "$dir/noisy_b.json" --fail-if-slower 0.5
+expect_grep "no change beyond noise" "$dir/out" "the verdict names the noise"
+steps_trace "$dir/ranks_before/rank0.json" 1000 1; steps_trace "$dir/ranks_before/rank1.json" 1000 3
+steps_trace "$dir/ranks_after/rank0.json" 1000 4; steps_trace "$dir/ranks_after/rank1.json" 1200 5
+expect_status 7 "diff of rank folders: rank 1 is 20% slower" "$opscope" diff "$dir/ranks_before" "$dir/ranks_after" --fail-if-slower 10
+expect_grep "rank 1: slower by" "$dir/err" "the gate names the slow rank"
 
 [ "$failures" -eq 0 ]

@@ -126,6 +126,65 @@ TEST(Roofline, CpuTracesUseHostTime) {
   EXPECT_DOUBLE_EQ(r[0].achieved, 1e12);
   EXPECT_EQ(r[0].bound, "compute");  // at the ridge exactly
   EXPECT_DOUBLE_EQ(r[0].pct_of_attainable, 200.0);
+  // Above 100% is impossible: flagged, with what to check, never shown as fact.
+  EXPECT_TRUE(r[0].inconsistent);
+  EXPECT_NE(r[0].note.find("inconsistent"), std::string::npos) << r[0].note;
+  EXPECT_NE(r[0].note.find("ceilings"), std::string::npos);
+}
+
+// An fp32 matmul whose kernel is a TF32 tensor-core kernel is rated against
+// the TF32 peak on Ampere and later; the same name on Volta is not TF32.
+TEST(Roofline, Tf32KernelsAreRatedAgainstTheTf32Peak) {
+  for (const int major : {8, 7}) {
+    Builder b;
+    b.model.metadata["deviceProperties"] =
+        "[{\"id\": 0, \"name\": \"x\", \"computeMajor\": " + std::to_string(major) + "}]";
+    b.Add(EventClass::kHostOp, "aten::mm", 0, 20);
+    b.model.input_dims.back() = b.model.Intern("[[1024, 1024], [1024, 1024]]");
+    b.model.input_type.back() = b.model.Intern("[\"float\", \"float\"]");
+    b.Correlate(7).Add(EventClass::kRuntime, "cudaLaunchKernel", 5, 10);
+    b.Correlate(7).Add(EventClass::kKernel, "cutlass_80_tensorop_s1688gemm_128x128_32x3_nn_align4",
+                       30, 130);
+    RooflineCeilings c{"x", "test", {{"fp32", 19.5e12}, {"tf32", 156e12}}, 1.5e12};
+    const auto r = ComputeRoofline(b.model, &c);
+    ASSERT_EQ(r.size(), 1u);
+    EXPECT_EQ(r[0].dtype, major >= 8 ? "tf32" : "fp32");
+    const double flops = 2.0 * 1024 * 1024 * 1024, rate = flops / 100e-6;
+    EXPECT_NEAR(r[0].pct_of_attainable, 100 * rate / (major >= 8 ? 156e12 : 19.5e12), 1e-9);
+  }
+  EXPECT_TRUE(IsTf32Kernel("sm80_xmma_gemm_f32f32_tf32f32_f32_tn_n_tilesize128x128x16", -1));
+  EXPECT_FALSE(IsTf32Kernel("ampere_sgemm_128x64_nn", 8));
+}
+
+TEST(Roofline, HalfIsFp16AndAMissingDtypeCeilingIsNotRated) {
+  int64_t flops = 0, bytes = 0;
+  std::string dtype;
+  ASSERT_TRUE(MatmulCost("aten::mm", "[[8, 16], [16, 4]]", "[\"c10::Half\", \"c10::Half\"]", flops,
+                         bytes, dtype));
+  EXPECT_EQ(dtype, "fp16");
+  EXPECT_EQ(bytes, 2 * (8 * 16 + 16 * 4 + 8 * 4));
+  // bf16 on a V100, which has no bf16: no rating, and the reason.
+  Builder b;
+  b.Add(EventClass::kKernel, "k", 0, 100);
+  b.model.flops.back() = 1000000;
+  b.model.bytes.back() = 1000;
+  b.model.dtype.back() = b.model.Intern("bf16");
+  const auto v100 = KnownDeviceCeilings("Tesla V100-SXM2-16GB");
+  ASSERT_TRUE(v100.has_value());
+  EXPECT_EQ(v100->flops_per_second.count("bf16"), 0u);
+  const auto r = ComputeRoofline(b.model, &*v100);
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_LT(r[0].pct_of_attainable, 0);
+  EXPECT_NE(r[0].note.find("no bf16 ceiling"), std::string::npos) << r[0].note;
+  // The known-device table: each entry names its source.
+  for (const char* name : {"NVIDIA H100 PCIe", "NVIDIA H100 80GB HBM3", "NVIDIA A100-SXM4-80GB",
+                           "AMD Instinct MI250X", "AMD Instinct MI300X", "Ascend910B3"}) {
+    const auto c = KnownDeviceCeilings(name);
+    ASSERT_TRUE(c.has_value()) << name;
+    EXPECT_FALSE(c->source.empty());
+  }
+  EXPECT_DOUBLE_EQ(KnownDeviceCeilings("NVIDIA H100 PCIe")->bytes_per_second, 2.0e12);
+  EXPECT_DOUBLE_EQ(KnownDeviceCeilings("NVIDIA A100-SXM4-80GB")->bytes_per_second, 2.039e12);
 }
 
 }  // namespace
