@@ -252,7 +252,8 @@ std::vector<Finding> Advise(const Analysis& a, const Thresholds& t) {
   }
   // 6. Synchronizing operators with a long tail.
   for (const auto& lt : a.long_tail) {
-    const bool sync = IsSyncCall(lt.name);
+    // Host calls that block on the device (device-side waits are not .item()).
+    const bool sync = !IsDevice(lt.cls) && IsSyncCall(lt.name);
     if (sync && lt.ratio >= t.sync_tail_ratio) {
       out.push_back(
           {"synchronizations", Severity::kWarning,

@@ -95,6 +95,10 @@ bool IsCommunication(std::string_view name) {
   for (const std::string_view library : {"nccl", "hccl", "rccl", "hcom", "gloo", "c10d::"}) {
     if (Contains(n, library)) return true;
   }
+  // Ascend's HCCL synchronisation tasks between ranks ("Notify Wait", "Notify Record").
+  if (n.rfind("notify wait", 0) == 0 || n.rfind("notify record", 0) == 0 ||
+      n.rfind("notify_wait", 0) == 0 || n.rfind("notify_record", 0) == 0)
+    return true;
   for (const std::string_view op : {"allreduce", "all_reduce", "allgather", "all_gather",
                                     "reducescatter", "reduce_scatter", "alltoall", "all_to_all"}) {
     if (Contains(n, op)) return true;

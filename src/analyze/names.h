@@ -50,7 +50,8 @@ std::string_view CompileKind(std::string_view name);
 // (kernel_details.csv puts it in the category), else from the kernel name
 // torch_npu writes, "<api>_<kernel>_<type>[_<n>]": the last '_'-separated part
 // that is not a number ("aclnnMatmul_MatMulCommon_MatMulV2" -> MatMulV2,
-// "trans_TransData_9" -> TransData).
+// "trans_TransData_9" -> TransData). A name that carries no type (Level0's
+// "Conv2D1") is its own type: digits cannot be told from a version ("MatMulV2").
 std::string AscendOpType(std::string_view name, std::string_view category);
 
 std::string Lower(std::string_view s);

@@ -5,6 +5,7 @@
 
 #include "analyze/analysis.h"
 #include "analyze/intervals.h"
+#include "analyze/names.h"
 
 namespace opscope::analyze {
 
@@ -37,6 +38,8 @@ CpuFallback ComputeCpuFallback(const TraceModel& model) {
   std::map<std::string, int64_t> host_only;
   for (size_t e = 0; e < model.size(); ++e) {
     if (model.cls[e] != EventClass::kHostOp || model.duration_ns[e] < 1000000) continue;
+    // A call that waits for the device (.item()) is a synchronization, not host work.
+    if (IsSyncCall(model.String(model.name[e]))) continue;
     const int64_t b = model.start_ns[e];
     if (Covered(merged, b, b + model.duration_ns[e]) == 0) {
       host_only[std::string(model.String(model.name[e]))] += model.duration_ns[e];

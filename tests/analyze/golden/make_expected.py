@@ -35,6 +35,13 @@ CASES = {
     "ascend_trace_view": ("ascend/trace_view.json", "ascend-trace-view"),
     "torch_cpu_small_cnn": ("torch-cpu/small_cnn_train_torch1.13.json", "pytorch-legacy"),
     "ascend_kernel_details": ("ascend/kernel_details.csv", "ascend-kernel-details"),
+    "ascend_level0_trace_view": ("ascend/level0_text/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/"
+                                 "trace_view.json", "ascend-trace-view"),
+    "ascend_level0_kernel_details": ("ascend/level0_text/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/"
+                                     "kernel_details.csv", "ascend-kernel-details"),
+    "ascend_level1_kernel_details": ("ascend/level1_text/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/"
+                                     "kernel_details.csv", "ascend-kernel-details"),
+    "ascend_kernel_details_advisor": ("ascend/kernel_details_advisor.csv", "ascend-kernel-details"),
     "torch_cpu_cnn_3steps": ("torch-cpu/small_cnn_train_3steps_torch1.13.json", "pytorch-legacy"),
     "torch_cpu_transformer_3steps": ("torch-cpu/small_transformer_train_3steps_torch1.13.json",
                                      "pytorch-legacy"),
@@ -126,7 +133,7 @@ def expected_case(case, data, relative, fmt):
 
 # --- Judgement: what the advisor must and must not conclude, from the raw events.
 COMM = re.compile(r"(?i)nccl|hccl|rccl|hcom|gloo|c10d::|allreduce|all_reduce|allgather|all_gather|"
-                  r"reducescatter|reduce_scatter|alltoall|all_to_all")
+                  r"reducescatter|reduce_scatter|alltoall|all_to_all|^notify[ _](wait|record)")
 LAYOUT_KERNEL = re.compile(r"(?i)transdata|nchwtonhwc|nhwctonchw")
 DEVICE_CATS = {"kernel", "gpu_memcpy", "gpu_memset", "mtia_ccp_events"}
 
@@ -202,7 +209,7 @@ def expected_judgement(events, relative, self_ns=None):
 
     def is_device(e):
         return csv_rows or e.get("cat") in DEVICE_CATS or (
-            "cat" not in e and processes.get(e.get("pid")) == "Ascend Hardware")
+            "cat" not in e and processes.get(e.get("pid")) in ("Ascend Hardware", "HCCL", "Communication"))
 
     def span(e):
         b = ns(e["ts"]) if "ts" in e else ns(e["start"])

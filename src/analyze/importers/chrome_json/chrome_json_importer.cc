@@ -107,6 +107,9 @@ EventClass ClassOf(std::string_view category, std::string_view name, std::string
     return EventClass::kOther;
   }
   if (process == "Ascend Hardware") return EventClass::kKernel;
+  // torch_npu's collective operators on the NPU (formats/ascend.md: "HCCL" in
+  // older versions, "Communication" now).
+  if (process == "HCCL" || process == "Communication") return EventClass::kKernel;
   if (process == "CANN") return EventClass::kRuntime;
   if (process == "Overlap Analysis") return EventClass::kDerived;
   if (process == "CPU functions") return EventClass::kHostOp;
