@@ -20,22 +20,11 @@ struct DiffCommand {
   std::string format = "table";
   std::string out;
   int top = 20;
-  std::string fail_if_slower_text;
   double fail_if_slower = -1;
   bool gate = false;
 
-  int Run() {
+  int Run() const {
     if (top < 0) throw Error(ErrorCode::kInvalidArgument, "--top must be >= 0 (0: all)");
-    if (gate) {
-      const std::string& text = fail_if_slower_text;
-      char* end = nullptr;
-      const double v = std::strtod(text.c_str(), &end);
-      if (text.empty() || end == text.c_str() || *end != '\0' || !std::isfinite(v) || v < 0) {
-        throw Error(ErrorCode::kInvalidArgument,
-                    "--fail-if-slower must be a finite percentage >= 0, not '" + text + "'");
-      }
-      fail_if_slower = v;
-    }
     std::error_code ec;
     const bool folders =
         std::filesystem::is_directory(before, ec) || std::filesystem::is_directory(after, ec);
@@ -121,9 +110,21 @@ void RegisterDiff(CLI::App& app, int& exit_code) {
       ->check(CLI::IsMember({"table", "json", "csv"}));
   sub->add_option("--out", command->out, "write the output to this file");
   sub->add_option("--top", command->top, "operators to list (default 20; 0: all)");
-  sub->add_option("--fail-if-slower", command->fail_if_slower_text,
+  // A command-line error (exit 2) naming the option: NaN, infinities and
+  // negative values would make the gate never fire.
+  sub->add_option("--fail-if-slower", command->fail_if_slower,
                   "exit 7 when the median complete step grew by more than this percentage "
-                  "beyond the noise between steps (a finite percentage >= 0; for CI gates)");
+                  "beyond the noise between steps (a finite percentage >= 0; for CI gates)")
+      ->check(CLI::Validator(
+          [](std::string& text) -> std::string {
+            char* end = nullptr;
+            const double v = std::strtod(text.c_str(), &end);
+            if (text.empty() || end == text.c_str() || *end != '\0' || !std::isfinite(v) || v < 0) {
+              return "must be a finite percentage >= 0, not '" + text + "'";
+            }
+            return {};
+          },
+          "PERCENT", "finite percentage"));
   sub->callback([command, sub, &exit_code] {
     command->gate = sub->count("--fail-if-slower") > 0;
     exit_code = command->Run();

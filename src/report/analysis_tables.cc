@@ -277,8 +277,8 @@ void AddRanks(const analyze::RankComparison& c, std::vector<ResultTable>& tables
           : std::string("Ranks");
   table.columns = {{"rank", "Rank"},
                    {"trace", "Trace"},
-                   {"steps", "Steps"},
-                   {"mean_step_ms", "Mean step ms", 3},
+                   {"steps", "Complete steps"},
+                   {"mean_step_ms", "Mean complete step ms", 3},
                    {"compute_ms", "Compute ms", 3},
                    {"communication_ms", "Comm ms", 3},
                    {"overlap_pct", "Comm overlapped %", 1}};
