@@ -1,6 +1,7 @@
 #include "core/output.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -35,11 +36,30 @@ std::filesystem::path TempPathFor(const std::filesystem::path& final_path) {
 bool HasGzipExtension(const std::filesystem::path& path) { return path.extension() == ".gz"; }
 
 AtomicFileOutput::AtomicFileOutput(std::filesystem::path final_path, bool gzip)
-    : final_path_(std::move(final_path)), temp_path_(TempPathFor(final_path_)) {
-  fd_ = ::open(temp_path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (fd_ < 0) {
-    throw Error(ErrorCode::kIo, "cannot create '" + final_path_.string() + "' (temporary file '" +
-                                    temp_path_.string() + "'): " + std::strerror(errno));
+    : final_path_(std::move(final_path)) {
+  // A character device (/dev/null, a terminal) or a FIFO is written into
+  // directly: renaming a file over it would replace the device node. Any other
+  // target that is not a regular file is refused.
+  struct stat target {};
+  if (::stat(final_path_.c_str(), &target) == 0 && !S_ISREG(target.st_mode)) {
+    if (!S_ISCHR(target.st_mode) && !S_ISFIFO(target.st_mode)) {
+      throw Error(ErrorCode::kIo, "cannot write '" + final_path_.string() +
+                                      "': it is not a regular file, a character device or a FIFO" +
+                                      (S_ISDIR(target.st_mode) ? " (a folder)" : ""));
+    }
+    direct_ = true;
+    fd_ = ::open(final_path_.c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd_ < 0) {
+      throw Error(ErrorCode::kIo,
+                  "cannot open '" + final_path_.string() + "': " + std::strerror(errno));
+    }
+  } else {
+    temp_path_ = TempPathFor(final_path_);
+    fd_ = ::open(temp_path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd_ < 0) {
+      throw Error(ErrorCode::kIo, "cannot create '" + final_path_.string() + "' (temporary file '" +
+                                      temp_path_.string() + "'): " + std::strerror(errno));
+    }
   }
   if (gzip) {
     deflater_ = std::make_unique<Deflater>();
@@ -55,7 +75,7 @@ AtomicFileOutput::AtomicFileOutput(std::filesystem::path final_path, bool gzip)
 AtomicFileOutput::~AtomicFileOutput() {
   if (deflater_) deflateEnd(&deflater_->stream);
   if (fd_ >= 0) ::close(fd_);
-  if (!committed_) ::unlink(temp_path_.c_str());
+  if (!committed_ && !direct_) ::unlink(temp_path_.c_str());
 }
 
 void AtomicFileOutput::Fail(const char* what) {
@@ -107,13 +127,16 @@ void AtomicFileOutput::Commit() {
       WriteRaw(deflater_->out.data(), deflater_->out.size() - z.avail_out);
     }
   }
-  if (::fsync(fd_) != 0) Fail("cannot flush");
+  // Devices and FIFOs may not support fsync (EINVAL); a regular file must.
+  if (::fsync(fd_) != 0 && !(direct_ && (errno == EINVAL || errno == EROFS))) Fail("cannot flush");
   if (::close(fd_) != 0) {
     fd_ = -1;
     Fail("cannot close");
   }
   fd_ = -1;
-  if (::rename(temp_path_.c_str(), final_path_.c_str()) != 0) Fail("cannot rename into");
+  if (!direct_ && ::rename(temp_path_.c_str(), final_path_.c_str()) != 0) {
+    Fail("cannot rename into");
+  }
   committed_ = true;
 }
 

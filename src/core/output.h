@@ -48,7 +48,10 @@ class StringOutput final : public OutputStream {
 // A file that appears at its final path only when complete: bytes go to a temporary
 // file beside it, which Commit() flushes, fsyncs and renames into place. Destroyed
 // without Commit(), the temporary file is removed and the final path is untouched.
-// With gzip, the bytes are deflated in the gzip format on the way.
+// With gzip, the bytes are deflated in the gzip format on the way. A final path
+// that is a character device (/dev/null) or a FIFO is written directly, never
+// replaced; any other target that is not a regular file (a folder, a socket, a
+// block device) is refused with Error(kIo).
 class AtomicFileOutput final : public OutputStream {
  public:
   // Throws Error(kIo) naming the path when the file cannot be created.
@@ -68,7 +71,8 @@ class AtomicFileOutput final : public OutputStream {
   void Fail(const char* what);
 
   std::filesystem::path final_path_;
-  std::filesystem::path temp_path_;
+  std::filesystem::path temp_path_;  // empty when writing directly
+  bool direct_ = false;              // a character device or FIFO
   int fd_ = -1;
   std::unique_ptr<Deflater> deflater_;
   bool committed_ = false;

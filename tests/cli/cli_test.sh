@@ -34,6 +34,16 @@ expect_status 2 "unknown option" "$opscope" info --bogus
 expect_status 2 "bad --format" "$opscope" info --format xml
 expect_status 5 "absent device" "$opscope" info --device cuda:0
 expect_grep "unavailable device 'cuda:0'" "$dir/err" "device error names the device"
+# --out into a FIFO writes through it and leaves it a FIFO; a folder is refused (exit 4).
+mkfifo "$dir/fifo"
+cat "$dir/fifo" > "$dir/from_fifo" &
+expect_status 0 "--out into a FIFO" "$opscope" info --format json --out "$dir/fifo"
+wait
+if [ -p "$dir/fifo" ] && grep -q '"results"' "$dir/from_fifo"; then echo "ok: the FIFO stays a FIFO and carried the output"; else
+  echo "FAIL: --out replaced the FIFO or wrote nothing through it"; failures=$((failures + 1)); fi
+mkdir -p "$dir/a_folder"
+expect_status 4 "--out onto a folder" "$opscope" info --format json --out "$dir/a_folder"
+expect_grep "not a regular file" "$dir/err" "the refusal says why"
 
 # opscope trace: with no CUDA here, a program that never initializes CUDA gives no
 # trace and says why; without the CUDA backend, the command says that instead.

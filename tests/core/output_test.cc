@@ -2,8 +2,13 @@
 
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <fstream>
+#include <iterator>
+#include <thread>
 
 #include "collect/chrome_trace_writer.h"
 #include "opscope/opscope.h"
@@ -45,6 +50,48 @@ TEST(AtomicFileOutput, AbandonedWriteLeavesNothingAndKeepsOldFile) {
   }  // destroyed without Commit: as if an exception unwound the writer
   EXPECT_EQ(ReadFile(path), "complete");
   EXPECT_EQ(ListFiles(dir.path()).size(), 1u);
+}
+
+// Renaming over a device node or FIFO would replace it with a regular file
+// (as root, --out /dev/null once turned /dev/null into one): they are written
+// into directly, and other non-regular targets are refused.
+TEST(AtomicFileOutput, FifosAndDevicesAreWrittenIntoNotReplaced) {
+  TempDir dir;
+  const auto fifo = dir.path() / "pipe";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  std::string received;
+  std::thread reader([&] {
+    std::ifstream in(fifo, std::ios::binary);
+    received.assign(std::istreambuf_iterator<char>(in), {});
+  });
+  {
+    AtomicFileOutput out(fifo, false);
+    out.buffer() = "through the pipe";
+    out.Commit();
+  }
+  reader.join();
+  EXPECT_EQ(received, "through the pipe");
+  struct stat st {};
+  ASSERT_EQ(::stat(fifo.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISFIFO(st.st_mode)) << "the FIFO was replaced";
+  EXPECT_EQ(ListFiles(dir.path()).size(), 1u) << "a temporary file was left";
+  // A character device: written into, still a device afterwards.
+  {
+    AtomicFileOutput out("/dev/null", false);
+    out.buffer() = "discarded";
+    out.Commit();
+  }
+  ASSERT_EQ(::stat("/dev/null", &st), 0);
+  EXPECT_TRUE(S_ISCHR(st.st_mode));
+  // A folder is refused, and left alone.
+  try {
+    AtomicFileOutput out(dir.path(), false);
+    FAIL() << "a folder was accepted as an output file";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kIo);
+    EXPECT_NE(std::string(e.what()).find("not a regular file"), std::string::npos) << e.what();
+  }
+  EXPECT_TRUE(std::filesystem::is_directory(dir.path()));
 }
 
 TEST(AtomicFileOutput, MissingDirectoryIsAClearIoError) {
