@@ -63,12 +63,14 @@ struct SmiCommand {
       costs.push_back(r.cost_us);
       const double t = static_cast<double>(r.monotonic_ns - start) / 1e9;
       if (format == "json") {
-        std::cout << monitor::ReadingJsonLine(r, t) << '\n' << std::flush;
+        std::cout << monitor::ReadingJsonLine(r, t) << '\n';
+        CheckStdout();
         return;
       }
       if (!header) std::cout << monitor::ReadingHeader(r, format == "csv") << '\n';
       header = true;
-      std::cout << monitor::ReadingLine(r, t, format == "csv") << '\n' << std::flush;
+      std::cout << monitor::ReadingLine(r, t, format == "csv") << '\n';
+      CheckStdout();
     });
     if (!costs.empty()) {
       std::sort(costs.begin(), costs.end());

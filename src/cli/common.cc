@@ -1,5 +1,8 @@
 #include "cli/common.h"
 
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <iostream>
 #include <sstream>
 
@@ -36,12 +39,25 @@ std::unique_ptr<devices::Device> OpenDevice(const CommonOptions& options) {
                              devices::DeviceOptions{options.threads});
 }
 
+void CheckStdout() {
+  errno = 0;
+  std::cout.flush();
+  const bool failed = std::fflush(stdout) != 0 || std::ferror(stdout) || !std::cout;
+  if (failed) {
+    const int error = errno;
+    std::clearerr(stdout);
+    std::cout.clear();
+    throw Error(ErrorCode::kIo, std::string("cannot write to standard output") +
+                                    (error != 0 ? std::string(": ") + std::strerror(error) : ""));
+  }
+}
+
 void Emit(const CommonOptions& options, const std::string& command,
           const std::vector<report::ResultTable>& tables) {
   const report::Format format = report::ParseFormat(options.format);
   if (options.out.empty()) {
     report::Write(std::cout, format, command, tables);
-    std::cout.flush();
+    CheckStdout();
     return;
   }
   std::ostringstream text;

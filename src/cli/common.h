@@ -44,6 +44,10 @@ std::unique_ptr<devices::Device> OpenDevice(const CommonOptions& options);
 using core::SplitList;
 
 // Renders tables to --out (atomically) or stdout, in --format.
+// Flushes standard output and throws Error(kIo) when a write to it failed
+// (a full disk, /dev/full, a closed pipe): output that was lost is an error.
+void CheckStdout();
+
 void Emit(const CommonOptions& options, const std::string& command,
           const std::vector<report::ResultTable>& tables);
 

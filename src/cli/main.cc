@@ -24,6 +24,7 @@ int main(int argc, char** argv) {
   opscope::cli::RegisterTrace(app, command_exit);
   try {
     app.parse(argc, argv);
+    opscope::cli::CheckStdout();  // the last buffered bytes reached their file
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::CallForVersion& e) {

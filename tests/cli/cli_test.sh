@@ -34,6 +34,18 @@ expect_status 2 "unknown option" "$opscope" info --bogus
 expect_status 2 "bad --format" "$opscope" info --format xml
 expect_status 5 "absent device" "$opscope" info --device cuda:0
 expect_grep "unavailable device 'cuda:0'" "$dir/err" "device error names the device"
+# A write to standard output that fails is an error (exit 4), never a silent success.
+if [ -w /dev/full ]; then
+  data=$(cd "$(dirname "$0")/../data" && pwd)
+  for args in "info --format json" "smi --format json" "analyze $data/kineto/cpu_only.pt.trace.json.gz --format csv --out $dir/full-analysis"; do
+    # shellcheck disable=SC2086
+    "$opscope" $args > /dev/full 2> "$dir/err"; status=$?
+    if [ "$status" -eq 4 ] && grep -q "cannot write to standard output" "$dir/err"; then echo "ok: '$args' > /dev/full exits 4"; else
+      echo "FAIL: '$args' > /dev/full exited $status"; failures=$((failures + 1)); fi
+  done
+else
+  echo "skip: /dev/full is not writable here: standard-output errors not tested"
+fi
 # --out into a FIFO writes through it and leaves it a FIFO; a folder is refused (exit 4).
 mkfifo "$dir/fifo"
 cat "$dir/fifo" > "$dir/from_fifo" &
