@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 
 #include "opscope/opscope.h"
@@ -220,7 +221,20 @@ std::string EscapeHtml(std::string_view text) {
       case '&': out += "&amp;"; break;
       case '"': out += "&quot;"; break;
       case '\'': out += "&#39;"; break;
-      default: out += piece; break;
+      default: {
+        // Control characters (NUL, BEL, ESC, ...) are not allowed in HTML text:
+        // shown as their Unicode control pictures (U+2400 + code), DEL as U+2421;
+        // tab, newline and carriage return stay.
+        const auto c = static_cast<unsigned char>(piece[0]);
+        if (piece.size() == 1 && (c < 0x20 || c == 0x7F) && c != '\t' && c != '\n' && c != '\r') {
+          char entity[16];
+          std::snprintf(entity, sizeof entity, "&#x%X;", c == 0x7F ? 0x2421u : 0x2400u + c);
+          out += entity;
+        } else {
+          out += piece;
+        }
+        break;
+      }
     }
   });
   return out;

@@ -78,6 +78,9 @@ TEST(Csv, QuotesAndDefusesFormulas) {
 TEST(Html, EscapesMarkup) {
   EXPECT_EQ(EscapeHtml("<img src=x onerror=alert(1)>"), "&lt;img src=x onerror=alert(1)&gt;");
   EXPECT_EQ(EscapeHtml("a&'\""), "a&amp;&#39;&quot;");
+  // Control bytes would be raw in HTML: shown as control pictures instead.
+  EXPECT_EQ(EscapeHtml(std::string("a\0b\x1b[31m\x07\x7f\tc", 12)),
+            "a&#x2400;b&#x241B;[31m&#x2407;&#x2421;\tc");
 }
 
 }  // namespace
