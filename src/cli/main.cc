@@ -3,11 +3,14 @@
 #include <iostream>
 
 #include "cli/common.h"
+#include "core/output.h"
 #include "core/text.h"
 #include "opscope/version.h"
 
 int main(int argc, char** argv) {
   using opscope::cli::ExitCode;
+  // A run killed by SIGINT/SIGTERM removes the temporary files it was writing.
+  opscope::core::InstallTempFileCleanup();
   CLI::App app{"opscope: performance analysis for AI accelerators"};
   app.set_version_flag("--version", "opscope " OPSCOPE_VERSION_STRING);
   app.require_subcommand(1);

@@ -1,6 +1,7 @@
 #include "core/output.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -31,7 +32,98 @@ std::filesystem::path TempPathFor(const std::filesystem::path& final_path) {
   return final_path.parent_path() / name;
 }
 
+// Temporary files being written, kept where a signal handler can reach them
+// without allocating: paths in fixed slots, claimed and released atomically.
+constexpr int kTempSlots = 64;
+struct TempSlot {
+  std::atomic<bool> used{false};
+  char path[4096] = {};
+};
+TempSlot g_temp_slots[kTempSlots];
+
+int ClaimTempSlot(const std::filesystem::path& path) {
+  const std::string& text = path.native();
+  if (text.size() >= sizeof(TempSlot::path)) return -1;
+  for (int i = 0; i < kTempSlots; ++i) {
+    bool expected = false;
+    if (g_temp_slots[i].used.load(std::memory_order_relaxed)) continue;
+    // Claimed first, then filled; a handler that runs in between removes
+    // nothing there (an empty path), which is harmless.
+    if (g_temp_slots[i].used.compare_exchange_strong(expected, true)) {
+      g_temp_slots[i].path[0] = '\0';
+      std::memcpy(g_temp_slots[i].path, text.c_str(), text.size() + 1);
+      return i;
+    }
+  }
+  return -1;  // more than 64 at once: not removed on a signal, still swept later
+}
+
+void ReleaseTempSlot(int slot) {
+  if (slot < 0) return;
+  g_temp_slots[slot].path[0] = '\0';
+  g_temp_slots[slot].used.store(false, std::memory_order_release);
+}
+
+void RemoveTempFilesAndDie(int signal_number) {
+  RemoveTempFilesForSignal();
+  ::signal(signal_number, SIG_DFL);
+  ::raise(signal_number);
+}
+
+// Our temporary files are named .<name>.tmp.<pid>.<n>.<random>: the pid, or -1.
+long PidOfTempName(const std::string& name) {
+  if (name.empty() || name[0] != '.') return -1;
+  size_t end = name.size();
+  std::string parts[4];
+  for (int k = 3; k >= 0; --k) {
+    const size_t dot = name.rfind('.', end - 1);
+    if (dot == std::string::npos || dot == 0) return -1;
+    parts[k] = name.substr(dot + 1, end - dot - 1);
+    end = dot;
+  }
+  if (parts[0] != "tmp") return -1;
+  for (int k = 1; k < 4; ++k) {
+    if (parts[k].empty() || parts[k].find_first_not_of("0123456789") != std::string::npos)
+      return -1;
+  }
+  return parts[1].size() > 9 ? -1 : std::stol(parts[1]);
+}
+
 }  // namespace
+
+void RemoveTempFilesForSignal() noexcept {
+  for (TempSlot& slot : g_temp_slots) {
+    if (slot.used.load(std::memory_order_acquire) && slot.path[0] != '\0') ::unlink(slot.path);
+  }
+}
+
+void InstallTempFileCleanup() {
+  for (const int signal_number : {SIGINT, SIGTERM, SIGHUP}) {
+    struct sigaction current {};
+    if (::sigaction(signal_number, nullptr, &current) != 0) continue;
+    if (current.sa_handler != SIG_DFL) continue;  // ignored or handled already: left alone
+    struct sigaction action {};
+    action.sa_handler = RemoveTempFilesAndDie;
+    sigemptyset(&action.sa_mask);
+    ::sigaction(signal_number, &action, nullptr);
+  }
+}
+
+int SweepStaleTempFiles(const std::filesystem::path& folder) {
+  int removed = 0;
+  std::error_code ec;
+  for (std::filesystem::directory_iterator it(folder.empty() ? "." : folder, ec), end;
+       !ec && it != end; it.increment(ec)) {
+    const long pid = PidOfTempName(it->path().filename().string());
+    if (pid <= 0 || pid == ::getpid()) continue;
+    if (::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;  // alive, or not ours
+    std::error_code remove_error;
+    if (it->is_regular_file(remove_error) && std::filesystem::remove(it->path(), remove_error)) {
+      ++removed;
+    }
+  }
+  return removed;
+}
 
 bool HasGzipExtension(const std::filesystem::path& path) { return path.extension() == ".gz"; }
 
@@ -54,9 +146,14 @@ AtomicFileOutput::AtomicFileOutput(std::filesystem::path final_path, bool gzip)
                   "cannot open '" + final_path_.string() + "': " + std::strerror(errno));
     }
   } else {
+    // Temporary files left by killed writers (of processes that no longer run).
+    SweepStaleTempFiles(final_path_.parent_path());
     temp_path_ = TempPathFor(final_path_);
+    temp_slot_ = ClaimTempSlot(temp_path_);
     fd_ = ::open(temp_path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (fd_ < 0) {
+      ReleaseTempSlot(temp_slot_);
+      temp_slot_ = -1;
       throw Error(ErrorCode::kIo, "cannot create '" + final_path_.string() + "' (temporary file '" +
                                       temp_path_.string() + "'): " + std::strerror(errno));
     }
@@ -76,6 +173,7 @@ AtomicFileOutput::~AtomicFileOutput() {
   if (deflater_) deflateEnd(&deflater_->stream);
   if (fd_ >= 0) ::close(fd_);
   if (!committed_ && !direct_) ::unlink(temp_path_.c_str());
+  ReleaseTempSlot(temp_slot_);
 }
 
 void AtomicFileOutput::Fail(const char* what) {
@@ -138,6 +236,8 @@ void AtomicFileOutput::Commit() {
     Fail("cannot rename into");
   }
   committed_ = true;
+  ReleaseTempSlot(temp_slot_);
+  temp_slot_ = -1;
 }
 
 }  // namespace opscope::core

@@ -73,10 +73,22 @@ class AtomicFileOutput final : public OutputStream {
   std::filesystem::path final_path_;
   std::filesystem::path temp_path_;  // empty when writing directly
   bool direct_ = false;              // a character device or FIFO
+  int temp_slot_ = -1;               // where a signal handler finds temp_path_
   int fd_ = -1;
   std::unique_ptr<Deflater> deflater_;
   bool committed_ = false;
 };
+
+// Killed writers must not leave temporary files behind. InstallTempFileCleanup
+// makes SIGINT, SIGTERM and SIGHUP (where they still have their default
+// action) remove the temporary files being written, then end the process by
+// the same signal. RemoveTempFilesForSignal does the removal and is
+// async-signal-safe, for handlers of their own. SweepStaleTempFiles removes a
+// folder's temporary files of processes that no longer run (a SIGKILL leaves
+// them); every AtomicFileOutput does so in its folder. Returns the count.
+void InstallTempFileCleanup();
+void RemoveTempFilesForSignal() noexcept;
+int SweepStaleTempFiles(const std::filesystem::path& folder);
 
 // True when the path names a gzip file by its extension.
 bool HasGzipExtension(const std::filesystem::path& path);

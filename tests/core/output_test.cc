@@ -94,6 +94,44 @@ TEST(AtomicFileOutput, FifosAndDevicesAreWrittenIntoNotReplaced) {
   EXPECT_TRUE(std::filesystem::is_directory(dir.path()));
 }
 
+// A writer killed by SIGTERM removes its temporary file; one killed by SIGKILL
+// leaves it, and the next write into the folder sweeps it (its process is gone);
+// a live process's temporary file is left alone.
+TEST(AtomicFileOutput, KilledWritersLeaveNoTemporaryFiles) {
+  TempDir dir;
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    InstallTempFileCleanup();
+    AtomicFileOutput out(dir.path() / "trace.json", false);
+    out.buffer() = std::string(1 << 20, 'x');
+    out.Flush();
+    ::raise(SIGTERM);
+    ::_exit(3);  // not reached
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM) << status;
+  EXPECT_TRUE(ListFiles(dir.path()).empty()) << "SIGTERM left " << ListFiles(dir.path())[0];
+  // A dead process's leftover (as after SIGKILL), and a live one's.
+  const pid_t gone = ::fork();
+  if (gone == 0) ::_exit(0);
+  ASSERT_EQ(::waitpid(gone, &status, 0), gone);
+  const auto stale = dir.path() / (".t.json.tmp." + std::to_string(gone) + ".0.123");
+  const auto live = dir.path() / (".t.json.tmp." + std::to_string(::getppid()) + ".0.456");
+  const auto other = dir.path() / ".notes.tmp.txt";
+  for (const auto& p : {stale, live, other}) std::ofstream(p) << "partial";
+  {
+    AtomicFileOutput out(dir.path() / "t.json", false);
+    out.buffer() = "done";
+    out.Commit();
+  }
+  EXPECT_FALSE(std::filesystem::exists(stale)) << "the dead writer's file was not swept";
+  EXPECT_TRUE(std::filesystem::exists(live)) << "a live process's file was removed";
+  EXPECT_TRUE(std::filesystem::exists(other)) << "a file not named by opscope was removed";
+  EXPECT_EQ(ReadFile(dir.path() / "t.json"), "done");
+}
+
 TEST(AtomicFileOutput, MissingDirectoryIsAClearIoError) {
   try {
     AtomicFileOutput out("/nonexistent-dir/x/out.json", false);
