@@ -123,10 +123,10 @@ struct ProfilerOptions {
   std::vector<Activity> activities = {Activity::kCpu};
   std::optional<Schedule> schedule;  // none: record from Start() to Stop()
   bool record_shapes = false;
-  bool gzip = false;  // default handler writes .opscope.json.gz
-  std::size_t max_buffer_bytes = std::size_t{512} << 20;
-  std::string worker_name;           // default: <host>_<pid>
-  std::string process_name;          // default: the program's name
+  bool gzip = false;                                      // default handler writes .opscope.json.gz
+  std::size_t max_buffer_bytes = std::size_t{512} << 20;  // at least 128 KiB
+  std::string worker_name;                                // default: <host>_<pid>
+  std::string process_name;                               // default: the program's name
   TraceReadyHandler on_trace_ready;  // default: DefaultTraceHandler(output_dir, gzip)
 };
 

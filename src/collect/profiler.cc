@@ -93,9 +93,10 @@ TraceReadyHandler DefaultTraceHandler(std::filesystem::path output_dir, bool gzi
 Profiler::Profiler(ProfilerOptions options) : options_(std::move(options)) {
   if (options_.schedule) options_.schedule->Validate();
   if (options_.max_buffer_bytes < collect::kMinBudgetBytes) {
-    throw Error(ErrorCode::kInvalidArgument, "ProfilerOptions::max_buffer_bytes must be at least " +
-                                                 std::to_string(collect::kMinBudgetBytes) +
-                                                 " bytes (one small chunk)");
+    throw Error(ErrorCode::kInvalidArgument,
+                "ProfilerOptions::max_buffer_bytes must be at least " +
+                    std::to_string(collect::kMinBudgetBytes) +
+                    " bytes (one small chunk of records and one block of runtime names)");
   }
   for (const Activity activity : options_.activities) {
     if (activity == Activity::kCuda && collect::FindActivitySource(activity) == nullptr) {

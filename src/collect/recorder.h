@@ -47,7 +47,6 @@ struct Chunk {
 // What a chunk charges to the budget: its records (the header is not counted, so
 // budgets in multiples of 64 KiB are used to the byte).
 constexpr size_t ChunkBudgetBytes(uint32_t capacity) { return size_t{capacity} * sizeof(Record); }
-constexpr size_t kMinBudgetBytes = ChunkBudgetBytes(Chunk::kSmallRecords);
 
 struct PayloadBlock {
   static constexpr size_t kBytes = size_t{64} << 10;
@@ -79,6 +78,11 @@ struct Payload {
  private:
   const char* Chars() const { return reinterpret_cast<const char*>(this + 1); }
 };
+
+// The smallest budget: one small chunk of records and one block of runtime
+// names, so that the smallest session records static and dynamic scopes alike
+// (a budget of one chunk alone had no room for a runtime name).
+constexpr size_t kMinBudgetBytes = ChunkBudgetBytes(Chunk::kSmallRecords) + PayloadBlock::kBytes;
 
 // Longest name or argument string kept; longer ones are cut.
 constexpr size_t kMaxPayloadString = 4096;

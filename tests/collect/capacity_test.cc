@@ -151,6 +151,29 @@ TEST(Capacity, NestingHoldsPerThreadAcrossThreads) {
   EXPECT_NE(text.find("\"name\":\"nest 3\""), std::string::npos);
 }
 
+// The smallest budget records runtime-named scopes too (budgets of 64 KiB to
+// 128 KiB - 1 once held one chunk of records and no room for a name); smaller
+// budgets are refused.
+TEST(Capacity, TheSmallestBudgetRecordsDynamicScopes) {
+  uint64_t events = 0, dropped = 0;
+  ProfilerOptions opts;
+  opts.max_buffer_bytes = size_t{128} << 10;
+  opts.on_trace_ready = [&](TraceData& trace) {
+    events = trace.EventCount();
+    dropped = trace.DroppedCount();
+  };
+  {
+    Profiler prof(opts);
+    prof.Start();
+    for (int i = 0; i < 100; ++i) OPSCOPE_SCOPE_DYN("layer" + std::to_string(i));
+    prof.Stop();
+  }
+  EXPECT_EQ(events, 100u);
+  EXPECT_EQ(dropped, 0u);
+  opts.max_buffer_bytes = (size_t{128} << 10) - 1;
+  EXPECT_THROW(Profiler{opts}, Error);
+}
+
 }  // namespace
 }  // namespace opscope
 
