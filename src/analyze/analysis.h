@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "analyze/compute_device.h"
+#include "analyze/links.h"
 #include "analyze/passes/cpu_fallback.h"
 #include "analyze/passes/device_busy.h"
 #include "analyze/passes/fusion.h"
@@ -36,6 +37,7 @@ struct Analysis {
   int compute_major = -1;                    // CUDA compute capability, -1 unknown
   std::string format;                        // the importer's format name
   ComputeOn compute_on = ComputeOn::kNone;   // resolved before any pass runs
+  EventLinks links;                          // links: parents and launchers, shared
   std::vector<OpStats> operators;            // op_stats
   std::vector<TypeStats> kernel_types;       // op_stats: Ascend tasks by operator type
   DeviceBusy busy;                           // device_busy

@@ -141,7 +141,18 @@ std::vector<std::string> ParseTypes(std::string_view json) {
 }
 
 std::vector<FusionCandidate> ComputeFusionCandidates(const TraceModel& model) {
-  const EventLinks links = LinkEvents(model);
+  return ComputeFusionCandidates(model, LinkEvents(model));
+}
+
+std::vector<FusionCandidate> ComputeFusionCandidates(const TraceModel& model,
+                                                     const EventLinks& links) {
+  // Without recorded shapes no pair can be shown to pass data: nothing to scan.
+  bool shapes = false;
+  for (size_t e = 0; e < model.size() && !shapes; ++e) {
+    shapes =
+        model.cls[e] == EventClass::kHostOp && (model.input_dims[e] != 0 || model.shapes[e] != 0);
+  }
+  if (!shapes) return {};
   // Host operators by (track, parent), in start order; a producer's consumer is
   // the next one.
   std::map<std::pair<uint32_t, int32_t>, std::vector<uint32_t>> siblings;
@@ -214,8 +225,10 @@ Pass FusionPass() {
   return {
       "fusion",
       "Which producer-consumer pairs could be fused (the consumer reads the producer's output)?",
-      {},
-      [](const TraceModel& model, Analysis& a) { a.fusion = ComputeFusionCandidates(model); }};
+      {"links"},
+      [](const TraceModel& model, Analysis& a) {
+        a.fusion = ComputeFusionCandidates(model, a.links);
+      }};
 }
 
 }  // namespace opscope::analyze

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "analyze/links.h"
 #include "analyze/passes/pass.h"
 #include "analyze/trace_model.h"
 
@@ -31,6 +32,8 @@ struct FusionCandidate {
 
 // Pairs seen at least 3 times, the largest saving first, at most 10.
 std::vector<FusionCandidate> ComputeFusionCandidates(const TraceModel& model);
+std::vector<FusionCandidate> ComputeFusionCandidates(const TraceModel& model,
+                                                     const EventLinks& links);
 
 // Shapes as recorded ("[[64, 3, 224, 224], [64], []]"); empty when unparsable.
 std::vector<std::vector<int64_t>> ParseShapes(std::string_view json);

@@ -40,8 +40,11 @@ std::string CopyKind(const TraceModel& model, size_t e) {
 }  // namespace
 
 LayoutShare ComputeLayoutShare(const TraceModel& model) {
+  return ComputeLayoutShare(model, LinkEvents(model));
+}
+
+LayoutShare ComputeLayoutShare(const TraceModel& model, const EventLinks& links) {
   LayoutShare out;
-  const EventLinks links = LinkEvents(model);
   const std::vector<bool> layout_op = ClassifyNames(model, IsLayoutOperator);
   const std::vector<bool> copy_op = ClassifyNames(model, IsCopyOperator);
   const bool ascend = model.format.rfind("ascend", 0) == 0;
@@ -152,10 +155,11 @@ LayoutShare ComputeLayoutShare(const TraceModel& model) {
 }
 
 Pass LayoutPass() {
-  return {"layout",
-          "How much time goes into layout conversions, and what do copies do?",
-          {},
-          [](const TraceModel& model, Analysis& a) { a.layout = ComputeLayoutShare(model); }};
+  return {
+      "layout",
+      "How much time goes into layout conversions, and what do copies do?",
+      {"links"},
+      [](const TraceModel& model, Analysis& a) { a.layout = ComputeLayoutShare(model, a.links); }};
 }
 
 }  // namespace opscope::analyze

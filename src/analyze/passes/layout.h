@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "analyze/links.h"
 #include "analyze/passes/pass.h"
 #include "analyze/trace_model.h"
 
@@ -40,6 +41,7 @@ struct LayoutShare {
 };
 
 LayoutShare ComputeLayoutShare(const TraceModel& model);
+LayoutShare ComputeLayoutShare(const TraceModel& model, const EventLinks& links);
 
 // Its entry in the pass table.
 Pass LayoutPass();

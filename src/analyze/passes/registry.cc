@@ -7,6 +7,7 @@
 #include "analyze/passes/fusion.h"
 #include "analyze/passes/launch.h"
 #include "analyze/passes/layout.h"
+#include "analyze/passes/links.h"
 #include "analyze/passes/long_tail.h"
 #include "analyze/passes/op_stats.h"
 #include "analyze/passes/pass.h"
@@ -18,9 +19,9 @@ namespace opscope::analyze {
 
 const std::vector<Pass>& Passes() {
   static const std::vector<Pass> passes = {
-      OpStatsPass(), DeviceBusyPass(), StepsPass(),       TransfersPass(),
-      LayoutPass(),  LongTailPass(),   CpuFallbackPass(), LaunchPass(),
-      FusionPass(),  RooflinePass(),   DeviceTimePass(),
+      LinksPass(),     OpStatsPass(), DeviceBusyPass(), StepsPass(),
+      TransfersPass(), LayoutPass(),  LongTailPass(),   CpuFallbackPass(),
+      LaunchPass(),    FusionPass(),  RooflinePass(),   DeviceTimePass(),
   };
   return passes;
 }
