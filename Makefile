@@ -54,6 +54,7 @@ bench: build
 	build/release/bench/matmul_vs_numpy
 	bench/analyze_vs_python.sh
 	bench/resnet50_vs_torch.sh
+	bench/exporter_soak.py build/release/opscope 60
 
 format:
 	clang-format -i $$(git ls-files '*.h' '*.cc' '*.c')

@@ -11,10 +11,6 @@ bool AnyOf(std::string_view value, std::initializer_list<std::string_view> set) 
   return std::find(set.begin(), set.end(), value) != set.end();
 }
 
-bool StartsWith(const std::string& s, std::string_view prefix) {
-  return s.compare(0, prefix.size(), prefix) == 0;
-}
-
 }  // namespace
 
 std::string Lower(std::string_view s) {

@@ -9,10 +9,12 @@
 #include <chrono>
 #include <csignal>
 #include <iostream>
+#include <optional>
 #include <thread>
 
 #include "cli/common.h"
 #include "core/clock.h"
+#include "core/text.h"
 #include "monitor/exporter.h"
 #include "monitor/reading_format.h"
 #include "monitor/watch.h"
@@ -32,12 +34,12 @@ struct SmiCommand {
   std::string out;
   std::string watch;
   int64_t count = 0;
-  std::string serve;
+  std::optional<std::string> serve;  // given, even empty: serve (an empty address is refused)
   std::string interval = "1s";
   int pid = 0;
 
   void Run() const {
-    if (!serve.empty()) return Serve();
+    if (serve) return Serve();
     if (!watch.empty()) return Stream();
     EmitStep(
         CommonOptions{"", format, out, 0}, "smi",
@@ -82,7 +84,7 @@ struct SmiCommand {
 
   void Serve() const {
     monitor::ExporterOptions options;
-    monitor::ParseListenAddress(serve, options);
+    monitor::ParseListenAddress(*serve, options);
     options.interval_seconds =
         static_cast<double>(monitor::ParseDurationNs(interval, "--interval")) / 1e9;
     if (options.interval_seconds < 0.01) {
@@ -91,28 +93,27 @@ struct SmiCommand {
     std::vector<std::string> notes;
     auto samplers = monitor::OpenSamplers(device, pid, notes);
     for (const auto& note : notes) std::cerr << "opscope: " << note << '\n';
-    // SIGINT and SIGTERM set a flag; a waiting thread then stops the server cleanly.
+    // SIGINT and SIGTERM set a flag; a waiting thread then stops the server, which
+    // returns from its loop at once whatever its clients are doing.
     struct sigaction action {};
     action.sa_handler = RequestStop;
     sigemptyset(&action.sa_mask);
     sigaction(SIGINT, &action, nullptr);
     sigaction(SIGTERM, &action, nullptr);
     monitor::Exporter exporter(std::move(samplers), options);
+    const int port = exporter.Listen();  // "address in use" is an error before anything is printed
+    const bool ipv6 = options.host.find(':') != std::string::npos;
+    std::cerr << fmt::format(
+        "opscope: serving Prometheus metrics on http://{}{}{}:{}/metrics (and /healthz); "
+        "Ctrl-C stops\n",
+        ipv6 ? "[" : "", core::EscapeForTerminal(options.host), ipv6 ? "]" : "", port);
     std::atomic<bool> done{false};
     std::thread waiter([&] {
       while (!done.load() && g_stop_requested == 0) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(50));
-      }
-      // Stop may race the server's start; repeat until Run() has returned.
-      while (!done.load()) {
-        exporter.Stop();
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
       }
+      exporter.Stop();
     });
-    std::cerr << fmt::format(
-        "opscope: serving Prometheus metrics on http://{}:{}/metrics (and /healthz); "
-        "Ctrl-C stops\n",
-        options.host, options.port);
     try {
       exporter.Run();
     } catch (...) {
@@ -140,7 +141,19 @@ void RegisterSmi(CLI::App& app) {
                   "stream a sample every interval (e.g. 100ms; >= 10ms)");
   sub->add_option("--count", command->count, "samples to stream (default: until interrupted)");
   sub->add_option("--serve", command->serve,
-                  "serve Prometheus metrics on HOST:PORT (PORT alone: loopback)");
+                  "serve Prometheus metrics on HOST:PORT, [IPV6]:PORT or PORT (loopback; 0: a "
+                  "free port, printed)")
+      ->check(CLI::Validator(
+          [](std::string& text) -> std::string {
+            try {
+              monitor::ExporterOptions parsed;
+              monitor::ParseListenAddress(text, parsed);
+            } catch (const Error& e) {
+              return e.what();  // a command-line error (exit 2)
+            }
+            return {};
+          },
+          "ADDRESS", "listen address"));
   sub->add_option("--interval", command->interval, "collection interval for --serve (default 1s)");
   sub->add_option("--pid", command->pid,
                   "process whose resident memory to report (default this one)");

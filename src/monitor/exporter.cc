@@ -1,7 +1,6 @@
 #include "monitor/exporter.h"
 
-#include <httplib.h>
-
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -9,28 +8,35 @@
 #include <thread>
 
 #include "core/text.h"
+#include "monitor/http_server.h"
 #include "monitor/prometheus.h"
 #include "opscope/opscope.h"
 
 namespace opscope::monitor {
 
 void ParseListenAddress(const std::string& text, ExporterOptions& options) {
-  const auto colon = text.rfind(':');
-  const std::string host = colon == std::string::npos ? "" : text.substr(0, colon);
-  const std::string port = colon == std::string::npos ? text : text.substr(colon + 1);
-  int value = 0;
-  try {
-    size_t used = 0;
-    value = std::stoi(port, &used);
-    if (used != port.size()) value = -1;
-  } catch (const std::exception&) {
-    value = -1;
-  }
-  if (value < 0 || value > 65535) {
+  auto fail = [&](const std::string& why) {
     throw Error(ErrorCode::kInvalidArgument,
-                "--serve '" + core::EscapeForTerminal(text) +
-                    "': expected HOST:PORT, :PORT or PORT with a port from 0 to 65535");
+                "--serve '" + core::EscapeForTerminal(text) + "': " + why +
+                    " (expected HOST:PORT, [IPV6]:PORT, :PORT or PORT, with a port from 0 to "
+                    "65535; 0 picks a free port)");
+  };
+  if (text.empty()) fail("an empty address");
+  const auto colon = text.rfind(':');
+  std::string host = colon == std::string::npos ? "" : text.substr(0, colon);
+  const std::string port = colon == std::string::npos ? text : text.substr(colon + 1);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);
+    if (host.empty()) fail("an empty IPv6 address");
+  } else if (host.find_first_of("[]:") != std::string::npos) {
+    fail("an IPv6 address goes in brackets, as in [::1]:9400");
   }
+  if (port.empty() || port.size() > 5 ||
+      !std::all_of(port.begin(), port.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    fail("no port number");
+  }
+  const int value = std::stoi(port);
+  if (value > 65535) fail("the port is over 65535");
   options.port = value;
   options.host = host.empty() ? "127.0.0.1" : host;
 }
@@ -38,13 +44,14 @@ void ParseListenAddress(const std::string& text, ExporterOptions& options) {
 struct Exporter::Impl {
   std::vector<std::unique_ptr<Sampler>> samplers;
   ExporterOptions options;
-  httplib::Server server;
+  std::unique_ptr<HttpServer> server;
   std::mutex mutex;
   std::condition_variable wake;
   std::shared_ptr<const std::string> exposition;
   bool stopping = false;
   std::thread collector;
-  std::atomic<int> bound_port{0};
+  std::mutex join_mutex;
+  int bound_port = -1;
 
   void Collect() {
     const auto start = std::chrono::steady_clock::now();
@@ -60,48 +67,54 @@ struct Exporter::Impl {
     std::lock_guard lock(mutex);
     exposition = std::move(text);
   }
+
+  HttpResponse Handle(const HttpRequest& request) {
+    if (request.path == "/metrics") {
+      std::shared_ptr<const std::string> text;
+      {
+        std::lock_guard lock(mutex);
+        text = exposition;
+      }
+      return {200, "text/plain; version=0.0.4; charset=utf-8", text ? *text : std::string()};
+    }
+    if (request.path == "/healthz") return {200, "text/plain", "ok\n"};
+    return {404, "text/plain", "404 Not Found: the exporter serves /metrics and /healthz\n"};
+  }
 };
 
 Exporter::Exporter(std::vector<std::unique_ptr<Sampler>> samplers, ExporterOptions options)
     : impl_(std::make_unique<Impl>()) {
   impl_->samplers = std::move(samplers);
   impl_->options = options;
+  HttpServerOptions http;
+  http.host = options.host;
+  http.port = options.port;
+  http.max_body = options.max_request_body;
+  http.max_connections = options.max_connections;
   Impl* impl = impl_.get();
-  const int threads = std::max(1, options.threads);
-  impl->server.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
-  impl->server.set_payload_max_length(options.max_request_body);
-  impl->server.set_read_timeout(5, 0);
-  impl->server.set_write_timeout(5, 0);
-  impl->server.set_keep_alive_timeout(2);
-  // Headers and body go out in separate writes: without this, Nagle and delayed
-  // ACKs add ~40 ms to every keep-alive response.
-  impl->server.set_tcp_nodelay(true);
-  impl->server.Get("/metrics", [impl](const httplib::Request&, httplib::Response& response) {
-    std::shared_ptr<const std::string> text;
-    {
-      std::lock_guard lock(impl->mutex);
-      text = impl->exposition;
-    }
-    response.set_content(text ? *text : std::string(), "text/plain; version=0.0.4; charset=utf-8");
-  });
-  impl->server.Get("/healthz", [](const httplib::Request&, httplib::Response& response) {
-    response.set_content("ok\n", "text/plain");
-  });
-  impl->server.set_error_handler([](const httplib::Request&, httplib::Response& response) {
-    if (response.body.empty()) {
-      response.set_content(std::to_string(response.status) + "\n", "text/plain");
-    }
-  });
+  impl_->server = std::make_unique<HttpServer>(
+      http, [impl](const HttpRequest& request) { return impl->Handle(request); });
 }
 
 Exporter::~Exporter() { Stop(); }
 
-int Exporter::port() const { return impl_->bound_port.load(); }
+int Exporter::Listen() {
+  if (impl_->bound_port < 0) impl_->bound_port = impl_->server->Listen();
+  return impl_->bound_port;
+}
+
+int Exporter::port() const { return impl_->bound_port; }
 
 void Exporter::Run() {
   Impl* impl = impl_.get();
+  Listen();
+  {
+    std::lock_guard lock(impl->mutex);
+    if (impl->stopping) return;
+  }
   // Rates need two readings: take the first collection a moment after the samplers
-  // opened, so the first scrape already has every rate.
+  // opened, so the first scrape already has every rate. Clients that connect
+  // meanwhile wait in the listen backlog.
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
   impl->Collect();
   impl->collector = std::thread([impl] {
@@ -114,24 +127,8 @@ void Exporter::Run() {
       lock.lock();
     }
   });
-  int port = impl->options.port;
-  if (port == 0) {
-    port = impl->server.bind_to_any_port(impl->options.host);
-  } else if (!impl->server.bind_to_port(impl->options.host, port)) {
-    port = -1;
-  }
-  if (port < 0) {
-    Stop();
-    throw Error(ErrorCode::kIo, "cannot listen on " + impl->options.host + ":" +
-                                    std::to_string(impl->options.port) +
-                                    " (address in use, or not an address of this machine)");
-  }
-  impl->bound_port = port;
-  {
-    std::lock_guard lock(impl->mutex);
-    if (impl->stopping) return;
-  }
-  impl->server.listen_after_bind();
+  impl->server->Run();
+  Stop();
 }
 
 void Exporter::Stop() {
@@ -140,7 +137,8 @@ void Exporter::Stop() {
     impl_->stopping = true;
   }
   impl_->wake.notify_all();
-  impl_->server.stop();
+  impl_->server->Stop();
+  std::lock_guard lock(impl_->join_mutex);  // Stop() may run on two threads at once
   if (impl_->collector.joinable()) impl_->collector.join();
 }
 

@@ -1,7 +1,7 @@
 // The Prometheus exporter: a collector thread samples every interval and keeps
-// the latest exposition; an HTTP server with a fixed number of worker threads
-// serves it at /metrics (and "ok" at /healthz). Requests too large are refused
-// (413), malformed ones get 400, and neither disturbs other clients.
+// the latest exposition; one event-loop thread (HttpServer) serves it at
+// /metrics (and "ok" at /healthz) to any number of clients, slow, idle or
+// hostile ones included, without one holding up another.
 #ifndef OPSCOPE_MONITOR_EXPORTER_H_
 #define OPSCOPE_MONITOR_EXPORTER_H_
 
@@ -16,24 +16,27 @@ namespace opscope::monitor {
 struct ExporterOptions {
   std::string host = "127.0.0.1";
   int port = 9400;
-  int threads = 8;
   double interval_seconds = 1.0;
   size_t max_request_body = 64 << 10;
+  size_t max_connections = 512;
 };
 
-// Parses "--serve HOST:PORT", ":PORT" or "PORT" (loopback unless a host is given).
-// Throws Error(kInvalidArgument).
+// Parses "--serve HOST:PORT", "[IPV6]:PORT", ":PORT" or "PORT" (loopback unless a
+// host is given). Throws Error(kInvalidArgument).
 void ParseListenAddress(const std::string& text, ExporterOptions& options);
 
 class Exporter {
  public:
   Exporter(std::vector<std::unique_ptr<Sampler>> samplers, ExporterOptions options);
   ~Exporter();
-  // Serves until Stop(); throws Error(kIo) when it cannot listen.
+  // Binds the address; returns the port bound (the one chosen for port 0).
+  // Throws Error(kIo) naming the reason ("address in use"). Idempotent.
+  int Listen();
+  // Serves until Stop() (listening first if Listen() was not called).
   void Run();
-  // Safe from any thread, before or during Run().
+  // Safe from any thread, before or during Run(); Run() returns promptly.
   void Stop();
-  // The port actually bound (for port 0).
+  // The port bound, or -1 before Listen().
   int port() const;
 
  private:

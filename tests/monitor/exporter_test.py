@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The Prometheus exporter from a second process on loopback: promtool accepts
 /metrics; 2,000 requests over 8 connections all succeed; malformed and oversized
-requests get 400/413/414 while other clients are served; SIGTERM stops it cleanly.
+requests get 400/413/414/431 while other clients are served; SIGTERM stops it cleanly.
 Bounded: every request has a timeout, and the whole test stops by itself."""
 import concurrent.futures
 import http.client
@@ -98,10 +98,10 @@ if served != 2000:
     fail(f"only {served} of 2000 requests succeeded")
 print(f"ok: 2000 of 2000 requests over 8 connections in {elapsed:.2f} s ({2000 / elapsed:.0f}/s)")
 expected = [b"HTTP/1.1 400 Bad Request", b"HTTP/1.1 414 URI Too Long", b"HTTP/1.1 413 Payload Too Large",
-            b"HTTP/1.1 400 Bad Request"]
+            b"HTTP/1.1 431 Request Header Fields Too Large"]
 if replies != expected:
     fail(f"malformed requests got {replies}")
-print("ok: malformed 400, long URI 414, large body 413, huge header 400")
+print("ok: malformed 400, long URI 414, large body 413, huge header 431")
 if get("/metrics")[0] != 200:
     fail("not serving after the bad requests")
 
