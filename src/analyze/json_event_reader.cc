@@ -18,6 +18,13 @@ namespace {
 constexpr size_t kPadding = 64;
 constexpr size_t kMaxMember = size_t{16} << 20;
 
+std::string SizeText(size_t bytes) {
+  if (bytes >= (size_t{1} << 20) && bytes % (size_t{1} << 20) == 0) {
+    return std::to_string(bytes >> 20) + " MiB";
+  }
+  return std::to_string(bytes) + " bytes";
+}
+
 enum class Where { kStart, kTopObject, kTopArray, kDone };
 
 // State the block scanner shares with the byte-by-byte one.
@@ -137,6 +144,7 @@ struct JsonEventStream::State {
       : owned(std::move(own)),
         source(s),
         chunk(std::max<size_t>(o.chunk_bytes, 1)),
+        max_event(std::max<size_t>(o.max_event_bytes, 1)),
         simd(o.simd && HasAvx2()) {
     buffer.resize(chunk + kPadding);
   }
@@ -150,6 +158,7 @@ struct JsonEventStream::State {
   std::unique_ptr<Source> owned;  // when the stream opened the source itself
   Source& source;
   size_t chunk;
+  size_t max_event;
   bool simd;
   JsonDocumentInfo info;
   // buffer holds [carry | new chunk | padding]; `carry` is an incomplete event.
@@ -333,6 +342,12 @@ void JsonEventStream::State::Round(std::vector<EventSpan>& spans) {
   const bool inside_event = events_array && depth > events_depth;
   const bool inside_member = where == Where::kTopObject && member_depth == 1;
   if (inside_event || inside_member) keep_from = value_start;
+  if (inside_event && end - value_start > max_event) {
+    throw Fail(base + value_start,
+               "an event is longer than " + SizeText(max_event) +
+                   ", the most opscope reads as one event (the file is corrupt, or not a "
+                   "profiler's trace)");
+  }
   if (keep_from < end && inside_member && end - keep_from > kMaxMember) {
     keep_from = end;  // too large to keep: its text is skipped, the scan goes on
     member_depth = -2;

@@ -4,6 +4,11 @@
 // "traceEvents" array of a top-level object; the other top-level members are
 // kept as raw JSON (each up to 16 MiB) for the importers' metadata.
 //
+// One event may be at most kMaxEventBytes (64 MiB) long: a longer one (a
+// corrupt or hostile file, such as a gzip whose one event has a 2 GiB name) is
+// an error at the event's first byte, and memory stays bounded by the cap and
+// the chunk size, never by the input.
+//
 // Errors carry the file and the byte offset (of the uncompressed text):
 // Error(kInvalidInput) for malformed or truncated JSON, Error(kIo) for I/O.
 #ifndef OPSCOPE_ANALYZE_JSON_EVENT_READER_H_
@@ -29,9 +34,12 @@ struct JsonDocumentInfo {
   uint64_t bytes = 0;  // uncompressed
 };
 
+constexpr size_t kMaxEventBytes = size_t{64} << 20;
+
 struct JsonReadOptions {
-  size_t chunk_bytes = size_t{8} << 20;  // tests use tiny chunks to cross boundaries
-  bool simd = true;                      // AVX2 block scanning where the CPU has it
+  size_t chunk_bytes = size_t{8} << 20;     // tests use tiny chunks to cross boundaries
+  bool simd = true;                         // AVX2 block scanning where the CPU has it
+  size_t max_event_bytes = kMaxEventBytes;  // tests use a small cap
 };
 
 // Where an event lies in a batch's buffer.

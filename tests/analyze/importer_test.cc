@@ -5,6 +5,7 @@
 #include <fstream>
 
 #include "analyze/importers/chrome_json/chrome_json_importer.h"
+#include "analyze/importers/csv_reader.h"
 #include "analyze/importers/timestamps.h"
 #include "analyze/json_event_reader.h"
 #include "analyze/passes/op_stats.h"
@@ -98,6 +99,76 @@ TEST(JsonEventReader, TruncatedAndMalformedInputsNameTheByte) {
   const std::string unknown = ErrorOf(Write(dir, "x.csv", "a,b,c\n1,2,3\n"));
   EXPECT_NE(unknown.find("is not a trace format opscope reads"), std::string::npos) << unknown;
   EXPECT_NE(ErrorOf(dir.path()).find("is a folder, not a trace file"), std::string::npos);
+}
+
+TEST(JsonEventReader, AnEventOverTheCapIsRefusedAtItsFirstByte) {
+  // 300 events of ~60 bytes, then one whose name runs past a 4 KiB cap: read in
+  // 512-byte chunks so the event spans many rounds and the carry must not grow past the cap.
+  std::string text = "{\"traceEvents\":[";
+  for (int i = 0; i < 300; ++i)
+    text += "{\"ph\":\"i\",\"name\":\"e\",\"ts\":1,\"pid\":1,\"tid\":1},";
+  const size_t huge_at = text.size();
+  text += "{\"ph\":\"i\",\"name\":\"" + std::string(100000, 'n') + "\",\"ts\":1}]}";
+  for (bool simd : {true, false}) {
+    auto source = Source::FromBytes("huge.json", text);
+    JsonEventStream stream(
+        *source, JsonReadOptions{.chunk_bytes = 512, .simd = simd, .max_event_bytes = 4096});
+    EventBatch batch;
+    size_t events = 0, largest_buffer = 0;
+    std::string error;
+    try {
+      while (stream.Next(batch)) {
+        events += batch.spans.size();
+        largest_buffer = std::max(largest_buffer, batch.buffer.size());
+      }
+    } catch (const Error& e) {
+      error = e.what();
+      EXPECT_EQ(e.code(), ErrorCode::kInvalidInput);
+    }
+    EXPECT_EQ(events, 300u) << "the events before the huge one are read";
+    EXPECT_NE(error.find("huge.json: byte " + std::to_string(huge_at) +
+                         ": an event is longer than 4096 bytes"),
+              std::string::npos)
+        << error;
+    EXPECT_LT(largest_buffer, 4096u + 2 * 512 + 128) << "memory bounded by the cap, not the input";
+  }
+  // At the cap exactly, the event is read.
+  const std::string event = "{\"ph\":\"i\",\"name\":\"" + std::string(4000, 'n') + "\",\"ts\":1}";
+  auto source = Source::FromBytes("fits.json", "[" + event + "]");
+  JsonEventStream stream(*source,
+                         JsonReadOptions{.chunk_bytes = 512, .max_event_bytes = event.size()});
+  EventBatch batch;
+  size_t events = 0;
+  while (stream.Next(batch)) events += batch.spans.size();
+  EXPECT_EQ(events, 1u);
+}
+
+TEST(CsvReader, ARecordOverTheCapsIsRefusedWithItsLine) {
+  auto many =
+      Source::FromBytes("many.csv", "a,b\n" + std::string(CsvReader::kMaxRecordFields, ','));
+  CsvReader fields_reader(*many);
+  std::vector<std::string> fields;
+  ASSERT_TRUE(fields_reader.Next(fields));
+  try {
+    fields_reader.Next(fields);
+    FAIL() << "a record of over a million fields was read";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("many.csv: line 2: a record has more than 1048576 fields"),
+              std::string::npos)
+        << e.what();
+  }
+  auto long_record =
+      Source::FromBytes("long.csv", "x\n\"" + std::string(CsvReader::kMaxRecordBytes + 1, 'q'));
+  CsvReader bytes_reader(*long_record);
+  ASSERT_TRUE(bytes_reader.Next(fields));
+  try {
+    bytes_reader.Next(fields);
+    FAIL() << "a record over 64 MiB was read";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("long.csv: line 2: a record is longer than 64 MiB"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(ChromeJsonImporter, ClassifiesAndComputesStatistics) {

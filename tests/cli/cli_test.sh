@@ -224,6 +224,21 @@ expect_grep '"\\x1b\[2J<img src=x onerror=alert(1)>,=1+1"' "$dir/out" "csv quote
 printf '{"traceEvents":[{"ph":"X","ts":1,' > "$dir/truncated.json"
 expect_status 3 "analyze truncated" "$opscope" analyze "$dir/truncated.json"
 expect_grep "truncated.json: byte 33: the JSON ends early" "$dir/err" "truncation names the byte"
+# One huge event (a 256 MiB name in a 250 KB gzip): refused at its first byte,
+# with memory bounded by the 64 MiB cap on one event, not by the input (it took
+# over 1 GiB before the cap).
+"$python" - "$dir/huge_event.json.gz" <<'PY'
+import sys, zlib
+with open(sys.argv[1], "wb") as f:
+    c = zlib.compressobj(6, zlib.DEFLATED, 31)
+    f.write(c.compress(b'{"traceEvents":[{"ph":"i","ts":1,"pid":1,"tid":1},{"ph":"i","name":"'))
+    for _ in range(256):
+        f.write(c.compress(b"n" * (1 << 20)))
+    f.write(c.compress(b'","ts":1}]}') + c.flush())
+PY
+expect_status 3 "analyze a gzip whose one event is 256 MiB" "$python" "$tools/peak_rss.py" 512 \
+  "$opscope" analyze "$dir/huge_event.json.gz" --out "$dir/huge_event-analysis"
+expect_grep "huge_event.json.gz: byte 50: an event is longer than 64 MiB" "$dir/err" "the huge event is named by its byte"
 printf 'hello' > "$dir/unknown.txt"
 expect_status 5 "analyze unknown format" "$opscope" analyze "$dir/unknown.txt"
 expect_status 4 "analyze missing file" "$opscope" analyze "$dir/absent.json"

@@ -40,10 +40,12 @@ bool CsvReader::Next(std::vector<std::string>& fields) {
                  source_.name() + ": line " + std::to_string(record_line_) + ": " + what);
   };
   char c;
+  size_t record_bytes = 0;
   while (Get(c)) {
     any = true;
-    if (field.size() > kMaxFieldBytes) {
-      throw fail("a field is longer than " + std::to_string(kMaxFieldBytes >> 20) + " MiB");
+    if (++record_bytes > kMaxRecordBytes) {
+      throw fail("a record is longer than " + std::to_string(kMaxRecordBytes >> 20) +
+                 " MiB (the file is corrupt, or not the CSV it seems)");
     }
     if (quoted) {
       if (c == '"') {
@@ -61,6 +63,9 @@ bool CsvReader::Next(std::vector<std::string>& fields) {
     } else if (c == '"') {
       quoted = true;
     } else if (c == ',') {
+      if (fields.size() + 2 > kMaxRecordFields) {  // this field and at least one more
+        throw fail("a record has more than " + std::to_string(kMaxRecordFields) + " fields");
+      }
       fields.push_back(std::move(field));
       field.clear();
     } else if (c == '\n') {

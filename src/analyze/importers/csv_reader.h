@@ -19,12 +19,14 @@ class CsvReader {
 
   // The next record's fields; false at the end of the data. Throws
   // Error(kInvalidInput) naming the source and line when a quoted field is not
-  // closed, or a field grows past kMaxFieldBytes.
+  // closed, or a record grows past kMaxRecordBytes or kMaxRecordFields (memory
+  // stays bounded by those caps, never by the input).
   bool Next(std::vector<std::string>& fields);
   // The line the last record returned by Next began on (1-based).
   int record_line() const { return record_line_; }
 
-  static constexpr size_t kMaxFieldBytes = size_t{64} << 20;
+  static constexpr size_t kMaxRecordBytes = size_t{64} << 20;
+  static constexpr size_t kMaxRecordFields = size_t{1} << 20;
 
  private:
   bool Get(char& c);
