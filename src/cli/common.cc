@@ -6,6 +6,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "core/machine.h"
 #include "core/output.h"
 #include "core/text.h"
 #include "devices/registry.h"
@@ -35,8 +36,14 @@ void AddCommonOptions(CLI::App& app, CommonOptions& options, const std::string& 
 }
 
 std::unique_ptr<devices::Device> OpenDevice(const CommonOptions& options) {
-  return devices::OpenDevice(options.device.empty() ? devices::DefaultDevice() : options.device,
-                             devices::DeviceOptions{options.threads});
+  const std::string device = options.device.empty() ? devices::DefaultDevice() : options.device;
+  const int available = core::GetMachineInfo().logical_cpus;
+  if (device == "cpu" && options.threads > available && options.threads <= 4096) {
+    std::cerr << "opscope: --threads " << options.threads << " is more than the " << available
+              << " CPUs this process may use: using " << available
+              << " (more threads than CPUs only queue for them)\n";
+  }
+  return devices::OpenDevice(device, devices::DeviceOptions{options.threads});
 }
 
 void CheckStdout() {

@@ -23,7 +23,9 @@
 namespace opscope::devices {
 
 struct DeviceOptions {
-  int threads = 0;  // CPU worker threads; 0: all the CPUs this process may use
+  // CPU worker threads; 0: all the CPUs this process may use, which is also the
+  // most the CPU device starts (a larger count is capped to it).
+  int threads = 0;
 };
 
 constexpr int kBackendAbi = 2;

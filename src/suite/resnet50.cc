@@ -4,7 +4,6 @@
 
 #include <map>
 
-#include "core/machine.h"
 #include "core/text.h"
 
 namespace opscope::suite {
@@ -34,7 +33,6 @@ StepOutput ResNet50(const DeviceOpener& open, const ResNet50StepOptions& options
     used_layout = devices::Name(network.layout);
     results.push_back(workloads::RunResNet50(*device, network));
   }
-  const int cores = core::GetMachineInfo().logical_cpus;
   const std::string what =
       fmt::format("ResNet-50 v1.5 {} on {}, batch {}, {}x{}, {}, {} layout",
                   network.training ? "training" : "inference", device_id, network.shape.batch,
@@ -73,14 +71,6 @@ StepOutput ResNet50(const DeviceOpener& open, const ResNet50StepOptions& options
       "the device is synchronized before every clock read. Images/s p10 comes from the p90 "
       "iteration time.",
       network.iters, network.warmup));
-  for (const auto& r : results) {
-    if (r.threads > cores) {
-      time.notes.push_back(fmt::format(
-          "{} threads on {} logical CPUs: more threads than cores time-share the cores and "
-          "make every synchronizing operator wait for the slowest thread; latency gets worse.",
-          r.threads, cores));
-    }
-  }
   if (!results.empty() && results[0].layout_conversions > 0 && used_layout == "blocked") {
     time.notes.push_back(
         "Reorders/iter counts layout conversions of activations and gradients; the network "

@@ -123,6 +123,32 @@ expect_status 3 "bad schedule" "$opscope" demo --out "$dir/bad" --schedule activ
 expect_grep "active" "$dir/err" "schedule error explains"
 expect_status 3 "unreadable schedule" "$opscope" demo --out "$dir/bad" --schedule 'wait=x'
 expect_status 3 "bad threads" "$opscope" demo --threads 0
+# More threads than CPUs are capped, with a note: 4096 on a small machine took
+# 26 s for a 64^3 matmul and seconds to obey SIGINT.
+cpus=$("$python" -c 'import os; print(len(os.sched_getaffinity(0)))')
+expect_status 0 "bench with --threads 4096" timeout 60 "$opscope" bench matmul --sizes 64 --dtype fp32 \
+  --threads 4096 --format json
+expect_grep "threads 4096 is more than the $cpus CPUs this process may use: using $cpus" "$dir/err" \
+  "the cap is said"
+expect_status 0 "info with --threads 4096" "$opscope" info --threads 4096 --format json
+expect_grep "\"cores_used\",\"value\":\"$cpus of $cpus\"" "$dir/out" "--threads 4096 uses the $cpus CPUs"
+expect_status 0 "SIGINT stops a long benchmark within 1 s" "$python" - "$opscope" <<'PY'
+import signal, subprocess, sys, time
+p = subprocess.Popen([sys.argv[1], "bench", "matmul", "--sizes", "2048,4096,8192", "--threads", "4096"],
+                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+time.sleep(2)
+if p.poll() is not None:
+    sys.exit("the benchmark ended before the signal: give it more work")
+sent = time.monotonic()
+p.send_signal(signal.SIGINT)
+try:
+    p.wait(timeout=10)
+except subprocess.TimeoutExpired:
+    p.kill()
+took = time.monotonic() - sent
+print(f"SIGINT took {took:.3f} s")
+sys.exit(0 if took < 1.0 and p.returncode == -signal.SIGINT else 1)
+PY
 if [ -e "$dir/bad" ] && [ -n "$(ls -A "$dir/bad")" ]; then
   echo "FAIL: failed demo left files"; failures=$((failures + 1)); fi
 

@@ -255,7 +255,11 @@ std::unique_ptr<Device> CreateCpuDevice(const DeviceOptions& options) {
                 fmt::format("--threads {}: use a count from 1 to 4096 (0 or none: all {} CPUs)",
                             options.threads, available));
   }
-  const int threads = options.threads == 0 ? available : options.threads;
+  // More workers than CPUs only queue for them: the ceilings' all-thread
+  // measurements and OpenMP's spinning then take seconds for a 64^3 matmul, and a
+  // signal waits for its thread to be scheduled. Capped (the CLI says so).
+  const int threads =
+      options.threads == 0 ? available : std::min(options.threads, std::max(available, 1));
   return std::make_unique<CpuDevice>(threads);
 }
 
