@@ -1,4 +1,6 @@
 // `opscope bench matmul|conv2d|roofline`: flags to the suite's operator steps.
+#include <optional>
+
 #include "cli/common.h"
 #include "suite/operators.h"
 
@@ -16,7 +18,7 @@ struct RunnerFlags {
     app.add_option("--min-time", min_time_ms, "minimum total timed milliseconds (default 400)");
   }
   workloads::RunnerOptions Options() const {
-    return suite::CheckedRunnerOptions(warmup, min_reps, min_time_ms);
+    return workloads::CheckedRunnerOptions(warmup, min_reps, min_time_ms);
   }
 };
 
@@ -43,14 +45,14 @@ struct MatmulCommand {
 struct Conv2dCommand {
   CommonOptions common;
   RunnerFlags runner;
-  std::string configs;
+  std::optional<std::string> configs;  // given, even empty: an empty list is an error
   std::string dtypes = "fp32";
   std::string ceilings;
 
   void Run() const {
     suite::Conv2dOptions options;
-    if (!configs.empty()) {
-      for (const auto& c : SplitList(configs, "--configs")) options.configs.emplace_back(c, c);
+    if (configs) {
+      for (const auto& c : SplitList(*configs, "--configs")) options.configs.emplace_back(c, c);
     }
     options.dtypes = suite::ParseDTypes(dtypes);
     options.ceilings_file = ceilings;

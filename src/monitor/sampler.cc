@@ -1,5 +1,9 @@
 #include "monitor/sampler.h"
 
+#include <signal.h>
+
+#include <cerrno>
+
 #include "core/text.h"
 #include "monitor/cpu_sampler.h"
 #include "monitor/nvml_sampler.h"
@@ -19,6 +23,14 @@ std::string Metric::Key() const {
 
 std::vector<std::unique_ptr<Sampler>> OpenSamplers(const std::string& which, int pid,
                                                    std::vector<std::string>& notes) {
+  if (pid < 0) {
+    throw Error(ErrorCode::kInvalidArgument,
+                "--pid " + std::to_string(pid) +
+                    ": a process id is a positive number (0 or none: opscope itself)");
+  }
+  if (pid > 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) {
+    throw Error(ErrorCode::kInvalidArgument, "--pid " + std::to_string(pid) + ": no such process");
+  }
   std::vector<std::unique_ptr<Sampler>> samplers;
   const bool all = which.empty() || which == "all";
   if (all || which == "cpu" || which == "cpu:0") samplers.push_back(CreateCpuSampler(pid));

@@ -27,10 +27,14 @@ int64_t ParseDurationNs(const std::string& text, const std::string& option) {
   if (unit == "ms") scale = 1e6;
   if (unit == "s" || unit.empty()) scale = 1e9;
   if (unit == "m" || unit == "min") scale = 60e9;
+  if (unit == "h") scale = 3600e9;
+  if (unit == "d") scale = 86400e9;
   if (!(value > 0) || scale == 0 || value * scale > 1e9 * 86400 * 365) {
-    throw Error(ErrorCode::kInvalidArgument,
-                option + " '" + core::EscapeForTerminal(text) +
-                    "': expected a positive duration such as 100ms, 1s or 2m");
+    throw Error(
+        ErrorCode::kInvalidArgument,
+        option + " '" + core::EscapeForTerminal(text) +
+            "': expected a positive duration up to a year, in ns, us, ms, s (the default), m, h "
+            "or d, such as 100ms, 1s, 2m or 1h");
   }
   return static_cast<int64_t>(std::llround(value * scale));
 }

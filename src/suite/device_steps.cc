@@ -95,13 +95,8 @@ StepOutput Bandwidth(devices::Device& device, const BandwidthOptions& options) {
     }
   }
   const auto size_list = workloads::ParseSizes(options.sizes);
-  if (options.min_reps < 1 || !(options.min_time_ms >= 0)) {
-    throw Error(ErrorCode::kInvalidArgument, "--min-reps must be >= 1 and --min-time >= 0");
-  }
-  workloads::RunnerOptions runner;
-  runner.warmup = 2;
-  runner.min_reps = options.min_reps;
-  runner.min_time_ms = options.min_time_ms;
+  const workloads::RunnerOptions runner =
+      workloads::CheckedRunnerOptions(2, options.min_reps, options.min_time_ms);
   workloads::Progress progress("bw");
   const auto results = workloads::RunBandwidth(device, type_list, size_list, runner, progress);
   report::ResultTable table;

@@ -154,19 +154,6 @@ std::vector<devices::DType> ParseDTypes(const std::string& text) {
   return dtypes;
 }
 
-workloads::RunnerOptions CheckedRunnerOptions(int warmup, int min_reps, double min_time_ms) {
-  if (warmup < 0 || warmup > 1000 || min_reps < 1 || min_reps > 100000 ||
-      !(min_time_ms >= 0 && min_time_ms <= 600000)) {
-    throw Error(ErrorCode::kInvalidArgument,
-                "--warmup must be 0..1000, --min-reps 1..100000, --min-time 0..600000 ms");
-  }
-  workloads::RunnerOptions o;
-  o.warmup = warmup;
-  o.min_reps = min_reps;
-  o.min_time_ms = min_time_ms;
-  return o;
-}
-
 StepOutput Matmul(devices::Device& device, const MatmulOptions& options) {
   std::vector<std::string> impl_list = options.impls.empty() ? device.MatmulImpls() : options.impls;
   std::vector<devices::MatmulSpec> specs;
@@ -225,12 +212,14 @@ StepOutput Matmul(devices::Device& device, const MatmulOptions& options) {
   table.notes.push_back(flops_ceilings.source);
   for (const auto& [what, impl] : chosen)
     table.notes.push_back("implementation " + what + ": " + impl);
-  table.notes.push_back(
-      "Each case: first run timed apart, " + std::to_string(options.runner.warmup) +
-      " warm-up runs excluded, then repetitions until >= " +
-      std::to_string(options.runner.min_reps) +
-      " and >= " + fmt::format("{:.0f}", options.runner.min_time_ms) +
-      " ms; fresh random inputs; C checked against a double-precision reference.");
+  table.notes.push_back("Each case: first run timed apart, " +
+                        std::to_string(options.runner.warmup) +
+                        " warm-up runs excluded, then repetitions until >= " +
+                        std::to_string(options.runner.min_reps) +
+                        " and >= " + fmt::format("{:.0f}", options.runner.min_time_ms) +
+                        fmt::format(" ms (at most {} and {:.0f} s)", options.runner.max_reps,
+                                    options.runner.max_time_ms / 1000) +
+                        "; fresh random inputs; C checked against a double-precision reference.");
   return {{table}, FailureOf(failed, "matmul")};
 }
 

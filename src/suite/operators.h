@@ -47,10 +47,6 @@ struct RooflineOptions {
 };
 StepOutput Roofline(devices::Device& device, const RooflineOptions& options);
 
-// The runner's settings, checked: throws Error(kInvalidArgument) naming the
-// flags (--warmup 0..1000, --min-reps 1..100000, --min-time 0..600000 ms).
-workloads::RunnerOptions CheckedRunnerOptions(int warmup, int min_reps, double min_time_ms);
-
 }  // namespace opscope::suite
 
 #endif  // OPSCOPE_SUITE_OPERATORS_H_

@@ -259,6 +259,7 @@ devices::Conv2dSpec ParseConv2d(const std::string& text) {
       throw fail("unknown key '" + key + "'");
     }
     if (k - j > 9) throw fail(key + " is absurdly large");
+    if (v.count(key)) throw fail(key + " is given twice");
     v[key] = std::stoll(text.substr(j, k - j));
     i = k;
   }

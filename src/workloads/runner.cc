@@ -3,7 +3,24 @@
 #include <algorithm>
 #include <numeric>
 
+#include "opscope/opscope.h"
+
 namespace opscope::workloads {
+
+RunnerOptions CheckedRunnerOptions(int warmup, int min_reps, double min_time_ms) {
+  if (warmup < 0 || warmup > 1000 || min_reps < 1 || min_reps > 100000 ||
+      !(min_time_ms >= 0 && min_time_ms <= 600000)) {
+    throw Error(ErrorCode::kInvalidArgument,
+                "--warmup must be 0..1000, --min-reps 1..100000, --min-time 0..600000 ms");
+  }
+  RunnerOptions o;
+  o.warmup = warmup;
+  o.min_reps = min_reps;
+  o.min_time_ms = min_time_ms;
+  o.max_reps = std::max(o.max_reps, min_reps);
+  o.max_time_ms = std::max(o.max_time_ms, min_time_ms);
+  return o;
+}
 
 double Percentile(const std::vector<double>& sorted, double q) {
   if (sorted.empty()) return 0;

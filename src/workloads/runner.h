@@ -18,9 +18,15 @@ struct RunnerOptions {
   int warmup = 2;  // excluded runs after the first
   int min_reps = 10;
   double min_time_ms = 400;
-  int max_reps = 10000;
-  double max_time_ms = 15000;
+  int max_reps = 10000;        // a case stops at whichever of these comes first
+  double max_time_ms = 15000;  // (with at least 3 repetitions)
 };
+
+// The runner's settings from --warmup, --min-reps and --min-time, checked:
+// throws Error(kInvalidArgument) naming the flags (--warmup 0..1000, --min-reps
+// 1..100000, --min-time 0..600000 ms). The caps rise to what was asked, so a
+// --min-reps above 10,000 or a --min-time above 15 s is honoured, not cut.
+RunnerOptions CheckedRunnerOptions(int warmup, int min_reps, double min_time_ms);
 
 struct Stats {
   double first_run_ms = 0;  // the first call: allocation, JIT, page faults, cold caches

@@ -123,6 +123,17 @@ expect_status 3 "bad schedule" "$opscope" demo --out "$dir/bad" --schedule activ
 expect_grep "active" "$dir/err" "schedule error explains"
 expect_status 3 "unreadable schedule" "$opscope" demo --out "$dir/bad" --schedule 'wait=x'
 expect_status 3 "bad threads" "$opscope" demo --threads 0
+expect_status 3 "conv2d: a key given twice" "$opscope" bench conv2d --configs mb16ic8ih8oc8kh3mb4
+expect_grep "mb is given twice" "$dir/err" "the repeated key is named"
+expect_status 3 "conv2d: an empty --configs" "$opscope" bench conv2d --configs ''
+expect_grep "empty item" "$dir/err" "an empty --configs is refused like an empty --sizes"
+expect_status 3 "smi --pid -1" "$opscope" smi --pid -1
+expect_grep "a process id is a positive number" "$dir/err" "a negative pid is refused"
+expect_status 3 "smi --pid of no process" "$opscope" smi --pid 2147483646
+expect_grep "no such process" "$dir/err" "an absent pid is refused"
+# An hourly watch is accepted (it was refused): its first reading comes after the
+# first hour (a rate over the interval), so it is still running when stopped.
+expect_status 124 "smi --watch 1h is accepted" timeout 2 "$opscope" smi --watch 1h --count 1 --format json
 # More threads than CPUs are capped, with a note: 4096 on a small machine took
 # 26 s for a 64^3 matmul and seconds to obey SIGINT.
 cpus=$("$python" -c 'import os; print(len(os.sched_getaffinity(0)))')

@@ -77,6 +77,9 @@ TEST(Watch, HoldsItsIntervalWithoutDrift) {
   EXPECT_THROW(ParseDurationNs("fast", "--watch"), Error);
   EXPECT_EQ(ParseDurationNs("1.5s", "x"), 1500000000);
   EXPECT_EQ(ParseDurationNs("10ms", "x"), 10000000);
+  EXPECT_EQ(ParseDurationNs("1h", "--watch"), int64_t{3600} * 1000000000);
+  EXPECT_EQ(ParseDurationNs("2d", "--watch"), int64_t{2} * 86400 * 1000000000);
+  EXPECT_THROW(ParseDurationNs("400d", "--watch"), Error) << "over a year";
 }
 
 }  // namespace

@@ -3,9 +3,11 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cmath>
 #include <thread>
 
 #include "devices/registry.h"
+#include "opscope/opscope.h"
 
 namespace opscope::workloads {
 namespace {
@@ -54,6 +56,26 @@ TEST(Runner, RotationDefeatsTheCache) {
   EXPECT_EQ(RotationSets(p, 1 << 10), 16);
   p.caches.clear();
   EXPECT_EQ(RotationSets(p, 1 << 10), 1);
+}
+
+TEST(Runner, CheckedOptionsHonourWhatWasAsked) {
+  // Above the default caps (10,000 repetitions, 15 s), the caps rise: a
+  // --min-reps 20000 was silently cut to 10,000 before.
+  const RunnerOptions many = CheckedRunnerOptions(0, 20000, 0);
+  EXPECT_EQ(many.min_reps, 20000);
+  EXPECT_GE(many.max_reps, 20000);
+  const RunnerOptions long_time = CheckedRunnerOptions(0, 1, 60000);
+  EXPECT_GE(long_time.max_time_ms, 60000);
+  const RunnerOptions defaults = CheckedRunnerOptions(2, 10, 400);
+  EXPECT_EQ(defaults.max_reps, RunnerOptions{}.max_reps);
+  for (const auto& [warmup, reps, ms] : {std::tuple{-1, 10, 1.0},
+                                         {2, 0, 1.0},
+                                         {2, 100001, 1.0},
+                                         {2, 10, -1.0},
+                                         {2, 10, std::nan("")}}) {
+    EXPECT_THROW(CheckedRunnerOptions(warmup, reps, ms), Error)
+        << warmup << " " << reps << " " << ms;
+  }
 }
 
 }  // namespace
