@@ -4,6 +4,7 @@
 
 #include "analyze/importer.h"
 #include "analyze/pipeline.h"
+#include "analyze/trace_inputs.h"
 #include "core/ceilings.h"
 
 namespace opscope::analyze {
@@ -15,18 +16,24 @@ AnalyzedSet AnalyzeFiles(const AnalyzeOptions& options) {
   const auto ms = [](Clock::duration d) {
     return std::chrono::duration<double, std::milli>(d).count();
   };
-  for (const std::string& path : FindTraceFiles(options.inputs)) {
+  TraceInputs inputs = FindTraceInputs(options.inputs);
+  out.unused = std::move(inputs.unused);
+  for (const TraceInput& input : inputs.traces) {
+    const std::string& path = input.path;
     const auto t0 = Clock::now();
     const TraceModel model = ImportTrace(path);
     const auto t1 = Clock::now();
     AnalyzedTrace t;
     t.path = path;
+    t.rank = input.rank;
+    t.rank_source = input.rank_source;
     t.format = model.format;
     t.events = model.size();
     t.tracks = model.tracks.size();
     t.analysis = AnalyzeTrace(model, {.ceilings = options.ceilings});
     t.findings = Advise(t.analysis, options.thresholds);
-    ranks.push_back(SummarizeRank(model, static_cast<int>(ranks.size())));
+    ranks.push_back(
+        SummarizeRank(model, input.rank >= 0 ? input.rank : static_cast<int>(ranks.size())));
     t.import_ms = ms(t1 - t0);
     t.analysis_ms = ms(Clock::now() - t1);
     out.traces.push_back(std::move(t));

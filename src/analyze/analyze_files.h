@@ -1,8 +1,8 @@
 // What `opscope analyze` computes, as a library call: every trace named (files,
-// folders of rank files, "-"), imported and analysed one at a time (a trace's
-// model is dropped once its analysis is done, so many ranks never need to be in
-// memory together), the advisor's findings for each, and the comparison of
-// ranks when there are several.
+// folders of rank files, Ascend output trees, "-"; see trace_inputs.h), imported and analysed one
+// at a time (a trace's model is dropped once its analysis is done, so many ranks never need to be
+// in memory together), the advisor's findings for each, and the comparison of ranks when there are
+// several.
 #ifndef OPSCOPE_ANALYZE_ANALYZE_FILES_H_
 #define OPSCOPE_ANALYZE_ANALYZE_FILES_H_
 
@@ -14,6 +14,7 @@
 #include "analyze/advisor.h"
 #include "analyze/analysis.h"
 #include "analyze/multirank.h"
+#include "analyze/trace_inputs.h"
 
 namespace opscope::analyze {
 
@@ -25,6 +26,8 @@ struct AnalyzeOptions {
 
 struct AnalyzedTrace {
   std::string path;
+  int rank = -1;            // from the files around it (trace_inputs.h); -1: not known
+  std::string rank_source;  // what the rank was read from
   std::string format;
   size_t events = 0, tracks = 0;
   Analysis analysis;
@@ -33,11 +36,12 @@ struct AnalyzedTrace {
 };
 
 struct AnalyzedSet {
-  std::vector<AnalyzedTrace> traces;    // in the order of FindTraceFiles
+  std::vector<AnalyzedTrace> traces;    // in the order of FindTraceInputs
   std::optional<RankComparison> ranks;  // when there are several traces
+  std::vector<UnusedFile> unused;       // files found in the folders and not read, with why
 };
 
-// Throws what ImportTrace and FindTraceFiles throw, naming the file.
+// Throws what ImportTrace and FindTraceInputs throw, naming the file.
 AnalyzedSet AnalyzeFiles(const AnalyzeOptions& options);
 
 // Measured ceilings (`opscope bench roofline`'s ceilings.json) as the roofline

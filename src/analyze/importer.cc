@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "analyze/trace_inputs.h"
 #include "core/text.h"
 #include "opscope/opscope.h"
 
@@ -56,34 +57,7 @@ bool MatchesTraceName(std::string_view file_name) {
 
 std::vector<std::string> FindTraceFiles(const std::vector<std::string>& inputs) {
   std::vector<std::string> out;
-  for (const auto& input : inputs) {
-    std::error_code ec;
-    if (input == "-" || !std::filesystem::is_directory(input, ec)) {
-      out.push_back(input);
-      continue;
-    }
-    std::vector<std::string> found;
-    for (const auto& entry : std::filesystem::directory_iterator(input, ec)) {
-      if (entry.is_regular_file() && MatchesTraceName(entry.path().filename().string())) {
-        found.push_back(entry.path().string());
-      }
-    }
-    if (ec) {
-      throw Error(ErrorCode::kIo, "cannot list '" + input + "': " + ec.message());
-    }
-    if (found.empty()) {
-      std::string patterns;
-      for (const Importer& importer : Importers()) {
-        for (const std::string_view p : importer.file_patterns) {
-          patterns += (patterns.empty() ? "" : ", ") + std::string(p);
-        }
-      }
-      throw Error(ErrorCode::kInvalidInput,
-                  "'" + input + "' holds no trace files (" + patterns + ", plain or .gz/.zip)");
-    }
-    std::sort(found.begin(), found.end());
-    out.insert(out.end(), found.begin(), found.end());
-  }
+  for (TraceInput& input : FindTraceInputs(inputs).traces) out.push_back(std::move(input.path));
   return out;
 }
 

@@ -42,9 +42,10 @@ TraceModel ImportTrace(Source& source);
 // True when a file's name matches one of an importer's patterns.
 bool MatchesTraceName(std::string_view file_name);
 
-// The trace files given directly (kept as given, "-" included), and for each
-// folder the files in it whose names an importer reads, sorted by name.
-// Error(kInvalidInput) for a folder holding none.
+// The files FindTraceInputs (trace_inputs.h) chooses, one per rank: those given
+// directly (kept as given, "-" included), the timeline of each rank of an Ascend
+// output tree, and for other folders the files whose names an importer reads,
+// sorted by name. Error(kInvalidInput) for a folder holding none.
 std::vector<std::string> FindTraceFiles(const std::vector<std::string>& inputs);
 
 }  // namespace opscope::analyze

@@ -56,7 +56,8 @@ void RegisterAnalyze(CLI::App& app) {
       "analyze", "operator statistics of traces from opscope, PyTorch/Kineto and torch_npu");
   sub->add_option("traces", command->options.inputs,
                   "trace files (.json, kernel_details.csv; plain, .gz or .zip; - for standard "
-                  "input) or folders of them (one per rank)")
+                  "input), folders of them (one per rank), or Ascend profiler output (a "
+                  "*_ascend_pt/_ascend_ms folder, their parent, ASCEND_PROFILER_OUTPUT, PROF_*)")
       ->required();
   sub->add_option("--format", command->format, "table, json or csv")
       ->check(CLI::IsMember({"table", "json", "csv"}));

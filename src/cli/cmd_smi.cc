@@ -39,6 +39,8 @@ struct SmiCommand {
   int pid = 0;
 
   void Run() const {
+    if (count < 0)
+      throw Error(ErrorCode::kInvalidArgument, "--count must be >= 0 (0: until interrupted)");
     if (serve) return Serve();
     if (!watch.empty()) return Stream();
     EmitStep(
@@ -52,8 +54,6 @@ struct SmiCommand {
       throw Error(ErrorCode::kInvalidArgument,
                   "--watch " + watch + ": the shortest interval is 10ms");
     }
-    if (count < 0)
-      throw Error(ErrorCode::kInvalidArgument, "--count must be >= 0 (0: until interrupted)");
     std::vector<std::string> notes;
     auto samplers = monitor::OpenSamplers(device, pid, notes);
     for (const auto& note : notes) std::cerr << "opscope: " << note << '\n';

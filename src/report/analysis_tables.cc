@@ -271,10 +271,11 @@ void AddRanks(const analyze::RankComparison& c, std::vector<ResultTable>& tables
   ResultTable table;
   table.section = "ranks";
   table.title =
-      c.slow_rank >= 0
-          ? fmt::format("Ranks: rank {} is the slowest, {:.1f}% above the median rank's step time",
-                        c.slow_rank, c.slow_pct)
-          : std::string("Ranks");
+      c.slow_rank < 0 ? std::string("Ranks")
+      : c.slow_pct < 1
+          ? std::string("Ranks: mean step times agree within 1%")
+          : fmt::format("Ranks: rank {} is the slowest, {:.1f}% above the median rank's step time",
+                        c.slow_rank, c.slow_pct);
   table.columns = {{"rank", "Rank"},
                    {"trace", "Trace"},
                    {"steps", "Complete steps"},
@@ -416,6 +417,14 @@ std::vector<ResultTable> AnalysisTables(const analyze::AnalyzedSet& set,
     AddMoreAnalyses(t.path, t.analysis, tables);
   }
   if (set.ranks) AddRanks(*set.ranks, tables);
+  if (!set.unused.empty()) {
+    ResultTable table;
+    table.section = "unused_files";
+    table.title = fmt::format("Files found and not read ({})", set.unused.size());
+    table.columns = {{"file", "File"}, {"reason", "Why"}};
+    for (const auto& u : set.unused) table.AddRow({u.path, u.reason});
+    tables.push_back(std::move(table));
+  }
   return tables;
 }
 

@@ -10,9 +10,11 @@
 #include <zlib.h>
 
 #include <fstream>
+#include <map>
 #include <thread>
 
 #include "analyze/importer.h"
+#include "analyze/trace_inputs.h"
 #include "opscope/opscope.h"
 #include "test_util.h"
 
@@ -271,6 +273,98 @@ TEST(Discovery, FolderFilesAreChosenByTheImportersPatterns) {
   testing::TempDir empty;
   WriteFile(empty.path() / "notes.txt", "");
   EXPECT_THROW(FindTraceFiles({empty.path().string()}), Error);
+}
+
+TEST(Discovery, AscendTreesGiveOneTimelinePerRankAndListTheRest) {
+  // A job folder as torch_npu leaves it (ascend.md, 1.2 and 1.7): two hosts,
+  // ranks from profiler_info_{rank}.json, a rank profiled twice, a rank whose
+  // rank is only in profiler_info.json's rank_id (a string, as new releases
+  // write it), one with only the SQLite export, and an msprof PROF_* folder.
+  testing::TempDir dir;
+  const auto job = dir.path() / "job";
+  const auto rank_dir = [&](const std::string& host, const std::string& name) {
+    const auto root = job / host / name;
+    std::filesystem::create_directories(root / "ASCEND_PROFILER_OUTPUT");
+    std::filesystem::create_directories(root / "FRAMEWORK");
+    std::filesystem::create_directories(root / "PROF_000001_20260102120000000_ABCDEF");
+    WriteFile(root / "ASCEND_PROFILER_OUTPUT" / "analyse.done", "");
+    return root;
+  };
+  const auto r1 = rank_dir("node_b", "host_b_7_20260102120000123_ascend_pt");
+  WriteFile(r1 / "profiler_info_1.json", "{}");
+  WriteFile(r1 / "ASCEND_PROFILER_OUTPUT" / "trace_view.json", "[]");
+  WriteFile(r1 / "ASCEND_PROFILER_OUTPUT" / "kernel_details.csv", "");
+  WriteFile(r1 / "ASCEND_PROFILER_OUTPUT" / "communication.json", "{}");
+  const auto r0 = rank_dir("node_a", "host_a_3_20260102120000456_ascend_pt");
+  WriteFile(r0 / "profiler_info_0.json", "{}");
+  WriteFile(r0 / "ASCEND_PROFILER_OUTPUT" / "kernel_details.csv", "");
+  const auto r0_old = rank_dir("node_a", "host_a_3_20260101090000000_ascend_pt");
+  WriteFile(r0_old / "profiler_info_0.json", "{}");
+  WriteFile(r0_old / "ASCEND_PROFILER_OUTPUT" / "trace_view.json", "[]");
+  const auto r2 = rank_dir("node_b", "host_b_8_20260102120000789_ascend_ms");
+  WriteFile(r2 / "profiler_info.json", "{\"rank_id\": \"2\"}");
+  WriteFile(r2 / "ASCEND_PROFILER_OUTPUT" / "trace_view.json", "[]");
+  const auto db_only = rank_dir("node_b", "host_b_9_20260102120000999_ascend_pt");
+  WriteFile(db_only / "ASCEND_PROFILER_OUTPUT" / "ascend_pytorch_profiler_3.db", "");
+  const auto prof = job / "PROF_000002_20260102120000000_XYZ" / "mindstudio_profiler_output";
+  std::filesystem::create_directories(prof);
+  WriteFile(prof / "msprof_20260102120000.json", "[]");
+  WriteFile(prof / "op_summary_20260102120000.csv", "");
+
+  const TraceInputs found = FindTraceInputs({job.string()});
+  std::vector<std::pair<std::string, int>> traces;
+  for (const auto& t : found.traces) {
+    traces.emplace_back(std::filesystem::relative(t.path, job).string(), t.rank);
+  }
+  const std::vector<std::pair<std::string, int>> expected = {
+      {"node_a/host_a_3_20260102120000456_ascend_pt/ASCEND_PROFILER_OUTPUT/kernel_details.csv", 0},
+      {"node_b/host_b_7_20260102120000123_ascend_pt/ASCEND_PROFILER_OUTPUT/trace_view.json", 1},
+      {"node_b/host_b_8_20260102120000789_ascend_ms/ASCEND_PROFILER_OUTPUT/trace_view.json", 2},
+      {"PROF_000002_20260102120000000_XYZ/mindstudio_profiler_output/msprof_20260102120000.json",
+       -1}};
+  EXPECT_EQ(traces, expected);
+  EXPECT_EQ(found.traces[2].rank_source, "profiler_info.json rank_id");
+  std::map<std::string, std::string> unused;
+  for (const auto& u : found.unused) {
+    unused[std::filesystem::relative(u.path, job).string()] = u.reason;
+  }
+  EXPECT_NE(unused["node_a/host_a_3_20260101090000000_ascend_pt"].find("an older run of rank 0"),
+            std::string::npos);
+  EXPECT_NE(unused["node_b/host_b_7_20260102120000123_ascend_pt/ASCEND_PROFILER_OUTPUT/"
+                   "kernel_details.csv"]
+                .find("same device kernels as trace_view.json"),
+            std::string::npos);
+  EXPECT_NE(unused["node_b/host_b_7_20260102120000123_ascend_pt/ASCEND_PROFILER_OUTPUT/"
+                   "communication.json"]
+                .find("not read yet"),
+            std::string::npos);
+  EXPECT_NE(unused["node_b/host_b_7_20260102120000123_ascend_pt/FRAMEWORK"].find("binary"),
+            std::string::npos);
+  EXPECT_NE(unused["node_b/host_b_9_20260102120000999_ascend_pt"].find("no timeline"),
+            std::string::npos);
+  EXPECT_NE(unused["node_b/host_b_9_20260102120000999_ascend_pt/ASCEND_PROFILER_OUTPUT/"
+                   "ascend_pytorch_profiler_3.db"]
+                .find("SQLite"),
+            std::string::npos);
+  EXPECT_NE(unused["PROF_000002_20260102120000000_XYZ/mindstudio_profiler_output/"
+                   "op_summary_20260102120000.csv"]
+                .find("msprof summary"),
+            std::string::npos);
+  EXPECT_EQ(unused.count("node_a/host_a_3_20260102120000456_ascend_pt/ASCEND_PROFILER_OUTPUT"), 0u)
+      << "analyse.done is there";
+
+  // The output folder alone: the rank from its parent's profiler_info.
+  const TraceInputs alone = FindTraceInputs({(r1 / "ASCEND_PROFILER_OUTPUT").string()});
+  ASSERT_EQ(alone.traces.size(), 1u);
+  EXPECT_EQ(alone.traces[0].rank, 1);
+  // Only the SQLite export: an error naming what is missing.
+  try {
+    FindTraceInputs({db_only.string()});
+    ADD_FAILURE() << "a tree without a timeline was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kInvalidInput);
+    EXPECT_NE(std::string(e.what()).find("trace_view.json"), std::string::npos) << e.what();
+  }
 }
 
 TEST(Registry, ImportersHaveUniqueNamesAndPatterns) {

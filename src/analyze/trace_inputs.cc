@@ -1,0 +1,344 @@
+#include "analyze/trace_inputs.h"
+
+#include <simdjson.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <regex>
+
+#include "analyze/importer.h"
+#include "core/text.h"
+#include "opscope/opscope.h"
+
+namespace opscope::analyze {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr int kSearchDepth = 4;  // a job folder > host folders > rank folders > outputs
+
+// Why each file of ASCEND_PROFILER_OUTPUT that carries analysis value is not
+// read (yet): ascend.md, section 3.
+const std::map<std::string, std::string, std::less<>>& OutputFileReasons() {
+  static const std::map<std::string, std::string, std::less<>> reasons = {
+      {"kernel_details.csv",
+       "the same device kernels as trace_view.json, which is read (its AI Core metrics are not "
+       "read yet)"},
+      {"op_statistic.csv", "per-operator-type totals of kernel_details.csv: not read yet"},
+      {"step_trace_time.csv", "per-step computing/communication/free breakdown: not read yet"},
+      {"communication.json", "per-collective time and bandwidth: not read yet"},
+      {"communication_matrix.json", "bandwidth per link (source, destination): not read yet"},
+      {"operator_memory.csv", "memory per operator: not read yet"},
+      {"memory_record.csv", "memory over time: not read yet"},
+      {"npu_module_mem.csv", "memory per NPU module: not read yet"},
+      {"api_statistic.csv", "CANN API call totals: not read yet"},
+      {"operator_details.csv", "framework operators with shapes: not read yet"},
+      {"l2_cache.csv", "L2 cache hit rates per kernel: not read yet"},
+      {"analyse.done", "torch_npu's marker that parsing finished"},
+  };
+  return reasons;
+}
+
+bool EndsWith(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
+bool IsRankRoot(const fs::path& dir) {
+  const std::string name = dir.filename().string();
+  std::error_code ec;
+  return (EndsWith(name, "_ascend_pt") || EndsWith(name, "_ascend_ms")) &&
+         fs::is_directory(dir / "ASCEND_PROFILER_OUTPUT", ec);
+}
+
+bool IsMsprofRoot(const fs::path& dir) {
+  static const std::regex pattern("^PROF_\\d+_\\d+_[0-9a-zA-Z]+$");
+  return std::regex_match(dir.filename().string(), pattern);
+}
+
+bool IsOutputFolder(const fs::path& dir) { return dir.filename() == "ASCEND_PROFILER_OUTPUT"; }
+
+std::vector<fs::path> Entries(const fs::path& dir) {
+  std::vector<fs::path> entries;
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    entries.push_back(it->path());
+  }
+  if (ec) {
+    throw Error(ErrorCode::kIo,
+                "cannot list '" + core::EscapeForTerminal(dir.string()) + "': " + ec.message());
+  }
+  std::sort(entries.begin(), entries.end());
+  return entries;
+}
+
+bool IsDir(const fs::path& p) {
+  std::error_code ec;
+  return fs::is_directory(p, ec);
+}
+
+// The number in a name such as profiler_info_3.json or ascend_pytorch_profiler_3.db.
+std::optional<int> RankInName(const std::string& name, const std::string& prefix,
+                              const std::string& suffix) {
+  if (name.size() <= prefix.size() + suffix.size() || name.rfind(prefix, 0) != 0 ||
+      !EndsWith(name, suffix)) {
+    return std::nullopt;
+  }
+  const std::string digits =
+      name.substr(prefix.size(), name.size() - prefix.size() - suffix.size());
+  if (digits.empty() || digits.size() > 7 ||
+      digits.find_first_not_of("0123456789") != std::string::npos) {
+    return std::nullopt;
+  }
+  return std::stoi(digits);
+}
+
+// `rank_id` of a profiler_info.json: an int in old releases, a string in new ones.
+std::optional<int> RankInProfilerInfo(const fs::path& file) {
+  simdjson::dom::parser parser;
+  simdjson::dom::element root;
+  if (parser.load(file.string()).get(root) != simdjson::SUCCESS) return std::nullopt;
+  simdjson::dom::element rank;
+  if (root["rank_id"].get(rank) != simdjson::SUCCESS) return std::nullopt;
+  int64_t value = -1;
+  std::string_view text;
+  if (rank.get_int64().get(value) == simdjson::SUCCESS) {
+  } else if (rank.get_string().get(text) == simdjson::SUCCESS && !text.empty() &&
+             text.size() <= 7 && text.find_first_not_of("0123456789") == std::string_view::npos) {
+    value = std::stoi(std::string(text));
+  }
+  if (value < 0 || value > 9999999) return std::nullopt;
+  return static_cast<int>(value);
+}
+
+// The timestamp in a run folder's name, for "the newest run of a rank":
+// {worker}_{timestamp}_ascend_pt (parsed from the right: host names hold '_')
+// or PROF_{n}_{timestamp}_{id}.
+std::string RunTimestamp(const fs::path& root) {
+  const std::string name = root.filename().string();
+  std::vector<std::string> tokens;
+  size_t start = 0;
+  while (true) {
+    const size_t at = name.find('_', start);
+    tokens.push_back(name.substr(start, at == std::string::npos ? std::string::npos : at - start));
+    if (at == std::string::npos) break;
+    start = at + 1;
+  }
+  if (IsMsprofRoot(root) && tokens.size() >= 4) return tokens[2];
+  return tokens.size() >= 3 ? tokens[tokens.size() - 3] : std::string();
+}
+
+struct Found {
+  std::vector<fs::path> roots;  // rank roots, output folders or PROF_* folders
+};
+
+void Search(const fs::path& dir, int depth, Found& found) {
+  if (IsRankRoot(dir) || IsMsprofRoot(dir) || IsOutputFolder(dir)) {
+    found.roots.push_back(dir);
+    return;
+  }
+  if (depth >= kSearchDepth) return;
+  for (const fs::path& entry : Entries(dir)) {
+    if (IsDir(entry)) Search(entry, depth + 1, found);
+  }
+}
+
+struct RankTree {
+  fs::path root;
+  std::optional<TraceInput> trace;
+  std::vector<UnusedFile> unused;
+  std::string timestamp;
+};
+
+// One ASCEND_PROFILER_OUTPUT folder: its timeline and what is left.
+void ReadOutputFolder(const fs::path& output, RankTree& tree) {
+  const std::vector<fs::path> files = Entries(output);
+  const auto has = [&](const char* name) {
+    return std::find(files.begin(), files.end(), output / name) != files.end();
+  };
+  const std::string primary = has("trace_view.json")      ? "trace_view.json"
+                              : has("kernel_details.csv") ? "kernel_details.csv"
+                                                          : "";
+  if (!primary.empty()) tree.trace = TraceInput{(output / primary).string()};
+  if (!has("analyse.done")) {
+    tree.unused.push_back(
+        {output.string(),
+         "no analyse.done: torch_npu's parse may not have finished; its files may be partial"});
+  }
+  for (const fs::path& file : files) {
+    const std::string name = file.filename().string();
+    if (name == primary || name == "analyse.done") continue;
+    const auto& reasons = OutputFileReasons();
+    if (const auto it = reasons.find(name); it != reasons.end()) {
+      tree.unused.push_back({file.string(), it->second});
+    } else if (EndsWith(name, ".db")) {
+      tree.unused.push_back({file.string(), "the SQLite export: not read yet"});
+    } else {
+      tree.unused.push_back({file.string(), "not a file opscope knows"});
+    }
+  }
+}
+
+void ReadRankRoot(const fs::path& root, RankTree& tree) {
+  tree.root = root;
+  tree.timestamp = RunTimestamp(root);
+  const fs::path output = IsOutputFolder(root) ? root : root / "ASCEND_PROFILER_OUTPUT";
+  ReadOutputFolder(output, tree);
+  const fs::path info_dir = IsOutputFolder(root) ? root.parent_path() : root;
+  std::optional<int> rank;
+  std::string source;
+  if (IsDir(info_dir) && (IsOutputFolder(root) ? IsRankRoot(info_dir) : true)) {
+    for (const fs::path& entry : Entries(info_dir)) {
+      const std::string name = entry.filename().string();
+      if (const auto r = RankInName(name, "profiler_info_", ".json"); r && !rank) {
+        rank = r, source = name;
+      }
+      if (name == "profiler_info.json" && !rank) {
+        if (const auto r = RankInProfilerInfo(entry)) rank = r, source = name + " rank_id";
+      }
+      if (!IsOutputFolder(root) && IsDir(entry)) {
+        if (name == "FRAMEWORK") {
+          tree.unused.push_back(
+              {entry.string(), "torch_npu's binary framework records: undocumented, not read"});
+        } else if (IsMsprofRoot(entry)) {
+          tree.unused.push_back(
+              {entry.string(),
+               "raw CANN data: its parsed copy in ASCEND_PROFILER_OUTPUT is read instead"});
+        }
+      }
+    }
+  }
+  if (!rank) {
+    for (const fs::path& entry : Entries(output)) {
+      const std::string name = entry.filename().string();
+      for (const char* prefix : {"ascend_pytorch_profiler_", "ascend_mindspore_profiler_"}) {
+        if (const auto r = RankInName(name, prefix, ".db")) rank = r, source = name;
+      }
+    }
+  }
+  if (tree.trace && rank) {
+    tree.trace->rank = *rank;
+    tree.trace->rank_source = source;
+  }
+}
+
+void ReadMsprofRoot(const fs::path& root, RankTree& tree) {
+  tree.root = root;
+  tree.timestamp = RunTimestamp(root);
+  const fs::path output = root / "mindstudio_profiler_output";
+  if (!IsDir(output)) return;
+  for (const fs::path& file : Entries(output)) {
+    const std::string name = file.filename().string();
+    if (!tree.trace && name.rfind("msprof_", 0) == 0 && EndsWith(name, ".json")) {
+      tree.trace = TraceInput{file.string()};
+    } else if (name.rfind("msprof_", 0) == 0 && EndsWith(name, ".json")) {
+      tree.unused.push_back(
+          {file.string(), "another slice of the msprof timeline: not merged yet"});
+    } else {
+      tree.unused.push_back({file.string(), "an msprof summary: not read yet"});
+    }
+  }
+}
+
+// A folder with no Ascend tree in it: its trace files, one rank each.
+void ReadPlainFolder(const std::string& input, TraceInputs& out) {
+  std::vector<std::string> found;
+  for (const fs::path& entry : Entries(input)) {
+    std::error_code ec;
+    if (fs::is_regular_file(entry, ec) && MatchesTraceName(entry.filename().string())) {
+      found.push_back(entry.string());
+    }
+  }
+  if (found.empty()) {
+    std::string patterns;
+    for (const Importer& importer : Importers()) {
+      for (const std::string_view p : importer.file_patterns) {
+        patterns += (patterns.empty() ? "" : ", ") + std::string(p);
+      }
+    }
+    throw Error(ErrorCode::kInvalidInput,
+                "'" + core::EscapeForTerminal(input) + "' holds no trace files (" + patterns +
+                    ", plain or .gz/.zip) and no Ascend profiler output (*_ascend_pt, "
+                    "*_ascend_ms, ASCEND_PROFILER_OUTPUT, PROF_*)");
+  }
+  for (auto& path : found) out.traces.push_back(TraceInput{std::move(path)});
+}
+
+}  // namespace
+
+TraceInputs FindTraceInputs(const std::vector<std::string>& inputs) {
+  TraceInputs out;
+  std::vector<RankTree> trees;
+  for (const std::string& input : inputs) {
+    if (input == "-" || !IsDir(input)) {
+      out.traces.push_back(TraceInput{input});
+      continue;
+    }
+    Found found;
+    Search(input, 0, found);
+    if (found.roots.empty()) {
+      ReadPlainFolder(input, out);
+      continue;
+    }
+    for (const fs::path& root : found.roots) {
+      RankTree tree;
+      if (IsMsprofRoot(root)) {
+        ReadMsprofRoot(root, tree);
+      } else {
+        ReadRankRoot(root, tree);
+      }
+      if (!tree.trace) {
+        tree.unused.push_back({root.string(),
+                               "no timeline opscope reads in it (trace_view.json, "
+                               "kernel_details.csv or msprof_*.json)"});
+      }
+      trees.push_back(std::move(tree));
+    }
+  }
+  // One run per rank: the newest, as msprof-analyze does.
+  std::map<int, size_t> newest;
+  for (size_t i = 0; i < trees.size(); ++i) {
+    if (!trees[i].trace || trees[i].trace->rank < 0) continue;
+    const auto [it, inserted] = newest.emplace(trees[i].trace->rank, i);
+    if (!inserted && trees[i].timestamp.size() >= trees[it->second].timestamp.size() &&
+        trees[i].timestamp > trees[it->second].timestamp) {
+      it->second = i;
+    }
+  }
+  std::vector<TraceInput> known, unknown;
+  for (size_t i = 0; i < trees.size(); ++i) {
+    RankTree& tree = trees[i];
+    if (tree.trace && tree.trace->rank >= 0 && newest.at(tree.trace->rank) != i) {
+      out.unused.push_back({tree.root.string(), "an older run of rank " +
+                                                    std::to_string(tree.trace->rank) +
+                                                    " (the newest run of each rank is read)"});
+      continue;
+    }
+    out.unused.insert(out.unused.end(), tree.unused.begin(), tree.unused.end());
+    if (!tree.trace) continue;
+    if (tree.trace->rank < 0) {
+      unknown.push_back(std::move(*tree.trace));
+    } else {
+      known.push_back(std::move(*tree.trace));
+    }
+  }
+  if (!trees.empty() && known.empty() && unknown.empty()) {
+    throw Error(ErrorCode::kInvalidInput,
+                "no timeline opscope reads in the Ascend profiler output given (trace_view.json, "
+                "kernel_details.csv or msprof_*.json); found: " +
+                    core::EscapeForTerminal(trees.front().root.string()));
+  }
+  std::stable_sort(known.begin(), known.end(),
+                   [](const TraceInput& a, const TraceInput& b) { return a.rank < b.rank; });
+  std::vector<TraceInput> ascend = std::move(known);
+  ascend.insert(ascend.end(), std::make_move_iterator(unknown.begin()),
+                std::make_move_iterator(unknown.end()));
+  out.traces.insert(out.traces.end(), std::make_move_iterator(ascend.begin()),
+                    std::make_move_iterator(ascend.end()));
+  std::sort(out.unused.begin(), out.unused.end(),
+            [](const UnusedFile& a, const UnusedFile& b) { return a.path < b.path; });
+  return out;
+}
+
+}  // namespace opscope::analyze

@@ -1,0 +1,50 @@
+// Which files of the inputs `opscope analyze` reads, and as which rank.
+//
+// Files named directly are read as given. A folder is searched (a few levels
+// deep) for the output trees of Ascend's profilers (../shared/formats/ascend.md,
+// section 1):
+// - a torch_npu `{worker}_{timestamp}_ascend_pt` or MindSpore `_ascend_ms`
+//   folder, its parent holding many ranks, or its `ASCEND_PROFILER_OUTPUT`
+//   alone: one rank each, the rank taken from `profiler_info_{rank}.json`'s
+//   name (msprof-analyze's rule), else its `rank_id` key, else the SQLite
+//   export's name `ascend_pytorch_profiler_{rank}.db`;
+// - an msprof `PROF_*` folder: its `mindstudio_profiler_output/msprof_*.json`.
+// One file is the timeline of a rank (`trace_view.json`, else
+// `kernel_details.csv`, which holds the same kernels without the host side);
+// every other file found is listed once with the reason it is not read, never
+// an error. When two runs claim one rank, the newest (by the timestamp in the
+// folder's name) is read, as msprof-analyze does.
+//
+// A folder without any of those trees is a folder of trace files, one per
+// rank: every file whose name an importer reads (importer.h).
+#ifndef OPSCOPE_ANALYZE_TRACE_INPUTS_H_
+#define OPSCOPE_ANALYZE_TRACE_INPUTS_H_
+
+#include <string>
+#include <vector>
+
+namespace opscope::analyze {
+
+struct TraceInput {
+  std::string path;         // the file to import ("-": standard input)
+  int rank = -1;            // -1: not known from the files around it
+  std::string rank_source;  // what the rank was read from, e.g. "profiler_info_3.json"
+};
+
+struct UnusedFile {
+  std::string path;
+  std::string reason;
+};
+
+struct TraceInputs {
+  std::vector<TraceInput> traces;  // known ranks in rank order first, then the rest as found
+  std::vector<UnusedFile> unused;  // sorted by path
+};
+
+// Throws Error(kIo) when a folder cannot be listed, Error(kInvalidInput) for a
+// folder holding nothing opscope reads (naming what it looked for).
+TraceInputs FindTraceInputs(const std::vector<std::string>& inputs);
+
+}  // namespace opscope::analyze
+
+#endif  // OPSCOPE_ANALYZE_TRACE_INPUTS_H_
