@@ -276,6 +276,24 @@ PY
 expect_status 3 "analyze a gzip whose one event is 256 MiB" "$python" "$tools/peak_rss.py" 512 \
   "$opscope" analyze "$dir/huge_event.json.gz" --out "$dir/huge_event-analysis"
 expect_grep "huge_event.json.gz: byte 50: an event is longer than 64 MiB" "$dir/err" "the huge event is named by its byte"
+# A torch_npu output tree (the real level-1 sample, and a job folder holding
+# two ranks of it): one timeline per rank, ranks from profiler_info_{rank}.json,
+# the other files listed with why they are not read, never counted as ranks.
+samples=$(cd "$(dirname "$0")/../data/ascend" && pwd)
+expect_status 0 "analyze a torch_npu output folder" "$opscope" analyze "$samples/level1_text" \
+  --format json --out "$dir/tree-analysis"
+expect_grep '"section":"unused_files"' "$dir/out" "the files not read are listed"
+expect_grep 'communication.json","reason":"per-collective' "$dir/out" "communication.json is listed with its reason"
+if grep -q '"section":"ranks"' "$dir/out"; then echo "FAIL: one rank's files counted as several ranks"; failures=$((failures + 1)); else
+  echo "ok: one rank's files are one rank"; fi
+mkdir -p "$dir/job/host"
+cp -r "$samples/level0_text/rank0_ascend_pt" "$dir/job/host/h_1_20260101000000000_ascend_pt"
+cp -r "$samples/level0_text/rank0_ascend_pt" "$dir/job/host/h_2_20260101000000000_ascend_pt"
+echo '{}' > "$dir/job/host/h_1_20260101000000000_ascend_pt/profiler_info_0.json"
+echo '{"rank_id": "1"}' > "$dir/job/host/h_2_20260101000000000_ascend_pt/profiler_info.json"
+expect_status 0 "analyze a job folder of two ranks" "$opscope" analyze "$dir/job" --format csv --out "$dir/job-analysis"
+expect_grep '^ranks,0,.*h_1_20260101000000000_ascend_pt/ASCEND_PROFILER_OUTPUT/trace_view.json' "$dir/out" "rank 0 from profiler_info_0.json"
+expect_grep '^ranks,1,.*h_2_20260101000000000_ascend_pt/ASCEND_PROFILER_OUTPUT/trace_view.json' "$dir/out" "rank 1 from rank_id"
 printf 'hello' > "$dir/unknown.txt"
 expect_status 5 "analyze unknown format" "$opscope" analyze "$dir/unknown.txt"
 expect_status 4 "analyze missing file" "$opscope" analyze "$dir/absent.json"
