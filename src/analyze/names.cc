@@ -135,6 +135,18 @@ std::string_view CompileKind(std::string_view name) {
   return "";
 }
 
+EventClass AscendTaskClass(std::string_view name, std::string_view op_type) {
+  const std::string type = Lower(op_type);
+  const std::string lower = Lower(name);
+  if (type == "memset" || lower == "memset" || lower.ends_with("_memset"))
+    return EventClass::kMemset;
+  if (type == "memcopy" || type == "memcpy" || lower.starts_with("memcpy_async") ||
+      lower == "memcopy") {
+    return EventClass::kMemcpy;
+  }
+  return EventClass::kKernel;
+}
+
 std::string AscendOpType(std::string_view name, std::string_view category) {
   if (!category.empty() && category != "kernel") return std::string(category);
   std::string_view rest = name;

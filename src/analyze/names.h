@@ -54,6 +54,13 @@ std::string_view CompileKind(std::string_view name);
 // "Conv2D1") is its own type: digits cannot be told from a version ("MatMulV2").
 std::string AscendOpType(std::string_view name, std::string_view category);
 
+// What an Ascend device task is (kernel_details.csv, op_summary, trace_view's
+// "Ascend Hardware" lane): a memory set when its op type is MemSet or its name
+// ends in "_MemSet" (Level0 writes no type: aclnnMm_MatMulCommon_MemSet), a copy
+// for the MEMCPY_ASYNC task or a MemCopy type, otherwise a kernel. Sets and
+// copies are not compute (ascend.md, issue 15).
+EventClass AscendTaskClass(std::string_view name, std::string_view op_type);
+
 std::string Lower(std::string_view s);
 bool Contains(const std::string& haystack, std::string_view needle);
 

@@ -233,6 +233,48 @@ TEST(ChromeJsonImporter, ReadsOpscopeTracesWithHostileNames) {
   EXPECT_EQ(model.flops[0], 7);
 }
 
+TEST(KernelDetailsImporter, ReadsMsprofOpSummaryAndTellsSetsAndCopiesFromKernels) {
+  // A fixture built to msprof's op_summary base columns as ascend.md 5.1.1
+  // lists them (no real op_summary sample is at hand): the same importer reads
+  // them under their op_summary names. A MemSet (by type, or by the name Level0
+  // writes with no type) is a memory set and MEMCPY_ASYNC a copy, not compute.
+  testing::TempDir dir;
+  const std::string header =
+      "Device_id,Model ID,Task ID,Stream ID,Op Name,OP Type,OP State,Task Type,"
+      "Task Start Time(us),Task Duration(us),Task Wait Time(us),Block Dim,Mix Block Dim,"
+      "HF32 Eligible,Input Shapes,Input Data Types,Input Formats,Output Shapes,"
+      "Output Data Types,Output Formats,Context ID\n";
+  const std::string row_tail = ",0,20,0,NO,N/A,N/A,N/A,N/A,N/A,N/A,N/A\n";
+  const auto path =
+      Write(dir, "op_summary_20260102120000.csv",
+            header +
+                "0,4294967295,11,2,aclnnMm_MatMulCommon_MatMulV2,MatMulV2,"
+                "dynamic,AI_CORE,1000.000\t,50.5" +
+                row_tail +
+                "0,4294967295,12,2,aclnnMm_MatMulCommon_MemSet,MemSet,dynamic,"
+                "AI_VECTOR_CORE,1060.000\t,3" +
+                row_tail +
+                "0,4294967295,13,2,Conv2DBackpropFilter6_MemSet,N/A,N/A,N/A,"
+                "1070.000\t,2" +
+                row_tail + "0,4294967295,14,2,MEMCPY_ASYNC,N/A,N/A,N/A,1080.000\t,4" + row_tail);
+  EXPECT_TRUE(MatchesTraceName("op_summary_20260102120000.csv"));
+  const TraceModel model = ImportTrace(path);
+  ASSERT_EQ(model.size(), 4u);
+  EXPECT_EQ(model.String(model.name[0]), "aclnnMm_MatMulCommon_MatMulV2");
+  EXPECT_EQ(model.String(model.category[0]), "MatMulV2");
+  EXPECT_EQ(model.String(model.kind[0]), "AI_CORE");
+  EXPECT_EQ(model.start_ns[0], 1000000);  // 1000 us
+  EXPECT_EQ(model.duration_ns[0], 50500);
+  EXPECT_EQ(model.cls[0], EventClass::kKernel);
+  EXPECT_EQ(model.cls[1], EventClass::kMemset);
+  EXPECT_EQ(model.cls[2], EventClass::kMemset);
+  EXPECT_EQ(model.cls[3], EventClass::kMemcpy);
+  EXPECT_NE(
+      ErrorOf(Write(dir, "op_summary_1.csv", header + "0,1,1,1,A,T,s,AI_CORE,1\t,abc" + row_tail))
+          .find("line 2: 'Task Duration(us)' is not a duration: 'abc'"),
+      std::string::npos);
+}
+
 TEST(KernelDetailsImporter, ReadsQuotedCsvAndNamesBadLines) {
   testing::TempDir dir;
   const std::string header =

@@ -45,7 +45,9 @@ TEST(Runner, FirstRunAndWarmupStayOutOfTheSamples) {
   EXPECT_LT(s.median_ms, 20) << "warm-up or first run leaked into the samples";
   EXPECT_GE(s.reps, 7);
   EXPECT_EQ(static_cast<int>(calls.size()), 1 + 2 + s.reps);
-  EXPECT_GE(s.median_ms * s.reps, 15);
+  // The time minimum holds for the samples' sum (the median times the count is
+  // no bound: one slow sample on a loaded machine lifts the sum, not the median).
+  EXPECT_GE(s.mean_ms * s.reps, options.min_time_ms - 1e-9);
 }
 
 TEST(Runner, RotationDefeatsTheCache) {

@@ -5,6 +5,7 @@
 
 #include "analyze/importers/csv_reader.h"
 #include "analyze/importers/timestamps.h"
+#include "analyze/names.h"
 #include "opscope/opscope.h"
 
 namespace opscope::analyze {
@@ -22,8 +23,8 @@ bool SniffKernelDetailsHead(std::string_view header) {
 Importer KernelDetailsImporter() {
   return Importer{
       "ascend-kernel-details",
-      "torch_npu's kernel_details.csv",
-      {"kernel_details*.csv"},
+      "torch_npu's kernel_details.csv, msprof's op_summary_*.csv",
+      {"kernel_details*.csv", "op_summary_*.csv"},
       SniffKernelDetails,
       [](Source& source, TraceModel& model) { ImportKernelDetails(source, model); },
   };
@@ -57,15 +58,24 @@ void ImportKernelDetails(Source& source, TraceModel& model) {
       throw bad(1, "the column '" + name + "' appears twice");
     }
   }
-  for (const char* required : {"Name", "Start Time(us)", "Duration(us)"}) {
-    if (!column.count(required)) throw bad(1, std::string("no '") + required + "' column");
-  }
-  const auto optional = [&](const char* name) {
-    return column.count(name) ? column.at(name) : SIZE_MAX;
+  // kernel_details.csv renames msprof's op_summary columns (ascend.md, 3.2):
+  // either name is read, so op_summary_*.csv goes through the same code.
+  const auto find = [&](const char* kernel_details, const char* op_summary) {
+    if (column.count(kernel_details)) return column.at(kernel_details);
+    return column.count(op_summary) ? column.at(op_summary) : SIZE_MAX;
   };
-  const size_t name_col = column.at("Name"), start_col = column.at("Start Time(us)"),
-               dur_col = column.at("Duration(us)"), type_col = optional("Type"),
-               core_col = optional("Accelerator Core"), stream_col = optional("Stream ID");
+  const size_t name_col = find("Name", "Op Name"),
+               start_col = find("Start Time(us)", "Task Start Time(us)"),
+               dur_col = find("Duration(us)", "Task Duration(us)"),
+               type_col = find("Type", "OP Type"), core_col = find("Accelerator Core", "Task Type"),
+               stream_col = find("Stream ID", "Stream ID");
+  for (const auto& [col, what] : {std::pair{name_col, "'Name' (or op_summary's 'Op Name')"},
+                                  {start_col, "'Start Time(us)' (or 'Task Start Time(us)')"},
+                                  {dur_col, "'Duration(us)' (or 'Task Duration(us)')"}}) {
+    if (col == SIZE_MAX) throw bad(1, std::string("no ") + what + " column");
+  }
+  const std::string start_name(TrimField(fields[start_col]));
+  const std::string dur_name(TrimField(fields[dur_col]));
   while (true) {
     if (!csv.Next(fields)) break;
     const int record_line = csv.record_line();
@@ -76,23 +86,25 @@ void ImportKernelDetails(Source& source, TraceModel& model) {
     }
     int64_t start = 0, duration = 0;
     if (!MicrosToNs(TrimField(fields[start_col]), start)) {
-      throw bad(record_line, "'Start Time(us)' is not a time: '" + fields[start_col] + "'");
+      throw bad(record_line, "'" + start_name + "' is not a time: '" + fields[start_col] + "'");
     }
     if (!MicrosToNs(TrimField(fields[dur_col]), duration) || duration < 0) {
-      throw bad(record_line, "'Duration(us)' is not a duration: '" + fields[dur_col] + "'");
+      throw bad(record_line, "'" + dur_name + "' is not a duration: '" + fields[dur_col] + "'");
     }
     const auto text = [&](size_t col) {
       return col == SIZE_MAX ? std::string_view() : TrimField(fields[col]);
     };
     const std::string_view stream = text(stream_col);
+    const std::string_view name = TrimField(fields[name_col]);
+    const std::string_view type = text(type_col) == "N/A" ? "" : text(type_col);
     model.Append(EventRow{
         .start_ns = start,
         .duration_ns = duration,
-        .name = model.Intern(TrimField(fields[name_col])),
-        .category = model.Intern(text(type_col) == "N/A" ? "" : text(type_col)),
+        .name = model.Intern(name),
+        .category = model.Intern(type),
         .track =
             model.TrackFor("Ascend Hardware", stream.empty() || stream == "N/A" ? "0" : stream),
-        .cls = EventClass::kKernel,
+        .cls = AscendTaskClass(name, type),
         .kind = model.Intern(text(core_col) == "N/A" ? "" : text(core_col)),
     });
   }

@@ -18,6 +18,7 @@
 
 #include "analyze/importers/timestamps.h"
 #include "analyze/json_event_reader.h"
+#include "analyze/names.h"
 #include "analyze/passes/roofline.h"
 #include "core/text.h"
 #include "core/trace_schema.h"
@@ -106,7 +107,7 @@ EventClass ClassOf(std::string_view category, std::string_view name, std::string
     if (category == "python_function") return EventClass::kPython;
     return EventClass::kOther;
   }
-  if (process == "Ascend Hardware") return EventClass::kKernel;
+  if (process == "Ascend Hardware") return AscendTaskClass(name, "");
   // torch_npu's collective operators on the NPU (formats/ascend.md: "HCCL" in
   // older versions, "Communication" now).
   if (process == "HCCL" || process == "Communication") return EventClass::kKernel;
