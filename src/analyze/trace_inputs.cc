@@ -228,15 +228,26 @@ void ReadMsprofRoot(const fs::path& root, RankTree& tree) {
   tree.timestamp = RunTimestamp(root);
   const fs::path output = root / "mindstudio_profiler_output";
   if (!IsDir(output)) return;
-  for (const fs::path& file : Entries(output)) {
-    const std::string name = file.filename().string();
-    if (!tree.trace && name.rfind("msprof_", 0) == 0 && EndsWith(name, ".json")) {
-      tree.trace = TraceInput{file.string()};
-    } else if (name.rfind("msprof_", 0) == 0 && EndsWith(name, ".json")) {
+  const std::vector<fs::path> files = Entries(output);
+  const auto named = [](const fs::path& f, const char* prefix, const char* suffix) {
+    const std::string name = f.filename().string();
+    return name.rfind(prefix, 0) == 0 && EndsWith(name, suffix);
+  };
+  // The timeline (host and device) when msprof wrote one, else the device tasks.
+  for (const auto& [prefix, suffix] : {std::pair{"msprof_", ".json"}, {"op_summary_", ".csv"}}) {
+    for (const fs::path& f : files) {
+      if (!tree.trace && named(f, prefix, suffix)) tree.trace = TraceInput{f.string()};
+    }
+  }
+  for (const fs::path& f : files) {
+    if (tree.trace && f.string() == tree.trace->path) continue;
+    if (named(f, "msprof_", ".json") || named(f, "op_summary_", ".csv")) {
       tree.unused.push_back(
-          {file.string(), "another slice of the msprof timeline: not merged yet"});
+          {f.string(), named(f, "msprof_", ".json") || tree.trace->path.ends_with(".csv")
+                           ? "another slice of the same data: not merged yet"
+                           : "the same device tasks as the msprof timeline, which is read"});
     } else {
-      tree.unused.push_back({file.string(), "an msprof summary: not read yet"});
+      tree.unused.push_back({f.string(), "an msprof summary: not read yet"});
     }
   }
 }
@@ -291,7 +302,7 @@ TraceInputs FindTraceInputs(const std::vector<std::string>& inputs) {
       if (!tree.trace) {
         tree.unused.push_back({root.string(),
                                "no timeline opscope reads in it (trace_view.json, "
-                               "kernel_details.csv or msprof_*.json)"});
+                               "kernel_details.csv, msprof_*.json or op_summary_*.csv)"});
       }
       trees.push_back(std::move(tree));
     }
@@ -326,7 +337,7 @@ TraceInputs FindTraceInputs(const std::vector<std::string>& inputs) {
   if (!trees.empty() && known.empty() && unknown.empty()) {
     throw Error(ErrorCode::kInvalidInput,
                 "no timeline opscope reads in the Ascend profiler output given (trace_view.json, "
-                "kernel_details.csv or msprof_*.json); found: " +
+                "kernel_details.csv, msprof_*.json or op_summary_*.csv); found: " +
                     core::EscapeForTerminal(trees.front().root.string()));
   }
   std::stable_sort(known.begin(), known.end(),

@@ -348,10 +348,22 @@ TEST(Discovery, AscendTreesGiveOneTimelinePerRankAndListTheRest) {
             std::string::npos);
   EXPECT_NE(unused["PROF_000002_20260102120000000_XYZ/mindstudio_profiler_output/"
                    "op_summary_20260102120000.csv"]
-                .find("msprof summary"),
+                .find("the same device tasks as the msprof timeline"),
             std::string::npos);
   EXPECT_EQ(unused.count("node_a/host_a_3_20260102120000456_ascend_pt/ASCEND_PROFILER_OUTPUT"), 0u)
       << "analyse.done is there";
+
+  // An msprof folder without its timeline: the device tasks of op_summary.
+  const auto bare = dir.path() / "PROF_000003_20260102120000000_QRS" / "mindstudio_profiler_output";
+  std::filesystem::create_directories(bare);
+  WriteFile(bare / "op_summary_20260102120000.csv", "");
+  WriteFile(bare / "op_statistic_20260102120000.csv", "");
+  const TraceInputs summary_only = FindTraceInputs({bare.parent_path().string()});
+  ASSERT_EQ(summary_only.traces.size(), 1u);
+  EXPECT_EQ(std::filesystem::path(summary_only.traces[0].path).filename(),
+            "op_summary_20260102120000.csv");
+  ASSERT_EQ(summary_only.unused.size(), 1u);
+  EXPECT_NE(summary_only.unused[0].reason.find("msprof summary"), std::string::npos);
 
   // The output folder alone: the rank from its parent's profiler_info.
   const TraceInputs alone = FindTraceInputs({(r1 / "ASCEND_PROFILER_OUTPUT").string()});
