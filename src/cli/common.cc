@@ -15,7 +15,9 @@ namespace opscope::cli {
 
 ExitCode ExitCodeFor(ErrorCode code) {
   switch (code) {
-    case ErrorCode::kInvalidArgument:
+    // A value given on the command line (an option's, an argument's) is wrong:
+    // the command line is, whichever layer found it.
+    case ErrorCode::kInvalidArgument: return ExitCode::kUsage;
     case ErrorCode::kInvalidInput: return ExitCode::kInvalidInput;
     case ErrorCode::kIo: return ExitCode::kIo;
     case ErrorCode::kUnsupported: return ExitCode::kUnsupported;

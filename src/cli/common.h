@@ -18,8 +18,8 @@ namespace opscope::cli {
 enum class ExitCode : int {
   kOk = 0,
   kFailure = 1,            // an internal or unexpected failure
-  kUsage = 2,              // the command line is wrong
-  kInvalidInput = 3,       // a value or a file's content is wrong
+  kUsage = 2,              // the command line is wrong, an option's value included
+  kInvalidInput = 3,       // a file's content is wrong
   kIo = 4,                 // a file could not be read or written
   kUnsupported = 5,        // device, format or feature not available here
   kResourceExhausted = 6,  // not enough memory for the request

@@ -89,7 +89,7 @@ if [ $status -eq 1 ]; then
     failures=$((failures + 1))
   fi
 fi
-expect_status 3 "trace without a program" "$opscope" trace -o "$dir/traced.json"
+expect_status 2 "trace without a program" "$opscope" trace -o "$dir/traced.json"
 expect_grep "after --" "$dir/err" "trace names the missing program"
 
 expect_status 0 "info table" "$opscope" info
@@ -119,17 +119,17 @@ expect_grep "sched" "$dir/out" "schedule run lists traces"
 count=$(ls "$dir"/sched/*.opscope.json | wc -l)
 if [ "$count" -eq 2 ]; then echo "ok: two scheduled traces"; else
   echo "FAIL: $count scheduled traces, expected 2"; failures=$((failures + 1)); fi
-expect_status 3 "bad schedule" "$opscope" demo --out "$dir/bad" --schedule active=0
+expect_status 2 "bad schedule" "$opscope" demo --out "$dir/bad" --schedule active=0
 expect_grep "active" "$dir/err" "schedule error explains"
-expect_status 3 "unreadable schedule" "$opscope" demo --out "$dir/bad" --schedule 'wait=x'
-expect_status 3 "bad threads" "$opscope" demo --threads 0
-expect_status 3 "conv2d: a key given twice" "$opscope" bench conv2d --configs mb16ic8ih8oc8kh3mb4
+expect_status 2 "unreadable schedule" "$opscope" demo --out "$dir/bad" --schedule 'wait=x'
+expect_status 2 "bad threads" "$opscope" demo --threads 0
+expect_status 2 "conv2d: a key given twice" "$opscope" bench conv2d --configs mb16ic8ih8oc8kh3mb4
 expect_grep "mb is given twice" "$dir/err" "the repeated key is named"
-expect_status 3 "conv2d: an empty --configs" "$opscope" bench conv2d --configs ''
+expect_status 2 "conv2d: an empty --configs" "$opscope" bench conv2d --configs ''
 expect_grep "empty item" "$dir/err" "an empty --configs is refused like an empty --sizes"
-expect_status 3 "smi --pid -1" "$opscope" smi --pid -1
+expect_status 2 "smi --pid -1" "$opscope" smi --pid -1
 expect_grep "a process id is a positive number" "$dir/err" "a negative pid is refused"
-expect_status 3 "smi --pid of no process" "$opscope" smi --pid 2147483646
+expect_status 2 "smi --pid of no process" "$opscope" smi --pid 2147483646
 expect_grep "no such process" "$dir/err" "an absent pid is refused"
 # An hourly watch is accepted (it was refused): its first reading comes after the
 # first hour (a rate over the interval), so it is still running when stopped.
@@ -176,30 +176,30 @@ expect_status 0 "bench matmul json shape" "$python" "$tools/check_json_output.py
   --require median_ms --require gflops --require flops --require pct_peak --require status < "$dir/matmul.json"
 expect_grep '"status":"waived"' "$dir/matmul.json" "openblas bf16 waived, not failed"
 expect_grep '"size":"32x48x40"' "$dir/matmul.json" "MxNxK sizes"
-expect_status 3 "matmul size zero" "$opscope" bench matmul --sizes 0
+expect_status 2 "matmul size zero" "$opscope" bench matmul --sizes 0
 expect_grep "is zero" "$dir/err" "zero size explained"
 expect_empty "$dir/out" "matmul size zero"
-expect_status 3 "matmul negative size" "$opscope" bench matmul --sizes=-5
+expect_status 2 "matmul negative size" "$opscope" bench matmul --sizes=-5
 expect_grep "is negative" "$dir/err" "negative size explained"
-expect_status 3 "matmul non-numeric size" "$opscope" bench matmul --sizes 12a
+expect_status 2 "matmul non-numeric size" "$opscope" bench matmul --sizes 12a
 expect_grep "not a positive integer" "$dir/err" "non-numeric size explained"
 expect_status 6 "matmul larger than memory" "$opscope" bench matmul --sizes 200000 --dtype fp32
 expect_grep "needs 447.0 GiB" "$dir/err" "memory need stated"
 expect_empty "$dir/out" "matmul larger than memory"
-expect_status 3 "unknown dtype" "$opscope" bench matmul --dtype fp64
-expect_status 3 "unknown impl" "$opscope" bench matmul --impl cublas --sizes 64
+expect_status 2 "unknown dtype" "$opscope" bench matmul --dtype fp64
+expect_status 2 "unknown impl" "$opscope" bench matmul --impl cublas --sizes 64
 expect_status 0 "bench conv2d custom" "$opscope" bench conv2d --configs mb2ic8ih14oc16kh3sh1 \
   --format json "${quick[@]}"
 cp "$dir/out" "$dir/conv.json"
 expect_status 0 "conv2d json shape" "$python" "$tools/check_json_output.py" \
   --require macs --require flops --require tflops --require median_ms < "$dir/conv.json"
-expect_status 3 "bad conv config" "$opscope" bench conv2d --configs mb2ic8
+expect_status 2 "bad conv config" "$opscope" bench conv2d --configs mb2ic8
 expect_grep "missing ih" "$dir/err" "conv error names the missing key"
 expect_status 0 "bw csv" "$opscope" bw --sizes 64K,1M --format csv --min-reps 2 --min-time 0
 expect_grep "^Case,Type,Kernel,Size" "$dir/out" "bw csv header"
 expect_grep "not applicable: host memory is device memory" "$dir/out" "h2d not faked"
-expect_status 3 "bw bad size" "$opscope" bw --sizes 0K..1M
-expect_status 3 "bw bad type" "$opscope" bw --type p2p
+expect_status 2 "bw bad size" "$opscope" bw --sizes 0K..1M
+expect_status 2 "bw bad type" "$opscope" bw --type p2p
 expect_status 0 "roofline" "$opscope" bench roofline --out "$dir/ceilings.json" --min-reps 3 --min-time 0
 expect_status 0 "matmul with ceilings file" "$opscope" bench matmul --sizes 64 --dtype fp32 \
   --ceilings "$dir/ceilings.json" "${quick[@]}"
@@ -216,8 +216,8 @@ cp "$dir/out" "$dir/smi.json"
 expect_status 0 "smi json shape" "$python" "$tools/check_json_output.py" --require metric --require value < "$dir/smi.json"
 expect_status 5 "smi absent gpu" "$opscope" smi --device cuda:0
 expect_grep "no NVIDIA driver" "$dir/err" "absent gpu explained"
-expect_status 3 "smi interval too short" "$opscope" smi --watch 5ms --count 2
-expect_status 3 "smi bad interval" "$opscope" smi --watch soon --count 2
+expect_status 2 "smi interval too short" "$opscope" smi --watch 5ms --count 2
+expect_status 2 "smi bad interval" "$opscope" smi --watch soon --count 2
 expect_status 0 "smi watch json lines" "$opscope" smi --watch 50ms --count 10 --format json
 cp "$dir/out" "$dir/watch.jsonl"
 expect_status 0 "watch lines are JSON at the interval" "$python" -c '
@@ -241,8 +241,8 @@ expect_grep '"ph":"C"' "$dir/monitor.json" "monitor trace has counter tracks"
 expect_grep '"name":"matmul"' "$dir/monitor.json" "monitor trace has the operators"
 expect_status 0 "monitor a command" "$opscope" monitor --idle 200ms --duration 5s -- sleep 0.3
 expect_grep "exited with status 0" "$dir/out" "monitor reports the command's exit"
-expect_status 3 "monitor unknown workload" "$opscope" monitor --workload conv:3
-expect_status 3 "monitor missing command" "$opscope" monitor --idle 100ms -- /nonexistent/program
+expect_status 2 "monitor unknown workload" "$opscope" monitor --workload conv:3
+expect_status 2 "monitor missing command" "$opscope" monitor --idle 100ms -- /nonexistent/program
 expect_grep "No such file" "$dir/err" "monitor says why the command did not run"
 
 expect_status 0 "analyze our own trace" "$opscope" analyze "$trace" --format json
@@ -315,13 +315,13 @@ expect_grep '"parameters":25557032' "$dir/out" "resnet50 has torchvision's param
 expect_grep '"section":"resnet50_memory"' "$dir/out" "resnet50 reports memory"
 expect_status 0 "analyze the resnet50 trace" "$opscope" analyze "$dir/resnet.json" --out "$dir/resnet-analysis"
 expect_grep "Conv2DBackwardWeights" "$dir/out" "the analyzer lists the traced layers"
-expect_status 3 "resnet50 bad layout" "$opscope" bench resnet50 --layout nothing
+expect_status 2 "resnet50 bad layout" "$opscope" bench resnet50 --layout nothing
 expect_grep "use nchw, nhwc or blocked" "$dir/err" "the bad layout is named"
-expect_status 3 "resnet50 bad mode" "$opscope" bench resnet50 --mode fly
-expect_status 3 "resnet50 bad batch" "$opscope" bench resnet50 --batch 0
-expect_status 3 "resnet50 bad sweep" "$opscope" bench resnet50 --threads-sweep 1,x
-expect_status 3 "resnet50 trace with a sweep" "$opscope" bench resnet50 --threads-sweep 1,2 --trace "$dir/t.json"
-expect_status 3 "resnet50 bad dtype" "$opscope" bench resnet50 --dtype int3
+expect_status 2 "resnet50 bad mode" "$opscope" bench resnet50 --mode fly
+expect_status 2 "resnet50 bad batch" "$opscope" bench resnet50 --batch 0
+expect_status 2 "resnet50 bad sweep" "$opscope" bench resnet50 --threads-sweep 1,x
+expect_status 2 "resnet50 trace with a sweep" "$opscope" bench resnet50 --threads-sweep 1,2 --trace "$dir/t.json"
+expect_status 2 "resnet50 bad dtype" "$opscope" bench resnet50 --dtype int3
 
 printf '[{"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","pid":1,"tid":1,"ts":0,"dur":1000},{"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":1,"dur":500}]' > "$dir/before.json"
 printf '[{"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","pid":1,"tid":1,"ts":0,"dur":1200},{"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":1,"dur":700}]' > "$dir/after.json"
