@@ -134,6 +134,13 @@ class TraceModel {
   std::string source;                                // the file
   std::string device_name;                           // from deviceProperties, when recorded
   uint64_t instant_events = 0, counter_events = 0, flow_events = 0;
+  // torch_npu's "HostToDevice" flows, paired by id: when the host issued a task
+  // and when its first task started on the device. They give launch delays
+  // where events carry no correlation id (Ascend). Sorted by host_ns.
+  struct LaunchFlow {
+    int64_t host_ns = 0, device_ns = 0;
+  };
+  std::vector<LaunchFlow> launch_flows;
 
  private:
   struct Slot {

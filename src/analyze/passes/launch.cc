@@ -60,6 +60,11 @@ LaunchBound ComputeLaunchBound(const TraceModel& model, double busy_pct, const L
     if (start != nullptr && model.start_ns[e] >= *start)
       delays.push_back(model.start_ns[e] - *start);
   }
+  if (delays.empty()) {
+    // No correlated launch calls (Ascend): torch_npu's HostToDevice flows pair
+    // the host issuing a task with the task's start on the device.
+    for (const auto& f : model.launch_flows) delays.push_back(f.device_ns - f.host_ns);
+  }
   out.kernels = static_cast<int64_t>(durations.size());
   if (durations.empty()) {
     out.reason = "no kernels";
@@ -97,7 +102,9 @@ LaunchBound ComputeLaunchBound(const TraceModel& model, double busy_pct, const L
   } else if (busy_pct >= r.max_busy_pct) {
     out.reason = fmt::format("the device is busy {:.1f}% of its window", busy_pct);
   } else if (out.launch_delay_p50_ns < 0) {
-    out.reason = "launch-to-start delays are unknown (no correlated launch calls): not concluded";
+    out.reason =
+        "launch-to-start delays are unknown (no correlated launch calls or host-to-device "
+        "flows): not concluded";
   } else if (out.launch_delay_p50_ns >= r.max_delay_ns) {
     out.reason = fmt::format(
         "kernels wait {:.1f} us (median) after their launch: the queue is full, so the device, "

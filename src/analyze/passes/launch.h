@@ -37,8 +37,10 @@ struct LaunchBound {
   int64_t kernels = 0;
   int64_t median_kernel_ns = 0;
   double busy_pct = 0;
-  int64_t launch_delay_p50_ns = -1, launch_delay_p90_ns = -1;  // launch call to kernel start
-  int64_t idle_ns = 0;                                         // device idle time inside its window
+  // Launch call to kernel start (by correlation id), else host-to-device flow
+  // start to its first task's start (Ascend); -1: unknown.
+  int64_t launch_delay_p50_ns = -1, launch_delay_p90_ns = -1;
+  int64_t idle_ns = 0;                // device idle time inside its window
   double host_busy_in_idle_pct = -1;  // traced host work during device idle time
   double launch_in_idle_pct = -1;     // launch calls during device idle time
   double compile_in_idle_pct = -1;    // compilation/warm-up during device idle time

@@ -72,6 +72,13 @@ for case in cases:
         if abs(self_total - want["host_busy_ns"]) > len(rows):
             problems.append(f"self times add up to {self_total} ns, the threads were busy "
                             f"{want['host_busy_ns']} ns")
+    if "launch_delay_ns" in want:  # from HostToDevice flows (Ascend)
+        launch = [r for r in results if r.get("section") == "launch"]
+        got_delay = launch and {"p50": round((launch[0].get("launch_delay_p50_us") or -1) * 1000),
+                                "p90": round((launch[0].get("launch_delay_p90_us") or -1) * 1000)}
+        want_delay = {k: want["launch_delay_ns"][k] for k in ("p50", "p90")}
+        if got_delay != want_delay:
+            problems.append(f"launch delays {got_delay}, expected {want_delay} ns")
     judgement = want.get("judgement")
     if judgement:  # what the advisor must and must not conclude
         compute = [r for r in results if r.get("section") == "compute"]

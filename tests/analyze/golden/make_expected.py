@@ -120,6 +120,23 @@ def expected_case(case, data, relative, fmt):
            "operators": operators}
     if case in HOST_ONLY:
         out["host_busy_ns"] = host_busy_ns
+    # Launch delays from torch_npu's HostToDevice flows: the flow's start (the
+    # host issuing the task) to its first finish (the task starting on the
+    # device), per flow id; p50 at index n/2 and p90 at round(0.9 (n-1)) of the
+    # sorted delays, as passes/launch.h documents.
+    host, device = {}, {}
+    for e in events:
+        if e.get("cat") != "HostToDevice" or "id" not in e or "ts" not in e:
+            continue
+        key = str(e["id"])
+        if e.get("ph") == "s":
+            host.setdefault(key, ns(e["ts"]))
+        elif e.get("ph") == "f":
+            device[key] = min(device.get(key, ns(e["ts"])), ns(e["ts"]))
+    delays = sorted(device[k] - host[k] for k in host if k in device and device[k] >= host[k])
+    if delays:
+        out["launch_delay_ns"] = {"flows": len(delays), "p50": delays[len(delays) // 2],
+                                  "p90": delays[min(len(delays) - 1, int(0.9 * (len(delays) - 1) + 0.5))]}
     if relative.endswith(".csv"):
         with open(os.path.join(data, relative), newline="", encoding="utf-8") as f:
             rows = [{"ph": "X", "name": r["Name"], "start": r["Start Time(us)"].strip(),

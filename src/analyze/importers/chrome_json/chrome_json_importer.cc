@@ -13,6 +13,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -228,6 +229,14 @@ struct Part {
   bool string_timestamps = false;
   std::vector<MetaEvent> meta;
   uint64_t instant = 0, counter = 0, flow = 0;
+  // Ends of host-to-device flows (Ascend), paired after the merge.
+  struct FlowEnd {
+    std::string id;
+    bool start;
+    int64_t ts;
+  };
+  std::vector<FlowEnd> flow_ends;
+  std::string id_scratch;
   // Its string and track ids in the merged model (UINT32_MAX: not yet mapped).
   std::vector<uint32_t> string_map, track_map;
 };
@@ -286,7 +295,7 @@ void ParseEvent(const std::string& path, std::string_view json, uint64_t offset,
   simdjson::ondemand::object object;
   if (doc.get_object().get(object)) throw bad(offset, "an event is not an object");
   std::string_view ph, name, meta_name;
-  std::string_view pid, tid;
+  std::string_view pid, tid, flow_id;
   int64_t ts = 0, dur = 0, flops = -1, bytes = -1, correlation = -1, external = -1;
   uint32_t name_id = 0, category_id = 0, task_type = 0, dims = 0, types = 0, concrete = 0,
            shapes = 0, dtype = 0, layout = 0, module = 0;
@@ -319,6 +328,8 @@ void ParseEvent(const std::string& path, std::string_view json, uint64_t offset,
       pid = IdText(value, part.pid_scratch);
     } else if (key == "tid"sv) {
       tid = IdText(value, part.tid_scratch);
+    } else if (key == "id"sv) {
+      flow_id = IdText(value, part.id_scratch);
     } else if (key == "ts"sv) {
       json_type type;
       part.string_timestamps |= !value.type().get(type) && type == json_type::string;
@@ -417,11 +428,17 @@ void ParseEvent(const std::string& path, std::string_view json, uint64_t offset,
     ++part.counter;
   } else if (ph == "s"sv || ph == "f"sv || ph == "t"sv) {
     ++part.flow;
+    if (ph != "t"sv && has_ts && !flow_id.empty() && category_id != 0 &&
+        model.String(category_id) == "HostToDevice"sv) {
+      part.flow_ends.push_back({std::string(flow_id), ph == "s"sv, ts});
+    }
   }
 }
 
-// Appends a part's batch to the merged model, translating its ids.
-void Merge(Part& part, TraceModel& model) {
+// Appends a part's batch to the merged model, translating its ids; the ends of
+// host-to-device flows go to `flows` (id -> host start, first device start).
+void Merge(Part& part, TraceModel& model,
+           std::unordered_map<std::string, TraceModel::LaunchFlow>& flows) {
   TraceModel& p = part.model;
   part.string_map.resize(p.string_count(), UINT32_MAX);
   part.track_map.resize(p.tracks.size(), UINT32_MAX);
@@ -462,6 +479,16 @@ void Merge(Part& part, TraceModel& model) {
   model.instant_events += std::exchange(part.instant, 0);
   model.counter_events += std::exchange(part.counter, 0);
   model.flow_events += std::exchange(part.flow, 0);
+  for (auto& end : part.flow_ends) {
+    auto [it, inserted] = flows.try_emplace(std::move(end.id), TraceModel::LaunchFlow{-1, -1});
+    TraceModel::LaunchFlow& f = it->second;
+    if (end.start) {
+      if (f.host_ns < 0) f.host_ns = end.ts;
+    } else if (f.device_ns < 0 || end.ts < f.device_ns) {
+      f.device_ns = end.ts;
+    }
+  }
+  part.flow_ends.clear();
 }
 
 }  // namespace
@@ -482,6 +509,7 @@ void ImportChromeJson(Source& source, TraceModel& model, const ImportOptions& op
       1, options.threads > 0 ? options.threads
                              : static_cast<int>(std::min(8u, std::thread::hardware_concurrency())));
   std::mutex read_mutex, merge_mutex;
+  std::unordered_map<std::string, TraceModel::LaunchFlow> flows;  // under merge_mutex
   std::condition_variable merged_cv;
   uint64_t next_batch = 0, merged = 0;
   bool done = false, string_timestamps = false;
@@ -526,7 +554,7 @@ void ImportChromeJson(Source& source, TraceModel& model, const ImportOptions& op
       }
       merged_cv.wait(lock, [&] { return merged == sequence || failed.load(); });
       if (failed.load()) break;
-      Merge(part, model);
+      Merge(part, model, flows);
       if (sequence == 0 && !batch.spans.empty() && stream.expected_bytes() > 0) {
         // Reserve the columns for the whole file from the first batch's density
         // (+10%): no reallocation copies, no doubled peak. Untouched capacity
@@ -563,6 +591,12 @@ void ImportChromeJson(Source& source, TraceModel& model, const ImportOptions& op
     std::rethrow_exception(errors.front().second);
   }
   const JsonDocumentInfo& info = stream.info();
+  for (const auto& [id, f] : flows) {
+    if (f.host_ns >= 0 && f.device_ns >= f.host_ns) model.launch_flows.push_back(f);
+  }
+  std::sort(model.launch_flows.begin(), model.launch_flows.end(), [](const auto& a, const auto& b) {
+    return a.host_ns != b.host_ns ? a.host_ns < b.host_ns : a.device_ns < b.device_ns;
+  });
   for (auto& track : model.tracks) {
     const auto it = model.process_names.find(track.pid);
     if (it != model.process_names.end()) track.process = it->second;
