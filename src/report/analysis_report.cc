@@ -299,6 +299,30 @@ std::string AnalysisHtml(const std::vector<AnalyzedTrace>& traces) {
   return h;
 }
 
+namespace {
+
+// The files found in the inputs' folders and not read, with why (the
+// "unused_files" table), for the end of analysis.html.
+std::string UnusedFilesHtml(const std::vector<ResultTable>& tables) {
+  for (const auto& t : tables) {
+    if (t.section != "unused_files") continue;
+    std::string h =
+        "<h2>" + EscapeHtml(t.title) + "</h2>\n<table><tr><th>File</th><th>Why</th></tr>\n";
+    for (const auto& row : t.rows) {
+      h += "<tr>";
+      for (const auto& v : row) {
+        const auto* text = std::get_if<std::string>(&v);
+        h += "<td>" + EscapeHtml(text ? *text : std::string()) + "</td>";
+      }
+      h += "</tr>\n";
+    }
+    return h + "</table>\n";
+  }
+  return {};
+}
+
+}  // namespace
+
 std::filesystem::path DefaultAnalysisDir(const std::filesystem::path& first) {
   if (first == "-") return "stdin.opscope-analysis";
   std::string stem = first.filename().string();
@@ -325,7 +349,10 @@ void WriteAnalysisReport(const std::filesystem::path& dir, const std::vector<Ana
   std::ostringstream json;
   WriteJson(json, "analyze", tables);
   write("analysis.json", json.str());
-  write("analysis.html", AnalysisHtml(traces));
+  std::string html = AnalysisHtml(traces);
+  constexpr std::string_view kEnd = "</body></html>\n";
+  html.insert(html.size() - kEnd.size(), UnusedFilesHtml(tables));
+  write("analysis.html", std::move(html));
 }
 
 }  // namespace opscope::report

@@ -284,6 +284,8 @@ expect_status 0 "analyze a torch_npu output folder" "$opscope" analyze "$samples
   --format json --out "$dir/tree-analysis"
 expect_grep '"section":"unused_files"' "$dir/out" "the files not read are listed"
 expect_grep 'communication.json","reason":"per-collective' "$dir/out" "communication.json is listed with its reason"
+expect_status 0 "the files not read are in analysis.html" "$python" "$tools/check_html.py" \
+  "$dir/tree-analysis/analysis.html" --contains "Files found and not read"
 if grep -q '"section":"ranks"' "$dir/out"; then echo "FAIL: one rank's files counted as several ranks"; failures=$((failures + 1)); else
   echo "ok: one rank's files are one rank"; fi
 mkdir -p "$dir/job/host"
