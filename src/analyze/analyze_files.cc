@@ -27,6 +27,10 @@ AnalyzedSet AnalyzeFiles(const AnalyzeOptions& options) {
     t.path = path;
     t.rank = input.rank;
     t.rank_source = input.rank_source;
+    if (!input.step_trace_time.empty()) {
+      const auto source = Source::Open(input.step_trace_time);
+      t.ascend_steps = ReadStepTraceTime(*source);
+    }
     t.format = model.format;
     t.events = model.size();
     t.tracks = model.tracks.size();
@@ -39,6 +43,14 @@ AnalyzedSet AnalyzeFiles(const AnalyzeOptions& options) {
     out.traces.push_back(std::move(t));
   }
   if (ranks.size() > 1) out.ranks = CompareRanks(std::move(ranks));
+  std::vector<AscendRankInput> ascend;
+  for (const AnalyzedTrace& t : out.traces) {
+    if (!t.ascend_steps.empty()) {
+      ascend.push_back(
+          {t.rank >= 0 ? t.rank : static_cast<int>(ascend.size()), t.path, &t.ascend_steps});
+    }
+  }
+  if (!ascend.empty()) out.ascend_ranks = CompareAscendSteps(ascend);
   return out;
 }
 

@@ -13,6 +13,7 @@
 
 #include "analyze/advisor.h"
 #include "analyze/analysis.h"
+#include "analyze/importers/ascend/step_trace_time.h"
 #include "analyze/multirank.h"
 #include "analyze/trace_inputs.h"
 
@@ -28,6 +29,7 @@ struct AnalyzedTrace {
   std::string path;
   int rank = -1;            // from the files around it (trace_inputs.h); -1: not known
   std::string rank_source;  // what the rank was read from
+  std::vector<AscendStepTime> ascend_steps;  // its step_trace_time.csv, when there is one
   std::string format;
   size_t events = 0, tracks = 0;
   Analysis analysis;
@@ -36,9 +38,10 @@ struct AnalyzedTrace {
 };
 
 struct AnalyzedSet {
-  std::vector<AnalyzedTrace> traces;    // in the order of FindTraceInputs
-  std::optional<RankComparison> ranks;  // when there are several traces
-  std::vector<UnusedFile> unused;       // files found in the folders and not read, with why
+  std::vector<AnalyzedTrace> traces;            // in the order of FindTraceInputs
+  std::optional<RankComparison> ranks;          // when there are several traces
+  std::vector<UnusedFile> unused;               // files found in the folders and not read, with why
+  std::optional<AscendRankSteps> ascend_ranks;  // ranks compared by step_trace_time.csv
 };
 
 // Throws what ImportTrace and FindTraceInputs throw, naming the file.

@@ -64,4 +64,73 @@ RankComparison CompareRanks(std::vector<RankSummary> ranks) {
   return out;
 }
 
+namespace {
+
+double MedianOf(std::vector<int64_t> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? static_cast<double>(v[n / 2])
+               : (static_cast<double>(v[n / 2 - 1]) + static_cast<double>(v[n / 2])) / 2;
+}
+
+}  // namespace
+
+AscendRankSteps CompareAscendSteps(const std::vector<AscendRankInput>& inputs) {
+  AscendRankSteps out;
+  for (const AscendRankInput& in : inputs) {
+    if (in.steps == nullptr) continue;
+    AscendRankMeans m{.rank = in.rank, .path = in.path};
+    int64_t bubble = 0, preparing = 0, with_bubble = 0, with_preparing = 0;
+    for (const AscendStepTime& s : *in.steps) {
+      if (s.StepNs() < 0) continue;
+      ++m.steps;
+      m.step_ns += s.StepNs();
+      m.computing_ns += s.computing_ns;
+      m.comm_not_overlapped_ns += s.comm_not_overlapped_ns;
+      m.free_ns += s.free_ns;
+      if (s.bubble_ns >= 0) bubble += s.bubble_ns, ++with_bubble;
+      if (s.preparing_ns >= 0) preparing += s.preparing_ns, ++with_preparing;
+    }
+    if (m.steps == 0) continue;
+    m.step_ns /= m.steps;
+    m.computing_ns /= m.steps;
+    m.comm_not_overlapped_ns /= m.steps;
+    m.free_ns /= m.steps;
+    if (with_bubble > 0) m.bubble_ns = bubble / with_bubble;
+    if (with_preparing > 0) m.preparing_ns = preparing / with_preparing;
+    out.ranks.push_back(std::move(m));
+  }
+  std::stable_sort(out.ranks.begin(), out.ranks.end(),
+                   [](const auto& a, const auto& b) { return a.rank < b.rank; });
+  if (out.ranks.size() < 2) return out;
+  const auto median = [&](int64_t AscendRankMeans::*member) {
+    std::vector<int64_t> values;
+    for (const auto& r : out.ranks) values.push_back(r.*member);
+    return MedianOf(std::move(values));
+  };
+  const AscendRankMeans* slow = &out.ranks.front();
+  for (const auto& r : out.ranks) {
+    if (r.step_ns > slow->step_ns) slow = &r;
+  }
+  const double step_median = median(&AscendRankMeans::step_ns);
+  out.slow_rank = slow->rank;
+  out.slow_pct = step_median > 0
+                     ? 100.0 * (static_cast<double>(slow->step_ns) - step_median) / step_median
+                     : 0;
+  double worst = 0;
+  for (const auto& [name, member] :
+       {std::pair{"computing time", &AscendRankMeans::computing_ns},
+        {"communication not overlapped", &AscendRankMeans::comm_not_overlapped_ns},
+        {"free time", &AscendRankMeans::free_ns}}) {
+    const double excess = static_cast<double>(slow->*member) - median(member);
+    if (excess > worst) {
+      worst = excess;
+      out.slow_component = name;
+      out.slow_component_excess_ns = static_cast<int64_t>(excess);
+    }
+  }
+  return out;
+}
+
 }  // namespace opscope::analyze

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "analyze/importers/ascend/step_trace_time.h"
 #include "analyze/trace_model.h"
 
 namespace opscope::analyze {
@@ -29,6 +30,36 @@ struct RankComparison {
 };
 
 RankComparison CompareRanks(std::vector<RankSummary> ranks);
+
+// Ranks compared by torch_npu's step_trace_time.csv, as msprof-analyze's
+// cluster step breakdown does: each rank's means over its steps; the slow rank
+// has the longest mean step (computing + communication not overlapped + free),
+// and the component that makes it slow is the one whose mean exceeds the
+// median over ranks by the most.
+struct AscendRankInput {
+  int rank = -1;
+  std::string path;
+  const std::vector<AscendStepTime>* steps = nullptr;
+};
+
+struct AscendRankMeans {
+  int rank = -1;
+  std::string path;
+  int64_t steps = 0;  // rows with the three step components
+  int64_t step_ns = 0, computing_ns = 0, comm_not_overlapped_ns = 0, free_ns = 0;
+  int64_t bubble_ns = -1, preparing_ns = -1;  // -1: not in the file
+};
+
+struct AscendRankSteps {
+  std::vector<AscendRankMeans> ranks;  // by rank
+  int slow_rank = -1;
+  double slow_pct = 0;                   // its mean step above the median of the ranks' means
+  std::string slow_component;            // "computing", "communication not overlapped" or "free"
+  int64_t slow_component_excess_ns = 0;  // over the median rank's
+};
+
+// Ranks without a usable row are left out; fewer than two ranks give no slow rank.
+AscendRankSteps CompareAscendSteps(const std::vector<AscendRankInput>& inputs);
 
 }  // namespace opscope::analyze
 

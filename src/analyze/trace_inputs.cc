@@ -27,7 +27,8 @@ const std::map<std::string, std::string, std::less<>>& OutputFileReasons() {
        "the same device kernels as trace_view.json, which is read (its AI Core metrics are not "
        "read yet)"},
       {"op_statistic.csv", "per-operator-type totals of kernel_details.csv: not read yet"},
-      {"step_trace_time.csv", "per-step computing/communication/free breakdown: not read yet"},
+      {"step_trace_time.csv",
+       "per-step breakdown: read beside a timeline, and this rank has none opscope reads"},
       {"communication.json", "per-collective time and bandwidth: not read yet"},
       {"communication_matrix.json", "bandwidth per link (source, destination): not read yet"},
       {"operator_memory.csv", "memory per operator: not read yet"},
@@ -160,7 +161,12 @@ void ReadOutputFolder(const fs::path& output, RankTree& tree) {
   const std::string primary = has("trace_view.json")      ? "trace_view.json"
                               : has("kernel_details.csv") ? "kernel_details.csv"
                                                           : "";
-  if (!primary.empty()) tree.trace = TraceInput{(output / primary).string()};
+  if (!primary.empty()) {
+    tree.trace = TraceInput{(output / primary).string()};
+    if (has("step_trace_time.csv")) {
+      tree.trace->step_trace_time = (output / "step_trace_time.csv").string();
+    }
+  }
   if (!has("analyse.done")) {
     tree.unused.push_back(
         {output.string(),
@@ -169,6 +175,7 @@ void ReadOutputFolder(const fs::path& output, RankTree& tree) {
   for (const fs::path& file : files) {
     const std::string name = file.filename().string();
     if (name == primary || name == "analyse.done") continue;
+    if (tree.trace && name == "step_trace_time.csv") continue;
     const auto& reasons = OutputFileReasons();
     if (const auto it = reasons.find(name); it != reasons.end()) {
       tree.unused.push_back({file.string(), it->second});

@@ -10,9 +10,9 @@
 //   export's name `ascend_pytorch_profiler_{rank}.db`;
 // - an msprof `PROF_*` folder: its `mindstudio_profiler_output/msprof_*.json`.
 // One file is the timeline of a rank (`trace_view.json`, else
-// `kernel_details.csv`, which holds the same kernels without the host side);
-// every other file found is listed once with the reason it is not read, never
-// an error. When two runs claim one rank, the newest (by the timestamp in the
+// `kernel_details.csv`, which holds the same kernels without the host side),
+// with its `step_trace_time.csv` beside it; every other file found is listed once with the reason
+// it is not read, never an error. When two runs claim one rank, the newest (by the timestamp in the
 // folder's name) is read, as msprof-analyze does.
 //
 // A folder without any of those trees is a folder of trace files, one per
@@ -29,6 +29,8 @@ struct TraceInput {
   std::string path;         // the file to import ("-": standard input)
   int rank = -1;            // -1: not known from the files around it
   std::string rank_source;  // what the rank was read from, e.g. "profiler_info_3.json"
+  // The same rank's step_trace_time.csv (torch_npu), read beside the timeline.
+  std::string step_trace_time;
 };
 
 struct UnusedFile {

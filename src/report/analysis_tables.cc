@@ -408,6 +408,73 @@ void AddFindingsAndOperators(const analyze::AnalyzedTrace& t, const AnalysisTabl
 
 }  // namespace
 
+namespace {
+
+Value MsOrNone(int64_t ns) { return ns >= 0 ? Value{ns / 1e6} : Value{}; }
+
+// torch_npu's step_trace_time.csv of each rank, then the ranks compared by it.
+void AddAscendSteps(const analyze::AnalyzedSet& set, std::vector<ResultTable>& tables) {
+  for (const analyze::AnalyzedTrace& t : set.traces) {
+    if (t.ascend_steps.empty()) continue;
+    ResultTable table;
+    table.section = "ascend_steps";
+    table.title = "NPU time per step (step_trace_time.csv): " + t.path;
+    table.columns = {{"trace", "Trace"},
+                     {"device", "Device"},
+                     {"step", "Step"},
+                     {"step_ms", "Step ms", 3},
+                     {"computing_ms", "Computing ms", 3},
+                     {"comm_not_overlapped_ms", "Comm not overlapped ms", 3},
+                     {"overlapped_ms", "Comm overlapped ms", 3},
+                     {"free_ms", "Free ms", 3},
+                     {"bubble_ms", "Bubble ms", 3},
+                     {"preparing_ms", "Preparing ms", 3}};
+    for (const auto& s : t.ascend_steps) {
+      table.AddRow({t.path, s.device, s.step, MsOrNone(s.StepNs()), MsOrNone(s.computing_ns),
+                    MsOrNone(s.comm_not_overlapped_ns), MsOrNone(s.overlapped_ns),
+                    MsOrNone(s.free_ns), MsOrNone(s.bubble_ns), MsOrNone(s.preparing_ns)});
+    }
+    table.notes.push_back(
+        "As torch_npu computes them from its Overlap Analysis lane: step = computing + "
+        "communication not overlapped + free; bubble: hcom_receive time; preparing: from the "
+        "framework step's start to the first device task.");
+    tables.push_back(std::move(table));
+  }
+  if (!set.ascend_ranks || set.ascend_ranks->ranks.size() < 2) return;
+  const analyze::AscendRankSteps& c = *set.ascend_ranks;
+  ResultTable table;
+  table.section = "ascend_ranks";
+  table.title =
+      c.slow_pct < 1
+          ? std::string("Ranks by step_trace_time.csv: mean steps agree within 1%")
+          : fmt::format(
+                "Ranks by step_trace_time.csv: rank {} is the slowest, {:.1f}% above the "
+                "median rank: {} {:.3f} ms over the median",
+                c.slow_rank, c.slow_pct, c.slow_component, c.slow_component_excess_ns / 1e6);
+  table.columns = {{"rank", "Rank"},
+                   {"trace", "Trace"},
+                   {"steps", "Steps"},
+                   {"step_ms", "Mean step ms", 3},
+                   {"computing_ms", "Computing ms", 3},
+                   {"comm_not_overlapped_ms", "Comm not overlapped ms", 3},
+                   {"free_ms", "Free ms", 3},
+                   {"bubble_ms", "Bubble ms", 3},
+                   {"preparing_ms", "Preparing ms", 3}};
+  for (const auto& r : c.ranks) {
+    table.AddRow({int64_t{r.rank}, r.path, r.steps, MsOrNone(r.step_ns), MsOrNone(r.computing_ns),
+                  MsOrNone(r.comm_not_overlapped_ns), MsOrNone(r.free_ns), MsOrNone(r.bubble_ns),
+                  MsOrNone(r.preparing_ns)});
+  }
+  table.notes.push_back(
+      "Means over each rank's steps. The slow component is the one of computing, communication "
+      "not overlapped and free whose mean exceeds the median over ranks by the most: free time "
+      "points at the host (data loading, launches), communication at waiting for other ranks or "
+      "slow links, computing at this rank's kernels.");
+  tables.push_back(std::move(table));
+}
+
+}  // namespace
+
 std::vector<ResultTable> AnalysisTables(const analyze::AnalyzedSet& set,
                                         const AnalysisTableOptions& options) {
   std::vector<ResultTable> tables;
@@ -417,6 +484,7 @@ std::vector<ResultTable> AnalysisTables(const analyze::AnalyzedSet& set,
     AddMoreAnalyses(t.path, t.analysis, tables);
   }
   if (set.ranks) AddRanks(*set.ranks, tables);
+  AddAscendSteps(set, tables);
   if (!set.unused.empty()) {
     ResultTable table;
     table.section = "unused_files";

@@ -296,6 +296,25 @@ echo '{"rank_id": "1"}' > "$dir/job/host/h_2_20260101000000000_ascend_pt/profile
 expect_status 0 "analyze a job folder of two ranks" "$opscope" analyze "$dir/job" --format csv --out "$dir/job-analysis"
 expect_grep '^ranks,0,.*h_1_20260101000000000_ascend_pt/ASCEND_PROFILER_OUTPUT/trace_view.json' "$dir/out" "rank 0 from profiler_info_0.json"
 expect_grep '^ranks,1,.*h_2_20260101000000000_ascend_pt/ASCEND_PROFILER_OUTPUT/trace_view.json' "$dir/out" "rank 1 from rank_id"
+# Two ranks of the level-1 folder, rank 1 given 50 ms more free time per step
+# in its step_trace_time.csv: rank 1 is the slow rank, and free time is why.
+mkdir -p "$dir/job2"
+for r in 0 1; do
+  cp -r "$samples/level1_text/rank0_ascend_pt" "$dir/job2/h_${r}_20260101000000000_ascend_pt"
+  rm "$dir/job2/h_${r}_20260101000000000_ascend_pt/profiler_info_0.json"
+  echo '{}' > "$dir/job2/h_${r}_20260101000000000_ascend_pt/profiler_info_$r.json"
+done
+"$python" - "$dir/job2/h_1_20260101000000000_ascend_pt/ASCEND_PROFILER_OUTPUT/step_trace_time.csv" <<'PY'
+import csv, sys
+rows = list(csv.reader(open(sys.argv[1], newline="")))
+free = rows[0].index("Free")
+for row in rows[1:]:
+    row[free] = str(float(row[free]) + 50000)
+csv.writer(open(sys.argv[1], "w", newline="")).writerows(rows)
+PY
+expect_status 0 "analyze two ranks with step_trace_time.csv" "$opscope" analyze "$dir/job2" --out "$dir/job2-analysis"
+expect_grep "rank 1 is the slowest, 15.5% above the median rank: free time 25.000 ms over the median" "$dir/out" \
+  "the slow rank and its component (free: +50 ms over two ranks' median of +25)"
 printf 'hello' > "$dir/unknown.txt"
 expect_status 5 "analyze unknown format" "$opscope" analyze "$dir/unknown.txt"
 expect_status 4 "analyze missing file" "$opscope" analyze "$dir/absent.json"
