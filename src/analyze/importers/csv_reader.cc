@@ -81,4 +81,27 @@ bool CsvReader::Next(std::vector<std::string>& fields) {
   return any;
 }
 
+size_t CsvHeader::Find(std::string_view name) const {
+  const auto it = column.find(name);
+  return it == column.end() ? SIZE_MAX : it->second;
+}
+
+CsvHeader ReadCsvHeader(CsvReader& csv, const std::string& name) {
+  std::vector<std::string> fields;
+  if (!csv.Next(fields)) {
+    throw Error(ErrorCode::kInvalidInput, name + ": line 1: the file is empty");
+  }
+  if (!fields.empty() && fields[0].starts_with("\xEF\xBB\xBF")) fields[0].erase(0, 3);
+  CsvHeader header;
+  header.fields = fields.size();
+  for (size_t i = 0; i < fields.size(); ++i) {
+    std::string column(TrimField(fields[i]));
+    if (!header.column.emplace(column, i).second) {
+      throw Error(ErrorCode::kInvalidInput,
+                  name + ": line 1: the column '" + column + "' appears twice");
+    }
+  }
+  return header;
+}
+
 }  // namespace opscope::analyze

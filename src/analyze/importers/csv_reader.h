@@ -5,6 +5,8 @@
 #ifndef OPSCOPE_ANALYZE_IMPORTERS_CSV_READER_H_
 #define OPSCOPE_ANALYZE_IMPORTERS_CSV_READER_H_
 
+#include <cstdint>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -42,6 +44,17 @@ class CsvReader {
 // Leading and trailing spaces and tabs removed (torch_npu writes a tab after
 // its start times).
 std::string_view TrimField(std::string_view s);
+
+// The header record: each column name (trimmed, a UTF-8 byte-order mark
+// removed) to its index. Throws Error(kInvalidInput) naming the source for an
+// empty file or a name that appears twice (records would be read past their end).
+struct CsvHeader {
+  std::map<std::string, size_t, std::less<>> column;
+  size_t fields = 0;  // every record must have as many
+  // The index of a column, or SIZE_MAX when the header lacks it.
+  size_t Find(std::string_view name) const;
+};
+CsvHeader ReadCsvHeader(CsvReader& csv, const std::string& name);
 
 }  // namespace opscope::analyze
 

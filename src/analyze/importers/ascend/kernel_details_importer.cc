@@ -48,21 +48,13 @@ void ImportKernelDetails(Source& source, TraceModel& model) {
   const auto bad = [&](int at, const std::string& what) {
     return Error(ErrorCode::kInvalidInput, path + ": line " + std::to_string(at) + ": " + what);
   };
-  if (!csv.Next(fields)) throw bad(1, "the file is empty");
-  if (!fields.empty() && fields[0].starts_with("\xEF\xBB\xBF")) fields[0].erase(0, 3);
-  std::map<std::string, size_t> column;
-  const size_t header_fields = fields.size();
-  for (size_t i = 0; i < fields.size(); ++i) {
-    const std::string name(TrimField(fields[i]));
-    if (!column.emplace(name, i).second) {
-      throw bad(1, "the column '" + name + "' appears twice");
-    }
-  }
+  const CsvHeader header = ReadCsvHeader(csv, path);
+  const size_t header_fields = header.fields;
   // kernel_details.csv renames msprof's op_summary columns (ascend.md, 3.2):
   // either name is read, so op_summary_*.csv goes through the same code.
   const auto find = [&](const char* kernel_details, const char* op_summary) {
-    if (column.count(kernel_details)) return column.at(kernel_details);
-    return column.count(op_summary) ? column.at(op_summary) : SIZE_MAX;
+    const size_t at = header.Find(kernel_details);
+    return at != SIZE_MAX ? at : header.Find(op_summary);
   };
   const size_t name_col = find("Name", "Op Name"),
                start_col = find("Start Time(us)", "Task Start Time(us)"),
@@ -74,8 +66,11 @@ void ImportKernelDetails(Source& source, TraceModel& model) {
                                   {dur_col, "'Duration(us)' (or 'Task Duration(us)')"}}) {
     if (col == SIZE_MAX) throw bad(1, std::string("no ") + what + " column");
   }
-  const std::string start_name(TrimField(fields[start_col]));
-  const std::string dur_name(TrimField(fields[dur_col]));
+  // The names the file uses, for errors.
+  const std::string start_name =
+      header.Find("Start Time(us)") != SIZE_MAX ? "Start Time(us)" : "Task Start Time(us)";
+  const std::string dur_name =
+      header.Find("Duration(us)") != SIZE_MAX ? "Duration(us)" : "Task Duration(us)";
   while (true) {
     if (!csv.Next(fields)) break;
     const int record_line = csv.record_line();

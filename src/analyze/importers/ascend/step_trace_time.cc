@@ -21,22 +21,14 @@ std::vector<AscendStepTime> ReadStepTraceTime(Source& source) {
   const auto bad = [&](int line, const std::string& what) {
     return Error(ErrorCode::kInvalidInput, path + ": line " + std::to_string(line) + ": " + what);
   };
-  if (!csv.Next(fields)) throw bad(1, "the file is empty");
-  if (!fields.empty() && fields[0].starts_with("\xEF\xBB\xBF")) fields[0].erase(0, 3);
-  std::map<std::string, size_t, std::less<>> column;
-  for (size_t i = 0; i < fields.size(); ++i) {
-    if (!column.emplace(std::string(TrimField(fields[i])), i).second) {
-      throw bad(1, "the column '" + std::string(TrimField(fields[i])) + "' appears twice");
+  const CsvHeader header = ReadCsvHeader(csv, path);
+  for (const char* required : {"Step", "Computing"}) {
+    if (header.Find(required) == SIZE_MAX) {
+      throw bad(1, std::string("no '") + required + "' column");
     }
   }
-  for (const char* required : {"Step", "Computing"}) {
-    if (!column.count(required)) throw bad(1, std::string("no '") + required + "' column");
-  }
-  const size_t header_fields = fields.size();
-  const auto col = [&](std::string_view name) {
-    const auto it = column.find(name);
-    return it == column.end() ? SIZE_MAX : it->second;
-  };
+  const size_t header_fields = header.fields;
+  const auto col = [&](std::string_view name) { return header.Find(name); };
   // Where each duration lands, by its column name.
   const std::pair<const char*, int64_t AscendStepTime::*> durations[] = {
       {"Computing", &AscendStepTime::computing_ns},
