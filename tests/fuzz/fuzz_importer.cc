@@ -25,8 +25,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const auto model = opscope::analyze::ImportTrace(path);
     const auto analysis = opscope::analyze::AnalyzeTrace(model);
     const auto findings = opscope::analyze::Advise(analysis);
-    const std::vector<opscope::report::AnalyzedTrace> traces = {
-        {path, model.format, model.size(), model.tracks.size(), analysis, findings}};
+    const std::vector<opscope::report::AnalyzedTrace> traces = {{.path = path,
+                                                                 .format = model.format,
+                                                                 .events = model.size(),
+                                                                 .tracks = model.tracks.size(),
+                                                                 .analysis = analysis,
+                                                                 .findings = findings}};
     opscope::report::SummaryCsv(traces);
     opscope::report::AnalysisHtml(traces);
   } catch (const opscope::Error&) {
