@@ -25,8 +25,7 @@ AnalyzedSet AnalyzeFiles(const AnalyzeOptions& options) {
     const auto t1 = Clock::now();
     AnalyzedTrace t;
     t.path = path;
-    t.rank = input.rank;
-    t.rank_source = input.rank_source;
+    t.rank = input.rank >= 0 ? input.rank : static_cast<int>(out.traces.size());
     if (!input.step_trace_time.empty()) {
       const auto source = Source::Open(input.step_trace_time);
       t.ascend_steps = ReadStepTraceTime(*source);
@@ -36,8 +35,7 @@ AnalyzedSet AnalyzeFiles(const AnalyzeOptions& options) {
     t.tracks = model.tracks.size();
     t.analysis = AnalyzeTrace(model, {.ceilings = options.ceilings});
     t.findings = Advise(t.analysis, options.thresholds);
-    ranks.push_back(
-        SummarizeRank(model, input.rank >= 0 ? input.rank : static_cast<int>(ranks.size())));
+    ranks.push_back(SummarizeRank(model, t.rank));
     t.import_ms = ms(t1 - t0);
     t.analysis_ms = ms(Clock::now() - t1);
     out.traces.push_back(std::move(t));
@@ -46,8 +44,7 @@ AnalyzedSet AnalyzeFiles(const AnalyzeOptions& options) {
   std::vector<AscendRankInput> ascend;
   for (const AnalyzedTrace& t : out.traces) {
     if (!t.ascend_steps.empty()) {
-      ascend.push_back(
-          {t.rank >= 0 ? t.rank : static_cast<int>(ascend.size()), t.path, &t.ascend_steps});
+      ascend.push_back({t.rank, t.path, &t.ascend_steps});
     }
   }
   if (!ascend.empty()) out.ascend_ranks = CompareAscendSteps(ascend);

@@ -27,8 +27,7 @@ struct AnalyzeOptions {
 
 struct AnalyzedTrace {
   std::string path;
-  int rank = -1;            // from the files around it (trace_inputs.h); -1: not known
-  std::string rank_source;  // what the rank was read from
+  int rank = -1;  // from the files around it (trace_inputs.h), else its position
   std::vector<AscendStepTime> ascend_steps;  // its step_trace_time.csv, when there is one
   std::string format;
   size_t events = 0, tracks = 0;

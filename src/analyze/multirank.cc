@@ -7,6 +7,18 @@
 #include "analyze/passes/steps.h"
 
 namespace opscope::analyze {
+namespace {
+
+// The median of the ranks' values (the mean of the two middle ones for an even count).
+double MedianOf(std::vector<int64_t> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? static_cast<double>(v[n / 2])
+               : (static_cast<double>(v[n / 2 - 1]) + static_cast<double>(v[n / 2])) / 2;
+}
+
+}  // namespace
 
 RankSummary SummarizeRank(const TraceModel& model, int fallback_rank) {
   RankSummary r;
@@ -52,10 +64,7 @@ RankComparison CompareRanks(std::vector<RankSummary> ranks) {
     if (r.steps > 0) steps.push_back(r.mean_step_ns);
   }
   if (steps.size() < 2) return out;
-  std::sort(steps.begin(), steps.end());
-  const double median = steps.size() % 2
-                            ? static_cast<double>(steps[steps.size() / 2])
-                            : (steps[steps.size() / 2 - 1] + steps[steps.size() / 2]) / 2.0;
+  const double median = MedianOf(std::move(steps));
   int64_t slowest = -1;
   for (const auto& r : out.ranks) {
     if (r.steps > 0 && r.mean_step_ns > slowest) slowest = r.mean_step_ns, out.slow_rank = r.rank;
@@ -63,18 +72,6 @@ RankComparison CompareRanks(std::vector<RankSummary> ranks) {
   out.slow_pct = median > 0 ? 100.0 * (static_cast<double>(slowest) - median) / median : 0;
   return out;
 }
-
-namespace {
-
-double MedianOf(std::vector<int64_t> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? static_cast<double>(v[n / 2])
-               : (static_cast<double>(v[n / 2 - 1]) + static_cast<double>(v[n / 2])) / 2;
-}
-
-}  // namespace
 
 AscendRankSteps CompareAscendSteps(const std::vector<AscendRankInput>& inputs) {
   AscendRankSteps out;

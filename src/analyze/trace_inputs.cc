@@ -130,18 +130,15 @@ std::string RunTimestamp(const fs::path& root) {
   return tokens.size() >= 3 ? tokens[tokens.size() - 3] : std::string();
 }
 
-struct Found {
-  std::vector<fs::path> roots;  // rank roots, output folders or PROF_* folders
-};
-
-void Search(const fs::path& dir, int depth, Found& found) {
+// Collects the rank roots, output folders and PROF_* folders under `dir`.
+void Search(const fs::path& dir, int depth, std::vector<fs::path>& roots) {
   if (IsRankRoot(dir) || IsMsprofRoot(dir) || IsOutputFolder(dir)) {
-    found.roots.push_back(dir);
+    roots.push_back(dir);
     return;
   }
   if (depth >= kSearchDepth) return;
   for (const fs::path& entry : Entries(dir)) {
-    if (IsDir(entry)) Search(entry, depth + 1, found);
+    if (IsDir(entry)) Search(entry, depth + 1, roots);
   }
 }
 
@@ -293,13 +290,13 @@ TraceInputs FindTraceInputs(const std::vector<std::string>& inputs) {
       out.traces.push_back(TraceInput{input});
       continue;
     }
-    Found found;
-    Search(input, 0, found);
-    if (found.roots.empty()) {
+    std::vector<fs::path> roots;
+    Search(input, 0, roots);
+    if (roots.empty()) {
       ReadPlainFolder(input, out);
       continue;
     }
-    for (const fs::path& root : found.roots) {
+    for (const fs::path& root : roots) {
       RankTree tree;
       if (IsMsprofRoot(root)) {
         ReadMsprofRoot(root, tree);

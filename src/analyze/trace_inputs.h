@@ -8,12 +8,14 @@
 //   alone: one rank each, the rank taken from `profiler_info_{rank}.json`'s
 //   name (msprof-analyze's rule), else its `rank_id` key, else the SQLite
 //   export's name `ascend_pytorch_profiler_{rank}.db`;
-// - an msprof `PROF_*` folder: its `mindstudio_profiler_output/msprof_*.json`.
+// - an msprof `PROF_*` folder: its `mindstudio_profiler_output/msprof_*.json`,
+//   else its `op_summary_*.csv`.
 // One file is the timeline of a rank (`trace_view.json`, else
 // `kernel_details.csv`, which holds the same kernels without the host side),
-// with its `step_trace_time.csv` beside it; every other file found is listed once with the reason
-// it is not read, never an error. When two runs claim one rank, the newest (by the timestamp in the
-// folder's name) is read, as msprof-analyze does.
+// with its `step_trace_time.csv` beside it; every other file found is listed
+// once with the reason it is not read, never an error. When two runs claim one
+// rank, the newest (by the timestamp in the folder's name) is read, as
+// msprof-analyze does.
 //
 // A folder without any of those trees is a folder of trace files, one per
 // rank: every file whose name an importer reads (importer.h).

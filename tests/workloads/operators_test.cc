@@ -103,10 +103,9 @@ TEST(Conv2dSpec, FieldReportConfigsHaveTheReportsCounts) {
 }
 
 TEST(Conv2dSpec, BadSpecsNameTheProblem) {
-  for (const char* bad :
-       {"", "ic64", "mb16ic64ih56oc64kh3sh0", "mb16ic64ih56oc64kh3xx4", "mb16ic64ih56oc63kh3g2",
-        "mb1ic1ih2oc1kh9ph0", "mb16ic64ih56oc64kh3sh", "mb1ic1ih1oc1kh1sh99999999999",
-        "mb16ic64ih56oc64kh3mb4"}) {
+  for (const char* bad : {"", "ic64", "mb16ic64ih56oc64kh3sh0", "mb16ic64ih56oc64kh3xx4",
+                          "mb16ic64ih56oc63kh3g2", "mb1ic1ih2oc1kh9ph0", "mb16ic64ih56oc64kh3sh",
+                          "mb1ic1ih1oc1kh1sh99999999999", "mb16ic64ih56oc64kh3mb4"}) {
     try {
       ParseConv2d(bad);
       ADD_FAILURE() << "accepted '" << bad << "'";

@@ -86,6 +86,21 @@ size_t CsvHeader::Find(std::string_view name) const {
   return it == column.end() ? SIZE_MAX : it->second;
 }
 
+bool CsvHeader::NextRecord(CsvReader& csv, std::vector<std::string>& fields,
+                           const std::string& name) const {
+  while (csv.Next(fields)) {
+    if (fields.size() == 1 && TrimField(fields[0]).empty()) continue;  // a blank line
+    if (fields.size() != this->fields) {
+      throw Error(ErrorCode::kInvalidInput, name + ": line " + std::to_string(csv.record_line()) +
+                                                ": " + std::to_string(fields.size()) +
+                                                " fields where the header has " +
+                                                std::to_string(this->fields));
+    }
+    return true;
+  }
+  return false;
+}
+
 CsvHeader ReadCsvHeader(CsvReader& csv, const std::string& name) {
   std::vector<std::string> fields;
   if (!csv.Next(fields)) {

@@ -53,6 +53,10 @@ struct CsvHeader {
   size_t fields = 0;  // every record must have as many
   // The index of a column, or SIZE_MAX when the header lacks it.
   size_t Find(std::string_view name) const;
+  // The next data record, blank lines skipped; false at the end. Throws
+  // Error(kInvalidInput) naming `name` and the line when its field count is not
+  // the header's.
+  bool NextRecord(CsvReader& csv, std::vector<std::string>& fields, const std::string& name) const;
 };
 CsvHeader ReadCsvHeader(CsvReader& csv, const std::string& name);
 

@@ -1,6 +1,5 @@
 #include "analyze/importers/ascend/kernel_details_importer.h"
 
-#include <map>
 #include <vector>
 
 #include "analyze/importers/csv_reader.h"
@@ -49,7 +48,6 @@ void ImportKernelDetails(Source& source, TraceModel& model) {
     return Error(ErrorCode::kInvalidInput, path + ": line " + std::to_string(at) + ": " + what);
   };
   const CsvHeader header = ReadCsvHeader(csv, path);
-  const size_t header_fields = header.fields;
   // kernel_details.csv renames msprof's op_summary columns (ascend.md, 3.2):
   // either name is read, so op_summary_*.csv goes through the same code.
   const auto find = [&](const char* kernel_details, const char* op_summary) {
@@ -71,14 +69,8 @@ void ImportKernelDetails(Source& source, TraceModel& model) {
       header.Find("Start Time(us)") != SIZE_MAX ? "Start Time(us)" : "Task Start Time(us)";
   const std::string dur_name =
       header.Find("Duration(us)") != SIZE_MAX ? "Duration(us)" : "Task Duration(us)";
-  while (true) {
-    if (!csv.Next(fields)) break;
+  while (header.NextRecord(csv, fields, path)) {
     const int record_line = csv.record_line();
-    if (fields.size() == 1 && TrimField(fields[0]).empty()) continue;  // a blank line
-    if (fields.size() != header_fields) {
-      throw bad(record_line, std::to_string(fields.size()) + " fields where the header has " +
-                                 std::to_string(header_fields));
-    }
     int64_t start = 0, duration = 0;
     if (!MicrosToNs(TrimField(fields[start_col]), start)) {
       throw bad(record_line, "'" + start_name + "' is not a time: '" + fields[start_col] + "'");

@@ -1,6 +1,5 @@
 #include "analyze/importers/ascend/step_trace_time.h"
 
-#include <map>
 #include <utility>
 
 #include "analyze/importers/csv_reader.h"
@@ -27,8 +26,6 @@ std::vector<AscendStepTime> ReadStepTraceTime(Source& source) {
       throw bad(1, std::string("no '") + required + "' column");
     }
   }
-  const size_t header_fields = header.fields;
-  const auto col = [&](std::string_view name) { return header.Find(name); };
   // Where each duration lands, by its column name.
   const std::pair<const char*, int64_t AscendStepTime::*> durations[] = {
       {"Computing", &AscendStepTime::computing_ns},
@@ -41,18 +38,13 @@ std::vector<AscendStepTime> ReadStepTraceTime(Source& source) {
       {"Preparing", &AscendStepTime::preparing_ns},
   };
   std::vector<AscendStepTime> rows;
-  while (csv.Next(fields)) {
+  while (header.NextRecord(csv, fields, path)) {
     const int line = csv.record_line();
-    if (fields.size() == 1 && TrimField(fields[0]).empty()) continue;  // a blank line
-    if (fields.size() != header_fields) {
-      throw bad(line, std::to_string(fields.size()) + " fields where the header has " +
-                          std::to_string(header_fields));
-    }
     AscendStepTime row;
-    if (const size_t c = col("Device_id"); c != SIZE_MAX) row.device = TrimField(fields[c]);
-    row.step = TrimField(fields[col("Step")]);
+    if (const size_t c = header.Find("Device_id"); c != SIZE_MAX) row.device = TrimField(fields[c]);
+    row.step = TrimField(fields[header.Find("Step")]);
     for (const auto& [name, member] : durations) {
-      const size_t c = col(name);
+      const size_t c = header.Find(name);
       if (c == SIZE_MAX) continue;
       const std::string_view text = TrimField(fields[c]);
       if (text.empty() || text == "N/A") continue;
