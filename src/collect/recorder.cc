@@ -10,6 +10,8 @@
 #include <cstring>
 #include <new>
 
+#include "collect/chunk_reserve.h"
+#include "collect/payload_cache.h"
 #include "core/clock.h"
 #include "core/intern.h"
 
@@ -17,7 +19,11 @@ namespace opscope {
 namespace detail {
 
 std::atomic<uint32_t> g_generation{0};
+#if defined(__cpp_constinit)
+constinit thread_local ThreadWriter t_writer;
+#else
 thread_local ThreadWriter t_writer;
+#endif
 
 }  // namespace detail
 
@@ -28,7 +34,20 @@ std::mutex g_mutex;
 std::shared_ptr<Collection> g_current;  // guarded by g_mutex
 uint32_t g_last_generation = 0;         // guarded by g_mutex
 
-thread_local std::shared_ptr<ThreadBuffer> t_buffer;
+// The owning references live in holders whose destructors (at thread exit)
+// clear the raw pointers the hot paths read: a constinit raw pointer costs no
+// TLS guard check per access.
+constinit thread_local ThreadBuffer* t_buffer_raw = nullptr;
+constinit thread_local PayloadCache* t_payload_cache = nullptr;  // made at the first runtime name
+struct ThreadState {
+  std::shared_ptr<ThreadBuffer> buffer;
+  std::unique_ptr<PayloadCache> cache;
+  ~ThreadState() {
+    t_buffer_raw = nullptr;
+    t_payload_cache = nullptr;
+  }
+};
+thread_local ThreadState t_state;
 thread_local std::string t_thread_name;  // set by SetThreadName
 
 uint32_t OsThreadId() { return static_cast<uint32_t>(::syscall(SYS_gettid)); }
@@ -44,27 +63,33 @@ std::string DefaultThreadName() {
 // Makes the calling thread's buffer belong to the collection of `generation`.
 ThreadBuffer* BufferFor(uint32_t generation) {
   detail::ThreadWriter& writer = detail::t_writer;
-  if (writer.generation == generation && t_buffer) return t_buffer.get();
+  if (writer.generation == generation && t_buffer_raw != nullptr) return t_buffer_raw;
   std::shared_ptr<Collection> collection = CurrentCollection(generation);
   if (!collection) return nullptr;  // the window closed: outside any trace
-  t_buffer = collection->Register(OsThreadId(), DefaultThreadName());
+  t_state.buffer = collection->Register(OsThreadId(), DefaultThreadName());
+  t_buffer_raw = t_state.buffer.get();
   writer = detail::ThreadWriter{};
   writer.generation = generation;
-  return t_buffer.get();
+  return t_buffer_raw;
 }
 
 bool OpenChunk(ThreadBuffer& buffer) {
   Budget& budget = *buffer.budget;
   std::lock_guard lock(buffer.link_mutex);
   if (budget.closed()) return false;
-  // Large chunks after the first; small ones use up the end of the budget.
-  uint32_t capacity = buffer.head == nullptr ? Chunk::kSmallRecords : Chunk::kLargeRecords;
-  if (!budget.Reserve(ChunkBudgetBytes(capacity))) {
-    capacity = Chunk::kSmallRecords;
-    if (!budget.Reserve(ChunkBudgetBytes(capacity))) return false;
+  // Large chunks after the first, faulted in ahead when the reserve has one
+  // ready (already charged); small ones use up the end of the budget.
+  Chunk* chunk = buffer.head != nullptr ? buffer.reserve->Take() : nullptr;
+  if (chunk == nullptr) {
+    uint32_t capacity = buffer.head == nullptr ? Chunk::kSmallRecords : Chunk::kLargeRecords;
+    if (!budget.Reserve(ChunkBudgetBytes(capacity))) {
+      capacity = Chunk::kSmallRecords;
+      if (!budget.Reserve(ChunkBudgetBytes(capacity))) return false;
+    }
+    chunk = Chunk::Allocate(capacity, budget.huge_pages());
+    if (chunk == nullptr) return false;
   }
-  Chunk* chunk = Chunk::Allocate(capacity);
-  if (chunk == nullptr) return false;
+  const uint32_t capacity = chunk->capacity;
   if (buffer.tail == nullptr) {
     buffer.head = chunk;
   } else {
@@ -100,14 +125,14 @@ void* MapAligned(size_t bytes, size_t alignment) {
 
 }  // namespace
 
-Chunk* Chunk::Allocate(uint32_t capacity) {
+Chunk* Chunk::Allocate(uint32_t capacity, bool huge_pages) {
   const size_t bytes = ChunkBudgetBytes(capacity);
   const bool large = capacity >= kLargeRecords;
   void* memory =
       large ? MapAligned(bytes, kLargeAlignment)
             : ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (memory == nullptr || memory == MAP_FAILED) return nullptr;
-  if (large) ::madvise(memory, bytes, MADV_HUGEPAGE);  // advice only: fine if refused
+  if (large && huge_pages) ::madvise(memory, bytes, MADV_HUGEPAGE);  // advice: fine if refused
   Chunk* chunk = new (std::nothrow) Chunk;
   if (chunk == nullptr) {
     ::munmap(memory, bytes);
@@ -122,9 +147,11 @@ Chunk::~Chunk() {
   if (records != nullptr) ::munmap(records, ChunkBudgetBytes(capacity));
 }
 
-ThreadBuffer::ThreadBuffer(std::shared_ptr<Budget> shared_budget, uint32_t os_tid,
+ThreadBuffer::ThreadBuffer(std::shared_ptr<Budget> shared_budget,
+                           std::shared_ptr<ChunkReserve> chunk_reserve, uint32_t os_tid,
                            std::string thread_name, uint32_t order)
     : budget(std::move(shared_budget)),
+      reserve(std::move(chunk_reserve)),
       tid(os_tid),
       sort_index(order),
       name_(std::move(thread_name)) {}
@@ -170,7 +197,14 @@ void ThreadBuffer::set_name(std::string name) {
 }
 
 Collection::Collection(uint32_t generation, size_t budget_bytes, bool record_shapes)
-    : generation_(generation), budget_(std::make_shared<Budget>(budget_bytes, record_shapes)) {}
+    : generation_(generation),
+      budget_(
+          std::make_shared<Budget>(budget_bytes, record_shapes, ChunkReserve::HugePagesWanted())),
+      reserve_(std::make_shared<ChunkReserve>(budget_)) {}
+
+Collection::~Collection() { StopReserve(); }
+
+void Collection::StopReserve() { reserve_->Stop(); }
 
 bool Budget::Reserve(size_t bytes) {
   size_t used = used_bytes_.load(std::memory_order_relaxed);
@@ -182,7 +216,7 @@ bool Budget::Reserve(size_t bytes) {
 
 std::shared_ptr<ThreadBuffer> Collection::Register(uint32_t tid, std::string name) {
   std::lock_guard lock(mutex_);
-  auto buffer = std::make_shared<ThreadBuffer>(budget_, tid, std::move(name),
+  auto buffer = std::make_shared<ThreadBuffer>(budget_, reserve_, tid, std::move(name),
                                                static_cast<uint32_t>(threads_.size()));
   threads_.push_back(buffer);
   return buffer;
@@ -215,20 +249,20 @@ std::shared_ptr<Collection> BeginCollection(size_t budget_bytes, bool record_sha
 }
 
 void EndCollection(const std::shared_ptr<Collection>& collection) {
-  std::lock_guard lock(g_mutex);
-  if (g_current == collection) {
-    detail::g_generation.store(0, std::memory_order_release);
-    g_current.reset();
-  }
+  DetachCollection(collection);
   collection->budget().Close();
 }
 
 void DetachCollection(const std::shared_ptr<Collection>& collection) {
-  std::lock_guard lock(g_mutex);
-  if (g_current == collection) {
-    detail::g_generation.store(0, std::memory_order_release);
-    g_current.reset();
+  {
+    std::lock_guard lock(g_mutex);
+    if (g_current == collection) {
+      detail::g_generation.store(0, std::memory_order_release);
+      g_current.reset();
+    }
   }
+  // Scopes still open may end into it, from the chunks they hold or fresh ones.
+  collection->StopReserve();
 }
 
 bool RecordedSince(const Collection& collection, uint64_t ticks) {
@@ -284,59 +318,87 @@ void CountDrop(uint32_t generation) noexcept {
                         std::memory_order_relaxed);
 }
 
-const void* CopyPayload(uint32_t generation, std::string_view name,
-                        const ScopeArgs& args) noexcept {
-  collect::ThreadBuffer* buffer = collect::BufferFor(generation);
-  if (buffer == nullptr) return nullptr;
-  const bool shapes_wanted = buffer->budget->record_shapes();
-  name = name.substr(0, collect::kMaxPayloadString);
-  const std::string_view shapes =
-      shapes_wanted ? args.shapes.substr(0, collect::kMaxPayloadString) : std::string_view();
-  const std::string_view dtype = args.dtype.substr(0, collect::kMaxPayloadString);
-  const std::string_view layout = args.layout.substr(0, collect::kMaxPayloadString);
-  const std::string_view module = args.module.substr(0, collect::kMaxPayloadString);
-  const size_t needed = (sizeof(collect::Payload) + name.size() + shapes.size() + dtype.size() +
-                         layout.size() + module.size() + alignof(collect::Payload) - 1) &
+namespace {
+
+std::string_view Kept(std::string_view text) {
+  return text.size() <= collect::kMaxPayloadString ? text
+                                                   : text.substr(0, collect::kMaxPayloadString);
+}
+
+// Copies a payload the thread's cache did not hold into its payload blocks and
+// remembers it. Apart from the hot path of CopyPayload, so that a hit stays short.
+[[gnu::noinline]] const void* CopyNewPayload(collect::ThreadBuffer& buffer, uint32_t generation,
+                                             const collect::PayloadKey& key, uint64_t hash) {
+  collect::PayloadCache* cache = collect::t_payload_cache;
+  if (cache == nullptr) {
+    collect::t_state.cache.reset(new (std::nothrow) collect::PayloadCache);
+    cache = collect::t_payload_cache = collect::t_state.cache.get();
+  }
+  size_t chars_size = 0;
+  for (const std::string_view part : key.parts) chars_size += part.size();
+  const size_t needed = (sizeof(collect::Payload) + chars_size + alignof(collect::Payload) - 1) &
                         ~(alignof(collect::Payload) - 1);
-  collect::PayloadBlock* block = buffer->payload_tail;
+  collect::PayloadBlock* block = buffer.payload_tail;
   if (block == nullptr || block->used + needed > collect::PayloadBlock::kBytes) {
-    std::lock_guard lock(buffer->link_mutex);
-    collect::Budget& budget = *buffer->budget;
+    std::lock_guard lock(buffer.link_mutex);
+    collect::Budget& budget = *buffer.budget;
     if (budget.closed() || !budget.Reserve(collect::PayloadBlock::kBytes)) return nullptr;
     auto* fresh = new (std::nothrow) collect::PayloadBlock;
     if (fresh == nullptr) return nullptr;
     if (block == nullptr) {
-      buffer->payload_head = fresh;
+      buffer.payload_head = fresh;
     } else {
       block->next.store(fresh, std::memory_order_release);
     }
-    buffer->payload_tail = block = fresh;
+    buffer.payload_tail = block = fresh;
   }
-  auto* payload = new (block->data + block->used)
-      collect::Payload{args.category != nullptr ? args.category : "user_annotation",
-                       args.flops,
-                       args.bytes,
-                       static_cast<uint32_t>(name.size()),
-                       static_cast<uint32_t>(shapes.size()),
-                       static_cast<uint32_t>(dtype.size()),
-                       static_cast<uint32_t>(layout.size()),
-                       static_cast<uint32_t>(module.size())};
+  auto* payload =
+      new (block->data + block->used) collect::Payload{key.category,
+                                                       key.flops,
+                                                       key.bytes,
+                                                       static_cast<uint32_t>(key.parts[0].size()),
+                                                       static_cast<uint32_t>(key.parts[1].size()),
+                                                       static_cast<uint32_t>(key.parts[2].size()),
+                                                       static_cast<uint32_t>(key.parts[3].size()),
+                                                       static_cast<uint32_t>(key.parts[4].size())};
   char* chars = reinterpret_cast<char*>(payload + 1);
   // Empty views may hold a null pointer, which memcpy must not see.
-  for (const std::string_view part : {name, shapes, dtype, layout, module}) {
+  for (const std::string_view part : key.parts) {
     if (!part.empty()) std::memcpy(chars, part.data(), part.size());
     chars += part.size();
   }
   block->used += needed;
+  if (cache != nullptr) cache->Remember(generation, key, hash, payload);
   return payload;
+}
+
+}  // namespace
+
+const void* CopyPayload(uint32_t generation, std::string_view name,
+                        const ScopeArgs& args) noexcept {
+  collect::ThreadBuffer* buffer = collect::BufferFor(generation);
+  if (buffer == nullptr) return nullptr;
+  const collect::PayloadKey key{
+      {Kept(name), buffer->budget->record_shapes() ? Kept(args.shapes) : std::string_view(),
+       Kept(args.dtype), Kept(args.layout), Kept(args.module)},
+      args.category != nullptr ? args.category : "user_annotation",
+      args.flops,
+      args.bytes};
+  const uint64_t hash = key.Hash();
+  // A name this thread recorded before in this collection: the same payload.
+  if (const collect::PayloadCache* cache = collect::t_payload_cache) {
+    if (const void* known = cache->Find(generation, key, hash)) return known;
+  }
+  return CopyNewPayload(*buffer, generation, key, hash);
 }
 
 }  // namespace detail
 
 void SetThreadName(std::string_view name) {
   collect::t_thread_name = std::string(name);
-  if (collect::t_buffer && !collect::t_buffer->budget->closed()) {
-    collect::t_buffer->set_name(collect::t_thread_name);
+  collect::ThreadBuffer* buffer = collect::t_buffer_raw;
+  if (buffer != nullptr && !buffer->budget->closed()) {
+    buffer->set_name(collect::t_thread_name);
   }
 }
 

@@ -27,15 +27,17 @@ using detail::Record;
 using detail::RecordKind;
 
 // A run of records. A thread's first chunk is small, so threads that record little
-// cost little; later chunks are 2 MiB, aligned and advised as transparent huge
-// pages, so a busy thread takes one page fault per 65,536 records, not per 128.
+// cost little; later chunks are 2 MiB, aligned and (unless OPSCOPE_HUGE_PAGES=0)
+// advised as transparent huge pages, so a busy thread's chunk is one page, not
+// 512. They come faulted in from the collection's ChunkReserve when it has one
+// ready (see chunk_reserve.h).
 struct Chunk {
   static constexpr uint32_t kSmallRecords = 2048;   // 64 KiB
   static constexpr uint32_t kLargeRecords = 65536;  // 2 MiB
   static constexpr size_t kLargeAlignment = size_t{2} << 20;
 
-  // nullptr when memory is short.
-  static Chunk* Allocate(uint32_t capacity);
+  // nullptr when memory is short. `huge_pages` advises a large chunk as THP.
+  static Chunk* Allocate(uint32_t capacity, bool huge_pages);
   ~Chunk();
 
   std::atomic<uint32_t> published{0};
@@ -90,30 +92,35 @@ constexpr size_t kMaxPayloadString = 4096;
 // The byte budget and open/closed state of one collection, shared by its buffers.
 class Budget {
  public:
-  Budget(size_t limit_bytes, bool record_shapes)
-      : limit_bytes_(limit_bytes), record_shapes_(record_shapes) {}
+  Budget(size_t limit_bytes, bool record_shapes, bool huge_pages)
+      : limit_bytes_(limit_bytes), record_shapes_(record_shapes), huge_pages_(huge_pages) {}
 
   // Charges `bytes`; false (and nothing charged) when it would not fit.
   bool Reserve(size_t bytes);
   size_t limit_bytes() const { return limit_bytes_; }
   size_t used_bytes() const { return used_bytes_.load(std::memory_order_relaxed); }
   bool record_shapes() const { return record_shapes_; }
+  bool huge_pages() const { return huge_pages_; }
   bool closed() const { return closed_.load(std::memory_order_acquire); }
   void Close() { closed_.store(true, std::memory_order_release); }
 
  private:
   const size_t limit_bytes_;
   const bool record_shapes_;
+  const bool huge_pages_;
   std::atomic<size_t> used_bytes_{0};
   std::atomic<bool> closed_{false};
 };
 
+class ChunkReserve;
+
 struct ThreadBuffer {
-  ThreadBuffer(std::shared_ptr<Budget> shared_budget, uint32_t os_tid, std::string thread_name,
-               uint32_t order);
+  ThreadBuffer(std::shared_ptr<Budget> shared_budget, std::shared_ptr<ChunkReserve> chunk_reserve,
+               uint32_t os_tid, std::string thread_name, uint32_t order);
   ~ThreadBuffer();
 
   const std::shared_ptr<Budget> budget;
+  const std::shared_ptr<ChunkReserve> reserve;  // ready large chunks
   const uint32_t tid;
   const uint32_t sort_index;
   Chunk* head = nullptr;
@@ -143,7 +150,9 @@ struct ThreadBuffer {
 
 class Collection {
  public:
+  // Makes the first chunks ready (ChunkReserve) before it returns.
   Collection(uint32_t generation, size_t budget_bytes, bool record_shapes);
+  ~Collection();
 
   uint32_t generation() const { return generation_; }
   Budget& budget() { return *budget_; }
@@ -153,6 +162,8 @@ class Collection {
   std::vector<std::shared_ptr<ThreadBuffer>> Threads() const;
   // After the collection was closed and read (or discarded): see ThreadBuffer.
   void ReleaseMemory();
+  // Once no new scope records into it: no more chunks are made ready.
+  void StopReserve();
 
   int64_t start_ns = 0;           // CLOCK_MONOTONIC at start
   int64_t start_realtime_ns = 0;  // the same instant on the wall clock
@@ -160,6 +171,7 @@ class Collection {
  private:
   const uint32_t generation_;
   const std::shared_ptr<Budget> budget_;
+  const std::shared_ptr<ChunkReserve> reserve_;
   mutable std::mutex mutex_;
   std::vector<std::shared_ptr<ThreadBuffer>> threads_;
 };
