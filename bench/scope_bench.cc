@@ -352,6 +352,32 @@ void ReportFresh(const std::map<std::string, double>& m) {
   }
 }
 
+// The share of the machine's CPU time in use over half a second before the run
+// (from /proc/stat), or a negative value when it cannot be read. Another job
+// running beside the benchmark makes every figure above doubtful.
+double BusyShareBeforeRun() {
+  const auto read = [](uint64_t& busy, uint64_t& total) {
+    std::FILE* f = std::fopen("/proc/stat", "r");
+    if (f == nullptr) return false;
+    uint64_t v[8] = {};
+    const int n = std::fscanf(f,
+                              "cpu %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64
+                              " %" SCNu64 " %" SCNu64 " %" SCNu64,
+                              &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]);
+    std::fclose(f);
+    if (n != 8) return false;
+    total = 0;
+    for (const uint64_t x : v) total += x;
+    busy = total - v[3] - v[4];  // less idle and iowait
+    return true;
+  };
+  uint64_t busy0 = 0, total0 = 0, busy1 = 0, total1 = 0;
+  if (!read(busy0, total0)) return -1;
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  if (!read(busy1, total1) || total1 <= total0) return -1;
+  return static_cast<double>(busy1 - busy0) / static_cast<double>(total1 - total0);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -364,7 +390,25 @@ int main(int argc, char** argv) {
     }
     return RunFreshChild(which, scopes);
   }
-  benchmark::Initialize(&argc, argv);
+  // The repetitions of all cases interleaved in random order, so that a drift of
+  // the machine's speed (a shared VM's) falls on the floor and the scopes alike.
+  std::vector<char*> args(argv, argv + argc);
+  std::string interleave = "--benchmark_enable_random_interleaving=true";
+  bool asked = false;
+  for (char* arg : args) asked |= std::strstr(arg, "random_interleaving") != nullptr;
+  if (!asked) args.push_back(interleave.data());
+  int count = static_cast<int>(args.size());
+  args.push_back(nullptr);
+  benchmark::Initialize(&count, args.data());
+  const double busy = BusyShareBeforeRun();
+  if (busy > 0.10) {
+    std::printf(
+        "WARNING: the machine was %.0f%% busy before the run (other processes, /proc/stat): "
+        "every figure below is doubtful; run it on a quiet machine\n\n",
+        100 * busy);
+  } else if (busy >= 0) {
+    std::printf("machine %.0f%% busy before the run (/proc/stat)\n\n", 100 * busy);
+  }
   MedianReporter reporter;
   benchmark::RunSpecifiedBenchmarks(&reporter);
   const auto& m = reporter.medians;

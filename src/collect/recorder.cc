@@ -128,9 +128,11 @@ void* MapAligned(size_t bytes, size_t alignment) {
 Chunk* Chunk::Allocate(uint32_t capacity, bool huge_pages) {
   const size_t bytes = ChunkBudgetBytes(capacity);
   const bool large = capacity >= kLargeRecords;
-  void* memory =
-      large ? MapAligned(bytes, kLargeAlignment)
-            : ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  void* memory = large ? MapAligned(bytes, kLargeAlignment)
+                       // Populated: a thread's first chunk is backed when it registers, in one
+                       // call, rather than by 16 faults among its first 2,048 events.
+                       : ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
+                                MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
   if (memory == nullptr || memory == MAP_FAILED) return nullptr;
   if (large && huge_pages) ::madvise(memory, bytes, MADV_HUGEPAGE);  // advice: fine if refused
   Chunk* chunk = new (std::nothrow) Chunk;

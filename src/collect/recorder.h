@@ -26,11 +26,11 @@ namespace opscope::collect {
 using detail::Record;
 using detail::RecordKind;
 
-// A run of records. A thread's first chunk is small, so threads that record little
-// cost little; later chunks are 2 MiB, aligned and (unless OPSCOPE_HUGE_PAGES=0)
-// advised as transparent huge pages, so a busy thread's chunk is one page, not
-// 512. They come faulted in from the collection's ChunkReserve when it has one
-// ready (see chunk_reserve.h).
+// A run of records. A thread's first chunk is small (64 KiB, backed when the
+// thread first records), so threads that record little cost little. Later
+// chunks are 2 MiB, aligned and (unless OPSCOPE_HUGE_PAGES=0) advised as
+// transparent huge pages, so a busy thread's chunk is one page, not 512; they
+// come faulted in from the collection's ChunkReserve when it has one ready.
 struct Chunk {
   static constexpr uint32_t kSmallRecords = 2048;   // 64 KiB
   static constexpr uint32_t kLargeRecords = 65536;  // 2 MiB
