@@ -81,6 +81,9 @@ struct DeviceProperties {
   std::vector<std::string> features;
   std::vector<Peak> peaks;
   std::vector<CacheLevel> caches;
+  // Where `caches` came from ("sysfs", "CPUID leaf 4", ...), or, when it is
+  // empty, why no cache could be read: reports print it instead of a size.
+  std::string caches_source;
   uint64_t memory_bytes = 0;
   std::string runtime;  // library versions the kernels use
   DeviceCapabilities capabilities;

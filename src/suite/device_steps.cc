@@ -43,8 +43,12 @@ StepOutput DeviceInfo(const devices::Device& device) {
   add("clock", fmt::format("{:.2f} GHz ({})", p.clock_ghz, p.clock_source));
   add("isa", Join(p.features));
   for (const auto& cache : p.caches) {
-    add("cache_" + cache.name,
-        fmt::format("{} KiB, shared by {} CPU(s)", cache.bytes >> 10, cache.shared_by));
+    add("cache_" + cache.name, fmt::format("{} KiB, shared by {} CPU(s) (from {})",
+                                           cache.bytes >> 10, cache.shared_by, p.caches_source));
+  }
+  if (p.caches.empty()) {
+    add("caches", "n/a: " + (p.caches_source.empty() ? std::string("not reported by the device")
+                                                     : p.caches_source));
   }
   add("memory", fmt::format("{:.1f} GiB", static_cast<double>(p.memory_bytes) / (1 << 30)));
   for (const auto& peak : p.peaks) {
@@ -141,9 +145,14 @@ StepOutput Bandwidth(devices::Device& device, const BandwidthOptions& options) {
       "at once, both directions counted. 'pinned' copies from page-locked host memory, "
       "'pageable' from malloc'd memory.");
   table.notes.push_back(device.properties().capabilities.copy_method);
+  const devices::DeviceProperties& p = device.properties();
   table.notes.push_back(
-      "'Fits in': the smallest cache level holding each thread's share of the "
-      "arrays (at 3/4 of its size).");
+      p.caches.empty()
+          ? "'Fits in' is n/a: the cache sizes are " +
+                (p.caches_source.empty() ? std::string("unknown") : p.caches_source)
+          : "'Fits in': the smallest cache level holding each thread's share of the arrays (at "
+            "3/4 of its size); cache sizes from " +
+                p.caches_source + ".");
   return {{table},
           failed > 0 ? fmt::format("{} bandwidth case(s) failed their data check", failed)
                      : std::string()};

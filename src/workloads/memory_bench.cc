@@ -52,6 +52,7 @@ uint64_t ParseSize(const std::string& part, const std::string& whole) {
 }
 
 std::string LevelFor(const devices::DeviceProperties& p, uint64_t working_set) {
+  if (p.caches.empty()) return "n/a";  // no cache sizes: DRAM would be a guess
   const int threads = std::max(1, p.compute_units);
   for (const auto& cache : p.caches) {
     // Private caches hold a thread's share; shared ones hold their sharers' shares.

@@ -1,6 +1,9 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <fstream>
+#include <map>
+#include <string>
 #include <vector>
 
 #include "devices/cpu/cpu_info.h"
@@ -24,6 +27,63 @@ TEST(CpuInfo, ModelsKnownCores) {
   EXPECT_EQ(skx.fma_width_bits, 512);
   const auto old = cpu::ModelCore("GenuineIntel", 6, 0x2A, {"avx"});
   EXPECT_FALSE(old.has_fma);
+}
+
+// Register values as the Intel SDM (CPUID leaf 4) lays them out: EAX type in
+// bits 4:0, level in 7:5, sharers - 1 in 25:14; EBX line - 1 in 11:0,
+// partitions - 1 in 21:12, ways - 1 in 31:22; ECX sets - 1.
+TEST(CpuInfo, CpuidCacheLeavesAreDecoded) {
+  const auto eax = [](uint32_t type, uint32_t level, uint32_t sharers) {
+    return type | level << 5 | (sharers - 1) << 14;
+  };
+  const auto ebx = [](uint32_t line, uint32_t partitions, uint32_t ways) {
+    return (line - 1) | (partitions - 1) << 12 | (ways - 1) << 22;
+  };
+  CacheLevel cache;
+  // A 48 KiB, 12-way L1 data cache of 64 sets of 64-byte lines, per core.
+  ASSERT_TRUE(cpu::CacheFromCpuid(eax(1, 1, 2), ebx(64, 1, 12), 63, cache));
+  EXPECT_EQ(cache.name, "L1d");
+  EXPECT_EQ(cache.bytes, 12u * 64 * 64);
+  EXPECT_EQ(cache.shared_by, 2);
+  // A 2 MiB, 16-way unified L2 of 2,048 sets.
+  ASSERT_TRUE(cpu::CacheFromCpuid(eax(3, 2, 2), ebx(64, 1, 16), 2047, cache));
+  EXPECT_EQ(cache.name, "L2");
+  EXPECT_EQ(cache.bytes, uint64_t{2} << 20);
+  // Partitions multiply the size too.
+  ASSERT_TRUE(cpu::CacheFromCpuid(eax(3, 3, 16), ebx(64, 2, 16), 8191, cache));
+  EXPECT_EQ(cache.bytes, uint64_t{16} * 2 * 64 * 8192);
+  EXPECT_FALSE(cpu::CacheFromCpuid(eax(2, 1, 2), ebx(64, 1, 8), 63, cache)) << "instruction";
+  EXPECT_FALSE(cpu::CacheFromCpuid(0, 0, 0, cache)) << "the end of the list";
+}
+
+std::string ReadLine(const std::string& path) {
+  std::ifstream in(path);
+  std::string line;
+  std::getline(in, line);
+  return line;
+}
+
+// Where /sys lists the caches (the kernel reads them from the same leaves),
+// CPUID gives the same levels and sizes.
+TEST(CpuInfo, CpuidCachesAgreeWithSysfs) {
+  std::map<std::string, uint64_t> sysfs;
+  for (int i = 0; i < 8; ++i) {
+    const std::string dir = "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(i) + "/";
+    const std::string type = ReadLine(dir + "type");
+    if (type.empty()) break;
+    if (type == "Instruction") continue;
+    const std::string size = ReadLine(dir + "size");  // "48K"
+    sysfs["L" + ReadLine(dir + "level") + (type == "Data" ? "d" : "")] =
+        std::stoull(size) << (size.back() == 'K' ? 10 : size.back() == 'M' ? 20 : 0);
+  }
+  if (sysfs.empty()) GTEST_SKIP() << "this machine's /sys lists no caches to compare with";
+  std::string source;
+  const std::vector<CacheLevel> cpuid = cpu::CachesFromCpuid(source);
+  if (cpuid.empty()) GTEST_SKIP() << "this processor lists no caches through CPUID";
+  EXPECT_FALSE(source.empty());
+  std::map<std::string, uint64_t> from_cpuid;
+  for (const CacheLevel& c : cpuid) from_cpuid[c.name] = c.bytes;
+  EXPECT_EQ(from_cpuid, sysfs) << "from " << source;
 }
 
 TEST(CpuInfo, PeaksFollowTheFormula) {

@@ -4,6 +4,10 @@
 #include <sched.h>
 #include <unistd.h>
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
+
 #include <algorithm>
 #include <fstream>
 #include <set>
@@ -76,11 +80,60 @@ std::vector<CacheLevel> ReadCaches() {
   return caches;
 }
 
+#if defined(__x86_64__) || defined(__i386__)
+// CPUID's cache leaves: Intel's 4, or AMD's 0x8000001D where the processor has
+// topology extensions (CPUID 0x80000001 ECX bit 22).
+std::vector<CacheLevel> CpuidLeaves(std::string& source) {
+  uint32_t eax = 0, ebx = 0, ecx = 0, edx = 0;
+  if (!__get_cpuid(0, &eax, &ebx, &ecx, &edx)) return {};
+  const bool amd = ebx == 0x68747541;  // "Auth" of AuthenticAMD
+  uint32_t leaf = 4;
+  if (amd) {
+    if (!__get_cpuid(0x80000001, &eax, &ebx, &ecx, &edx) || (ecx & (1u << 22)) == 0) return {};
+    leaf = 0x8000001D;
+    source = "CPUID leaf 0x8000001D";
+  } else {
+    if (eax < 4) return {};
+    source = "CPUID leaf 4";
+  }
+  std::vector<CacheLevel> caches;
+  for (uint32_t index = 0; index < 16; ++index) {
+    if (!__get_cpuid_count(leaf, index, &eax, &ebx, &ecx, &edx)) break;
+    if ((eax & 0x1F) == 0) break;  // no more caches
+    CacheLevel cache;
+    if (CacheFromCpuid(eax, ebx, ecx, cache)) caches.push_back(cache);
+  }
+  return caches;
+}
+#else
+std::vector<CacheLevel> CpuidLeaves(std::string&) { return {}; }
+#endif
+
 bool Has(const std::vector<std::string>& flags, const char* flag) {
   return std::find(flags.begin(), flags.end(), flag) != flags.end();
 }
 
 }  // namespace
+
+bool CacheFromCpuid(uint32_t eax, uint32_t ebx, uint32_t ecx, CacheLevel& cache) {
+  const uint32_t type = eax & 0x1F;  // 1 data, 2 instruction, 3 unified
+  if (type != 1 && type != 3) return false;
+  const uint32_t level = (eax >> 5) & 0x7;
+  const uint64_t ways = ((ebx >> 22) & 0x3FF) + 1;
+  const uint64_t partitions = ((ebx >> 12) & 0x3FF) + 1;
+  const uint64_t line = (ebx & 0xFFF) + 1;
+  const uint64_t sets = uint64_t{ecx} + 1;
+  cache.name = "L" + std::to_string(level) + (type == 1 ? "d" : "");
+  cache.bytes = ways * partitions * line * sets;
+  // The most logical processors that may share it: an upper bound of the sharers.
+  cache.shared_by = static_cast<int>(((eax >> 14) & 0xFFF) + 1);
+  return true;
+}
+
+std::vector<CacheLevel> CachesFromCpuid(std::string& source) {
+  source.clear();
+  return CpuidLeaves(source);
+}
 
 CoreModel ModelCore(const std::string& vendor, int family, int model,
                     const std::vector<std::string>& flags) {
@@ -194,6 +247,18 @@ DeviceProperties ProbeCpu(int threads, double measured_ghz) {
   }
   p.peaks = TheoreticalPeaks(core, threads, p.clock_ghz);
   p.caches = ReadCaches();
+  p.caches_source = "sysfs (/sys/devices/system/cpu/cpu0/cache)";
+  if (p.caches.empty()) {
+    std::string source;
+    p.caches = CachesFromCpuid(source);
+    p.caches_source = p.caches.empty() ? "unknown: /sys/devices/system/cpu/cpu0/cache is absent "
+                                         "and CPUID lists no cache on this processor"
+                                       : source + " (/sys/devices/system/cpu/cpu0/cache is absent)";
+    // Sharers from CPUID are the most that may share a cache; at most the CPUs here.
+    for (CacheLevel& cache : p.caches) {
+      cache.shared_by = std::min(cache.shared_by, std::max(1, machine.logical_cpus));
+    }
+  }
   p.memory_bytes = machine.memory_bytes;
   return p;
 }

@@ -3,6 +3,7 @@
 #ifndef OPSCOPE_DEVICES_CPU_CPU_INFO_H_
 #define OPSCOPE_DEVICES_CPU_CPU_INFO_H_
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,15 @@ DeviceProperties ProbeCpu(int threads, double measured_ghz = 0);
 // The core model for a vendor/family/model and ISA flags (exposed for tests).
 CoreModel ModelCore(const std::string& vendor, int family, int model,
                     const std::vector<std::string>& flags);
+
+// One cache described by a CPUID cache leaf (Intel leaf 4, AMD 0x8000001D: the
+// same layout): size = ways x partitions x line size x sets. Data and unified
+// caches only; an instruction cache or the leaf's end gives false.
+bool CacheFromCpuid(uint32_t eax, uint32_t ebx, uint32_t ecx, CacheLevel& cache);
+
+// The caches CPUID lists (for machines whose /sys has no cache folders, as some
+// virtual machines); empty on other processors. `source` names the leaf used.
+std::vector<CacheLevel> CachesFromCpuid(std::string& source);
 
 // Theoretical peaks of `cores` cores at `ghz` for the given core model.
 std::vector<Peak> TheoreticalPeaks(const CoreModel& core, int cores, double ghz);

@@ -548,6 +548,7 @@ class CudaDevice final : public devices::Device {
                                        peaks.memory_bytes_per_second / 1e12, peaks.memory_formula));
     }
     d.caches.push_back({"L2", static_cast<uint64_t>(p.l2CacheSize), p.multiProcessorCount});
+    d.caches_source = "cudaDeviceProp::l2CacheSize";
     int runtime = 0, driver = 0;
     cudaRuntimeGetVersion(&runtime);
     cudaDriverGetVersion(&driver);
