@@ -122,11 +122,16 @@ StepOutput Bandwidth(devices::Device& device, const BandwidthOptions& options) {
                    {"gbps_p10", "GB/s p10", 1},
                    {"gbps_p90", "GB/s p90", 1},
                    {"repeat", "Repeat", 0, false},
+                   {"flags", "Flags"},
                    {"note", "Note"}};
   int failed = 0;
   for (const auto& r : results) {
     const bool measured = r.status != workloads::Status::kWaived;
     failed += r.status == workloads::Status::kFailed;
+    const double spread = measured && r.stats.median_ms > 0
+                              ? (r.stats.p90_ms - r.stats.p10_ms) / r.stats.median_ms
+                              : 0;
+    const bool noisy = r.status == workloads::Status::kOk && spread > workloads::kNoisySpread;
     const auto gbps = [&](double ms) {
       return ms > 0 ? Value{r.bytes_moved / (ms / 1e3) / 1e9} : Value{};
     };
@@ -136,7 +141,11 @@ StepOutput Bandwidth(devices::Device& device, const BandwidthOptions& options) {
          std::string(workloads::Name(r.status)), measured ? Value{r.stats.median_ms} : Value{},
          static_cast<int64_t>(r.bytes_moved), measured ? Value{r.bytes_per_second / 1e9} : Value{},
          measured ? gbps(r.stats.p90_ms) : Value{}, measured ? gbps(r.stats.p10_ms) : Value{},
-         int64_t{r.repeat}, r.reason});
+         int64_t{r.repeat}, noisy ? "noisy" : "",
+         noisy ? fmt::format("noisy: p10-p90 spread {:.0f}% of the median (over {:.0f}%)",
+                             100 * spread, 100 * workloads::kNoisySpread) +
+                     (r.reason.empty() ? "" : "; " + r.reason)
+               : r.reason});
   }
   table.notes.push_back(
       "1 GB = 1e9 bytes. d2d: memcpy and copy move 2 arrays per element (read one, "

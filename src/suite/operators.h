@@ -11,6 +11,7 @@
 
 #include "devices/device.h"
 #include "suite/step.h"
+#include "workloads/operators.h"
 #include "workloads/runner.h"
 
 namespace opscope::suite {
@@ -26,6 +27,20 @@ struct MatmulOptions {
 // Throws Error(kInvalidArgument) for an implementation the device does not have,
 // Error(kResourceExhausted) for a case that cannot fit in its memory.
 StepOutput Matmul(devices::Device& device, const MatmulOptions& options);
+
+// A ceiling is an upper bound: a result above a ceiling measured now means the
+// ceiling was measured too low (under load, say). Each such ceiling is measured
+// once more, longer (the higher of the two is kept, and `ceilings.source` says
+// so), and the results of its dtype are rated again; what is still above it
+// stays flagged inconsistent (workloads::FlagDoubts). Ceilings from a file
+// (`ceilings_file` not empty) are the user's and are not re-measured.
+struct RatedResult {
+  workloads::OperatorResult* result;
+  devices::DType dtype;
+};
+void RemeasureCeilingsBelowResults(devices::Device& device, const std::string& ceilings_file,
+                                   workloads::FlopsCeilings& ceilings,
+                                   const std::vector<RatedResult>& results);
 
 // "1024,2048" (N x N x N) or "MxNxK" items; throws Error(kInvalidArgument) naming --sizes.
 std::vector<std::array<int64_t, 3>> ParseMatmulShapes(const std::string& text);

@@ -46,7 +46,7 @@ void Annotate(OperatorResult& r, const devices::Device& device) {
   if (r.stats.median_ms < 0.2 && r.pct_ceiling >= 0 && r.pct_ceiling < 50) {
     AddNote(r.note,
             fmt::format("too small to fill the {} cores: fixed per-call cost dominates", threads));
-  } else if (r.pct_ceiling >= 80) {
+  } else if (r.pct_ceiling >= 80 && r.pct_ceiling <= 100) {
     AddNote(r.note, "close to the measured FMA ceiling");
   }
   if (r.stats.first_run_ms > 3 * r.stats.median_ms && r.stats.first_run_ms > 1) {
@@ -64,6 +64,7 @@ void Annotate(OperatorResult& r, const devices::Device& device) {
       AddNote(r.note, "OpenBLAS runs its Haswell (AVX2) kernels on this AVX-512 CPU");
     }
   }
+  FlagDoubts(r);
 }
 
 // Times the kernels, rotating between them, then checks the first one's output
@@ -84,11 +85,50 @@ void MeasureAndConclude(OperatorResult& r, devices::Device& device,
     r.status = Status::kFailed;
     r.reason = "wrong result: " + r.verification.detail;
   }
-  Rate(r, device, dtype, ceilings);
-  Annotate(r, device);
+  Conclude(r, device, dtype, ceilings);
 }
 
 }  // namespace
+
+void FlagDoubts(OperatorResult& r) {
+  r.inconsistent = false;
+  r.noisy = false;
+  if (r.status != Status::kOk) return;
+  if (r.pct_ceiling > 100) {
+    r.inconsistent = true;
+    AddNote(r.note, fmt::format("inconsistent: {:.1f}% is above the ceiling; the ceiling was "
+                                "measured under load or the work count is wrong",
+                                r.pct_ceiling));
+  }
+  if (r.pct_peak > 100) {
+    r.inconsistent = true;
+    AddNote(r.note, fmt::format("inconsistent: {:.1f}% is above the theoretical peak; the clock "
+                                "or the peak's formula is wrong, or the work count is",
+                                r.pct_peak));
+  }
+  const Stats& t = r.stats;
+  if (t.median_ms > 0 && t.p90_ms - t.p10_ms > kNoisySpread * t.median_ms) {
+    r.noisy = true;
+    AddNote(r.note, fmt::format("noisy: p10-p90 spread {:.0f}% of the median (over {:.0f}%): "
+                                "the machine was busy or the case is too short",
+                                100 * (t.p90_ms - t.p10_ms) / t.median_ms, 100 * kNoisySpread));
+  }
+}
+
+std::string DoubtFlags(const OperatorResult& r) {
+  if (r.inconsistent && r.noisy) return "inconsistent, noisy";
+  if (r.inconsistent) return "inconsistent";
+  return r.noisy ? "noisy" : "";
+}
+
+void Conclude(OperatorResult& r, const devices::Device& device, DType dtype,
+              const FlopsCeilings& ceilings) {
+  r.note.clear();
+  r.pct_peak = -1;
+  r.pct_ceiling = -1;
+  Rate(r, device, dtype, ceilings);
+  Annotate(r, device);
+}
 
 const char* Name(Status status) {
   switch (status) {

@@ -35,7 +35,27 @@ struct OperatorResult {
   std::string implementation;
   int rotation_sets = 1;
   std::string note;
+  // Doubts (FlagDoubts): a rate above the ceiling or peak it is rated against
+  // contradicts that bound; a wide spread of the timings is noise.
+  bool inconsistent = false;
+  bool noisy = false;
 };
+
+// Timings whose p90 - p10 exceeds this share of the median are noisy.
+inline constexpr double kNoisySpread = 0.2;
+
+// Sets `inconsistent` (above 100 % of the measured ceiling or of the theoretical
+// peak) and `noisy`, and adds notes that say why; never calls a figure above
+// its bound close to it.
+void FlagDoubts(OperatorResult& r);
+
+// "inconsistent", "noisy", both, or empty: the flags column of the tables.
+std::string DoubtFlags(const OperatorResult& r);
+
+// Rates `r` against the peaks and `ceilings` and writes its notes anew, as the
+// measurement does (used again after a ceiling was re-measured).
+void Conclude(OperatorResult& r, const devices::Device& device, devices::DType dtype,
+              const FlopsCeilings& ceilings);
 
 struct MatmulResult : OperatorResult {
   devices::MatmulSpec spec;

@@ -74,7 +74,9 @@ TEST(CpuInfo, CpuidCachesAgreeWithSysfs) {
     if (type == "Instruction") continue;
     const std::string size = ReadLine(dir + "size");  // "48K"
     sysfs["L" + ReadLine(dir + "level") + (type == "Data" ? "d" : "")] =
-        std::stoull(size) << (size.back() == 'K' ? 10 : size.back() == 'M' ? 20 : 0);
+        std::stoull(size) << (size.back() == 'K'   ? 10
+                              : size.back() == 'M' ? 20
+                                                   : 0);
   }
   if (sysfs.empty()) GTEST_SKIP() << "this machine's /sys lists no caches to compare with";
   std::string source;
