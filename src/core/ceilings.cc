@@ -38,7 +38,17 @@ void SaveCeilings(const Ceilings& c, const std::filesystem::path& path) {
     s += ':';
     AppendJsonString(s, text);
   }
-  s += "}}\n";
+  s += '}';
+  if (c.clock_ghz > 0) {
+    s += ",\"clock\":{\"ghz\":";
+    AppendJsonNumber(s, c.clock_ghz);
+    s += ",\"source\":";
+    AppendJsonString(s, c.clock_source);
+    s += ",\"written_at\":";
+    AppendJsonString(s, c.written_at);
+    s += '}';
+  }
+  s += "}\n";
   AtomicFileOutput out(path, false);
   out.buffer() = std::move(s);
   out.Commit();
@@ -78,6 +88,16 @@ Ceilings LoadCeilings(const std::filesystem::path& path) {
   if (doc["memory_bytes_per_second"].get(c.memory_bytes_per_second) ||
       !(c.memory_bytes_per_second > 0)) {
     throw bad("\"memory_bytes_per_second\" is not a positive number");
+  }
+  // Optional: files written before the clock was recorded have none.
+  simdjson::dom::object clock;
+  if (!doc["clock"].get(clock)) {
+    std::string_view source, at;
+    if (clock["ghz"].get(c.clock_ghz) || !(c.clock_ghz > 0)) {
+      throw bad("clock.ghz is not a positive number");
+    }
+    if (!clock["source"].get(source)) c.clock_source = std::string(source);
+    if (!clock["written_at"].get(at)) c.written_at = std::string(at);
   }
   return c;
 }

@@ -16,6 +16,11 @@ struct Ceilings {
   std::map<std::string, double> flops_per_second;  // by dtype name: "fp32", "bf16"
   double memory_bytes_per_second = 0;              // read + write bytes
   std::map<std::string, std::string> method;       // what each figure came from
+  // The clock the device's theoretical peaks assume, how it was obtained, and
+  // when (UTC): the peaks the ceilings are compared with depend on it.
+  double clock_ghz = 0;
+  std::string clock_source;
+  std::string written_at;
 };
 
 // Writes atomically. Throws Error(kIo).

@@ -6,6 +6,7 @@
 #include <cctype>
 #include <cmath>
 #include <cstring>
+#include <ctime>
 #include <random>
 
 #include "core/text.h"
@@ -316,6 +317,16 @@ std::vector<RooflineResult> RunRoofline(devices::Device& device, const RunnerOpt
   std::vector<RooflineResult> results;
   ceilings.device_id = device.properties().id;
   ceilings.device_name = device.properties().name;
+  ceilings.clock_ghz = device.properties().clock_ghz;
+  ceilings.clock_source = device.properties().clock_source;
+  {
+    const std::time_t now = std::time(nullptr);
+    std::tm utc{};
+    gmtime_r(&now, &utc);
+    char stamp[32];
+    std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", &utc);
+    ceilings.written_at = stamp;
+  }
   int step = 0;
   for (const devices::DType dtype : {devices::DType::kF32, devices::DType::kBF16}) {
     progress.Step(++step, 3, std::string(devices::Name(dtype)) + " FMA ceiling");

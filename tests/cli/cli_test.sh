@@ -99,6 +99,24 @@ expect_grep "FMA pipes x" "$dir/out" "info shows the peak formula"
 expect_status 0 "info json" "$opscope" info --format json
 cp "$dir/out" "$dir/info-stdout.json"
 expect_status 0 "info json shape" "$python" "$tools/check_json_output.py" --require property < "$dir/info-stdout.json"
+# One peak per machine (issue 18): a second info reuses the first one's clock.
+OPSCOPE_CACHE_DIR="$dir/clock-cache" expect_status 0 "info, first call" "$opscope" info --format json
+cp "$dir/out" "$dir/info-first.json"
+OPSCOPE_CACHE_DIR="$dir/clock-cache" expect_status 0 "info, second call" "$opscope" info --format json
+cp "$dir/out" "$dir/info-second.json"
+expect_status 0 "two info calls agree on the peaks within 1%" "$python" -c '
+import json, sys
+def peaks(path):
+    rows = json.load(open(path))["results"]
+    values = {r["property"]: r["value"] for r in rows}
+    return values, {k: float(v.split()[0]) for k, v in values.items() if k.startswith("peak_")}
+(v1, p1), (v2, p2) = peaks(sys.argv[1]), peaks(sys.argv[2])
+assert p1 and p1.keys() == p2.keys(), (p1, p2)
+for k in p1:
+    assert abs(p1[k] - p2[k]) <= 0.01 * p1[k], (k, p1[k], p2[k])
+if "there is no cpufreq" in v1["clock"]:
+    assert "reused from" in v2["clock"], v2["clock"]
+' "$dir/info-first.json" "$dir/info-second.json"
 expect_status 0 "info csv" "$opscope" info --format csv
 expect_grep "^Property,Value" "$dir/out" "csv header"
 expect_status 0 "info --out" "$opscope" info --format json --out "$dir/info.json"

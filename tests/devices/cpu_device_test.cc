@@ -1,11 +1,16 @@
 #include <gtest/gtest.h>
+#include <stdlib.h>
 
 #include <cstring>
+#include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
 
+#include "core/ceilings.h"
+#include "core/clock_cache.h"
 #include "devices/cpu/cpu_info.h"
 #include "devices/registry.h"
 #include "opscope/opscope.h"
@@ -180,6 +185,117 @@ TEST(Registry, UnknownDevicesAreUnsupported) {
     EXPECT_EQ(e.code(), ErrorCode::kUnsupported);
   }
   EXPECT_THROW(OpenDevice("cpu", DeviceOptions{-3}), Error);
+}
+
+}  // namespace
+}  // namespace opscope::devices
+
+namespace opscope::devices {
+namespace {
+
+// A folder for the clock cache that the test owns.
+class ClockCacheDir {
+ public:
+  ClockCacheDir() {
+    char pattern[] = "/tmp/opscope-clock-XXXXXX";
+    dir_ = ::mkdtemp(pattern);
+    ::setenv("OPSCOPE_CACHE_DIR", dir_.c_str(), 1);
+  }
+  ~ClockCacheDir() {
+    ::unsetenv("OPSCOPE_CACHE_DIR");
+    std::filesystem::remove_all(dir_);
+  }
+  std::filesystem::path file() const { return std::filesystem::path(dir_) / "clock-2.json"; }
+
+ private:
+  std::string dir_;
+};
+
+std::function<double()> Rounds(std::vector<double> values, int& calls) {
+  return [values, &calls] { return values[std::min<size_t>(calls++, values.size() - 1)]; };
+}
+
+// Issue 18: three calls of `info` gave 430.0, 449.9 and 436.9 GFLOP/s.
+TEST(MachineClock, MeasuredUntilTwoRoundsAgreeThenReused) {
+  ClockCacheDir cache;
+  int calls = 0;
+  const cpu::MeasuredClock first = cpu::MachineClock(2, Rounds({2.0, 2.5, 2.51, 9.0}, calls));
+  EXPECT_EQ(calls, 3) << "2.5 and 2.51 agree within 0.5%";
+  EXPECT_DOUBLE_EQ(first.ghz, 2.51);
+  EXPECT_NE(first.how.find("3 rounds"), std::string::npos) << first.how;
+  EXPECT_TRUE(std::filesystem::exists(cache.file()));
+  const cpu::MeasuredClock again = cpu::MachineClock(2, Rounds({5.0}, calls));
+  EXPECT_EQ(calls, 3) << "the cached clock is reused, nothing is measured";
+  EXPECT_DOUBLE_EQ(again.ghz, first.ghz);
+  EXPECT_NE(again.how.find("reused from"), std::string::npos) << again.how;
+  // Another thread count is another measurement.
+  const cpu::MeasuredClock one = cpu::MachineClock(1, Rounds({3.0, 3.0}, calls));
+  EXPECT_DOUBLE_EQ(one.ghz, 3.0);
+  EXPECT_EQ(calls, 5);
+  // Each thread count keeps its own: two threads are still cached.
+  EXPECT_DOUBLE_EQ(cpu::MachineClock(2, Rounds({7.0}, calls)).ghz, 2.51);
+  EXPECT_EQ(calls, 5);
+}
+
+TEST(MachineClock, ARoundThatNeverSettlesKeepsTheFastest) {
+  ClockCacheDir cache;
+  int calls = 0;
+  const cpu::MeasuredClock clock =
+      cpu::MachineClock(2, Rounds({2.0, 2.2, 2.0, 2.2, 2.0, 2.2, 2.0, 2.2, 2.0, 2.2}, calls));
+  EXPECT_EQ(calls, 10);
+  EXPECT_DOUBLE_EQ(clock.ghz, 2.2);
+  EXPECT_NE(clock.how.find("did not settle"), std::string::npos) << clock.how;
+}
+
+TEST(ClockCache, OnlyTheSameMachineRecentlyMeasuredIsReused) {
+  ClockCacheDir cache;
+  const core::ClockKey key{"Some CPU", 8, 4, "boot-1"};
+  core::CachedClock clock{3.1, "2 rounds", "2026-12-01T00:00:00Z", 1000000};
+  ASSERT_TRUE(core::SaveCachedClock(cache.file(), key, clock));
+  const auto hit = core::LoadCachedClock(cache.file(), key, 1000000 + 3600);
+  ASSERT_TRUE(hit.has_value());
+  EXPECT_DOUBLE_EQ(hit->ghz, 3.1);
+  EXPECT_EQ(hit->measured_at, "2026-12-01T00:00:00Z");
+  for (const core::ClockKey& other :
+       {core::ClockKey{"Other CPU", 8, 4, "boot-1"}, core::ClockKey{"Some CPU", 16, 4, "boot-1"},
+        core::ClockKey{"Some CPU", 8, 2, "boot-1"}, core::ClockKey{"Some CPU", 8, 4, "boot-2"}}) {
+    EXPECT_FALSE(core::LoadCachedClock(cache.file(), other, 1000000 + 3600).has_value());
+  }
+  EXPECT_FALSE(core::LoadCachedClock(cache.file(), key, 1000000 + 8 * 86400).has_value())
+      << "older than a week";
+  EXPECT_FALSE(core::LoadCachedClock(cache.file(), key, 1000000 - 1).has_value())
+      << "measured in the future";
+  for (const char* bad : {"", "{", "{\"kind\":\"opscope-clock\"}", "[1,2]", "\x01\x02garbage"}) {
+    std::ofstream(cache.file()) << bad;
+    EXPECT_FALSE(core::LoadCachedClock(cache.file(), key, 1000000).has_value()) << bad;
+  }
+  EXPECT_FALSE(core::LoadCachedClock(cache.file().parent_path() / "absent.json", key, 0));
+  EXPECT_FALSE(core::SaveCachedClock("/proc/no-such-folder/clock.json", key, clock));
+}
+
+// ceilings.json carries the clock its peaks were computed at, how, and when.
+TEST(ClockCache, CeilingsFilesCarryTheClock) {
+  ClockCacheDir cache;
+  const std::filesystem::path path = cache.file().parent_path() / "ceilings.json";
+  core::Ceilings c;
+  c.device_id = "cpu";
+  c.flops_per_second["fp32"] = 3e11;
+  c.memory_bytes_per_second = 2e10;
+  c.clock_ghz = 2.7;
+  c.clock_source = "measured: 3 rounds";
+  c.written_at = "2026-12-01T00:00:00Z";
+  core::SaveCeilings(c, path);
+  const core::Ceilings back = core::LoadCeilings(path);
+  EXPECT_DOUBLE_EQ(back.clock_ghz, 2.7);
+  EXPECT_EQ(back.clock_source, "measured: 3 rounds");
+  EXPECT_EQ(back.written_at, "2026-12-01T00:00:00Z");
+  // A file from before the clock was recorded still loads; a bad clock does not.
+  c.clock_ghz = 0;
+  core::SaveCeilings(c, path);
+  EXPECT_DOUBLE_EQ(core::LoadCeilings(path).clock_ghz, 0);
+  std::ofstream(path) << R"({"kind":"opscope-ceilings","flops_per_second":{"fp32":1},)"
+                      << R"("memory_bytes_per_second":1,"clock":{"ghz":-1}})";
+  EXPECT_THROW(core::LoadCeilings(path), Error);
 }
 
 }  // namespace

@@ -103,7 +103,10 @@ class CpuDevice final : public Device {
       : pool_(threads), engine_(dnnl::engine::kind::cpu, 0), stream_(engine_) {
     omp_set_num_threads(threads);
     SetOpenblasThreads(threads);
-    properties_ = ProbeCpu(threads, MeasureClockGhz(pool_));
+    properties_ =
+        ProbeCpu(threads, KernelReportsMaxClock() ? MeasuredClock{} : MachineClock(threads, [&] {
+                   return MeasureClockGhz(pool_);
+                 }));
     properties_.runtime = OnednnVersion() + ", " + OpenblasVersion();
     properties_.capabilities = DeviceCapabilities{
         .network_layout = Layout::kBlocked,  // oneDNN's own blocked layouts, end to end

@@ -9,10 +9,15 @@
 #endif
 
 #include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <ctime>
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
 
+#include "core/clock_cache.h"
 #include "core/machine.h"
 
 namespace opscope::devices::cpu {
@@ -205,7 +210,52 @@ std::vector<Peak> TheoreticalPeaks(const CoreModel& core, int cores, double ghz)
   return peaks;
 }
 
-DeviceProperties ProbeCpu(int threads, double measured_ghz) {
+bool KernelReportsMaxClock() {
+  return !ReadLine("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq").empty();
+}
+
+MeasuredClock MachineClock(int threads, const std::function<double()>& measure_round) {
+  const core::ClockKey key = core::ThisMachineClockKey(threads);
+  const std::filesystem::path path = core::ClockCachePath(threads);
+  const auto now = std::chrono::system_clock::now();
+  const int64_t now_s =
+      std::chrono::duration_cast<std::chrono::seconds>(now.time_since_epoch()).count();
+  if (const auto cached = core::LoadCachedClock(path, key, now_s)) {
+    return {cached->ghz, cached->method + "; measured at " + cached->measured_at +
+                             " and reused from " + path.string()};
+  }
+  constexpr int kMaxRounds = 10;
+  constexpr double kAgreement = 0.005;
+  double previous = measure_round(), ghz = previous;
+  int rounds = 1;
+  bool converged = false;
+  while (rounds < kMaxRounds && !converged) {
+    const double current = measure_round();
+    ++rounds;
+    converged = std::abs(current - previous) <= kAgreement * std::max(current, previous);
+    ghz = converged ? std::max(current, previous) : std::max(ghz, current);
+    previous = current;
+  }
+  core::CachedClock clock;
+  clock.ghz = ghz;
+  clock.method = converged ? fmt::format("{} rounds, the last two within 0.5%", rounds)
+                           : fmt::format(
+                                 "did not settle within 0.5% in {} rounds: the fastest "
+                                 "round is kept",
+                                 rounds);
+  clock.measured_at_s = now_s;
+  const std::time_t t = std::chrono::system_clock::to_time_t(now);
+  std::tm utc{};
+  gmtime_r(&t, &utc);
+  char stamp[32];
+  std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", &utc);
+  clock.measured_at = stamp;
+  const bool saved = core::SaveCachedClock(path, key, clock);
+  return {ghz, clock.method + (saved ? "; cached in " + path.string()
+                                     : std::string("; not cached (no writable cache folder)"))};
+}
+
+DeviceProperties ProbeCpu(int threads, const MeasuredClock& measured) {
   DeviceProperties p;
   p.id = "cpu";
   p.kind = "cpu";
@@ -234,12 +284,12 @@ DeviceProperties ProbeCpu(int threads, double measured_ghz) {
   } else {
     const std::string mhz = FirstValue("cpu MHz");
     const double nominal = mhz.empty() ? 0 : std::stod(mhz) / 1e3;
-    if (measured_ghz > 0) {
-      p.clock_ghz = measured_ghz;
+    if (measured.ghz > 0) {
+      p.clock_ghz = measured.ghz;
       p.clock_source = fmt::format(
-          "measured: all {} threads running dependent one-cycle adds; /proc/cpuinfo says {:.2f} "
-          "GHz nominal, and there is no cpufreq to ask",
-          threads, nominal);
+          "measured: all {} threads running dependent one-cycle adds ({}); /proc/cpuinfo says "
+          "{:.2f} GHz nominal, and there is no cpufreq to ask",
+          threads, measured.how, nominal);
     } else {
       p.clock_ghz = nominal;
       p.clock_source = "cpu MHz in /proc/cpuinfo (nominal; boost unknown)";

@@ -4,6 +4,7 @@
 #define OPSCOPE_DEVICES_CPU_CPU_INFO_H_
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -21,10 +22,27 @@ struct CoreModel {
   bool has_amx_bf16 = false;
 };
 
+// The all-core clock measured under load, and how (for the clock's source).
+struct MeasuredClock {
+  double ghz = 0;
+  std::string how;
+};
+
+// Whether the kernel reports the cores' maximum clock (cpufreq); virtual
+// machines often do not, and then the clock is measured.
+bool KernelReportsMaxClock();
+
+// One clock per machine: `measure_round` (one round of the measurement) is run
+// until two rounds in a row agree within 0.5% (at most 10; interruptions only
+// slow a round, so the faster of the last two is kept), and the result is kept
+// in the clock cache (core/clock_cache.h) and reused while it describes this
+// machine, so that every call reports the same peaks.
+MeasuredClock MachineClock(int threads, const std::function<double()>& measure_round);
+
 // Reads /proc/cpuinfo, /sys caches and the clock. `threads` is the cores used;
-// `measured_ghz` > 0 is the all-core clock measured under load, used for the
-// peaks when the kernel reports no maximum frequency (as in virtual machines).
-DeviceProperties ProbeCpu(int threads, double measured_ghz = 0);
+// `measured` (ghz > 0) is used for the peaks when the kernel reports no maximum
+// frequency (as in virtual machines).
+DeviceProperties ProbeCpu(int threads, const MeasuredClock& measured = {});
 
 // The core model for a vendor/family/model and ISA flags (exposed for tests).
 CoreModel ModelCore(const std::string& vendor, int family, int model,
