@@ -10,6 +10,7 @@
 #include "core/clock.h"
 #include "core/subprocess.h"
 #include "core/text.h"
+#include "monitor/other_load.h"
 #include "monitor/reading_format.h"
 #include "monitor/watch.h"
 #include "opscope/opscope.h"
@@ -70,7 +71,11 @@ LoadComparison CompareIdleAndLoad(const LoadComparisonOptions& options, const Lo
     stop_sampling = true;
     if (sampler_thread.joinable()) sampler_thread.join();
   };
-  std::this_thread::sleep_for(std::chrono::nanoseconds(options.idle_ns));
+  // The baseline window, with what other processes did in it: an idle baseline
+  // taken beside another job is no baseline.
+  const OtherLoad during_idle =
+      MeasureOtherLoad(std::chrono::duration_cast<std::chrono::milliseconds>(
+          std::chrono::nanoseconds(options.idle_ns)));
   const int64_t load_begin = core::MonotonicNs();
   std::string work_note;
   std::exception_ptr failure;
@@ -164,6 +169,14 @@ LoadComparison CompareIdleAndLoad(const LoadComparisonOptions& options, const Lo
   out.notes.push_back(fmt::format("Idle {:.1f} s, then loaded {:.1f} s; sampled every {:g} ms",
                                   options.idle_ns / 1e9, out.loaded_seconds,
                                   options.interval_ns / 1e6));
+  if (during_idle.measured && during_idle.busy_percent > kBusyPercent) {
+    out.idle_was_busy = true;
+    out.notes.push_back(
+        "WARNING: the idle baseline was not idle: " + DescribeOtherLoad(during_idle) +
+        "; the idle column is the machine with that load, not at rest");
+  } else {
+    out.notes.push_back("During the idle baseline, " + DescribeOtherLoad(during_idle) + ".");
+  }
   for (const auto& note : notes) out.notes.push_back(note);
   if (!options.trace_path.empty()) {
     out.notes.push_back("Trace with counter tracks and operators: " + options.trace_path);

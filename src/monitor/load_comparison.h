@@ -50,6 +50,7 @@ struct LoadComparison {
   std::vector<MetricComparison> metrics;
   std::vector<std::string> notes;
   double loaded_seconds = 0;
+  bool idle_was_busy = false;  // other processes used over kBusyPercent of the CPUs
 };
 
 // Throws Error(kInvalidArgument) for an interval under 10 ms, and what the

@@ -7,6 +7,7 @@
 
 #include "core/machine.h"
 #include "core/text.h"
+#include "monitor/other_load.h"
 #include "monitor/reading_format.h"
 #include "monitor/watch.h"
 #include "workloads/memory_bench.h"
@@ -89,6 +90,16 @@ StepOutput LoadSnapshot(const SnapshotOptions& options) {
   return {{table}, ""};
 }
 
+std::string BusyBeforeNote() {
+  const monitor::OtherLoad load = monitor::MeasureOtherLoad(std::chrono::milliseconds(200));
+  if (load.measured && load.busy_percent > monitor::kBusyPercent) {
+    return "WARNING: the machine was busy before this benchmark: " +
+           monitor::DescribeOtherLoad(load) +
+           " in the 200 ms before it began; its figures may be low and noisy";
+  }
+  return "Before this benchmark: " + monitor::DescribeOtherLoad(load) + " (200 ms).";
+}
+
 StepOutput Bandwidth(devices::Device& device, const BandwidthOptions& options) {
   const auto& type_list = options.types;
   for (const auto& t : type_list) {
@@ -101,6 +112,7 @@ StepOutput Bandwidth(devices::Device& device, const BandwidthOptions& options) {
   const auto size_list = workloads::ParseSizes(options.sizes);
   const workloads::RunnerOptions runner =
       workloads::CheckedRunnerOptions(2, options.min_reps, options.min_time_ms);
+  const std::string busy_before = BusyBeforeNote();
   workloads::Progress progress("bw");
   const auto results = workloads::RunBandwidth(device, type_list, size_list, runner, progress);
   report::ResultTable table;
@@ -147,6 +159,7 @@ StepOutput Bandwidth(devices::Device& device, const BandwidthOptions& options) {
                      (r.reason.empty() ? "" : "; " + r.reason)
                : r.reason});
   }
+  table.notes.push_back(busy_before);
   table.notes.push_back(
       "1 GB = 1e9 bytes. d2d: memcpy and copy move 2 arrays per element (read one, "
       "write one), scale 2, add and triad 3; write-allocate traffic is not counted. "

@@ -207,6 +207,7 @@ StepOutput Matmul(devices::Device& device, const MatmulOptions& options) {
         fmt::format("matmul {}x{}x{} {}", spec.m, spec.n, spec.k, devices::Name(spec.dtype)),
         workloads::MatmulBytes(spec));
   }
+  const std::string busy_before = BusyBeforeNote();
   workloads::FlopsCeilings flops_ceilings = Ceilings(device, options.ceilings_file, options.dtypes);
   workloads::Progress progress("bench matmul");
   auto results = workloads::RunMatmul(device, specs, options.runner, flops_ceilings, progress);
@@ -246,6 +247,7 @@ StepOutput Matmul(devices::Device& device, const MatmulOptions& options) {
         {static_cast<int64_t>(r.flops), ok ? Value{r.flops_per_second / 1e9} : Value{}},
         RatingValues(r)));
   }
+  table.notes.push_back(busy_before);
   table.notes.push_back("FLOPs = 2 x M x N x K per call; GFLOP/s from the median time.");
   PeakNotes(device, options.dtypes, table.notes);
   table.notes.push_back(flops_ceilings.source);
@@ -283,6 +285,7 @@ StepOutput Conv2d(devices::Device& device, const Conv2dOptions& options) {
   for (const auto& [name, spec] : list) {
     workloads::CheckMemory(device, "conv2d " + name, workloads::Conv2dBytes(spec));
   }
+  const std::string busy_before = BusyBeforeNote();
   workloads::FlopsCeilings flops_ceilings = Ceilings(device, options.ceilings_file, dts);
   workloads::Progress progress("bench conv2d");
   auto results = workloads::RunConv2d(device, list, options.runner, flops_ceilings, progress);
@@ -318,6 +321,7 @@ StepOutput Conv2d(devices::Device& device, const Conv2dOptions& options) {
                        r.flops / 1e9, ok ? Value{r.flops_per_second / 1e12} : Value{}},
                       RatingValues(r)));
   }
+  table.notes.push_back(busy_before);
   table.notes.push_back(
       "MACs = N x Cout x Hout x Wout x Cin/groups x kh x kw; FLOPs = 2 x MACs (the field "
       "report we follow printed FLOPs under a MACs heading).");

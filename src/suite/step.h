@@ -17,6 +17,11 @@ struct StepOutput {
   std::string failure;  // empty when every case passed
 };
 
+// A note for the head of a benchmark's table: how busy other processes kept the
+// machine over the 200 ms before it started, a warning above
+// monitor::kBusyPercent (the figures are then doubtful).
+std::string BusyBeforeNote();
+
 }  // namespace opscope::suite
 
 #endif  // OPSCOPE_SUITE_STEP_H_

@@ -41,9 +41,6 @@ struct OperatorResult {
   bool noisy = false;
 };
 
-// Timings whose p90 - p10 exceeds this share of the median are noisy.
-inline constexpr double kNoisySpread = 0.2;
-
 // Sets `inconsistent` (above 100 % of the measured ceiling or of the theoretical
 // peak) and `noisy`, and adds notes that say why; never calls a figure above
 // its bound close to it.

@@ -45,6 +45,13 @@ Stats Summarize(double first_run_ms, std::vector<double> samples) {
   return stats;
 }
 
+bool Noisy(std::vector<double> samples) {
+  if (samples.size() < 3) return false;
+  std::sort(samples.begin(), samples.end());
+  const double median = Percentile(samples, 0.5);
+  return median > 0 && Percentile(samples, 0.9) - Percentile(samples, 0.1) > kNoisySpread * median;
+}
+
 Stats Measure(devices::Device& device, const std::function<void(int)>& run,
               const RunnerOptions& options) {
   auto timer = device.CreateTimer();
@@ -56,18 +63,34 @@ Stats Measure(devices::Device& device, const std::function<void(int)>& run,
   device.Synchronize();
   std::vector<double> samples;
   double total = 0;
+  double extend_until_ms = -1;  // set once the minimums were met with noisy timings
+  size_t next_check = 0;
   while (true) {
     const int reps = static_cast<int>(samples.size());
     const bool enough = reps >= options.min_reps && total >= options.min_time_ms;
     const bool too_many = reps >= options.max_reps || (total >= options.max_time_ms && reps >= 3);
-    if (enough || too_many) break;
+    if (too_many) break;
+    if (enough) {
+      if (extend_until_ms < 0) {
+        if (!Noisy(samples)) break;
+        extend_until_ms = std::min(options.max_time_ms, 3 * total);
+        next_check = 2 * samples.size();
+      } else if (total >= extend_until_ms) {
+        break;
+      } else if (samples.size() >= next_check) {
+        if (!Noisy(samples)) break;
+        next_check = 2 * samples.size();
+      }
+    }
     timer->Start();
     run(call++);
     const double ms = timer->StopMs();
     samples.push_back(ms);
     total += ms;
   }
-  return Summarize(first, std::move(samples));
+  Stats stats = Summarize(first, std::move(samples));
+  stats.extended = extend_until_ms >= 0;
+  return stats;
 }
 
 int RotationSets(const devices::DeviceProperties& properties, size_t working_set_bytes,

@@ -32,14 +32,24 @@ struct Stats {
   double first_run_ms = 0;  // the first call: allocation, JIT, page faults, cold caches
   double median_ms = 0, p10_ms = 0, p90_ms = 0, min_ms = 0, mean_ms = 0;
   int reps = 0;
+  // The minimums were met with noisy timings, so repetitions went on (Measure).
+  bool extended = false;
 };
+
+// Timings whose p90 - p10 exceeds this share of the median are noisy.
+inline constexpr double kNoisySpread = 0.2;
+// Whether `samples` are noisy by that rule (3 samples at least).
+bool Noisy(std::vector<double> samples);
 
 // Percentile q in [0, 1] of a sorted sample, interpolating between neighbours.
 double Percentile(const std::vector<double>& sorted, double q);
 Stats Summarize(double first_run_ms, std::vector<double> samples);
 
 // Times run(i) for i = 0, 1, 2, ...; run(i) launches one repetition (cases
-// rotate their buffer sets on i).
+// rotate their buffer sets on i). Repeats until options' minimums are met; if
+// the timings are noisy then, goes on (Stats::extended) until they are not, or
+// until three times the time spent so far, the maximum time or the maximum
+// repetitions, whichever comes first.
 Stats Measure(devices::Device& device, const std::function<void(int)>& run,
               const RunnerOptions& options);
 

@@ -257,6 +257,13 @@ expect_grep "trace busy" "$dir/monitor-out.json" "monitor shows the trace-derive
 expect_status 0 "monitor trace valid" "$python" "$tools/check_trace.py" "$dir/monitor.json"
 expect_grep '"ph":"C"' "$dir/monitor.json" "monitor trace has counter tracks"
 expect_grep '"name":"matmul"' "$dir/monitor.json" "monitor trace has the operators"
+# An idle baseline beside a busy process says it was not idle, and names it.
+"$python" -c 'while True: pass' & spinner=$!
+expect_status 0 "monitor beside a busy process" "$opscope" monitor --workload matmul:64 \
+  --duration 300ms --idle 600ms --interval 50ms
+kill "$spinner"; wait "$spinner" 2>/dev/null
+expect_grep "the idle baseline was not idle" "$dir/out" "monitor warns of a busy baseline"
+expect_grep " $spinner: " "$dir/out" "monitor names the busy process"
 expect_status 0 "monitor a command" "$opscope" monitor --idle 200ms --duration 5s -- sleep 0.3
 expect_grep "exited with status 0" "$dir/out" "monitor reports the command's exit"
 expect_status 2 "monitor unknown workload" "$opscope" monitor --workload conv:3

@@ -50,6 +50,43 @@ TEST(Runner, FirstRunAndWarmupStayOutOfTheSamples) {
   EXPECT_GE(s.mean_ms * s.reps, options.min_time_ms - 1e-9);
 }
 
+void Spin(double ms) {
+  const auto until =
+      std::chrono::steady_clock::now() + std::chrono::duration<double, std::milli>(ms);
+  while (std::chrono::steady_clock::now() < until) {
+  }
+}
+
+TEST(Runner, NoiseIsASpreadOverAFifthOfTheMedian) {
+  EXPECT_FALSE(Noisy({1.0, 1.0}));
+  EXPECT_FALSE(Noisy({1.0, 1.05, 0.95, 1.0, 1.02}));
+  EXPECT_TRUE(Noisy({1.0, 2.0, 1.0, 2.0, 1.0, 2.0}));
+}
+
+// Noisy timings at the minimums make the runner go on, to at most three times the
+// time spent by then; steady ones stop at the minimums.
+TEST(Runner, NoisyTimingsAreRepeatedLonger) {
+  auto device = devices::OpenDevice("cpu");
+  RunnerOptions options;
+  options.warmup = 0;
+  options.min_reps = 10;
+  options.min_time_ms = 10;
+  const Stats noisy = Measure(
+      *device, [](int i) { Spin(i % 2 == 0 ? 0.5 : 1.5); }, options);
+  EXPECT_TRUE(noisy.extended);
+  EXPECT_GT(noisy.reps, 10);
+  // Minimums met after 10 calls (about 10 ms); extended to at most 3x that, plus
+  // the repetition that crosses it.
+  EXPECT_LE(noisy.mean_ms * noisy.reps, 3 * 1.5 * 10 + 2 * 1.5 + 5);
+  const Stats steady = Measure(
+      *device, [](int) { Spin(1.0); }, options);
+  if (steady.p90_ms - steady.p10_ms > 0.2 * steady.median_ms) {
+    GTEST_SKIP() << "this machine is too busy for a steady spin";
+  }
+  EXPECT_FALSE(steady.extended);
+  EXPECT_EQ(steady.reps, 10);
+}
+
 TEST(Runner, RotationDefeatsTheCache) {
   devices::DeviceProperties p;
   p.caches = {{"L1d", 48 << 10, 1}, {"L3", 32 << 20, 2}};
