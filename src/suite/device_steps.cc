@@ -90,14 +90,15 @@ StepOutput LoadSnapshot(const SnapshotOptions& options) {
   return {{table}, ""};
 }
 
-std::string BusyBeforeNote() {
+BusyBefore MeasureBusyBefore() {
   const monitor::OtherLoad load = monitor::MeasureOtherLoad(std::chrono::milliseconds(200));
   if (load.measured && load.busy_percent > monitor::kBusyPercent) {
-    return "WARNING: the machine was busy before this benchmark: " +
-           monitor::DescribeOtherLoad(load) +
-           " in the 200 ms before it began; its figures may be low and noisy";
+    return {
+        "WARNING: the machine was busy before this benchmark: " + monitor::DescribeOtherLoad(load) +
+            " in the 200 ms before it began; its figures may be low and noisy",
+        true};
   }
-  return "Before this benchmark: " + monitor::DescribeOtherLoad(load) + " (200 ms).";
+  return {"Before this benchmark: " + monitor::DescribeOtherLoad(load) + " (200 ms).", false};
 }
 
 StepOutput Bandwidth(devices::Device& device, const BandwidthOptions& options) {
@@ -112,15 +113,15 @@ StepOutput Bandwidth(devices::Device& device, const BandwidthOptions& options) {
   const auto size_list = workloads::ParseSizes(options.sizes);
   const workloads::RunnerOptions runner =
       workloads::CheckedRunnerOptions(2, options.min_reps, options.min_time_ms);
-  const std::string busy_before = BusyBeforeNote();
+  const BusyBefore busy_before = MeasureBusyBefore();
   workloads::Progress progress("bw");
   const auto results = workloads::RunBandwidth(device, type_list, size_list, runner, progress);
   report::ResultTable table;
   table.section = "bandwidth";
   table.title = fmt::format(
       "Bandwidth on {} ({} threads): GB/s = (bytes read + bytes written) / "
-      "median time",
-      device.properties().id, device.properties().compute_units);
+      "median time{}",
+      device.properties().id, device.properties().compute_units, busy_before.TitleSuffix());
   table.columns = {{"case", "Case", 0, false},
                    {"type", "Type"},
                    {"kernel", "Kernel"},
@@ -133,6 +134,7 @@ StepOutput Bandwidth(devices::Device& device, const BandwidthOptions& options) {
                    {"gbps", "GB/s", 1},
                    {"gbps_p10", "GB/s p10", 1},
                    {"gbps_p90", "GB/s p90", 1},
+                   {"spread_pct", "Spread %", 1},
                    {"repeat", "Repeat", 0, false},
                    {"flags", "Flags"},
                    {"note", "Note"}};
@@ -153,13 +155,14 @@ StepOutput Bandwidth(devices::Device& device, const BandwidthOptions& options) {
          std::string(workloads::Name(r.status)), measured ? Value{r.stats.median_ms} : Value{},
          static_cast<int64_t>(r.bytes_moved), measured ? Value{r.bytes_per_second / 1e9} : Value{},
          measured ? gbps(r.stats.p90_ms) : Value{}, measured ? gbps(r.stats.p10_ms) : Value{},
-         int64_t{r.repeat}, noisy ? "noisy" : "",
+         measured && r.stats.median_ms > 0 ? Value{100 * spread} : Value{}, int64_t{r.repeat},
+         noisy ? "noisy" : "",
          noisy ? fmt::format("noisy: p10-p90 spread {:.0f}% of the median (over {:.0f}%)",
                              100 * spread, 100 * workloads::kNoisySpread) +
                      (r.reason.empty() ? "" : "; " + r.reason)
                : r.reason});
   }
-  table.notes.push_back(busy_before);
+  table.notes.push_back(busy_before.note);
   table.notes.push_back(
       "1 GB = 1e9 bytes. d2d: memcpy and copy move 2 arrays per element (read one, "
       "write one), scale 2, add and triad 3; write-allocate traffic is not counted. "

@@ -37,17 +37,21 @@ Value Pct(double pct) { return pct < 0 ? Value{} : Value{pct}; }
 
 // The timing columns every operator table shares, and their values for a result.
 std::vector<report::Column> TimingColumns() {
-  return {{"status", "Status"},    {"median_ms", "Median ms", 3},   {"p10_ms", "p10 ms", 3},
-          {"p90_ms", "p90 ms", 3}, {"first_run_ms", "First ms", 1}, {"reps", "Reps", 0, false}};
+  return {{"status", "Status"},      {"median_ms", "Median ms", 3}, {"p10_ms", "p10 ms", 3},
+          {"p90_ms", "p90 ms", 3},   {"spread_pct", "Spread %", 1}, {"first_run_ms", "First ms", 1},
+          {"reps", "Reps", 0, false}};
 }
 
 std::vector<Value> TimingValues(const workloads::OperatorResult& r) {
   const bool waived = r.status == workloads::Status::kWaived;
   const auto timed = [&](double ms) { return waived ? Value{} : Value{ms}; };
+  const double spread =
+      r.stats.median_ms > 0 ? 100 * (r.stats.p90_ms - r.stats.p10_ms) / r.stats.median_ms : 0;
   return {std::string(workloads::Name(r.status)),
           timed(r.stats.median_ms),
           timed(r.stats.p10_ms),
           timed(r.stats.p90_ms),
+          waived || r.stats.median_ms <= 0 ? Value{} : Value{spread},
           timed(r.stats.first_run_ms),
           int64_t{r.stats.reps}};
 }
@@ -207,7 +211,7 @@ StepOutput Matmul(devices::Device& device, const MatmulOptions& options) {
         fmt::format("matmul {}x{}x{} {}", spec.m, spec.n, spec.k, devices::Name(spec.dtype)),
         workloads::MatmulBytes(spec));
   }
-  const std::string busy_before = BusyBeforeNote();
+  const BusyBefore busy_before = MeasureBusyBefore();
   workloads::FlopsCeilings flops_ceilings = Ceilings(device, options.ceilings_file, options.dtypes);
   workloads::Progress progress("bench matmul");
   auto results = workloads::RunMatmul(device, specs, options.runner, flops_ceilings, progress);
@@ -219,9 +223,9 @@ StepOutput Matmul(devices::Device& device, const MatmulOptions& options) {
 
   report::ResultTable table;
   table.section = "matmul";
-  table.title = fmt::format("matmul on {} ({}, {} threads): C = A x B, row-major, fp32 output",
+  table.title = fmt::format("matmul on {} ({}, {} threads): C = A x B, row-major, fp32 output{}",
                             device.properties().id, device.properties().name,
-                            device.properties().compute_units);
+                            device.properties().compute_units, busy_before.TitleSuffix());
   table.columns = Concat<report::Column>(
       {{"case", "Case", 0, false},
        {"size", "Size"},
@@ -247,7 +251,7 @@ StepOutput Matmul(devices::Device& device, const MatmulOptions& options) {
         {static_cast<int64_t>(r.flops), ok ? Value{r.flops_per_second / 1e9} : Value{}},
         RatingValues(r)));
   }
-  table.notes.push_back(busy_before);
+  table.notes.push_back(busy_before.note);
   table.notes.push_back("FLOPs = 2 x M x N x K per call; GFLOP/s from the median time.");
   PeakNotes(device, options.dtypes, table.notes);
   table.notes.push_back(flops_ceilings.source);
@@ -285,7 +289,7 @@ StepOutput Conv2d(devices::Device& device, const Conv2dOptions& options) {
   for (const auto& [name, spec] : list) {
     workloads::CheckMemory(device, "conv2d " + name, workloads::Conv2dBytes(spec));
   }
-  const std::string busy_before = BusyBeforeNote();
+  const BusyBefore busy_before = MeasureBusyBefore();
   workloads::FlopsCeilings flops_ceilings = Ceilings(device, options.ceilings_file, dts);
   workloads::Progress progress("bench conv2d");
   auto results = workloads::RunConv2d(device, list, options.runner, flops_ceilings, progress);
@@ -296,8 +300,9 @@ StepOutput Conv2d(devices::Device& device, const Conv2dOptions& options) {
   }
   report::ResultTable table;
   table.section = "conv2d";
-  table.title = fmt::format("conv2d forward on {} ({} threads), fp32 output",
-                            device.properties().id, device.properties().compute_units);
+  table.title =
+      fmt::format("conv2d forward on {} ({} threads), fp32 output{}", device.properties().id,
+                  device.properties().compute_units, busy_before.TitleSuffix());
   table.columns = Concat<report::Column>({{"case", "Case", 0, false},
                                           {"config", "Config"},
                                           {"spec", "Spec", 0, false},
@@ -321,7 +326,7 @@ StepOutput Conv2d(devices::Device& device, const Conv2dOptions& options) {
                        r.flops / 1e9, ok ? Value{r.flops_per_second / 1e12} : Value{}},
                       RatingValues(r)));
   }
-  table.notes.push_back(busy_before);
+  table.notes.push_back(busy_before.note);
   table.notes.push_back(
       "MACs = N x Cout x Hout x Wout x Cin/groups x kh x kw; FLOPs = 2 x MACs (the field "
       "report we follow printed FLOPs under a MACs heading).");

@@ -20,7 +20,15 @@ struct StepOutput {
 // A note for the head of a benchmark's table: how busy other processes kept the
 // machine over the 200 ms before it started, a warning above
 // monitor::kBusyPercent (the figures are then doubtful).
-std::string BusyBeforeNote();
+struct BusyBefore {
+  std::string note;
+  bool busy = false;
+  // Appended to a table's title when busy, so the warning heads the output.
+  std::string TitleSuffix() const {
+    return busy ? " -- WARNING: the machine was busy before the run (see the notes)" : "";
+  }
+};
+BusyBefore MeasureBusyBefore();
 
 }  // namespace opscope::suite
 

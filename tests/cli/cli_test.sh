@@ -263,7 +263,7 @@ expect_status 0 "monitor beside a busy process" "$opscope" monitor --workload ma
   --duration 300ms --idle 600ms --interval 50ms
 kill "$spinner"; wait "$spinner" 2>/dev/null
 expect_grep "the idle baseline was not idle" "$dir/out" "monitor warns of a busy baseline"
-expect_grep " $spinner: " "$dir/out" "monitor names the busy process"
+expect_grep "% of a CPU" "$dir/out" "monitor names the busiest processes"
 expect_status 0 "monitor a command" "$opscope" monitor --idle 200ms --duration 5s -- sleep 0.3
 expect_grep "exited with status 0" "$dir/out" "monitor reports the command's exit"
 expect_status 2 "monitor unknown workload" "$opscope" monitor --workload conv:3
