@@ -11,14 +11,17 @@ struct RunnerFlags {
   int warmup = 2;
   int min_reps = 10;
   double min_time_ms = 400;
+  double max_time_ms = -1;  // not given
 
   void Add(CLI::App& app) {
     app.add_option("--warmup", warmup, "excluded warm-up runs after the first (default 2)");
     app.add_option("--min-reps", min_reps, "minimum timed repetitions (default 10)");
     app.add_option("--min-time", min_time_ms, "minimum total timed milliseconds (default 400)");
+    app.add_option("--max-time", max_time_ms,
+                   "most timed milliseconds per case, noisy repetitions included (default 15000)");
   }
   workloads::RunnerOptions Options() const {
-    return workloads::CheckedRunnerOptions(warmup, min_reps, min_time_ms);
+    return workloads::CheckedRunnerOptions(warmup, min_reps, min_time_ms, max_time_ms);
   }
 };
 

@@ -39,6 +39,8 @@ void RegisterBandwidth(CLI::App& app) {
                   "minimum timed repetitions (default 10)");
   sub->add_option("--min-time", command->options.min_time_ms,
                   "minimum total timed ms per case (default 100)");
+  sub->add_option("--max-time", command->options.max_time_ms,
+                  "most timed ms per case, noisy repetitions included (default 15000)");
   sub->callback([command] { command->Run(); });
 }
 

@@ -111,8 +111,8 @@ StepOutput Bandwidth(devices::Device& device, const BandwidthOptions& options) {
     }
   }
   const auto size_list = workloads::ParseSizes(options.sizes);
-  const workloads::RunnerOptions runner =
-      workloads::CheckedRunnerOptions(2, options.min_reps, options.min_time_ms);
+  const workloads::RunnerOptions runner = workloads::CheckedRunnerOptions(
+      2, options.min_reps, options.min_time_ms, options.max_time_ms);
   const BusyBefore busy_before = MeasureBusyBefore();
   workloads::Progress progress("bw");
   const auto results = workloads::RunBandwidth(device, type_list, size_list, runner, progress);

@@ -31,6 +31,7 @@ struct BandwidthOptions {
   std::string sizes = "4K..1G";  // 4K..1G (powers of four) or a list like 64K,1M
   int min_reps = 10;
   double min_time_ms = 100;
+  double max_time_ms = -1;  // not given: the runner's 15 s
 };
 // Throws Error(kInvalidArgument) for an unknown transfer type or size.
 StepOutput Bandwidth(devices::Device& device, const BandwidthOptions& options);

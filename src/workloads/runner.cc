@@ -7,7 +7,8 @@
 
 namespace opscope::workloads {
 
-RunnerOptions CheckedRunnerOptions(int warmup, int min_reps, double min_time_ms) {
+RunnerOptions CheckedRunnerOptions(int warmup, int min_reps, double min_time_ms,
+                                   double max_time_ms) {
   if (warmup < 0 || warmup > 1000 || min_reps < 1 || min_reps > 100000 ||
       !(min_time_ms >= 0 && min_time_ms <= 600000)) {
     throw Error(ErrorCode::kInvalidArgument,
@@ -19,6 +20,13 @@ RunnerOptions CheckedRunnerOptions(int warmup, int min_reps, double min_time_ms)
   o.min_time_ms = min_time_ms;
   o.max_reps = std::max(o.max_reps, min_reps);
   o.max_time_ms = std::max(o.max_time_ms, min_time_ms);
+  if (!(max_time_ms < 0)) {
+    if (!(max_time_ms >= min_time_ms && max_time_ms > 0 && max_time_ms <= 600000)) {
+      throw Error(ErrorCode::kInvalidArgument,
+                  "--max-time must be above 0, at least --min-time and at most 600000 ms");
+    }
+    o.max_time_ms = max_time_ms;
+  }
   return o;
 }
 

@@ -26,7 +26,10 @@ struct RunnerOptions {
 // throws Error(kInvalidArgument) naming the flags (--warmup 0..1000, --min-reps
 // 1..100000, --min-time 0..600000 ms). The caps rise to what was asked, so a
 // --min-reps above 10,000 or a --min-time above 15 s is honoured, not cut.
-RunnerOptions CheckedRunnerOptions(int warmup, int min_reps, double min_time_ms);
+// `max_time_ms` (--max-time; negative: not given) caps a case's time, noisy
+// repetitions included; it must lie in --min-time..600000 ms.
+RunnerOptions CheckedRunnerOptions(int warmup, int min_reps, double min_time_ms,
+                                   double max_time_ms = -1);
 
 struct Stats {
   double first_run_ms = 0;  // the first call: allocation, JIT, page faults, cold caches

@@ -194,6 +194,11 @@ expect_status 0 "bench matmul json shape" "$python" "$tools/check_json_output.py
   --require median_ms --require gflops --require flops --require pct_peak --require status < "$dir/matmul.json"
 expect_grep '"status":"waived"' "$dir/matmul.json" "openblas bf16 waived, not failed"
 expect_grep '"size":"32x48x40"' "$dir/matmul.json" "MxNxK sizes"
+expect_status 0 "bench matmul json has the doubts" "$python" "$tools/check_json_output.py" \
+  --require spread_pct --require flags < "$dir/matmul.json"
+expect_status 2 "--max-time below --min-time" "$opscope" bench matmul --sizes 64 --min-time 400 --max-time 10
+expect_grep "max-time" "$dir/err" "--max-time error names it"
+expect_status 2 "bw --max-time 0" "$opscope" bw --sizes 64K --max-time 0
 expect_status 2 "matmul size zero" "$opscope" bench matmul --sizes 0
 expect_grep "is zero" "$dir/err" "zero size explained"
 expect_empty "$dir/out" "matmul size zero"

@@ -75,9 +75,9 @@ TEST(Runner, NoisyTimingsAreRepeatedLonger) {
       *device, [](int i) { Spin(i % 2 == 0 ? 0.5 : 1.5); }, options);
   EXPECT_TRUE(noisy.extended);
   EXPECT_GT(noisy.reps, 10);
-  // Minimums met after 10 calls (about 10 ms); extended to at most 3x that, plus
-  // the repetition that crosses it.
-  EXPECT_LE(noisy.mean_ms * noisy.reps, 3 * 1.5 * 10 + 2 * 1.5 + 5);
+  // Extended to three times the time of the minimums at most: on a quiet machine
+  // about 10 ms then, and never near the 15 s maximum.
+  EXPECT_LT(noisy.mean_ms * noisy.reps, 5000);
   const Stats steady = Measure(
       *device, [](int) { Spin(1.0); }, options);
   if (steady.p90_ms - steady.p10_ms > 0.2 * steady.median_ms) {
@@ -115,6 +115,27 @@ TEST(Runner, CheckedOptionsHonourWhatWasAsked) {
     EXPECT_THROW(CheckedRunnerOptions(warmup, reps, ms), Error)
         << warmup << " " << reps << " " << ms;
   }
+  // --max-time caps a case's time, noisy repetitions included.
+  EXPECT_DOUBLE_EQ(CheckedRunnerOptions(2, 10, 400, 2000).max_time_ms, 2000);
+  EXPECT_DOUBLE_EQ(CheckedRunnerOptions(2, 10, 400).max_time_ms, RunnerOptions{}.max_time_ms);
+  for (const double bad : {100.0, 0.0, 600001.0, std::nan("")}) {
+    EXPECT_THROW(CheckedRunnerOptions(2, 10, 400, bad), Error) << bad;
+  }
+}
+
+// A noisy case stops at --max-time: extended until then, or stopped by it
+// before the minimums were met (a loaded machine).
+TEST(Runner, NoisyRepetitionsStopAtTheMaximumTime) {
+  auto device = devices::OpenDevice("cpu");
+  const RunnerOptions options = CheckedRunnerOptions(0, 10, 10, 60);
+  const Stats s = Measure(
+      *device, [](int i) { Spin(i % 2 == 0 ? 0.5 : 1.5); }, options);
+  const double total = s.mean_ms * s.reps;
+  EXPECT_TRUE(s.extended || total >= 60) << total;
+  // Not past the maximum by more than the repetition that crossed it (a loaded
+  // machine may stretch that one).
+  EXPECT_LE(total, 60 + 50) << s.reps << " repetitions";
+  EXPECT_LT(s.reps, 200) << "1 ms repetitions stop at 60 ms";
 }
 
 }  // namespace
