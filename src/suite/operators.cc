@@ -358,12 +358,30 @@ StepOutput Roofline(devices::Device& device, const RooflineOptions& options) {
                    {"theoretical", "Theoretical", 0, false},
                    {"theoretical_g", "Theoretical", 1},
                    {"pct_of_theoretical", "% of theoretical", 1},
+                   {"spread_pct", "Spread %", 1},
+                   {"flags", "Flags"},
                    {"method", "Method"}};
   for (const auto& r : results) {
+    const workloads::Stats& t = r.stats;
+    const double spread = t.median_ms > 0 ? (t.p90_ms - t.p10_ms) / t.median_ms : 0;
+    // A measured ceiling above the theoretical peak contradicts one of the two.
+    const bool above = r.theoretical > 0 && r.measured > r.theoretical;
+    const bool noisy = spread > workloads::kNoisySpread;
+    const std::string flags = above && noisy ? "inconsistent, noisy"
+                              : above        ? "inconsistent"
+                              : noisy        ? "noisy"
+                                             : "";
     table.AddRow({r.ceiling, r.measured, r.unit, r.measured / 1e9, "G" + r.unit,
                   r.theoretical > 0 ? Value{r.theoretical} : Value{},
                   r.theoretical > 0 ? Value{r.theoretical / 1e9} : Value{},
-                  r.theoretical > 0 ? Value{100 * r.measured / r.theoretical} : Value{}, r.method});
+                  r.theoretical > 0 ? Value{100 * r.measured / r.theoretical} : Value{},
+                  t.median_ms > 0 ? Value{100 * spread} : Value{}, flags, r.method});
+    if (above) {
+      table.notes.push_back(fmt::format(
+          "inconsistent: {} measured {:.1f}% of its theoretical peak; the clock or the peak's "
+          "formula is wrong, or the loop's work count is",
+          r.ceiling, 100 * r.measured / r.theoretical));
+    }
   }
   table.notes.push_back(
       "Memory bandwidth counts bytes read plus bytes written; the theoretical "

@@ -53,18 +53,32 @@ StepOutput ResNet50(const DeviceOpener& open, const ResNet50StepOptions& options
                   {"images_per_s", "Images/s", 1},
                   {"images_per_s_p10", "Images/s p10", 1},
                   {"images_per_s_p90", "Images/s p90", 1},
+                  {"spread_pct", "Spread %", 1},
+                  {"flags", "Flags"},
                   {"first_iteration_ms", "First ms", 1},
                   {"loss_first", "Loss first", 4, false},
                   {"loss_last", "Loss last", 4, false},
                   {"layout_conversions", "Reorders/iter"}};
+  bool any_noisy = false;
   for (const auto& r : results) {
+    // The iterations' p10-p90 spread over their median (workloads::kNoisySpread).
+    const double spread =
+        r.iteration.p50_ms > 0 ? (r.iteration.p90_ms - r.iteration.p10_ms) / r.iteration.p50_ms : 0;
+    const bool noisy = spread > workloads::kNoisySpread;
+    any_noisy |= noisy;
     time.AddRow({int64_t{r.threads}, r.parameters, r.forward.p50_ms,
                  network.training ? Value{r.backward.p50_ms} : Value{},
                  network.training ? Value{r.optimizer.p50_ms} : Value{}, r.iteration.p50_ms,
                  r.iteration.p10_ms, r.iteration.p90_ms, r.images_per_second.p50_ms,
-                 r.images_per_second.p10_ms, r.images_per_second.p90_ms, r.first_iteration_ms,
-                 static_cast<double>(r.first_loss), static_cast<double>(r.last_loss),
-                 r.layout_conversions});
+                 r.images_per_second.p10_ms, r.images_per_second.p90_ms, 100 * spread,
+                 noisy ? "noisy" : "", r.first_iteration_ms, static_cast<double>(r.first_loss),
+                 static_cast<double>(r.last_loss), r.layout_conversions});
+  }
+  if (any_noisy) {
+    time.notes.push_back(fmt::format(
+        "noisy: the iterations' p10-p90 spread exceeds {:.0f}% of the median (the machine was "
+        "busy, or too few iterations: raise --iters)",
+        100 * workloads::kNoisySpread));
   }
   time.notes.push_back(fmt::format(
       "Medians of {} iterations after {} warm-up iterations (and the first, timed apart); "

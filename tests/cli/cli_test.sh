@@ -224,6 +224,8 @@ expect_grep "not applicable: host memory is device memory" "$dir/out" "h2d not f
 expect_status 2 "bw bad size" "$opscope" bw --sizes 0K..1M
 expect_status 2 "bw bad type" "$opscope" bw --type p2p
 expect_status 0 "roofline" "$opscope" bench roofline --out "$dir/ceilings.json" --min-reps 3 --min-time 0
+expect_grep "Spread %" "$dir/out" "roofline shows each ceiling's spread"
+expect_grep '"clock":{"ghz"' "$dir/ceilings.json" "ceilings.json carries the clock"
 expect_status 0 "matmul with ceilings file" "$opscope" bench matmul --sizes 64 --dtype fp32 \
   --ceilings "$dir/ceilings.json" "${quick[@]}"
 expect_grep "ceilings.json" "$dir/out" "the ceilings source is named"
@@ -364,6 +366,7 @@ expect_status 0 "bench resnet50 small" "$opscope" bench resnet50 --batch 2 --ima
   --warmup 0 --iters 1 --format json --trace "$dir/resnet.json"
 expect_grep '"parameters":25557032' "$dir/out" "resnet50 has torchvision's parameter count"
 expect_grep '"section":"resnet50_memory"' "$dir/out" "resnet50 reports memory"
+expect_grep '"spread_pct":' "$dir/out" "resnet50 reports the iterations' spread"
 expect_status 0 "analyze the resnet50 trace" "$opscope" analyze "$dir/resnet.json" --out "$dir/resnet-analysis"
 expect_grep "Conv2DBackwardWeights" "$dir/out" "the analyzer lists the traced layers"
 expect_status 2 "resnet50 bad layout" "$opscope" bench resnet50 --layout nothing
