@@ -142,9 +142,7 @@ StepOutput Bandwidth(devices::Device& device, const BandwidthOptions& options) {
   for (const auto& r : results) {
     const bool measured = r.status != workloads::Status::kWaived;
     failed += r.status == workloads::Status::kFailed;
-    const double spread = measured && r.stats.median_ms > 0
-                              ? (r.stats.p90_ms - r.stats.p10_ms) / r.stats.median_ms
-                              : 0;
+    const double spread = measured ? workloads::Spread(r.stats) : 0;
     const bool noisy = r.status == workloads::Status::kOk && spread > workloads::kNoisySpread;
     const auto gbps = [&](double ms) {
       return ms > 0 ? Value{r.bytes_moved / (ms / 1e3) / 1e9} : Value{};

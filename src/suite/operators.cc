@@ -45,8 +45,7 @@ std::vector<report::Column> TimingColumns() {
 std::vector<Value> TimingValues(const workloads::OperatorResult& r) {
   const bool waived = r.status == workloads::Status::kWaived;
   const auto timed = [&](double ms) { return waived ? Value{} : Value{ms}; };
-  const double spread =
-      r.stats.median_ms > 0 ? 100 * (r.stats.p90_ms - r.stats.p10_ms) / r.stats.median_ms : 0;
+  const double spread = 100 * workloads::Spread(r.stats);
   return {std::string(workloads::Name(r.status)),
           timed(r.stats.median_ms),
           timed(r.stats.p10_ms),
@@ -363,7 +362,7 @@ StepOutput Roofline(devices::Device& device, const RooflineOptions& options) {
                    {"method", "Method"}};
   for (const auto& r : results) {
     const workloads::Stats& t = r.stats;
-    const double spread = t.median_ms > 0 ? (t.p90_ms - t.p10_ms) / t.median_ms : 0;
+    const double spread = workloads::Spread(t);
     // A measured ceiling above the theoretical peak contradicts one of the two.
     const bool above = r.theoretical > 0 && r.measured > r.theoretical;
     const bool noisy = spread > workloads::kNoisySpread;

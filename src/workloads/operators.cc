@@ -107,11 +107,11 @@ void FlagDoubts(OperatorResult& r) {
                                 r.pct_peak));
   }
   const Stats& t = r.stats;
-  if (t.median_ms > 0 && t.p90_ms - t.p10_ms > kNoisySpread * t.median_ms) {
+  if (Spread(t) > kNoisySpread) {
     r.noisy = true;
     AddNote(r.note, fmt::format("noisy: p10-p90 spread {:.0f}% of the median (over {:.0f}%){}: "
                                 "the machine was busy or the case is too short",
-                                100 * (t.p90_ms - t.p10_ms) / t.median_ms, 100 * kNoisySpread,
+                                100 * Spread(t), 100 * kNoisySpread,
                                 t.extended ? ", still after more repetitions" : ""));
   } else if (t.extended) {
     AddNote(r.note, fmt::format("timings were noisy at first: repeated {} times", t.reps));

@@ -53,6 +53,10 @@ Stats Summarize(double first_run_ms, std::vector<double> samples) {
   return stats;
 }
 
+double Spread(const Stats& stats) {
+  return stats.median_ms > 0 ? (stats.p90_ms - stats.p10_ms) / stats.median_ms : 0;
+}
+
 bool Noisy(std::vector<double> samples) {
   if (samples.size() < 3) return false;
   std::sort(samples.begin(), samples.end());

@@ -41,6 +41,8 @@ struct Stats {
 
 // Timings whose p90 - p10 exceeds this share of the median are noisy.
 inline constexpr double kNoisySpread = 0.2;
+// (p90 - p10) / median of `stats`; 0 without a median.
+double Spread(const Stats& stats);
 // Whether `samples` are noisy by that rule (3 samples at least).
 bool Noisy(std::vector<double> samples);
 
