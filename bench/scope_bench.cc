@@ -10,9 +10,14 @@
 // measurement, so that each child starts a session in a process that has never
 // recorded, and times its first N scopes; the median of 5 children is reported.
 //
+// Paired blocks: a literal scope and a repeated runtime name, each timed in a
+// 400,000-iteration block right after a block of the floor, in one session, 21
+// rounds, so that the machine's drift between runs cancels out of the difference.
+//
 // Goals on the 2-core development machine, checked from the same run: a fresh
 // process's mean cost <= 1.25x the steady state; an active literal scope <= two
-// clock reads + 3 ns; a runtime-named scope with a repeated name <= 2x a literal.
+// clock reads + 3 ns (paired blocks); a runtime-named scope with a repeated name
+// <= 2x a literal.
 // For scale: Tracy publishes 2.25 ns per zone; torch's record_function costs
 // microseconds.
 #include <benchmark/benchmark.h>
@@ -287,6 +292,93 @@ bool Verdict(const char* what, double value, double goal, const char* unit) {
   return met;
 }
 
+// ---- Paired blocks ------------------------------------------------------------
+
+// On a shared VM the machine's speed drifts by 20% or more between Google
+// Benchmark's runs, more than the 3 ns the goal allows, so the medians of
+// separate runs can put the scope under its own floor or 5 ns over it. Here the
+// loops run in adjacent blocks inside one recording session: each round sleeps
+// 20 ms (so that the session's chunk helper is idle and the floor is timed on a
+// quiet core), times the floor, then a literal scope; sleeps again, times the
+// floor, then a repeated runtime name. A block of 400,000 scopes fills 12.8 MB,
+// more than the helper keeps ready (four 2 MiB chunks), so its page zeroing for
+// the refills falls inside the scope's block, as it does in a long run. The
+// median over rounds of (scope - floor) is the overhead, with the drift
+// cancelled.
+constexpr int kPairedRounds = 21;
+constexpr int64_t kPairedBlock = 400000;
+
+template <int kKind>  // 0: two clock reads, 1: literal scope, 2: runtime name
+int64_t TimeBlock() {
+  const int64_t t0 = SteadyNs();
+  for (int64_t i = 0; i < kPairedBlock; ++i) {
+    if constexpr (kKind == 0) {
+      benchmark::DoNotOptimize(opscope::detail::Ticks());
+      benchmark::DoNotOptimize(opscope::detail::Ticks());
+    } else if constexpr (kKind == 1) {
+      OPSCOPE_SCOPE("bench_scope");
+    } else {
+      OPSCOPE_SCOPE_DYN(std::string_view("conv2d_forward"));
+    }
+    benchmark::ClobberMemory();
+  }
+  return SteadyNs() - t0;
+}
+
+double Percentile(std::vector<double> v, double q) {
+  std::sort(v.begin(), v.end());
+  const double pos = q * static_cast<double>(v.size() - 1);
+  const size_t lo = static_cast<size_t>(pos);
+  const size_t hi = std::min(lo + 1, v.size() - 1);
+  return v[lo] + (v[hi] - v[lo]) * (pos - static_cast<double>(lo));
+}
+
+void ReportPaired() {
+  uint64_t events = 0, dropped = 0;
+  std::vector<double> floor, literal, repeated, over, ratio;
+  {
+    opscope::Profiler profiler(CountingOptions(events, dropped));
+    profiler.Start();
+    // One round unrecorded in the figures: the first chunks and the name cache.
+    TimeBlock<1>();
+    TimeBlock<2>();
+    const auto quiet = [] { std::this_thread::sleep_for(std::chrono::milliseconds(20)); };
+    const double per = 1.0 / static_cast<double>(kPairedBlock);
+    for (int round = 0; round < kPairedRounds; ++round) {
+      quiet();
+      const double floor_a = static_cast<double>(TimeBlock<0>()) * per;
+      const double lit = static_cast<double>(TimeBlock<1>()) * per;
+      quiet();
+      const double floor_b = static_cast<double>(TimeBlock<0>()) * per;
+      const double rep = static_cast<double>(TimeBlock<2>()) * per;
+      floor.push_back(floor_a);
+      floor.push_back(floor_b);
+      literal.push_back(lit);
+      repeated.push_back(rep);
+      over.push_back(lit - floor_a);
+      ratio.push_back(rep / lit);
+    }
+  }
+  const uint64_t expected = static_cast<uint64_t>(2 * (kPairedRounds + 1)) * kPairedBlock;
+  std::printf("\npaired blocks: %d rounds of %" PRId64
+              " iterations, each scope's block right after a floor block (a quiet helper "
+              "before it); medians over rounds, loop included:\n",
+              kPairedRounds, kPairedBlock);
+  if (dropped != 0 || events != expected) {
+    std::printf("  skipped: the session dropped events, so this is not the recording path\n");
+    return;
+  }
+  std::printf("  %-44s %8.2f ns\n", "two clock reads", Median(floor));
+  std::printf("  %-44s %8.2f ns\n", "active literal", Median(literal));
+  std::printf("  %-44s %8.2f ns\n", "active runtime name, repeated", Median(repeated));
+  Verdict("literal minus floor, same round", Median(over), 3.0, "ns");
+  std::printf("  %-44s %8.2f .. %.2f ns (p10 .. p90 over rounds)\n", "", Percentile(over, 0.1),
+              Percentile(over, 0.9));
+  const double r = Median(ratio);
+  std::printf("  %-44s %8.2fx        goal <= 2x  %s\n", "runtime name over literal, same round", r,
+              r <= 2 ? "met" : "NOT MET");
+}
+
 void ReportFresh(const std::map<std::string, double>& m) {
   const std::string self = SelfPath();
   if (self.empty()) {
@@ -420,7 +512,11 @@ int main(int argc, char** argv) {
     std::printf("\nscope cost, median of 5 runs, empty-loop time (%.2f ns) subtracted:\n", loop);
     std::printf("  %-44s %8.2f ns  (the floor: a scope's begin and end timestamps)\n",
                 "two clock reads", clock);
-    Verdict("active literal (session recording)", literal, clock + 3.0, "ns");
+    // No verdict here: these medians come from separate runs, and the drift of a
+    // shared machine between runs is of the size of the goal; the paired blocks
+    // below decide.
+    std::printf("  %-44s %8.2f ns  (%+.2f ns over the floor, separate runs: see paired blocks)\n",
+                "active literal (session recording)", literal, literal - clock);
     if (m.count("BM_DynamicScopeActive")) {
       const double repeated = m.at("BM_DynamicScopeActive") - loop;
       std::printf("  %-44s %8.2f ns  %.2fx the literal, goal <= 2x  %s\n",
@@ -437,6 +533,7 @@ int main(int argc, char** argv) {
       Verdict("compiled out", m.at("BM_ScopeCompiledOut") - loop, 1.0, "ns");
     }
   }
+  ReportPaired();
   ReportFresh(m);
   benchmark::Shutdown();
   return 0;

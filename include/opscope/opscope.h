@@ -258,8 +258,9 @@ enum class RecordKind : uint8_t {
 struct ThreadWriter {
   Record* cursor = nullptr;
   Record* limit = nullptr;
-  Record* base = nullptr;
-  std::atomic<uint32_t>* published = nullptr;
+  // The chunk's end of published records: the cursor itself is stored, so a
+  // scope does not compute an index (readers subtract the chunk's start).
+  std::atomic<Record*>* published = nullptr;
   uint32_t generation = 0;
 };
 
@@ -284,8 +285,11 @@ inline uint64_t Ticks() noexcept {
 #endif
 }
 
-// Slow path: registers the thread, opens a chunk, or counts a drop.
-void AppendSlow(uint32_t generation, const Record& record) noexcept;
+// Slow path: registers the thread, opens a chunk, or counts a drop. The fields
+// come in registers: taking the Record by reference made every scope build it on
+// the stack (four more stores) for a call that is seldom made.
+void AppendSlow(uint32_t generation, const void* what, uint64_t t0, uint64_t t1,
+                uint64_t meta) noexcept;
 // Counts one event dropped because the budget was spent.
 void CountDrop(uint32_t generation) noexcept;
 // Copies a dynamic scope's name and arguments; nullptr when the budget is spent.
@@ -302,9 +306,9 @@ inline void Append(uint32_t generation, const Record& record) noexcept {
     slot->t1 = record.t1;
     slot->meta = record.meta;
     w.cursor = slot + 1;
-    w.published->store(static_cast<uint32_t>(w.cursor - w.base), std::memory_order_release);
+    w.published->store(w.cursor, std::memory_order_release);
   } else {
-    AppendSlow(generation, record);
+    AppendSlow(generation, record.what, record.t0, record.t1, record.meta);
   }
 }
 

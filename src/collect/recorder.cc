@@ -97,10 +97,9 @@ bool OpenChunk(ThreadBuffer& buffer) {
   }
   buffer.tail = chunk;
   detail::ThreadWriter& writer = detail::t_writer;
-  writer.base = chunk->records;
   writer.cursor = chunk->records;
   writer.limit = chunk->records + capacity;
-  writer.published = &chunk->published;
+  writer.published = &chunk->published_end;
   return true;
 }
 
@@ -141,6 +140,7 @@ Chunk* Chunk::Allocate(uint32_t capacity, bool huge_pages) {
     return nullptr;
   }
   chunk->records = static_cast<Record*>(memory);
+  chunk->published_end.store(chunk->records, std::memory_order_relaxed);
   chunk->capacity = capacity;
   return chunk;
 }
@@ -274,7 +274,7 @@ bool RecordedSince(const Collection& collection, uint64_t ticks) {
     if (tail == nullptr) continue;
     // Records are appended as scopes end; one that began at `ticks` or later
     // ends among the last few unless it encloses many.
-    const uint32_t n = tail->published.load(std::memory_order_acquire);
+    const uint32_t n = tail->Published();
     for (uint32_t k = n; k > 0 && n - k < 256; --k) {
       const Record& r = tail->records[k - 1];
       if (static_cast<RecordKind>(r.meta & 0xFF) == RecordKind::kStepSpan) continue;
@@ -294,7 +294,8 @@ std::shared_ptr<Collection> CurrentCollection(uint32_t generation) {
 
 namespace detail {
 
-void AppendSlow(uint32_t generation, const Record& record) noexcept {
+void AppendSlow(uint32_t generation, const void* what, uint64_t t0, uint64_t t1,
+                uint64_t meta) noexcept {
   collect::ThreadBuffer* buffer = collect::BufferFor(generation);
   if (buffer == nullptr) return;
   ThreadWriter& writer = t_writer;
@@ -307,10 +308,9 @@ void AppendSlow(uint32_t generation, const Record& record) noexcept {
     }
     return;
   }
-  *writer.cursor = record;
+  *writer.cursor = Record{what, t0, t1, meta};
   ++writer.cursor;
-  writer.published->store(static_cast<uint32_t>(writer.cursor - writer.base),
-                          std::memory_order_release);
+  writer.published->store(writer.cursor, std::memory_order_release);
 }
 
 void CountDrop(uint32_t generation) noexcept {

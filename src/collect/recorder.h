@@ -40,10 +40,17 @@ struct Chunk {
   static Chunk* Allocate(uint32_t capacity, bool huge_pages);
   ~Chunk();
 
-  std::atomic<uint32_t> published{0};
+  // One past the last record published (written by the owning thread with
+  // release; readers load it with acquire); `records` until the first.
+  std::atomic<Record*> published_end{nullptr};
   std::atomic<Chunk*> next{nullptr};
   Record* records = nullptr;
   uint32_t capacity = 0;
+
+  // The records published so far.
+  uint32_t Published() const {
+    return static_cast<uint32_t>(published_end.load(std::memory_order_acquire) - records);
+  }
 };
 
 // What a chunk charges to the budget: its records (the header is not counted, so

@@ -201,7 +201,7 @@ std::unique_ptr<TraceData::Impl> TraceData::Impl::Snapshot(
     thread.dropped = buffer->dropped.load(std::memory_order_relaxed);
     for (const collect::Chunk* c = buffer->head; c != nullptr;
          c = c->next.load(std::memory_order_acquire)) {
-      const uint32_t count = c->published.load(std::memory_order_acquire);
+      const uint32_t count = c->Published();
       for (uint32_t i = 0; i < count; ++i) thread.records.push_back(c->records + i);
     }
     // Parents before children: by start, then the longer span first.
