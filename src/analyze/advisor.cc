@@ -439,8 +439,83 @@ std::vector<Finding> Advise(const Analysis& a, const Thresholds& t) {
                    "they are device work, the busy and idle figures miss them: report the "
                    "category so opscope learns it."});
   }
-  std::stable_sort(out.begin(), out.end(),
+  SortFindings(out);
+  return out;
+}
+
+void SortFindings(std::vector<Finding>& findings) {
+  std::stable_sort(findings.begin(), findings.end(),
                    [](const Finding& x, const Finding& y) { return x.severity > y.severity; });
+}
+
+namespace {
+
+// What to do about operators of one bound: the CANN tuning guides' remedies.
+const char* PipelineAction(const std::string& bound) {
+  if (bound == "memory-bound (MTE2)") {
+    return "They wait on data moved from global memory (HBM) into the AI Core: fuse them with "
+           "their neighbours so data stays on chip (fused or foreach kernels for elementwise "
+           "chains), remove the format conversions around them, and check their tiling for data "
+           "reuse in L1/UB.";
+  }
+  if (bound.rfind("memory-bound", 0) == 0) {
+    return "On-chip data movement (MTE1: L1 to L0A/L0B; MTE3: UB to global memory; fixpipe: L0C "
+           "out) limits them: their tiling moves more than it computes; larger tiles, or a kernel "
+           "made for these shapes.";
+  }
+  if (bound == "scalar-bound") {
+    return "Scalar instructions (address arithmetic, loop control) dominate: usually dynamic "
+           "shapes or tiles too small; use static shapes where the model allows, or a kernel "
+           "tiled for these shapes.";
+  }
+  if (bound == "vector-bound") {
+    return "The vector unit is saturated: less vector work (fusion that removes passes over the "
+           "data, lower precision), or work moved to the cube unit (expressed as a matmul).";
+  }
+  if (bound == "cube-bound") {
+    return "The cube unit is near its limit, which is efficient; what remains is less work or "
+           "lower precision (bf16/fp16, HF32 for fp32 matmuls).";
+  }
+  return "No pipe is busy: the cores wait on synchronisation between pipes or on dependencies, "
+         "or the operator uses too few cores (compare its blocks with the chip's AI Cores); "
+         "tiling that overlaps copies with compute (double buffering) and more blocks help.";
+}
+
+}  // namespace
+
+std::vector<Finding> AdvisePipeline(const AscendPipelineTable& table, const Thresholds& t) {
+  std::vector<Finding> out;
+  int64_t measured_ns = 0;
+  std::map<std::string, std::vector<const AscendOpPipeline*>> by_bound;
+  for (const AscendOpPipeline& op : table.ops) {
+    if (op.measured == 0) continue;
+    measured_ns += op.total_ns;
+    if (!op.bound.empty()) by_bound[op.bound].push_back(&op);  // ops are by time, descending
+  }
+  if (measured_ns <= 0) return out;
+  std::vector<std::pair<double, Finding>> found;
+  for (const auto& [bound, ops] : by_bound) {
+    int64_t ns = 0;
+    for (const AscendOpPipeline* op : ops) ns += op->total_ns;
+    const double pct = Pct(ns, measured_ns);
+    if (pct < t.ai_core_bound_pct) continue;
+    std::string evidence;
+    for (size_t i = 0; i < ops.size() && i < 3; ++i) {
+      evidence += fmt::format("{}{} ({}, {:.3f} ms: {})", i == 0 ? "" : "; ", ops[i]->name,
+                              ops[i]->type.empty() ? ops[i]->core : ops[i]->type,
+                              ops[i]->total_ns / 1e6, ops[i]->evidence);
+    }
+    found.push_back(
+        {pct,
+         {"ai_core_" + bound, bound == "cube-bound" ? Severity::kInfo : Severity::kWarning,
+          fmt::format("AI Core, {}: {} operator{}, {:.1f}% of the time of tasks with PMU ratios",
+                      bound, ops.size(), ops.size() == 1 ? "" : "s", pct),
+          evidence, PipelineAction(bound)}});
+  }
+  std::stable_sort(found.begin(), found.end(),
+                   [](const auto& a, const auto& b) { return a.first > b.first; });
+  for (auto& [pct, finding] : found) out.push_back(std::move(finding));
+  SortFindings(out);
   return out;
 }
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "analyze/analysis.h"
+#include "analyze/importers/ascend/ai_core.h"
 
 namespace opscope::analyze {
 
@@ -26,6 +27,7 @@ struct Thresholds {
   double compile_pct = 5;            // compilation share of the compute window
   int64_t compile_min_ns = 1000000;  // ... and at least this long
   double dominant_op_pct = 30;       // one operator's share of compute time
+  double ai_core_bound_pct = 10;     // operators of one bound, share of AI Core task time
 };
 
 enum class Severity { kInfo, kWarning, kCritical };
@@ -41,6 +43,15 @@ struct Finding {
 
 // Most severe first.
 std::vector<Finding> Advise(const Analysis& analysis, const Thresholds& thresholds = {});
+
+// Ascend AI Core pipeline (importers/ascend/ai_core.h): one finding per kind of
+// bound whose operators take at least ai_core_bound_pct of the time of the
+// tasks with PMU ratios, naming the largest operators and their ratios.
+std::vector<Finding> AdvisePipeline(const AscendPipelineTable& table,
+                                    const Thresholds& thresholds = {});
+
+// Most severe first, the order within a severity kept.
+void SortFindings(std::vector<Finding>& findings);
 
 }  // namespace opscope::analyze
 

@@ -1,11 +1,13 @@
 #include "analyze/analyze_files.h"
 
+#include <algorithm>
 #include <chrono>
 
 #include "analyze/importer.h"
 #include "analyze/pipeline.h"
 #include "analyze/trace_inputs.h"
 #include "core/ceilings.h"
+#include "opscope/opscope.h"
 
 namespace opscope::analyze {
 
@@ -26,15 +28,37 @@ AnalyzedSet AnalyzeFiles(const AnalyzeOptions& options) {
     AnalyzedTrace t;
     t.path = path;
     t.rank = input.rank >= 0 ? input.rank : static_cast<int>(out.traces.size());
-    if (!input.step_trace_time.empty()) {
+    // A rank's side files add tables; one that cannot be read is listed with
+    // the error (file, line, column) and the rest of the analysis stands.
+    const auto side_file = [&](const std::string& file, auto&& read) {
+      if (file.empty()) return;
+      try {
+        read();
+      } catch (const Error& e) {
+        out.unused.push_back({file, std::string("could not be read: ") + e.what()});
+      }
+    };
+    side_file(input.step_trace_time, [&] {
       const auto source = Source::Open(input.step_trace_time);
       t.ascend_steps = ReadStepTraceTime(*source);
-    }
+    });
+    side_file(input.ai_core_metrics, [&] {
+      const auto source = Source::Open(input.ai_core_metrics);
+      std::unique_ptr<Source> l2;
+      if (!input.l2_cache.empty()) l2 = Source::Open(input.l2_cache);
+      t.ascend_pipeline = ReadAiCorePipeline(*source, l2.get());
+    });
     t.format = model.format;
     t.events = model.size();
     t.tracks = model.tracks.size();
     t.analysis = AnalyzeTrace(model, {.ceilings = options.ceilings});
     t.findings = Advise(t.analysis, options.thresholds);
+    if (t.ascend_pipeline) {
+      for (Finding& f : AdvisePipeline(*t.ascend_pipeline, options.thresholds)) {
+        t.findings.push_back(std::move(f));
+      }
+      SortFindings(t.findings);
+    }
     ranks.push_back(SummarizeRank(model, t.rank));
     t.import_ms = ms(t1 - t0);
     t.analysis_ms = ms(Clock::now() - t1);
@@ -48,6 +72,8 @@ AnalyzedSet AnalyzeFiles(const AnalyzeOptions& options) {
     }
   }
   if (!ascend.empty()) out.ascend_ranks = CompareAscendSteps(ascend);
+  std::stable_sort(out.unused.begin(), out.unused.end(),
+                   [](const UnusedFile& a, const UnusedFile& b) { return a.path < b.path; });
   return out;
 }
 

@@ -13,6 +13,7 @@
 
 #include "analyze/advisor.h"
 #include "analyze/analysis.h"
+#include "analyze/importers/ascend/ai_core.h"
 #include "analyze/importers/ascend/step_trace_time.h"
 #include "analyze/multirank.h"
 #include "analyze/trace_inputs.h"
@@ -29,6 +30,9 @@ struct AnalyzedTrace {
   std::string path;
   int rank = -1;  // from the files around it (trace_inputs.h), else its position
   std::vector<AscendStepTime> ascend_steps;  // its step_trace_time.csv, when there is one
+  // Its AI Core pipeline per operator (kernel_details.csv's PMU columns), when
+  // the rank has that file.
+  std::optional<AscendPipelineTable> ascend_pipeline;
   std::string format;
   size_t events = 0, tracks = 0;
   Analysis analysis;

@@ -23,9 +23,6 @@ constexpr int kSearchDepth = 4;  // a job folder > host folders > rank folders >
 // read (yet): ascend.md, section 3.
 const std::map<std::string, std::string, std::less<>>& OutputFileReasons() {
   static const std::map<std::string, std::string, std::less<>> reasons = {
-      {"kernel_details.csv",
-       "the same device kernels as trace_view.json, which is read (its AI Core metrics are not "
-       "read yet)"},
       {"op_statistic.csv", "per-operator-type totals of kernel_details.csv: not read yet"},
       {"step_trace_time.csv",
        "per-step breakdown: read beside a timeline, and this rank has none opscope reads"},
@@ -36,7 +33,6 @@ const std::map<std::string, std::string, std::less<>>& OutputFileReasons() {
       {"npu_module_mem.csv", "memory per NPU module: not read yet"},
       {"api_statistic.csv", "CANN API call totals: not read yet"},
       {"operator_details.csv", "framework operators with shapes: not read yet"},
-      {"l2_cache.csv", "L2 cache hit rates per kernel: not read yet"},
       {"analyse.done", "torch_npu's marker that parsing finished"},
   };
   return reasons;
@@ -56,6 +52,16 @@ bool IsRankRoot(const fs::path& dir) {
 bool IsMsprofRoot(const fs::path& dir) {
   static const std::regex pattern("^PROF_\\d+_\\d+_[0-9a-zA-Z]+$");
   return std::regex_match(dir.filename().string(), pattern);
+}
+
+// kernel_details*.csv or op_summary_*.csv, plain or compressed: a file of
+// device tasks that may carry PMU columns.
+bool IsTaskSummaryName(std::string name) {
+  for (const char* suffix : {".gz", ".zip"}) {
+    if (EndsWith(name, suffix)) name.resize(name.size() - std::string_view(suffix).size());
+  }
+  return EndsWith(name, ".csv") &&
+         (name.rfind("kernel_details", 0) == 0 || name.rfind("op_summary_", 0) == 0);
 }
 
 bool IsOutputFolder(const fs::path& dir) { return dir.filename() == "ASCEND_PROFILER_OUTPUT"; }
@@ -163,6 +169,10 @@ void ReadOutputFolder(const fs::path& output, RankTree& tree) {
     if (has("step_trace_time.csv")) {
       tree.trace->step_trace_time = (output / "step_trace_time.csv").string();
     }
+    if (has("kernel_details.csv")) {
+      tree.trace->ai_core_metrics = (output / "kernel_details.csv").string();
+      if (has("l2_cache.csv")) tree.trace->l2_cache = (output / "l2_cache.csv").string();
+    }
   }
   if (!has("analyse.done")) {
     tree.unused.push_back(
@@ -172,7 +182,8 @@ void ReadOutputFolder(const fs::path& output, RankTree& tree) {
   for (const fs::path& file : files) {
     const std::string name = file.filename().string();
     if (name == primary || name == "analyse.done") continue;
-    if (tree.trace && name == "step_trace_time.csv") continue;
+    if (tree.trace && (name == "step_trace_time.csv" || name == "kernel_details.csv")) continue;
+    if (tree.trace && name == "l2_cache.csv" && !tree.trace->l2_cache.empty()) continue;
     const auto& reasons = OutputFileReasons();
     if (const auto it = reasons.find(name); it != reasons.end()) {
       tree.unused.push_back({file.string(), it->second});
@@ -243,8 +254,25 @@ void ReadMsprofRoot(const fs::path& root, RankTree& tree) {
       if (!tree.trace && named(f, prefix, suffix)) tree.trace = TraceInput{f.string()};
     }
   }
+  if (tree.trace) {
+    for (const fs::path& f : files) {
+      if (tree.trace->ai_core_metrics.empty() && named(f, "op_summary_", ".csv")) {
+        tree.trace->ai_core_metrics = f.string();
+      }
+    }
+    for (const fs::path& f : files) {
+      if (!tree.trace->ai_core_metrics.empty() && tree.trace->l2_cache.empty() &&
+          named(f, "l2_cache_", ".csv")) {
+        tree.trace->l2_cache = f.string();
+      }
+    }
+  }
   for (const fs::path& f : files) {
     if (tree.trace && f.string() == tree.trace->path) continue;
+    if (tree.trace &&
+        (f.string() == tree.trace->ai_core_metrics || f.string() == tree.trace->l2_cache)) {
+      continue;
+    }
     if (named(f, "msprof_", ".json") || named(f, "op_summary_", ".csv")) {
       tree.unused.push_back(
           {f.string(), named(f, "msprof_", ".json") || tree.trace->path.ends_with(".csv")
@@ -277,7 +305,13 @@ void ReadPlainFolder(const std::string& input, TraceInputs& out) {
                     ", plain or .gz/.zip) and no Ascend profiler output (*_ascend_pt, "
                     "*_ascend_ms, ASCEND_PROFILER_OUTPUT, PROF_*)");
   }
-  for (auto& path : found) out.traces.push_back(TraceInput{std::move(path)});
+  for (auto& path : found) {
+    TraceInput trace{std::move(path)};
+    if (IsTaskSummaryName(fs::path(trace.path).filename().string())) {
+      trace.ai_core_metrics = trace.path;
+    }
+    out.traces.push_back(std::move(trace));
+  }
 }
 
 }  // namespace
@@ -287,7 +321,9 @@ TraceInputs FindTraceInputs(const std::vector<std::string>& inputs) {
   std::vector<RankTree> trees;
   for (const std::string& input : inputs) {
     if (input == "-" || !IsDir(input)) {
-      out.traces.push_back(TraceInput{input});
+      TraceInput trace{input};
+      if (IsTaskSummaryName(fs::path(input).filename().string())) trace.ai_core_metrics = input;
+      out.traces.push_back(std::move(trace));
       continue;
     }
     std::vector<fs::path> roots;

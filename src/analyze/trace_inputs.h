@@ -33,6 +33,10 @@ struct TraceInput {
   std::string rank_source;  // what the rank was read from, e.g. "profiler_info_3.json"
   // The same rank's step_trace_time.csv (torch_npu), read beside the timeline.
   std::string step_trace_time;
+  // The same rank's per-task PMU figures: kernel_details.csv (torch_npu) or
+  // op_summary_*.csv (msprof), and l2_cache.csv; read for the AI Core pipeline.
+  std::string ai_core_metrics;
+  std::string l2_cache;
 };
 
 struct UnusedFile {

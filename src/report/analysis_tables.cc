@@ -473,6 +473,73 @@ void AddAscendSteps(const analyze::AnalyzedSet& set, std::vector<ResultTable>& t
   tables.push_back(std::move(table));
 }
 
+// The AI Core pipeline per operator from a rank's kernel_details.csv PMU columns.
+void AddAscendPipeline(const analyze::AnalyzedTrace& t, const AnalysisTableOptions& options,
+                       std::vector<ResultTable>& tables) {
+  if (!t.ascend_pipeline || t.ascend_pipeline->ops.empty()) return;
+  const analyze::AscendPipelineTable& p = *t.ascend_pipeline;
+  ResultTable table;
+  table.section = "ascend_ai_core";
+  table.title = fmt::format("AI Core pipeline per operator ({} of {} tasks with PMU ratios): {}",
+                            p.with_pmu, p.tasks, p.source);
+  table.columns = {{"trace", "Trace", 0, false},
+                   {"name", "Operator"},
+                   {"type", "Type"},
+                   {"core", "Core"},
+                   {"count", "Count"},
+                   {"total_us", "Total us", 3},
+                   {"pct_of_task_time", "% of task time", 1},
+                   {"measured", "Measured", 0, false},
+                   {"cube_ratio", "Cube", 2},
+                   {"vector_ratio", "Vector", 2},
+                   {"scalar_ratio", "Scalar", 2},
+                   {"mte1_ratio", "MTE1", 2},
+                   {"mte2_ratio", "MTE2", 2},
+                   {"mte3_ratio", "MTE3", 2},
+                   {"fixpipe_ratio", "Fixpipe", 2},
+                   {"cube_utilization_pct", "Cube util %", 1, false},
+                   {"mean_blocks", "Blocks", 1},
+                   {"l2_hit_rate", "L2 hit", 3},
+                   {"l2_victim_rate", "L2 victim", 3, false},
+                   {"bound", "Bound"},
+                   {"evidence", "Evidence", 0, false}};
+  const auto ratio = [](double v) { return v >= 0 ? Value{v} : Value{}; };
+  const size_t shown =
+      options.top == 0 ? p.ops.size() : std::min<size_t>(p.ops.size(), options.top);
+  for (size_t i = 0; i < shown; ++i) {
+    const analyze::AscendOpPipeline& op = p.ops[i];
+    std::vector<Value> row = {t.path,
+                              op.name,
+                              op.type,
+                              op.core,
+                              op.count,
+                              Us(op.total_ns),
+                              p.task_ns > 0 ? Value{100.0 * op.total_ns / p.task_ns} : Value{},
+                              op.measured};
+    for (const double r : op.ratio) row.push_back(ratio(r));
+    row.push_back(ratio(op.cube_utilization_pct));
+    row.push_back(ratio(op.mean_blocks));
+    row.push_back(ratio(op.l2_hit_rate));
+    row.push_back(ratio(op.l2_victim_rate));
+    row.push_back(op.bound);
+    row.push_back(op.evidence);
+    table.AddRow(std::move(row));
+  }
+  if (shown < p.ops.size()) {
+    table.notes.push_back(fmt::format("{} more (--top 0 lists all)", p.ops.size() - shown));
+  }
+  table.notes.push_back(fmt::format(
+      "Each ratio is the share of a core's cycles in one pipe's instructions, weighted by task "
+      "time (cube: aic_mac; vector: aiv_vec; scalar and MTE2: the larger of the cube and vector "
+      "cores'; MTE1, fixpipe: cube core; MTE3: vector core). Bound, as msprof-analyze's advisor "
+      "judges: a pipe at {:.0f}% or more of the cycles bounds the operator; with every pipe below "
+      "it and a mean task of {} us or more, it is bound by no pipe (it waits: latency, "
+      "dependencies, too few blocks). L2 rates from {}.",
+      100 * analyze::kPipeBoundRatio, analyze::kNotBoundMinTaskNs / 1000,
+      p.l2_source.empty() ? std::string("no l2_cache.csv") : p.l2_source));
+  tables.push_back(std::move(table));
+}
+
 }  // namespace
 
 std::vector<ResultTable> AnalysisTables(const analyze::AnalyzedSet& set,
@@ -482,6 +549,7 @@ std::vector<ResultTable> AnalysisTables(const analyze::AnalyzedSet& set,
     AddFindingsAndOperators(t, options, tables);
     AddAnalyses(t.path, t.analysis, tables);
     AddMoreAnalyses(t.path, t.analysis, tables);
+    AddAscendPipeline(t, options, tables);
   }
   if (set.ranks) AddRanks(*set.ranks, tables);
   AddAscendSteps(set, tables);

@@ -330,10 +330,14 @@ TEST(Discovery, AscendTreesGiveOneTimelinePerRankAndListTheRest) {
   }
   EXPECT_NE(unused["node_a/host_a_3_20260101090000000_ascend_pt"].find("an older run of rank 0"),
             std::string::npos);
-  EXPECT_NE(unused["node_b/host_b_7_20260102120000123_ascend_pt/ASCEND_PROFILER_OUTPUT/"
-                   "kernel_details.csv"]
-                .find("same device kernels as trace_view.json"),
-            std::string::npos);
+  // kernel_details.csv beside trace_view.json is read for its AI Core metrics.
+  EXPECT_EQ(unused.count("node_b/host_b_7_20260102120000123_ascend_pt/ASCEND_PROFILER_OUTPUT/"
+                         "kernel_details.csv"),
+            0u);
+  EXPECT_EQ(std::filesystem::relative(found.traces[1].ai_core_metrics, job).string(),
+            "node_b/host_b_7_20260102120000123_ascend_pt/ASCEND_PROFILER_OUTPUT/"
+            "kernel_details.csv");
+  EXPECT_EQ(found.traces[0].ai_core_metrics, found.traces[0].path);  // the timeline itself
   EXPECT_NE(unused["node_b/host_b_7_20260102120000123_ascend_pt/ASCEND_PROFILER_OUTPUT/"
                    "communication.json"]
                 .find("not read yet"),
@@ -346,10 +350,13 @@ TEST(Discovery, AscendTreesGiveOneTimelinePerRankAndListTheRest) {
                    "ascend_pytorch_profiler_3.db"]
                 .find("SQLite"),
             std::string::npos);
-  EXPECT_NE(unused["PROF_000002_20260102120000000_XYZ/mindstudio_profiler_output/"
-                   "op_summary_20260102120000.csv"]
-                .find("the same device tasks as the msprof timeline"),
-            std::string::npos);
+  // ... as is op_summary beside msprof's timeline.
+  EXPECT_EQ(unused.count("PROF_000002_20260102120000000_XYZ/mindstudio_profiler_output/"
+                         "op_summary_20260102120000.csv"),
+            0u);
+  EXPECT_EQ(std::filesystem::relative(found.traces[3].ai_core_metrics, job).string(),
+            "PROF_000002_20260102120000000_XYZ/mindstudio_profiler_output/"
+            "op_summary_20260102120000.csv");
   EXPECT_EQ(unused.count("node_a/host_a_3_20260102120000456_ascend_pt/ASCEND_PROFILER_OUTPUT"), 0u)
       << "analyse.done is there";
 

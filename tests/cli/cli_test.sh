@@ -347,6 +347,21 @@ PY
 expect_status 0 "analyze two ranks with step_trace_time.csv" "$opscope" analyze "$dir/job2" --out "$dir/job2-analysis"
 expect_grep "rank 1 is the slowest, 15.5% above the median rank: free time 25.000 ms over the median" "$dir/out" \
   "the slow rank and its component (free: +50 ms over two ranks' median of +25)"
+# The AI Core pipeline of the level-1 folder (its PMU columns), in every output.
+expect_status 0 "analyze a level-1 folder for its AI Core pipeline" "$opscope" analyze "$samples/level1_text" \
+  --format csv --out "$dir/ai-core-analysis"
+expect_grep '^ascend_ai_core,.*aclnnForeachAddListV2_ForeachAddListV2_ForeachAddList,.*memory-bound (MTE2)' "$dir/out" \
+  "the foreach add is memory-bound (MTE2 0.98)"
+expect_grep 'AI Core, memory-bound (MTE2): 5 operators' "$dir/ai-core-analysis/analysis.html" \
+  "the MTE2 finding is in analysis.html"
+# A broken side file is listed with its error; the timeline is still analysed.
+mkdir -p "$dir/job3"
+cp -r "$samples/level0_text/rank0_ascend_pt" "$dir/job3/h_0_20260101000000000_ascend_pt"
+printf 'Name,Start Time(us),Duration(us),aic_mac_ratio\nk,1.0,2.0,high\n' \
+  > "$dir/job3/h_0_20260101000000000_ascend_pt/ASCEND_PROFILER_OUTPUT/kernel_details.csv"
+expect_status 0 "analyze a tree whose kernel_details.csv is broken" "$opscope" analyze "$dir/job3" --out "$dir/job3-analysis"
+expect_grep "kernel_details.csv: line 2: 'aic_mac_ratio' is not a share of cycles in \[0, 1\]: 'high'" "$dir/out" \
+  "the broken side file is named with its line and column"
 printf 'hello' > "$dir/unknown.txt"
 expect_status 5 "analyze unknown format" "$opscope" analyze "$dir/unknown.txt"
 expect_status 4 "analyze missing file" "$opscope" analyze "$dir/absent.json"

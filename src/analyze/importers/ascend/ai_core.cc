@@ -1,0 +1,334 @@
+#include "analyze/importers/ascend/ai_core.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <deque>
+#include <map>
+#include <unordered_map>
+
+#include "analyze/importers/csv_reader.h"
+#include "analyze/importers/timestamps.h"
+#include "opscope/opscope.h"
+
+namespace opscope::analyze {
+
+const char* Name(AiCorePipe pipe) {
+  switch (pipe) {
+    case AiCorePipe::kCube: return "cube";
+    case AiCorePipe::kVector: return "vector";
+    case AiCorePipe::kScalar: return "scalar";
+    case AiCorePipe::kMte1: return "MTE1";
+    case AiCorePipe::kMte2: return "MTE2";
+    case AiCorePipe::kMte3: return "MTE3";
+    case AiCorePipe::kFixpipe: return "fixpipe";
+  }
+  return "?";
+}
+
+namespace {
+
+// Which core a PMU column describes: A2/A3 parts prefix aic_ (cube core) or
+// aiv_ (vector core); older parts have one unprefixed set (ascend.md, 5.1.2).
+enum class Core { kCube, kVector, kSingle };
+
+struct PipeColumn {
+  AiCorePipe pipe;
+  Core core;
+  const char* name;
+};
+
+// "mac" is the cube pipe's name in PipeUtilization; CANN's operator tools call
+// the same cycles "cube" (aic_cube_ratio).
+constexpr PipeColumn kPipeColumns[] = {
+    {AiCorePipe::kCube, Core::kCube, "aic_mac_ratio"},
+    {AiCorePipe::kCube, Core::kCube, "aic_cube_ratio"},
+    {AiCorePipe::kCube, Core::kSingle, "mac_ratio"},
+    {AiCorePipe::kVector, Core::kVector, "aiv_vec_ratio"},
+    {AiCorePipe::kVector, Core::kSingle, "vec_ratio"},
+    {AiCorePipe::kScalar, Core::kCube, "aic_scalar_ratio"},
+    {AiCorePipe::kScalar, Core::kVector, "aiv_scalar_ratio"},
+    {AiCorePipe::kScalar, Core::kSingle, "scalar_ratio"},
+    {AiCorePipe::kMte1, Core::kCube, "aic_mte1_ratio"},
+    {AiCorePipe::kMte1, Core::kSingle, "mte1_ratio"},
+    {AiCorePipe::kMte2, Core::kCube, "aic_mte2_ratio"},
+    {AiCorePipe::kMte2, Core::kVector, "aiv_mte2_ratio"},
+    {AiCorePipe::kMte2, Core::kSingle, "mte2_ratio"},
+    {AiCorePipe::kMte3, Core::kVector, "aiv_mte3_ratio"},
+    {AiCorePipe::kMte3, Core::kSingle, "mte3_ratio"},
+    {AiCorePipe::kFixpipe, Core::kCube, "aic_fixpipe_ratio"},
+    {AiCorePipe::kFixpipe, Core::kSingle, "fixpipe_ratio"},
+};
+
+// Whether a core ran the task: its cycles, else its time, above zero.
+struct CoreColumns {
+  size_t cycles = SIZE_MAX, time = SIZE_MAX;
+};
+
+struct Sums {
+  double weighted = 0, weight = 0;
+  void Add(double value, double w) { weighted += value * w, weight += w; }
+  double Mean() const { return weight > 0 ? weighted / weight : -1; }
+};
+
+struct OpAccumulator {
+  std::string type, core;
+  int64_t count = 0, total_ns = 0, measured = 0;
+  Sums pipe[kAiCorePipes], cube_util, blocks, l2_hit, l2_victim;
+};
+
+bool NotAvailable(std::string_view text) { return text.empty() || text == "N/A"; }
+
+// A number as the CSV writes it; false for anything else (N/A included).
+bool ParseNumber(std::string_view text, double& value) {
+  if (NotAvailable(text)) return false;
+  const char* end = text.data() + text.size();
+  const auto [ptr, ec] = std::from_chars(text.data(), end, value);
+  return ec == std::errc() && ptr == end && std::isfinite(value);
+}
+
+struct L2Rates {
+  double hit = -1, victim = -1;
+};
+
+using L2Key = std::string;  // stream '\n' task '\n' name
+
+L2Key KeyOf(std::string_view stream, std::string_view task, std::string_view name) {
+  std::string key;
+  key.reserve(stream.size() + task.size() + name.size() + 2);
+  key.append(stream).push_back('\n');
+  key.append(task).push_back('\n');
+  key.append(name);
+  return key;
+}
+
+// l2_cache.csv: [Device_id,] Stream Id, Task Id, Hit Rate, Victim Rate, Op Name.
+// Task ids wrap in long runs, so rows of one (stream, task, name) are kept in
+// order and handed to that key's kernels in order.
+std::unordered_map<L2Key, std::deque<L2Rates>> ReadL2(Source& source) {
+  const std::string& path = source.name();
+  CsvReader csv(source);
+  const CsvHeader header = ReadCsvHeader(csv, path);
+  const size_t stream = header.Find("Stream Id"), task = header.Find("Task Id"),
+               hit = header.Find("Hit Rate"), victim = header.Find("Victim Rate"),
+               name = header.Find("Op Name");
+  for (const auto& [col, what] :
+       {std::pair{stream, "Stream Id"}, {task, "Task Id"}, {hit, "Hit Rate"}, {name, "Op Name"}}) {
+    if (col == SIZE_MAX) {
+      throw Error(ErrorCode::kInvalidInput, path + ": line 1: no '" + what + "' column");
+    }
+  }
+  std::unordered_map<L2Key, std::deque<L2Rates>> out;
+  std::vector<std::string> fields;
+  while (header.NextRecord(csv, fields, path)) {
+    L2Rates rates;
+    const auto rate = [&](size_t col, const char* what) {
+      double v = -1;
+      if (col == SIZE_MAX || NotAvailable(TrimField(fields[col]))) return -1.0;
+      // Victim Rate may exceed 1 on A2/A3 (ascend.md, 3.10); a negative or
+      // non-numeric rate is a broken file.
+      if (!ParseNumber(TrimField(fields[col]), v) || v < 0 || v > 100) {
+        throw Error(ErrorCode::kInvalidInput,
+                    fmt::format("{}: line {}: '{}' is not a rate: '{}'", path, csv.record_line(),
+                                what, fields[col]));
+      }
+      return v;
+    };
+    rates.hit = rate(hit, "Hit Rate");
+    rates.victim = rate(victim, "Victim Rate");
+    out[KeyOf(TrimField(fields[stream]), TrimField(fields[task]), TrimField(fields[name]))]
+        .push_back(rates);
+  }
+  return out;
+}
+
+void Judge(AscendOpPipeline& op) {
+  int best = -1;
+  for (int p = 0; p < kAiCorePipes; ++p) {
+    if (op.ratio[p] >= 0 && (best < 0 || op.ratio[p] > op.ratio[best])) best = p;
+  }
+  if (best < 0) return;
+  const auto pipe = static_cast<AiCorePipe>(best);
+  std::string others;
+  for (int p = 0; p < kAiCorePipes; ++p) {
+    if (p == best || op.ratio[p] < 0) continue;
+    others += fmt::format("{}{} {:.2f}", others.empty() ? "" : ", ",
+                          Name(static_cast<AiCorePipe>(p)), op.ratio[p]);
+  }
+  const double mean_task_ns = op.count > 0 ? static_cast<double>(op.total_ns) / op.count : 0;
+  if (op.ratio[best] >= kPipeBoundRatio) {
+    switch (pipe) {
+      case AiCorePipe::kCube: op.bound = "cube-bound"; break;
+      case AiCorePipe::kVector: op.bound = "vector-bound"; break;
+      case AiCorePipe::kScalar: op.bound = "scalar-bound"; break;
+      default: op.bound = std::string("memory-bound (") + Name(pipe) + ")"; break;
+    }
+    op.evidence = fmt::format("{} {:.2f} of the cycles (>= {:.2f}){}{}", Name(pipe), op.ratio[best],
+                              kPipeBoundRatio, others.empty() ? "" : "; ", others);
+  } else if (mean_task_ns >= static_cast<double>(kNotBoundMinTaskNs)) {
+    op.bound = "bound by no pipe";
+    op.evidence = fmt::format(
+        "every pipe below {:.2f} of the cycles (highest: {} {:.2f}{}{}) over a mean task of "
+        "{:.1f} us: the cores wait (latency, dependencies, synchronisation){}",
+        kPipeBoundRatio, Name(pipe), op.ratio[best], others.empty() ? "" : "; ", others,
+        mean_task_ns / 1e3,
+        op.mean_blocks >= 0 ? fmt::format("; {:.0f} blocks", op.mean_blocks) : std::string());
+  } else {
+    op.evidence = fmt::format(
+        "highest pipe {} {:.2f} < {:.2f} and mean task {:.1f} us < {:.0f} us: too short to judge",
+        Name(pipe), op.ratio[best], kPipeBoundRatio, mean_task_ns / 1e3, kNotBoundMinTaskNs / 1e3);
+  }
+}
+
+}  // namespace
+
+AscendPipelineTable ReadAiCorePipeline(Source& kernel_details, Source* l2_cache) {
+  AscendPipelineTable table;
+  const std::string& path = kernel_details.name();
+  table.source = path;
+  std::unordered_map<L2Key, std::deque<L2Rates>> l2;
+  if (l2_cache != nullptr) {
+    table.l2_source = l2_cache->name();
+    l2 = ReadL2(*l2_cache);
+  }
+  CsvReader csv(kernel_details);
+  const CsvHeader header = ReadCsvHeader(csv, path);
+  const auto find = [&](std::initializer_list<const char*> names) {
+    for (const char* n : names) {
+      if (const size_t at = header.Find(n); at != SIZE_MAX) return at;
+    }
+    return SIZE_MAX;
+  };
+  const size_t name_col = find({"Name", "Op Name"}),
+               dur_col = find({"Duration(us)", "Task Duration(us)"}),
+               type_col = find({"Type", "OP Type"}),
+               core_col = find({"Accelerator Core", "Task Type"}), stream_col = find({"Stream ID"}),
+               task_col = find({"Task ID"}), blocks_col = find({"Block Num", "Block Dim"}),
+               util_col = find({"cube_utilization(%)"});
+  if (name_col == SIZE_MAX || dur_col == SIZE_MAX) {
+    throw Error(ErrorCode::kInvalidInput,
+                path +
+                    ": line 1: no 'Name' and 'Duration(us)' columns (or op_summary's 'Op "
+                    "Name' and 'Task Duration(us)')");
+  }
+  struct Present {
+    PipeColumn column;
+    size_t at;
+  };
+  std::vector<Present> pipes;
+  for (const PipeColumn& c : kPipeColumns) {
+    if (const size_t at = header.Find(c.name); at != SIZE_MAX) pipes.push_back({c, at});
+  }
+  table.has_pmu_columns = !pipes.empty();
+  CoreColumns cores[3];
+  cores[static_cast<int>(Core::kCube)] = {header.Find("aic_total_cycles"),
+                                          header.Find("aicore_time(us)")};
+  cores[static_cast<int>(Core::kVector)] = {header.Find("aiv_total_cycles"),
+                                            header.Find("aiv_time(us)")};
+  cores[static_cast<int>(Core::kSingle)] = {header.Find("total_cycles"),
+                                            header.Find("aicore_time(us)")};
+
+  std::map<std::string, OpAccumulator, std::less<>> ops;
+  std::vector<std::string> fields;
+  while (header.NextRecord(csv, fields, path)) {
+    const int line = csv.record_line();
+    ++table.tasks;
+    const std::string_view name = TrimField(fields[name_col]);
+    int64_t dur_ns = 0;
+    if (!MicrosToNs(TrimField(fields[dur_col]), dur_ns) || dur_ns < 0) {
+      throw Error(ErrorCode::kInvalidInput,
+                  fmt::format("{}: line {}: '{}' is not a duration: '{}'", path, line,
+                              header.Find("Duration(us)") != SIZE_MAX ? "Duration(us)"
+                                                                      : "Task Duration(us)",
+                              fields[dur_col]));
+    }
+    const auto text = [&](size_t col) {
+      return col == SIZE_MAX ? std::string_view() : TrimField(fields[col]);
+    };
+    // Ran on a core: its cycles (else its time) above zero; with neither
+    // column, a ratio present is taken as measured.
+    bool ran[3];
+    for (int c = 0; c < 3; ++c) {
+      double v = 0;
+      if (cores[c].cycles != SIZE_MAX) {
+        ran[c] = ParseNumber(text(cores[c].cycles), v) && v > 0;
+      } else if (cores[c].time != SIZE_MAX) {
+        ran[c] = ParseNumber(text(cores[c].time), v) && v > 0;
+      } else {
+        ran[c] = true;
+      }
+    }
+    double value[kAiCorePipes];
+    std::fill(std::begin(value), std::end(value), -1.0);
+    bool any = false;
+    for (const Present& p : pipes) {
+      const std::string_view t = text(p.at);
+      if (NotAvailable(t)) continue;
+      double v = 0;
+      if (!ParseNumber(t, v) || v < 0 || v > 1.5) {
+        throw Error(ErrorCode::kInvalidInput,
+                    fmt::format("{}: line {}: '{}' is not a share of cycles in [0, 1]: '{}'", path,
+                                line, p.column.name, fields[p.at]));
+      }
+      if (!ran[static_cast<int>(p.column.core)]) continue;
+      const int k = static_cast<int>(p.column.pipe);
+      value[k] = std::max(value[k], std::min(v, 1.0));
+      any = true;
+    }
+    auto [it, inserted] = ops.try_emplace(std::string(name));
+    OpAccumulator& op = it->second;
+    if (inserted) {
+      op.type = text(type_col) == "N/A" ? "" : std::string(text(type_col));
+      op.core = text(core_col) == "N/A" ? "" : std::string(text(core_col));
+    }
+    ++op.count;
+    op.total_ns += dur_ns;
+    table.task_ns += dur_ns;
+    // Weighted by duration; a zero-length task still counts once.
+    const double w = static_cast<double>(std::max<int64_t>(dur_ns, 1));
+    double number = 0;
+    if (ParseNumber(text(blocks_col), number) && number >= 0) op.blocks.Add(number, w);
+    if (any) {
+      ++op.measured;
+      ++table.with_pmu;
+      for (int k = 0; k < kAiCorePipes; ++k) {
+        if (value[k] >= 0) op.pipe[k].Add(value[k], w);
+      }
+      if (ParseNumber(text(util_col), number) && number >= 0) op.cube_util.Add(number, w);
+    }
+    if (!l2.empty()) {
+      const auto found = l2.find(KeyOf(text(stream_col), text(task_col), name));
+      if (found != l2.end() && !found->second.empty()) {
+        const L2Rates r = found->second.front();
+        found->second.pop_front();
+        if (r.hit >= 0) op.l2_hit.Add(r.hit, w);
+        if (r.victim >= 0) op.l2_victim.Add(r.victim, w);
+      }
+    }
+  }
+  for (auto& [name, acc] : ops) {
+    if (acc.measured == 0 && acc.l2_hit.weight == 0 && acc.l2_victim.weight == 0) continue;
+    AscendOpPipeline op;
+    op.name = name;
+    op.type = acc.type;
+    op.core = acc.core;
+    op.count = acc.count;
+    op.total_ns = acc.total_ns;
+    op.measured = acc.measured;
+    for (int k = 0; k < kAiCorePipes; ++k) op.ratio[k] = acc.pipe[k].Mean();
+    op.cube_utilization_pct = acc.cube_util.Mean();
+    op.mean_blocks = acc.blocks.Mean();
+    op.l2_hit_rate = acc.l2_hit.Mean();
+    op.l2_victim_rate = acc.l2_victim.Mean();
+    Judge(op);
+    table.ops.push_back(std::move(op));
+  }
+  std::stable_sort(
+      table.ops.begin(), table.ops.end(),
+      [](const AscendOpPipeline& a, const AscendOpPipeline& b) { return a.total_ns > b.total_ns; });
+  return table;
+}
+
+}  // namespace opscope::analyze

@@ -1,0 +1,74 @@
+// The AI Core pipeline of each Ascend operator, from the PMU columns that
+// kernel_details.csv (torch_npu) and op_summary_*.csv (msprof) carry when the
+// run collected aic_metrics=PipeUtilization (ascend.md, 3.2 and 5.1.2), and the
+// L2 cache rates of l2_cache.csv (ascend.md, 3.10).
+//
+// Each `*_ratio` column is the share of a core's cycles spent in one pipe's
+// instructions (CANN's PipeUtilization reference): aic_* on the cube core
+// (mac/cube, scalar, MTE1 L1->L0A/L0B, MTE2 GM->AI Core, fixpipe L0C->GM/L1),
+// aiv_* on the vector core (vec, scalar, MTE2, MTE3 AI Core->GM). A core's
+// ratios count only for tasks that ran on it (its total cycles, or else its
+// time, above 0): an AI_VECTOR_CORE task writes 0.0 in every aic_* column.
+//
+// The bound verdict follows msprof-analyze's advisor: a pipe at 80% or more of
+// the cycles bounds the operator ("mte2 ratio is more than 80%"), and an
+// operator of 20 us or more whose every pipe is below 80% is bound by none of
+// them ("operator no bound"): it waits (latency, dependencies, too few blocks).
+#ifndef OPSCOPE_ANALYZE_IMPORTERS_ASCEND_AI_CORE_H_
+#define OPSCOPE_ANALYZE_IMPORTERS_ASCEND_AI_CORE_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "analyze/source.h"
+
+namespace opscope::analyze {
+
+// The pipes, in the order reports list them.
+enum class AiCorePipe { kCube, kVector, kScalar, kMte1, kMte2, kMte3, kFixpipe };
+constexpr int kAiCorePipes = 7;
+const char* Name(AiCorePipe pipe);  // "cube", "vector", "scalar", "MTE1", ...
+
+// Shares of cycles at or above this bound an operator; an operator whose mean
+// task is shorter than kNotBoundMinTaskNs is not called "bound by none".
+constexpr double kPipeBoundRatio = 0.8;
+constexpr int64_t kNotBoundMinTaskNs = 20000;
+
+struct AscendOpPipeline {
+  std::string name;  // kernel name (Name / Op Name)
+  std::string type;  // op type (Type / OP Type), empty when N/A
+  std::string core;  // Accelerator Core / Task Type of its first task
+  int64_t count = 0, total_ns = 0;
+  int64_t measured = 0;  // tasks with at least one pipe ratio
+  // Duration-weighted mean over its measured tasks; -1 where no task has it.
+  // Scalar and MTE2 exist on both cores: the larger of the two is kept.
+  double ratio[kAiCorePipes] = {-1, -1, -1, -1, -1, -1, -1};
+  double cube_utilization_pct = -1;              // cube_utilization(%), weighted the same way
+  double mean_blocks = -1;                       // Block Dim / Block Num
+  double l2_hit_rate = -1, l2_victim_rate = -1;  // from l2_cache.csv, weighted; -1 N/A
+  // "cube-bound", "vector-bound", "scalar-bound", "memory-bound (MTE2)", ...,
+  // "bound by no pipe", or "" when not judged (no ratios, or short and no pipe
+  // at 80%); `evidence` says why in figures.
+  std::string bound;
+  std::string evidence;
+};
+
+struct AscendPipelineTable {
+  std::string source;  // the kernel_details.csv / op_summary read
+  std::string l2_source;
+  int64_t tasks = 0;     // rows read
+  int64_t task_ns = 0;   // their summed durations
+  int64_t with_pmu = 0;  // rows with a pipe ratio
+  bool has_pmu_columns = false;
+  std::vector<AscendOpPipeline> ops;  // by total time, descending; only ops with ratios
+};
+
+// Throws Error(kInvalidInput) naming the file, line and column of a ratio that
+// is not a number in [0, 1.5] (or N/A), or a header without Name and Duration.
+// `l2_cache` may be null.
+AscendPipelineTable ReadAiCorePipeline(Source& kernel_details, Source* l2_cache);
+
+}  // namespace opscope::analyze
+
+#endif  // OPSCOPE_ANALYZE_IMPORTERS_ASCEND_AI_CORE_H_
