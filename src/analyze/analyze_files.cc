@@ -42,6 +42,14 @@ AnalyzedSet AnalyzeFiles(const AnalyzeOptions& options) {
       const auto source = Source::Open(input.step_trace_time);
       t.ascend_steps = ReadStepTraceTime(*source);
     });
+    side_file(input.communication, [&] {
+      const auto source = Source::Open(input.communication);
+      t.ascend_collectives = ReadCommunication(*source);
+    });
+    side_file(input.communication_matrix, [&] {
+      const auto source = Source::Open(input.communication_matrix);
+      t.ascend_links = ReadCommunicationMatrix(*source);
+    });
     side_file(input.ai_core_metrics, [&] {
       const auto source = Source::Open(input.ai_core_metrics);
       std::unique_ptr<Source> l2;
@@ -72,6 +80,13 @@ AnalyzedSet AnalyzeFiles(const AnalyzeOptions& options) {
     }
   }
   if (!ascend.empty()) out.ascend_ranks = CompareAscendSteps(ascend);
+  std::vector<AscendCommunicationInput> communication;
+  for (const AnalyzedTrace& t : out.traces) {
+    if (!t.ascend_collectives.empty() || !t.ascend_links.empty()) {
+      communication.push_back({t.rank, t.path, &t.ascend_collectives, &t.ascend_links});
+    }
+  }
+  if (!communication.empty()) out.ascend_communication = CompareAscendCommunication(communication);
   std::stable_sort(out.unused.begin(), out.unused.end(),
                    [](const UnusedFile& a, const UnusedFile& b) { return a.path < b.path; });
   return out;

@@ -14,6 +14,7 @@
 #include "analyze/advisor.h"
 #include "analyze/analysis.h"
 #include "analyze/importers/ascend/ai_core.h"
+#include "analyze/importers/ascend/communication.h"
 #include "analyze/importers/ascend/step_trace_time.h"
 #include "analyze/multirank.h"
 #include "analyze/trace_inputs.h"
@@ -33,6 +34,9 @@ struct AnalyzedTrace {
   // Its AI Core pipeline per operator (kernel_details.csv's PMU columns), when
   // the rank has that file.
   std::optional<AscendPipelineTable> ascend_pipeline;
+  // Its communication.json and communication_matrix.json, when it has them.
+  std::vector<AscendCollective> ascend_collectives;
+  std::vector<AscendLink> ascend_links;
   std::string format;
   size_t events = 0, tracks = 0;
   Analysis analysis;
@@ -45,6 +49,8 @@ struct AnalyzedSet {
   std::optional<RankComparison> ranks;          // when there are several traces
   std::vector<UnusedFile> unused;               // files found in the folders and not read, with why
   std::optional<AscendRankSteps> ascend_ranks;  // ranks compared by step_trace_time.csv
+  // Ranks' communication.json / communication_matrix.json: waits and links.
+  std::optional<AscendCommunicationCluster> ascend_communication;
 };
 
 // Throws what ImportTrace and FindTraceInputs throw, naming the file.

@@ -26,8 +26,11 @@ const std::map<std::string, std::string, std::less<>>& OutputFileReasons() {
       {"op_statistic.csv", "per-operator-type totals of kernel_details.csv: not read yet"},
       {"step_trace_time.csv",
        "per-step breakdown: read beside a timeline, and this rank has none opscope reads"},
-      {"communication.json", "per-collective time and bandwidth: not read yet"},
-      {"communication_matrix.json", "bandwidth per link (source, destination): not read yet"},
+      {"communication.json",
+       "per-collective time and bandwidth: read beside a timeline, and this rank has none "
+       "opscope reads"},
+      {"communication_matrix.json",
+       "bandwidth per link: read beside a timeline, and this rank has none opscope reads"},
       {"operator_memory.csv", "memory per operator: not read yet"},
       {"memory_record.csv", "memory over time: not read yet"},
       {"npu_module_mem.csv", "memory per NPU module: not read yet"},
@@ -169,6 +172,12 @@ void ReadOutputFolder(const fs::path& output, RankTree& tree) {
     if (has("step_trace_time.csv")) {
       tree.trace->step_trace_time = (output / "step_trace_time.csv").string();
     }
+    if (has("communication.json")) {
+      tree.trace->communication = (output / "communication.json").string();
+    }
+    if (has("communication_matrix.json")) {
+      tree.trace->communication_matrix = (output / "communication_matrix.json").string();
+    }
     if (has("kernel_details.csv")) {
       tree.trace->ai_core_metrics = (output / "kernel_details.csv").string();
       if (has("l2_cache.csv")) tree.trace->l2_cache = (output / "l2_cache.csv").string();
@@ -182,7 +191,10 @@ void ReadOutputFolder(const fs::path& output, RankTree& tree) {
   for (const fs::path& file : files) {
     const std::string name = file.filename().string();
     if (name == primary || name == "analyse.done") continue;
-    if (tree.trace && (name == "step_trace_time.csv" || name == "kernel_details.csv")) continue;
+    if (tree.trace && (name == "step_trace_time.csv" || name == "kernel_details.csv" ||
+                       name == "communication.json" || name == "communication_matrix.json")) {
+      continue;
+    }
     if (tree.trace && name == "l2_cache.csv" && !tree.trace->l2_cache.empty()) continue;
     const auto& reasons = OutputFileReasons();
     if (const auto it = reasons.find(name); it != reasons.end()) {
@@ -252,6 +264,19 @@ void ReadMsprofRoot(const fs::path& root, RankTree& tree) {
   for (const auto& [prefix, suffix] : {std::pair{"msprof_", ".json"}, {"op_summary_", ".csv"}}) {
     for (const fs::path& f : files) {
       if (!tree.trace && named(f, prefix, suffix)) tree.trace = TraceInput{f.string()};
+    }
+  }
+  // msprof --analyze=on writes the communication summaries to PROF_*/analyze/.
+  if (const fs::path analyze = root / "analyze"; IsDir(analyze)) {
+    for (const fs::path& f : Entries(analyze)) {
+      const std::string name = f.filename().string();
+      if (tree.trace && name == "communication.json") {
+        tree.trace->communication = f.string();
+      } else if (tree.trace && name == "communication_matrix.json") {
+        tree.trace->communication_matrix = f.string();
+      } else {
+        tree.unused.push_back({f.string(), "an msprof analysis file: not read"});
+      }
     }
   }
   if (tree.trace) {

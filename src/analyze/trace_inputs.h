@@ -37,6 +37,9 @@ struct TraceInput {
   // op_summary_*.csv (msprof), and l2_cache.csv; read for the AI Core pipeline.
   std::string ai_core_metrics;
   std::string l2_cache;
+  // The same rank's communication.json and communication_matrix.json.
+  std::string communication;
+  std::string communication_matrix;
 };
 
 struct UnusedFile {

@@ -540,6 +540,162 @@ void AddAscendPipeline(const analyze::AnalyzedTrace& t, const AnalysisTableOptio
   tables.push_back(std::move(table));
 }
 
+// GB/s of a transfer (bytes per ns), or none.
+Value Gbps(int64_t bytes, int64_t ns) {
+  return ns > 0 ? Value{static_cast<double>(bytes) / static_cast<double>(ns)} : Value{};
+}
+
+// communication.json and communication_matrix.json of the ranks.
+void AddAscendCommunication(const analyze::AnalyzedSet& set, const AnalysisTableOptions& options,
+                            std::vector<ResultTable>& tables) {
+  if (!set.ascend_communication) return;
+  const analyze::AscendCommunicationCluster& c = *set.ascend_communication;
+  if (!c.ranks.empty()) {
+    ResultTable table;
+    table.section = "ascend_communication";
+    const auto waited = std::find_if(c.ranks.begin(), c.ranks.end(),
+                                     [&](const auto& r) { return r.rank == c.waited_for_rank; });
+    table.title =
+        waited != c.ranks.end()
+            ? fmt::format(
+                  "Communication per rank (communication.json): the others wait for rank {}: it "
+                  "arrives last in {} of its {} shared operations, {:.3f} ms of their waiting",
+                  waited->rank, waited->arrived_last, waited->shared,
+                  waited->others_waited_ns / 1e6)
+            : std::string("Communication per rank (communication.json)");
+    table.columns = {{"rank", "Rank"},
+                     {"trace", "Trace", 0, false},
+                     {"operations", "Operations"},
+                     {"elapse_ms", "Elapse ms", 3},
+                     {"transit_ms", "Transit ms", 3},
+                     {"wait_ms", "Wait ms", 3},
+                     {"sync_ms", "Sync ms", 3},
+                     {"idle_ms", "Idle ms", 3},
+                     {"wait_ratio", "Wait ratio", 3},
+                     {"arrived_last", "Arrived last"},
+                     {"shared", "Shared ops"},
+                     {"others_waited_ms", "Others waited ms", 3},
+                     {"transports", "Bandwidth by transport"}};
+    for (const auto& r : c.ranks) {
+      std::string transports;
+      for (const auto& t : r.transports) {
+        transports += fmt::format(
+            "{}{} {:.2f} GB/s ({:.1f} MB)", transports.empty() ? "" : ", ", t.transport,
+            t.time_ns > 0 ? static_cast<double>(t.bytes) / t.time_ns : 0.0, t.bytes / 1e6);
+      }
+      table.AddRow({int64_t{r.rank}, r.path, r.collectives, r.elapse_ns / 1e6, r.transit_ns / 1e6,
+                    r.wait_ns / 1e6, r.sync_ns / 1e6, r.idle_ns / 1e6,
+                    r.wait_ns + r.transit_ns > 0
+                        ? Value{static_cast<double>(r.wait_ns) / (r.wait_ns + r.transit_ns)}
+                        : Value{},
+                    r.arrived_last, r.shared, r.others_waited_ns / 1e6, transports});
+    }
+    table.notes.push_back(
+        "Sums over each rank's operations (communication.json: transit = moving data, wait = "
+        "waiting for peers before the transfer, sync = synchronising between ranks, idle = the "
+        "rest of the elapse). Wait ratio = wait / (wait + transit), as msprof-analyze computes "
+        "it. In an operation that several ranks' files hold, the rank that waited least arrived "
+        "last: 'others waited' sums the other ranks' mean wait in those operations. Bandwidth = "
+        "transit size / transit time per transport (MB = 10^6 bytes; SDMA, the sum of HCCS, "
+        "PCIE and SIO, left out).");
+    tables.push_back(std::move(table));
+  }
+  // Each rank's longest operations.
+  for (const analyze::AnalyzedTrace& t : set.traces) {
+    if (t.ascend_collectives.empty()) continue;
+    std::vector<const analyze::AscendCollective*> ops;
+    for (const auto& op : t.ascend_collectives) ops.push_back(&op);
+    std::stable_sort(ops.begin(), ops.end(),
+                     [](const auto* a, const auto* b) { return a->elapse_ns > b->elapse_ns; });
+    ResultTable table;
+    table.section = "ascend_collectives";
+    table.title =
+        fmt::format("Communication operations of rank {} by elapse (communication.json)", t.rank);
+    table.columns = {{"rank", "Rank", 0, false},
+                     {"step", "Step"},
+                     {"kind", "Kind"},
+                     {"operation", "Operation"},
+                     {"group", "Group", 0, false},
+                     {"elapse_ms", "Elapse ms", 3},
+                     {"transit_ms", "Transit ms", 3},
+                     {"wait_ms", "Wait ms", 3},
+                     {"sync_ms", "Sync ms", 3},
+                     {"idle_ms", "Idle ms", 3},
+                     {"wait_ratio", "Wait ratio", 3},
+                     {"transport", "Main transport"},
+                     {"gbps", "GB/s", 2},
+                     {"mb", "MB", 3}};
+    const size_t shown = options.top == 0 ? ops.size() : std::min<size_t>(ops.size(), options.top);
+    for (size_t i = 0; i < shown; ++i) {
+      const analyze::AscendCollective& op = *ops[i];
+      const analyze::AscendTransfer* main = nullptr;
+      for (const auto& tr : op.transfers) {
+        if (main == nullptr || tr.bytes > main->bytes) main = &tr;
+      }
+      table.AddRow({int64_t{t.rank}, op.step, op.kind, op.op, op.group, op.elapse_ns / 1e6,
+                    op.transit_ns / 1e6, op.wait_ns / 1e6, op.sync_ns / 1e6, op.idle_ns / 1e6,
+                    op.wait_ns + op.transit_ns > 0
+                        ? Value{static_cast<double>(op.wait_ns) / (op.wait_ns + op.transit_ns)}
+                        : Value{},
+                    main ? Value{main->transport} : Value{},
+                    main ? Gbps(main->bytes, main->time_ns) : Value{},
+                    main ? Value{main->bytes / 1e6} : Value{}});
+    }
+    if (shown < ops.size()) {
+      table.notes.push_back(fmt::format("{} more (--top 0 lists all)", ops.size() - shown));
+    }
+    tables.push_back(std::move(table));
+  }
+  if (!c.links.empty()) {
+    ResultTable table;
+    table.section = "ascend_links";
+    table.title =
+        c.slow_links == 0
+            ? std::string(
+                  "Links (communication_matrix.json): none below 80% of the median of its "
+                  "transport")
+            : fmt::format(
+                  "Links (communication_matrix.json): {} slow, the slowest {}->{} ({}, group {}, "
+                  "rank {}'s file) at {:.2f} GB/s, {:.0f}% of the median {} link",
+                  c.slow_links, c.links[0].link.src, c.links[0].link.dst, c.links[0].link.transport,
+                  c.links[0].link.group, c.links[0].rank, c.links[0].link.Gbps(),
+                  100 * c.links[0].link.Gbps() / c.links[0].median_gbps, c.links[0].link.transport);
+    table.columns = {{"rank", "Rank"},
+                     {"step", "Step"},
+                     {"op_type", "Type"},
+                     {"group", "Group", 0, false},
+                     {"src", "Src"},
+                     {"dst", "Dst"},
+                     {"transport", "Transport"},
+                     {"mb", "MB", 3},
+                     {"transit_ms", "Transit ms", 3},
+                     {"gbps", "GB/s", 2},
+                     {"median_gbps", "Median GB/s", 2},
+                     {"pct_of_median", "% of median", 1},
+                     {"slow", "Slow"}};
+    const size_t shown =
+        options.top == 0 ? c.links.size() : std::min<size_t>(c.links.size(), options.top);
+    for (size_t i = 0; i < shown; ++i) {
+      const analyze::AscendSlowLink& l = c.links[i];
+      const double pct = l.median_gbps > 0 ? 100 * l.link.Gbps() / l.median_gbps : 0;
+      table.AddRow({int64_t{l.rank}, l.link.step, l.link.op_type, l.link.group, int64_t{l.link.src},
+                    int64_t{l.link.dst}, l.link.transport, l.link.bytes / 1e6, l.link.time_ns / 1e6,
+                    l.link.Gbps(), l.median_gbps, pct,
+                    std::string(pct < 100 * analyze::kSlowLinkRatio ? "yes" : "no")});
+    }
+    if (shown < c.links.size()) {
+      table.notes.push_back(fmt::format("{} more (--top 0 lists all)", c.links.size() - shown));
+    }
+    table.notes.push_back(
+        "Each link's 'total' entry (size and time summed over the operations of one type and "
+        "group); source and destination are ranks within the group. Links of a transport are "
+        "compared when there are three or more that moved 1 MB or more (LOCAL copies left "
+        "out); slow: below 80% of their median. A slow link points at its hardware path (a "
+        "degraded HCCS/RoCE port, a PCIe switch) or at contention on it.");
+    tables.push_back(std::move(table));
+  }
+}
+
 }  // namespace
 
 std::vector<ResultTable> AnalysisTables(const analyze::AnalyzedSet& set,
@@ -553,6 +709,7 @@ std::vector<ResultTable> AnalysisTables(const analyze::AnalyzedSet& set,
   }
   if (set.ranks) AddRanks(*set.ranks, tables);
   AddAscendSteps(set, tables);
+  AddAscendCommunication(set, options, tables);
   if (!set.unused.empty()) {
     ResultTable table;
     table.section = "unused_files";

@@ -5,6 +5,7 @@
 
 #include "analyze/advisor.h"
 #include "analyze/importers/ascend/ai_core.h"
+#include "analyze/importers/ascend/communication.h"
 #include "analyze/source.h"
 #include "opscope/opscope.h"
 
@@ -132,6 +133,113 @@ TEST(AiCorePipeline, BadValuesNameTheFileLineAndColumn) {
   expect_error(std::string(kHeader), "Stream Id,Task Id,Hit Rate,Victim Rate,Op Name\n2,7,-1,0,m\n",
                "l2_cache.csv: line 2: 'Hit Rate' is not a rate");
   expect_error(std::string(kHeader), "Stream Id,Hit Rate\n", "l2_cache.csv: line 1: no 'Task Id'");
+}
+
+TEST(AscendCommunication, ReadsOperationsAndLeavesOutTotalsAndSdma) {
+  const auto source = Source::FromBytes("communication.json",
+                                        R"json({"step3": {"p2p": {}, "collective": {
+        "hcom_allReduce__1_0_1@42": {
+          "Communication Time Info": {"Start Timestamp(us)": 1000.5, "Elapse Time(ms)": 2,
+            "Transit Time(ms)": 0.5, "Wait Time(ms)": 1.25, "Synchronization Time(ms)": 0.25,
+            "Idle Time(ms)": 0.25},
+          "Communication Bandwidth Info": {
+  "HCCS" : {"Transit Size(MB)" : 10, "Transit Time(ms)" : 0.5, "Bandwidth(GB/s)" : 20},
+           "SDMA" : {"Transit Size(MB)" : 10, "Transit Time(ms)" : 0.5, "Bandwidth(GB/s)" : 20},
+                    "RDMA" : {
+    "Transit Size(MB)" : 0, "Transit Time(ms)" : 0, "Bandwidth(GB/s)" : 0
+  }
+}
+}
+, "Total Op Info" : {
+  "Communication Time Info" : { "Elapse Time(ms)" : 2 }
+}
+}
+}
+})json");
+  const std::vector<AscendCollective> ops = ReadCommunication(*source);
+  ASSERT_EQ(ops.size(), 1u);
+  EXPECT_EQ(ops[0].step, "step3");
+  EXPECT_EQ(ops[0].kind, "collective");
+  EXPECT_EQ(ops[0].op, "hcom_allReduce__1_0_1");
+  EXPECT_EQ(ops[0].group, "42");
+  EXPECT_EQ(ops[0].start_ns, 1000500);
+  EXPECT_EQ(ops[0].elapse_ns, 2000000);
+  EXPECT_EQ(ops[0].wait_ns, 1250000);
+  ASSERT_EQ(ops[0].transfers.size(), 1u);  // SDMA and an empty RDMA left out
+  EXPECT_EQ(ops[0].transfers[0].transport, "HCCS");
+  EXPECT_EQ(ops[0].transfers[0].bytes, 10000000);  // MB = 10^6 bytes
+}
+
+TEST(AscendCommunication, TheLateRankAndTheSlowLink) {
+  const auto op = [](const char* name, double wait_ms) {
+    AscendCollective c;
+    c.step = "step1", c.kind = "collective", c.op = name, c.group = "g";
+    c.elapse_ns = 5000000, c.wait_ns = static_cast<int64_t>(wait_ms * 1e6);
+    return c;
+  };
+  const std::vector<AscendCollective> r0 = {op("a", 3), op("b", 2)},
+                                      r1 = {op("a", 0.1), op("b", 0.2)},
+                                      r2 = {op("a", 1), op("b", 4)};
+  const auto link = [](int src, int dst, double ms) {
+    AscendLink l;
+    l.step = "step1", l.kind = "collective", l.op_type = "allreduce", l.group = "g";
+    l.src = src, l.dst = dst, l.transport = "HCCS";
+    l.bytes = 100000000, l.time_ns = static_cast<int64_t>(ms * 1e6);
+    return l;
+  };
+  const std::vector<AscendLink> l0 = {link(0, 1, 5), link(0, 2, 5), link(0, 0, 1)},
+                                l1 = {link(1, 2, 10), link(0, 1, 50)};  // 0-1 seen in rank 0's
+  const AscendCommunicationCluster c =
+      CompareAscendCommunication({{0, "r0", &r0, &l0}, {1, "r1", &r1, &l1}, {2, "r2", &r2, {}}});
+  ASSERT_EQ(c.ranks.size(), 3u);
+  EXPECT_EQ(c.waited_for_rank, 1);
+  EXPECT_EQ(c.ranks[1].arrived_last, 2);
+  EXPECT_EQ(c.ranks[1].shared, 2);
+  EXPECT_EQ(c.ranks[1].others_waited_ns, (3000000 + 1000000) / 2 + (2000000 + 4000000) / 2);
+  // Three HCCS links (0-0 counts too: its transport is HCCS here), 1-2 at half
+  // the median: the one slow link, first.
+  ASSERT_EQ(c.links.size(), 4u);
+  EXPECT_EQ(c.slow_links, 1u);
+  EXPECT_EQ(c.links[0].link.src, 1);
+  EXPECT_EQ(c.links[0].link.dst, 2);
+  EXPECT_EQ(c.links[0].rank, 1);
+  EXPECT_DOUBLE_EQ(c.links[0].link.Gbps(), 10.0);
+}
+
+TEST(AscendCommunication, BadFilesNameWhatIsWrong) {
+  const auto expect_error = [](const std::string& name, const std::string& text,
+                               const std::string& part) {
+    const auto source = Source::FromBytes(name, text);
+    try {
+      if (name == "communication.json") {
+        ReadCommunication(*source);
+      } else {
+        ReadCommunicationMatrix(*source);
+      }
+      ADD_FAILURE() << "no error for " << part;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::kInvalidInput);
+      EXPECT_NE(std::string(e.what()).find(part), std::string::npos) << e.what();
+    }
+  };
+  expect_error("communication.json", "{\"step\": ", "communication.json: not JSON");
+  expect_error("communication.json", "[]", "not a JSON object of steps");
+  expect_error("communication.json",
+               R"json({"step": {"collective": {"op@1": {"Communication Time Info": {
+                 "Elapse Time(ms)": 1, "Transit Time(ms)": "x", "Wait Time(ms)": 0}}}}})json",
+               "communication.json: step/collective/op@1/Communication Time Info/Transit "
+               "Time(ms): not a non-negative number");
+  expect_error("communication.json", R"json({"step": {"collective": {"op@1": {}}}})json",
+               "step/collective/op@1: no 'Communication Time Info' object");
+  expect_error("communication_matrix.json",
+               R"json({"step": {"collective": {"allreduce-total@1": {"0to1": {
+                 "Transport Type": "HCCS", "Transit Size(MB)": 1,
+                 "Transit Time(ms)": 1}}}}})json",
+               "allreduce-total@1/0to1: a link is named 'source-destination'");
+  expect_error("communication_matrix.json",
+               R"json({"step": {"collective": {"allreduce-total@1": {"0-1": {
+                 "Transit Size(MB)": 1, "Transit Time(ms)": 1}}}}})json",
+               "no 'Transport Type'");
 }
 
 }  // namespace

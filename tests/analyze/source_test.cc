@@ -338,10 +338,11 @@ TEST(Discovery, AscendTreesGiveOneTimelinePerRankAndListTheRest) {
             "node_b/host_b_7_20260102120000123_ascend_pt/ASCEND_PROFILER_OUTPUT/"
             "kernel_details.csv");
   EXPECT_EQ(found.traces[0].ai_core_metrics, found.traces[0].path);  // the timeline itself
-  EXPECT_NE(unused["node_b/host_b_7_20260102120000123_ascend_pt/ASCEND_PROFILER_OUTPUT/"
-                   "communication.json"]
-                .find("not read yet"),
-            std::string::npos);
+  EXPECT_EQ(std::filesystem::path(found.traces[1].communication).filename(),
+            "communication.json");  // read beside the timeline
+  EXPECT_EQ(unused.count("node_b/host_b_7_20260102120000123_ascend_pt/ASCEND_PROFILER_OUTPUT/"
+                         "communication.json"),
+            0u);
   EXPECT_NE(unused["node_b/host_b_7_20260102120000123_ascend_pt/FRAMEWORK"].find("binary"),
             std::string::npos);
   EXPECT_NE(unused["node_b/host_b_9_20260102120000999_ascend_pt"].find("no timeline"),

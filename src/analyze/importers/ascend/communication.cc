@@ -1,0 +1,308 @@
+#include "analyze/importers/ascend/communication.h"
+
+#include <simdjson.h>
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <map>
+#include <tuple>
+
+#include "opscope/opscope.h"
+
+namespace opscope::analyze {
+namespace {
+
+// Communication files are summaries (kilobytes to a few megabytes): read whole.
+constexpr size_t kMaxBytes = size_t{1} << 30;
+
+simdjson::padded_string ReadAll(Source& source) {
+  std::string bytes;
+  char block[1 << 16];
+  while (true) {
+    const size_t n = source.Read(block, sizeof block);
+    if (n == 0) break;
+    bytes.append(block, n);
+    if (bytes.size() > kMaxBytes) {
+      throw Error(ErrorCode::kInvalidInput,
+                  source.name() + ": larger than 1 GiB: not a communication summary");
+    }
+  }
+  return simdjson::padded_string(bytes);
+}
+
+simdjson::dom::element Parse(simdjson::dom::parser& parser, const simdjson::padded_string& text,
+                             const std::string& path) {
+  simdjson::dom::element root;
+  if (const auto error = parser.parse(text).get(root); error != simdjson::SUCCESS) {
+    throw Error(ErrorCode::kInvalidInput,
+                path + ": not JSON: " + std::string(simdjson::error_message(error)));
+  }
+  if (!root.is_object()) {
+    throw Error(ErrorCode::kInvalidInput, path + ": not a JSON object of steps");
+  }
+  return root;
+}
+
+std::string Where(const std::string& path, std::initializer_list<std::string_view> keys) {
+  std::string out = path + ": ";
+  bool first = true;
+  for (const std::string_view k : keys) {
+    if (!first) out += '/';
+    out += k;
+    first = false;
+  }
+  return out;
+}
+
+// A number in ms (or MB) at obj[key], as int64 ns (or bytes): `scale` per unit.
+int64_t Scaled(simdjson::dom::object obj, std::string_view key, double scale, bool required,
+               const std::function<std::string()>& where) {
+  simdjson::dom::element value;
+  if (obj[key].get(value) != simdjson::SUCCESS) {
+    if (!required) return 0;
+    throw Error(ErrorCode::kInvalidInput, where() + ": no '" + std::string(key) + "'");
+  }
+  double v = 0;
+  if (value.get_double().get(v) != simdjson::SUCCESS || !std::isfinite(v) || v < -1e-6 ||
+      v * scale > 4e18) {
+    throw Error(ErrorCode::kInvalidInput,
+                where() + "/" + std::string(key) + ": not a non-negative number");
+  }
+  return static_cast<int64_t>(std::llround(std::max(0.0, v) * scale));
+}
+
+// "hcom_allReduce__586_0_1@17522688603477080586" -> (op, group).
+std::pair<std::string, std::string> SplitKey(std::string_view key) {
+  const size_t at = key.rfind('@');
+  if (at == std::string_view::npos) return {std::string(key), ""};
+  return {std::string(key.substr(0, at)), std::string(key.substr(at + 1))};
+}
+
+bool StartsWithTotal(std::string_view key) {
+  return key.size() >= 5 && (key.substr(0, 5) == "Total" || key.substr(0, 5) == "total");
+}
+
+}  // namespace
+
+std::vector<AscendCollective> ReadCommunication(Source& source) {
+  const std::string& path = source.name();
+  const simdjson::padded_string text = ReadAll(source);
+  simdjson::dom::parser parser;
+  const simdjson::dom::element root = Parse(parser, text, path);
+  std::vector<AscendCollective> out;
+  for (const auto [step, kinds] : simdjson::dom::object(root)) {
+    simdjson::dom::object kind_map;
+    if (kinds.get_object().get(kind_map) != simdjson::SUCCESS) {
+      throw Error(ErrorCode::kInvalidInput, Where(path, {step}) + ": not an object");
+    }
+    for (const auto [kind, ops] : kind_map) {
+      simdjson::dom::object op_map;
+      if (ops.get_object().get(op_map) != simdjson::SUCCESS) {
+        throw Error(ErrorCode::kInvalidInput, Where(path, {step, kind}) + ": not an object");
+      }
+      for (const auto [key, info] : op_map) {
+        // "Total Op Info" sums the others (ascend.md 3.5): recomputed, not read.
+        if (StartsWithTotal(key)) continue;
+        const auto where = [&] { return Where(path, {step, kind, key}); };
+        simdjson::dom::object time;
+        if (info["Communication Time Info"].get_object().get(time) != simdjson::SUCCESS) {
+          throw Error(ErrorCode::kInvalidInput, where() + ": no 'Communication Time Info' object");
+        }
+        AscendCollective c;
+        c.step = std::string(step);
+        c.kind = std::string(kind);
+        std::tie(c.op, c.group) = SplitKey(key);
+        const auto time_where = [&] { return where() + "/Communication Time Info"; };
+        c.elapse_ns = Scaled(time, "Elapse Time(ms)", 1e6, true, time_where);
+        c.transit_ns = Scaled(time, "Transit Time(ms)", 1e6, true, time_where);
+        c.wait_ns = Scaled(time, "Wait Time(ms)", 1e6, true, time_where);
+        c.sync_ns = Scaled(time, "Synchronization Time(ms)", 1e6, false, time_where);
+        c.idle_ns = Scaled(time, "Idle Time(ms)", 1e6, false, time_where);
+        if (simdjson::dom::element start;
+            time["Start Timestamp(us)"].get(start) == simdjson::SUCCESS) {
+          double us = 0;
+          if (start.get_double().get(us) == simdjson::SUCCESS && std::isfinite(us) && us >= 0) {
+            c.start_ns = static_cast<int64_t>(std::llround(us * 1e3));
+          }
+        }
+        simdjson::dom::object bandwidth;
+        if (info["Communication Bandwidth Info"].get_object().get(bandwidth) == simdjson::SUCCESS) {
+          for (const auto [transport, figures] : bandwidth) {
+            if (transport == "SDMA") continue;  // HCCS + PCIE + SIO (ascend.md 3.5)
+            simdjson::dom::object f;
+            if (figures.get_object().get(f) != simdjson::SUCCESS) continue;
+            const auto bw_where = [&] {
+              return where() + "/Communication Bandwidth Info/" + std::string(transport);
+            };
+            AscendTransfer t{std::string(transport),
+                             Scaled(f, "Transit Size(MB)", 1e6, false, bw_where),
+                             Scaled(f, "Transit Time(ms)", 1e6, false, bw_where)};
+            if (t.bytes > 0 || t.time_ns > 0) c.transfers.push_back(std::move(t));
+          }
+        }
+        out.push_back(std::move(c));
+      }
+    }
+  }
+  return out;
+}
+
+std::vector<AscendLink> ReadCommunicationMatrix(Source& source) {
+  const std::string& path = source.name();
+  const simdjson::padded_string text = ReadAll(source);
+  simdjson::dom::parser parser;
+  const simdjson::dom::element root = Parse(parser, text, path);
+  std::vector<AscendLink> out;
+  for (const auto [step, kinds] : simdjson::dom::object(root)) {
+    simdjson::dom::object kind_map;
+    if (kinds.get_object().get(kind_map) != simdjson::SUCCESS) {
+      throw Error(ErrorCode::kInvalidInput, Where(path, {step}) + ": not an object");
+    }
+    for (const auto [kind, groups] : kind_map) {
+      simdjson::dom::object group_map;
+      if (groups.get_object().get(group_map) != simdjson::SUCCESS) {
+        throw Error(ErrorCode::kInvalidInput, Where(path, {step, kind}) + ": not an object");
+      }
+      for (const auto [key, links] : group_map) {
+        // "{type}-{agg}@{group}": only the "total" aggregate (the others are the
+        // fastest, median and slowest single operations of the same links).
+        const auto [type_agg, group] = SplitKey(key);
+        const size_t dash = type_agg.rfind('-');
+        if (dash == std::string::npos || type_agg.substr(dash + 1) != "total") continue;
+        simdjson::dom::object link_map;
+        if (links.get_object().get(link_map) != simdjson::SUCCESS) continue;
+        for (const auto [pair, figures] : link_map) {
+          const auto where = [&] { return Where(path, {step, kind, key, pair}); };
+          simdjson::dom::object f;
+          if (figures.get_object().get(f) != simdjson::SUCCESS) {
+            throw Error(ErrorCode::kInvalidInput, where() + ": not an object");
+          }
+          AscendLink link;
+          link.step = std::string(step);
+          link.kind = std::string(kind);
+          link.op_type = type_agg.substr(0, dash);
+          link.group = group;
+          const size_t sep = pair.find('-');
+          int src = -1, dst = -1;
+          const auto number = [](std::string_view s, int& v) {
+            if (s.empty() || s.size() > 7 ||
+                s.find_first_not_of("0123456789") != std::string_view::npos) {
+              return false;
+            }
+            v = std::stoi(std::string(s));
+            return true;
+          };
+          if (sep == std::string_view::npos || !number(pair.substr(0, sep), src) ||
+              !number(pair.substr(sep + 1), dst)) {
+            throw Error(ErrorCode::kInvalidInput,
+                        where() + ": a link is named 'source-destination' (two ranks)");
+          }
+          link.src = src;
+          link.dst = dst;
+          std::string_view transport;
+          if (f["Transport Type"].get_string().get(transport) != simdjson::SUCCESS) {
+            throw Error(ErrorCode::kInvalidInput, where() + ": no 'Transport Type'");
+          }
+          link.transport = std::string(transport);
+          link.bytes = Scaled(f, "Transit Size(MB)", 1e6, true, where);
+          link.time_ns = Scaled(f, "Transit Time(ms)", 1e6, true, where);
+          out.push_back(std::move(link));
+        }
+      }
+    }
+  }
+  return out;
+}
+
+namespace {
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n == 0 ? 0 : n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+}  // namespace
+
+AscendCommunicationCluster CompareAscendCommunication(
+    const std::vector<AscendCommunicationInput>& inputs) {
+  AscendCommunicationCluster out;
+  // Operations by (step, kind, op, group) -> (rank index, wait).
+  std::map<std::tuple<std::string, std::string, std::string, std::string>,
+           std::vector<std::pair<size_t, int64_t>>>
+      shared;
+  for (const AscendCommunicationInput& in : inputs) {
+    if (in.collectives == nullptr || in.collectives->empty()) continue;
+    AscendRankCommunication r{.rank = in.rank, .path = in.path};
+    std::map<std::string, AscendTransfer> transports;
+    for (const AscendCollective& c : *in.collectives) {
+      ++r.collectives;
+      r.elapse_ns += c.elapse_ns, r.transit_ns += c.transit_ns, r.wait_ns += c.wait_ns;
+      r.sync_ns += c.sync_ns, r.idle_ns += c.idle_ns;
+      for (const AscendTransfer& t : c.transfers) {
+        AscendTransfer& sum = transports[t.transport];
+        sum.transport = t.transport;
+        sum.bytes += t.bytes, sum.time_ns += t.time_ns;
+      }
+      shared[{c.step, c.kind, c.op, c.group}].push_back({out.ranks.size(), c.wait_ns});
+    }
+    for (auto& [name, t] : transports) r.transports.push_back(t);
+    out.ranks.push_back(std::move(r));
+  }
+  // In an operation on several ranks, the one that waited least arrived last;
+  // the others' mean wait is the time they spent waiting for it.
+  for (const auto& [key, waits] : shared) {
+    if (waits.size() < 2) continue;
+    size_t last = 0;
+    int64_t total = 0;
+    for (size_t i = 0; i < waits.size(); ++i) {
+      total += waits[i].second;
+      if (waits[i].second < waits[last].second) last = i;
+      ++out.ranks[waits[i].first].shared;
+    }
+    AscendRankCommunication& r = out.ranks[waits[last].first];
+    ++r.arrived_last;
+    r.others_waited_ns += (total - waits[last].second) / static_cast<int64_t>(waits.size() - 1);
+  }
+  int64_t most = 0;
+  for (const auto& r : out.ranks) {
+    if (r.others_waited_ns > most) most = r.others_waited_ns, out.waited_for_rank = r.rank;
+  }
+  std::stable_sort(out.ranks.begin(), out.ranks.end(),
+                   [](const auto& a, const auto& b) { return a.rank < b.rank; });
+  // Links: one entry per (step, kind, type, group, source, destination), the
+  // first rank's file that reports it; LOCAL copies and small links left out.
+  std::map<std::tuple<std::string, std::string, std::string, std::string, int, int>, bool> seen;
+  std::map<std::string, std::vector<AscendSlowLink>> by_transport;
+  for (const AscendCommunicationInput& in : inputs) {
+    if (in.links == nullptr) continue;
+    for (const AscendLink& l : *in.links) {
+      if (l.transport == "LOCAL" || l.bytes < kMinLinkBytes || l.time_ns <= 0) continue;
+      if (!seen.emplace(std::tuple{l.step, l.kind, l.op_type, l.group, l.src, l.dst}, true)
+               .second) {
+        continue;
+      }
+      by_transport[l.transport].push_back({in.rank, l, 0});
+    }
+  }
+  for (auto& [transport, links] : by_transport) {
+    if (links.size() < 3) continue;
+    std::vector<double> gbps;
+    for (const auto& l : links) gbps.push_back(l.link.Gbps());
+    const double median = Median(gbps);
+    for (auto& l : links) {
+      l.median_gbps = median;
+      out.links.push_back(std::move(l));
+    }
+  }
+  const auto ratio = [](const AscendSlowLink& l) {
+    return l.median_gbps > 0 ? l.link.Gbps() / l.median_gbps : 1.0;
+  };
+  std::stable_sort(out.links.begin(), out.links.end(),
+                   [&](const auto& a, const auto& b) { return ratio(a) < ratio(b); });
+  for (const auto& l : out.links) out.slow_links += ratio(l) < kSlowLinkRatio ? 1 : 0;
+  return out;
+}
+
+}  // namespace opscope::analyze
