@@ -4,6 +4,7 @@
 #include <chrono>
 
 #include "analyze/importer.h"
+#include "analyze/importers/ascend/db_importer.h"
 #include "analyze/pipeline.h"
 #include "analyze/trace_inputs.h"
 #include "core/ceilings.h"
@@ -51,10 +52,21 @@ AnalyzedSet AnalyzeFiles(const AnalyzeOptions& options) {
       t.ascend_links = ReadCommunicationMatrix(*source);
     });
     side_file(input.ai_core_metrics, [&] {
+      if (input.ai_core_metrics.ends_with(".db")) {
+        t.ascend_pipeline = ReadDbPipeline(input.ai_core_metrics);
+        return;
+      }
       const auto source = Source::Open(input.ai_core_metrics);
       std::unique_ptr<Source> l2;
       if (!input.l2_cache.empty()) l2 = Source::Open(input.l2_cache);
       t.ascend_pipeline = ReadAiCorePipeline(*source, l2.get());
+    });
+    // The database form of step_trace_time.csv and the communication files.
+    side_file(input.analysis_db, [&] {
+      AscendAnalysisDb db = ReadAnalysisDb(input.analysis_db);
+      if (t.ascend_steps.empty()) t.ascend_steps = std::move(db.steps);
+      if (t.ascend_collectives.empty()) t.ascend_collectives = std::move(db.collectives);
+      if (t.ascend_links.empty()) t.ascend_links = std::move(db.links);
     });
     t.format = model.format;
     t.events = model.size();

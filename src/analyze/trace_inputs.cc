@@ -9,6 +9,7 @@
 #include <regex>
 
 #include "analyze/importer.h"
+#include "analyze/importers/ascend/db_importer.h"
 #include "core/text.h"
 #include "opscope/opscope.h"
 
@@ -164,9 +165,17 @@ void ReadOutputFolder(const fs::path& output, RankTree& tree) {
   const auto has = [&](const char* name) {
     return std::find(files.begin(), files.end(), output / name) != files.end();
   };
-  const std::string primary = has("trace_view.json")      ? "trace_view.json"
-                              : has("kernel_details.csv") ? "kernel_details.csv"
-                                                          : "";
+  std::string primary = has("trace_view.json")      ? "trace_view.json"
+                        : has("kernel_details.csv") ? "kernel_details.csv"
+                                                    : "";
+  // An export_type=db run: the rank's database is the timeline (ascend.md 4.1).
+  std::string analysis_db;
+  for (const fs::path& file : files) {
+    const std::string name = file.filename().string();
+    if (primary.empty() && IsAscendTraceDbName(name)) primary = name;
+    if (name == "analysis.db" || name == "communication_analyzer.db") analysis_db = name;
+  }
+  const bool db_primary = primary.ends_with(".db");
   if (!primary.empty()) {
     tree.trace = TraceInput{(output / primary).string()};
     if (has("step_trace_time.csv")) {
@@ -177,6 +186,10 @@ void ReadOutputFolder(const fs::path& output, RankTree& tree) {
     }
     if (has("communication_matrix.json")) {
       tree.trace->communication_matrix = (output / "communication_matrix.json").string();
+    }
+    if (db_primary) {
+      tree.trace->ai_core_metrics = tree.trace->path;
+      if (!analysis_db.empty()) tree.trace->analysis_db = (output / analysis_db).string();
     }
     if (has("kernel_details.csv")) {
       tree.trace->ai_core_metrics = (output / "kernel_details.csv").string();
@@ -191,6 +204,7 @@ void ReadOutputFolder(const fs::path& output, RankTree& tree) {
   for (const fs::path& file : files) {
     const std::string name = file.filename().string();
     if (name == primary || name == "analyse.done") continue;
+    if (tree.trace && name == analysis_db && !tree.trace->analysis_db.empty()) continue;
     if (tree.trace && (name == "step_trace_time.csv" || name == "kernel_details.csv" ||
                        name == "communication.json" || name == "communication_matrix.json")) {
       continue;
@@ -200,7 +214,9 @@ void ReadOutputFolder(const fs::path& output, RankTree& tree) {
     if (const auto it = reasons.find(name); it != reasons.end()) {
       tree.unused.push_back({file.string(), it->second});
     } else if (EndsWith(name, ".db")) {
-      tree.unused.push_back({file.string(), "the SQLite export: not read yet"});
+      tree.unused.push_back(
+          {file.string(), tree.trace ? "the SQLite export of the same run: its text files are read"
+                                     : "an SQLite file opscope does not know"});
     } else {
       tree.unused.push_back({file.string(), "not a file opscope knows"});
     }
@@ -254,8 +270,7 @@ void ReadMsprofRoot(const fs::path& root, RankTree& tree) {
   tree.root = root;
   tree.timestamp = RunTimestamp(root);
   const fs::path output = root / "mindstudio_profiler_output";
-  if (!IsDir(output)) return;
-  const std::vector<fs::path> files = Entries(output);
+  const std::vector<fs::path> files = IsDir(output) ? Entries(output) : std::vector<fs::path>();
   const auto named = [](const fs::path& f, const char* prefix, const char* suffix) {
     const std::string name = f.filename().string();
     return name.rfind(prefix, 0) == 0 && EndsWith(name, suffix);
@@ -264,6 +279,17 @@ void ReadMsprofRoot(const fs::path& root, RankTree& tree) {
   for (const auto& [prefix, suffix] : {std::pair{"msprof_", ".json"}, {"op_summary_", ".csv"}}) {
     for (const fs::path& f : files) {
       if (!tree.trace && named(f, prefix, suffix)) tree.trace = TraceInput{f.string()};
+    }
+  }
+  // A --type=db export: msprof_{ts}.db in the output folder or the run's root.
+  if (!tree.trace) {
+    std::vector<fs::path> candidates = files;
+    for (const fs::path& f : Entries(root)) candidates.push_back(f);
+    for (const fs::path& f : candidates) {
+      if (!tree.trace && named(f, "msprof_", ".db")) {
+        tree.trace = TraceInput{f.string()};
+        tree.trace->ai_core_metrics = f.string();
+      }
     }
   }
   // msprof --analyze=on writes the communication summaries to PROF_*/analyze/.
@@ -298,7 +324,10 @@ void ReadMsprofRoot(const fs::path& root, RankTree& tree) {
         (f.string() == tree.trace->ai_core_metrics || f.string() == tree.trace->l2_cache)) {
       continue;
     }
-    if (named(f, "msprof_", ".json") || named(f, "op_summary_", ".csv")) {
+    if (named(f, "msprof_", ".db")) {
+      tree.unused.push_back(
+          {f.string(), "the SQLite export of the same run: its text files are read"});
+    } else if (named(f, "msprof_", ".json") || named(f, "op_summary_", ".csv")) {
       tree.unused.push_back(
           {f.string(), named(f, "msprof_", ".json") || tree.trace->path.ends_with(".csv")
                            ? "another slice of the same data: not merged yet"
@@ -347,7 +376,17 @@ TraceInputs FindTraceInputs(const std::vector<std::string>& inputs) {
   for (const std::string& input : inputs) {
     if (input == "-" || !IsDir(input)) {
       TraceInput trace{input};
-      if (IsTaskSummaryName(fs::path(input).filename().string())) trace.ai_core_metrics = input;
+      const fs::path file(input);
+      if (IsTaskSummaryName(file.filename().string())) trace.ai_core_metrics = input;
+      if (IsAscendTraceDbName(file.filename().string())) {
+        trace.ai_core_metrics = input;
+        for (const char* name : {"analysis.db", "communication_analyzer.db"}) {
+          std::error_code ec;
+          if (fs::is_regular_file(file.parent_path() / name, ec)) {
+            trace.analysis_db = (file.parent_path() / name).string();
+          }
+        }
+      }
       out.traces.push_back(std::move(trace));
       continue;
     }
@@ -367,7 +406,8 @@ TraceInputs FindTraceInputs(const std::vector<std::string>& inputs) {
       if (!tree.trace) {
         tree.unused.push_back({root.string(),
                                "no timeline opscope reads in it (trace_view.json, "
-                               "kernel_details.csv, msprof_*.json or op_summary_*.csv)"});
+                               "kernel_details.csv, ascend_pytorch_profiler_*.db, msprof_*.json or "
+                               "op_summary_*.csv)"});
       }
       trees.push_back(std::move(tree));
     }
@@ -402,7 +442,8 @@ TraceInputs FindTraceInputs(const std::vector<std::string>& inputs) {
   if (!trees.empty() && known.empty() && unknown.empty()) {
     throw Error(ErrorCode::kInvalidInput,
                 "no timeline opscope reads in the Ascend profiler output given (trace_view.json, "
-                "kernel_details.csv, msprof_*.json or op_summary_*.csv); found: " +
+                "kernel_details.csv, ascend_pytorch_profiler_*.db, msprof_*.json or "
+                "op_summary_*.csv); found: " +
                     core::EscapeForTerminal(trees.front().root.string()));
   }
   std::stable_sort(known.begin(), known.end(),

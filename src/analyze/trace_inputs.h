@@ -40,6 +40,9 @@ struct TraceInput {
   // The same rank's communication.json and communication_matrix.json.
   std::string communication;
   std::string communication_matrix;
+  // analysis.db / communication_analyzer.db: steps and communication, read when
+  // the text files for them are absent (an export_type=db run).
+  std::string analysis_db;
 };
 
 struct UnusedFile {

@@ -418,7 +418,7 @@ void AddAscendSteps(const analyze::AnalyzedSet& set, std::vector<ResultTable>& t
     if (t.ascend_steps.empty()) continue;
     ResultTable table;
     table.section = "ascend_steps";
-    table.title = "NPU time per step (step_trace_time.csv): " + t.path;
+    table.title = "NPU time per step (step_trace_time.csv or analysis.db): " + t.path;
     table.columns = {{"trace", "Trace"},
                      {"device", "Device"},
                      {"step", "Step"},
@@ -558,11 +558,12 @@ void AddAscendCommunication(const analyze::AnalyzedSet& set, const AnalysisTable
     table.title =
         waited != c.ranks.end()
             ? fmt::format(
-                  "Communication per rank (communication.json): the others wait for rank {}: it "
+                  "Communication per rank (communication.json or analysis.db): the others wait for "
+                  "rank {}: it "
                   "arrives last in {} of its {} shared operations, {:.3f} ms of their waiting",
                   waited->rank, waited->arrived_last, waited->shared,
                   waited->others_waited_ns / 1e6)
-            : std::string("Communication per rank (communication.json)");
+            : std::string("Communication per rank (communication.json or analysis.db)");
     table.columns = {{"rank", "Rank"},
                      {"trace", "Trace", 0, false},
                      {"operations", "Operations"},
@@ -609,8 +610,9 @@ void AddAscendCommunication(const analyze::AnalyzedSet& set, const AnalysisTable
                      [](const auto* a, const auto* b) { return a->elapse_ns > b->elapse_ns; });
     ResultTable table;
     table.section = "ascend_collectives";
-    table.title =
-        fmt::format("Communication operations of rank {} by elapse (communication.json)", t.rank);
+    table.title = fmt::format(
+        "Communication operations of rank {} by elapse (communication.json or analysis.db)",
+        t.rank);
     table.columns = {{"rank", "Rank", 0, false},
                      {"step", "Step"},
                      {"kind", "Kind"},

@@ -279,7 +279,8 @@ TEST(Discovery, AscendTreesGiveOneTimelinePerRankAndListTheRest) {
   // A job folder as torch_npu leaves it (ascend.md, 1.2 and 1.7): two hosts,
   // ranks from profiler_info_{rank}.json, a rank profiled twice, a rank whose
   // rank is only in profiler_info.json's rank_id (a string, as new releases
-  // write it), one with only the SQLite export, and an msprof PROF_* folder.
+  // write it), one with only the SQLite export (its timeline, the rank in the
+  // database's name), and an msprof PROF_* folder.
   testing::TempDir dir;
   const auto job = dir.path() / "job";
   const auto rank_dir = [&](const std::string& host, const std::string& name) {
@@ -320,6 +321,9 @@ TEST(Discovery, AscendTreesGiveOneTimelinePerRankAndListTheRest) {
       {"node_a/host_a_3_20260102120000456_ascend_pt/ASCEND_PROFILER_OUTPUT/kernel_details.csv", 0},
       {"node_b/host_b_7_20260102120000123_ascend_pt/ASCEND_PROFILER_OUTPUT/trace_view.json", 1},
       {"node_b/host_b_8_20260102120000789_ascend_ms/ASCEND_PROFILER_OUTPUT/trace_view.json", 2},
+      {"node_b/host_b_9_20260102120000999_ascend_pt/ASCEND_PROFILER_OUTPUT/"
+       "ascend_pytorch_profiler_3.db",
+       3},
       {"PROF_000002_20260102120000000_XYZ/mindstudio_profiler_output/msprof_20260102120000.json",
        -1}};
   EXPECT_EQ(traces, expected);
@@ -345,17 +349,13 @@ TEST(Discovery, AscendTreesGiveOneTimelinePerRankAndListTheRest) {
             0u);
   EXPECT_NE(unused["node_b/host_b_7_20260102120000123_ascend_pt/FRAMEWORK"].find("binary"),
             std::string::npos);
-  EXPECT_NE(unused["node_b/host_b_9_20260102120000999_ascend_pt"].find("no timeline"),
-            std::string::npos);
-  EXPECT_NE(unused["node_b/host_b_9_20260102120000999_ascend_pt/ASCEND_PROFILER_OUTPUT/"
-                   "ascend_pytorch_profiler_3.db"]
-                .find("SQLite"),
-            std::string::npos);
+  EXPECT_EQ(found.traces[3].rank_source, "ascend_pytorch_profiler_3.db");
+  EXPECT_EQ(found.traces[3].ai_core_metrics, found.traces[3].path);  // TASK_PMU_INFO
   // ... as is op_summary beside msprof's timeline.
   EXPECT_EQ(unused.count("PROF_000002_20260102120000000_XYZ/mindstudio_profiler_output/"
                          "op_summary_20260102120000.csv"),
             0u);
-  EXPECT_EQ(std::filesystem::relative(found.traces[3].ai_core_metrics, job).string(),
+  EXPECT_EQ(std::filesystem::relative(found.traces[4].ai_core_metrics, job).string(),
             "PROF_000002_20260102120000000_XYZ/mindstudio_profiler_output/"
             "op_summary_20260102120000.csv");
   EXPECT_EQ(unused.count("node_a/host_a_3_20260102120000456_ascend_pt/ASCEND_PROFILER_OUTPUT"), 0u)
@@ -377,9 +377,11 @@ TEST(Discovery, AscendTreesGiveOneTimelinePerRankAndListTheRest) {
   const TraceInputs alone = FindTraceInputs({(r1 / "ASCEND_PROFILER_OUTPUT").string()});
   ASSERT_EQ(alone.traces.size(), 1u);
   EXPECT_EQ(alone.traces[0].rank, 1);
-  // Only the SQLite export: an error naming what is missing.
+  // Nothing opscope reads: an error naming what it looked for.
+  const auto empty_rank = rank_dir("node_c", "host_c_1_20260102120000999_ascend_pt");
+  WriteFile(empty_rank / "ASCEND_PROFILER_OUTPUT" / "operator_memory.csv", "");
   try {
-    FindTraceInputs({db_only.string()});
+    FindTraceInputs({empty_rank.string()});
     ADD_FAILURE() << "a tree without a timeline was accepted";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ErrorCode::kInvalidInput);

@@ -62,11 +62,6 @@ constexpr PipeColumn kPipeColumns[] = {
     {AiCorePipe::kFixpipe, Core::kSingle, "fixpipe_ratio"},
 };
 
-// Whether a core ran the task: its cycles, else its time, above zero.
-struct CoreColumns {
-  size_t cycles = SIZE_MAX, time = SIZE_MAX;
-};
-
 struct Sums {
   double weighted = 0, weight = 0;
   void Add(double value, double w) { weighted += value * w, weight += w; }
@@ -184,131 +179,122 @@ void Judge(AscendOpPipeline& op) {
 
 }  // namespace
 
-AscendPipelineTable ReadAiCorePipeline(Source& kernel_details, Source* l2_cache) {
-  AscendPipelineTable table;
-  const std::string& path = kernel_details.name();
-  table.source = path;
-  std::unordered_map<L2Key, std::deque<L2Rates>> l2;
-  if (l2_cache != nullptr) {
-    table.l2_source = l2_cache->name();
-    l2 = ReadL2(*l2_cache);
-  }
-  CsvReader csv(kernel_details);
-  const CsvHeader header = ReadCsvHeader(csv, path);
-  const auto find = [&](std::initializer_list<const char*> names) {
-    for (const char* n : names) {
-      if (const size_t at = header.Find(n); at != SIZE_MAX) return at;
-    }
-    return SIZE_MAX;
-  };
-  const size_t name_col = find({"Name", "Op Name"}),
-               dur_col = find({"Duration(us)", "Task Duration(us)"}),
-               type_col = find({"Type", "OP Type"}),
-               core_col = find({"Accelerator Core", "Task Type"}), stream_col = find({"Stream ID"}),
-               task_col = find({"Task ID"}), blocks_col = find({"Block Num", "Block Dim"}),
-               util_col = find({"cube_utilization(%)"});
-  if (name_col == SIZE_MAX || dur_col == SIZE_MAX) {
-    throw Error(ErrorCode::kInvalidInput,
-                path +
-                    ": line 1: no 'Name' and 'Duration(us)' columns (or op_summary's 'Op "
-                    "Name' and 'Task Duration(us)')");
-  }
+struct AiCorePipelineBuilder::Impl {
   struct Present {
     PipeColumn column;
-    size_t at;
+    std::string name;
   };
   std::vector<Present> pipes;
-  for (const PipeColumn& c : kPipeColumns) {
-    if (const size_t at = header.Find(c.name); at != SIZE_MAX) pipes.push_back({c, at});
-  }
-  table.has_pmu_columns = !pipes.empty();
-  CoreColumns cores[3];
-  cores[static_cast<int>(Core::kCube)] = {header.Find("aic_total_cycles"),
-                                          header.Find("aicore_time(us)")};
-  cores[static_cast<int>(Core::kVector)] = {header.Find("aiv_total_cycles"),
-                                            header.Find("aiv_time(us)")};
-  cores[static_cast<int>(Core::kSingle)] = {header.Find("total_cycles"),
-                                            header.Find("aicore_time(us)")};
-
+  // Per core: the cycles column, else the time column, that says it ran ("" none).
+  std::string cycles[3], time[3];
   std::map<std::string, OpAccumulator, std::less<>> ops;
-  std::vector<std::string> fields;
-  while (header.NextRecord(csv, fields, path)) {
-    const int line = csv.record_line();
-    ++table.tasks;
-    const std::string_view name = TrimField(fields[name_col]);
-    int64_t dur_ns = 0;
-    if (!MicrosToNs(TrimField(fields[dur_col]), dur_ns) || dur_ns < 0) {
-      throw Error(ErrorCode::kInvalidInput,
-                  fmt::format("{}: line {}: '{}' is not a duration: '{}'", path, line,
-                              header.Find("Duration(us)") != SIZE_MAX ? "Duration(us)"
-                                                                      : "Task Duration(us)",
-                              fields[dur_col]));
-    }
-    const auto text = [&](size_t col) {
-      return col == SIZE_MAX ? std::string_view() : TrimField(fields[col]);
-    };
-    // Ran on a core: its cycles (else its time) above zero; with neither
-    // column, a ratio present is taken as measured.
-    bool ran[3];
-    for (int c = 0; c < 3; ++c) {
-      double v = 0;
-      if (cores[c].cycles != SIZE_MAX) {
-        ran[c] = ParseNumber(text(cores[c].cycles), v) && v > 0;
-      } else if (cores[c].time != SIZE_MAX) {
-        ran[c] = ParseNumber(text(cores[c].time), v) && v > 0;
-      } else {
-        ran[c] = true;
-      }
-    }
-    double value[kAiCorePipes];
-    std::fill(std::begin(value), std::end(value), -1.0);
-    bool any = false;
-    for (const Present& p : pipes) {
-      const std::string_view t = text(p.at);
-      if (NotAvailable(t)) continue;
-      double v = 0;
-      if (!ParseNumber(t, v) || v < 0 || v > 1.5) {
-        throw Error(ErrorCode::kInvalidInput,
-                    fmt::format("{}: line {}: '{}' is not a share of cycles in [0, 1]: '{}'", path,
-                                line, p.column.name, fields[p.at]));
-      }
-      if (!ran[static_cast<int>(p.column.core)]) continue;
-      const int k = static_cast<int>(p.column.pipe);
-      value[k] = std::max(value[k], std::min(v, 1.0));
-      any = true;
-    }
-    auto [it, inserted] = ops.try_emplace(std::string(name));
-    OpAccumulator& op = it->second;
-    if (inserted) {
-      op.type = text(type_col) == "N/A" ? "" : std::string(text(type_col));
-      op.core = text(core_col) == "N/A" ? "" : std::string(text(core_col));
-    }
-    ++op.count;
-    op.total_ns += dur_ns;
-    table.task_ns += dur_ns;
-    // Weighted by duration; a zero-length task still counts once.
-    const double w = static_cast<double>(std::max<int64_t>(dur_ns, 1));
-    double number = 0;
-    if (ParseNumber(text(blocks_col), number) && number >= 0) op.blocks.Add(number, w);
-    if (any) {
-      ++op.measured;
-      ++table.with_pmu;
-      for (int k = 0; k < kAiCorePipes; ++k) {
-        if (value[k] >= 0) op.pipe[k].Add(value[k], w);
-      }
-      if (ParseNumber(text(util_col), number) && number >= 0) op.cube_util.Add(number, w);
-    }
-    if (!l2.empty()) {
-      const auto found = l2.find(KeyOf(text(stream_col), text(task_col), name));
-      if (found != l2.end() && !found->second.empty()) {
-        const L2Rates r = found->second.front();
-        found->second.pop_front();
-        if (r.hit >= 0) op.l2_hit.Add(r.hit, w);
-        if (r.victim >= 0) op.l2_victim.Add(r.victim, w);
-      }
+  std::unordered_map<L2Key, std::deque<L2Rates>> l2;
+  AscendPipelineTable table;
+};
+
+AiCorePipelineBuilder::AiCorePipelineBuilder(std::string source,
+                                             const std::vector<std::string>& columns,
+                                             std::string_view time_suffix)
+    : impl_(std::make_unique<Impl>()) {
+  impl_->table.source = std::move(source);
+  const auto has = [&](const std::string& name) {
+    return std::find(columns.begin(), columns.end(), name) != columns.end();
+  };
+  for (const PipeColumn& c : kPipeColumns) {
+    if (has(c.name)) impl_->pipes.push_back({c, c.name});
+  }
+  impl_->table.has_pmu_columns = !impl_->pipes.empty();
+  const std::pair<const char*, const char*> cores[3] = {{"aic_total_cycles", "aicore_time"},
+                                                        {"aiv_total_cycles", "aiv_time"},
+                                                        {"total_cycles", "aicore_time"}};
+  for (int c = 0; c < 3; ++c) {
+    const std::string time = std::string(cores[c].second) + std::string(time_suffix);
+    if (has(cores[c].first)) {
+      impl_->cycles[c] = cores[c].first;
+    } else if (has(time)) {
+      impl_->time[c] = time;
     }
   }
-  for (auto& [name, acc] : ops) {
+}
+
+AiCorePipelineBuilder::~AiCorePipelineBuilder() = default;
+
+void AiCorePipelineBuilder::ReadL2(Source& l2_cache) {
+  impl_->table.l2_source = l2_cache.name();
+  impl_->l2 = ::opscope::analyze::ReadL2(l2_cache);
+}
+
+void AiCorePipelineBuilder::Add(const PipelineTask& task,
+                                const std::function<std::string_view(std::string_view)>& value,
+                                const std::function<std::string()>& where) {
+  Impl& m = *impl_;
+  ++m.table.tasks;
+  // Ran on a core: its cycles (else its time) above zero; with neither
+  // column, a ratio present is taken as measured.
+  bool ran[3];
+  for (int c = 0; c < 3; ++c) {
+    double v = 0;
+    if (!m.cycles[c].empty()) {
+      ran[c] = ParseNumber(value(m.cycles[c]), v) && v > 0;
+    } else if (!m.time[c].empty()) {
+      ran[c] = ParseNumber(value(m.time[c]), v) && v > 0;
+    } else {
+      ran[c] = true;
+    }
+  }
+  double ratio[kAiCorePipes];
+  std::fill(std::begin(ratio), std::end(ratio), -1.0);
+  bool any = false;
+  for (const Impl::Present& p : m.pipes) {
+    const std::string_view t = value(p.name);
+    if (NotAvailable(t)) continue;
+    double v = 0;
+    if (!ParseNumber(t, v) || v < 0 || v > 1.5) {
+      throw Error(
+          ErrorCode::kInvalidInput,
+          fmt::format("{}: '{}' is not a share of cycles in [0, 1]: '{}'", where(), p.name, t));
+    }
+    if (!ran[static_cast<int>(p.column.core)]) continue;
+    const int k = static_cast<int>(p.column.pipe);
+    ratio[k] = std::max(ratio[k], std::min(v, 1.0));
+    any = true;
+  }
+  auto [it, inserted] = m.ops.try_emplace(std::string(task.name));
+  OpAccumulator& op = it->second;
+  if (inserted) {
+    op.type = task.type == "N/A" ? "" : std::string(task.type);
+    op.core = task.core == "N/A" ? "" : std::string(task.core);
+  }
+  ++op.count;
+  op.total_ns += task.dur_ns;
+  m.table.task_ns += task.dur_ns;
+  // Weighted by duration; a zero-length task still counts once.
+  const double w = static_cast<double>(std::max<int64_t>(task.dur_ns, 1));
+  if (task.blocks >= 0) op.blocks.Add(task.blocks, w);
+  if (any) {
+    ++op.measured;
+    ++m.table.with_pmu;
+    for (int k = 0; k < kAiCorePipes; ++k) {
+      if (ratio[k] >= 0) op.pipe[k].Add(ratio[k], w);
+    }
+    double util = 0;
+    if (ParseNumber(value("cube_utilization(%)"), util) && util >= 0) op.cube_util.Add(util, w);
+  }
+  if (!m.l2.empty()) {
+    const auto found = m.l2.find(KeyOf(task.stream, task.task, task.name));
+    if (found != m.l2.end() && !found->second.empty()) {
+      const L2Rates r = found->second.front();
+      found->second.pop_front();
+      if (r.hit >= 0) op.l2_hit.Add(r.hit, w);
+      if (r.victim >= 0) op.l2_victim.Add(r.victim, w);
+    }
+  }
+}
+
+AscendPipelineTable AiCorePipelineBuilder::Finish() {
+  Impl& m = *impl_;
+  AscendPipelineTable table = std::move(m.table);
+  for (auto& [name, acc] : m.ops) {
     if (acc.measured == 0 && acc.l2_hit.weight == 0 && acc.l2_victim.weight == 0) continue;
     AscendOpPipeline op;
     op.name = name;
@@ -329,6 +315,59 @@ AscendPipelineTable ReadAiCorePipeline(Source& kernel_details, Source* l2_cache)
       table.ops.begin(), table.ops.end(),
       [](const AscendOpPipeline& a, const AscendOpPipeline& b) { return a.total_ns > b.total_ns; });
   return table;
+}
+
+AscendPipelineTable ReadAiCorePipeline(Source& kernel_details, Source* l2_cache) {
+  const std::string& path = kernel_details.name();
+  CsvReader csv(kernel_details);
+  const CsvHeader header = ReadCsvHeader(csv, path);
+  const auto find = [&](std::initializer_list<const char*> names) {
+    for (const char* n : names) {
+      if (const size_t at = header.Find(n); at != SIZE_MAX) return at;
+    }
+    return SIZE_MAX;
+  };
+  const size_t name_col = find({"Name", "Op Name"}),
+               dur_col = find({"Duration(us)", "Task Duration(us)"}),
+               type_col = find({"Type", "OP Type"}),
+               core_col = find({"Accelerator Core", "Task Type"}), stream_col = find({"Stream ID"}),
+               task_col = find({"Task ID"}), blocks_col = find({"Block Num", "Block Dim"});
+  if (name_col == SIZE_MAX || dur_col == SIZE_MAX) {
+    throw Error(ErrorCode::kInvalidInput,
+                path +
+                    ": line 1: no 'Name' and 'Duration(us)' columns (or op_summary's 'Op "
+                    "Name' and 'Task Duration(us)')");
+  }
+  std::vector<std::string> columns;
+  for (const auto& [name, at] : header.column) columns.push_back(name);
+  AiCorePipelineBuilder builder(path, columns, "(us)");
+  if (l2_cache != nullptr) builder.ReadL2(*l2_cache);
+  std::vector<std::string> fields;
+  while (header.NextRecord(csv, fields, path)) {
+    const int line = csv.record_line();
+    const auto text = [&](size_t col) {
+      return col == SIZE_MAX ? std::string_view() : TrimField(fields[col]);
+    };
+    PipelineTask task;
+    task.name = text(name_col);
+    task.type = text(type_col);
+    task.core = text(core_col);
+    task.stream = text(stream_col);
+    task.task = text(task_col);
+    if (!MicrosToNs(text(dur_col), task.dur_ns) || task.dur_ns < 0) {
+      throw Error(ErrorCode::kInvalidInput,
+                  fmt::format("{}: line {}: '{}' is not a duration: '{}'", path, line,
+                              header.Find("Duration(us)") != SIZE_MAX ? "Duration(us)"
+                                                                      : "Task Duration(us)",
+                              fields[dur_col]));
+    }
+    double blocks = 0;
+    if (ParseNumber(text(blocks_col), blocks) && blocks >= 0) task.blocks = blocks;
+    builder.Add(
+        task, [&](std::string_view column) { return text(header.Find(column)); },
+        [&] { return fmt::format("{}: line {}", path, line); });
+  }
+  return builder.Finish();
 }
 
 }  // namespace opscope::analyze

@@ -18,7 +18,10 @@
 #define OPSCOPE_ANALYZE_IMPORTERS_ASCEND_AI_CORE_H_
 
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "analyze/source.h"
@@ -62,6 +65,34 @@ struct AscendPipelineTable {
   int64_t with_pmu = 0;  // rows with a pipe ratio
   bool has_pmu_columns = false;
   std::vector<AscendOpPipeline> ops;  // by total time, descending; only ops with ratios
+};
+
+// One task's fields for the builder below (views valid during Add).
+struct PipelineTask {
+  std::string_view name, type, core, stream, task;
+  int64_t dur_ns = 0;
+  double blocks = -1;  // Block Dim / Block Num; -1 unknown
+};
+
+// The per-operator accumulation behind ReadAiCorePipeline, for every form that
+// carries PMU metrics (kernel_details.csv, op_summary, the SQLite export's
+// TASK_PMU_INFO): `columns` are the metric names present, their time columns
+// named with `time_suffix` ("(us)" in the CSVs, "" in the database).
+class AiCorePipelineBuilder {
+ public:
+  AiCorePipelineBuilder(std::string source, const std::vector<std::string>& columns,
+                        std::string_view time_suffix);
+  ~AiCorePipelineBuilder();
+  void ReadL2(Source& l2_cache);
+  // `value(column)`: the task's text for a metric ("" or "N/A": absent);
+  // `where()`: the task's place for errors ("kernel_details.csv: line 7").
+  void Add(const PipelineTask& task, const std::function<std::string_view(std::string_view)>& value,
+           const std::function<std::string()>& where);
+  AscendPipelineTable Finish();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
 };
 
 // Throws Error(kInvalidInput) naming the file, line and column of a ratio that

@@ -1,0 +1,494 @@
+#include "analyze/importers/ascend/db_importer.h"
+
+#include <fmt/format.h>
+#include <sqlite3.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <tuple>
+#include <unordered_map>
+
+#include "analyze/names.h"
+#include "core/text.h"
+#include "opscope/opscope.h"
+
+namespace opscope::analyze {
+namespace {
+
+// A read-only connection. immutable=1: no locks, no -wal/-shm files created,
+// so a database on read-only media (or being copied) opens too.
+class Db {
+ public:
+  explicit Db(std::string path) : path_(std::move(path)) {
+    std::string uri = "file:";
+    for (const char c : path_) {
+      if (c == '%' || c == '?' || c == '#') {
+        uri += fmt::format("%{:02X}", static_cast<unsigned char>(c));
+      } else {
+        uri += c;
+      }
+    }
+    uri += "?immutable=1";
+    if (sqlite3_open_v2(uri.c_str(), &db_, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, nullptr) !=
+        SQLITE_OK) {
+      const std::string why = db_ != nullptr ? sqlite3_errmsg(db_) : "out of memory";
+      sqlite3_close(db_);
+      db_ = nullptr;
+      throw Error(ErrorCode::kInvalidInput, path_ + ": SQLite cannot open it: " + why);
+    }
+  }
+  ~Db() { sqlite3_close(db_); }
+  Db(const Db&) = delete;
+  Db& operator=(const Db&) = delete;
+
+  const std::string& path() const { return path_; }
+
+  // Runs `sql`, calling `row(stmt)` for each result row.
+  template <typename F>
+  void Query(const std::string& sql, F&& row) const {
+    sqlite3_stmt* stmt = nullptr;
+    if (sqlite3_prepare_v2(db_, sql.c_str(), -1, &stmt, nullptr) != SQLITE_OK) {
+      const std::string why = sqlite3_errmsg(db_);
+      sqlite3_finalize(stmt);
+      throw Error(ErrorCode::kInvalidInput, path_ + ": SQLite: " + why);
+    }
+    int rc = SQLITE_ROW;
+    try {
+      while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) row(stmt);
+    } catch (...) {
+      sqlite3_finalize(stmt);
+      throw;
+    }
+    const std::string why = rc == SQLITE_DONE ? "" : sqlite3_errmsg(db_);
+    sqlite3_finalize(stmt);
+    if (rc != SQLITE_DONE) throw Error(ErrorCode::kInvalidInput, path_ + ": SQLite: " + why);
+  }
+
+  bool HasTable(const std::string& table) const {
+    bool found = false;
+    Query("SELECT 1 FROM sqlite_master WHERE type IN ('table','view') AND name = '" + table + "'",
+          [&](sqlite3_stmt*) { found = true; });
+    return found;
+  }
+
+  std::vector<std::string> Columns(const std::string& table) const {
+    std::vector<std::string> columns;
+    Query("PRAGMA table_info(\"" + table + "\")", [&](sqlite3_stmt* s) {
+      columns.emplace_back(reinterpret_cast<const char*>(sqlite3_column_text(s, 1)));
+    });
+    return columns;
+  }
+
+ private:
+  std::string path_;
+  sqlite3* db_ = nullptr;
+};
+
+bool Has(const std::vector<std::string>& columns, const std::string& name) {
+  return std::find(columns.begin(), columns.end(), name) != columns.end();
+}
+
+std::string_view Text(sqlite3_stmt* s, int col) {
+  const auto* p = reinterpret_cast<const char*>(sqlite3_column_text(s, col));
+  return p == nullptr ? std::string_view() : std::string_view(p, sqlite3_column_bytes(s, col));
+}
+
+bool IsNull(sqlite3_stmt* s, int col) { return sqlite3_column_type(s, col) == SQLITE_NULL; }
+
+// STRING_IDS: id -> text. Ids absent from the table (4294967295, NULL) read "".
+class Strings {
+ public:
+  explicit Strings(const Db& db) {
+    db.Query("SELECT id, value FROM STRING_IDS", [&](sqlite3_stmt* s) {
+      values_.emplace(sqlite3_column_int64(s, 0), std::string(Text(s, 1)));
+    });
+  }
+  std::string_view operator()(sqlite3_stmt* s, int col) const {
+    if (IsNull(s, col)) return {};
+    const auto it = values_.find(sqlite3_column_int64(s, col));
+    return it == values_.end() ? std::string_view() : std::string_view(it->second);
+  }
+
+ private:
+  std::unordered_map<int64_t, std::string> values_;
+};
+
+void RequireTables(const Db& db, std::initializer_list<const char*> tables) {
+  for (const char* t : tables) {
+    if (!db.HasTable(t)) {
+      throw Error(ErrorCode::kInvalidInput,
+                  db.path() + ": no " + t +
+                      " table: not an Ascend profiler database (msprof's STRING_IDS and TASK)");
+    }
+  }
+}
+
+// Times must be plausible nanoseconds (a corrupt row is named, not imported).
+void CheckSpan(const Db& db, const char* table, int64_t start, int64_t end) {
+  if (start < 0 || end < start || end > 4000000000000000000) {
+    throw Error(ErrorCode::kInvalidInput,
+                fmt::format("{}: {}: a row runs from {} to {} ns: not a time span", db.path(),
+                            table, start, end));
+  }
+}
+
+// The block count column: blockNum in current schemas, blockDim in old ones.
+std::string BlocksColumn(const std::vector<std::string>& columns) {
+  return Has(columns, "blockNum") ? "c.blockNum" : Has(columns, "blockDim") ? "c.blockDim" : "-1";
+}
+
+// The compute tasks, in globalTaskId order: the columns `rest` after
+// (globalTaskId, start, end, stream, task id, connection, name, opType, taskType, blocks).
+std::string ComputeTasksSql(const Db& db) {
+  const std::vector<std::string> columns = db.Columns("COMPUTE_TASK_INFO");
+  return "SELECT t.globalTaskId, t.startNs, t.endNs, t.streamId, t.taskId, t.connectionId, "
+         "c.name, c.opType, c.taskType, " +
+         BlocksColumn(columns) +
+         " FROM COMPUTE_TASK_INFO c JOIN TASK t ON t.globalTaskId = c.globalTaskId";
+}
+
+}  // namespace
+
+bool IsAscendTraceDbName(const std::string& name) {
+  if (!name.ends_with(".db")) return false;
+  return name.rfind("ascend_pytorch_profiler", 0) == 0 ||
+         name.rfind("ascend_mindspore_profiler", 0) == 0 || name.rfind("msprof_", 0) == 0;
+}
+
+bool SniffAscendDb(Source& source) {
+  const std::string_view head = source.Peek(16);
+  return head == std::string_view("SQLite format 3\0", 16);
+}
+
+Importer AscendDbImporter() {
+  return Importer{
+      "ascend-db",
+      "torch_npu's ascend_pytorch_profiler_{rank}.db, MindSpore's and msprof's SQLite exports",
+      {"ascend_pytorch_profiler*.db", "ascend_mindspore_profiler*.db", "msprof_*.db"},
+      SniffAscendDb,
+      [](Source& source, TraceModel& model) { ImportAscendDb(source, model); },
+  };
+}
+
+void ImportAscendDb(Source& source, TraceModel& model) {
+  const std::string path = source.name();
+  if (source.container() != Container::kPlain || path == "standard input") {
+    throw Error(ErrorCode::kUnsupported,
+                path +
+                    ": an SQLite database is read from a plain file (SQLite needs to seek): "
+                    "decompress it first");
+  }
+  const Db db(path);
+  RequireTables(db, {"STRING_IDS", "TASK"});
+  const Strings str(db);
+  // Device work, as kernel_details.csv lists it.
+  if (db.HasTable("COMPUTE_TASK_INFO")) {
+    db.Query(ComputeTasksSql(db) + " ORDER BY t.startNs", [&](sqlite3_stmt* s) {
+      const int64_t start = sqlite3_column_int64(s, 1), end = sqlite3_column_int64(s, 2);
+      CheckSpan(db, "TASK", start, end);
+      const std::string_view name = str(s, 6), type = str(s, 7), core = str(s, 8);
+      const std::string stream = std::to_string(sqlite3_column_int64(s, 3));
+      model.Append(EventRow{
+          .start_ns = start,
+          .duration_ns = end - start,
+          .name = model.Intern(name),
+          .category = model.Intern(type == "N/A" ? "" : type),
+          .track = model.TrackFor("Ascend Hardware", stream),
+          .cls = AscendTaskClass(name, type),
+          .correlation = IsNull(s, 5) ? -1 : sqlite3_column_int64(s, 5),
+          .kind = model.Intern(core == "N/A" ? "" : core),
+      });
+    });
+  }
+  if (db.HasTable("COMMUNICATION_OP")) {
+    db.Query("SELECT opName, startNs, endNs, groupName, connectionId FROM COMMUNICATION_OP",
+             [&](sqlite3_stmt* s) {
+               const int64_t start = sqlite3_column_int64(s, 1), end = sqlite3_column_int64(s, 2);
+               CheckSpan(db, "COMMUNICATION_OP", start, end);
+               const std::string_view name = str(s, 0);
+               model.Append(EventRow{
+                   .start_ns = start,
+                   .duration_ns = end - start,
+                   .name = model.Intern(name),
+                   .track = model.TrackFor("Ascend Hardware", "communication"),
+                   .cls = EventClass::kKernel,
+                   .correlation = IsNull(s, 4) ? -1 : sqlite3_column_int64(s, 4),
+                   .kind = model.Intern("COMMUNICATION"),
+               });
+             });
+  }
+  // Host work: framework operators and CANN API calls, on their threads
+  // (globalTid = pid << 32 | tid).
+  const auto thread = [&](sqlite3_stmt* s, int col, const char* process) {
+    const uint64_t gtid = static_cast<uint64_t>(sqlite3_column_int64(s, col));
+    const std::string pid = std::to_string(gtid >> 32);
+    model.process_names.emplace(pid, process);
+    return model.TrackFor(pid, std::to_string(gtid & 0xFFFFFFFFu));
+  };
+  int64_t op_type = 50001;  // "op" (ascend.md 4.3); read from ENUM_API_TYPE when present
+  if (db.HasTable("ENUM_API_TYPE")) {
+    db.Query("SELECT id FROM ENUM_API_TYPE WHERE name = 'op'",
+             [&](sqlite3_stmt* s) { op_type = sqlite3_column_int64(s, 0); });
+  }
+  std::map<uint32_t, int64_t> ops_per_track;
+  bool framework_steps = false;  // torch_npu records ProfilerStep#N as an operator too
+  if (db.HasTable("PYTORCH_API")) {
+    db.Query(fmt::format("SELECT CAST(startNs AS INTEGER), CAST(endNs AS INTEGER), globalTid, "
+                         "name FROM PYTORCH_API WHERE type = {} ORDER BY 1",
+                         op_type),
+             [&](sqlite3_stmt* s) {
+               const int64_t start = sqlite3_column_int64(s, 0), end = sqlite3_column_int64(s, 1);
+               CheckSpan(db, "PYTORCH_API", start, end);
+               const uint32_t track = thread(s, 2, "Python");
+               ++ops_per_track[track];
+               const std::string_view name = str(s, 3);
+               const bool step = name.rfind("ProfilerStep#", 0) == 0;
+               framework_steps |= step;
+               model.Append(EventRow{.start_ns = start,
+                                     .duration_ns = end - start,
+                                     .name = model.Intern(name),
+                                     .category = model.Intern("cpu_op"),
+                                     .track = track,
+                                     .cls = step ? EventClass::kStep : EventClass::kHostOp});
+             });
+  }
+  if (db.HasTable("CANN_API")) {
+    db.Query(
+        "SELECT startNs, endNs, globalTid, name, connectionId FROM CANN_API ORDER BY 1",
+        [&](sqlite3_stmt* s) {
+          const int64_t start = sqlite3_column_int64(s, 0), end = sqlite3_column_int64(s, 1);
+          CheckSpan(db, "CANN_API", start, end);
+          model.Append(EventRow{.start_ns = start,
+                                .duration_ns = end - start,
+                                .name = model.Intern(str(s, 3)),
+                                .category = model.Intern("CANN"),
+                                .track = thread(s, 2, "CANN"),
+                                .cls = EventClass::kRuntime,
+                                .correlation = IsNull(s, 4) ? -1 : sqlite3_column_int64(s, 4)});
+        });
+  }
+  if (!framework_steps && db.HasTable("STEP_TIME")) {
+    // On the thread that runs the most operators (the training loop's), else its own.
+    uint32_t main_track = UINT32_MAX;
+    int64_t most = 0;
+    for (const auto& [track, n] : ops_per_track) {
+      if (n > most) most = n, main_track = track;
+    }
+    if (main_track == UINT32_MAX) main_track = model.TrackFor("steps", "0");
+    db.Query("SELECT id, startNs, endNs FROM STEP_TIME ORDER BY startNs", [&](sqlite3_stmt* s) {
+      const int64_t start = sqlite3_column_int64(s, 1), end = sqlite3_column_int64(s, 2);
+      CheckSpan(db, "STEP_TIME", start, end);
+      model.Append(EventRow{
+          .start_ns = start,
+          .duration_ns = end - start,
+          .name = model.Intern("ProfilerStep#" + std::to_string(sqlite3_column_int64(s, 0))),
+          .category = model.Intern("cpu_op"),
+          .track = main_track,
+          .cls = EventClass::kStep});
+    });
+  }
+  if (db.HasTable("NPU_INFO")) {
+    db.Query("SELECT name FROM NPU_INFO LIMIT 1",
+             [&](sqlite3_stmt* s) { model.device_name = std::string(Text(s, 0)); });
+  }
+  if (db.HasTable("RANK_DEVICE_MAP")) {
+    db.Query("SELECT rankId, deviceId FROM RANK_DEVICE_MAP LIMIT 1", [&](sqlite3_stmt* s) {
+      model.metadata["rank"] = std::to_string(sqlite3_column_int64(s, 0));
+      model.metadata["device"] = std::to_string(sqlite3_column_int64(s, 1));
+    });
+  }
+  for (auto& track : model.tracks) {
+    if (const auto it = model.process_names.find(track.pid); it != model.process_names.end()) {
+      track.process = it->second;
+    } else {
+      track.process = track.pid;
+    }
+  }
+  model.format = "ascend-db";
+  model.source = path;
+}
+
+AscendPipelineTable ReadDbPipeline(const std::string& path) {
+  const Db db(path);
+  RequireTables(db, {"STRING_IDS", "TASK"});
+  if (!db.HasTable("TASK_PMU_INFO") || !db.HasTable("COMPUTE_TASK_INFO")) {
+    return AiCorePipelineBuilder(path, {}, "").Finish();
+  }
+  const Strings str(db);
+  // The metric names present (no unit suffix in the database: aic_total_time).
+  std::vector<std::string> metrics;
+  std::unordered_map<int64_t, size_t> metric_of;  // STRING_IDS id -> index in metrics
+  db.Query("SELECT DISTINCT name FROM TASK_PMU_INFO", [&](sqlite3_stmt* s) {
+    metric_of.emplace(sqlite3_column_int64(s, 0), metrics.size());
+    metrics.emplace_back(str(s, 0));
+  });
+  AiCorePipelineBuilder builder(path, metrics, "");
+  // Both sides in globalTaskId order, merged in one pass.
+  struct Pmu {
+    int64_t task;
+    size_t metric;
+    std::string value;
+  };
+  std::vector<Pmu> pending;
+  std::vector<std::string> values(metrics.size());
+  // The PMU rows are read into memory in task order (they are the largest
+  // table; one string each is bounded by the file's size).
+  db.Query("SELECT globalTaskId, name, value FROM TASK_PMU_INFO ORDER BY globalTaskId",
+           [&](sqlite3_stmt* s) {
+             const auto it = metric_of.find(sqlite3_column_int64(s, 1));
+             if (it == metric_of.end()) return;
+             pending.push_back({sqlite3_column_int64(s, 0), it->second,
+                                IsNull(s, 2) ? std::string() : std::string(Text(s, 2))});
+           });
+  size_t next = 0;
+  db.Query(ComputeTasksSql(db) + " ORDER BY t.globalTaskId", [&](sqlite3_stmt* s) {
+    const int64_t id = sqlite3_column_int64(s, 0);
+    const int64_t start = sqlite3_column_int64(s, 1), end = sqlite3_column_int64(s, 2);
+    CheckSpan(db, "TASK", start, end);
+    std::fill(values.begin(), values.end(), std::string());
+    while (next < pending.size() && pending[next].task < id) ++next;
+    for (; next < pending.size() && pending[next].task == id; ++next) {
+      values[pending[next].metric] = pending[next].value;
+    }
+    const std::string stream = std::to_string(sqlite3_column_int64(s, 3));
+    const std::string task_id = std::to_string(sqlite3_column_int64(s, 4));
+    PipelineTask task;
+    task.name = str(s, 6);
+    task.type = str(s, 7);
+    task.core = str(s, 8);
+    task.stream = stream;
+    task.task = task_id;
+    task.dur_ns = end - start;
+    if (!IsNull(s, 9) && sqlite3_column_int64(s, 9) >= 0) {
+      task.blocks = static_cast<double>(sqlite3_column_int64(s, 9));
+    }
+    builder.Add(
+        task,
+        [&](std::string_view column) -> std::string_view {
+          for (size_t i = 0; i < metrics.size(); ++i) {
+            if (metrics[i] == column) return values[i];
+          }
+          return {};
+        },
+        [&] { return fmt::format("{}: TASK_PMU_INFO, globalTaskId {}", path, id); });
+  });
+  return builder.Finish();
+}
+
+AscendAnalysisDb ReadAnalysisDb(const std::string& path) {
+  const Db db(path);
+  AscendAnalysisDb out;
+  const auto ns_of = [&](sqlite3_stmt* s, int col, double scale, const char* what) -> int64_t {
+    if (IsNull(s, col)) return -1;
+    const double v = sqlite3_column_double(s, col);
+    if (!std::isfinite(v) || v * scale > 4e18 || v < -1e-6) {
+      throw Error(ErrorCode::kInvalidInput,
+                  fmt::format("{}: {}: {} is not a duration", path, what, v));
+    }
+    return std::llround(std::max(0.0, v) * scale);
+  };
+  if (db.HasTable("StepTraceTime")) {
+    const std::vector<std::string> columns = db.Columns("StepTraceTime");
+    const std::pair<const char*, int64_t AscendStepTime::*> fields[] = {
+        {"computing", &AscendStepTime::computing_ns},
+        {"communication", &AscendStepTime::communication_ns},
+        {"communication_not_overlapped", &AscendStepTime::comm_not_overlapped_ns},
+        {"overlapped", &AscendStepTime::overlapped_ns},
+        {"free", &AscendStepTime::free_ns},
+        {"stage", &AscendStepTime::stage_ns},
+        {"bubble", &AscendStepTime::bubble_ns},
+        {"preparing", &AscendStepTime::preparing_ns}};
+    std::string sql =
+        std::string("SELECT step, ") + (Has(columns, "deviceId") ? "deviceId" : "NULL");
+    for (const auto& [name, member] : fields) {
+      sql += std::string(", ") + (Has(columns, name) ? name : "NULL");
+    }
+    db.Query(sql + " FROM StepTraceTime", [&](sqlite3_stmt* s) {
+      AscendStepTime row;
+      row.step = std::string(Text(s, 0));
+      if (!IsNull(s, 1)) row.device = std::string(Text(s, 1));
+      int col = 2;
+      for (const auto& [name, member] : fields) {
+        row.*member = ns_of(s, col++, 1e3, "StepTraceTime");  // microseconds
+      }
+      out.steps.push_back(std::move(row));
+    });
+  }
+  std::map<std::tuple<std::string, std::string, std::string, std::string>, size_t> index;
+  if (db.HasTable("CommAnalyzerTime")) {
+    db.Query(
+        "SELECT hccl_op_name, group_name, start_timestamp, elapse_time, transit_time, "
+        "wait_time, synchronization_time, idle_time, step, type FROM CommAnalyzerTime",
+        [&](sqlite3_stmt* s) {
+          AscendCollective c;
+          c.op = std::string(Text(s, 0));
+          c.group = std::string(Text(s, 1));
+          c.start_ns = IsNull(s, 2) ? -1 : std::llround(sqlite3_column_double(s, 2) * 1e3);
+          c.elapse_ns = ns_of(s, 3, 1e6, "CommAnalyzerTime");
+          c.transit_ns = ns_of(s, 4, 1e6, "CommAnalyzerTime");
+          c.wait_ns = ns_of(s, 5, 1e6, "CommAnalyzerTime");
+          c.sync_ns = std::max<int64_t>(0, ns_of(s, 6, 1e6, "CommAnalyzerTime"));
+          c.idle_ns = std::max<int64_t>(0, ns_of(s, 7, 1e6, "CommAnalyzerTime"));
+          c.step = std::string(Text(s, 8));
+          c.kind = std::string(Text(s, 9));
+          if (c.op.rfind("Total", 0) == 0 || c.op.rfind("total", 0) == 0) return;
+          index[{c.step, c.kind, c.op, c.group}] = out.collectives.size();
+          out.collectives.push_back(std::move(c));
+        });
+  }
+  if (db.HasTable("CommAnalyzerBandwidth")) {
+    // One row per packet-size bucket, the transport's totals repeated on each:
+    // the first row of each (operation, transport) is taken.
+    std::map<std::tuple<std::string, std::string, std::string, std::string, std::string>, bool>
+        seen;
+    db.Query(
+        "SELECT hccl_op_name, group_name, step, type, transport_type, transit_size, "
+        "transit_time FROM CommAnalyzerBandwidth",
+        [&](sqlite3_stmt* s) {
+          const std::string op(Text(s, 0)), group(Text(s, 1)), step(Text(s, 2)), kind(Text(s, 3)),
+              transport(Text(s, 4));
+          if (transport == "SDMA") return;
+          if (!seen.emplace(std::tuple{op, group, step, kind, transport}, true).second) return;
+          const auto it = index.find({step, kind, op, group});
+          if (it == index.end()) return;
+          AscendTransfer t{transport, ns_of(s, 5, 1e6, "CommAnalyzerBandwidth"),
+                           ns_of(s, 6, 1e6, "CommAnalyzerBandwidth")};
+          if (t.bytes > 0 || t.time_ns > 0) out.collectives[it->second].transfers.push_back(t);
+        });
+  }
+  if (db.HasTable("CommAnalyzerMatrix")) {
+    db.Query(
+        "SELECT hccl_op_name, group_name, src_rank, dst_rank, transport_type, transit_size, "
+        "transit_time, step, type FROM CommAnalyzerMatrix",
+        [&](sqlite3_stmt* s) {
+          const std::string key(Text(s, 0));
+          const size_t dash = key.rfind('-');
+          if (dash == std::string::npos || key.substr(dash + 1) != "total") return;
+          AscendLink l;
+          l.op_type = key.substr(0, dash);
+          l.group = std::string(Text(s, 1));
+          const auto rank = [&](int col) {
+            const std::string_view t = Text(s, col);
+            if (t.empty() || t.size() > 7 ||
+                t.find_first_not_of("0123456789") != std::string_view::npos) {
+              throw Error(ErrorCode::kInvalidInput,
+                          fmt::format("{}: CommAnalyzerMatrix: rank '{}' is not a number", path,
+                                      core::EscapeForTerminal(std::string(t))));
+            }
+            return std::stoi(std::string(t));
+          };
+          l.src = rank(2);
+          l.dst = rank(3);
+          l.transport = std::string(Text(s, 4));
+          l.bytes = ns_of(s, 5, 1e6, "CommAnalyzerMatrix");
+          l.time_ns = ns_of(s, 6, 1e6, "CommAnalyzerMatrix");
+          l.step = std::string(Text(s, 7));
+          l.kind = std::string(Text(s, 8));
+          out.links.push_back(std::move(l));
+        });
+  }
+  return out;
+}
+
+}  // namespace opscope::analyze

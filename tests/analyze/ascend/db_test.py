@@ -1,0 +1,335 @@
+#!/usr/bin/env python3
+"""Ascend's SQLite exports, checked two ways with Python's sqlite3 and json
+modules (nothing of opscope's):
+
+1. The real level-1 database sample (tests/data/ascend/level1_db): its kernels
+   by the join recipe of ascend.md 4.5 (COMPUTE_TASK_INFO JOIN TASK, plus
+   COMMUNICATION_OP), its step breakdown (analysis.db StepTraceTime, in
+   microseconds) and its communication (CommAnalyzerTime, in ms) against what
+   `opscope analyze` reports for the folder.
+2. The same figures from the text and the database forms of one run: the
+   level-1 text sample is written into a database twin built to the
+   documented schema (ascend.md 4.3, 4.4, 4.6: STRING_IDS, TASK,
+   COMPUTE_TASK_INFO, TASK_PMU_INFO without unit suffixes, COMMUNICATION_OP;
+   analysis.db's StepTraceTime, CommAnalyzerTime, CommAnalyzerBandwidth with
+   one row per packet-size bucket and the totals repeated, CommAnalyzerMatrix),
+   and both trees must give the same kernels, AI Core pipeline (but for L2
+   rates and cube utilisation, which the database schema does not carry),
+   steps, communication and links.
+
+    db_test.py OPSCOPE DATA_DIR
+"""
+import collections
+import csv
+import decimal
+import json
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+import tempfile
+
+
+def ns(text):
+    return int((decimal.Decimal(str(text).strip()) * 1000).to_integral_value(
+        decimal.ROUND_HALF_UP))
+
+
+def connect(path):
+    # immutable: no -wal/-shm files are left beside a sample
+    return sqlite3.connect("file:%s?immutable=1" % path, uri=True)
+
+
+def analyze(opscope, tree, out):
+    subprocess.run([opscope, "analyze", tree, "--top", "0", "--format", "json", "--out", out],
+                   check=True, stdout=subprocess.DEVNULL)
+    with open(os.path.join(out, "analysis.json")) as f:
+        return json.load(f)["results"]
+
+
+def section(results, name):
+    return [r for r in results if r.get("section") == name]
+
+
+def check_real(opscope, data, tmp, failures):
+    out_dir = os.path.join(data, "ascend", "level1_db", "rank0_ascend_pt", "ASCEND_PROFILER_OUTPUT")
+    db = connect(os.path.join(out_dir, "ascend_pytorch_profiler_0.db"))
+    strings = dict(db.execute("SELECT id, value FROM STRING_IDS"))
+    want = collections.defaultdict(lambda: [0, 0])
+    for name, start, end in db.execute(
+            "SELECT c.name, t.startNs, t.endNs FROM COMPUTE_TASK_INFO c "
+            "JOIN TASK t ON t.globalTaskId = c.globalTaskId"):
+        want[strings[name]][0] += 1
+        want[strings[name]][1] += end - start
+    for name, start, end in db.execute("SELECT opName, startNs, endNs FROM COMMUNICATION_OP"):
+        want[strings[name]][0] += 1
+        want[strings[name]][1] += end - start
+    results = analyze(opscope, os.path.join(data, "ascend", "level1_db"),
+                      os.path.join(tmp, "real"))
+    got = {r["operator"]: r for r in section(results, "kernels")}
+    if set(got) != set(want):
+        failures.append("real db: kernels differ: %s" % sorted(set(got) ^ set(want))[:5])
+    for name, (count, total) in want.items():
+        g = got.get(name)
+        if g and (g["count"] != count or abs(g["total_us"] * 1000 - total) > 0.5):
+            failures.append("real db: %s: %s/%s us, expected %s/%s ns" %
+                            (name, g["count"], g["total_us"], count, total))
+    analysis = connect(os.path.join(out_dir, "analysis.db"))
+    (step, computing, free), = analysis.execute("SELECT step, computing, free FROM StepTraceTime")
+    steps = section(results, "ascend_steps")
+    if len(steps) != 1 or steps[0]["step"] != step or \
+            abs(steps[0]["computing_ms"] - computing / 1e3) > 1e-6 or \
+            abs(steps[0]["free_ms"] - free / 1e3) > 1e-6:
+        failures.append("real db: steps %s, expected step %s computing %s us free %s us" %
+                        (steps, step, computing, free))
+    (ops, elapse, wait), = analysis.execute(
+        "SELECT count(*), sum(elapse_time), sum(wait_time) FROM CommAnalyzerTime")
+    comm = section(results, "ascend_communication")
+    if len(comm) != 1 or comm[0]["operations"] != ops or \
+            abs(comm[0]["elapse_ms"] - elapse) > 1e-5 or abs(comm[0]["wait_ms"] - wait) > 1e-5:
+        failures.append("real db: communication %s, expected %s ops, %s ms, wait %s ms" %
+                        (comm, ops, elapse, wait))
+    if not section(results, "ascend_ai_core"):
+        failures.append("real db: no AI Core pipeline from TASK_PMU_INFO")
+    # The same database as msprof writes it (--type=db): PROF_*/msprof_{ts}.db.
+    prof = os.path.join(tmp, "PROF_000001_20250109080000000_ABCDEFGH")
+    os.makedirs(prof)
+    shutil.copy(os.path.join(out_dir, "ascend_pytorch_profiler_0.db"),
+                os.path.join(prof, "msprof_20250109080000.db"))
+    msprof = analyze(opscope, prof, os.path.join(tmp, "msprof"))
+    if len(section(msprof, "kernels")) != len(want):
+        failures.append("msprof db: %d kernels, expected %d" %
+                        (len(section(msprof, "kernels")), len(want)))
+
+
+# kernel_details.csv PMU columns -> TASK_PMU_INFO names (no unit suffix; the
+# per-core time is aic_total_time / aiv_total_time, as in the real database).
+def metric_name(column):
+    if column == "aicore_time(us)":
+        return "aic_total_time"
+    if column == "aiv_time(us)":
+        return "aiv_total_time"
+    if column.startswith(("aic_", "aiv_")):
+        return column.replace("(us)", "")
+    return None
+
+
+def build_twin(text_dir, db_dir):
+    class Ids:
+        def __init__(self):
+            self.ids = {}
+
+        def __call__(self, value):
+            return self.ids.setdefault(value, len(self.ids))
+
+    sid = Ids()
+    db = sqlite3.connect(os.path.join(db_dir, "ascend_pytorch_profiler_0.db"))
+    db.executescript("""
+        CREATE TABLE STRING_IDS (id INTEGER PRIMARY KEY, value TEXT);
+        CREATE TABLE TASK (startNs INTEGER, endNs INTEGER, deviceId INTEGER, connectionId INTEGER,
+            globalTaskId INTEGER, globalPid INTEGER, taskType INTEGER, contextId INTEGER,
+            streamId INTEGER, taskId INTEGER, modelId INTEGER);
+        CREATE TABLE COMPUTE_TASK_INFO (name INTEGER, globalTaskId INTEGER PRIMARY KEY,
+            blockNum INTEGER, mixBlockNum INTEGER, taskType INTEGER, opType INTEGER,
+            inputFormats INTEGER, inputDataTypes INTEGER, inputShapes INTEGER,
+            outputFormats INTEGER, outputDataTypes INTEGER, outputShapes INTEGER,
+            attrInfo INTEGER, opState INTEGER, hf32Eligible INTEGER);
+        CREATE TABLE TASK_PMU_INFO (globalTaskId INTEGER, name INTEGER, value NUMERIC);
+        CREATE TABLE COMMUNICATION_OP (opName INTEGER, startNs INTEGER, endNs INTEGER,
+            connectionId INTEGER, groupName INTEGER, opId INTEGER PRIMARY KEY, relay INTEGER,
+            retry INTEGER, dataType INTEGER, algType INTEGER, count NUMERIC, opType INTEGER);
+        CREATE TABLE RANK_DEVICE_MAP (rankId INTEGER, deviceId INTEGER);
+        CREATE TABLE NPU_INFO (id INTEGER, name TEXT);
+        INSERT INTO RANK_DEVICE_MAP VALUES (0, 0);
+        INSERT INTO NPU_INFO VALUES (0, 'Ascend910B');
+    """)
+    with open(os.path.join(text_dir, "kernel_details.csv"), newline="") as f:
+        rows = list(csv.DictReader(f))
+    for gid, r in enumerate(rows):
+        start = ns(r["Start Time(us)"])
+        end = start + ns(r["Duration(us)"])
+        if r["Accelerator Core"] in ("HCCL", "COMMUNICATION"):
+            db.execute("INSERT INTO COMMUNICATION_OP (opName, startNs, endNs, opId) "
+                       "VALUES (?, ?, ?, ?)", (sid(r["Name"]), start, end, gid))
+            continue
+        db.execute("INSERT INTO TASK (startNs, endNs, deviceId, globalTaskId, streamId, taskId, "
+                   "taskType) VALUES (?, ?, 0, ?, ?, ?, ?)",
+                   (start, end, gid, int(r["Stream ID"]), int(r["Task ID"]), sid("AI_CORE")))
+        db.execute("INSERT INTO COMPUTE_TASK_INFO (name, globalTaskId, blockNum, taskType, opType) "
+                   "VALUES (?, ?, ?, ?, ?)",
+                   (sid(r["Name"]), gid, int(r["Block Dim"]), sid(r["Accelerator Core"]),
+                    sid(r["Type"])))
+        for column, value in r.items():
+            name = metric_name(column)
+            if name and value.strip() not in ("", "N/A"):
+                db.execute("INSERT INTO TASK_PMU_INFO VALUES (?, ?, ?)",
+                           (gid, sid(name), float(value)))
+    db.executemany("INSERT INTO STRING_IDS VALUES (?, ?)",
+                   [(i, v) for v, i in sid.ids.items()])
+    db.commit()
+    db.close()
+
+    a = sqlite3.connect(os.path.join(db_dir, "analysis.db"))
+    a.executescript("""
+        CREATE TABLE StepTraceTime (step TEXT, computing NUMERIC, communication_not_overlapped
+            NUMERIC, overlapped NUMERIC, communication NUMERIC, free NUMERIC, stage NUMERIC,
+            bubble NUMERIC, communication_not_overlapped_and_exclude_receive NUMERIC,
+            preparing NUMERIC);
+        CREATE TABLE CommAnalyzerTime (hccl_op_name TEXT, group_name TEXT, start_timestamp NUMERIC,
+            elapse_time NUMERIC, transit_time NUMERIC, wait_time NUMERIC,
+            synchronization_time NUMERIC, idle_time NUMERIC, step TEXT, type TEXT);
+        CREATE TABLE CommAnalyzerBandwidth (hccl_op_name TEXT, group_name TEXT,
+            transport_type TEXT, transit_size NUMERIC, transit_time NUMERIC, bandwidth NUMERIC,
+            large_packet_ratio NUMERIC, package_size NUMERIC, count NUMERIC,
+            total_duration NUMERIC, step TEXT, type TEXT);
+        CREATE TABLE CommAnalyzerMatrix (hccl_op_name TEXT, group_name TEXT, src_rank TEXT,
+            dst_rank TEXT, transport_type TEXT, transit_size NUMERIC, transit_time NUMERIC,
+            bandwidth NUMERIC, step TEXT, type TEXT, op_name TEXT);
+    """)
+    with open(os.path.join(text_dir, "step_trace_time.csv"), newline="") as f:
+        for r in csv.DictReader(f):
+            a.execute("INSERT INTO StepTraceTime VALUES (?,?,?,?,?,?,?,?,?,?)",
+                      (r["Step"], float(r["Computing"]),
+                       float(r["Communication(Not Overlapped)"]), float(r["Overlapped"]),
+                       float(r["Communication"]), float(r["Free"]), float(r["Stage"]),
+                       float(r["Bubble"]),
+                       float(r["Communication(Not Overlapped and Exclude Receive)"]),
+                       float(r["Preparing"])))
+    comm = json.load(open(os.path.join(text_dir, "communication.json")))
+    for step, kinds in comm.items():
+        for kind, ops in kinds.items():
+            for key, info in ops.items():
+                if key.lower().startswith("total"):
+                    continue
+                op, group = key.split("@")
+                t = info["Communication Time Info"]
+                a.execute("INSERT INTO CommAnalyzerTime VALUES (?,?,?,?,?,?,?,?,?,?)",
+                          (op, group, t["Start Timestamp(us)"], t["Elapse Time(ms)"],
+                           t["Transit Time(ms)"], t["Wait Time(ms)"],
+                           t["Synchronization Time(ms)"], t["Idle Time(ms)"], step, kind))
+                for transport, b in info["Communication Bandwidth Info"].items():
+                    buckets = list(b["Size Distribution"].items()) or [("0", [0, 0])]
+                    for size, (count, duration) in buckets:
+                        a.execute("INSERT INTO CommAnalyzerBandwidth VALUES "
+                                  "(?,?,?,?,?,?,?,?,?,?,?,?)",
+                                  (op, group, transport, b["Transit Size(MB)"],
+                                   b["Transit Time(ms)"], b["Bandwidth(GB/s)"],
+                                   b["Large Packet Ratio"], float(size), count, duration, step,
+                                   kind))
+    matrix = json.load(open(os.path.join(text_dir, "communication_matrix.json")))
+    for step, kinds in matrix.items():
+        for kind, groups in kinds.items():
+            for key, links in groups.items():
+                name, group = key.split("@")
+                for pair, f in links.items():
+                    src, dst = pair.split("-")
+                    a.execute("INSERT INTO CommAnalyzerMatrix VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                              (name, group, src, dst, f["Transport Type"], f["Transit Size(MB)"],
+                               f["Transit Time(ms)"], f["Bandwidth(GB/s)"], step, kind,
+                               f.get("Op Name", "")))
+    a.commit()
+    a.close()
+
+
+# Per section: the key of a row and the fields compared.
+COMPARED = {
+    "kernels": (("operator",), ("count", "total_us", "category")),
+    "ascend_ai_core": (("name",), ("count", "total_us", "measured", "cube_ratio", "vector_ratio",
+                                   "scalar_ratio", "mte1_ratio", "mte2_ratio", "mte3_ratio",
+                                   "fixpipe_ratio", "mean_blocks", "bound")),
+    "ascend_steps": (("step",), ("step_ms", "computing_ms", "comm_not_overlapped_ms",
+                                 "overlapped_ms", "free_ms", "bubble_ms", "preparing_ms")),
+    "ascend_communication": (("rank",), ("operations", "elapse_ms", "transit_ms", "wait_ms",
+                                         "sync_ms", "idle_ms", "transports")),
+    "ascend_collectives": (("operation",), ("elapse_ms", "transit_ms", "wait_ms", "gbps", "mb")),
+    "ascend_links": (("src", "dst"), ("transport", "mb", "transit_ms", "gbps", "median_gbps",
+                                      "slow")),
+}
+
+
+def same(a, b):
+    if isinstance(a, float) or isinstance(b, float):
+        return a is not None and b is not None and abs(a - b) <= 1e-6 * max(1, abs(a))
+    return a == b
+
+
+def check_twin(opscope, data, tmp, failures):
+    text_tree = os.path.join(tmp, "text")
+    shutil.copytree(os.path.join(data, "ascend", "level1_text"), text_tree)
+    db_out = os.path.join(tmp, "db", "rank0_ascend_pt", "ASCEND_PROFILER_OUTPUT")
+    os.makedirs(db_out)
+    shutil.copy(os.path.join(text_tree, "rank0_ascend_pt", "profiler_info_0.json"),
+                os.path.join(tmp, "db", "rank0_ascend_pt"))
+    build_twin(os.path.join(text_tree, "rank0_ascend_pt", "ASCEND_PROFILER_OUTPUT"), db_out)
+    text = analyze(opscope, text_tree, os.path.join(tmp, "text-report"))
+    db = analyze(opscope, os.path.join(tmp, "db"), os.path.join(tmp, "db-report"))
+    for name, (key, fields) in COMPARED.items():
+        t = {tuple(r[k] for k in key): r for r in section(text, name)}
+        d = {tuple(r[k] for k in key): r for r in section(db, name)}
+        if not t:
+            failures.append("twin: the text form has no %s rows" % name)
+        if set(t) != set(d):
+            failures.append("twin: %s rows differ: %s" % (name, sorted(set(t) ^ set(d))[:4]))
+            continue
+        for k in t:
+            for field in fields:
+                if not same(t[k][field], d[k][field]):
+                    failures.append("twin: %s %s %s: text %r, db %r" %
+                                    (name, k, field, t[k][field], d[k][field]))
+    print("twin: %s compared" % ", ".join("%s %d" % (n, len(section(text, n))) for n in COMPARED))
+
+
+def check_errors(opscope, tmp, failures):
+    """Bad databases: a clear error naming the file and a non-zero exit."""
+    cases = []
+    path = os.path.join(tmp, "ascend_pytorch_profiler_1.db")
+    with open(path, "wb") as f:
+        f.write(b"SQLite format 3\0" + b"\xff" * 4000)
+    cases.append((path, 3, "ascend_pytorch_profiler_1.db: SQLite"))
+    path = os.path.join(tmp, "ascend_pytorch_profiler_2.db")
+    db = sqlite3.connect(path)
+    db.execute("CREATE TABLE STRING_IDS (id INTEGER PRIMARY KEY, value TEXT)")
+    db.commit()
+    db.close()
+    cases.append((path, 3, "ascend_pytorch_profiler_2.db: no TASK table"))
+    path = os.path.join(tmp, "ascend_pytorch_profiler_3.db")
+    db = sqlite3.connect(path)
+    db.executescript("""
+        CREATE TABLE STRING_IDS (id INTEGER PRIMARY KEY, value TEXT);
+        CREATE TABLE TASK (startNs INTEGER, endNs INTEGER, globalTaskId INTEGER, streamId INTEGER,
+                           taskId INTEGER, connectionId INTEGER);
+        CREATE TABLE COMPUTE_TASK_INFO (name INTEGER, globalTaskId INTEGER, blockNum INTEGER,
+                                        taskType INTEGER, opType INTEGER);
+        INSERT INTO TASK VALUES (100, 50, 1, 2, 3, 4);
+        INSERT INTO COMPUTE_TASK_INFO VALUES (0, 1, 8, 0, 0);""")
+    db.commit()
+    db.close()
+    cases.append((path, 3, "ascend_pytorch_profiler_3.db: TASK: a row runs from 100 to 50 ns"))
+    gz = os.path.join(tmp, "ascend_pytorch_profiler_4.db.gz")
+    subprocess.run(["sh", "-c", "gzip -c '%s' > '%s'" % (path, gz)], check=True)
+    cases.append((gz, 5, "read from a plain file"))
+    for path, code, message in cases:
+        p = subprocess.run([opscope, "analyze", path, "--out", os.path.join(tmp, "bad")],
+                           capture_output=True, text=True)
+        if p.returncode != code or message not in p.stderr:
+            failures.append("%s: exit %d (expected %d), stderr %r lacks %r" %
+                            (os.path.basename(path), p.returncode, code, p.stderr[-300:], message))
+
+
+def main():
+    opscope, data = sys.argv[1], sys.argv[2]
+    failures = []
+    with tempfile.TemporaryDirectory() as tmp:
+        check_real(opscope, data, tmp, failures)
+        check_twin(opscope, data, tmp, failures)
+        check_errors(opscope, tmp, failures)
+    if failures:
+        print("\n".join(failures[:40]))
+        return 1
+    print("SQLite exports: the real sample matches its SQL, and the twin matches the text form")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
