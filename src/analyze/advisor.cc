@@ -175,8 +175,9 @@ std::vector<Finding> Advise(const Analysis& a, const Thresholds& t) {
     std::string top;
     std::map<std::string, int64_t> families;
     for (const auto& item : a.layout.top) {
-      top += fmt::format("{}{} ({}) {:.3f} ms", top.empty() ? "" : ", ", item.name, item.how,
-                         item.total_ns / 1e6);
+      top += fmt::format("{}{} ({}) {:.3f} ms{}", top.empty() ? "" : "; ", item.name, item.how,
+                         item.total_ns / 1e6,
+                         item.formats.empty() ? std::string() : ": " + item.formats);
       families[item.family] += item.total_ns;
     }
     std::string action;
@@ -232,8 +233,12 @@ std::vector<Finding> Advise(const Analysis& a, const Thresholds& t) {
   // 5. CPU fallback.
   if (a.fallback.ai_cpu_share_pct >= t.ai_cpu_pct) {
     std::string top;
-    for (const auto& [name, ns] : a.fallback.ai_cpu_top)
-      top += fmt::format("{}{} {:.3f} ms", top.empty() ? "" : ", ", name, ns / 1e6);
+    for (size_t i = 0; i < a.fallback.ai_cpu_top.size(); ++i) {
+      const auto& [name, ns] = a.fallback.ai_cpu_top[i];
+      const std::string why = i < a.fallback.ai_cpu_why.size() ? a.fallback.ai_cpu_why[i] : "";
+      top += fmt::format("{}{} {:.3f} ms{}", top.empty() ? "" : "; ", name, ns / 1e6,
+                         why.empty() ? std::string() : " (" + why + ")");
+    }
     out.push_back(
         {"cpu_fallback", Severity::kWarning,
          fmt::format("{} operators run on the AI CPU: {:.1f}% of device time",

@@ -5,6 +5,7 @@
 
 #include "analyze/importer.h"
 #include "analyze/importers/ascend/db_importer.h"
+#include "analyze/importers/ascend/kernel_details_importer.h"
 #include "analyze/pipeline.h"
 #include "analyze/trace_inputs.h"
 #include "core/ceilings.h"
@@ -24,7 +25,20 @@ AnalyzedSet AnalyzeFiles(const AnalyzeOptions& options) {
   for (const TraceInput& input : inputs.traces) {
     const std::string& path = input.path;
     const auto t0 = Clock::now();
-    const TraceModel model = ImportTrace(path);
+    TraceModel model = ImportTrace(path);
+    // A trace_view.json timeline takes the shapes, data types and formats of
+    // the same tasks from kernel_details.csv (the layout and fallback rules
+    // name formats and types).
+    if (!input.ai_core_metrics.empty() && input.ai_core_metrics != path &&
+        !input.ai_core_metrics.ends_with(".db") && model.format == "ascend-trace-view") {
+      try {
+        const auto details = Source::Open(input.ai_core_metrics);
+        EnrichFromKernelDetails(*details, model);
+      } catch (const Error& e) {
+        out.unused.push_back(
+            {input.ai_core_metrics, std::string("could not be read: ") + e.what()});
+      }
+    }
     const auto t1 = Clock::now();
     AnalyzedTrace t;
     t.path = path;

@@ -139,11 +139,16 @@ void AddAnalyses(const std::string& path, const analyze::Analysis& a,
     table.title =
         fmt::format("Layout conversions: {:.1f}% of device time, {:.1f}% of host operator time",
                     layout.device_pct, layout.host_pct);
-    table.columns = {{"trace", "Trace", 0, false}, {"name", "Kernel or operator"},
-                     {"family", "Conversion"},     {"how", "Found as"},
-                     {"count", "Count"},           {"total_us", "Total us", 3}};
+    table.columns = {{"trace", "Trace", 0, false},
+                     {"name", "Kernel or operator"},
+                     {"family", "Conversion"},
+                     {"how", "Found as"},
+                     {"count", "Count"},
+                     {"total_us", "Total us", 3},
+                     {"formats", "Formats (in->out)"}};
     for (const auto& item : layout.top) {
-      table.AddRow({path, item.name, item.family, item.how, item.count, Us(item.total_ns)});
+      table.AddRow(
+          {path, item.name, item.family, item.how, item.count, Us(item.total_ns), item.formats});
     }
     tables.push_back(std::move(table));
   }
@@ -194,11 +199,15 @@ void AddMoreAnalyses(const std::string& path, const analyze::Analysis& a,
     table.columns = {{"trace", "Trace", 0, false},
                      {"kind", "Kind"},
                      {"operator", "Operator"},
-                     {"total_us", "Total us", 3}};
-    for (const auto& [name, ns] : fallback.ai_cpu_top)
-      table.AddRow({path, std::string("AI_CPU task"), name, Us(ns)});
+                     {"total_us", "Total us", 3},
+                     {"why", "Type; data types (in->out)"}};
+    for (size_t i = 0; i < fallback.ai_cpu_top.size(); ++i) {
+      const auto& [name, ns] = fallback.ai_cpu_top[i];
+      table.AddRow({path, std::string("AI_CPU task"), name, Us(ns),
+                    i < fallback.ai_cpu_why.size() ? fallback.ai_cpu_why[i] : std::string()});
+    }
     for (const auto& [name, ns] : fallback.host_only_ops) {
-      table.AddRow({path, std::string("host only"), name, Us(ns)});
+      table.AddRow({path, std::string("host only"), name, Us(ns), std::string()});
     }
     tables.push_back(std::move(table));
   }

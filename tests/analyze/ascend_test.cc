@@ -6,6 +6,7 @@
 #include "analyze/advisor.h"
 #include "analyze/importers/ascend/ai_core.h"
 #include "analyze/importers/ascend/communication.h"
+#include "analyze/importers/ascend/kernel_details_importer.h"
 #include "analyze/source.h"
 #include "opscope/opscope.h"
 
@@ -240,6 +241,46 @@ TEST(AscendCommunication, BadFilesNameWhatIsWrong) {
                R"json({"step": {"collective": {"allreduce-total@1": {"0-1": {
                  "Transit Size(MB)": 1, "Transit Time(ms)": 1}}}}})json",
                "no 'Transport Type'");
+}
+
+TEST(KernelDetails, ShapesTypesAndFormatsAndTheTimelineTheyEnrich) {
+  const std::string csv =
+      "Name,Type,Accelerator Core,Start Time(us),Duration(us),Input Shapes,Input Data Types,"
+      "Input Formats,Output Data Types,Output Formats\n"
+      "trans_TransData_0,TransData,AI_VECTOR_CORE,1.000\t,2,\"\"\"32,3\"\"\",FLOAT,NCHW,FLOAT,"
+      "NC1HWC0\n"
+      "trans_Cast_5,Cast,AI_CPU,5.000\t,2,N/A,INT32,N/A,UINT64,N/A\n";
+  TraceModel direct;
+  auto source = Source::FromBytes("kernel_details.csv", csv);
+  ImportKernelDetails(*source, direct);
+  ASSERT_EQ(direct.size(), 2u);
+  EXPECT_EQ(direct.String(direct.shapes[0]), "32,3");  // one pair of quotes removed
+  EXPECT_EQ(direct.String(direct.dtype[0]), "FLOAT->FLOAT");
+  EXPECT_EQ(direct.String(direct.layout[0]), "NCHW->NC1HWC0");
+  EXPECT_EQ(direct.String(direct.dtype[1]), "INT32->UINT64");
+  EXPECT_EQ(direct.layout[1], 0u);  // both formats N/A
+  // A timeline with the same tasks (name and start) and one more.
+  TraceModel timeline;
+  for (const auto& [name, start] :
+       {std::pair{"trans_TransData_0", int64_t{1000}}, {"trans_Cast_5", 5000}, {"other", 7000}}) {
+    timeline.Append(EventRow{.start_ns = start,
+                             .duration_ns = 2000,
+                             .name = timeline.Intern(name),
+                             .track = timeline.TrackFor("1", "1"),
+                             .cls = EventClass::kKernel});
+  }
+  timeline.Append(EventRow{.start_ns = 1000,  // same name and start, but a host event
+                           .duration_ns = 10,
+                           .name = timeline.Intern("trans_TransData_0"),
+                           .track = timeline.TrackFor("2", "2"),
+                           .cls = EventClass::kHostOp});
+  source = Source::FromBytes("kernel_details.csv", csv);
+  EXPECT_EQ(EnrichFromKernelDetails(*source, timeline), 2u);
+  EXPECT_EQ(timeline.String(timeline.layout[0]), "NCHW->NC1HWC0");
+  EXPECT_EQ(timeline.String(timeline.kind[1]), "AI_CPU");
+  EXPECT_EQ(timeline.String(timeline.dtype[1]), "INT32->UINT64");
+  EXPECT_EQ(timeline.layout[2], 0u);
+  EXPECT_EQ(timeline.layout[3], 0u);  // host events are left alone
 }
 
 }  // namespace

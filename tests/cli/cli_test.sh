@@ -356,6 +356,16 @@ expect_grep '^ascend_ai_core,.*aclnnForeachAddListV2_ForeachAddListV2_ForeachAdd
   "the foreach add is memory-bound (MTE2 0.98)"
 expect_grep 'AI Core, memory-bound (MTE2): 5 operators' "$dir/ai-core-analysis/analysis.html" \
   "the MTE2 finding is in analysis.html"
+# Layout conversions by format, AI CPU fallbacks by type and data types
+# (kernel_details.csv's Input/Output Formats and Data Types; counted by
+# tests/data's own rows: 19 TransData NCHW->NC1HWC0, 9 NCHW->FRACTAL_Z; the
+# advisor sample's Cast tasks run INT32->UINT64 on the AI CPU, 579.6 us for trans_Cast_5).
+expect_grep '^layout_conversions,.*,TransData,TransData,layout kernel,57,.*NCHW->NC1HWC0 x19 .*NCHW->FRACTAL_Z x9' "$dir/out" \
+  "TransData is reported by format conversion"
+expect_status 0 "analyze the advisor sample's AI CPU tasks" "$opscope" analyze "$samples/kernel_details_advisor.csv" \
+  --format csv --out "$dir/ai-cpu-analysis"
+expect_grep '^cpu_fallback,.*,AI_CPU task,trans_Cast_5,579.600,Cast; INT32->UINT64' "$dir/out" \
+  "the AI CPU fallback names its op type and data types"
 # A broken side file is listed with its error; the timeline is still analysed.
 mkdir -p "$dir/job3"
 cp -r "$samples/level0_text/rank0_ascend_pt" "$dir/job3/h_0_20260101000000000_ascend_pt"

@@ -13,6 +13,7 @@ CpuFallback ComputeCpuFallback(const TraceModel& model) {
   CpuFallback out;
   int64_t device_total = 0;
   std::map<std::string, int64_t> ai_cpu;
+  std::map<std::string, std::map<std::string, int64_t>> ai_cpu_types;  // name -> why -> ns
   std::vector<Interval> launches;  // host calls that put work on the device
   bool has_device = false;
   for (size_t e = 0; e < model.size(); ++e) {
@@ -22,7 +23,14 @@ CpuFallback ComputeCpuFallback(const TraceModel& model) {
       if (model.String(model.kind[e]) == "AI_CPU") {
         ++out.ai_cpu_count;
         out.ai_cpu_ns += model.duration_ns[e];
-        ai_cpu[std::string(model.String(model.name[e]))] += model.duration_ns[e];
+        const std::string name(model.String(model.name[e]));
+        ai_cpu[name] += model.duration_ns[e];
+        std::string why(model.String(model.category[e]));
+        if (why == "kernel") why.clear();
+        if (model.dtype[e] != 0) {
+          why += (why.empty() ? "" : "; ") + std::string(model.String(model.dtype[e]));
+        }
+        if (!why.empty()) ai_cpu_types[name][why] += model.duration_ns[e];
       }
     } else if (model.cls[e] == EventClass::kRuntime) {
       launches.push_back({model.start_ns[e], model.start_ns[e] + model.duration_ns[e]});
@@ -33,6 +41,16 @@ CpuFallback ComputeCpuFallback(const TraceModel& model) {
   std::sort(out.ai_cpu_top.begin(), out.ai_cpu_top.end(),
             [](const auto& a, const auto& b) { return a.second > b.second; });
   if (out.ai_cpu_top.size() > 5) out.ai_cpu_top.resize(5);
+  for (const auto& [name, ns] : out.ai_cpu_top) {
+    std::string why;
+    if (const auto it = ai_cpu_types.find(name); it != ai_cpu_types.end()) {
+      std::vector<std::pair<std::string, int64_t>> v(it->second.begin(), it->second.end());
+      std::stable_sort(v.begin(), v.end(),
+                       [](const auto& a, const auto& b) { return a.second > b.second; });
+      for (size_t i = 0; i < v.size() && i < 3; ++i) why += (i == 0 ? "" : ", ") + v[i].first;
+    }
+    out.ai_cpu_why.push_back(std::move(why));
+  }
   if (!has_device || launches.empty()) return out;
   const auto merged = Union(launches);
   std::map<std::string, int64_t> host_only;

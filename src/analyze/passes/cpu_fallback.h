@@ -17,6 +17,9 @@ struct CpuFallback {
   int64_t ai_cpu_count = 0, ai_cpu_ns = 0;  // device tasks run by the AI CPU (Ascend)
   double ai_cpu_share_pct = 0;              // of device time
   std::vector<std::pair<std::string, int64_t>> ai_cpu_top;
+  // For each of ai_cpu_top: its op type and data types (in->out) where the trace
+  // records them ("Cast; INT32->UINT64"): what forced the fallback.
+  std::vector<std::string> ai_cpu_why;
   // Host operators of at least 1 ms that launched no device work (a trace with a device).
   std::vector<std::pair<std::string, int64_t>> host_only_ops;
 };

@@ -1,5 +1,7 @@
 #include "analyze/passes/layout.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <map>
 
@@ -50,6 +52,9 @@ LayoutShare ComputeLayoutShare(const TraceModel& model, const EventLinks& links)
   const bool ascend = model.format.rfind("ascend", 0) == 0;
   int64_t host_total = 0, device_total = 0;
   std::map<std::pair<std::string, std::string>, LayoutItem> items;
+  // Per item, per format conversion ("NCHW->NC1HWC0"): count and time.
+  std::map<std::pair<std::string, std::string>, std::map<std::string, std::pair<int64_t, int64_t>>>
+      formats;
   // The outermost layout / copy operator enclosing an event, -1 none.
   const auto outermost = [&](int32_t e, const std::vector<bool>& test) {
     int32_t found = -1;
@@ -77,6 +82,10 @@ LayoutShare ComputeLayoutShare(const TraceModel& model, const EventLinks& links)
         LayoutItem& item = items[{shown, "layout kernel"}];
         item.name = shown, item.family = FamilyOfKernel(name, op_type), item.how = "layout kernel";
         ++item.count, item.total_ns += model.duration_ns[e];
+        if (model.layout[e] != 0) {
+          auto& f = formats[{shown, "layout kernel"}][std::string(model.String(model.layout[e]))];
+          ++f.first, f.second += model.duration_ns[e];
+        }
         out.device_ns += model.duration_ns[e];
       } else if (layout_parent >= 0) {
         const std::string op(model.String(model.name[static_cast<size_t>(layout_parent)]));
@@ -147,7 +156,21 @@ LayoutShare ComputeLayoutShare(const TraceModel& model, const EventLinks& links)
   out.device_pct = device_total > 0 ? 100.0 * static_cast<double>(out.device_ns) /
                                           static_cast<double>(device_total)
                                     : 0;
-  for (auto& [key, item] : items) out.top.push_back(std::move(item));
+  for (auto& [key, item] : items) {
+    if (const auto it = formats.find(key); it != formats.end()) {
+      std::vector<std::pair<std::string, std::pair<int64_t, int64_t>>> v(it->second.begin(),
+                                                                         it->second.end());
+      std::stable_sort(v.begin(), v.end(), [](const auto& a, const auto& b) {
+        return a.second.second > b.second.second;
+      });
+      for (size_t i = 0; i < v.size() && i < 4; ++i) {
+        item.formats += fmt::format("{}{} x{} ({:.3f} ms)", i == 0 ? "" : ", ", v[i].first,
+                                    v[i].second.first, v[i].second.second / 1e6);
+      }
+      if (v.size() > 4) item.formats += fmt::format(", {} more", v.size() - 4);
+    }
+    out.top.push_back(std::move(item));
+  }
   std::sort(out.top.begin(), out.top.end(),
             [](const auto& a, const auto& b) { return a.total_ns > b.total_ns; });
   if (out.top.size() > 10) out.top.resize(10);

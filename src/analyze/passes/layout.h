@@ -23,6 +23,9 @@ struct LayoutItem {
   std::string family;  // "NCHW<->NHWC", "TransData", "oneDNN reorder", "contiguous", "format cast"
   std::string how;     // "layout kernel", "launched by <op>", "host operator"
   int64_t count = 0, total_ns = 0;
+  // The conversions by format where the trace records them (Ascend's Input ->
+  // Output Formats), most time first: "NCHW->NC1HWC0 x19 (0.512 ms), ...".
+  std::string formats;
 };
 
 struct CopyUse {

@@ -156,10 +156,13 @@ def build_twin(text_dir, db_dir):
         db.execute("INSERT INTO TASK (startNs, endNs, deviceId, globalTaskId, streamId, taskId, "
                    "taskType) VALUES (?, ?, 0, ?, ?, ?, ?)",
                    (start, end, gid, int(r["Stream ID"]), int(r["Task ID"]), sid("AI_CORE")))
-        db.execute("INSERT INTO COMPUTE_TASK_INFO (name, globalTaskId, blockNum, taskType, opType) "
-                   "VALUES (?, ?, ?, ?, ?)",
+        db.execute("INSERT INTO COMPUTE_TASK_INFO (name, globalTaskId, blockNum, taskType, opType, "
+                   "inputShapes, inputDataTypes, outputDataTypes, inputFormats, outputFormats) "
+                   "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                    (sid(r["Name"]), gid, int(r["Block Dim"]), sid(r["Accelerator Core"]),
-                    sid(r["Type"])))
+                    sid(r["Type"]), sid(r["Input Shapes"]), sid(r["Input Data Types"]),
+                    sid(r["Output Data Types"]), sid(r["Input Formats"]),
+                    sid(r["Output Formats"])))
         for column, value in r.items():
             name = metric_name(column)
             if name and value.strip() not in ("", "N/A"):
@@ -245,6 +248,7 @@ COMPARED = {
     "ascend_collectives": (("operation",), ("elapse_ms", "transit_ms", "wait_ms", "gbps", "mb")),
     "ascend_links": (("src", "dst"), ("transport", "mb", "transit_ms", "gbps", "median_gbps",
                                       "slow")),
+    "layout_conversions": (("name",), ("count", "total_us", "formats")),
 }
 
 

@@ -9,6 +9,7 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "analyze/importers/ascend/kernel_details_importer.h"
 #include "analyze/names.h"
 #include "core/text.h"
 #include "opscope/opscope.h"
@@ -142,10 +143,16 @@ std::string BlocksColumn(const std::vector<std::string>& columns) {
 // (globalTaskId, start, end, stream, task id, connection, name, opType, taskType, blocks).
 std::string ComputeTasksSql(const Db& db) {
   const std::vector<std::string> columns = db.Columns("COMPUTE_TASK_INFO");
-  return "SELECT t.globalTaskId, t.startNs, t.endNs, t.streamId, t.taskId, t.connectionId, "
-         "c.name, c.opType, c.taskType, " +
-         BlocksColumn(columns) +
-         " FROM COMPUTE_TASK_INFO c JOIN TASK t ON t.globalTaskId = c.globalTaskId";
+  std::string sql =
+      "SELECT t.globalTaskId, t.startNs, t.endNs, t.streamId, t.taskId, t.connectionId, "
+      "c.name, c.opType, c.taskType, " +
+      BlocksColumn(columns);
+  // 10..14: shapes, data types and formats (string ids), NULL where absent.
+  for (const char* column :
+       {"inputShapes", "inputDataTypes", "outputDataTypes", "inputFormats", "outputFormats"}) {
+    sql += Has(columns, column) ? std::string(", c.") + column : std::string(", NULL");
+  }
+  return sql + " FROM COMPUTE_TASK_INFO c JOIN TASK t ON t.globalTaskId = c.globalTaskId";
 }
 
 }  // namespace
@@ -189,6 +196,9 @@ void ImportAscendDb(Source& source, TraceModel& model) {
       CheckSpan(db, "TASK", start, end);
       const std::string_view name = str(s, 6), type = str(s, 7), core = str(s, 8);
       const std::string stream = std::to_string(sqlite3_column_int64(s, 3));
+      const std::string shapes = AscendShapes(str(s, 10));
+      const std::string dtype = AscendInOut(str(s, 11), str(s, 12));
+      const std::string layout = AscendInOut(str(s, 13), str(s, 14));
       model.Append(EventRow{
           .start_ns = start,
           .duration_ns = end - start,
@@ -198,6 +208,9 @@ void ImportAscendDb(Source& source, TraceModel& model) {
           .cls = AscendTaskClass(name, type),
           .correlation = IsNull(s, 5) ? -1 : sqlite3_column_int64(s, 5),
           .kind = model.Intern(core == "N/A" ? "" : core),
+          .shapes = shapes.empty() ? 0 : model.Intern(shapes),
+          .dtype = dtype.empty() ? 0 : model.Intern(dtype),
+          .layout = layout.empty() ? 0 : model.Intern(layout),
       });
     });
   }

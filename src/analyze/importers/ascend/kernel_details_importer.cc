@@ -1,5 +1,7 @@
 #include "analyze/importers/ascend/kernel_details_importer.h"
 
+#include <algorithm>
+#include <unordered_map>
 #include <vector>
 
 #include "analyze/importers/csv_reader.h"
@@ -18,6 +20,58 @@ bool SniffKernelDetailsHead(std::string_view header) {
 }
 
 }  // namespace
+
+std::string AscendShapes(std::string_view text) {
+  // The CSV writers keep one pair of quotes around shapes (ascend.md 2.1).
+  if (text.size() >= 2 && text.front() == '"' && text.back() == '"') {
+    text = text.substr(1, text.size() - 2);
+  }
+  return text == "N/A" ? std::string() : std::string(text);
+}
+
+std::string AscendInOut(std::string_view in, std::string_view out) {
+  const auto known = [](std::string_view s) { return !s.empty() && s != "N/A"; };
+  if (!known(in) && !known(out)) return {};
+  return std::string(known(in) ? in : "?") + "->" + std::string(known(out) ? out : "?");
+}
+
+size_t EnrichFromKernelDetails(Source& kernel_details, TraceModel& model) {
+  TraceModel rows;
+  ImportKernelDetails(kernel_details, rows);
+  // name -> (start, row), sorted by start
+  std::unordered_map<std::string, std::vector<std::pair<int64_t, size_t>>> by_name;
+  for (size_t r = 0; r < rows.size(); ++r) {
+    by_name[std::string(rows.String(rows.name[r]))].push_back({rows.start_ns[r], r});
+  }
+  for (auto& [name, v] : by_name) std::sort(v.begin(), v.end());
+  std::vector<uint32_t> mapped(rows.string_count(), UINT32_MAX);
+  const auto copy = [&](uint32_t id) {
+    if (id == 0) return uint32_t{0};
+    if (mapped[id] == UINT32_MAX) mapped[id] = model.Intern(rows.String(id));
+    return mapped[id];
+  };
+  std::unordered_map<uint32_t, const std::vector<std::pair<int64_t, size_t>>*> of_name;
+  size_t matched = 0;
+  for (size_t e = 0; e < model.size(); ++e) {
+    if (!IsDevice(model.cls[e])) continue;
+    auto [it, inserted] = of_name.try_emplace(model.name[e], nullptr);
+    if (inserted) {
+      const auto found = by_name.find(std::string(model.String(model.name[e])));
+      it->second = found == by_name.end() ? nullptr : &found->second;
+    }
+    if (it->second == nullptr) continue;
+    const auto& v = *it->second;
+    const auto at = std::lower_bound(v.begin(), v.end(), std::pair{model.start_ns[e], size_t{0}});
+    if (at == v.end() || at->first != model.start_ns[e]) continue;
+    const size_t r = at->second;
+    if (model.shapes[e] == 0) model.shapes[e] = copy(rows.shapes[r]);
+    if (model.dtype[e] == 0) model.dtype[e] = copy(rows.dtype[r]);
+    if (model.layout[e] == 0) model.layout[e] = copy(rows.layout[r]);
+    if (model.kind[e] == 0) model.kind[e] = copy(rows.kind[r]);
+    ++matched;
+  }
+  return matched;
+}
 
 Importer KernelDetailsImporter() {
   return Importer{
@@ -58,7 +112,12 @@ void ImportKernelDetails(Source& source, TraceModel& model) {
                start_col = find("Start Time(us)", "Task Start Time(us)"),
                dur_col = find("Duration(us)", "Task Duration(us)"),
                type_col = find("Type", "OP Type"), core_col = find("Accelerator Core", "Task Type"),
-               stream_col = find("Stream ID", "Stream ID");
+               stream_col = find("Stream ID", "Stream ID"),
+               in_shapes_col = find("Input Shapes", "Input Shapes"),
+               in_types_col = find("Input Data Types", "Input Data Types"),
+               out_types_col = find("Output Data Types", "Output Data Types"),
+               in_formats_col = find("Input Formats", "Input Formats"),
+               out_formats_col = find("Output Formats", "Output Formats");
   for (const auto& [col, what] : {std::pair{name_col, "'Name' (or op_summary's 'Op Name')"},
                                   {start_col, "'Start Time(us)' (or 'Task Start Time(us)')"},
                                   {dur_col, "'Duration(us)' (or 'Task Duration(us)')"}}) {
@@ -84,6 +143,9 @@ void ImportKernelDetails(Source& source, TraceModel& model) {
     const std::string_view stream = text(stream_col);
     const std::string_view name = TrimField(fields[name_col]);
     const std::string_view type = text(type_col) == "N/A" ? "" : text(type_col);
+    const std::string shapes = AscendShapes(text(in_shapes_col));
+    const std::string dtype = AscendInOut(text(in_types_col), text(out_types_col));
+    const std::string layout = AscendInOut(text(in_formats_col), text(out_formats_col));
     model.Append(EventRow{
         .start_ns = start,
         .duration_ns = duration,
@@ -93,6 +155,9 @@ void ImportKernelDetails(Source& source, TraceModel& model) {
             model.TrackFor("Ascend Hardware", stream.empty() || stream == "N/A" ? "0" : stream),
         .cls = AscendTaskClass(name, type),
         .kind = model.Intern(text(core_col) == "N/A" ? "" : text(core_col)),
+        .shapes = shapes.empty() ? 0 : model.Intern(shapes),
+        .dtype = dtype.empty() ? 0 : model.Intern(dtype),
+        .layout = layout.empty() ? 0 : model.Intern(layout),
     });
   }
   for (auto& track : model.tracks) track.process = "Ascend Hardware";

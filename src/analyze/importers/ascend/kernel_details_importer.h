@@ -1,9 +1,13 @@
 // Importer for torch_npu's kernel_details.csv: one device task per row (name,
-// type, accelerator core, start and duration in microseconds, stream). The CSV
+// type, accelerator core, start and duration in microseconds, stream; shapes,
+// data types "in->out" and formats "in->out" where the level writes them). The CSV
 // follows RFC 4180; start times are quoted with a trailing tab; absent values
 // are "N/A".
 #ifndef OPSCOPE_ANALYZE_IMPORTERS_ASCEND_KERNEL_DETAILS_IMPORTER_H_
 #define OPSCOPE_ANALYZE_IMPORTERS_ASCEND_KERNEL_DETAILS_IMPORTER_H_
+
+#include <string>
+#include <string_view>
 
 #include "analyze/importer.h"
 #include "analyze/source.h"
@@ -18,6 +22,18 @@ Importer KernelDetailsImporter();
 bool SniffKernelDetails(Source& source);
 // Throws Error(kInvalidInput) naming the line and column of a bad value.
 void ImportKernelDetails(Source& source, TraceModel& model);
+
+// Input Shapes without the pair of quotes the CSV writers keep; "" for N/A.
+std::string AscendShapes(std::string_view text);
+// "in->out" of a pair of columns (data types, formats); "?" for a side that is
+// N/A; "" when both are.
+std::string AscendInOut(std::string_view in, std::string_view out);
+
+// Copies the shapes, data types, formats and core type of kernel_details.csv's
+// rows onto the device events of a timeline read from trace_view.json that have
+// the same name and start time (torch_npu writes both files from the same
+// tasks), where the timeline lacks them. Returns how many events matched.
+size_t EnrichFromKernelDetails(Source& kernel_details, TraceModel& model);
 
 }  // namespace opscope::analyze
 
