@@ -75,6 +75,12 @@ AnalyzedSet AnalyzeFiles(const AnalyzeOptions& options) {
       if (!input.l2_cache.empty()) l2 = Source::Open(input.l2_cache);
       t.ascend_pipeline = ReadAiCorePipeline(*source, l2.get());
     });
+    side_file(input.operator_memory.empty() ? input.memory_record : input.operator_memory, [&] {
+      std::unique_ptr<Source> ops, record;
+      if (!input.operator_memory.empty()) ops = Source::Open(input.operator_memory);
+      if (!input.memory_record.empty()) record = Source::Open(input.memory_record);
+      t.ascend_memory = ReadAscendMemory(ops.get(), record.get());
+    });
     // The database form of step_trace_time.csv and the communication files.
     side_file(input.analysis_db, [&] {
       AscendAnalysisDb db = ReadAnalysisDb(input.analysis_db);

@@ -15,6 +15,7 @@
 #include "analyze/analysis.h"
 #include "analyze/importers/ascend/ai_core.h"
 #include "analyze/importers/ascend/communication.h"
+#include "analyze/importers/ascend/memory.h"
 #include "analyze/importers/ascend/step_trace_time.h"
 #include "analyze/multirank.h"
 #include "analyze/trace_inputs.h"
@@ -37,6 +38,8 @@ struct AnalyzedTrace {
   // Its communication.json and communication_matrix.json, when it has them.
   std::vector<AscendCollective> ascend_collectives;
   std::vector<AscendLink> ascend_links;
+  // Its operator_memory.csv / memory_record.csv, when it has them.
+  std::optional<AscendMemory> ascend_memory;
   std::string format;
   size_t events = 0, tracks = 0;
   Analysis analysis;

@@ -32,8 +32,10 @@ const std::map<std::string, std::string, std::less<>>& OutputFileReasons() {
        "opscope reads"},
       {"communication_matrix.json",
        "bandwidth per link: read beside a timeline, and this rank has none opscope reads"},
-      {"operator_memory.csv", "memory per operator: not read yet"},
-      {"memory_record.csv", "memory over time: not read yet"},
+      {"operator_memory.csv",
+       "memory per operator: read beside a timeline, and this rank has none opscope reads"},
+      {"memory_record.csv",
+       "memory over time: read beside a timeline, and this rank has none opscope reads"},
       {"npu_module_mem.csv", "memory per NPU module: not read yet"},
       {"api_statistic.csv", "CANN API call totals: not read yet"},
       {"operator_details.csv", "framework operators with shapes: not read yet"},
@@ -181,6 +183,12 @@ void ReadOutputFolder(const fs::path& output, RankTree& tree) {
     if (has("step_trace_time.csv")) {
       tree.trace->step_trace_time = (output / "step_trace_time.csv").string();
     }
+    if (has("operator_memory.csv")) {
+      tree.trace->operator_memory = (output / "operator_memory.csv").string();
+    }
+    if (has("memory_record.csv")) {
+      tree.trace->memory_record = (output / "memory_record.csv").string();
+    }
     if (has("communication.json")) {
       tree.trace->communication = (output / "communication.json").string();
     }
@@ -206,7 +214,8 @@ void ReadOutputFolder(const fs::path& output, RankTree& tree) {
     if (name == primary || name == "analyse.done") continue;
     if (tree.trace && name == analysis_db && !tree.trace->analysis_db.empty()) continue;
     if (tree.trace && (name == "step_trace_time.csv" || name == "kernel_details.csv" ||
-                       name == "communication.json" || name == "communication_matrix.json")) {
+                       name == "communication.json" || name == "communication_matrix.json" ||
+                       name == "operator_memory.csv" || name == "memory_record.csv")) {
       continue;
     }
     if (tree.trace && name == "l2_cache.csv" && !tree.trace->l2_cache.empty()) continue;

@@ -43,6 +43,9 @@ struct TraceInput {
   // analysis.db / communication_analyzer.db: steps and communication, read when
   // the text files for them are absent (an export_type=db run).
   std::string analysis_db;
+  // operator_memory.csv and memory_record.csv (profile_memory=True).
+  std::string operator_memory;
+  std::string memory_record;
 };
 
 struct UnusedFile {

@@ -549,6 +549,68 @@ void AddAscendPipeline(const analyze::AnalyzedTrace& t, const AnalysisTableOptio
   tables.push_back(std::move(table));
 }
 
+// operator_memory.csv / memory_record.csv: the peak and what held it.
+void AddAscendMemory(const analyze::AnalyzedTrace& t, const AnalysisTableOptions& options,
+                     std::vector<ResultTable>& tables) {
+  if (!t.ascend_memory) return;
+  const analyze::AscendMemory& m = *t.ascend_memory;
+  constexpr double kMiB = 1024.0 * 1024.0;
+  if (m.peak_ns >= 0) {
+    ResultTable table;
+    table.section = "ascend_memory_peak";
+    table.title = fmt::format(
+        "NPU memory of rank {} (operator_memory.csv): peak {:.1f} MiB allocated ({} reserved) "
+        "when {} allocated; at the peak the window's blocks hold {:.1f} MiB, by operator",
+        t.rank, m.peak_allocated_bytes / kMiB,
+        m.peak_reserved_bytes >= 0 ? fmt::format("{:.1f} MiB", m.peak_reserved_bytes / kMiB)
+                                   : std::string("n/a"),
+        m.peak_operator, m.live_at_peak_bytes / kMiB);
+    table.columns = {{"rank", "Rank", 0, false},
+                     {"operator", "Operator"},
+                     {"blocks", "Blocks"},
+                     {"mib", "MiB", 2},
+                     {"pct_of_peak", "% of peak", 1}};
+    const size_t shown = options.top == 0 ? m.live_at_peak.size()
+                                          : std::min<size_t>(m.live_at_peak.size(), options.top);
+    for (size_t i = 0; i < shown; ++i) {
+      const auto& h = m.live_at_peak[i];
+      table.AddRow({int64_t{t.rank}, h.name, h.blocks, h.bytes / kMiB,
+                    m.peak_allocated_bytes > 0
+                        ? Value{100.0 * static_cast<double>(h.bytes) / m.peak_allocated_bytes}
+                        : Value{}});
+    }
+    if (shown < m.live_at_peak.size()) {
+      table.notes.push_back(
+          fmt::format("{} more (--top 0 lists all)", m.live_at_peak.size() - shown));
+    }
+    table.notes.push_back(fmt::format(
+        "The peak is the highest 'Allocation Total Allocated' of the window's {} allocations "
+        "({:.1f} MiB in all; {} rows freed blocks allocated before the window). Blocks live at "
+        "the peak: allocated at or before it and not released by then; memory allocated before "
+        "the window is in the peak but not in this list. KB = 1024 bytes, MB = 1024 KB.",
+        m.blocks, m.allocated_bytes / kMiB, m.before_window));
+    tables.push_back(std::move(table));
+  }
+  if (!m.components.empty()) {
+    ResultTable table;
+    table.section = "ascend_memory_components";
+    table.title = fmt::format("NPU memory of rank {} by component (memory_record.csv)", t.rank);
+    table.columns = {{"rank", "Rank", 0, false},
+                     {"component", "Component"},
+                     {"peak_allocated_mib", "Peak allocated MiB", 2},
+                     {"peak_reserved_mib", "Peak reserved MiB", 2}};
+    for (const auto& c : m.components) {
+      table.AddRow({int64_t{t.rank}, c.component,
+                    c.peak_allocated_bytes >= 0 ? Value{c.peak_allocated_bytes / kMiB} : Value{},
+                    c.peak_reserved_bytes >= 0 ? Value{c.peak_reserved_bytes / kMiB} : Value{}});
+    }
+    table.notes.push_back(
+        "PTA: torch_npu's caching allocator; GE: the graph engine; APP: the whole process as the "
+        "driver sees it (reserved only).");
+    tables.push_back(std::move(table));
+  }
+}
+
 // GB/s of a transfer (bytes per ns), or none.
 Value Gbps(int64_t bytes, int64_t ns) {
   return ns > 0 ? Value{static_cast<double>(bytes) / static_cast<double>(ns)} : Value{};
@@ -717,6 +779,7 @@ std::vector<ResultTable> AnalysisTables(const analyze::AnalyzedSet& set,
     AddAnalyses(t.path, t.analysis, tables);
     AddMoreAnalyses(t.path, t.analysis, tables);
     AddAscendPipeline(t, options, tables);
+    AddAscendMemory(t, options, tables);
   }
   if (set.ranks) AddRanks(*set.ranks, tables);
   AddAscendSteps(set, tables);

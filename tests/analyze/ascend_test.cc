@@ -7,6 +7,7 @@
 #include "analyze/importers/ascend/ai_core.h"
 #include "analyze/importers/ascend/communication.h"
 #include "analyze/importers/ascend/kernel_details_importer.h"
+#include "analyze/importers/ascend/memory.h"
 #include "analyze/source.h"
 #include "opscope/opscope.h"
 
@@ -281,6 +282,39 @@ TEST(KernelDetails, ShapesTypesAndFormatsAndTheTimelineTheyEnrich) {
   EXPECT_EQ(timeline.String(timeline.dtype[1]), "INT32->UINT64");
   EXPECT_EQ(timeline.layout[2], 0u);
   EXPECT_EQ(timeline.layout[3], 0u);  // host events are left alone
+}
+
+TEST(AscendMemory, PeakLiveBlocksAndBadValues) {
+  const std::string header =
+      "Name,Size(KB),Allocation Time(us),Release Time(us),Allocation Total Allocated(MB),"
+      "Allocation Total Reserved(MB)\n";
+  auto ops = Source::FromBytes("operator_memory.csv",
+                               header +
+                                   "a,1024,1.0\t,5.0\t,1,2\n"    // 1 MiB, freed at 5 us
+                                   "b,2048,2.0\t,,3,4\n"         // 2 MiB, never freed: peak
+                                   "c,-512,3.0\t,4.0\t,2.5,4\n"  // allocated before the window
+                                   "a,512,6.0\t,,2.5,4\n");      // after the peak
+  const AscendMemory m = ReadAscendMemory(ops.get(), nullptr);
+  EXPECT_EQ(m.blocks, 3);
+  EXPECT_EQ(m.before_window, 1);
+  EXPECT_EQ(m.peak_allocated_bytes, 3 << 20);
+  EXPECT_EQ(m.peak_reserved_bytes, 4 << 20);
+  EXPECT_EQ(m.peak_operator, "b");
+  EXPECT_EQ(m.peak_ns, 2000);
+  ASSERT_EQ(m.live_at_peak.size(), 2u);
+  EXPECT_EQ(m.live_at_peak[0].name, "b");
+  EXPECT_EQ(m.live_at_peak_bytes, 3 << 20);  // a (1 MiB, live until 5 us) and b
+  ASSERT_EQ(m.by_operator.size(), 2u);
+  EXPECT_EQ(m.by_operator[0].bytes, 2 << 20);  // b, then a's 1.5 MiB
+  auto bad = Source::FromBytes("operator_memory.csv", header + "a,big,1.0,,1,2\n");
+  try {
+    ReadAscendMemory(bad.get(), nullptr);
+    ADD_FAILURE() << "a bad size was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("operator_memory.csv: line 2: 'Size(KB)' is not a size"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 }  // namespace

@@ -1,0 +1,69 @@
+#!/usr/bin/env python3
+"""The NPU memory tables of `opscope analyze` for the level-1 torch_npu sample,
+against an independent computation over its operator_memory.csv and
+memory_record.csv with Python's csv module. The rules, from ascend.md 3.7:
+sizes in KB of 1024 bytes, totals in MB of 1024 KB; the peak is the highest
+"Allocation Total Allocated"; a block is live at the peak when it was
+allocated at or before it and not released by then (an empty release: never).
+
+    memory_test.py OPSCOPE DATA_DIR
+"""
+import collections
+import csv
+import decimal
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+
+def ns(text):
+    return int((decimal.Decimal(text.strip()) * 1000).to_integral_value(decimal.ROUND_HALF_UP))
+
+
+def main():
+    opscope, data = sys.argv[1], sys.argv[2]
+    tree = os.path.join(data, "ascend", "level1_text")
+    out_dir = os.path.join(tree, "rank0_ascend_pt", "ASCEND_PROFILER_OUTPUT")
+    with open(os.path.join(out_dir, "operator_memory.csv"), newline="") as f:
+        rows = [r for r in csv.DictReader(f) if float(r["Size(KB)"]) >= 0]
+    peak = max(rows, key=lambda r: float(r["Allocation Total Allocated(MB)"]))
+    peak_ns = ns(peak["Allocation Time(us)"])
+    live = collections.defaultdict(float)
+    for r in rows:
+        alloc = ns(r["Allocation Time(us)"])
+        release = r["Release Time(us)"].strip()
+        if alloc <= peak_ns and (not release or ns(release) > peak_ns):
+            live[r["Name"]] += float(r["Size(KB)"]) * 1024
+    with open(os.path.join(out_dir, "memory_record.csv"), newline="") as f:
+        reserved = collections.defaultdict(float)
+        for r in csv.DictReader(f):
+            if r["Total Reserved(MB)"].strip():
+                reserved[r["Component"]] = max(reserved[r["Component"]],
+                                               float(r["Total Reserved(MB)"]))
+    with tempfile.TemporaryDirectory() as tmp:
+        subprocess.run([opscope, "analyze", tree, "--top", "0", "--format", "json", "--out", tmp],
+                       check=True, stdout=subprocess.DEVNULL)
+        results = json.load(open(os.path.join(tmp, "analysis.json")))["results"]
+    failures = []
+    got = {r["operator"]: r for r in results if r.get("section") == "ascend_memory_peak"}
+    if set(got) != set(live):
+        failures.append("live operators %s, expected %s" % (sorted(got), sorted(live)))
+    for name, bytes_ in live.items():
+        if name in got and abs(got[name]["mib"] - bytes_ / 2**20) > 1e-3:
+            failures.append("%s: %s MiB live, expected %s" % (name, got[name]["mib"], bytes_ / 2**20))
+    comps = {r["component"]: r for r in results if r.get("section") == "ascend_memory_components"}
+    for name, mb in reserved.items():
+        if name not in comps or abs(comps[name]["peak_reserved_mib"] - mb) > 1e-3:
+            failures.append("%s: peak reserved %s, expected %s MiB" % (name, comps.get(name), mb))
+    if failures:
+        print("\n".join(failures))
+        return 1
+    print("memory: peak at %s (%s), %d operators live, %d components match" %
+          (peak["Allocation Time(us)"].strip(), peak["Name"], len(live), len(reserved)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
