@@ -8,6 +8,7 @@
 #include "analyze/importers/ascend/communication.h"
 #include "analyze/importers/ascend/kernel_details_importer.h"
 #include "analyze/importers/ascend/memory.h"
+#include "analyze/passes/ascend_cost.h"
 #include "analyze/source.h"
 #include "opscope/opscope.h"
 
@@ -255,7 +256,7 @@ TEST(KernelDetails, ShapesTypesAndFormatsAndTheTimelineTheyEnrich) {
   auto source = Source::FromBytes("kernel_details.csv", csv);
   ImportKernelDetails(*source, direct);
   ASSERT_EQ(direct.size(), 2u);
-  EXPECT_EQ(direct.String(direct.shapes[0]), "32,3");  // one pair of quotes removed
+  EXPECT_EQ(direct.String(direct.shapes[0]), "32,3->?");  // quotes removed; no output shapes
   EXPECT_EQ(direct.String(direct.dtype[0]), "FLOAT->FLOAT");
   EXPECT_EQ(direct.String(direct.layout[0]), "NCHW->NC1HWC0");
   EXPECT_EQ(direct.String(direct.dtype[1]), "INT32->UINT64");
@@ -315,6 +316,50 @@ TEST(AscendMemory, PeakLiveBlocksAndBadValues) {
               std::string::npos)
         << e.what();
   }
+}
+
+TEST(AscendCost, MatmulsConvolutionsAndElementwiseFromShapes) {
+  // The level-1 sample's MatMulV2 (weights transposed, a bias) and MatMulV3
+  // (the first input transposed): 2 * M * N * K.
+  AscendCost c =
+      AscendTaskCost("MatMulV2", "32,9216;4096,9216;4096->32,4096", "FLOAT;FLOAT;FLOAT->FLOAT",
+                     "FORMAT_ND;FORMAT_ND;FORMAT_ND->FORMAT_ND");
+  EXPECT_EQ(c.flops, int64_t{2} * 32 * 4096 * 9216);
+  EXPECT_EQ(c.bytes, (int64_t{32} * 9216 + 4096 * 9216 + 4096 + 32 * 4096) * 4);
+  EXPECT_EQ(c.dtype, "fp32");
+  c = AscendTaskCost("MatMulV3", "32,4096;32,9216->4096,9216", "FLOAT;FLOAT->FLOAT",
+                     "FORMAT_ND;FORMAT_ND->FORMAT_ND");
+  EXPECT_EQ(c.flops, int64_t{2} * 4096 * 9216 * 32);
+  c = AscendTaskCost("BatchMatMulV2", "8,128,64;8,64,256->8,128,256", "DT_BF16;DT_BF16->DT_BF16",
+                     "ND;ND->ND");
+  EXPECT_EQ(c.flops, int64_t{2} * 8 * 128 * 256 * 64);
+  EXPECT_EQ(c.dtype, "bf16");
+  // Shapes that describe no product (the mstt sample's 81920,4096 x 8192,512
+  // -> 4096,512), fractal formats and dynamic dimensions are not guessed.
+  EXPECT_LT(AscendTaskCost("MatMulV2", "81920,4096;8192,512->4096,512", "DT_BF16;DT_BF16->DT_BF16",
+                           "ND;ND->ND")
+                .flops,
+            0);
+  EXPECT_LT(AscendTaskCost("MatMul", "4,2,16,16;2,4,16,16->4,4,16,16", "FLOAT16;FLOAT16->FLOAT16",
+                           "FRACTAL_NZ;FRACTAL_NZ->FRACTAL_NZ")
+                .flops,
+            0);
+  EXPECT_LT(
+      AscendTaskCost("MatMulV2", "-1,64;64,32->-1,32", "FLOAT;FLOAT->FLOAT", "ND;ND->ND").flops, 0);
+  // Conv2D in NCHW: 2 * outputs * Cin * kh * kw; in 5HD (channels padded) not counted.
+  c = AscendTaskCost("Conv2D", "32,3,224,224;64,3,11,11;64->32,64,55,55",
+                     "FLOAT;FLOAT;FLOAT->FLOAT", "NCHW;NCHW;ND->NCHW");
+  EXPECT_EQ(c.flops, int64_t{2} * 32 * 64 * 55 * 55 * 3 * 11 * 11);
+  EXPECT_LT(AscendTaskCost("Conv2D", "32,1,224,224,8;121,4,16,8;64->32,8,55,55,8",
+                           "FLOAT;FLOAT;FLOAT->FLOAT", "NC1HWC0;FRACTAL_Z;NCHW->NC1HWC0")
+                .flops,
+            0);
+  // Elementwise: a FLOP per output element; a scalar second input.
+  c = AscendTaskCost("Muls", "32,4096->32,4096", "FLOAT->FLOAT", "FORMAT_ND->FORMAT_ND");
+  EXPECT_EQ(c.flops, 32 * 4096);
+  EXPECT_EQ(c.bytes, 2 * 32 * 4096 * 4);
+  EXPECT_LT(AscendTaskCost("TransData", "32,3->32,1,3,3,16", "FLOAT->FLOAT", "NCHW->NC1HWC0").flops,
+            0);
 }
 
 }  // namespace

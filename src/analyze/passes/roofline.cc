@@ -10,6 +10,8 @@
 
 #include "analyze/analysis.h"
 #include "analyze/flat_map.h"
+#include "analyze/names.h"
+#include "analyze/passes/ascend_cost.h"
 
 namespace opscope::analyze {
 namespace {
@@ -424,9 +426,17 @@ std::vector<OpRoofline> ComputeRoofline(const TraceModel& model, const RooflineC
       if (cost.ok) flops = cost.flops, bytes = cost.bytes;
       dtype = cost.dtype;
     }
+    // Ascend tasks: FLOPs from kernel_details' shapes, types and formats.
+    if (flops < 0 && model.shapes[e] != 0 && model.kind[e] != 0 && IsDevice(model.cls[e])) {
+      const AscendCost c =
+          AscendTaskCost(AscendOpType(model.String(model.name[e]), model.String(model.category[e])),
+                         model.String(model.shapes[e]), model.String(model.dtype[e]),
+                         model.String(model.layout[e]));
+      if (c.flops >= 0) flops = c.flops, bytes = c.bytes, dtype = CanonicalDtype(c.dtype);
+    }
     // A dtype the trace states (opscope's "dtype" argument) wins over one
     // inferred from input types.
-    if (model.dtype[e] != 0) {
+    if (model.dtype[e] != 0 && dtype.empty()) {
       const std::string_view stated = CanonicalDtype(model.String(model.dtype[e]));
       if (!stated.empty()) dtype = stated;
     }
@@ -480,8 +490,11 @@ std::vector<OpRoofline> ComputeRoofline(const TraceModel& model, const RooflineC
           r.note = fmt::format(
               "inconsistent: {:.0f}% of its roofline is impossible; check the ceilings (device {}, "
               "dtype {}), the FLOP count from the shapes, and that the time covers all its "
-              "kernels",
-              r.pct_of_attainable, ceilings->device, dtype);
+              "kernels{}",
+              r.pct_of_attainable, ceilings->device, dtype,
+              r.bound == "memory" ? "; a memory-bound point above its ceiling may read data a "
+                                    "cache held (the ceiling is the device memory's)"
+                                  : "");
         }
       }
     }

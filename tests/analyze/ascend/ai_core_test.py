@@ -148,6 +148,26 @@ def main():
             if (mine is None) != (a is None) or (mine is not None and abs(mine - a) > 1e-9):
                 failures.append("%s: %s %s, expected %s" % (name, key, a, mine))
         bounds[w["bound"]] += 1
+    # Roofline points of the matrix multiplies, from their shapes: 2*M*N*K with
+    # M, N the output's dimensions and K the one the inputs share (ND formats).
+    flops = collections.defaultdict(int)
+    with open(os.path.join(output_dir, "kernel_details.csv"), newline="") as f:
+        for r in csv.DictReader(f):
+            if r["Type"] not in ("MatMulV2", "MatMulV3") or "FORMAT_ND" not in r["Input Formats"]:
+                continue
+            a_shape, b_shape = [[int(d) for d in t.split(",")]
+                                for t in r["Input Shapes"].strip('"').split(";")[:2]]
+            m, n = [int(d) for d in r["Output Shapes"].strip('"').split(",")]
+            k = a_shape[1] if a_shape[0] == m else a_shape[0]
+            assert sorted(b_shape) == sorted([k, n]), r["Name"]
+            flops[r["Name"]] += 2 * m * n * k
+    roofline = {r["operator"]: r for r in results if r.get("section") == "roofline"}
+    for name, f in flops.items():
+        if name not in roofline or abs(roofline[name]["gflop"] - f / 1e9) > 1e-9:
+            failures.append("roofline %s: %s GFLOP, expected %s" %
+                            (name, roofline.get(name, {}).get("gflop"), f / 1e9))
+    if len(flops) < 3:
+        failures.append("the sample has %d matrix multiplies: the check is too weak" % len(flops))
     # The sample must exercise the verdicts, or this test proves little.
     for needed in ("memory-bound (MTE2)", "cube-bound", "bound by no pipe"):
         if bounds[needed] == 0:

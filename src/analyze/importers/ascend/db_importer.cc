@@ -147,9 +147,9 @@ std::string ComputeTasksSql(const Db& db) {
       "SELECT t.globalTaskId, t.startNs, t.endNs, t.streamId, t.taskId, t.connectionId, "
       "c.name, c.opType, c.taskType, " +
       BlocksColumn(columns);
-  // 10..14: shapes, data types and formats (string ids), NULL where absent.
-  for (const char* column :
-       {"inputShapes", "inputDataTypes", "outputDataTypes", "inputFormats", "outputFormats"}) {
+  // 10..15: shapes, data types and formats (string ids), NULL where absent.
+  for (const char* column : {"inputShapes", "inputDataTypes", "outputDataTypes", "inputFormats",
+                             "outputFormats", "outputShapes"}) {
     sql += Has(columns, column) ? std::string(", c.") + column : std::string(", NULL");
   }
   return sql + " FROM COMPUTE_TASK_INFO c JOIN TASK t ON t.globalTaskId = c.globalTaskId";
@@ -196,7 +196,7 @@ void ImportAscendDb(Source& source, TraceModel& model) {
       CheckSpan(db, "TASK", start, end);
       const std::string_view name = str(s, 6), type = str(s, 7), core = str(s, 8);
       const std::string stream = std::to_string(sqlite3_column_int64(s, 3));
-      const std::string shapes = AscendShapes(str(s, 10));
+      const std::string shapes = AscendInOut(AscendShapes(str(s, 10)), AscendShapes(str(s, 15)));
       const std::string dtype = AscendInOut(str(s, 11), str(s, 12));
       const std::string layout = AscendInOut(str(s, 13), str(s, 14));
       model.Append(EventRow{

@@ -114,6 +114,7 @@ void ImportKernelDetails(Source& source, TraceModel& model) {
                type_col = find("Type", "OP Type"), core_col = find("Accelerator Core", "Task Type"),
                stream_col = find("Stream ID", "Stream ID"),
                in_shapes_col = find("Input Shapes", "Input Shapes"),
+               out_shapes_col = find("Output Shapes", "Output Shapes"),
                in_types_col = find("Input Data Types", "Input Data Types"),
                out_types_col = find("Output Data Types", "Output Data Types"),
                in_formats_col = find("Input Formats", "Input Formats"),
@@ -143,7 +144,8 @@ void ImportKernelDetails(Source& source, TraceModel& model) {
     const std::string_view stream = text(stream_col);
     const std::string_view name = TrimField(fields[name_col]);
     const std::string_view type = text(type_col) == "N/A" ? "" : text(type_col);
-    const std::string shapes = AscendShapes(text(in_shapes_col));
+    const std::string shapes =
+        AscendInOut(AscendShapes(text(in_shapes_col)), AscendShapes(text(out_shapes_col)));
     const std::string dtype = AscendInOut(text(in_types_col), text(out_types_col));
     const std::string layout = AscendInOut(text(in_formats_col), text(out_formats_col));
     model.Append(EventRow{

@@ -1,6 +1,7 @@
 // Importer for torch_npu's kernel_details.csv: one device task per row (name,
 // type, accelerator core, start and duration in microseconds, stream; shapes,
-// data types "in->out" and formats "in->out" where the level writes them). The CSV
+// data types and formats, each "inputs->outputs" (";" between tensors), where
+// the level writes them). The CSV
 // follows RFC 4180; start times are quoted with a trailing tab; absent values
 // are "N/A".
 #ifndef OPSCOPE_ANALYZE_IMPORTERS_ASCEND_KERNEL_DETAILS_IMPORTER_H_

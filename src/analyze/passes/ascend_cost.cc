@@ -1,0 +1,179 @@
+#include "analyze/passes/ascend_cost.h"
+
+#include <algorithm>
+#include <charconv>
+#include <optional>
+#include <vector>
+
+namespace opscope::analyze {
+namespace {
+
+using Shape = std::vector<int64_t>;
+
+std::vector<std::string_view> Split(std::string_view s, char sep) {
+  std::vector<std::string_view> out;
+  size_t start = 0;
+  while (true) {
+    const size_t at = s.find(sep, start);
+    out.push_back(
+        s.substr(start, at == std::string_view::npos ? std::string_view::npos : at - start));
+    if (at == std::string_view::npos) break;
+    start = at + 1;
+  }
+  return out;
+}
+
+// "in;in->out;out" as (inputs, outputs); false without "->".
+bool SplitInOut(std::string_view s, std::vector<std::string_view>& in,
+                std::vector<std::string_view>& out) {
+  const size_t arrow = s.find("->");
+  if (arrow == std::string_view::npos) return false;
+  in = Split(s.substr(0, arrow), ';');
+  out = Split(s.substr(arrow + 2), ';');
+  return true;
+}
+
+// "32,9216" -> {32, 9216}; "" is a scalar (no dimensions); nullopt when not
+// dimensions (a negative or unknown one: dynamic shapes print -1).
+std::optional<Shape> ParseShape(std::string_view s) {
+  Shape shape;
+  if (s.empty()) return shape;
+  for (const std::string_view d : Split(s, ',')) {
+    int64_t v = 0;
+    const auto [ptr, ec] = std::from_chars(d.data(), d.data() + d.size(), v);
+    if (ec != std::errc() || ptr != d.data() + d.size() || v < 0 || v > (int64_t{1} << 40)) {
+      return std::nullopt;
+    }
+    shape.push_back(v);
+  }
+  return shape;
+}
+
+// Elements, or -1 past int64's range.
+int64_t Elements(const Shape& s) {
+  int64_t n = 1;
+  for (const int64_t d : s) {
+    if (d != 0 && n > (int64_t{1} << 62) / d) return -1;
+    n *= d;
+  }
+  return n;
+}
+
+// Bytes per element and the canonical name of an Ascend data type.
+int ElementBytes(std::string_view t, std::string* name = nullptr) {
+  if (t.rfind("DT_", 0) == 0) t.remove_prefix(3);
+  struct Type {
+    std::string_view ascend, canonical;
+    int bytes;
+  };
+  static constexpr Type kTypes[] = {
+      {"FLOAT", "fp32", 4},    {"FLOAT32", "fp32", 4},  {"FLOAT16", "fp16", 2},
+      {"BF16", "bf16", 2},     {"BFLOAT16", "bf16", 2}, {"DOUBLE", "fp64", 8},
+      {"INT8", "int8", 1},     {"UINT8", "uint8", 1},   {"INT16", "int16", 2},
+      {"UINT16", "uint16", 2}, {"INT32", "int32", 4},   {"UINT32", "uint32", 4},
+      {"INT64", "int64", 8},   {"UINT64", "uint64", 8}, {"BOOL", "bool", 1},
+  };
+  for (const Type& type : kTypes) {
+    if (t == type.ascend) {
+      if (name != nullptr) *name = std::string(type.canonical);
+      return type.bytes;
+    }
+  }
+  return 0;
+}
+
+bool Plain(std::string_view format) {
+  return format == "ND" || format == "FORMAT_ND" || format == "NCHW" || format == "NHWC" ||
+         format == "NCL" || format == "FORMAT_NCHW";
+}
+
+bool AnyOf(std::string_view s, std::initializer_list<std::string_view> set) {
+  return std::find(set.begin(), set.end(), s) != set.end();
+}
+
+}  // namespace
+
+AscendCost AscendTaskCost(std::string_view op_type, std::string_view shapes,
+                          std::string_view dtypes, std::string_view formats) {
+  AscendCost cost;
+  std::vector<std::string_view> in_text, out_text, in_types, out_types, in_formats, out_formats;
+  if (!SplitInOut(shapes, in_text, out_text) || !SplitInOut(dtypes, in_types, out_types)) {
+    return cost;
+  }
+  const bool have_formats = SplitInOut(formats, in_formats, out_formats);
+  std::vector<Shape> in, out;
+  for (const auto t : in_text) {
+    auto s = ParseShape(t);
+    if (!s) return cost;
+    in.push_back(std::move(*s));
+  }
+  for (const auto t : out_text) {
+    auto s = ParseShape(t);
+    if (!s) return cost;
+    out.push_back(std::move(*s));
+  }
+  if (out.empty()) return cost;
+  // The minimum traffic: every tensor with a known type once.
+  int64_t bytes = 0;
+  const auto add = [&](const std::vector<Shape>& shapes_, const std::vector<std::string_view>& t) {
+    for (size_t i = 0; i < shapes_.size() && i < t.size(); ++i) {
+      const int64_t n = Elements(shapes_[i]);
+      const int size = ElementBytes(t[i]);
+      if (n < 0) return false;
+      bytes += n * size;
+    }
+    return true;
+  };
+  if (!add(in, in_types) || !add(out, out_types)) return cost;
+  if (!in_types.empty()) ElementBytes(in_types[0], &cost.dtype);
+  const auto plain = [&](size_t inputs) {
+    if (!have_formats || in_formats.size() < inputs || out_formats.empty()) return false;
+    for (size_t i = 0; i < inputs; ++i) {
+      if (!Plain(in_formats[i])) return false;
+    }
+    return Plain(out_formats[0]);
+  };
+  int64_t flops = -1;
+  if (AnyOf(op_type,
+            {"MatMul", "MatMulV2", "MatMulV3", "BatchMatMul", "BatchMatMulV2", "BatchMatMulV3"})) {
+    if (in.size() < 2 || !plain(2)) return cost;
+    const Shape &a = in[0], &b = in[1], &y = out[0];
+    if (a.size() < 2 || b.size() < 2 || y.size() < 2) return cost;
+    const int64_t m = y[y.size() - 2], n = y[y.size() - 1];
+    const int64_t a0 = a[a.size() - 2], a1 = a[a.size() - 1];
+    const int64_t b0 = b[b.size() - 2], b1 = b[b.size() - 1];
+    int64_t k = -1;
+    for (const auto& [am, ak] : {std::pair{a0, a1}, {a1, a0}}) {
+      for (const auto& [bk, bn] : {std::pair{b0, b1}, {b1, b0}}) {
+        if (k < 0 && am == m && bn == n && ak == bk) k = ak;
+      }
+    }
+    if (k < 0) return cost;  // the shapes do not describe a product: not guessed
+    const int64_t outputs = Elements(y);
+    if (outputs < 0 || (k > 0 && outputs > (int64_t{1} << 61) / k)) return cost;
+    flops = 2 * outputs * k;
+  } else if (op_type == "Conv2D") {
+    if (in.size() < 2 || !plain(2) || in_formats[1] != "NCHW" || out_formats[0] != "NCHW" ||
+        in[1].size() != 4 || out[0].size() != 4) {
+      return cost;
+    }
+    const int64_t per_output = in[1][1] * in[1][2] * in[1][3];
+    const int64_t outputs = Elements(out[0]);
+    if (outputs < 0 || (per_output > 0 && outputs > (int64_t{1} << 61) / per_output)) return cost;
+    flops = 2 * outputs * per_output;
+  } else if (AnyOf(op_type,
+                   {"Add",      "AddV2",        "Adds",    "Sub",         "Mul",       "Muls",
+                    "Div",      "RealDiv",      "Relu",    "ReluGrad",    "Gelu",      "GeluGrad",
+                    "FastGelu", "FastGeluGrad", "Sigmoid", "SigmoidGrad", "Tanh",      "TanhGrad",
+                    "Exp",      "Log",          "Sqrt",    "Rsqrt",       "Neg",       "Abs",
+                    "Maximum",  "Minimum",      "Square",  "Pow",         "LeakyRelu", "Axpy",
+                    "AxpyV2",   "Swish",        "SiLU"})) {
+    flops = Elements(out[0]);
+  }
+  if (flops < 0) return cost;
+  cost.flops = flops;
+  cost.bytes = bytes;
+  return cost;
+}
+
+}  // namespace opscope::analyze

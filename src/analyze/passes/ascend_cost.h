@@ -1,0 +1,40 @@
+// FLOPs and bytes of an Ascend device task from what kernel_details.csv (and
+// the SQLite export) records of it: its op type, Input/Output Shapes
+// ("32,9216;4096,9216;4096->32,4096"), data types ("FLOAT;FLOAT->FLOAT") and
+// formats ("FORMAT_ND;FORMAT_ND->FORMAT_ND"), as the importers store them
+// (importers/ascend/kernel_details_importer.h).
+//
+// Counted only where the shapes say it without guessing:
+// - MatMul, MatMulV2/V3, BatchMatMul(V2/V3): plain (ND) formats; M and N from
+//   the output's last two dimensions, K the dimension the two inputs share
+//   (either may be transposed); 2*batch*M*N*K. Fractal (NZ) shapes are not
+//   counted: their dimensions are tiles.
+// - Conv2D in plain formats (NCHW input, filter and output): 2 * output
+//   elements * Cin/groups * kh * kw from the filter. Private formats (5HD
+//   NC1HWC0, FRACTAL_Z) pad channels to 8 or 16: the useful FLOPs cannot be
+//   told from them, so those tasks are not counted.
+// - Elementwise arithmetic (Add, Mul, Relu, ... by op type): one FLOP per
+//   output element.
+// Bytes are every input and output with a known shape and data type, read or
+// written once (the roofline's minimum traffic).
+#ifndef OPSCOPE_ANALYZE_PASSES_ASCEND_COST_H_
+#define OPSCOPE_ANALYZE_PASSES_ASCEND_COST_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace opscope::analyze {
+
+struct AscendCost {
+  int64_t flops = -1, bytes = -1;
+  std::string dtype;  // of the first input: "fp32", "fp16", "bf16", "int8", ...
+};
+
+// flops < 0 when the task's work cannot be counted from what is recorded.
+AscendCost AscendTaskCost(std::string_view op_type, std::string_view shapes,
+                          std::string_view dtypes, std::string_view formats);
+
+}  // namespace opscope::analyze
+
+#endif  // OPSCOPE_ANALYZE_PASSES_ASCEND_COST_H_
