@@ -53,6 +53,7 @@ bench: build
 	build/release/bench/copy_vs_memcpy
 	build/release/bench/matmul_vs_numpy
 	bench/analyze_vs_python.sh
+	bench/ascend_vs_python.sh
 	bench/resnet50_vs_torch.sh
 	bench/exporter_soak.py build/release/opscope 60
 
