@@ -24,60 +24,80 @@ bool CsvReader::PeekChar(char& c) {
   return true;
 }
 
-bool CsvReader::Get(char& c) {
-  if (!PeekChar(c)) return false;
-  ++at_;
-  return true;
-}
-
+// Scans runs of ordinary characters in the buffer at once and appends them
+// whole; the strings of `fields` keep their capacity from record to record, so
+// a file of like records allocates almost nothing after its first.
 bool CsvReader::Next(std::vector<std::string>& fields) {
-  fields.clear();
   record_line_ = line_;
-  std::string field;
-  bool quoted = false, any = false;
+  size_t n = 0;  // fields of this record so far, the current one excluded
+  const auto next_field = [&]() -> std::string& {
+    if (n == fields.size()) fields.emplace_back();
+    std::string& f = fields[n];
+    f.clear();
+    return f;
+  };
   const auto fail = [&](const std::string& what) {
     return Error(ErrorCode::kInvalidInput,
                  source_.name() + ": line " + std::to_string(record_line_) + ": " + what);
   };
-  char c;
+  std::string* field = &next_field();
+  bool quoted = false, any = false;
   size_t record_bytes = 0;
-  while (Get(c)) {
-    any = true;
-    if (++record_bytes > kMaxRecordBytes) {
+  const auto consumed = [&](size_t k) {
+    record_bytes += k;
+    if (record_bytes > kMaxRecordBytes) {
       throw fail("a record is longer than " + std::to_string(kMaxRecordBytes >> 20) +
                  " MiB (the file is corrupt, or not the CSV it seems)");
     }
+  };
+  char c;
+  while (PeekChar(c)) {
+    any = true;
+    const char* begin = buffer_.data() + at_;
+    const char* end = buffer_.data() + end_;
+    const char* q = begin;
     if (quoted) {
-      if (c == '"') {
-        char next;
-        if (PeekChar(next) && next == '"') {
-          Get(next);
-          field += '"';
+      while (q < end && *q != '"' && *q != '\n') ++q;
+    } else {
+      while (q < end && *q != ',' && *q != '\n' && *q != '"' && *q != '\r') ++q;
+    }
+    consumed(static_cast<size_t>(q - begin));
+    field->append(begin, q);
+    at_ += static_cast<size_t>(q - begin);
+    if (q == end) continue;  // the buffer ended inside a run: read on
+    c = *q;
+    ++at_;
+    consumed(1);
+    if (quoted) {
+      if (c == '\n') {
+        ++line_;
+        field->push_back('\n');
+      } else {  // a quote: doubled, it is one; alone, it closes the field
+        char after;
+        if (PeekChar(after) && after == '"') {
+          ++at_;
+          consumed(1);
+          field->push_back('"');
         } else {
           quoted = false;
         }
-      } else {
-        if (c == '\n') ++line_;
-        field += c;
       }
     } else if (c == '"') {
       quoted = true;
     } else if (c == ',') {
-      if (fields.size() + 2 > kMaxRecordFields) {  // this field and at least one more
+      if (n + 2 > kMaxRecordFields) {  // this field and at least one more
         throw fail("a record has more than " + std::to_string(kMaxRecordFields) + " fields");
       }
-      fields.push_back(std::move(field));
-      field.clear();
+      ++n;
+      field = &next_field();
     } else if (c == '\n') {
       ++line_;
-      fields.push_back(std::move(field));
+      fields.resize(n + 1);
       return true;
-    } else if (c != '\r') {
-      field += c;
-    }
+    }  // '\r' outside quotes is dropped
   }
   if (quoted) throw fail("a quoted field is not closed before the end of the file");
-  if (any) fields.push_back(std::move(field));
+  fields.resize(any ? n + 1 : 0);
   return any;
 }
 

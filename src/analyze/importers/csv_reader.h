@@ -31,7 +31,6 @@ class CsvReader {
   static constexpr size_t kMaxRecordFields = size_t{1} << 20;
 
  private:
-  bool Get(char& c);
   bool PeekChar(char& c);
 
   Source& source_;
