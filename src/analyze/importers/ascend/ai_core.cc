@@ -259,7 +259,9 @@ void AiCorePipelineBuilder::Add(const PipelineTask& task,
     ratio[k] = std::max(ratio[k], std::min(v, 1.0));
     any = true;
   }
-  auto [it, inserted] = m.ops.try_emplace(std::string(task.name));
+  auto it = m.ops.find(task.name);
+  const bool inserted = it == m.ops.end();
+  if (inserted) it = m.ops.emplace(std::string(task.name), OpAccumulator{}).first;
   OpAccumulator& op = it->second;
   if (inserted) {
     op.type = task.type == "N/A" ? "" : std::string(task.type);
@@ -342,6 +344,9 @@ AscendPipelineTable ReadAiCorePipeline(Source& kernel_details, Source* l2_cache)
   for (const auto& [name, at] : header.column) columns.push_back(name);
   AiCorePipelineBuilder builder(path, columns, "(us)");
   if (l2_cache != nullptr) builder.ReadL2(*l2_cache);
+  // Column name -> index, hashed once (the builder asks for a dozen per row).
+  std::unordered_map<std::string_view, size_t> index;
+  for (const auto& [name, at] : header.column) index.emplace(name, at);
   std::vector<std::string> fields;
   while (header.NextRecord(csv, fields, path)) {
     const int line = csv.record_line();
@@ -364,7 +369,11 @@ AscendPipelineTable ReadAiCorePipeline(Source& kernel_details, Source* l2_cache)
     double blocks = 0;
     if (ParseNumber(text(blocks_col), blocks) && blocks >= 0) task.blocks = blocks;
     builder.Add(
-        task, [&](std::string_view column) { return text(header.Find(column)); },
+        task,
+        [&](std::string_view column) {
+          const auto found = index.find(column);
+          return found == index.end() ? std::string_view() : text(found->second);
+        },
         [&] { return fmt::format("{}: line {}", path, line); });
   }
   return builder.Finish();

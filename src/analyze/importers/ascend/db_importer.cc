@@ -345,6 +345,8 @@ AscendPipelineTable ReadDbPipeline(const std::string& path) {
   };
   std::vector<Pmu> pending;
   std::vector<std::string> values(metrics.size());
+  std::unordered_map<std::string_view, size_t> position;  // metric name -> index
+  for (size_t i = 0; i < metrics.size(); ++i) position.emplace(metrics[i], i);
   // The PMU rows are read into memory in task order (they are the largest
   // table; one string each is bounded by the file's size).
   db.Query("SELECT globalTaskId, name, value FROM TASK_PMU_INFO ORDER BY globalTaskId",
@@ -379,10 +381,8 @@ AscendPipelineTable ReadDbPipeline(const std::string& path) {
     builder.Add(
         task,
         [&](std::string_view column) -> std::string_view {
-          for (size_t i = 0; i < metrics.size(); ++i) {
-            if (metrics[i] == column) return values[i];
-          }
-          return {};
+          const auto found = position.find(column);
+          return found == position.end() ? std::string_view() : values[found->second];
         },
         [&] { return fmt::format("{}: TASK_PMU_INFO, globalTaskId {}", path, id); });
   });

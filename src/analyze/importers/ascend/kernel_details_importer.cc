@@ -129,6 +129,8 @@ void ImportKernelDetails(Source& source, TraceModel& model) {
       header.Find("Start Time(us)") != SIZE_MAX ? "Start Time(us)" : "Task Start Time(us)";
   const std::string dur_name =
       header.Find("Duration(us)") != SIZE_MAX ? "Duration(us)" : "Task Duration(us)";
+  // The class of a (name, type) pair, decided once (it lower-cases both).
+  std::unordered_map<uint64_t, EventClass> class_of;
   while (header.NextRecord(csv, fields, path)) {
     const int record_line = csv.record_line();
     int64_t start = 0, duration = 0;
@@ -148,14 +150,18 @@ void ImportKernelDetails(Source& source, TraceModel& model) {
         AscendInOut(AscendShapes(text(in_shapes_col)), AscendShapes(text(out_shapes_col)));
     const std::string dtype = AscendInOut(text(in_types_col), text(out_types_col));
     const std::string layout = AscendInOut(text(in_formats_col), text(out_formats_col));
+    const uint32_t name_id = model.Intern(name), type_id = model.Intern(type);
+    const auto [cls, fresh] =
+        class_of.try_emplace((uint64_t{name_id} << 32) | type_id, EventClass::kOther);
+    if (fresh) cls->second = AscendTaskClass(name, type);
     model.Append(EventRow{
         .start_ns = start,
         .duration_ns = duration,
-        .name = model.Intern(name),
-        .category = model.Intern(type),
+        .name = name_id,
+        .category = type_id,
         .track =
             model.TrackFor("Ascend Hardware", stream.empty() || stream == "N/A" ? "0" : stream),
-        .cls = AscendTaskClass(name, type),
+        .cls = cls->second,
         .kind = model.Intern(text(core_col) == "N/A" ? "" : text(core_col)),
         .shapes = shapes.empty() ? 0 : model.Intern(shapes),
         .dtype = dtype.empty() ? 0 : model.Intern(dtype),
