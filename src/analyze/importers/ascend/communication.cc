@@ -83,6 +83,26 @@ bool StartsWithTotal(std::string_view key) {
   return key.size() >= 5 && (key.substr(0, 5) == "Total" || key.substr(0, 5) == "total");
 }
 
+// Calls f(step, kind, key, value) for every entry of a communication file's
+// {step: {"p2p"|"collective": {key: value}}} nesting; anything else there is an
+// error naming where.
+template <typename F>
+void ForEachEntry(simdjson::dom::element root, const std::string& path, F&& f) {
+  for (const auto [step, kinds] : simdjson::dom::object(root)) {
+    simdjson::dom::object kind_map;
+    if (kinds.get_object().get(kind_map) != simdjson::SUCCESS) {
+      throw Error(ErrorCode::kInvalidInput, Where(path, {step}) + ": not an object");
+    }
+    for (const auto [kind, entries] : kind_map) {
+      simdjson::dom::object entry_map;
+      if (entries.get_object().get(entry_map) != simdjson::SUCCESS) {
+        throw Error(ErrorCode::kInvalidInput, Where(path, {step, kind}) + ": not an object");
+      }
+      for (const auto [key, value] : entry_map) f(step, kind, key, value);
+    }
+  }
+}
+
 }  // namespace
 
 std::vector<AscendCollective> ReadCommunication(Source& source) {
@@ -91,19 +111,12 @@ std::vector<AscendCollective> ReadCommunication(Source& source) {
   simdjson::dom::parser parser;
   const simdjson::dom::element root = Parse(parser, text, path);
   std::vector<AscendCollective> out;
-  for (const auto [step, kinds] : simdjson::dom::object(root)) {
-    simdjson::dom::object kind_map;
-    if (kinds.get_object().get(kind_map) != simdjson::SUCCESS) {
-      throw Error(ErrorCode::kInvalidInput, Where(path, {step}) + ": not an object");
-    }
-    for (const auto [kind, ops] : kind_map) {
-      simdjson::dom::object op_map;
-      if (ops.get_object().get(op_map) != simdjson::SUCCESS) {
-        throw Error(ErrorCode::kInvalidInput, Where(path, {step, kind}) + ": not an object");
-      }
-      for (const auto [key, info] : op_map) {
+  ForEachEntry(
+      root, path,
+      [&](std::string_view step, std::string_view kind, std::string_view key,
+          simdjson::dom::element info) {
         // "Total Op Info" sums the others (ascend.md 3.5): recomputed, not read.
-        if (StartsWithTotal(key)) continue;
+        if (StartsWithTotal(key)) return;
         const auto where = [&] { return Where(path, {step, kind, key}); };
         simdjson::dom::object time;
         if (info["Communication Time Info"].get_object().get(time) != simdjson::SUCCESS) {
@@ -142,9 +155,7 @@ std::vector<AscendCollective> ReadCommunication(Source& source) {
           }
         }
         out.push_back(std::move(c));
-      }
-    }
-  }
+      });
   return out;
 }
 
@@ -154,64 +165,54 @@ std::vector<AscendLink> ReadCommunicationMatrix(Source& source) {
   simdjson::dom::parser parser;
   const simdjson::dom::element root = Parse(parser, text, path);
   std::vector<AscendLink> out;
-  for (const auto [step, kinds] : simdjson::dom::object(root)) {
-    simdjson::dom::object kind_map;
-    if (kinds.get_object().get(kind_map) != simdjson::SUCCESS) {
-      throw Error(ErrorCode::kInvalidInput, Where(path, {step}) + ": not an object");
-    }
-    for (const auto [kind, groups] : kind_map) {
-      simdjson::dom::object group_map;
-      if (groups.get_object().get(group_map) != simdjson::SUCCESS) {
-        throw Error(ErrorCode::kInvalidInput, Where(path, {step, kind}) + ": not an object");
-      }
-      for (const auto [key, links] : group_map) {
-        // "{type}-{agg}@{group}": only the "total" aggregate (the others are the
-        // fastest, median and slowest single operations of the same links).
-        const auto [type_agg, group] = SplitKey(key);
-        const size_t dash = type_agg.rfind('-');
-        if (dash == std::string::npos || type_agg.substr(dash + 1) != "total") continue;
-        simdjson::dom::object link_map;
-        if (links.get_object().get(link_map) != simdjson::SUCCESS) continue;
-        for (const auto [pair, figures] : link_map) {
-          const auto where = [&] { return Where(path, {step, kind, key, pair}); };
-          simdjson::dom::object f;
-          if (figures.get_object().get(f) != simdjson::SUCCESS) {
-            throw Error(ErrorCode::kInvalidInput, where() + ": not an object");
-          }
-          AscendLink link;
-          link.step = std::string(step);
-          link.kind = std::string(kind);
-          link.op_type = type_agg.substr(0, dash);
-          link.group = group;
-          const size_t sep = pair.find('-');
-          int src = -1, dst = -1;
-          const auto number = [](std::string_view s, int& v) {
-            if (s.empty() || s.size() > 7 ||
-                s.find_first_not_of("0123456789") != std::string_view::npos) {
-              return false;
-            }
-            v = std::stoi(std::string(s));
-            return true;
-          };
-          if (sep == std::string_view::npos || !number(pair.substr(0, sep), src) ||
-              !number(pair.substr(sep + 1), dst)) {
-            throw Error(ErrorCode::kInvalidInput,
-                        where() + ": a link is named 'source-destination' (two ranks)");
-          }
-          link.src = src;
-          link.dst = dst;
-          std::string_view transport;
-          if (f["Transport Type"].get_string().get(transport) != simdjson::SUCCESS) {
-            throw Error(ErrorCode::kInvalidInput, where() + ": no 'Transport Type'");
-          }
-          link.transport = std::string(transport);
-          link.bytes = Scaled(f, "Transit Size(MB)", 1e6, true, where);
-          link.time_ns = Scaled(f, "Transit Time(ms)", 1e6, true, where);
-          out.push_back(std::move(link));
-        }
-      }
-    }
-  }
+  ForEachEntry(root, path,
+               [&](std::string_view step, std::string_view kind, std::string_view key,
+                   simdjson::dom::element links) {
+                 // "{type}-{agg}@{group}": only the "total" aggregate (the others are the
+                 // fastest, median and slowest single operations of the same links).
+                 const auto [type_agg, group] = SplitKey(key);
+                 const size_t dash = type_agg.rfind('-');
+                 if (dash == std::string::npos || type_agg.substr(dash + 1) != "total") return;
+                 simdjson::dom::object link_map;
+                 if (links.get_object().get(link_map) != simdjson::SUCCESS) return;
+                 for (const auto [pair, figures] : link_map) {
+                   const auto where = [&] { return Where(path, {step, kind, key, pair}); };
+                   simdjson::dom::object f;
+                   if (figures.get_object().get(f) != simdjson::SUCCESS) {
+                     throw Error(ErrorCode::kInvalidInput, where() + ": not an object");
+                   }
+                   AscendLink link;
+                   link.step = std::string(step);
+                   link.kind = std::string(kind);
+                   link.op_type = type_agg.substr(0, dash);
+                   link.group = group;
+                   const size_t sep = pair.find('-');
+                   int src = -1, dst = -1;
+                   const auto number = [](std::string_view s, int& v) {
+                     if (s.empty() || s.size() > 7 ||
+                         s.find_first_not_of("0123456789") != std::string_view::npos) {
+                       return false;
+                     }
+                     v = std::stoi(std::string(s));
+                     return true;
+                   };
+                   if (sep == std::string_view::npos || !number(pair.substr(0, sep), src) ||
+                       !number(pair.substr(sep + 1), dst)) {
+                     throw Error(ErrorCode::kInvalidInput,
+                                 where() + ": a link is named 'source-destination' (two ranks)");
+                   }
+                   link.src = src;
+                   link.dst = dst;
+                   std::string_view transport;
+                   if (f["Transport Type"].get_string().get(transport) != simdjson::SUCCESS) {
+                     throw Error(ErrorCode::kInvalidInput, where() + ": no 'Transport Type'");
+                   }
+                   link.transport = std::string(transport);
+                   link.bytes = Scaled(f, "Transit Size(MB)", 1e6, true, where);
+                   link.time_ns = Scaled(f, "Transit Time(ms)", 1e6, true, where);
+                   out.push_back(std::move(link));
+                 }
+               });
   return out;
 }
 
