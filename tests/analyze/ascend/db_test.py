@@ -321,6 +321,36 @@ def check_errors(opscope, tmp, failures):
                             (os.path.basename(path), p.returncode, code, p.stderr[-300:], message))
 
 
+def check_minimal_schema(opscope, tmp, failures):
+    """A database with fewer columns than torch_npu writes (no connectionId in
+    COMMUNICATION_OP or CANN_API, no type in PYTORCH_API) is still read."""
+    path = os.path.join(tmp, "minimal", "ascend_pytorch_profiler_5.db")
+    os.makedirs(os.path.dirname(path))
+    db = sqlite3.connect(path)
+    db.executescript("""
+        CREATE TABLE STRING_IDS (id INTEGER PRIMARY KEY, value TEXT);
+        INSERT INTO STRING_IDS VALUES (0, 'mm'), (1, 'MatMulV2'), (2, 'AI_CORE'),
+                                      (3, 'hcom_allReduce_1'), (4, 'aten::mm'), (5, 'launch');
+        CREATE TABLE TASK (startNs INTEGER, endNs INTEGER, globalTaskId INTEGER,
+                           streamId INTEGER, taskId INTEGER, connectionId INTEGER);
+        INSERT INTO TASK VALUES (1000, 3000, 1, 2, 7, NULL);
+        CREATE TABLE COMPUTE_TASK_INFO (name INTEGER, globalTaskId INTEGER, blockDim INTEGER,
+                                        taskType INTEGER, opType INTEGER);
+        INSERT INTO COMPUTE_TASK_INFO VALUES (0, 1, 8, 2, 1);
+        CREATE TABLE COMMUNICATION_OP (opName INTEGER, startNs INTEGER, endNs INTEGER);
+        INSERT INTO COMMUNICATION_OP VALUES (3, 4000, 9000);
+        CREATE TABLE PYTORCH_API (startNs TEXT, endNs TEXT, globalTid INTEGER, name INTEGER);
+        INSERT INTO PYTORCH_API VALUES ('500', '3500', 4294967297, 4);
+        CREATE TABLE CANN_API (startNs INTEGER, endNs INTEGER, globalTid INTEGER, name INTEGER);
+        INSERT INTO CANN_API VALUES (600, 900, 4294967297, 5);""")
+    db.commit()
+    db.close()
+    results = analyze(opscope, path, os.path.join(tmp, "minimal-report"))
+    kernels = {r["operator"]: r["count"] for r in section(results, "kernels")}
+    if kernels != {"mm": 1, "hcom_allReduce_1": 1}:
+        failures.append("minimal schema: kernels %s" % kernels)
+
+
 def main():
     opscope, data = sys.argv[1], sys.argv[2]
     failures = []
@@ -328,6 +358,7 @@ def main():
         check_real(opscope, data, tmp, failures)
         check_twin(opscope, data, tmp, failures)
         check_errors(opscope, tmp, failures)
+        check_minimal_schema(opscope, tmp, failures)
     if failures:
         print("\n".join(failures[:40]))
         return 1

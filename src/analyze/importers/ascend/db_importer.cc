@@ -215,7 +215,10 @@ void ImportAscendDb(Source& source, TraceModel& model) {
     });
   }
   if (db.HasTable("COMMUNICATION_OP")) {
-    db.Query("SELECT opName, startNs, endNs, groupName, connectionId FROM COMMUNICATION_OP",
+    // connectionId is absent from some exports: NULL then (no launch link).
+    const bool linked = Has(db.Columns("COMMUNICATION_OP"), "connectionId");
+    db.Query(std::string("SELECT opName, startNs, endNs, NULL, ") +
+                 (linked ? "connectionId" : "NULL") + " FROM COMMUNICATION_OP",
              [&](sqlite3_stmt* s) {
                const int64_t start = sqlite3_column_int64(s, 1), end = sqlite3_column_int64(s, 2);
                CheckSpan(db, "COMMUNICATION_OP", start, end);
@@ -247,28 +250,33 @@ void ImportAscendDb(Source& source, TraceModel& model) {
   std::map<uint32_t, int64_t> ops_per_track;
   bool framework_steps = false;  // torch_npu records ProfilerStep#N as an operator too
   if (db.HasTable("PYTORCH_API")) {
-    db.Query(fmt::format("SELECT CAST(startNs AS INTEGER), CAST(endNs AS INTEGER), globalTid, "
-                         "name FROM PYTORCH_API WHERE type = {} ORDER BY 1",
-                         op_type),
-             [&](sqlite3_stmt* s) {
-               const int64_t start = sqlite3_column_int64(s, 0), end = sqlite3_column_int64(s, 1);
-               CheckSpan(db, "PYTORCH_API", start, end);
-               const uint32_t track = thread(s, 2, "Python");
-               ++ops_per_track[track];
-               const std::string_view name = str(s, 3);
-               const bool step = name.rfind("ProfilerStep#", 0) == 0;
-               framework_steps |= step;
-               model.Append(EventRow{.start_ns = start,
-                                     .duration_ns = end - start,
-                                     .name = model.Intern(name),
-                                     .category = model.Intern("cpu_op"),
-                                     .track = track,
-                                     .cls = step ? EventClass::kStep : EventClass::kHostOp});
-             });
+    db.Query(
+        fmt::format("SELECT CAST(startNs AS INTEGER), CAST(endNs AS INTEGER), globalTid, "
+                    "name FROM PYTORCH_API {} ORDER BY 1",
+                    // Without a type column every row is an operator.
+                    Has(db.Columns("PYTORCH_API"), "type") ? fmt::format("WHERE type = {}", op_type)
+                                                           : std::string()),
+        [&](sqlite3_stmt* s) {
+          const int64_t start = sqlite3_column_int64(s, 0), end = sqlite3_column_int64(s, 1);
+          CheckSpan(db, "PYTORCH_API", start, end);
+          const uint32_t track = thread(s, 2, "Python");
+          ++ops_per_track[track];
+          const std::string_view name = str(s, 3);
+          const bool step = name.rfind("ProfilerStep#", 0) == 0;
+          framework_steps |= step;
+          model.Append(EventRow{.start_ns = start,
+                                .duration_ns = end - start,
+                                .name = model.Intern(name),
+                                .category = model.Intern("cpu_op"),
+                                .track = track,
+                                .cls = step ? EventClass::kStep : EventClass::kHostOp});
+        });
   }
   if (db.HasTable("CANN_API")) {
     db.Query(
-        "SELECT startNs, endNs, globalTid, name, connectionId FROM CANN_API ORDER BY 1",
+        std::string("SELECT startNs, endNs, globalTid, name, ") +
+            (Has(db.Columns("CANN_API"), "connectionId") ? "connectionId" : "NULL") +
+            " FROM CANN_API ORDER BY 1",
         [&](sqlite3_stmt* s) {
           const int64_t start = sqlite3_column_int64(s, 0), end = sqlite3_column_int64(s, 1);
           CheckSpan(db, "CANN_API", start, end);
