@@ -222,6 +222,12 @@ void ReadOutputFolder(const fs::path& output, RankTree& tree) {
     const auto& reasons = OutputFileReasons();
     if (const auto it = reasons.find(name); it != reasons.end()) {
       tree.unused.push_back({file.string(), it->second});
+    } else if (EndsWith(name, ".db-wal") || EndsWith(name, ".db-shm") ||
+               EndsWith(name, ".db-journal")) {
+      tree.unused.push_back(
+          {file.string(),
+           "SQLite's log beside a database: the database is read as its main file (read-only, "
+           "immutable), so changes another tool left in the log are not seen"});
     } else if (EndsWith(name, ".db")) {
       tree.unused.push_back(
           {file.string(), tree.trace ? "the SQLite export of the same run: its text files are read"
