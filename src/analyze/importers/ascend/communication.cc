@@ -141,7 +141,9 @@ std::vector<AscendCollective> ReadCommunication(Source& source) {
         }
         simdjson::dom::object bandwidth;
         if (info["Communication Bandwidth Info"].get_object().get(bandwidth) == simdjson::SUCCESS) {
-          for (const auto [transport, figures] : bandwidth) {
+          for (const auto [transport_key, figures] : bandwidth) {
+            // A plain copy: lambdas cannot capture structured bindings before C++20 in clang 14.
+            const std::string_view transport = transport_key;
             if (transport == "SDMA") continue;  // HCCS + PCIE + SIO (ascend.md 3.5)
             simdjson::dom::object f;
             if (figures.get_object().get(f) != simdjson::SUCCESS) continue;
@@ -175,7 +177,8 @@ std::vector<AscendLink> ReadCommunicationMatrix(Source& source) {
                  if (dash == std::string::npos || type_agg.substr(dash + 1) != "total") return;
                  simdjson::dom::object link_map;
                  if (links.get_object().get(link_map) != simdjson::SUCCESS) return;
-                 for (const auto [pair, figures] : link_map) {
+                 for (const auto [pair_key, figures] : link_map) {
+                   const std::string_view pair = pair_key;  // captured below (see above)
                    const auto where = [&] { return Where(path, {step, kind, key, pair}); };
                    simdjson::dom::object f;
                    if (figures.get_object().get(f) != simdjson::SUCCESS) {
