@@ -142,7 +142,7 @@ std::vector<AscendCollective> ReadCommunication(Source& source) {
         simdjson::dom::object bandwidth;
         if (info["Communication Bandwidth Info"].get_object().get(bandwidth) == simdjson::SUCCESS) {
           for (const auto [transport_key, figures] : bandwidth) {
-            // A plain copy: lambdas cannot capture structured bindings before C++20 in clang 14.
+            // A plain copy: clang before 16 cannot capture a structured binding in a lambda.
             const std::string_view transport = transport_key;
             if (transport == "SDMA") continue;  // HCCS + PCIE + SIO (ascend.md 3.5)
             simdjson::dom::object f;
