@@ -79,10 +79,6 @@ std::pair<std::string, std::string> SplitKey(std::string_view key) {
   return {std::string(key.substr(0, at)), std::string(key.substr(at + 1))};
 }
 
-bool StartsWithTotal(std::string_view key) {
-  return key.size() >= 5 && (key.substr(0, 5) == "Total" || key.substr(0, 5) == "total");
-}
-
 // Calls f(step, kind, key, value) for every entry of a communication file's
 // {step: {"p2p"|"collective": {key: value}}} nesting; anything else there is an
 // error naming where.
@@ -105,6 +101,18 @@ void ForEachEntry(simdjson::dom::element root, const std::string& path, F&& f) {
 
 }  // namespace
 
+bool IsTotalEntry(std::string_view key) {
+  return key.size() >= 5 && (key.substr(0, 5) == "Total" || key.substr(0, 5) == "total");
+}
+
+std::optional<int> ParseRank(std::string_view text) {
+  if (text.empty() || text.size() > 7 ||
+      text.find_first_not_of("0123456789") != std::string_view::npos) {
+    return std::nullopt;
+  }
+  return std::stoi(std::string(text));
+}
+
 std::vector<AscendCollective> ReadCommunication(Source& source) {
   const std::string& path = source.name();
   const simdjson::padded_string text = ReadAll(source);
@@ -116,7 +124,7 @@ std::vector<AscendCollective> ReadCommunication(Source& source) {
       [&](std::string_view step, std::string_view kind, std::string_view key,
           simdjson::dom::element info) {
         // "Total Op Info" sums the others (ascend.md 3.5): recomputed, not read.
-        if (StartsWithTotal(key)) return;
+        if (IsTotalEntry(key)) return;
         const auto where = [&] { return Where(path, {step, kind, key}); };
         simdjson::dom::object time;
         if (info["Communication Time Info"].get_object().get(time) != simdjson::SUCCESS) {
@@ -190,22 +198,18 @@ std::vector<AscendLink> ReadCommunicationMatrix(Source& source) {
                    link.op_type = type_agg.substr(0, dash);
                    link.group = group;
                    const size_t sep = pair.find('-');
-                   int src = -1, dst = -1;
-                   const auto number = [](std::string_view s, int& v) {
-                     if (s.empty() || s.size() > 7 ||
-                         s.find_first_not_of("0123456789") != std::string_view::npos) {
-                       return false;
-                     }
-                     v = std::stoi(std::string(s));
-                     return true;
-                   };
-                   if (sep == std::string_view::npos || !number(pair.substr(0, sep), src) ||
-                       !number(pair.substr(sep + 1), dst)) {
+                   const std::optional<int> src = sep == std::string_view::npos
+                                                      ? std::nullopt
+                                                      : ParseRank(pair.substr(0, sep));
+                   const std::optional<int> dst = sep == std::string_view::npos
+                                                      ? std::nullopt
+                                                      : ParseRank(pair.substr(sep + 1));
+                   if (!src || !dst) {
                      throw Error(ErrorCode::kInvalidInput,
                                  where() + ": a link is named 'source-destination' (two ranks)");
                    }
-                   link.src = src;
-                   link.dst = dst;
+                   link.src = *src;
+                   link.dst = *dst;
                    std::string_view transport;
                    if (f["Transport Type"].get_string().get(transport) != simdjson::SUCCESS) {
                      throw Error(ErrorCode::kInvalidInput, where() + ": no 'Transport Type'");

@@ -9,7 +9,9 @@
 #define OPSCOPE_ANALYZE_IMPORTERS_ASCEND_COMMUNICATION_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "analyze/source.h"
@@ -49,6 +51,12 @@ struct AscendLink {
 };
 
 std::vector<AscendLink> ReadCommunicationMatrix(Source& source);
+
+// Shared by the JSON and the database forms of these files:
+// a summary entry that sums the others ("Total Op Info"): left out, recomputed;
+bool IsTotalEntry(std::string_view key);
+// a rank as the files write it ("3"): up to 7 digits; nullopt for anything else.
+std::optional<int> ParseRank(std::string_view text);
 
 // ---- Across ranks ------------------------------------------------------------
 

@@ -453,7 +453,7 @@ AscendAnalysisDb ReadAnalysisDb(const std::string& path) {
           c.idle_ns = std::max<int64_t>(0, ns_of(s, 7, 1e6, "CommAnalyzerTime"));
           c.step = std::string(Text(s, 8));
           c.kind = std::string(Text(s, 9));
-          if (c.op.rfind("Total", 0) == 0 || c.op.rfind("total", 0) == 0) return;
+          if (IsTotalEntry(c.op)) return;
           index[{c.step, c.kind, c.op, c.group}] = out.collectives.size();
           out.collectives.push_back(std::move(c));
         });
@@ -491,13 +491,13 @@ AscendAnalysisDb ReadAnalysisDb(const std::string& path) {
           l.group = std::string(Text(s, 1));
           const auto rank = [&](int col) {
             const std::string_view t = Text(s, col);
-            if (t.empty() || t.size() > 7 ||
-                t.find_first_not_of("0123456789") != std::string_view::npos) {
+            const std::optional<int> r = ParseRank(t);
+            if (!r) {
               throw Error(ErrorCode::kInvalidInput,
                           fmt::format("{}: CommAnalyzerMatrix: rank '{}' is not a number", path,
                                       core::EscapeForTerminal(std::string(t))));
             }
-            return std::stoi(std::string(t));
+            return *r;
           };
           l.src = rank(2);
           l.dst = rank(3);
