@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <map>
 
 #include "analyze/names.h"
@@ -445,6 +446,43 @@ std::vector<Finding> Advise(const Analysis& a, const Thresholds& t) {
                    "category so opscope learns it."});
   }
   SortFindings(out);
+  return out;
+}
+
+std::vector<Finding> AdviseSummaries(const AscendSummaries& summaries, const Analysis& a,
+                                     const Thresholds& t) {
+  std::vector<Finding> out;
+  const bool in_timeline =
+      std::any_of(a.busy.compile_ns.begin(), a.busy.compile_ns.end(),
+                  [](const auto& k) { return k.first == "ACL operator compilation"; });
+  if (!summaries.apis.empty() && !in_timeline) {
+    int64_t total = 0, calls = 0, longest = 0;
+    std::string apis;
+    for (const AscendApiStat& api : summaries.apis) {
+      std::string lower(api.api);
+      for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      if (!lower.starts_with("aclopcompile") || api.total_ns <= 0) continue;
+      total += api.total_ns;
+      calls += std::max<int64_t>(0, api.count);
+      longest = std::max(longest, api.max_ns);
+      apis +=
+          fmt::format("{}{} x{} {:.3f} ms (longest {:.3f} ms)", apis.empty() ? "" : ", ", api.api,
+                      api.count, api.total_ns / 1e6, std::max<int64_t>(0, api.max_ns) / 1e6);
+    }
+    const int64_t window = a.busy.window_end_ns - a.busy.window_begin_ns;
+    if (total >= t.compile_min_ns && (window <= 0 || Pct(total, window) >= t.compile_pct)) {
+      out.push_back(
+          {"online_compilation", Pct(total, window) >= 20 ? Severity::kWarning : Severity::kInfo,
+           fmt::format(
+               "CANN compiles operators online: {:.3f} ms in {} calls{}", total / 1e6, calls,
+               window > 0 ? fmt::format(" ({:.1f}% of the device window)", Pct(total, window))
+                          : std::string()),
+           summaries.apis_source + ": " + apis,
+           "Online compilation belongs to warm-up: leave those steps out of what you measure "
+           "(schedule warmup/skip_first). If it recurs in steady state: " +
+               CompileAction("ACL operator compilation")});
+    }
+  }
   return out;
 }
 

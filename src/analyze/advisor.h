@@ -9,6 +9,7 @@
 
 #include "analyze/analysis.h"
 #include "analyze/importers/ascend/ai_core.h"
+#include "analyze/importers/ascend/summaries.h"
 
 namespace opscope::analyze {
 
@@ -49,6 +50,13 @@ std::vector<Finding> Advise(const Analysis& analysis, const Thresholds& threshol
 // tasks with PMU ratios, naming the largest operators and their ratios.
 std::vector<Finding> AdvisePipeline(const AscendPipelineTable& table,
                                     const Thresholds& thresholds = {});
+
+// Ascend summaries (importers/ascend/summaries.h): online operator
+// compilation from api_statistic's aclopCompile* rows, when the timeline did
+// not already show it (a Level0 timeline has no CANN layer), at least
+// compile_min_ns long and, where the timeline gives a window, compile_pct of it.
+std::vector<Finding> AdviseSummaries(const AscendSummaries& summaries, const Analysis& analysis,
+                                     const Thresholds& thresholds = {});
 
 // Most severe first, the order within a severity kept.
 void SortFindings(std::vector<Finding>& findings);

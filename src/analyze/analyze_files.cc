@@ -81,6 +81,29 @@ AnalyzedSet AnalyzeFiles(const AnalyzeOptions& options) {
       if (!input.memory_record.empty()) record = Source::Open(input.memory_record);
       t.ascend_memory = ReadAscendMemory(ops.get(), record.get());
     });
+    // The summaries: each file read on its own, so one that fails leaves the others.
+    AscendSummaries& sums = t.ascend_summaries;
+    const auto summary = [&](const std::string& file, std::string& source, auto&& read) {
+      side_file(file, [&] {
+        const auto in = Source::Open(file);
+        read(*in);
+        source = file;
+      });
+    };
+    summary(input.op_statistic, sums.op_types_source,
+            [&](Source& in) { sums.op_types = ReadTypeStatistic(in); });
+    summary(input.communication_statistic, sums.communication_types_source,
+            [&](Source& in) { sums.communication_types = ReadTypeStatistic(in); });
+    summary(input.api_statistic, sums.apis_source,
+            [&](Source& in) { sums.apis = ReadApiStatistic(in); });
+    summary(input.operator_details, sums.framework_ops_source,
+            [&](Source& in) { sums.framework_ops = ReadOperatorDetails(in); });
+    summary(input.module_memory, sums.module_memory_source,
+            [&](Source& in) { sums.module_memory = ReadModuleMemory(in); });
+    summary(input.npu_memory, sums.npu_memory_source,
+            [&](Source& in) { sums.npu_memory = ReadNpuMemory(in); });
+    summary(input.iterations, sums.iterations_source,
+            [&](Source& in) { sums.iterations = ReadIterations(in); });
     // The database form of step_trace_time.csv and the communication files.
     side_file(input.analysis_db, [&] {
       AscendAnalysisDb db = ReadAnalysisDb(input.analysis_db);
@@ -97,8 +120,11 @@ AnalyzedSet AnalyzeFiles(const AnalyzeOptions& options) {
       for (Finding& f : AdvisePipeline(*t.ascend_pipeline, options.thresholds)) {
         t.findings.push_back(std::move(f));
       }
-      SortFindings(t.findings);
     }
+    for (Finding& f : AdviseSummaries(t.ascend_summaries, t.analysis, options.thresholds)) {
+      t.findings.push_back(std::move(f));
+    }
+    SortFindings(t.findings);
     ranks.push_back(SummarizeRank(model, t.rank));
     t.import_ms = ms(t1 - t0);
     t.analysis_ms = ms(Clock::now() - t1);

@@ -17,6 +17,7 @@
 #include "analyze/importers/ascend/communication.h"
 #include "analyze/importers/ascend/memory.h"
 #include "analyze/importers/ascend/step_trace_time.h"
+#include "analyze/importers/ascend/summaries.h"
 #include "analyze/multirank.h"
 #include "analyze/trace_inputs.h"
 
@@ -40,6 +41,9 @@ struct AnalyzedTrace {
   std::vector<AscendLink> ascend_links;
   // Its operator_memory.csv / memory_record.csv, when it has them.
   std::optional<AscendMemory> ascend_memory;
+  // Its op_statistic, api_statistic, operator_details, memory and iteration
+  // summaries, when it has them.
+  AscendSummaries ascend_summaries;
   std::string format;
   size_t events = 0, tracks = 0;
   Analysis analysis;

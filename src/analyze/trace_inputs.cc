@@ -24,7 +24,8 @@ constexpr int kSearchDepth = 4;  // a job folder > host folders > rank folders >
 // read (yet): ascend.md, section 3.
 const std::map<std::string, std::string, std::less<>>& OutputFileReasons() {
   static const std::map<std::string, std::string, std::less<>> reasons = {
-      {"op_statistic.csv", "per-operator-type totals of kernel_details.csv: not read yet"},
+      {"op_statistic.csv",
+       "per-operator-type totals: read beside a timeline, and this rank has none opscope reads"},
       {"step_trace_time.csv",
        "per-step breakdown: read beside a timeline, and this rank has none opscope reads"},
       {"communication.json",
@@ -36,12 +37,51 @@ const std::map<std::string, std::string, std::less<>>& OutputFileReasons() {
        "memory per operator: read beside a timeline, and this rank has none opscope reads"},
       {"memory_record.csv",
        "memory over time: read beside a timeline, and this rank has none opscope reads"},
-      {"npu_module_mem.csv", "memory per NPU module: not read yet"},
-      {"api_statistic.csv", "CANN API call totals: not read yet"},
-      {"operator_details.csv", "framework operators with shapes: not read yet"},
+      {"npu_module_mem.csv",
+       "memory per NPU module: read beside a timeline, and this rank has none opscope reads"},
+      {"api_statistic.csv",
+       "CANN API call totals: read beside a timeline, and this rank has none opscope reads"},
+      {"operator_details.csv",
+       "framework operators: read beside a timeline, and this rank has none opscope reads"},
+      {"task_time.csv", "the same device tasks as the timeline, which is read"},
+      {"data_preprocess.csv", "AI CPU data preprocessing (Level2): not read"},
+      {"soc_pmu.csv", "SoC PMU counters: not read"},
+      {"nic.csv", "NIC counters (sys_io): not read"},
+      {"roce.csv", "RoCE counters (sys_io): not read"},
+      {"pcie.csv", "PCIe counters (sys_interconnection): not read"},
+      {"hccs.csv", "HCCS counters (sys_interconnection): not read"},
       {"analyse.done", "torch_npu's marker that parsing finished"},
   };
   return reasons;
+}
+
+// The summaries of ASCEND_PROFILER_OUTPUT read beside a rank's timeline, and
+// where each goes.
+using SummaryMember = std::string TraceInput::*;
+const std::vector<std::pair<std::string, SummaryMember>>& SummaryFiles() {
+  static const std::vector<std::pair<std::string, SummaryMember>> files = {
+      {"op_statistic.csv", &TraceInput::op_statistic},
+      {"api_statistic.csv", &TraceInput::api_statistic},
+      {"operator_details.csv", &TraceInput::operator_details},
+      {"npu_module_mem.csv", &TraceInput::module_memory},
+  };
+  return files;
+}
+
+// The same for msprof's mindstudio_profiler_output, by name prefix
+// ({module}_{timestamp}.csv, ascend.md 1.4 and 5.2). hccl_statistic_ is the
+// older name of communication_statistic_.
+const std::vector<std::pair<std::string, SummaryMember>>& MsprofSummaryFiles() {
+  static const std::vector<std::pair<std::string, SummaryMember>> files = {
+      {"op_statistic_", &TraceInput::op_statistic},
+      {"communication_statistic_", &TraceInput::communication_statistic},
+      {"hccl_statistic_", &TraceInput::communication_statistic},
+      {"api_statistic_", &TraceInput::api_statistic},
+      {"npu_module_mem_", &TraceInput::module_memory},
+      {"npu_mem_", &TraceInput::npu_memory},
+      {"step_trace_", &TraceInput::iterations},
+  };
+  return files;
 }
 
 bool EndsWith(std::string_view s, std::string_view suffix) {
@@ -164,11 +204,12 @@ struct RankTree {
 // One ASCEND_PROFILER_OUTPUT folder: its timeline and what is left.
 void ReadOutputFolder(const fs::path& output, RankTree& tree) {
   const std::vector<fs::path> files = Entries(output);
-  const auto has = [&](const char* name) {
+  const auto has = [&](const std::string& name) {
     return std::find(files.begin(), files.end(), output / name) != files.end();
   };
   std::string primary = has("trace_view.json")      ? "trace_view.json"
                         : has("kernel_details.csv") ? "kernel_details.csv"
+                        : has("task_time.csv")      ? "task_time.csv"
                                                     : "";
   // An export_type=db run: the rank's database is the timeline (ascend.md 4.1).
   std::string analysis_db;
@@ -195,6 +236,9 @@ void ReadOutputFolder(const fs::path& output, RankTree& tree) {
     if (has("communication_matrix.json")) {
       tree.trace->communication_matrix = (output / "communication_matrix.json").string();
     }
+    for (const auto& [name, member] : SummaryFiles()) {
+      if (has(name)) (*tree.trace).*member = (output / name).string();
+    }
     if (db_primary) {
       tree.trace->ai_core_metrics = tree.trace->path;
       if (!analysis_db.empty()) tree.trace->analysis_db = (output / analysis_db).string();
@@ -216,6 +260,11 @@ void ReadOutputFolder(const fs::path& output, RankTree& tree) {
     if (tree.trace && (name == "step_trace_time.csv" || name == "kernel_details.csv" ||
                        name == "communication.json" || name == "communication_matrix.json" ||
                        name == "operator_memory.csv" || name == "memory_record.csv")) {
+      continue;
+    }
+    const auto& summaries = SummaryFiles();
+    if (tree.trace && std::any_of(summaries.begin(), summaries.end(),
+                                  [&](const auto& f) { return f.first == name; })) {
       continue;
     }
     if (tree.trace && name == "l2_cache.csv" && !tree.trace->l2_cache.empty()) continue;
@@ -281,6 +330,23 @@ void ReadRankRoot(const fs::path& root, RankTree& tree) {
   }
 }
 
+// The rank of a native msprof run: `rank_id` of its device_*/info.json.{N}
+// (msprof-analyze's rule, ascend.md 1.4), with the file it came from.
+std::optional<std::pair<int, std::string>> MsprofRank(const fs::path& root) {
+  for (const fs::path& dir : Entries(root)) {
+    const std::string name = dir.filename().string();
+    if (!IsDir(dir) || name.rfind("device_", 0) != 0) continue;
+    for (const fs::path& f : Entries(dir)) {
+      const std::string file = f.filename().string();
+      if (file.rfind("info.json.", 0) != 0) continue;
+      if (const auto rank = RankInProfilerInfo(f)) {
+        return std::pair{*rank, name + "/" + file + " rank_id"};
+      }
+    }
+  }
+  return std::nullopt;
+}
+
 void ReadMsprofRoot(const fs::path& root, RankTree& tree) {
   tree.root = root;
   tree.timestamp = RunTimestamp(root);
@@ -291,7 +357,8 @@ void ReadMsprofRoot(const fs::path& root, RankTree& tree) {
     return name.rfind(prefix, 0) == 0 && EndsWith(name, suffix);
   };
   // The timeline (host and device) when msprof wrote one, else the device tasks.
-  for (const auto& [prefix, suffix] : {std::pair{"msprof_", ".json"}, {"op_summary_", ".csv"}}) {
+  for (const auto& [prefix, suffix] :
+       {std::pair{"msprof_", ".json"}, {"op_summary_", ".csv"}, {"task_time_", ".csv"}}) {
     for (const fs::path& f : files) {
       if (!tree.trace && named(f, prefix, suffix)) tree.trace = TraceInput{f.string()};
     }
@@ -332,6 +399,16 @@ void ReadMsprofRoot(const fs::path& root, RankTree& tree) {
         tree.trace->l2_cache = f.string();
       }
     }
+    for (const fs::path& f : files) {
+      for (const auto& [prefix, member] : MsprofSummaryFiles()) {
+        std::string& slot = (*tree.trace).*member;
+        if (slot.empty() && named(f, prefix.c_str(), ".csv")) slot = f.string();
+      }
+    }
+    if (const auto rank = MsprofRank(root)) {
+      tree.trace->rank = rank->first;
+      tree.trace->rank_source = rank->second;
+    }
   }
   for (const fs::path& f : files) {
     if (tree.trace && f.string() == tree.trace->path) continue;
@@ -339,9 +416,17 @@ void ReadMsprofRoot(const fs::path& root, RankTree& tree) {
         (f.string() == tree.trace->ai_core_metrics || f.string() == tree.trace->l2_cache)) {
       continue;
     }
+    const auto& summaries = MsprofSummaryFiles();
+    if (tree.trace && std::any_of(summaries.begin(), summaries.end(), [&](const auto& s) {
+          return f.string() == (*tree.trace).*(s.second);
+        })) {
+      continue;
+    }
     if (named(f, "msprof_", ".db")) {
       tree.unused.push_back(
           {f.string(), "the SQLite export of the same run: its text files are read"});
+    } else if (named(f, "task_time_", ".csv") && tree.trace) {
+      tree.unused.push_back({f.string(), "the same device tasks as the timeline, which is read"});
     } else if (named(f, "msprof_", ".json") || named(f, "op_summary_", ".csv")) {
       tree.unused.push_back(
           {f.string(), named(f, "msprof_", ".json") || tree.trace->path.ends_with(".csv")

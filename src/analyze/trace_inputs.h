@@ -9,13 +9,17 @@
 //   name (msprof-analyze's rule), else its `rank_id` key, else the SQLite
 //   export's name `ascend_pytorch_profiler_{rank}.db`;
 // - an msprof `PROF_*` folder: its `mindstudio_profiler_output/msprof_*.json`,
-//   else its `op_summary_*.csv`.
+//   else its `op_summary_*.csv`, else its `task_time_*.csv`, else its
+//   `msprof_*.db`; the rank from `device_*/info.json.{N}`'s `rank_id`.
 // One file is the timeline of a rank (`trace_view.json`, else
-// `kernel_details.csv`, which holds the same kernels without the host side),
-// with its `step_trace_time.csv` beside it; every other file found is listed
-// once with the reason it is not read, never an error. When two runs claim one
-// rank, the newest (by the timestamp in the folder's name) is read, as
-// msprof-analyze does.
+// `kernel_details.csv`, which holds the same kernels without the host side, else
+// `task_time.csv`, else the SQLite export), with the rank's other files beside
+// it: step_trace_time, communication, memory, AI Core metrics, and the
+// summaries (op_statistic, api_statistic, operator_details, module memory;
+// msprof's communication_statistic, npu_mem and step_trace too). Every other
+// file found is listed once with the reason it is not read, never an error.
+// When two runs claim one rank, the newest (by the timestamp in the folder's
+// name) is read, as msprof-analyze does.
 //
 // A folder without any of those trees is a folder of trace files, one per
 // rank: every file whose name an importer reads (importer.h).
@@ -46,6 +50,17 @@ struct TraceInput {
   // operator_memory.csv and memory_record.csv (profile_memory=True).
   std::string operator_memory;
   std::string memory_record;
+  // The summaries beside the timeline (importers/ascend/summaries.h), torch_npu's
+  // names or msprof's: op_statistic, communication_statistic, api_statistic,
+  // operator_details, npu_module_mem, npu_mem and step_trace (graph-mode
+  // iterations).
+  std::string op_statistic;
+  std::string communication_statistic;
+  std::string api_statistic;
+  std::string operator_details;
+  std::string module_memory;
+  std::string npu_memory;
+  std::string iterations;
 };
 
 struct UnusedFile {

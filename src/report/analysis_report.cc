@@ -301,24 +301,40 @@ std::string AnalysisHtml(const std::vector<AnalyzedTrace>& traces) {
 
 namespace {
 
-// The files found in the inputs' folders and not read, with why (the
-// "unused_files" table), for the end of analysis.html.
-std::string UnusedFilesHtml(const std::vector<ResultTable>& tables) {
-  for (const auto& t : tables) {
-    if (t.section != "unused_files") continue;
-    std::string h =
-        "<h2>" + EscapeHtml(t.title) + "</h2>\n<table><tr><th>File</th><th>Why</th></tr>\n";
-    for (const auto& row : t.rows) {
-      h += "<tr>";
-      for (const auto& v : row) {
-        const auto* text = std::get_if<std::string>(&v);
-        h += "<td>" + EscapeHtml(text ? *text : std::string()) + "</td>";
-      }
-      h += "</tr>\n";
+// A result table as HTML: its title, every column (those kept off the
+// terminal too), its notes; every string escaped.
+std::string TableHtml(const ResultTable& t) {
+  std::string h = "<h3>" + EscapeHtml(t.title) + "</h3>\n<table><tr>";
+  for (const Column& c : t.columns) h += "<th>" + EscapeHtml(c.header) + "</th>";
+  h += "</tr>\n";
+  for (const auto& row : t.rows) {
+    h += "<tr>";
+    for (size_t i = 0; i < row.size() && i < t.columns.size(); ++i) {
+      const bool number =
+          std::holds_alternative<int64_t>(row[i]) || std::holds_alternative<double>(row[i]);
+      h += (number ? "<td class=\"n\">" : "<td>") +
+           EscapeHtml(RenderValue(row[i], t.columns[i].precision)) + "</td>";
     }
-    return h + "</table>\n";
+    h += "</tr>\n";
   }
-  return {};
+  h += "</table>\n";
+  for (const std::string& note : t.notes) h += "<p>" + EscapeHtml(note) + "</p>\n";
+  return h;
+}
+
+// The tables analysis.html has no section of its own for: Ascend's (AI Core
+// pipeline, memory, communication, steps, summaries) under one heading, then
+// the files found in the inputs' folders and not read, with why.
+std::string MoreTablesHtml(const std::vector<ResultTable>& tables) {
+  std::string ascend, unused;
+  for (const auto& t : tables) {
+    if (t.section.starts_with("ascend_")) ascend += TableHtml(t);
+    if (t.section == "unused_files") unused += TableHtml(t);
+  }
+  std::string h;
+  if (!ascend.empty()) h += "<h2>Ascend</h2>\n" + ascend;
+  if (!unused.empty()) h += "<h2>Files not read</h2>\n" + unused;
+  return h;
 }
 
 }  // namespace
@@ -351,7 +367,7 @@ void WriteAnalysisReport(const std::filesystem::path& dir, const std::vector<Ana
   write("analysis.json", json.str());
   std::string html = AnalysisHtml(traces);
   constexpr std::string_view kEnd = "</body></html>\n";
-  html.insert(html.size() - kEnd.size(), UnusedFilesHtml(tables));
+  html.insert(html.size() - kEnd.size(), MoreTablesHtml(tables));
   write("analysis.html", std::move(html));
 }
 

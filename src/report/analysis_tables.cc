@@ -611,6 +611,163 @@ void AddAscendMemory(const analyze::AnalyzedTrace& t, const AnalysisTableOptions
   }
 }
 
+// A value of a summary file that may be absent (-1).
+Value MsOrNa(int64_t ns) { return ns >= 0 ? Value{ns / 1e6} : Value{}; }
+Value UsOrNa(int64_t ns) { return ns >= 0 ? Value{ns / 1e3} : Value{}; }
+Value CountOrNa(int64_t n) { return n >= 0 ? Value{n} : Value{}; }
+
+// The first `top` rows (all with 0), and a note for the rest.
+size_t Shown(size_t rows, const AnalysisTableOptions& options, ResultTable& table) {
+  const size_t shown = options.top == 0 ? rows : std::min<size_t>(rows, options.top);
+  if (shown < rows) table.notes.push_back(fmt::format("{} more (--top 0 lists all)", rows - shown));
+  return shown;
+}
+
+// op_statistic / communication_statistic: the file's own per-type totals.
+void AddTypeStats(const analyze::AnalyzedTrace& t, const std::vector<analyze::AscendTypeStat>& v,
+                  const std::string& source, const char* section, const char* what,
+                  const AnalysisTableOptions& options, std::vector<ResultTable>& tables) {
+  if (v.empty()) return;
+  ResultTable table;
+  table.section = section;
+  table.title = fmt::format("{} of rank {} ({})", what, t.rank, source);
+  table.columns = {{"rank", "Rank", 0, false}, {"device", "Device", 0, false},
+                   {"op_type", "Type"},        {"core_type", "Core"},
+                   {"count", "Count"},         {"total_ms", "Total ms", 3},
+                   {"min_us", "Min us", 3},    {"avg_us", "Mean us", 3},
+                   {"max_us", "Max us", 3},    {"ratio_pct", "% of total", 1}};
+  const size_t shown = Shown(v.size(), options, table);
+  for (size_t i = 0; i < shown; ++i) {
+    const analyze::AscendTypeStat& s = v[i];
+    table.AddRow({int64_t{t.rank}, s.device, s.op_type,
+                  s.core_type.empty() ? Value{} : Value{s.core_type}, CountOrNa(s.count),
+                  MsOrNa(s.total_ns), UsOrNa(s.min_ns), UsOrNa(s.avg_ns), UsOrNa(s.max_ns),
+                  s.ratio_pct >= 0 ? Value{s.ratio_pct} : Value{}});
+  }
+  table.notes.push_back(
+      "As the file gives them (msprof's own sums over the device tasks of each type, sorted by "
+      "total time); '% of total' is the type's share of the file's total.");
+  tables.push_back(std::move(table));
+}
+
+// The summaries beside a rank's timeline (importers/ascend/summaries.h).
+void AddAscendSummaries(const analyze::AnalyzedTrace& t, const AnalysisTableOptions& options,
+                        std::vector<ResultTable>& tables) {
+  const analyze::AscendSummaries& s = t.ascend_summaries;
+  constexpr double kMiB = 1024.0 * 1024.0;
+  AddTypeStats(t, s.op_types, s.op_types_source, "ascend_op_types", "Operator types", options,
+               tables);
+  AddTypeStats(t, s.communication_types, s.communication_types_source, "ascend_communication_types",
+               "Communication operator types", options, tables);
+  if (!s.apis.empty()) {
+    std::vector<const analyze::AscendApiStat*> apis;
+    for (const auto& api : s.apis) apis.push_back(&api);
+    std::stable_sort(apis.begin(), apis.end(),
+                     [](const auto* a, const auto* b) { return a->total_ns > b->total_ns; });
+    ResultTable table;
+    table.section = "ascend_apis";
+    table.title =
+        fmt::format("Host API calls of rank {} by total time ({})", t.rank, s.apis_source);
+    table.columns = {{"rank", "Rank", 0, false}, {"device", "Device", 0, false},
+                     {"level", "Level"},         {"api", "API"},
+                     {"calls", "Calls"},         {"total_ms", "Total ms", 3},
+                     {"avg_us", "Mean us", 3},   {"min_us", "Min us", 3, false},
+                     {"max_us", "Max us", 3}};
+    const size_t shown = Shown(apis.size(), options, table);
+    for (size_t i = 0; i < shown; ++i) {
+      const analyze::AscendApiStat& a = *apis[i];
+      table.AddRow({int64_t{t.rank}, a.device, a.level, a.api, CountOrNa(a.count),
+                    MsOrNa(a.total_ns), UsOrNa(a.avg_ns), UsOrNa(a.min_ns), UsOrNa(a.max_ns)});
+    }
+    table.notes.push_back(
+        "Levels: acl (AscendCL, with operator tiling and compilation), runtime, node (launches), "
+        "model, hccl/communication. aclopCompile* calls are operators compiled online.");
+    tables.push_back(std::move(table));
+  }
+  if (!s.framework_ops.empty()) {
+    ResultTable table;
+    table.section = "ascend_framework_ops";
+    table.title = fmt::format("Framework operators of rank {} by device self time ({})", t.rank,
+                              s.framework_ops_source);
+    table.columns = {{"rank", "Rank", 0, false},
+                     {"operator", "Operator"},
+                     {"rows", "Rows"},
+                     {"host_self_ms", "Host self ms", 3},
+                     {"host_total_ms", "Host total ms", 3},
+                     {"device_self_ms", "Device self ms", 3},
+                     {"device_total_ms", "Device total ms", 3},
+                     {"device_self_aicore_ms", "Device self AI Core ms", 3, false},
+                     {"device_total_aicore_ms", "Device total AI Core ms", 3, false}};
+    const size_t shown = Shown(s.framework_ops.size(), options, table);
+    for (size_t i = 0; i < shown; ++i) {
+      const analyze::AscendFrameworkOp& op = s.framework_ops[i];
+      table.AddRow({int64_t{t.rank}, op.name, op.rows, op.host_self_ns / 1e6,
+                    op.host_total_ns / 1e6, op.device_self_ns / 1e6, op.device_total_ns / 1e6,
+                    op.device_self_aicore_ns / 1e6, op.device_total_aicore_ns / 1e6});
+    }
+    table.notes.push_back(
+        "operator_details.csv's rows (one per operator, input shapes and call stack) summed per "
+        "operator. Self: the operator's own time (host) or the device tasks it launched itself "
+        "(device); total: with the operators it called.");
+    tables.push_back(std::move(table));
+  }
+  const auto memory = [&](const std::vector<analyze::AscendMemoryPeak>& v,
+                          const std::string& source, const char* section, const char* what,
+                          const char* note) {
+    if (v.empty()) return;
+    ResultTable table;
+    table.section = section;
+    table.title = fmt::format("{} of rank {} at its peak ({})", what, t.rank, source);
+    table.columns = {
+        {"rank", "Rank", 0, false},  {"device", "Device"},           {"name", "Series"},
+        {"peak_mib", "Peak MiB", 2}, {"peak_us", "At us", 3, false}, {"samples", "Samples"}};
+    size_t zero = 0;
+    for (const auto& p : v) {
+      if (p.peak_bytes == 0) {
+        ++zero;
+        continue;
+      }
+      table.AddRow(
+          {int64_t{t.rank}, p.device, p.name, p.peak_bytes / kMiB, UsOrNa(p.peak_ns), p.samples});
+    }
+    if (zero > 0) table.notes.push_back(fmt::format("{} more series stayed at 0 MiB", zero));
+    table.notes.push_back(note);
+    tables.push_back(std::move(table));
+  };
+  memory(s.module_memory, s.module_memory_source, "ascend_module_memory",
+         "NPU memory reserved per driver module",
+         "Total Reserved per component (SLOG, HCCL, RUNTIME, GE, ...); MiB = 1024 KiB. A value "
+         "of -1 (only a release captured) is not a sample.");
+  memory(s.npu_memory, s.npu_memory_source, "ascend_npu_memory", "NPU memory (npu_mem)",
+         "app: this process; device: the whole NPU; ddr, hbm and their sum (memory); MiB = 1024 "
+         "KiB.");
+  if (!s.iterations.empty()) {
+    ResultTable table;
+    table.section = "ascend_iterations";
+    table.title = fmt::format("Graph-mode iterations of rank {} ({})", t.rank, s.iterations_source);
+    table.columns = {{"rank", "Rank", 0, false},
+                     {"device", "Device", 0, false},
+                     {"model_id", "Model"},
+                     {"iteration", "Iteration"},
+                     {"iteration_ms", "Iteration ms", 3},
+                     {"fp_to_bp_ms", "FP to BP ms", 3},
+                     {"refresh_ms", "Refresh ms", 3},
+                     {"data_aug_ms", "Data wait ms", 3}};
+    const size_t shown = Shown(s.iterations.size(), options, table);
+    for (size_t i = 0; i < shown; ++i) {
+      const analyze::AscendIteration& it = s.iterations[i];
+      table.AddRow({int64_t{t.rank}, it.device, it.model_id, it.iteration, MsOrNa(it.iteration_ns),
+                    MsOrNa(it.fp_to_bp_ns), MsOrNa(it.refresh_ns), MsOrNa(it.data_aug_ns)});
+    }
+    table.notes.push_back(
+        "FP to BP: forward and backward; refresh: the update after backward; data wait (Data "
+        "Aug Bound): from the previous iteration's end to this forward's start, time the model "
+        "waited for input. n/a: not measured (inference has no BP; the first iteration has no "
+        "data wait).");
+    tables.push_back(std::move(table));
+  }
+}
+
 // GB/s of a transfer (bytes per ns), or none.
 Value Gbps(int64_t bytes, int64_t ns) {
   return ns > 0 ? Value{static_cast<double>(bytes) / static_cast<double>(ns)} : Value{};
@@ -780,6 +937,7 @@ std::vector<ResultTable> AnalysisTables(const analyze::AnalyzedSet& set,
     AddMoreAnalyses(t.path, t.analysis, tables);
     AddAscendPipeline(t, options, tables);
     AddAscendMemory(t, options, tables);
+    AddAscendSummaries(t, options, tables);
   }
   if (set.ranks) AddRanks(*set.ranks, tables);
   AddAscendSteps(set, tables);

@@ -1,6 +1,7 @@
 // Ascend side files read beside a rank's timeline: the AI Core pipeline.
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <string>
 
 #include "analyze/advisor.h"
@@ -8,6 +9,8 @@
 #include "analyze/importers/ascend/communication.h"
 #include "analyze/importers/ascend/kernel_details_importer.h"
 #include "analyze/importers/ascend/memory.h"
+#include "analyze/importers/ascend/summaries.h"
+#include "analyze/importers/ascend/task_time_importer.h"
 #include "analyze/passes/ascend_cost.h"
 #include "analyze/source.h"
 #include "opscope/opscope.h"
@@ -316,6 +319,190 @@ TEST(AscendMemory, PeakLiveBlocksAndBadValues) {
               std::string::npos)
         << e.what();
   }
+}
+
+// The error a reader throws for `text`, or "" when it reads it.
+std::string ErrorOf(const std::string& name, const std::string& text,
+                    const std::function<void(Source&)>& read) {
+  const auto source = Source::FromBytes(name, text);
+  try {
+    read(*source);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return {};
+}
+
+TEST(AscendSummaries, TypeStatisticsInBothNamingsAndBadValues) {
+  // torch_npu's copy (no Device_id), then msprof's communication_statistic.
+  auto ops = Source::FromBytes(
+      "op_statistic.csv",
+      "OP Type,Core Type,Count,Total Time(us),Min Time(us),Avg Time(us),Max Time(us),Ratio(%)\r\n"
+      "TransData,AI_VECTOR_CORE,57,1423.208,6.54,24.969,70.801,16.038\r\n"
+      "Cast,N/A,2,1,0.5,0.5,0.5,N/A\r\n");
+  const auto v = ReadTypeStatistic(*ops);
+  ASSERT_EQ(v.size(), 2u);
+  EXPECT_EQ(v[0].op_type, "TransData");
+  EXPECT_EQ(v[0].core_type, "AI_VECTOR_CORE");
+  EXPECT_EQ(v[0].count, 57);
+  EXPECT_EQ(v[0].total_ns, 1423208);
+  EXPECT_EQ(v[0].min_ns, 6540);
+  EXPECT_DOUBLE_EQ(v[0].ratio_pct, 16.038);
+  EXPECT_EQ(v[1].core_type, "");
+  EXPECT_EQ(v[1].ratio_pct, -1);
+  auto comm = Source::FromBytes("communication_statistic_1.csv",
+                                "Device_id,OP Type,Count,Total Time(us),Min Time(us),Avg "
+                                "Time(us),Max Time(us),Ratio(%)\n0,hcom_allReduce_,4,10,1,2.5,4,"
+                                "100\n");
+  const auto c = ReadTypeStatistic(*comm);
+  ASSERT_EQ(c.size(), 1u);
+  EXPECT_EQ(c[0].device, "0");
+  EXPECT_EQ(c[0].max_ns, 4000);
+  const auto read = [](Source& s) { ReadTypeStatistic(s); };
+  EXPECT_NE(ErrorOf("op_statistic.csv", "OP Type,Count\nA,1\n", read)
+                .find("op_statistic.csv: line 1: no 'Total Time(us)' column"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf("op_statistic.csv", "OP Type,Count,Total Time(us)\nA,-1,2\n", read)
+                .find("op_statistic.csv: line 2: 'Count' is not a count: '-1'"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf("op_statistic.csv", "OP Type,Count,Total Time(us)\nA,1,fast\n", read)
+                .find("line 2: 'Total Time(us)' is not a time in microseconds: 'fast'"),
+            std::string::npos);
+}
+
+TEST(AscendSummaries, ApisOperatorDetailsAndTheOnlineCompilationRule) {
+  auto apis = Source::FromBytes("api_statistic.csv",
+                                "Level,API Name,Time(us),Count,Avg(us),Min(us),Max(us),Variance\n"
+                                "acl,aclopCompileAndExecute,3000,4,750,10,2500,1\n"
+                                "acl,aclopCompileAndExecuteV2,1000.6,1,1000.6,1000.6,1000.6,0\n"
+                                "node,launch,50,10,5,1,9,2\n");
+  AscendSummaries s;
+  s.apis = ReadApiStatistic(*apis);
+  s.apis_source = "api_statistic.csv";
+  ASSERT_EQ(s.apis.size(), 3u);
+  EXPECT_EQ(s.apis[0].level, "acl");
+  EXPECT_EQ(s.apis[0].total_ns, 3000000);
+  EXPECT_EQ(s.apis[2].count, 10);
+  Analysis a;  // no timeline window: the rule needs only the compile_min_ns
+  auto findings = AdviseSummaries(s, a);
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_EQ(findings[0].id, "online_compilation");
+  EXPECT_NE(findings[0].title.find("4.001 ms in 5 calls"), std::string::npos) << findings[0].title;
+  EXPECT_NE(findings[0].evidence.find("aclopCompileAndExecute x4 3.000 ms (longest 2.500 ms)"),
+            std::string::npos)
+      << findings[0].evidence;
+  // Shown by the timeline already (its CANN layer): not said twice.
+  a.busy.compile_ns.push_back({"ACL operator compilation", 4000000});
+  EXPECT_TRUE(AdviseSummaries(s, a).empty());
+  // A window in which it is below compile_pct: not worth a finding.
+  a.busy.compile_ns.clear();
+  a.busy.window_begin_ns = 0;
+  a.busy.window_end_ns = int64_t{1000} * 1000000;  // 1 s: 0.4%
+  EXPECT_TRUE(AdviseSummaries(s, a).empty());
+
+  // operator_details: rows summed per name, the documented spaced headers too,
+  // a quoted multi-line call stack.
+  auto details = Source::FromBytes(
+      "operator_details.csv",
+      "Name,Input Shapes,Call Stack,Host Self Duration (us),Host Total Duration (us),Device "
+      "Self Duration (us),Device Total Duration (us)\n"
+      "aten::add,\"[1];\r\n[2]\",\"a.py(1): f;\r\nb.py(2): g\",10,20,30,40\n"
+      "aten::mm,,,1,2,300,300\n"
+      "aten::add,,,5,5,0,0\n");
+  const auto ops = ReadOperatorDetails(*details);
+  ASSERT_EQ(ops.size(), 2u);
+  EXPECT_EQ(ops[0].name, "aten::mm");  // the most device self time first
+  EXPECT_EQ(ops[1].rows, 2);
+  EXPECT_EQ(ops[1].host_self_ns, 15000);
+  EXPECT_EQ(ops[1].device_total_ns, 40000);
+  EXPECT_NE(ErrorOf("operator_details.csv", "Name,Input Shapes\na,b\n",
+                    [](Source& in) { ReadOperatorDetails(in); })
+                .find("no 'Host Self Duration(us)' or 'Host Self Duration (us)' column"),
+            std::string::npos);
+}
+
+TEST(AscendSummaries, MemoryPeaksAndIterations) {
+  // torch_npu's npu_module_mem.csv is in MB, msprof's in KB; -1 is not a sample.
+  auto mb = Source::FromBytes("npu_module_mem.csv",
+                              "Component,Timestamp(us),Total Reserved(MB),Device\n"
+                              "HCCL,1.0\t,2,NPU:0\nHCCL,2.0\t,3,NPU:0\nHCCL,3.0\t,-1,NPU:0\n"
+                              "GE,1.5\t,4,NPU:0\n");
+  const auto m = ReadModuleMemory(*mb);
+  ASSERT_EQ(m.size(), 2u);
+  EXPECT_EQ(m[0].name, "GE");  // the highest peak first
+  EXPECT_EQ(m[1].peak_bytes, int64_t{3} << 20);
+  EXPECT_EQ(m[1].peak_ns, 2000);
+  EXPECT_EQ(m[1].samples, 2);
+  auto kb = Source::FromBytes("npu_module_mem_1.csv",
+                              "Device_id,Component,Timestamp(us),Total Reserved(KB),Device\n"
+                              "0,HCCL,1,2048,NPU:0\n");
+  const auto k = ReadModuleMemory(*kb);
+  ASSERT_EQ(k.size(), 1u);
+  EXPECT_EQ(k[0].peak_bytes, int64_t{2} << 20);
+  EXPECT_EQ(k[0].device, "0");
+  auto npu = Source::FromBytes("npu_mem_1.csv",
+                               "Device_id,event,ddr(KB),hbm(KB),memory(KB),timestamp(us)\n"
+                               "0,app,0,1024,1024,1\n0,app,0,3072,3072,2\n0,device,1,N/A,1,3\n");
+  const auto n = ReadNpuMemory(*npu);
+  ASSERT_EQ(n.size(), 5u);  // app ddr/hbm/memory, device ddr/memory
+  EXPECT_EQ(n[0].name, "app hbm");
+  EXPECT_EQ(n[0].peak_bytes, 3 << 20);
+  EXPECT_EQ(n[0].peak_ns, 2000);
+  auto it = Source::FromBytes(
+      "step_trace_1.csv",
+      "Device_id,Iteration ID,FP Start(us),BP End(us),Iteration End(us),Iteration Time(us),FP to "
+      "BP Time(us),Iteration Refresh(us),Data Aug Bound(us),Model ID\n"
+      "0,1,N/A,N/A,N/A,100.5,80,10,N/A,1\n");
+  const auto iterations = ReadIterations(*it);
+  ASSERT_EQ(iterations.size(), 1u);
+  EXPECT_EQ(iterations[0].iteration_ns, 100500);
+  EXPECT_EQ(iterations[0].fp_to_bp_ns, 80000);
+  EXPECT_EQ(iterations[0].data_aug_ns, -1);
+  EXPECT_EQ(iterations[0].model_id, "1");
+}
+
+TEST(TaskTime, KernelsByCoreAndTheTasksThatAreNotKernels) {
+  auto source = Source::FromBytes(
+      "task_time_1.csv",
+      "Device_id,kernel_name,kernel_type,stream_id,task_id,task_time(us),task_start(us),"
+      "task_stop(us)\n"
+      "0,MatMul_1,KERNEL_AICORE,2,1,10.5,100.000\t,110.500\t\n"
+      "0,Cast_2,KERNEL_AICPU,2,2,5,120,125\n"
+      "0,N/A,EVENT_RECORD,2,3,1,130,131\n"
+      "0,N/A,MEMCPY_ASYNC,3,4,N/A,140,150\n"
+      "0,MemSet,KERNEL_AIVEC,2,5,2,160,162\n");
+  ASSERT_TRUE(SniffTaskTime(*source));
+  TraceModel model;
+  ImportTaskTime(*source, model);
+  ASSERT_EQ(model.size(), 5u);
+  EXPECT_EQ(model.format, "ascend-task-time");
+  EXPECT_EQ(model.String(model.name[0]), "MatMul_1");
+  EXPECT_EQ(model.duration_ns[0], 10500);
+  EXPECT_EQ(model.cls[0], EventClass::kKernel);
+  EXPECT_EQ(model.String(model.kind[0]), "AI_CORE");
+  EXPECT_EQ(model.String(model.kind[1]), "AI_CPU");
+  EXPECT_EQ(model.String(model.name[2]), "EVENT_RECORD");
+  EXPECT_EQ(model.cls[2], EventClass::kSync);
+  EXPECT_EQ(model.cls[3], EventClass::kMemcpy);
+  EXPECT_EQ(model.duration_ns[3], 10000);  // from its stop time
+  EXPECT_EQ(model.cls[4], EventClass::kMemset);
+  EXPECT_EQ(model.tracks.size(), 2u);
+  EXPECT_NE(
+      ErrorOf("task_time_1.csv", "kernel_name,kernel_type,task_start(us)\nA,KERNEL_AICORE,1\n",
+              [](Source& in) {
+                TraceModel m;
+                ImportTaskTime(in, m);
+              })
+          .find("no 'task_time(us)' or 'task_stop(us)' column"),
+      std::string::npos);
+  EXPECT_NE(ErrorOf("task_time_1.csv",
+                    "kernel_name,kernel_type,task_start(us),task_time(us)\nA,K,1,N/A\n",
+                    [](Source& in) {
+                      TraceModel m;
+                      ImportTaskTime(in, m);
+                    })
+                .find("task_time_1.csv: line 2: a task without a start time and a duration"),
+            std::string::npos);
 }
 
 TEST(AscendCost, MatmulsConvolutionsAndElementwiseFromShapes) {

@@ -370,8 +370,14 @@ TEST(Discovery, AscendTreesGiveOneTimelinePerRankAndListTheRest) {
   ASSERT_EQ(summary_only.traces.size(), 1u);
   EXPECT_EQ(std::filesystem::path(summary_only.traces[0].path).filename(),
             "op_summary_20260102120000.csv");
-  ASSERT_EQ(summary_only.unused.size(), 1u);
-  EXPECT_NE(summary_only.unused[0].reason.find("msprof summary"), std::string::npos);
+  // op_statistic is read beside it; another summary is listed as not read.
+  EXPECT_EQ(std::filesystem::path(summary_only.traces[0].op_statistic).filename(),
+            "op_statistic_20260102120000.csv");
+  EXPECT_TRUE(summary_only.unused.empty());
+  WriteFile(bare / "msprof_tx_20260102120000.csv", "");
+  const TraceInputs with_tx = FindTraceInputs({bare.parent_path().string()});
+  ASSERT_EQ(with_tx.unused.size(), 1u);
+  EXPECT_NE(with_tx.unused[0].reason.find("msprof summary"), std::string::npos);
 
   // The output folder alone: the rank from its parent's profiler_info.
   const TraceInputs alone = FindTraceInputs({(r1 / "ASCEND_PROFILER_OUTPUT").string()});

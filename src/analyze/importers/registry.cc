@@ -3,6 +3,7 @@
 #include "analyze/importer.h"
 #include "analyze/importers/ascend/db_importer.h"
 #include "analyze/importers/ascend/kernel_details_importer.h"
+#include "analyze/importers/ascend/task_time_importer.h"
 #include "analyze/importers/chrome_json/chrome_json_importer.h"
 
 namespace opscope::analyze {
@@ -12,6 +13,7 @@ const std::vector<Importer>& Importers() {
       ChromeJsonImporter(),
       KernelDetailsImporter(),
       AscendDbImporter(),
+      TaskTimeImporter(),
   };
   return importers;
 }

@@ -1,83 +1,15 @@
 #include "analyze/importers/ascend/memory.h"
 
-#include <fmt/format.h>
-
 #include <algorithm>
-#include <charconv>
-#include <cmath>
 #include <map>
 
-#include "analyze/importers/csv_reader.h"
-#include "analyze/importers/timestamps.h"
+#include "analyze/importers/ascend/csv_columns.h"
 #include "opscope/opscope.h"
 
 namespace opscope::analyze {
 namespace {
 
 constexpr double kKiB = 1024.0, kMiB = 1024.0 * 1024.0;
-
-bool Absent(std::string_view t) { return t.empty() || t == "N/A"; }
-
-// A number of `unit` bytes as integer bytes; false for text that is not one.
-bool Bytes(std::string_view text, double unit, int64_t& bytes) {
-  double v = 0;
-  const char* end = text.data() + text.size();
-  const auto [ptr, ec] = std::from_chars(text.data(), end, v);
-  if (ec != std::errc() || ptr != end || !std::isfinite(v) || std::fabs(v * unit) > 9e18) {
-    return false;
-  }
-  bytes = std::llround(v * unit);
-  return true;
-}
-
-struct Row {
-  std::string_view name;
-  int64_t bytes = 0, alloc_ns = -1, release_ns = -1;
-};
-
-class Reader {
- public:
-  Reader(Source& source, std::initializer_list<const char*> required)
-      : path_(source.name()), csv_(source), header_(ReadCsvHeader(csv_, path_)) {
-    for (const char* column : required) {
-      if (header_.Find(column) == SIZE_MAX) {
-        throw Error(ErrorCode::kInvalidInput,
-                    path_ + ": line 1: no '" + std::string(column) + "' column");
-      }
-    }
-  }
-  bool Next() { return header_.NextRecord(csv_, fields_, path_); }
-  std::string_view Text(const char* column) const {
-    const size_t at = header_.Find(column);
-    return at == SIZE_MAX ? std::string_view() : TrimField(fields_[at]);
-  }
-  // -1 when absent; throws naming the line and column when it is not a number.
-  int64_t Size(const char* column, double unit) const {
-    const std::string_view t = Text(column);
-    if (Absent(t)) return -1;
-    int64_t b = 0;
-    if (!Bytes(t, unit, b)) throw Bad(column, t, "a size");
-    return b;
-  }
-  int64_t Time(const char* column) const {
-    const std::string_view t = Text(column);
-    if (Absent(t)) return -1;
-    int64_t ns = 0;
-    if (!MicrosToNs(t, ns)) throw Bad(column, t, "a time in microseconds");
-    return ns;
-  }
-  const std::string& path() const { return path_; }
-
- private:
-  Error Bad(const char* column, std::string_view t, const char* what) const {
-    return Error(ErrorCode::kInvalidInput, fmt::format("{}: line {}: '{}' is not {}: '{}'", path_,
-                                                       csv_.record_line(), column, what, t));
-  }
-  std::string path_;
-  CsvReader csv_;
-  CsvHeader header_;
-  std::vector<std::string> fields_;
-};
 
 std::vector<AscendMemoryHolder> Sorted(const std::map<std::string, AscendMemoryHolder>& m) {
   std::vector<AscendMemoryHolder> v;
@@ -92,7 +24,7 @@ std::vector<AscendMemoryHolder> Sorted(const std::map<std::string, AscendMemoryH
 AscendMemory ReadAscendMemory(Source* operator_memory, Source* memory_record) {
   AscendMemory out;
   if (operator_memory != nullptr) {
-    Reader r(*operator_memory, {"Name", "Size(KB)", "Allocation Time(us)"});
+    CsvColumns r(*operator_memory, {"Name", "Size(KB)", "Allocation Time(us)"});
     out.source = r.path();
     struct Block {
       std::string name;
@@ -102,9 +34,9 @@ AscendMemory ReadAscendMemory(Source* operator_memory, Source* memory_record) {
     std::map<std::string, AscendMemoryHolder> by_op;
     while (r.Next()) {
       const int64_t bytes = r.Size("Size(KB)", kKiB);
-      const int64_t alloc = r.Time("Allocation Time(us)");
+      const int64_t alloc = r.Micros("Allocation Time(us)");
       const std::string name(r.Text("Name"));
-      if (bytes < 0 && !Absent(r.Text("Size(KB)"))) {
+      if (bytes < 0 && !AbsentField(r.Text("Size(KB)"))) {
         ++out.before_window;  // freed in the window, allocated before it
         continue;
       }
@@ -113,7 +45,7 @@ AscendMemory ReadAscendMemory(Source* operator_memory, Source* memory_record) {
       out.allocated_bytes += bytes;
       AscendMemoryHolder& h = by_op[name];
       h.name = name, ++h.blocks, h.bytes += bytes;
-      blocks.push_back({name, bytes, alloc, r.Time("Release Time(us)")});
+      blocks.push_back({name, bytes, alloc, r.Micros("Release Time(us)")});
       const int64_t total = r.Size("Allocation Total Allocated(MB)", kMiB);
       if (total > out.peak_allocated_bytes) {
         out.peak_allocated_bytes = total;
@@ -137,7 +69,7 @@ AscendMemory ReadAscendMemory(Source* operator_memory, Source* memory_record) {
     }
   }
   if (memory_record != nullptr) {
-    Reader r(*memory_record, {"Component", "Timestamp(us)"});
+    CsvColumns r(*memory_record, {"Component", "Timestamp(us)"});
     out.record_source = r.path();
     std::map<std::string, AscendMemoryComponent> components;
     while (r.Next()) {
@@ -149,7 +81,7 @@ AscendMemory ReadAscendMemory(Source* operator_memory, Source* memory_record) {
       c.peak_allocated_bytes = std::max(c.peak_allocated_bytes, allocated);
       if (reserved > c.peak_reserved_bytes) {
         c.peak_reserved_bytes = reserved;
-        c.peak_reserved_ns = r.Time("Timestamp(us)");
+        c.peak_reserved_ns = r.Micros("Timestamp(us)");
       }
     }
     for (auto& [name, c] : components) out.components.push_back(c);
