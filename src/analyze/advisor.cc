@@ -176,9 +176,10 @@ std::vector<Finding> Advise(const Analysis& a, const Thresholds& t) {
     std::string top;
     std::map<std::string, int64_t> families;
     for (const auto& item : a.layout.top) {
-      top += fmt::format("{}{} ({}) {:.3f} ms{}", top.empty() ? "" : "; ", item.name, item.how,
-                         item.total_ns / 1e6,
-                         item.formats.empty() ? std::string() : ": " + item.formats);
+      top += fmt::format(
+          "{}{} ({}) {:.3f} ms{}{}", top.empty() ? "" : "; ", item.name, item.how,
+          item.total_ns / 1e6, item.formats.empty() ? std::string() : ": " + item.formats,
+          item.caused_by.empty() ? std::string() : ", launched from " + item.caused_by);
       families[item.family] += item.total_ns;
     }
     std::string action;

@@ -145,10 +145,11 @@ void AddAnalyses(const std::string& path, const analyze::Analysis& a,
                      {"how", "Found as"},
                      {"count", "Count"},
                      {"total_us", "Total us", 3},
-                     {"formats", "Formats (in->out)"}};
+                     {"formats", "Formats (in->out)"},
+                     {"caused_by", "Launched from (operator)"}};
     for (const auto& item : layout.top) {
-      table.AddRow(
-          {path, item.name, item.family, item.how, item.count, Us(item.total_ns), item.formats});
+      table.AddRow({path, item.name, item.family, item.how, item.count, Us(item.total_ns),
+                    item.formats, item.caused_by});
     }
     tables.push_back(std::move(table));
   }

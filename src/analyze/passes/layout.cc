@@ -54,7 +54,7 @@ LayoutShare ComputeLayoutShare(const TraceModel& model, const EventLinks& links)
   std::map<std::pair<std::string, std::string>, LayoutItem> items;
   // Per item, per format conversion ("NCHW->NC1HWC0"): count and time.
   std::map<std::pair<std::string, std::string>, std::map<std::string, std::pair<int64_t, int64_t>>>
-      formats;
+      formats, causes;
   // The outermost layout / copy operator enclosing an event, -1 none.
   const auto outermost = [&](int32_t e, const std::vector<bool>& test) {
     int32_t found = -1;
@@ -86,6 +86,20 @@ LayoutShare ComputeLayoutShare(const TraceModel& model, const EventLinks& links)
           auto& f = formats[{shown, "layout kernel"}][std::string(model.String(model.layout[e]))];
           ++f.first, f.second += model.duration_ns[e];
         }
+        // The operator that needed the conversion: the launching one, or the
+        // first around it that is not itself a layout or copy operator
+        // (npu_format_cast and copy_ only carry out the conversion).
+        int32_t top = -1;
+        ForEachAncestor(links, launcher, [&](int32_t p) {
+          const size_t u = static_cast<size_t>(p);
+          if (model.cls[u] != EventClass::kHostOp) return true;
+          top = p;
+          return layout_op[model.name[u]] || copy_op[model.name[u]];
+        });
+        auto& c = causes[{shown, "layout kernel"}]
+                        [top >= 0 ? std::string(model.String(model.name[static_cast<size_t>(top)]))
+                                  : std::string()];
+        ++c.first, c.second += model.duration_ns[e];
         out.device_ns += model.duration_ns[e];
       } else if (layout_parent >= 0) {
         const std::string op(model.String(model.name[static_cast<size_t>(layout_parent)]));
@@ -157,6 +171,28 @@ LayoutShare ComputeLayoutShare(const TraceModel& model, const EventLinks& links)
                                           static_cast<double>(device_total)
                                     : 0;
   for (auto& [key, item] : items) {
+    if (const auto it = causes.find(key); it != causes.end()) {
+      int64_t unlinked = 0;
+      std::vector<std::pair<std::string, std::pair<int64_t, int64_t>>> v;
+      for (const auto& [op, n] : it->second) {
+        if (op.empty()) {
+          unlinked = n.first;
+        } else {
+          v.push_back({op, n});
+        }
+      }
+      std::stable_sort(v.begin(), v.end(), [](const auto& a, const auto& b) {
+        return a.second.second > b.second.second;
+      });
+      for (size_t i = 0; i < v.size() && i < 4; ++i) {
+        item.caused_by += fmt::format("{}{} x{} ({:.3f} ms)", i == 0 ? "" : ", ", v[i].first,
+                                      v[i].second.first, v[i].second.second / 1e6);
+      }
+      if (v.size() > 4) item.caused_by += fmt::format(", {} more", v.size() - 4);
+      if (!v.empty() && unlinked > 0) {
+        item.caused_by += fmt::format("; x{} not linked to an operator", unlinked);
+      }
+    }
     if (const auto it = formats.find(key); it != formats.end()) {
       std::vector<std::pair<std::string, std::pair<int64_t, int64_t>>> v(it->second.begin(),
                                                                          it->second.end());

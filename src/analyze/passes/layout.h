@@ -26,6 +26,11 @@ struct LayoutItem {
   // The conversions by format where the trace records them (Ascend's Input ->
   // Output Formats), most time first: "NCHW->NC1HWC0 x19 (0.512 ms), ...".
   std::string formats;
+  // For layout kernels, the framework operators that needed them (the one that
+  // launched them, or the first around it that is not itself a layout or copy
+  // operator; where the trace links device work to operators), most time first: "aten::conv2d x19
+  // (0.433 ms), ...", and "x3 not linked to an operator" for the rest.
+  std::string caused_by;
 };
 
 struct CopyUse {

@@ -236,6 +236,15 @@ struct Part {
     int64_t ts;
   };
   std::vector<FlowEnd> flow_ends;
+  // Ends of torch_npu's "async_npu" flows (torch op -> the device task it
+  // launched), on this part's tracks, paired after the merge.
+  struct OpFlowEnd {
+    std::string id;
+    bool start;
+    int64_t ts;
+    uint32_t track;
+  };
+  std::vector<OpFlowEnd> op_flow_ends;
   std::string id_scratch;
   // Its string and track ids in the merged model (UINT32_MAX: not yet mapped).
   std::vector<uint32_t> string_map, track_map;
@@ -428,17 +437,30 @@ void ParseEvent(const std::string& path, std::string_view json, uint64_t offset,
     ++part.counter;
   } else if (ph == "s"sv || ph == "f"sv || ph == "t"sv) {
     ++part.flow;
-    if (ph != "t"sv && has_ts && !flow_id.empty() && category_id != 0 &&
-        model.String(category_id) == "HostToDevice"sv) {
-      part.flow_ends.push_back({std::string(flow_id), ph == "s"sv, ts});
+    if (ph != "t"sv && has_ts && !flow_id.empty() && category_id != 0) {
+      const std::string_view category = model.String(category_id);
+      if (category == "HostToDevice"sv) {
+        part.flow_ends.push_back({std::string(flow_id), ph == "s"sv, ts});
+      } else if (category == "async_npu"sv) {
+        part.op_flow_ends.push_back(
+            {std::string(flow_id), ph == "s"sv, ts, model.TrackFor(pid, tid)});
+      }
     }
   }
 }
 
 // Appends a part's batch to the merged model, translating its ids; the ends of
 // host-to-device flows go to `flows` (id -> host start, first device start).
+// An async_npu flow's two ends in the merged model: where the torch op
+// launched (its track and time) and where the device task starts.
+struct OpFlow {
+  uint32_t host_track = UINT32_MAX, device_track = UINT32_MAX;
+  int64_t host_ns = -1, device_ns = -1;
+};
+
 void Merge(Part& part, TraceModel& model,
-           std::unordered_map<std::string, TraceModel::LaunchFlow>& flows) {
+           std::unordered_map<std::string, TraceModel::LaunchFlow>& flows,
+           std::unordered_map<std::string, OpFlow>& op_flows) {
   TraceModel& p = part.model;
   part.string_map.resize(p.string_count(), UINT32_MAX);
   part.track_map.resize(p.tracks.size(), UINT32_MAX);
@@ -489,6 +511,72 @@ void Merge(Part& part, TraceModel& model,
     }
   }
   part.flow_ends.clear();
+  for (auto& end : part.op_flow_ends) {
+    OpFlow& f = op_flows[std::move(end.id)];
+    (end.start ? f.host_track : f.device_track) = track(end.track);
+    (end.start ? f.host_ns : f.device_ns) = end.ts;
+  }
+  part.op_flow_ends.clear();
+}
+
+// torch_npu's async_npu flows tie each device task to the torch operator that
+// launched it (ascend.md 3.1: the flow starts inside the operator on its
+// thread and ends at the task's start on its stream). The pair shares an
+// External id, as Kineto's do, so the analyses find the launcher the same way:
+// the innermost framework operator enclosing the start, and the device task
+// starting at the end. Returns how many tasks were linked.
+size_t LinkTorchToNpu(const std::unordered_map<std::string, OpFlow>& op_flows, TraceModel& model) {
+  if (op_flows.empty()) return 0;
+  // Per track, its operators (host) or tasks (device) by start.
+  std::vector<std::vector<uint32_t>> by_track(model.tracks.size());
+  for (size_t e = 0; e < model.size(); ++e) {
+    if (model.cls[e] == EventClass::kHostOp || IsDevice(model.cls[e])) {
+      by_track[model.track[e]].push_back(static_cast<uint32_t>(e));
+    }
+  }
+  for (auto& v : by_track) {
+    std::stable_sort(v.begin(), v.end(),
+                     [&](uint32_t a, uint32_t b) { return model.start_ns[a] < model.start_ns[b]; });
+  }
+  const auto first_at_or_after = [&](const std::vector<uint32_t>& v, int64_t ns) {
+    return std::lower_bound(v.begin(), v.end(), ns,
+                            [&](uint32_t e, int64_t t) { return model.start_ns[e] < t; });
+  };
+  // Synthetic ids above any Kineto writes (they count from 1).
+  int64_t next_id = int64_t{1} << 60;
+  size_t linked = 0;
+  for (const auto& [id, f] : op_flows) {
+    if (f.host_track == UINT32_MAX || f.device_track == UINT32_MAX || f.host_ns < 0) continue;
+    const auto& tasks = by_track[f.device_track];
+    const auto task = first_at_or_after(tasks, f.device_ns);
+    if (task == tasks.end() || model.start_ns[*task] != f.device_ns ||
+        !IsDevice(model.cls[*task]) || model.external_id[*task] >= 0) {
+      continue;
+    }
+    // The innermost operator open at the flow's start: walking back from the
+    // last one started by then, the first still open (nested operators start
+    // later than those around them). A bounded walk: a flow whose operator is
+    // further back than that stays unlinked.
+    const auto& ops = by_track[f.host_track];
+    auto it = std::upper_bound(ops.begin(), ops.end(), f.host_ns,
+                               [&](int64_t t, uint32_t e) { return t < model.start_ns[e]; });
+    int64_t op = -1;
+    for (int steps = 0; it != ops.begin() && steps < 256; ++steps) {
+      --it;
+      if (model.start_ns[*it] + model.duration_ns[*it] >= f.host_ns &&
+          model.cls[*it] == EventClass::kHostOp) {
+        op = *it;
+        break;
+      }
+    }
+    if (op < 0) continue;
+    if (model.external_id[static_cast<size_t>(op)] < 0) {
+      model.external_id[static_cast<size_t>(op)] = next_id++;
+    }
+    model.external_id[*task] = model.external_id[static_cast<size_t>(op)];
+    ++linked;
+  }
+  return linked;
 }
 
 }  // namespace
@@ -510,6 +598,7 @@ void ImportChromeJson(Source& source, TraceModel& model, const ImportOptions& op
                              : static_cast<int>(std::min(8u, std::thread::hardware_concurrency())));
   std::mutex read_mutex, merge_mutex;
   std::unordered_map<std::string, TraceModel::LaunchFlow> flows;  // under merge_mutex
+  std::unordered_map<std::string, OpFlow> op_flows;               // under merge_mutex
   std::condition_variable merged_cv;
   uint64_t next_batch = 0, merged = 0;
   bool done = false, string_timestamps = false;
@@ -554,7 +643,7 @@ void ImportChromeJson(Source& source, TraceModel& model, const ImportOptions& op
       }
       merged_cv.wait(lock, [&] { return merged == sequence || failed.load(); });
       if (failed.load()) break;
-      Merge(part, model, flows);
+      Merge(part, model, flows, op_flows);
       if (sequence == 0 && !batch.spans.empty() && stream.expected_bytes() > 0) {
         // Reserve the columns for the whole file from the first batch's density
         // (+10%): no reallocation copies, no doubled peak. Untouched capacity
@@ -608,6 +697,7 @@ void ImportChromeJson(Source& source, TraceModel& model, const ImportOptions& op
     ascend |= process == "Ascend Hardware" || process == "CANN";
     legacy |= process == "CPU functions";
   }
+  LinkTorchToNpu(op_flows, model);
   const auto other = info.members.find(std::string(schema::kOtherData));
   if (other != info.members.end() &&
       other->second.find("\"" + std::string(schema::kProducer) + "\":\"" +
