@@ -5,6 +5,8 @@
 
 #include <cstdint>
 #include <optional>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "analyze/compute_device.h"
@@ -52,6 +54,9 @@ struct Analysis {
   std::vector<OpRoofline> roofline;          // roofline
   int64_t device_ns = 0;                     // device_time: all device event time
   int64_t fp32_gemm_ns = 0;  // device_time: device time in fp32 GEMM kernels (sgemm)
+  // The wall time of each pass, in the order they finished (passes run at once
+  // on several threads, so these overlap): for --timings.
+  std::vector<std::pair<std::string_view, double>> pass_ms;
 };
 
 }  // namespace opscope::analyze

@@ -25,16 +25,45 @@ AnalyzedSet AnalyzeFiles(const AnalyzeOptions& options) {
   for (const TraceInput& input : inputs.traces) {
     const std::string& path = input.path;
     const auto t0 = Clock::now();
-    TraceModel model = ImportTrace(path);
+    // kernel_details.csv (or op_summary) with PMU columns feeds the AI Core
+    // pipeline in the same pass as its tasks, whether it is the timeline or
+    // enriches trace_view.json's: a large file is read once.
+    const bool csv_metrics =
+        !input.ai_core_metrics.empty() && !input.ai_core_metrics.ends_with(".db");
+    std::optional<KernelDetailsPipeline> fused;
+    std::unique_ptr<Source> l2;
+    const auto fuse = [&] {
+      fused.emplace();
+      if (!input.l2_cache.empty()) {
+        try {
+          l2 = Source::Open(input.l2_cache);
+          fused->l2_cache = l2.get();
+        } catch (const Error& e) {
+          fused->error = e.what();
+        }
+      }
+      return &*fused;
+    };
+    TraceModel model;
+    {
+      const auto source = Source::Open(path);
+      const Importer* importer = FindImporter(*source);
+      if (importer != nullptr && importer->name == KernelDetailsImporter().name && csv_metrics &&
+          input.ai_core_metrics == path) {
+        ImportKernelDetails(*source, model, fuse());
+      } else {
+        model = ImportTrace(*source);
+      }
+    }
     // A trace_view.json timeline takes the shapes, data types and formats of
     // the same tasks from kernel_details.csv (the layout and fallback rules
     // name formats and types).
-    if (!input.ai_core_metrics.empty() && input.ai_core_metrics != path &&
-        !input.ai_core_metrics.ends_with(".db") && model.format == "ascend-trace-view") {
+    if (csv_metrics && input.ai_core_metrics != path && model.format == "ascend-trace-view") {
       try {
         const auto details = Source::Open(input.ai_core_metrics);
-        EnrichFromKernelDetails(*details, model);
+        EnrichFromKernelDetails(*details, model, fuse());
       } catch (const Error& e) {
+        fused.reset();
         out.unused.push_back(
             {input.ai_core_metrics, std::string("could not be read: ") + e.what()});
       }
@@ -65,7 +94,15 @@ AnalyzedSet AnalyzeFiles(const AnalyzeOptions& options) {
       const auto source = Source::Open(input.communication_matrix);
       t.ascend_links = ReadCommunicationMatrix(*source);
     });
-    side_file(input.ai_core_metrics, [&] {
+    if (fused) {
+      if (fused->table) {
+        t.ascend_pipeline = std::move(fused->table);
+      } else if (!fused->error.empty()) {
+        out.unused.push_back(
+            {input.ai_core_metrics, std::string("could not be read: ") + fused->error});
+      }
+    }
+    side_file(fused ? std::string() : input.ai_core_metrics, [&] {
       if (input.ai_core_metrics.ends_with(".db")) {
         t.ascend_pipeline = ReadDbPipeline(input.ai_core_metrics);
         return;
@@ -114,6 +151,7 @@ AnalyzedSet AnalyzeFiles(const AnalyzeOptions& options) {
     t.format = model.format;
     t.events = model.size();
     t.tracks = model.tracks.size();
+    const auto t2 = Clock::now();
     t.analysis = AnalyzeTrace(model, {.ceilings = options.ceilings});
     t.findings = Advise(t.analysis, options.thresholds);
     if (t.ascend_pipeline) {
@@ -127,7 +165,8 @@ AnalyzedSet AnalyzeFiles(const AnalyzeOptions& options) {
     SortFindings(t.findings);
     ranks.push_back(SummarizeRank(model, t.rank));
     t.import_ms = ms(t1 - t0);
-    t.analysis_ms = ms(Clock::now() - t1);
+    t.side_files_ms = ms(t2 - t1);
+    t.analysis_ms = ms(Clock::now() - t2);
     out.traces.push_back(std::move(t));
   }
   if (ranks.size() > 1) out.ranks = CompareRanks(std::move(ranks));

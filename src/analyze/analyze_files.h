@@ -48,7 +48,9 @@ struct AnalyzedTrace {
   size_t events = 0, tracks = 0;
   Analysis analysis;
   std::vector<Finding> findings;
-  double import_ms = 0, analysis_ms = 0;  // wall time of each phase
+  // Wall time of each phase: the import, the side files beside the timeline,
+  // the analyses and advisor.
+  double import_ms = 0, side_files_ms = 0, analysis_ms = 0;
 };
 
 struct AnalyzedSet {

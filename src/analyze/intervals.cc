@@ -5,18 +5,23 @@
 namespace opscope::analyze {
 
 std::vector<Interval> Union(std::vector<Interval> intervals) {
-  std::sort(intervals.begin(), intervals.end(),
-            [](const Interval& a, const Interval& b) { return a.begin < b.begin; });
-  std::vector<Interval> merged;
+  const auto by_begin = [](const Interval& a, const Interval& b) { return a.begin < b.begin; };
+  // Events mostly come in time order: a check costs one pass, a sort many.
+  if (!std::is_sorted(intervals.begin(), intervals.end(), by_begin)) {
+    std::sort(intervals.begin(), intervals.end(), by_begin);
+  }
+  // Merged in place: no second array of the input's size to fault in.
+  size_t kept = 0;
   for (const Interval& i : intervals) {
     if (i.end <= i.begin) continue;
-    if (!merged.empty() && i.begin <= merged.back().end) {
-      merged.back().end = std::max(merged.back().end, i.end);
+    if (kept > 0 && i.begin <= intervals[kept - 1].end) {
+      intervals[kept - 1].end = std::max(intervals[kept - 1].end, i.end);
     } else {
-      merged.push_back(i);
+      intervals[kept++] = i;
     }
   }
-  return merged;
+  intervals.resize(kept);
+  return intervals;
 }
 
 int64_t Covered(const std::vector<Interval>& merged, int64_t begin, int64_t end) {

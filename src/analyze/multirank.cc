@@ -34,6 +34,7 @@ RankSummary SummarizeRank(const TraceModel& model, int fallback_rank) {
   }
   const std::vector<bool> comm = ClassifyNames(model, IsCommunication);
   std::vector<Interval> compute, communication;
+  compute.reserve(model.size());
   for (size_t e = 0; e < model.size(); ++e) {
     const Interval i{model.start_ns[e], model.start_ns[e] + model.duration_ns[e]};
     if (model.cls[e] == EventClass::kKernel) {

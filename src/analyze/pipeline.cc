@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <chrono>
 #include <condition_variable>
 #include <exception>
 #include <map>
@@ -153,12 +154,17 @@ Analysis AnalyzeTrace(const TraceModel& model, const AnalysisOptions& options) {
       started[next] = true;
       lock.unlock();
       std::exception_ptr failure;
+      const auto began = std::chrono::steady_clock::now();
       try {
         order[next]->run(model, a);
       } catch (...) {
         failure = std::current_exception();
       }
+      const double ms =
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - began)
+              .count();
       lock.lock();
+      a.pass_ms.emplace_back(order[next]->name, ms);
       if (failure && !error) error = failure;
       done[order[next]->name] = true;
       ++finished;

@@ -1,6 +1,9 @@
 #include "analyze/trace_model.h"
 
+#include <sys/mman.h>
+
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 
 namespace opscope::analyze {
@@ -95,10 +98,37 @@ uint32_t TraceModel::Intern(std::string_view text) {
   return id;
 }
 
+namespace {
+
+// Asks for transparent huge pages under a column's reserved capacity: the
+// columns of a large trace are filled once, front to back, and a 4 KiB page
+// fault per page costs more than the filling on some machines (a VM here: about
+// 6 us each, a quarter of a 100 MB import). A hint only: where the kernel
+// declines, nothing changes.
+template <typename Column>
+void AdviseHugePages(const Column& column) {
+  constexpr uintptr_t kHuge = uintptr_t{2} << 20;
+  const size_t bytes = column.capacity() * sizeof(typename Column::value_type);
+  if (bytes < 2 * kHuge) return;
+  const auto begin = reinterpret_cast<uintptr_t>(column.data());
+  const uintptr_t first = (begin + kHuge - 1) & ~(kHuge - 1);
+  const uintptr_t last = (begin + bytes) & ~(kHuge - 1);
+  if (last > first) madvise(reinterpret_cast<void*>(first), last - first, MADV_HUGEPAGE);
+}
+
+}  // namespace
+
 void TraceModel::Reserve(size_t events) {
-  ForEachInt64Column([&](auto& column) { column.reserve(events); });
-  ForEachIdColumn([&](auto& column) { column.reserve(events); });
+  ForEachInt64Column([&](auto& column) {
+    column.reserve(events);
+    AdviseHugePages(column);
+  });
+  ForEachIdColumn([&](auto& column) {
+    column.reserve(events);
+    AdviseHugePages(column);
+  });
   cls.reserve(events);
+  AdviseHugePages(cls);
 }
 
 bool TraceModel::ColumnsAligned() const {

@@ -27,8 +27,14 @@ struct AnalyzeCommand {
     const analyze::AnalyzedSet set = analyze::AnalyzeFiles(options);
     if (timings) {
       for (const auto& t : set.traces) {
-        std::cerr << fmt::format("opscope: {}: import {:.1f} ms, analyses {:.1f} ms\n",
-                                 core::EscapeForTerminal(t.path), t.import_ms, t.analysis_ms);
+        std::cerr << fmt::format(
+            "opscope: {}: import {:.1f} ms, side files {:.1f} ms, analyses {:.1f} ms\n",
+            core::EscapeForTerminal(t.path), t.import_ms, t.side_files_ms, t.analysis_ms);
+        std::string passes;
+        for (const auto& [name, ms] : t.analysis.pass_ms) {
+          passes += fmt::format("{}{} {:.1f}", passes.empty() ? "" : ", ", name, ms);
+        }
+        std::cerr << "opscope:   passes (ms, running at once): " << passes << "\n";
       }
     }
     const auto tables = report::AnalysisTables(set, {.top = top});

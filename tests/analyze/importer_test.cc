@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <random>
 
 #include "analyze/importers/chrome_json/chrome_json_importer.h"
 #include "analyze/importers/csv_reader.h"
@@ -168,6 +169,74 @@ TEST(CsvReader, ARecordOverTheCapsIsRefusedWithItsLine) {
     EXPECT_NE(std::string(e.what()).find("long.csv: line 2: a record is longer than 64 MiB"),
               std::string::npos)
         << e.what();
+  }
+}
+
+// Every record and line as Next reads them, or the error it throws.
+std::string ReadAll(const std::string& text, bool views) {
+  auto source = Source::FromBytes("t.csv", text);
+  CsvReader reader(*source);
+  std::string out;
+  try {
+    std::vector<std::string> fields;
+    std::vector<std::string_view> views_of;
+    while (views ? reader.NextViews(views_of) : reader.Next(fields)) {
+      out += std::to_string(reader.record_line()) + ":";
+      const size_t n = views ? views_of.size() : fields.size();
+      for (size_t i = 0; i < n; ++i) {
+        out += "[" + (views ? std::string(views_of[i]) : fields[i]) + "]";
+      }
+      out += "\n";
+    }
+  } catch (const Error& e) {
+    out += std::string("error: ") + e.what();
+  }
+  return out;
+}
+
+TEST(CsvReader, ViewsAreTheRecordsNextReads) {
+  const std::vector<std::string> cases = {"",
+                                          "\n",
+                                          "a",
+                                          "a,b\nc,d",
+                                          "a,b\r\nc,d\r\n",
+                                          "\"a,b\",c\n",
+                                          "\"\"\"32,3\"\"\",x\n",
+                                          "\"multi\nline\",y\nz,w\n",
+                                          "ab\"c,d\"e,f\n",
+                                          "\"open",
+                                          "a,,b,\n,\n",
+                                          "x\r,y\n",
+                                          "\"a\"\"\"\n",
+                                          "\"\"\n",
+                                          "a,\"b\nc\"\n\nd\n"};
+  for (const std::string& text : cases) {
+    EXPECT_EQ(ReadAll(text, true), ReadAll(text, false)) << text;
+  }
+  // Records across the reader's 1 MiB buffer and one that outgrows it.
+  std::mt19937 rng(7);
+  const char pieces[] = {'a', 'b', ',', ',', '\n', 'c', '\r', ' '};
+  for (int round = 0; round < 3; ++round) {
+    std::string text;
+    bool long_field = false;
+    while (text.size() < (size_t{3} << 20)) {
+      const int kind = static_cast<int>(rng() % 50);
+      if (kind == 0) {
+        text += "\"" + std::string(rng() % 3000, 'q') + "\"\"x\",";
+      } else if (kind == 2) {
+        text += "\"x\ny,\"\"z\"\"\",";  // quoted: a line break, a comma, doubled quotes
+      } else if (kind == 1 && text.size() > (size_t{2} << 20) && !long_field) {
+        text += std::string(1 << 20, 'L') + ",";  // a record longer than the buffer
+        long_field = true;
+      } else {
+        text += pieces[rng() % sizeof(pieces)];
+      }
+    }
+    if (round == 2) text += "\"unclosed";
+    const std::string views = ReadAll(text, true);
+    EXPECT_GT(std::count(views.begin(), views.end(), '\n'), 1000) << "round " << round;
+    EXPECT_EQ(views.find("error:") != std::string::npos, round == 2) << views.substr(0, 200);
+    EXPECT_EQ(views, ReadAll(text, false)) << "round " << round;
   }
 }
 

@@ -378,6 +378,14 @@ printf 'Name,Start Time(us),Duration(us),aic_mac_ratio\nk,1.0,2.0,high\n' \
 expect_status 0 "analyze a tree whose kernel_details.csv is broken" "$opscope" analyze "$dir/job3" --out "$dir/job3-analysis"
 expect_grep "kernel_details.csv: line 2: 'aic_mac_ratio' is not a share of cycles in \[0, 1\]: 'high'" "$dir/out" \
   "the broken side file is named with its line and column"
+# The same figure in the kernel_details.csv that is the timeline (read once for
+# tasks and pipeline): its tasks are analysed, its pipeline listed with the error.
+rm "$dir/job3/h_0_20260101000000000_ascend_pt/ASCEND_PROFILER_OUTPUT/trace_view.json"
+expect_status 0 "analyze a tree whose timeline has a broken PMU figure" "$opscope" analyze "$dir/job3" \
+  --format csv --out "$dir/job3-analysis"
+expect_grep "^kernels,.*,k,kernel,1," "$dir/out" "the timeline's task is analysed"
+expect_grep "kernel_details.csv,.could not be read: .*line 2: 'aic_mac_ratio' is not a share of cycles" "$dir/out" \
+  "its pipeline is listed with the error"
 printf 'hello' > "$dir/unknown.txt"
 expect_status 5 "analyze unknown format" "$opscope" analyze "$dir/unknown.txt"
 expect_status 4 "analyze missing file" "$opscope" analyze "$dir/absent.json"

@@ -1,5 +1,11 @@
 #include "analyze/importers/csv_reader.h"
 
+#include <cstring>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include "opscope/opscope.h"
 
 namespace opscope::analyze {
@@ -10,9 +16,33 @@ std::string_view TrimField(std::string_view s) {
   return s;
 }
 
+namespace {
+
+// The first of the four bytes in [p, end), or end. Sixteen bytes at a time
+// where SSE2 is there (every x86-64), a byte at a time elsewhere.
+const char* FindAny(const char* p, const char* end, char a, char b, char c, char d) {
+#if defined(__SSE2__)
+  const __m128i va = _mm_set1_epi8(a), vb = _mm_set1_epi8(b), vc = _mm_set1_epi8(c),
+                vd = _mm_set1_epi8(d);
+  for (; end - p >= 16; p += 16) {
+    const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+    const __m128i hit = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, va), _mm_cmpeq_epi8(x, vb)),
+                                     _mm_or_si128(_mm_cmpeq_epi8(x, vc), _mm_cmpeq_epi8(x, vd)));
+    if (const int mask = _mm_movemask_epi8(hit)) return p + __builtin_ctz(mask);
+  }
+#endif
+  for (; p < end; ++p) {
+    if (*p == a || *p == b || *p == c || *p == d) return p;
+  }
+  return end;
+}
+
+}  // namespace
+
 bool CsvReader::PeekChar(char& c) {
   if (at_ == end_) {
     if (eof_) return false;
+    consumed_ += end_;
     end_ = source_.Read(buffer_.data(), buffer_.size());
     at_ = 0;
     if (end_ == 0) {
@@ -101,6 +131,135 @@ bool CsvReader::Next(std::vector<std::string>& fields) {
   return any;
 }
 
+bool CsvReader::Refill() {
+  if (eof_) return false;
+  if (at_ > 0) {
+    std::memmove(buffer_.data(), buffer_.data() + at_, end_ - at_);
+    consumed_ += at_;
+    end_ -= at_;
+    at_ = 0;
+  }
+  if (end_ == buffer_.size()) {  // one record fills the buffer: grow it, up to the cap
+    if (buffer_.size() > kMaxRecordBytes) {
+      record_line_ = line_;
+      throw Error(ErrorCode::kInvalidInput,
+                  source_.name() + ": line " + std::to_string(line_) +
+                      ": a record is longer than " + std::to_string(kMaxRecordBytes >> 20) +
+                      " MiB (the file is corrupt, or not the CSV it seems)");
+    }
+    buffer_.resize(buffer_.size() * 2);
+  }
+  const size_t n = source_.Read(buffer_.data() + end_, buffer_.size() - end_);
+  if (n == 0) eof_ = true;
+  end_ += n;
+  return n > 0;
+}
+
+int CsvReader::ParseViews(std::vector<std::string_view>& fields) {
+  const char* const begin = buffer_.data() + at_;
+  const char* const end = buffer_.data() + end_;
+  if (begin == end) return eof_ ? -1 : 0;
+  fields.clear();
+  size_t scratch = 0;  // scratch strings used by this record
+  int newlines = 0;
+  const char* p = begin;
+  while (true) {  // one field
+    // A field is made of segments: unquoted runs and quoted pieces. One
+    // segment is a view of the buffer; more are joined in a scratch string.
+    const char* seg_begin = nullptr;
+    const char* seg_end = nullptr;
+    std::string* built = nullptr;
+    const auto add = [&](const char* a, const char* b) {
+      if (a == b) return;
+      if (seg_begin == nullptr && built == nullptr) {
+        seg_begin = a, seg_end = b;
+        return;
+      }
+      if (built == nullptr) {
+        if (scratch == scratch_.size()) scratch_.emplace_back();
+        built = &scratch_[scratch++];
+        built->assign(seg_begin, seg_end);
+      }
+      built->append(a, b);
+    };
+    bool quoted = false, record_end = false;
+    while (true) {
+      if (quoted) {
+        const char* q = FindAny(p, end, '"', '\n', '"', '\n');
+        if (q == end) {
+          if (!eof_) return 0;
+          record_line_ = line_;
+          throw Error(ErrorCode::kInvalidInput,
+                      source_.name() + ": line " + std::to_string(line_) +
+                          ": a quoted field is not closed before the end of the file");
+        }
+        add(p, q);
+        if (*q == '\n') {
+          ++newlines;
+          add(q, q + 1);
+          p = q + 1;
+          continue;
+        }
+        if (q + 1 == end && !eof_) return 0;  // a doubled quote, or the closing one?
+        if (q + 1 < end && q[1] == '"') {
+          add(q, q + 1);
+          p = q + 2;
+        } else {
+          quoted = false;
+          p = q + 1;
+        }
+        continue;
+      }
+      const char* q = FindAny(p, end, ',', '\n', '"', '\r');
+      add(p, q);
+      if (q == end) {
+        if (!eof_) return 0;
+        p = end, record_end = true;  // the last record, without a line end
+        break;
+      }
+      p = q + 1;
+      if (*q == '"') {
+        quoted = true;
+      } else if (*q == ',') {
+        break;
+      } else if (*q == '\n') {
+        ++newlines, record_end = true;
+        break;
+      }  // '\r' outside quotes is dropped
+    }
+    if (fields.size() + 1 > kMaxRecordFields) {
+      record_line_ = line_;
+      throw Error(ErrorCode::kInvalidInput, source_.name() + ": line " + std::to_string(line_) +
+                                                ": a record has more than " +
+                                                std::to_string(kMaxRecordFields) + " fields");
+    }
+    fields.push_back(built != nullptr       ? std::string_view(*built)
+                     : seg_begin != nullptr ? std::string_view(seg_begin, seg_end - seg_begin)
+                                            : std::string_view());
+    if (record_end) break;
+  }
+  record_line_ = line_;
+  line_ += newlines;
+  at_ += static_cast<size_t>(p - begin);
+  return 1;
+}
+
+bool CsvReader::NextViews(std::vector<std::string_view>& fields) {
+  while (true) {
+    const int r = ParseViews(fields);
+    if (r == 1) return true;
+    if (r < 0) return false;
+    if (end_ - at_ > kMaxRecordBytes) {
+      record_line_ = line_;
+      throw Error(ErrorCode::kInvalidInput,
+                  source_.name() + ": line " + std::to_string(line_) +
+                      ": a record is longer than " + std::to_string(kMaxRecordBytes >> 20) +
+                      " MiB (the file is corrupt, or not the CSV it seems)");
+    }
+    if (!Refill() && at_ == end_) return false;
+  }
+}
+
 size_t CsvHeader::Find(std::string_view name) const {
   const auto it = column.find(name);
   return it == column.end() ? SIZE_MAX : it->second;
@@ -109,6 +268,21 @@ size_t CsvHeader::Find(std::string_view name) const {
 bool CsvHeader::NextRecord(CsvReader& csv, std::vector<std::string>& fields,
                            const std::string& name) const {
   while (csv.Next(fields)) {
+    if (fields.size() == 1 && TrimField(fields[0]).empty()) continue;  // a blank line
+    if (fields.size() != this->fields) {
+      throw Error(ErrorCode::kInvalidInput, name + ": line " + std::to_string(csv.record_line()) +
+                                                ": " + std::to_string(fields.size()) +
+                                                " fields where the header has " +
+                                                std::to_string(this->fields));
+    }
+    return true;
+  }
+  return false;
+}
+
+bool CsvHeader::NextRecord(CsvReader& csv, std::vector<std::string_view>& fields,
+                           const std::string& name) const {
+  while (csv.NextViews(fields)) {
     if (fields.size() == 1 && TrimField(fields[0]).empty()) continue;  // a blank line
     if (fields.size() != this->fields) {
       throw Error(ErrorCode::kInvalidInput, name + ": line " + std::to_string(csv.record_line()) +

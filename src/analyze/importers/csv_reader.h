@@ -6,6 +6,7 @@
 #define OPSCOPE_ANALYZE_IMPORTERS_CSV_READER_H_
 
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <string>
 #include <string_view>
@@ -24,20 +25,36 @@ class CsvReader {
   // closed, or a record grows past kMaxRecordBytes or kMaxRecordFields (memory
   // stays bounded by those caps, never by the input).
   bool Next(std::vector<std::string>& fields);
+  // The same record as Next would give, as views valid until the next call:
+  // into the reader's buffer where a field is one run of bytes, else into its
+  // scratch (a field with doubled quotes, or one split by quotes or a CR).
+  // Copies nothing for plain fields; the same errors and caps as Next.
+  bool NextViews(std::vector<std::string_view>& fields);
   // The line the last record returned by Next began on (1-based).
   int record_line() const { return record_line_; }
+  // Bytes of the input consumed so far (for estimating how many records follow).
+  uint64_t consumed() const { return consumed_ + at_; }
 
   static constexpr size_t kMaxRecordBytes = size_t{64} << 20;
   static constexpr size_t kMaxRecordFields = size_t{1} << 20;
 
  private:
   bool PeekChar(char& c);
+  // Parses one record at the front of [at_, end_) into `fields`: 1 done (at_
+  // moved past it), 0 the buffered bytes end inside it (more are needed), -1
+  // no data is left.
+  int ParseViews(std::vector<std::string_view>& fields);
+  // Moves the unread bytes to the front, growing the buffer when one record
+  // fills it, and reads more; false at the end of the data.
+  bool Refill();
 
   Source& source_;
   std::vector<char> buffer_;
   size_t at_ = 0, end_ = 0;
+  uint64_t consumed_ = 0;  // bytes dropped from the buffer's front before at_
   bool eof_ = false;
   int line_ = 1, record_line_ = 0;
+  std::deque<std::string> scratch_;  // stable addresses for the views into it
 };
 
 // Leading and trailing spaces and tabs removed (torch_npu writes a tab after
@@ -56,6 +73,8 @@ struct CsvHeader {
   // Error(kInvalidInput) naming `name` and the line when its field count is not
   // the header's.
   bool NextRecord(CsvReader& csv, std::vector<std::string>& fields, const std::string& name) const;
+  bool NextRecord(CsvReader& csv, std::vector<std::string_view>& fields,
+                  const std::string& name) const;
 };
 CsvHeader ReadCsvHeader(CsvReader& csv, const std::string& name);
 

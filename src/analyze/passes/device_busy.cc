@@ -53,6 +53,7 @@ DeviceBusy ComputeDeviceBusyOn(const TraceModel& model, ComputeOn on, int64_t mi
   };
   const std::vector<Work> work = ComputeWork(model, on);
   std::vector<Interval> busy;
+  busy.reserve(model.size());
   std::vector<size_t> host_events;
   std::map<std::string, int64_t> unclassified, compile;
   for (size_t e = 0; e < model.size(); ++e) {

@@ -37,6 +37,8 @@ LaunchBound ComputeLaunchBound(const TraceModel& model, double busy_pct, const L
   std::vector<int64_t> durations, delays;
   Int64Map<int64_t> launch_start;  // correlation -> launch call start
   std::vector<Interval> device, host, launches, compile;
+  device.reserve(model.size());
+  durations.reserve(model.size());
   for (size_t e = 0; e < model.size(); ++e) {
     const EventClass cls = model.cls[e];
     const Interval i{model.start_ns[e], model.start_ns[e] + model.duration_ns[e]};

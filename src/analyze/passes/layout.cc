@@ -4,8 +4,10 @@
 
 #include <algorithm>
 #include <map>
+#include <unordered_map>
 
 #include "analyze/analysis.h"
+#include "analyze/flat_map.h"
 #include "analyze/links.h"
 #include "analyze/names.h"
 
@@ -67,17 +69,33 @@ LayoutShare ComputeLayoutShare(const TraceModel& model, const EventLinks& links)
     return found;
   };
   std::map<std::pair<std::string, std::string>, CopyUse> copies;
-  std::vector<std::string> what_of(model.size());  // a copy operator's launched work, by kind
+  // A copy operator's launched work, by kind (few events are copy operators:
+  // a map, not a string per event).
+  std::unordered_map<size_t, std::string> what_of;
+  struct Kind {
+    std::string op_type;
+    bool layout_kernel;
+  };
+  std::vector<Kind> kinds;
+  Int64Map<uint32_t> kind_of;  // (name, category) -> index in kinds + 1
   for (size_t e = 0; e < model.size(); ++e) {
     const EventClass cls = model.cls[e];
     if (IsDevice(cls)) {
       device_total += model.duration_ns[e];
       const std::string_view name = model.String(model.name[e]);
-      const std::string op_type =
-          ascend ? AscendOpType(name, model.String(model.category[e])) : std::string();
+      // Its operator type and whether it converts a layout, once per (name, category).
+      uint32_t& kind =
+          kind_of[static_cast<int64_t>(uint64_t{model.name[e]} << 32 | model.category[e])];
+      if (kind == 0) {
+        std::string type = ascend ? AscendOpType(name, model.String(model.category[e])) : "";
+        const bool converts = IsLayoutKernel(name, type);
+        kinds.push_back({std::move(type), converts});
+        kind = static_cast<uint32_t>(kinds.size());
+      }
+      const std::string& op_type = kinds[kind - 1].op_type;
       const int32_t launcher = links.launcher[e];
       const int32_t layout_parent = launcher >= 0 ? outermost(launcher, layout_op) : -1;
-      if (IsLayoutKernel(name, op_type)) {
+      if (kinds[kind - 1].layout_kernel) {
         const std::string shown(op_type.empty() ? name : op_type);
         LayoutItem& item = items[{shown, "layout kernel"}];
         item.name = shown, item.family = FamilyOfKernel(name, op_type), item.how = "layout kernel";
@@ -146,7 +164,8 @@ LayoutShare ComputeLayoutShare(const TraceModel& model, const EventLinks& links)
     if (model.cls[e] != EventClass::kHostOp || !copy_op[model.name[e]]) continue;
     if (outermost(links.parent[e], copy_op) >= 0) continue;
     const std::string op(model.String(model.name[e]));
-    std::string what = what_of[e];
+    const auto launched = what_of.find(e);
+    std::string what = launched == what_of.end() ? std::string() : launched->second;
     if (what.empty()) what = has_device ? "nothing on the device (host only)" : "host copy";
     CopyUse& u = uses[{op, what}];
     u.op = op, u.what = what;

@@ -20,9 +20,17 @@ int64_t Median(std::vector<int64_t> values) {
 }
 
 std::vector<StepBreakdown> Breakdown(const TraceModel& model, ComputeOn on) {
+  // No step spans, no breakdown: the unions below are the pass's whole cost.
+  if (std::none_of(model.cls.begin(), model.cls.end(),
+                   [](EventClass c) { return c == EventClass::kStep; })) {
+    return {};
+  }
   const std::vector<Work> work = ComputeWork(model, on);
   std::vector<Interval> compute, communication, memory, all;
   std::vector<int64_t> work_starts;  // starts of operators and device work
+  compute.reserve(model.size());
+  all.reserve(model.size());
+  work_starts.reserve(model.size());
   for (size_t e = 0; e < model.size(); ++e) {
     const Interval i{model.start_ns[e], model.start_ns[e] + model.duration_ns[e]};
     const EventClass cls = model.cls[e];

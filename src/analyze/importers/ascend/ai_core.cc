@@ -77,8 +77,36 @@ struct OpAccumulator {
 bool NotAvailable(std::string_view text) { return text.empty() || text == "N/A"; }
 
 // A number as the CSV writes it; false for anything else (N/A included).
+// Plain decimals of up to 15 digits ("0.552", "2910056") take the exact fast
+// path: an integer below 2^53 divided by an exact power of ten is the correctly
+// rounded value, the same double from_chars gives. Anything else goes to it.
 bool ParseNumber(std::string_view text, double& value) {
   if (NotAvailable(text)) return false;
+  {
+    static constexpr double kPow10[] = {1e0, 1e1, 1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                        1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15};
+    size_t i = text[0] == '-' ? 1 : 0;
+    int64_t mantissa = 0;
+    int digits = 0, decimals = 0;
+    bool dot = false, plain = i < text.size();
+    for (; i < text.size() && plain; ++i) {
+      const char c = text[i];
+      if (c >= '0' && c <= '9') {
+        mantissa = mantissa * 10 + (c - '0');
+        decimals += dot;
+        plain = ++digits <= 15;
+      } else if (c == '.' && !dot) {
+        dot = true;
+      } else {
+        plain = false;
+      }
+    }
+    if (plain && digits > 0) {
+      value = static_cast<double>(mantissa) / kPow10[decimals];
+      if (text[0] == '-') value = -value;
+      return true;
+    }
+  }
   const char* end = text.data() + text.size();
   const auto [ptr, ec] = std::from_chars(text.data(), end, value);
   return ec == std::errc() && ptr == end && std::isfinite(value);
@@ -179,6 +207,8 @@ void Judge(AscendOpPipeline& op) {
 
 }  // namespace
 
+bool ParseAscendNumber(std::string_view text, double& value) { return ParseNumber(text, value); }
+
 struct AiCorePipelineBuilder::Impl {
   struct Present {
     PipeColumn column;
@@ -187,7 +217,21 @@ struct AiCorePipelineBuilder::Impl {
   std::vector<Present> pipes;
   // Per core: the cycles column, else the time column, that says it ran ("" none).
   std::string cycles[3], time[3];
+  // The metrics read per task, numbered: pipes[i] is slot i, then the cores'
+  // cycles (kCycles + c) and times (kTime + c), then cube_utilization(%).
+  size_t CyclesSlot(int c) const { return pipes.size() + static_cast<size_t>(c); }
+  size_t TimeSlot(int c) const { return pipes.size() + 3 + static_cast<size_t>(c); }
+  size_t CubeUtilSlot() const { return pipes.size() + 6; }
+  const std::string cube_util_column = "cube_utilization(%)";
+  const std::string& SlotName(size_t slot) const {
+    if (slot < pipes.size()) return pipes[slot].name;
+    if (slot == CubeUtilSlot()) return cube_util_column;
+    const size_t k = slot - pipes.size();
+    return k < 3 ? cycles[k] : time[k - 3];
+  }
+  std::vector<size_t> slot_column;  // BindColumns: each slot's column, SIZE_MAX absent
   std::map<std::string, OpAccumulator, std::less<>> ops;
+  std::vector<OpAccumulator*> op_of_id;  // by PipelineTask::name_id
   std::unordered_map<L2Key, std::deque<L2Rates>> l2;
   AscendPipelineTable table;
 };
@@ -224,9 +268,9 @@ void AiCorePipelineBuilder::ReadL2(Source& l2_cache) {
   impl_->l2 = ::opscope::analyze::ReadL2(l2_cache);
 }
 
-void AiCorePipelineBuilder::Add(const PipelineTask& task,
-                                const std::function<std::string_view(std::string_view)>& value,
-                                const std::function<std::string()>& where) {
+template <typename Value>
+void AiCorePipelineBuilder::AddWith(const PipelineTask& task, const Value& value,
+                                    const std::function<std::string()>& where) {
   Impl& m = *impl_;
   ++m.table.tasks;
   // Ran on a core: its cycles (else its time) above zero; with neither
@@ -235,9 +279,9 @@ void AiCorePipelineBuilder::Add(const PipelineTask& task,
   for (int c = 0; c < 3; ++c) {
     double v = 0;
     if (!m.cycles[c].empty()) {
-      ran[c] = ParseNumber(value(m.cycles[c]), v) && v > 0;
+      ran[c] = ParseNumber(value(m.CyclesSlot(c)), v) && v > 0;
     } else if (!m.time[c].empty()) {
-      ran[c] = ParseNumber(value(m.time[c]), v) && v > 0;
+      ran[c] = ParseNumber(value(m.TimeSlot(c)), v) && v > 0;
     } else {
       ran[c] = true;
     }
@@ -245,8 +289,9 @@ void AiCorePipelineBuilder::Add(const PipelineTask& task,
   double ratio[kAiCorePipes];
   std::fill(std::begin(ratio), std::end(ratio), -1.0);
   bool any = false;
-  for (const Impl::Present& p : m.pipes) {
-    const std::string_view t = value(p.name);
+  for (size_t i = 0; i < m.pipes.size(); ++i) {
+    const Impl::Present& p = m.pipes[i];
+    const std::string_view t = value(i);
     if (NotAvailable(t)) continue;
     double v = 0;
     if (!ParseNumber(t, v) || v < 0 || v > 1.5) {
@@ -259,14 +304,22 @@ void AiCorePipelineBuilder::Add(const PipelineTask& task,
     ratio[k] = std::max(ratio[k], std::min(v, 1.0));
     any = true;
   }
-  auto it = m.ops.find(task.name);
-  const bool inserted = it == m.ops.end();
-  if (inserted) it = m.ops.emplace(std::string(task.name), OpAccumulator{}).first;
-  OpAccumulator& op = it->second;
-  if (inserted) {
-    op.type = task.type == "N/A" ? "" : std::string(task.type);
-    op.core = task.core == "N/A" ? "" : std::string(task.core);
+  OpAccumulator* found = nullptr;
+  if (task.name_id < m.op_of_id.size()) found = m.op_of_id[task.name_id];
+  if (found == nullptr) {
+    auto it = m.ops.find(task.name);
+    if (it == m.ops.end()) {
+      it = m.ops.emplace(std::string(task.name), OpAccumulator{}).first;
+      it->second.type = task.type == "N/A" ? "" : std::string(task.type);
+      it->second.core = task.core == "N/A" ? "" : std::string(task.core);
+    }
+    found = &it->second;
+    if (task.name_id != UINT32_MAX) {
+      if (task.name_id >= m.op_of_id.size()) m.op_of_id.resize(task.name_id + 1, nullptr);
+      m.op_of_id[task.name_id] = found;
+    }
   }
+  OpAccumulator& op = *found;
   ++op.count;
   op.total_ns += task.dur_ns;
   m.table.task_ns += task.dur_ns;
@@ -280,17 +333,46 @@ void AiCorePipelineBuilder::Add(const PipelineTask& task,
       if (ratio[k] >= 0) op.pipe[k].Add(ratio[k], w);
     }
     double util = 0;
-    if (ParseNumber(value("cube_utilization(%)"), util) && util >= 0) op.cube_util.Add(util, w);
+    if (ParseNumber(value(m.CubeUtilSlot()), util) && util >= 0) op.cube_util.Add(util, w);
   }
   if (!m.l2.empty()) {
-    const auto found = m.l2.find(KeyOf(task.stream, task.task, task.name));
-    if (found != m.l2.end() && !found->second.empty()) {
-      const L2Rates r = found->second.front();
-      found->second.pop_front();
+    const auto l2 = m.l2.find(KeyOf(task.stream, task.task, task.name));
+    if (l2 != m.l2.end() && !l2->second.empty()) {
+      const L2Rates r = l2->second.front();
+      l2->second.pop_front();
       if (r.hit >= 0) op.l2_hit.Add(r.hit, w);
       if (r.victim >= 0) op.l2_victim.Add(r.victim, w);
     }
   }
+}
+
+void AiCorePipelineBuilder::Add(const PipelineTask& task,
+                                const std::function<std::string_view(std::string_view)>& value,
+                                const std::function<std::string()>& where) {
+  AddWith(
+      task, [&](size_t slot) { return value(impl_->SlotName(slot)); }, where);
+}
+
+void AiCorePipelineBuilder::BindColumns(const std::function<size_t(std::string_view)>& index_of) {
+  Impl& m = *impl_;
+  m.slot_column.assign(m.CubeUtilSlot() + 1, SIZE_MAX);
+  for (size_t slot = 0; slot < m.slot_column.size(); ++slot) {
+    const std::string& name = m.SlotName(slot);
+    if (!name.empty()) m.slot_column[slot] = index_of(name);
+  }
+}
+
+void AiCorePipelineBuilder::AddFields(const PipelineTask& task,
+                                      const std::vector<std::string_view>& fields,
+                                      const std::function<std::string()>& where) {
+  const std::vector<size_t>& column = impl_->slot_column;
+  AddWith(
+      task,
+      [&](size_t slot) {
+        const size_t at = column[slot];
+        return at < fields.size() ? TrimField(fields[at]) : std::string_view();
+      },
+      where);
 }
 
 AscendPipelineTable AiCorePipelineBuilder::Finish() {
@@ -344,10 +426,8 @@ AscendPipelineTable ReadAiCorePipeline(Source& kernel_details, Source* l2_cache)
   for (const auto& [name, at] : header.column) columns.push_back(name);
   AiCorePipelineBuilder builder(path, columns, "(us)");
   if (l2_cache != nullptr) builder.ReadL2(*l2_cache);
-  // Column name -> index, hashed once (the builder asks for a dozen per row).
-  std::unordered_map<std::string_view, size_t> index;
-  for (const auto& [name, at] : header.column) index.emplace(name, at);
-  std::vector<std::string> fields;
+  builder.BindColumns([&](std::string_view name) { return header.Find(name); });
+  std::vector<std::string_view> fields;
   while (header.NextRecord(csv, fields, path)) {
     const int line = csv.record_line();
     const auto text = [&](size_t col) {
@@ -368,13 +448,7 @@ AscendPipelineTable ReadAiCorePipeline(Source& kernel_details, Source* l2_cache)
     }
     double blocks = 0;
     if (ParseNumber(text(blocks_col), blocks) && blocks >= 0) task.blocks = blocks;
-    builder.Add(
-        task,
-        [&](std::string_view column) {
-          const auto found = index.find(column);
-          return found == index.end() ? std::string_view() : text(found->second);
-        },
-        [&] { return fmt::format("{}: line {}", path, line); });
+    builder.AddFields(task, fields, [&] { return fmt::format("{}: line {}", path, line); });
   }
   return builder.Finish();
 }

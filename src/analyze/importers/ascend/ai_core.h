@@ -72,6 +72,9 @@ struct PipelineTask {
   std::string_view name, type, core, stream, task;
   int64_t dur_ns = 0;
   double blocks = -1;  // Block Dim / Block Num; -1 unknown
+  // The name's id where the caller interns names (a trace model's): the
+  // operator is then found by it, not by its text. UINT32_MAX: none.
+  uint32_t name_id = UINT32_MAX;
 };
 
 // The per-operator accumulation behind ReadAiCorePipeline, for every form that
@@ -88,12 +91,27 @@ class AiCorePipelineBuilder {
   // `where()`: the task's place for errors ("kernel_details.csv: line 7").
   void Add(const PipelineTask& task, const std::function<std::string_view(std::string_view)>& value,
            const std::function<std::string()>& where);
+  // The same for a CSV record: the metrics' columns are found once by
+  // BindColumns (`index_of(name)`: the column, SIZE_MAX when absent), then read
+  // from `fields` (trimmed here) by position.
+  void BindColumns(const std::function<size_t(std::string_view)>& index_of);
+  void AddFields(const PipelineTask& task, const std::vector<std::string_view>& fields,
+                 const std::function<std::string()>& where);
   AscendPipelineTable Finish();
 
  private:
   struct Impl;
+  // Add's work; `value(slot)` gives the text of one of the metrics the
+  // builder reads (slots numbered in Impl).
+  template <typename Value>
+  void AddWith(const PipelineTask& task, const Value& value,
+               const std::function<std::string()>& where);
   std::unique_ptr<Impl> impl_;
 };
+
+// A number as Ascend's CSVs write it ("0.552", "2910056", "1e-3"); false for
+// anything else, N/A and empty included.
+bool ParseAscendNumber(std::string_view text, double& value);
 
 // Throws Error(kInvalidInput) naming the file, line and column of a ratio that
 // is not a number in [0, 1.5] (or N/A), or a header without Name and Duration.

@@ -1,9 +1,11 @@
 #include "analyze/importers/ascend/kernel_details_importer.h"
 
 #include <algorithm>
+#include <optional>
 #include <unordered_map>
 #include <vector>
 
+#include "analyze/flat_map.h"
 #include "analyze/importers/csv_reader.h"
 #include "analyze/importers/timestamps.h"
 #include "analyze/names.h"
@@ -35,9 +37,10 @@ std::string AscendInOut(std::string_view in, std::string_view out) {
   return std::string(known(in) ? in : "?") + "->" + std::string(known(out) ? out : "?");
 }
 
-size_t EnrichFromKernelDetails(Source& kernel_details, TraceModel& model) {
+size_t EnrichFromKernelDetails(Source& kernel_details, TraceModel& model,
+                               KernelDetailsPipeline* pipeline) {
   TraceModel rows;
-  ImportKernelDetails(kernel_details, rows);
+  ImportKernelDetails(kernel_details, rows, pipeline);
   // name -> (start, row), sorted by start
   std::unordered_map<std::string, std::vector<std::pair<int64_t, size_t>>> by_name;
   for (size_t r = 0; r < rows.size(); ++r) {
@@ -94,10 +97,36 @@ bool SniffKernelDetails(Source& source) {
   return false;
 }
 
-void ImportKernelDetails(Source& source, TraceModel& model) {
+namespace {
+
+// "in->out" of a pair of columns, interned once per distinct pair: each side
+// interned as it is (a hash lookup, no copy), the pair mapped to the joined
+// text's id. `join` builds the joined text (AscendInOut of the two).
+class InOutInterner {
+ public:
+  explicit InOutInterner(TraceModel& model) : model_(model) {}
+  template <typename Join>
+  uint32_t operator()(std::string_view in, std::string_view out, const Join& join) {
+    const uint32_t a = model_.Intern(in), b = model_.Intern(out);
+    uint32_t& id = pairs_[static_cast<int64_t>(uint64_t{a} << 32 | b)];
+    if (id == 0) {
+      const std::string text = join(in, out);
+      id = (text.empty() ? 0 : model_.Intern(text)) + 1;
+    }
+    return id - 1;
+  }
+
+ private:
+  TraceModel& model_;
+  Int64Map<uint32_t> pairs_;  // (in, out) -> the joined text's id + 1
+};
+
+}  // namespace
+
+void ImportKernelDetails(Source& source, TraceModel& model, KernelDetailsPipeline* pipeline) {
   const std::string& path = source.name();
   CsvReader csv(source);
-  std::vector<std::string> fields;
+  std::vector<std::string_view> fields;
   const auto bad = [&](int at, const std::string& what) {
     return Error(ErrorCode::kInvalidInput, path + ": line " + std::to_string(at) + ": " + what);
   };
@@ -112,7 +141,8 @@ void ImportKernelDetails(Source& source, TraceModel& model) {
                start_col = find("Start Time(us)", "Task Start Time(us)"),
                dur_col = find("Duration(us)", "Task Duration(us)"),
                type_col = find("Type", "OP Type"), core_col = find("Accelerator Core", "Task Type"),
-               stream_col = find("Stream ID", "Stream ID"),
+               stream_col = find("Stream ID", "Stream ID"), task_col = find("Task ID", "Task ID"),
+               blocks_col = find("Block Num", "Block Dim"),
                in_shapes_col = find("Input Shapes", "Input Shapes"),
                out_shapes_col = find("Output Shapes", "Output Shapes"),
                in_types_col = find("Input Data Types", "Input Data Types"),
@@ -129,48 +159,110 @@ void ImportKernelDetails(Source& source, TraceModel& model) {
       header.Find("Start Time(us)") != SIZE_MAX ? "Start Time(us)" : "Task Start Time(us)";
   const std::string dur_name =
       header.Find("Duration(us)") != SIZE_MAX ? "Duration(us)" : "Task Duration(us)";
+  std::optional<AiCorePipelineBuilder> builder;
+  if (pipeline != nullptr) {
+    std::vector<std::string> columns;
+    for (const auto& [column, at] : header.column) columns.push_back(column);
+    builder.emplace(path, columns, "(us)");
+    builder->BindColumns([&](std::string_view column) { return header.Find(column); });
+    if (pipeline->l2_cache != nullptr) {
+      try {
+        builder->ReadL2(*pipeline->l2_cache);
+      } catch (const Error& e) {
+        pipeline->error = e.what();
+        builder.reset();
+      }
+    }
+  }
   // The class of a (name, type) pair, decided once (it lower-cases both).
-  std::unordered_map<uint64_t, EventClass> class_of;
+  Int64Map<uint8_t> class_of;  // (name, type) -> class + 1
+  InOutInterner shapes_of(model), types_of(model), formats_of(model);
+  const auto shapes_join = [](std::string_view in, std::string_view out) {
+    return AscendInOut(AscendShapes(in), AscendShapes(out));
+  };
+  const auto in_out = [](std::string_view in, std::string_view out) {
+    return AscendInOut(in, out);
+  };
+  // The track of each stream, found once per stream.
+  std::vector<std::pair<std::string, uint32_t>> tracks;
+  const auto track_of = [&](std::string_view stream) {
+    if (stream.empty() || stream == "N/A") stream = "0";
+    for (const auto& [name, id] : tracks) {
+      if (name == stream) return id;
+    }
+    const uint32_t id = model.TrackFor("Ascend Hardware", stream);
+    tracks.emplace_back(std::string(stream), id);
+    return id;
+  };
+  bool reserved = false;
+  size_t rows = 0;
   while (header.NextRecord(csv, fields, path)) {
     const int record_line = csv.record_line();
+    // Reserve for the whole file once its rows' size is known (no growth copies).
+    if (!reserved && ++rows == 4096) {
+      reserved = true;
+      const uint64_t total = source.expected_bytes();
+      if (total > csv.consumed() && csv.consumed() > 0) {
+        model.Reserve(model.size() + static_cast<size_t>(static_cast<double>(total) /
+                                                         static_cast<double>(csv.consumed()) *
+                                                         static_cast<double>(rows) * 1.02));
+      }
+    }
     int64_t start = 0, duration = 0;
     if (!MicrosToNs(TrimField(fields[start_col]), start)) {
-      throw bad(record_line, "'" + start_name + "' is not a time: '" + fields[start_col] + "'");
+      throw bad(record_line,
+                "'" + start_name + "' is not a time: '" + std::string(fields[start_col]) + "'");
     }
     if (!MicrosToNs(TrimField(fields[dur_col]), duration) || duration < 0) {
-      throw bad(record_line, "'" + dur_name + "' is not a duration: '" + fields[dur_col] + "'");
+      throw bad(record_line,
+                "'" + dur_name + "' is not a duration: '" + std::string(fields[dur_col]) + "'");
     }
     const auto text = [&](size_t col) {
       return col == SIZE_MAX ? std::string_view() : TrimField(fields[col]);
     };
-    const std::string_view stream = text(stream_col);
     const std::string_view name = TrimField(fields[name_col]);
     const std::string_view type = text(type_col) == "N/A" ? "" : text(type_col);
-    const std::string shapes =
-        AscendInOut(AscendShapes(text(in_shapes_col)), AscendShapes(text(out_shapes_col)));
-    const std::string dtype = AscendInOut(text(in_types_col), text(out_types_col));
-    const std::string layout = AscendInOut(text(in_formats_col), text(out_formats_col));
+    const std::string_view core = text(core_col) == "N/A" ? "" : text(core_col);
     const uint32_t name_id = model.Intern(name), type_id = model.Intern(type);
-    const auto [cls, fresh] =
-        class_of.try_emplace((uint64_t{name_id} << 32) | type_id, EventClass::kOther);
-    if (fresh) cls->second = AscendTaskClass(name, type);
+    uint8_t& cls = class_of[static_cast<int64_t>(uint64_t{name_id} << 32 | type_id)];
+    if (cls == 0) cls = static_cast<uint8_t>(AscendTaskClass(name, type)) + 1;
     model.Append(EventRow{
         .start_ns = start,
         .duration_ns = duration,
         .name = name_id,
         .category = type_id,
-        .track =
-            model.TrackFor("Ascend Hardware", stream.empty() || stream == "N/A" ? "0" : stream),
-        .cls = cls->second,
-        .kind = model.Intern(text(core_col) == "N/A" ? "" : text(core_col)),
-        .shapes = shapes.empty() ? 0 : model.Intern(shapes),
-        .dtype = dtype.empty() ? 0 : model.Intern(dtype),
-        .layout = layout.empty() ? 0 : model.Intern(layout),
+        .track = track_of(text(stream_col)),
+        .cls = static_cast<EventClass>(cls - 1),
+        .kind = model.Intern(core),
+        .shapes = shapes_of(text(in_shapes_col), text(out_shapes_col), shapes_join),
+        .dtype = types_of(text(in_types_col), text(out_types_col), in_out),
+        .layout = formats_of(text(in_formats_col), text(out_formats_col), in_out),
     });
+    if (builder) {
+      PipelineTask task;
+      task.name = name;
+      task.name_id = name_id;
+      task.type = text(type_col);
+      task.core = text(core_col);
+      task.stream = text(stream_col);
+      task.task = text(task_col);
+      task.dur_ns = duration;
+      if (double blocks = 0; ParseAscendNumber(text(blocks_col), blocks) && blocks >= 0) {
+        task.blocks = blocks;
+      }
+      try {
+        builder->AddFields(task, fields,
+                           [&] { return path + ": line " + std::to_string(record_line); });
+      } catch (const Error& e) {
+        pipeline->error = e.what();
+        builder.reset();  // the tasks go on; the pipeline has no table
+      }
+    }
   }
   for (auto& track : model.tracks) track.process = "Ascend Hardware";
   model.format = "ascend-kernel-details";
   model.source = path;
+  if (builder) pipeline->table = builder->Finish();
 }
 
 }  // namespace opscope::analyze

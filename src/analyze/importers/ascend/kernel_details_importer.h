@@ -7,10 +7,12 @@
 #ifndef OPSCOPE_ANALYZE_IMPORTERS_ASCEND_KERNEL_DETAILS_IMPORTER_H_
 #define OPSCOPE_ANALYZE_IMPORTERS_ASCEND_KERNEL_DETAILS_IMPORTER_H_
 
+#include <optional>
 #include <string>
 #include <string_view>
 
 #include "analyze/importer.h"
+#include "analyze/importers/ascend/ai_core.h"
 #include "analyze/source.h"
 #include "analyze/trace_model.h"
 
@@ -21,8 +23,20 @@ Importer KernelDetailsImporter();
 
 // True when the header line names the Name, Start Time(us) and Duration(us) columns.
 bool SniffKernelDetails(Source& source);
+
+// The AI Core pipeline (ai_core.h) built in the same pass as the tasks, so a
+// large file is read once: `l2_cache` (may be null) is read first; `table` is
+// the result, or `error` says why there is none (a PMU figure that is not a
+// share of cycles: the tasks are imported all the same).
+struct KernelDetailsPipeline {
+  Source* l2_cache = nullptr;
+  std::optional<AscendPipelineTable> table;
+  std::string error;
+};
+
 // Throws Error(kInvalidInput) naming the line and column of a bad value.
-void ImportKernelDetails(Source& source, TraceModel& model);
+void ImportKernelDetails(Source& source, TraceModel& model,
+                         KernelDetailsPipeline* pipeline = nullptr);
 
 // Input Shapes without the pair of quotes the CSV writers keep; "" for N/A.
 std::string AscendShapes(std::string_view text);
@@ -33,8 +47,10 @@ std::string AscendInOut(std::string_view in, std::string_view out);
 // Copies the shapes, data types, formats and core type of kernel_details.csv's
 // rows onto the device events of a timeline read from trace_view.json that have
 // the same name and start time (torch_npu writes both files from the same
-// tasks), where the timeline lacks them. Returns how many events matched.
-size_t EnrichFromKernelDetails(Source& kernel_details, TraceModel& model);
+// tasks), where the timeline lacks them. Returns how many events matched. The
+// AI Core pipeline is built in the same pass when `pipeline` is given.
+size_t EnrichFromKernelDetails(Source& kernel_details, TraceModel& model,
+                               KernelDetailsPipeline* pipeline = nullptr);
 
 }  // namespace opscope::analyze
 
