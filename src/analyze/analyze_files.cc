@@ -118,6 +118,10 @@ AnalyzedSet AnalyzeFiles(const AnalyzeOptions& options) {
       if (!input.memory_record.empty()) record = Source::Open(input.memory_record);
       t.ascend_memory = ReadAscendMemory(ops.get(), record.get());
     });
+    side_file(input.profiler_metadata, [&] {
+      const auto source = Source::Open(input.profiler_metadata);
+      t.ascend_groups = ReadParallelGroups(*source);
+    });
     // The summaries: each file read on its own, so one that fails leaves the others.
     AscendSummaries& sums = t.ascend_summaries;
     const auto summary = [&](const std::string& file, std::string& source, auto&& read) {
@@ -180,7 +184,8 @@ AnalyzedSet AnalyzeFiles(const AnalyzeOptions& options) {
   std::vector<AscendCommunicationInput> communication;
   for (const AnalyzedTrace& t : out.traces) {
     if (!t.ascend_collectives.empty() || !t.ascend_links.empty()) {
-      communication.push_back({t.rank, t.path, &t.ascend_collectives, &t.ascend_links});
+      communication.push_back(
+          {t.rank, t.path, &t.ascend_collectives, &t.ascend_links, &t.ascend_groups});
     }
   }
   if (!communication.empty()) out.ascend_communication = CompareAscendCommunication(communication);

@@ -39,6 +39,8 @@ struct AnalyzedTrace {
   // Its communication.json and communication_matrix.json, when it has them.
   std::vector<AscendCollective> ascend_collectives;
   std::vector<AscendLink> ascend_links;
+  // The communication groups of its profiler_metadata.json, when it has one.
+  std::vector<AscendGroup> ascend_groups;
   // Its operator_memory.csv / memory_record.csv, when it has them.
   std::optional<AscendMemory> ascend_memory;
   // Its op_statistic, api_statistic, operator_details, memory and iteration

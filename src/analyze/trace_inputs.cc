@@ -304,6 +304,9 @@ void ReadRankRoot(const fs::path& root, RankTree& tree) {
       if (name == "profiler_info.json" && !rank) {
         if (const auto r = RankInProfilerInfo(entry)) rank = r, source = name + " rank_id";
       }
+      if (name == "profiler_metadata.json" && tree.trace) {
+        tree.trace->profiler_metadata = entry.string();
+      }
       if (!IsOutputFolder(root) && IsDir(entry)) {
         if (name == "FRAMEWORK") {
           tree.unused.push_back(

@@ -61,6 +61,9 @@ struct TraceInput {
   std::string module_memory;
   std::string npu_memory;
   std::string iterations;
+  // profiler_metadata.json beside the rank's output: its communication groups
+  // (parallel_groups.h), for the global ranks of its links.
+  std::string profiler_metadata;
 };
 
 struct UnusedFile {

@@ -886,10 +886,17 @@ void AddAscendCommunication(const analyze::AnalyzedSet& set, const AnalysisTable
                   "Links (communication_matrix.json): none below 80% of the median of its "
                   "transport")
             : fmt::format(
-                  "Links (communication_matrix.json): {} slow, the slowest {}->{} ({}, group {}, "
-                  "rank {}'s file) at {:.2f} GB/s, {:.0f}% of the median {} link",
-                  c.slow_links, c.links[0].link.src, c.links[0].link.dst, c.links[0].link.transport,
-                  c.links[0].link.group, c.links[0].rank, c.links[0].link.Gbps(),
+                  "Links (communication_matrix.json): {} slow, the slowest {}->{}{} ({}, group "
+                  "{}{}, rank {}'s file) at {:.2f} GB/s, {:.0f}% of the median {} link",
+                  c.slow_links, c.links[0].link.src, c.links[0].link.dst,
+                  c.links[0].link.global_src >= 0 && c.links[0].link.global_dst >= 0
+                      ? fmt::format(" (global ranks {}->{})", c.links[0].link.global_src,
+                                    c.links[0].link.global_dst)
+                      : std::string(),
+                  c.links[0].link.transport, c.links[0].link.group,
+                  c.links[0].link.group_role.empty() ? std::string()
+                                                     : " " + c.links[0].link.group_role,
+                  c.links[0].rank, c.links[0].link.Gbps(),
                   100 * c.links[0].link.Gbps() / c.links[0].median_gbps, c.links[0].link.transport);
     table.columns = {{"rank", "Rank"},
                      {"step", "Step"},
@@ -897,6 +904,10 @@ void AddAscendCommunication(const analyze::AnalyzedSet& set, const AnalysisTable
                      {"group", "Group", 0, false},
                      {"src", "Src"},
                      {"dst", "Dst"},
+                     {"global_src", "Global src"},
+                     {"global_dst", "Global dst"},
+                     {"group_role", "Role"},
+                     {"ranks_from", "Global ranks from", 0, false},
                      {"transport", "Transport"},
                      {"mb", "MB", 3},
                      {"transit_ms", "Transit ms", 3},
@@ -909,9 +920,13 @@ void AddAscendCommunication(const analyze::AnalyzedSet& set, const AnalysisTable
     for (size_t i = 0; i < shown; ++i) {
       const analyze::AscendSlowLink& l = c.links[i];
       const double pct = l.median_gbps > 0 ? 100 * l.link.Gbps() / l.median_gbps : 0;
+      const auto global = [](int r) { return r >= 0 ? Value{int64_t{r}} : Value{}; };
       table.AddRow({int64_t{l.rank}, l.link.step, l.link.op_type, l.link.group, int64_t{l.link.src},
-                    int64_t{l.link.dst}, l.link.transport, l.link.bytes / 1e6, l.link.time_ns / 1e6,
-                    l.link.Gbps(), l.median_gbps, pct,
+                    int64_t{l.link.dst}, global(l.link.global_src), global(l.link.global_dst),
+                    l.link.group_role.empty() ? Value{} : Value{l.link.group_role},
+                    l.link.ranks_from.empty() ? Value{} : Value{l.link.ranks_from},
+                    l.link.transport, l.link.bytes / 1e6, l.link.time_ns / 1e6, l.link.Gbps(),
+                    l.median_gbps, pct,
                     std::string(pct < 100 * analyze::kSlowLinkRatio ? "yes" : "no")});
     }
     if (shown < c.links.size()) {
@@ -919,7 +934,10 @@ void AddAscendCommunication(const analyze::AnalyzedSet& set, const AnalysisTable
     }
     table.notes.push_back(
         "Each link's 'total' entry (size and time summed over the operations of one type and "
-        "group); source and destination are ranks within the group. Links of a transport are "
+        "group); source and destination are ranks within the group, and their global ranks come "
+        "from profiler_metadata.json's parallel_group_info (the group found by the hash after "
+        "'@'), else from each rank's own LOCAL link k-k (n/a: neither says). Links of a transport "
+        "are "
         "compared when there are three or more that moved 1 MB or more (LOCAL copies left "
         "out); slow: below 80% of their median. A slow link points at its hardware path (a "
         "degraded HCCS/RoCE port, a PCIe switch) or at contention on it.");

@@ -9,6 +9,7 @@
 #include "analyze/importers/ascend/communication.h"
 #include "analyze/importers/ascend/kernel_details_importer.h"
 #include "analyze/importers/ascend/memory.h"
+#include "analyze/importers/ascend/parallel_groups.h"
 #include "analyze/importers/ascend/summaries.h"
 #include "analyze/importers/ascend/task_time_importer.h"
 #include "analyze/passes/ascend_cost.h"
@@ -503,6 +504,84 @@ TEST(TaskTime, KernelsByCoreAndTheTasksThatAreNotKernels) {
                     })
                 .find("task_time_1.csv: line 2: a task without a start time and a duration"),
             std::string::npos);
+}
+
+TEST(ParallelGroups, TheDocumentedHashAndGlobalRanks) {
+  // ascend.md 1.7's example, verified there against a real sample.
+  EXPECT_EQ(HcclGroupHash("group_name_19"), 3985310405473756128u);
+  EXPECT_EQ(HcclGroupHash(""), 0u);
+  auto meta = Source::FromBytes("profiler_metadata.json",
+                                R"({"distributed_args": {"world_size": 16},
+          "parallel_group_info": {
+            "10.0.0.1%eth0_55000_0_1738895486152654": {"group_name": "tp", "group_rank": 1,
+                                                       "global_ranks": [3, 1, 2, 0]},
+            "group_name_19": {"global_ranks": [8]}}})");
+  const auto groups = ReadParallelGroups(*meta);
+  ASSERT_EQ(groups.size(), 2u);
+  EXPECT_EQ(groups[0].role, "tp");
+  EXPECT_EQ(groups[0].global_ranks, (std::vector<int>{0, 1, 2, 3}));  // sorted: local k -> [k]
+  EXPECT_EQ(groups[1].hash, "3985310405473756128");
+  EXPECT_EQ(groups[1].role, "");
+  auto none = Source::FromBytes("profiler_metadata.json", R"({"ENV_VARIABLES": {}})");
+  EXPECT_TRUE(ReadParallelGroups(*none).empty());
+  EXPECT_NE(ErrorOf("profiler_metadata.json",
+                    R"({"parallel_group_info": {"g": {"global_ranks": ["a"]}}})",
+                    [](Source& in) { ReadParallelGroups(in); })
+                .find("profiler_metadata.json: parallel_group_info/g/global_ranks: '\"a\"' is not "
+                      "a rank"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf("profiler_metadata.json", "{", [](Source& in) { ReadParallelGroups(in); })
+                .find("profiler_metadata.json: not JSON"),
+            std::string::npos);
+}
+
+TEST(AscendCommunication, GlobalRanksFromGroupsElseFromSelfLinks) {
+  // Three HCCS links of each rank's file in one group, local ranks 0..3.
+  const auto links_of = [](int self) {
+    std::vector<AscendLink> v;
+    v.push_back({.step = "step1",
+                 .kind = "collective",
+                 .op_type = "allreduce",
+                 .group = "42",
+                 .src = self,
+                 .dst = self,
+                 .transport = "LOCAL",
+                 .bytes = 5000000,
+                 .time_ns = 1000000});
+    for (int k = 0; k < 4; ++k) {
+      if (k == self) continue;
+      v.push_back({.step = "step1",
+                   .kind = "collective",
+                   .op_type = "allreduce",
+                   .group = "42",
+                   .src = self,
+                   .dst = k,
+                   .transport = "HCCS",
+                   .bytes = 5000000,
+                   .time_ns = 1000000});
+    }
+    return v;
+  };
+  const std::vector<AscendLink> a = links_of(0), b = links_of(2);
+  // Without groups: each rank's LOCAL k-k says that it is local rank k.
+  auto c = CompareAscendCommunication({{.rank = 4, .links = &a}, {.rank = 6, .links = &b}});
+  ASSERT_EQ(c.links.size(), 6u);
+  for (const AscendSlowLink& l : c.links) {
+    EXPECT_EQ(l.link.global_src, l.link.src == 0 ? 4 : 6);
+    EXPECT_EQ(l.link.global_dst, l.link.dst == 0 ? 4 : l.link.dst == 2 ? 6 : -1);
+    EXPECT_EQ(l.link.ranks_from, "self-links");
+  }
+  // With the group of profiler_metadata.json (hash 42): local k -> global_ranks[k].
+  const std::vector<AscendGroup> groups = {
+      {.hccl_name = "g", .role = "dp", .hash = "42", .global_ranks = {4, 5, 6, 7}}};
+  c = CompareAscendCommunication(
+      {{.rank = 4, .links = &a, .groups = &groups}, {.rank = 6, .links = &b}});
+  for (const AscendSlowLink& l : c.links) {
+    EXPECT_EQ(l.link.global_src, 4 + l.link.src);
+    EXPECT_EQ(l.link.global_dst, 4 + l.link.dst);
+    EXPECT_EQ(l.link.group_role, "dp");
+    EXPECT_EQ(l.link.ranks_from, "profiler_metadata.json");
+  }
 }
 
 TEST(AscendCost, MatmulsConvolutionsAndElementwiseFromShapes) {

@@ -7,8 +7,9 @@ torch_npu sample (tests/data/ascend/level1_text). Rank 1's files are changed
 as a real second rank's would differ, with two planted faults:
 - communication.json: rank 1 waits 0.01 ms in every operation, so it is the
   rank that arrives last and the one rank 0 waits for;
-- communication_matrix.json: its links are renamed from 0-k to 1-k (rank 1's
-  own links), and link 1-5 takes three times as long (a slow HCCS link).
+- communication_matrix.json: local ranks 0 and 1 swap places (rank 1's own
+  links: its LOCAL self-link 1-1, and 1-k), and link 1-5 takes three times as
+  long (a slow HCCS link).
 The expected figures follow ascend.md 3.5/3.6: times in ms, sizes in MB of
 10^6 bytes, bandwidth = size / time; "Total Op Info" and SDMA (the sum of the
 other transports) left out; only the "total" entries of the matrix; links of
@@ -60,8 +61,8 @@ def build(data, root):
                 renamed = {}
                 for pair, figures in links.items():
                     src, dst = pair.split("-")
-                    src = "1" if src == "0" else src
-                    dst = "1" if dst == "0" else dst
+                    swap = {"0": "1", "1": "0"}  # rank 1's view: local ranks 0 and 1 swapped
+                    src, dst = swap.get(src, src), swap.get(dst, dst)
                     if pair == "0-5":
                         figures["Transit Time(ms)"] *= 3
                     renamed[src + "-" + dst] = figures

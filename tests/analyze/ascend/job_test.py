@@ -327,6 +327,56 @@ def check_task_time(opscope, text, msprof_root, tmp, failures):
                                     (rank, k, field, got[k][field], want[k][field]))
 
 
+def hccl_hash(name):
+    """ascend.md 1.7: rolling hashes of the name, x29 (high word), x131 (low)."""
+    high = low = 0
+    for byte in name.encode():
+        high = (high * 29 + byte) % 2 ** 32
+        low = (low * 131 + byte) % 2 ** 32
+    return high << 32 | low
+
+
+GROUP = "group_name_19"  # the documented example: hash 3985310405473756128
+GLOBAL = [0, 1, 8, 9, 16, 17, 24, 25]  # the group's global ranks; ranks 0 and 1 are local 0 and 1
+
+
+def add_metadata(text_root):
+    """Each text rank gets a profiler_metadata.json whose data-parallel group
+    is the one its files name (the hash after '@' rewritten to GROUP's)."""
+    assert hccl_hash(GROUP) == 3985310405473756128
+    for rank in (0, 1):
+        out = rank_output(text_root, rank)
+        with open(os.path.join(os.path.dirname(out), "profiler_metadata.json"), "w") as f:
+            json.dump({"parallel_group_info": {GROUP: {
+                "group_name": "dp", "group_rank": rank, "global_ranks": GLOBAL[::-1]}}}, f)
+        for name in ("communication.json", "communication_matrix.json"):
+            path = os.path.join(out, name)
+            doc = json.load(open(path))
+            for kinds in doc.values():
+                for groups in kinds.values():
+                    for key in list(groups):
+                        if "@" in key:
+                            groups[key.split("@")[0] + "@%d" % hccl_hash(GROUP)] = groups.pop(key)
+            json.dump(doc, open(path, "w"))
+
+
+def check_global_ranks(name, results, failures, from_metadata):
+    links = section(results, "ascend_links")
+    if not links:
+        failures.append("%s: no links" % name)
+    for r in links:
+        if from_metadata:
+            want = (GLOBAL[r["src"]], GLOBAL[r["dst"]], "dp", "profiler_metadata.json")
+        else:  # each rank's LOCAL self-link k-k: local 0 is rank 0, local 1 rank 1
+            known = {0: 0, 1: 1}
+            src, dst = known.get(r["src"]), known.get(r["dst"])
+            want = (src, dst, None, "self-links" if src is not None or dst is not None else None)
+        got = (r["global_src"], r["global_dst"], r["group_role"], r["ranks_from"])
+        if got != want:
+            failures.append("%s: link %d-%d global ranks %s, expected %s" %
+                            (name, r["src"], r["dst"], got, want))
+
+
 def main():
     opscope, data = sys.argv[1], sys.argv[2]
     failures = []
@@ -335,11 +385,13 @@ def main():
         communication_test.build(data, text_root)
         build_db(text_root, db_root)
         build_msprof(text_root, msprof_root)
+        add_metadata(text_root)
         text = analyze(opscope, text_root, os.path.join(tmp, "text-report"))
         db = analyze(opscope, db_root, os.path.join(tmp, "db-report"))
         msprof = analyze(opscope, msprof_root, os.path.join(tmp, "msprof-report"))
         for name, results in (("text", text), ("db", db), ("msprof", msprof)):
             check_cluster(name, results, failures)
+            check_global_ranks(name, results, failures, from_metadata=name == "text")
         compare("db against text", text, db, db_test.COMPARED, failures)
         # msprof's run has no step_trace_time (graph-mode step_trace instead);
         # its timeline (task_time) has no formats, so no layout conversions by format.

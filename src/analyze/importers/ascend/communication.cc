@@ -279,6 +279,39 @@ AscendCommunicationCluster CompareAscendCommunication(
   }
   std::stable_sort(out.ranks.begin(), out.ranks.end(),
                    [](const auto& a, const auto& b) { return a.rank < b.rank; });
+  // Group-local ranks to global ones (ascend.md 1.7): from the groups of
+  // profiler_metadata.json (a local rank indexes the sorted global ranks), else
+  // from each rank's own LOCAL link k-k, which says it is local rank k.
+  std::map<std::string, const AscendGroup*> group_of;
+  std::map<std::pair<std::string, int>, int> self_rank;  // (group, local) -> rank
+  for (const AscendCommunicationInput& in : inputs) {
+    if (in.groups != nullptr) {
+      for (const AscendGroup& g : *in.groups) group_of.emplace(g.hash, &g);
+    }
+    if (in.links == nullptr || in.rank < 0) continue;
+    for (const AscendLink& l : *in.links) {
+      if (l.transport == "LOCAL" && l.src == l.dst)
+        self_rank.emplace(std::pair{l.group, l.src}, in.rank);
+    }
+  }
+  const auto globalize = [&](AscendLink& l) {
+    if (const auto g = group_of.find(l.group); g != group_of.end()) {
+      const std::vector<int>& ranks = g->second->global_ranks;
+      const auto at = [&](int local) {
+        return local >= 0 && static_cast<size_t>(local) < ranks.size() ? ranks[local] : -1;
+      };
+      l.global_src = at(l.src), l.global_dst = at(l.dst);
+      l.group_role = g->second->role;
+      l.ranks_from = "profiler_metadata.json";
+      return;
+    }
+    const auto self = [&](int local) {
+      const auto it = self_rank.find({l.group, local});
+      return it == self_rank.end() ? -1 : it->second;
+    };
+    l.global_src = self(l.src), l.global_dst = self(l.dst);
+    if (l.global_src >= 0 || l.global_dst >= 0) l.ranks_from = "self-links";
+  };
   // Links: one entry per (step, kind, type, group, source, destination), the
   // first rank's file that reports it; LOCAL copies and small links left out.
   std::map<std::tuple<std::string, std::string, std::string, std::string, int, int>, bool> seen;
@@ -291,7 +324,9 @@ AscendCommunicationCluster CompareAscendCommunication(
                .second) {
         continue;
       }
-      by_transport[l.transport].push_back({in.rank, l, 0});
+      AscendSlowLink slow{in.rank, l, 0};
+      globalize(slow.link);
+      by_transport[l.transport].push_back(std::move(slow));
     }
   }
   for (auto& [transport, links] : by_transport) {

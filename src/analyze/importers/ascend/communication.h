@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "analyze/importers/ascend/parallel_groups.h"
 #include "analyze/source.h"
 
 namespace opscope::analyze {
@@ -47,6 +48,13 @@ struct AscendLink {
   int src = -1, dst = -1;  // ranks local to the communication group
   std::string transport;   // LOCAL, HCCS, PCIE, RDMA, SIO
   int64_t bytes = 0, time_ns = 0;
+  // Set across ranks (CompareAscendCommunication): the global ranks of src and
+  // dst (-1 unknown), the group's role ("dp", "tp"; empty unknown), and what
+  // gave the ranks ("profiler_metadata.json", or "self-links": each rank's own
+  // LOCAL link k-k says its local rank k in the group).
+  int global_src = -1, global_dst = -1;
+  std::string group_role;
+  std::string ranks_from;
   double Gbps() const { return time_ns > 0 ? static_cast<double>(bytes) / time_ns : 0; }
 };
 
@@ -96,6 +104,7 @@ struct AscendCommunicationInput {
   std::string path;
   const std::vector<AscendCollective>* collectives = nullptr;
   const std::vector<AscendLink>* links = nullptr;
+  const std::vector<AscendGroup>* groups = nullptr;  // its profiler_metadata.json's
 };
 
 AscendCommunicationCluster CompareAscendCommunication(
