@@ -50,7 +50,7 @@ struct AnalyzeCommand {
     }
     Emit(CommonOptions{"", format, "", 0}, "analyze", tables);
     std::cerr << "opscope: wrote " << core::EscapeForTerminal((dir / "summary.csv").string())
-              << ", analysis.json and analysis.html\n";
+              << ", analysis.json, analysis.html and tables/*.csv\n";
   }
 };
 
@@ -69,7 +69,8 @@ void RegisterAnalyze(CLI::App& app) {
       ->check(CLI::IsMember({"table", "json", "csv"}));
   sub->add_option(
       "--out", command->out,
-      "folder for summary.csv, analysis.json and analysis.html (default: beside the first trace)");
+      "folder for summary.csv, analysis.json, analysis.html and tables/ (default: beside the "
+      "first trace)");
   sub->add_option("--top", command->top, "operators per trace (default 20; 0: all)");
   sub->add_option("--ceilings", command->ceilings_file,
                   "ceilings.json from `opscope bench roofline`");

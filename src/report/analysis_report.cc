@@ -362,6 +362,37 @@ void WriteAnalysisReport(const std::filesystem::path& dir, const std::vector<Ana
     file.Commit();
   };
   write("summary.csv", SummaryCsv(traces));
+  // One CSV per table, tables/<section>.csv: the tables of a section (one per
+  // trace or rank) share their columns and go in one file; a section whose
+  // tables differ in shape gets one file per shape (<section>_2.csv, ...).
+  {
+    std::filesystem::create_directories(dir / "tables", ec);
+    if (ec) {
+      throw Error(ErrorCode::kIo,
+                  "cannot create '" + (dir / "tables").string() + "': " + ec.message());
+    }
+    std::vector<std::pair<std::string, std::vector<const ResultTable*>>> files;
+    std::map<std::string, int> shapes;  // section -> files so far
+    for (const ResultTable& table : tables) {
+      const auto same_shape = [&](const std::vector<const ResultTable*>& group) {
+        const auto& a = group.front()->columns;
+        return group.front()->section == table.section && a.size() == table.columns.size() &&
+               std::equal(a.begin(), a.end(), table.columns.begin(),
+                          [](const Column& x, const Column& y) { return x.key == y.key; });
+      };
+      const auto it = std::find_if(files.begin(), files.end(),
+                                   [&](const auto& f) { return same_shape(f.second); });
+      if (it != files.end()) {
+        it->second.push_back(&table);
+        continue;
+      }
+      const int n = ++shapes[table.section];
+      files.push_back({table.section + (n > 1 ? "_" + std::to_string(n) : "") + ".csv", {&table}});
+    }
+    for (const auto& [name, group] : files) {
+      write(("tables/" + name).c_str(), TablesCsv(group));
+    }
+  }
   std::ostringstream json;
   WriteJson(json, "analyze", tables);
   write("analysis.json", json.str());

@@ -138,6 +138,30 @@ void WriteCsv(std::ostream& out, const std::vector<ResultTable>& tables) {
   }
 }
 
+std::string TablesCsv(const std::vector<const ResultTable*>& tables) {
+  std::string out;
+  if (tables.empty()) return out;
+  const std::vector<Column>& columns = tables.front()->columns;
+  for (size_t i = 0; i < columns.size(); ++i) {
+    out += (i > 0 ? "," : "") + core::EscapeCsvField(columns[i].key);
+  }
+  out += '\n';
+  for (const ResultTable* table : tables) {
+    for (const auto& row : table->rows) {
+      for (size_t i = 0; i < row.size(); ++i) {
+        if (i > 0) out += ',';
+        if (const auto* d = std::get_if<double>(&row[i])) {
+          out += fmt::format("{}", *d);  // every digit the JSON has, not the display's
+        } else if (!std::holds_alternative<std::monostate>(row[i])) {
+          out += core::EscapeCsvField(Render(row[i], table->columns[i].precision));
+        }
+      }
+      out += '\n';
+    }
+  }
+  return out;
+}
+
 std::string RenderValue(const Value& value, int precision) { return Render(value, precision); }
 
 void AppendRowsJson(std::string& s, const std::vector<ResultTable>& tables, bool name_sections) {

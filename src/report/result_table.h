@@ -52,6 +52,12 @@ void AppendRowsJson(std::string& out, const std::vector<ResultTable>& tables, bo
 // "opscope_version":..., "command":..., "machine":{...}` (the object left open).
 std::string JsonHead(std::string_view command);
 
+// Tables of one shape (the same column keys) as one CSV: a header of the
+// column keys (snake_case, unique, the units in them as analysis.json has
+// them), then every row, numbers at full precision; an absent value is an
+// empty field. Loads with pandas.read_csv unchanged.
+std::string TablesCsv(const std::vector<const ResultTable*>& tables);
+
 void WriteTable(std::ostream& out, const std::vector<ResultTable>& tables);
 void WriteCsv(std::ostream& out, const std::vector<ResultTable>& tables);
 void WriteJson(std::ostream& out, std::string_view command, const std::vector<ResultTable>& tables);
