@@ -6,6 +6,7 @@
 #include <charconv>
 #include <cmath>
 #include <deque>
+#include <limits>
 #include <map>
 #include <unordered_map>
 
@@ -268,20 +269,42 @@ void AiCorePipelineBuilder::ReadL2(Source& l2_cache) {
   impl_->l2 = ::opscope::analyze::ReadL2(l2_cache);
 }
 
+size_t AiCorePipelineBuilder::Slots() const { return impl_->CubeUtilSlot() + 1; }
+
 template <typename Value>
-void AiCorePipelineBuilder::AddWith(const PipelineTask& task, const Value& value,
-                                    const std::function<std::string()>& where) {
+void AiCorePipelineBuilder::ParseWith(const Value& value, double* values,
+                                      const std::function<std::string()>& where) const {
+  const Impl& m = *impl_;
+  const double absent = std::numeric_limits<double>::quiet_NaN();
+  for (size_t slot = 0; slot < Slots(); ++slot) {
+    values[slot] = absent;
+    if (m.SlotName(slot).empty()) continue;  // a core without a cycles or time column
+    const std::string_view t = value(slot);
+    if (NotAvailable(t)) continue;
+    double v = 0;
+    const bool number = ParseNumber(t, v);
+    if (slot < m.pipes.size()) {  // a ratio: a broken file when not a share of cycles
+      if (!number || v < 0 || v > 1.5) {
+        throw Error(ErrorCode::kInvalidInput,
+                    fmt::format("{}: '{}' is not a share of cycles in [0, 1]: '{}'", where(),
+                                m.SlotName(slot), t));
+      }
+    }
+    if (number) values[slot] = v;  // cycles, times, cube utilisation: else as absent
+  }
+}
+
+void AiCorePipelineBuilder::AddParsed(const PipelineTask& task, const double* values) {
   Impl& m = *impl_;
   ++m.table.tasks;
   // Ran on a core: its cycles (else its time) above zero; with neither
   // column, a ratio present is taken as measured.
   bool ran[3];
   for (int c = 0; c < 3; ++c) {
-    double v = 0;
     if (!m.cycles[c].empty()) {
-      ran[c] = ParseNumber(value(m.CyclesSlot(c)), v) && v > 0;
+      ran[c] = values[m.CyclesSlot(c)] > 0;  // false for NaN
     } else if (!m.time[c].empty()) {
-      ran[c] = ParseNumber(value(m.TimeSlot(c)), v) && v > 0;
+      ran[c] = values[m.TimeSlot(c)] > 0;
     } else {
       ran[c] = true;
     }
@@ -290,15 +313,9 @@ void AiCorePipelineBuilder::AddWith(const PipelineTask& task, const Value& value
   std::fill(std::begin(ratio), std::end(ratio), -1.0);
   bool any = false;
   for (size_t i = 0; i < m.pipes.size(); ++i) {
+    const double v = values[i];
+    if (std::isnan(v)) continue;
     const Impl::Present& p = m.pipes[i];
-    const std::string_view t = value(i);
-    if (NotAvailable(t)) continue;
-    double v = 0;
-    if (!ParseNumber(t, v) || v < 0 || v > 1.5) {
-      throw Error(
-          ErrorCode::kInvalidInput,
-          fmt::format("{}: '{}' is not a share of cycles in [0, 1]: '{}'", where(), p.name, t));
-    }
     if (!ran[static_cast<int>(p.column.core)]) continue;
     const int k = static_cast<int>(p.column.pipe);
     ratio[k] = std::max(ratio[k], std::min(v, 1.0));
@@ -332,8 +349,8 @@ void AiCorePipelineBuilder::AddWith(const PipelineTask& task, const Value& value
     for (int k = 0; k < kAiCorePipes; ++k) {
       if (ratio[k] >= 0) op.pipe[k].Add(ratio[k], w);
     }
-    double util = 0;
-    if (ParseNumber(value(m.CubeUtilSlot()), util) && util >= 0) op.cube_util.Add(util, w);
+    const double util = values[m.CubeUtilSlot()];
+    if (util >= 0) op.cube_util.Add(util, w);  // false for NaN
   }
   if (!m.l2.empty()) {
     const auto l2 = m.l2.find(KeyOf(task.stream, task.task, task.name));
@@ -349,8 +366,9 @@ void AiCorePipelineBuilder::AddWith(const PipelineTask& task, const Value& value
 void AiCorePipelineBuilder::Add(const PipelineTask& task,
                                 const std::function<std::string_view(std::string_view)>& value,
                                 const std::function<std::string()>& where) {
-  AddWith(
-      task, [&](size_t slot) { return value(impl_->SlotName(slot)); }, where);
+  std::vector<double> values(Slots());
+  ParseWith([&](size_t slot) { return value(impl_->SlotName(slot)); }, values.data(), where);
+  AddParsed(task, values.data());
 }
 
 void AiCorePipelineBuilder::BindColumns(const std::function<size_t(std::string_view)>& index_of) {
@@ -365,14 +383,18 @@ void AiCorePipelineBuilder::BindColumns(const std::function<size_t(std::string_v
 void AiCorePipelineBuilder::AddFields(const PipelineTask& task,
                                       const std::vector<std::string_view>& fields,
                                       const std::function<std::string()>& where) {
+  double values[64];
+  std::vector<double> more;
+  double* v = values;
+  if (Slots() > 64) more.resize(Slots()), v = more.data();
   const std::vector<size_t>& column = impl_->slot_column;
-  AddWith(
-      task,
+  ParseWith(
       [&](size_t slot) {
         const size_t at = column[slot];
         return at < fields.size() ? TrimField(fields[at]) : std::string_view();
       },
-      where);
+      v, where);
+  AddParsed(task, v);
 }
 
 AscendPipelineTable AiCorePipelineBuilder::Finish() {

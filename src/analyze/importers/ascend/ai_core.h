@@ -101,11 +101,16 @@ class AiCorePipelineBuilder {
 
  private:
   struct Impl;
-  // Add's work; `value(slot)` gives the text of one of the metrics the
-  // builder reads (slots numbered in Impl).
+  // Add and AddFields in two halves: a task's metrics as Slots() numbers (NaN:
+  // absent), a ratio that is not a share of cycles thrown as an error naming
+  // `where`; then the task added with them.
+  size_t Slots() const;
+  void AddParsed(const PipelineTask& task, const double* values);
+  // `value(slot)` gives the text of one of the metrics the builder reads
+  // (slots numbered in Impl).
   template <typename Value>
-  void AddWith(const PipelineTask& task, const Value& value,
-               const std::function<std::string()>& where);
+  void ParseWith(const Value& value, double* values,
+                 const std::function<std::string()>& where) const;
   std::unique_ptr<Impl> impl_;
 };
 
