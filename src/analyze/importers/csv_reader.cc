@@ -265,34 +265,35 @@ size_t CsvHeader::Find(std::string_view name) const {
   return it == column.end() ? SIZE_MAX : it->second;
 }
 
-bool CsvHeader::NextRecord(CsvReader& csv, std::vector<std::string>& fields,
-                           const std::string& name) const {
-  while (csv.Next(fields)) {
+namespace {
+
+// The next data record by `read` (Next or NextViews), blank lines skipped.
+template <typename Fields, typename Read>
+bool NextDataRecord(size_t expected, CsvReader& csv, Fields& fields, const std::string& name,
+                    Read&& read) {
+  while (read(fields)) {
     if (fields.size() == 1 && TrimField(fields[0]).empty()) continue;  // a blank line
-    if (fields.size() != this->fields) {
+    if (fields.size() != expected) {
       throw Error(ErrorCode::kInvalidInput, name + ": line " + std::to_string(csv.record_line()) +
                                                 ": " + std::to_string(fields.size()) +
                                                 " fields where the header has " +
-                                                std::to_string(this->fields));
+                                                std::to_string(expected));
     }
     return true;
   }
   return false;
 }
 
+}  // namespace
+
+bool CsvHeader::NextRecord(CsvReader& csv, std::vector<std::string>& fields,
+                           const std::string& name) const {
+  return NextDataRecord(this->fields, csv, fields, name, [&](auto& f) { return csv.Next(f); });
+}
+
 bool CsvHeader::NextRecord(CsvReader& csv, std::vector<std::string_view>& fields,
                            const std::string& name) const {
-  while (csv.NextViews(fields)) {
-    if (fields.size() == 1 && TrimField(fields[0]).empty()) continue;  // a blank line
-    if (fields.size() != this->fields) {
-      throw Error(ErrorCode::kInvalidInput, name + ": line " + std::to_string(csv.record_line()) +
-                                                ": " + std::to_string(fields.size()) +
-                                                " fields where the header has " +
-                                                std::to_string(this->fields));
-    }
-    return true;
-  }
-  return false;
+  return NextDataRecord(this->fields, csv, fields, name, [&](auto& f) { return csv.NextViews(f); });
 }
 
 CsvHeader ReadCsvHeader(CsvReader& csv, const std::string& name) {
