@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 
 #include "analyze/model_builder.h"
@@ -80,6 +81,34 @@ TEST(Layout, AscendTasksGroupedByOpType) {
   EXPECT_EQ(l.top[0].name, "TransData");
   EXPECT_EQ(l.top[0].count, 23);
   EXPECT_EQ(l.top[0].family, "TransData");
+  EXPECT_EQ(l.top[0].caused_by, "");  // nothing links tasks to operators here
+}
+
+TEST(Layout, TransDataNamesTheOperatorsThatNeededIt) {
+  Builder b;
+  b.model.format = "ascend-trace-view";
+  const auto trans = [&](int at) {
+    b.Add(EventClass::kKernel, "trans_TransData_" + std::to_string(at), at, at + 2);
+  };
+  // Conv2D launched two (one through npu_format_cast, which only carries out
+  // the conversion), MatMul one; one TransData is linked to no operator.
+  b.External(1).Add(EventClass::kHostOp, "Conv2D", 0, 50);
+  b.External(2).Add(EventClass::kHostOp, "aten::npu_format_cast", 10, 20);
+  b.External(1);
+  trans(100);
+  b.External(2);
+  trans(110);
+  b.External(3).Add(EventClass::kHostOp, "aclnnMm", 60, 70);
+  trans(120);
+  b.External(-1);
+  trans(130);
+  const LayoutShare l = ComputeLayoutShare(b.model);
+  const auto kernel = std::find_if(l.top.begin(), l.top.end(),
+                                   [](const LayoutItem& i) { return i.how == "layout kernel"; });
+  ASSERT_NE(kernel, l.top.end());
+  EXPECT_EQ(kernel->count, 4);
+  EXPECT_EQ(kernel->caused_by,
+            "Conv2D x2 (0.004 ms), aclnnMm x1 (0.002 ms); x1 not linked to an operator");
 }
 
 TEST(Names, MatchOnWordsAndExactOperators) {
