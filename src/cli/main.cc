@@ -1,8 +1,11 @@
 // The opscope command line: parses arguments, calls the library, maps errors to
 // exit codes. Nothing else lives here.
 #include <iostream>
+#include <string>
+#include <vector>
 
 #include "cli/common.h"
+#include "cli/usage_errors.h"
 #include "core/output.h"
 #include "core/text.h"
 #include "opscope/version.h"
@@ -33,7 +36,8 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    app.exit(e);
+    std::cerr << opscope::cli::UsageMessage(app, e, std::vector<std::string>(argv + 1, argv + argc))
+              << '\n';
     return static_cast<int>(ExitCode::kUsage);
   } catch (const opscope::Error& e) {
     std::cerr << "opscope: error: " << opscope::core::EscapeForTerminal(e.what()) << '\n';

@@ -31,6 +31,27 @@ expect_grep "demo" "$dir/out" "help lists demo"
 expect_status 2 "no subcommand" "$opscope"
 expect_status 2 "unknown subcommand" "$opscope" frobnicate
 expect_status 2 "unknown option" "$opscope" info --bogus
+expect_grep "opscope: error: '--bogus' is not an option of 'opscope info'" "$dir/err" \
+  "an unknown option is named, with the usual prefix"
+# A mistyped command or option: the nearest one is offered.
+expect_status 2 "mistyped command" "$opscope" anaylze x
+expect_grep "opscope: error: 'anaylze' is not a command; did you mean 'analyze'?" "$dir/err" \
+  "a mistyped command gets the nearest"
+expect_status 2 "mistyped option" "$opscope" info --formt json
+expect_grep "'--formt' is not an option of 'opscope info'; did you mean '--format'?" "$dir/err" \
+  "a mistyped option gets the nearest"
+expect_status 2 "mistyped bench case" "$opscope" bench matmull
+expect_grep "'matmull' is not a command of 'opscope bench'; did you mean 'matmul'?" "$dir/err" \
+  "a mistyped command of a command gets the nearest"
+expect_status 2 "bench without a case" "$opscope" bench
+expect_grep "'opscope bench' needs one of its commands: matmul, conv2d" "$dir/err" \
+  "a command of commands lists them"
+expect_status 2 "a word far from any command" "$opscope" frobnicate
+if grep -q "did you mean" "$dir/err"; then
+  echo "FAIL: nothing is near 'frobnicate'"; cat "$dir/err"; failures=$((failures + 1))
+else
+  echo "ok: no suggestion when nothing is near"
+fi
 expect_status 2 "bad --format" "$opscope" info --format xml
 expect_status 5 "absent device" "$opscope" info --device cuda:0
 expect_grep "unavailable device 'cuda:0'" "$dir/err" "device error names the device"
