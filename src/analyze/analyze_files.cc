@@ -39,7 +39,7 @@ AnalyzedSet AnalyzeFiles(const AnalyzeOptions& options) {
           l2 = Source::Open(input.l2_cache);
           fused->l2_cache = l2.get();
         } catch (const Error& e) {
-          fused->error = e.what();
+          fused->l2_error = e.what();
         }
       }
       return &*fused;
@@ -95,6 +95,10 @@ AnalyzedSet AnalyzeFiles(const AnalyzeOptions& options) {
       t.ascend_links = ReadCommunicationMatrix(*source);
     });
     if (fused) {
+      // An l2_cache.csv that cannot be read leaves the pipeline without L2 rates.
+      if (!fused->l2_error.empty()) {
+        out.unused.push_back({input.l2_cache, "could not be read: " + fused->l2_error});
+      }
       if (fused->table) {
         t.ascend_pipeline = std::move(fused->table);
       } else if (!fused->error.empty()) {

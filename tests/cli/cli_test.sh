@@ -381,6 +381,17 @@ expect_grep '^ascend_ai_core,.*aclnnForeachAddListV2_ForeachAddListV2_ForeachAdd
   "the foreach add is memory-bound (MTE2 0.98)"
 expect_grep 'AI Core, memory-bound (MTE2): 5 operators' "$dir/ai-core-analysis/analysis.html" \
   "the MTE2 finding is in analysis.html"
+# A broken l2_cache.csv: the pipeline is still reported, without L2 rates, and
+# the file is listed with its error.
+cp -r "$samples/level1_text" "$dir/l2-broken"
+printf 'Stream Id,Task Id,Hit Rate,Victim Rate,Op Name\n2,1,N/A,-3,x\n' \
+  > "$dir/l2-broken/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/l2_cache.csv"
+expect_status 0 "analyze a tree whose l2_cache.csv is broken" "$opscope" analyze "$dir/l2-broken" \
+  --format csv --out "$dir/l2-broken-analysis"
+expect_grep '^ascend_ai_core,.*aclnnForeachAddListV2_ForeachAddListV2_ForeachAddList,.*memory-bound (MTE2)' \
+  "$dir/out" "the pipeline stands without L2 rates"
+expect_grep "l2_cache.csv,.*could not be read: .*line 2: 'Victim Rate' is not a rate: '-3'" "$dir/out" \
+  "the broken l2_cache.csv is listed with its line and column"
 # Layout conversions by format, AI CPU fallbacks by type and data types
 # (kernel_details.csv's Input/Output Formats and Data Types; counted by
 # tests/data's own rows: 19 TransData NCHW->NC1HWC0, 9 NCHW->FRACTAL_Z; the

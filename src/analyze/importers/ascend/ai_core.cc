@@ -265,8 +265,8 @@ AiCorePipelineBuilder::AiCorePipelineBuilder(std::string source,
 AiCorePipelineBuilder::~AiCorePipelineBuilder() = default;
 
 void AiCorePipelineBuilder::ReadL2(Source& l2_cache) {
-  impl_->table.l2_source = l2_cache.name();
   impl_->l2 = ::opscope::analyze::ReadL2(l2_cache);
+  impl_->table.l2_source = l2_cache.name();  // only once its rates are in
 }
 
 size_t AiCorePipelineBuilder::Slots() const { return impl_->CubeUtilSlot() + 1; }

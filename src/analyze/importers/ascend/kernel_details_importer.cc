@@ -169,8 +169,7 @@ void ImportKernelDetails(Source& source, TraceModel& model, KernelDetailsPipelin
       try {
         builder->ReadL2(*pipeline->l2_cache);
       } catch (const Error& e) {
-        pipeline->error = e.what();
-        builder.reset();
+        pipeline->l2_error = e.what();  // the pipeline goes on without L2 rates
       }
     }
   }

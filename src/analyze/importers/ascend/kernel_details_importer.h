@@ -25,13 +25,14 @@ Importer KernelDetailsImporter();
 bool SniffKernelDetails(Source& source);
 
 // The AI Core pipeline (ai_core.h) built in the same pass as the tasks, so a
-// large file is read once: `l2_cache` (may be null) is read first; `table` is
+// large file is read once: `l2_cache` (may be null) is read first (when it
+// cannot be, `l2_error` says why and the table has no L2 rates); `table` is
 // the result, or `error` says why there is none (a PMU figure that is not a
 // share of cycles: the tasks are imported all the same).
 struct KernelDetailsPipeline {
   Source* l2_cache = nullptr;
   std::optional<AscendPipelineTable> table;
-  std::string error;
+  std::string error, l2_error;
 };
 
 // Throws Error(kInvalidInput) naming the line and column of a bad value.
