@@ -48,11 +48,13 @@ AnalyzedSet AnalyzeFiles(const AnalyzeOptions& options) {
     {
       const auto source = Source::Open(path);
       const Importer* importer = FindImporter(*source);
-      if (importer != nullptr && importer->name == KernelDetailsImporter().name && csv_metrics &&
-          input.ai_core_metrics == path) {
+      if (importer == nullptr) {
+        model = ImportTrace(*source);  // the error that names the formats opscope reads
+      } else if (importer->name == KernelDetailsImporter().name && csv_metrics &&
+                 input.ai_core_metrics == path) {
         ImportKernelDetails(*source, model, fuse());
       } else {
-        model = ImportTrace(*source);
+        importer->import(*source, model);
       }
     }
     // A trace_view.json timeline takes the shapes, data types and formats of
