@@ -538,27 +538,21 @@ TEST(ParallelGroups, TheDocumentedHashAndGlobalRanks) {
 TEST(AscendCommunication, GlobalRanksFromGroupsElseFromSelfLinks) {
   // Three HCCS links of each rank's file in one group, local ranks 0..3.
   const auto links_of = [](int self) {
-    std::vector<AscendLink> v;
-    v.push_back({.step = "step1",
-                 .kind = "collective",
-                 .op_type = "allreduce",
-                 .group = "42",
-                 .src = self,
-                 .dst = self,
-                 .transport = "LOCAL",
-                 .bytes = 5000000,
-                 .time_ns = 1000000});
+    const AscendLink local{.step = "step1",
+                           .kind = "collective",
+                           .op_type = "allreduce",
+                           .group = "42",
+                           .src = self,
+                           .dst = self,
+                           .transport = "LOCAL",
+                           .bytes = 5000000,
+                           .time_ns = 1000000};
+    std::vector<AscendLink> v = {local};
     for (int k = 0; k < 4; ++k) {
       if (k == self) continue;
-      v.push_back({.step = "step1",
-                   .kind = "collective",
-                   .op_type = "allreduce",
-                   .group = "42",
-                   .src = self,
-                   .dst = k,
-                   .transport = "HCCS",
-                   .bytes = 5000000,
-                   .time_ns = 1000000});
+      AscendLink hccs = local;
+      hccs.dst = k, hccs.transport = "HCCS";
+      v.push_back(hccs);
     }
     return v;
   };
