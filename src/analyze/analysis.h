@@ -20,6 +20,7 @@
 #include "analyze/passes/op_stats.h"
 #include "analyze/passes/roofline.h"
 #include "analyze/passes/steps.h"
+#include "analyze/passes/timeline.h"
 #include "analyze/passes/transfers.h"
 
 namespace opscope::analyze {
@@ -52,6 +53,7 @@ struct Analysis {
   LaunchBound launch;                        // launch
   std::vector<FusionCandidate> fusion;       // fusion
   std::vector<OpRoofline> roofline;          // roofline
+  TimelineSummary timeline;                  // timeline: a bounded summary to draw
   int64_t device_ns = 0;                     // device_time: all device event time
   int64_t fp32_gemm_ns = 0;  // device_time: device time in fp32 GEMM kernels (sgemm)
   // The wall time of each pass, in the order they finished (passes run at once

@@ -10,6 +10,8 @@
 #include "core/output.h"
 #include "core/text.h"
 #include "opscope/opscope.h"
+#include "report/charts.h"
+#include "report/timeline_html.h"
 
 namespace opscope::report {
 namespace {
@@ -17,94 +19,48 @@ namespace {
 using core::EscapeCsvField;
 using core::EscapeHtml;
 
-std::string Num(double v, int decimals) { return fmt::format("{:.{}f}", v, decimals); }
-
-// A horizontal bar chart: one bar per (label, value), labels escaped.
-std::string BarChart(const std::vector<std::pair<std::string, double>>& bars,
-                     const std::string& unit) {
-  if (bars.empty()) return "<p>No data.</p>";
-  double max = 0;
-  for (const auto& [label, value] : bars) max = std::max(max, value);
-  const int row = 22, label_width = 360, bar_width = 440;
-  std::string svg =
-      fmt::format("<svg class=\"chart\" width=\"{}\" height=\"{}\" role=\"img\">",
-                  label_width + bar_width + 110, row * static_cast<int>(bars.size()) + 6);
-  for (size_t i = 0; i < bars.size(); ++i) {
-    const auto& [label, value] = bars[i];
-    const double w = max > 0 ? bar_width * value / max : 0;
-    std::string shown = label.size() > 52 ? label.substr(0, 50) + "…" : label;
-    const int y = static_cast<int>(i) * row + 4;
-    svg += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>", label_width - 6,
-                       y + 14, EscapeHtml(shown));
-    svg += fmt::format(
-        "<rect x=\"{}\" y=\"{}\" width=\"{:.1f}\" height=\"16\" class=\"bar\"><title>{}: {} "
-        "{}</title></rect>",
-        label_width, y, w, EscapeHtml(label), Num(value, 3), unit);
-    svg += fmt::format("<text x=\"{:.1f}\" y=\"{}\">{} {}</text>", label_width + w + 4, y + 14,
-                       Num(value, 3), unit);
-  }
-  return svg + "</svg>";
-}
-
-// Log-log roofline: FLOP/s against FLOP/byte, the ceilings as lines, a dot per operator.
+// Log-log roofline: FLOP/s against FLOP/byte, a labelled ceiling per dtype and
+// the memory slope, a dot per operator, the ones with the most time labelled.
 std::string RooflinePlot(const analyze::Analysis& a) {
   if (a.roofline.empty()) return "<p>No operator with known FLOPs.</p>";
-  const int width = 720, height = 360, left = 70, bottom = 40;
-  double x_min = 1e9, x_max = 1e-9, y_min = 1e30, y_max = 1;
+  XyChart c;
+  c.x = {"arithmetic intensity (FLOP/byte)", true, TickStyle::kPlain};
+  c.y = {"achieved (FLOP/s)", true, TickStyle::kSi};
+  Series ops{"operators", {}, false};
+  double x_lo = 1e300, x_hi = 0;
+  std::vector<const analyze::OpRoofline*> rated;
   for (const auto& r : a.roofline) {
     if (r.intensity <= 0 || r.achieved <= 0) continue;
-    x_min = std::min(x_min, r.intensity), x_max = std::max(x_max, r.intensity);
-    y_min = std::min(y_min, r.achieved), y_max = std::max(y_max, r.achieved);
+    ops.points.emplace_back(r.intensity, r.achieved);
+    x_lo = std::min(x_lo, r.intensity), x_hi = std::max(x_hi, r.intensity);
+    rated.push_back(&r);
   }
-  double peak = 0;
-  if (a.ceilings) {
-    for (const auto& [dtype, f] : a.ceilings->flops_per_second) peak = std::max(peak, f);
-    y_max = std::max(y_max, peak);
-  }
-  if (x_min > x_max) return "<p>No operator with known bytes.</p>";
-  x_min = std::pow(10, std::floor(std::log10(x_min)) - 1),
-  x_max = std::pow(10, std::ceil(std::log10(x_max)) + 1);
-  y_min = std::pow(10, std::floor(std::log10(y_min)) - 1),
-  y_max = std::pow(10, std::ceil(std::log10(y_max)));
-  const auto px = [&](double x) {
-    return left + (width - left) * std::log10(x / x_min) / std::log10(x_max / x_min);
-  };
-  const auto py = [&](double y) {
-    return (height - bottom) * (1 - std::log10(y / y_min) / std::log10(y_max / y_min));
-  };
-  std::string svg = fmt::format("<svg class=\"chart\" width=\"{}\" height=\"{}\" role=\"img\">",
-                                width + 10, height);
-  svg += fmt::format("<line x1=\"{0}\" y1=\"0\" x2=\"{0}\" y2=\"{1}\" class=\"axis\"/>", left,
-                     height - bottom);
-  svg += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" y2=\"{1}\" class=\"axis\"/>", left,
-                     height - bottom, width);
-  svg += fmt::format(
-      "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">arithmetic intensity (FLOP/byte, log)</text>",
-      (left + width) / 2, height - 8);
-  svg += fmt::format("<text x=\"4\" y=\"12\">FLOP/s (log)</text>");
+  if (rated.empty()) return "<p>No operator with both FLOPs and bytes known.</p>";
   if (a.ceilings && a.ceilings->bytes_per_second > 0) {
+    const double bw = a.ceilings->bytes_per_second;
+    double ridge_max = 0;
     for (const auto& [dtype, f] : a.ceilings->flops_per_second) {
-      const double ridge = f / a.ceilings->bytes_per_second;
-      svg += fmt::format(
-          "<polyline fill=\"none\" stroke=\"#b00020\" points=\"{:.1f},{:.1f} {:.1f},{:.1f} "
-          "{:.1f},{:.1f}\">"
-          "<title>{} ceiling</title></polyline>",
-          px(x_min), py(std::max(y_min, x_min * a.ceilings->bytes_per_second)),
-          px(std::min(ridge, x_max)),
-          py(std::min(f, std::min(ridge, x_max) * a.ceilings->bytes_per_second)), px(x_max), py(f),
-          EscapeHtml(dtype));
-      svg += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\">{} {:.1f} TFLOP/s</text>",
-                         px(x_max) - 150, py(f) - 4, EscapeHtml(dtype), f / 1e12);
+      ridge_max = std::max(ridge_max, f / bw);
     }
+    x_lo = std::min(x_lo, ridge_max / 1e3) / 10, x_hi = std::max(x_hi, ridge_max) * 10;
+    for (const auto& [dtype, f] : a.ceilings->flops_per_second) {
+      c.series.push_back({fmt::format("{} peak {} FLOP/s", dtype, TickLabel(f, TickStyle::kSi)),
+                          {{f / bw, f}, {x_hi, f}}});
+    }
+    c.series.push_back({fmt::format("memory {}B/s", TickLabel(bw, TickStyle::kSi)),
+                        {{x_lo, x_lo * bw}, {ridge_max, ridge_max * bw}}});
   }
-  for (const auto& r : a.roofline) {
-    if (r.intensity <= 0 || r.achieved <= 0) continue;
-    svg += fmt::format(
-        "<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"4\" class=\"bar\"><title>{}: {:.1f} FLOP/B, "
-        "{:.3f} TFLOP/s</title></circle>",
-        px(r.intensity), py(r.achieved), EscapeHtml(r.name), r.intensity, r.achieved / 1e12);
+  c.series.push_back(std::move(ops));
+  std::stable_sort(rated.begin(), rated.end(),
+                   [](const auto* x, const auto* y) { return x->time_ns > y->time_ns; });
+  for (size_t i = 0; i < rated.size(); ++i) {
+    const auto& r = *rated[i];
+    c.points.push_back({r.intensity, r.achieved, i < 8 ? r.name : "",
+                        fmt::format("{}: {:.2f} FLOP/byte, {} FLOP/s, {:.3f} ms, {}", r.name,
+                                    r.intensity, TickLabel(r.achieved, TickStyle::kSi),
+                                    r.time_ns / 1e6, r.bound.empty() ? "no bound" : r.bound)});
   }
-  return svg + "</svg>";
+  return XySvg(c);
 }
 
 std::string Timeline(const analyze::DeviceBusy& busy) {
@@ -129,43 +85,54 @@ std::string Timeline(const analyze::DeviceBusy& busy) {
   return svg + "</svg>";
 }
 
+const std::vector<std::string> kStepKinds = {"compute", "communication", "memory", "idle"};
+
+StackedRow StepRow(std::string label, const analyze::StepBreakdown& s) {
+  return {std::move(label),
+          {s.compute_ns / 1e6, s.communication_ns / 1e6, s.memory_ns / 1e6, s.idle_ns / 1e6}};
+}
+
 std::string StepChart(const std::vector<analyze::StepBreakdown>& steps) {
   if (steps.empty()) return "<p>No ProfilerStep spans in this trace.</p>";
-  int64_t longest = 1;
-  for (const auto& s : steps) longest = std::max(longest, s.duration_ns);
-  const int row = 24, label_width = 160, width = 640;
-  std::string svg =
-      fmt::format("<svg class=\"chart\" width=\"{}\" height=\"{}\" role=\"img\">",
-                  label_width + width + 20, row * static_cast<int>(steps.size()) + 30);
-  for (size_t i = 0; i < steps.size(); ++i) {
-    const auto& s = steps[i];
-    const int y = static_cast<int>(i) * row + 4;
-    svg += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>", label_width - 6,
-                       y + 14, EscapeHtml(s.name));
-    double x = label_width;
-    const std::pair<const char*, int64_t> parts[] = {{"compute", s.compute_ns},
-                                                     {"communication", s.communication_ns},
-                                                     {"memory", s.memory_ns},
-                                                     {"idle", s.idle_ns}};
-    for (const auto& [kind, ns] : parts) {
-      const double w = width * static_cast<double>(ns) / static_cast<double>(longest);
-      svg += fmt::format(
-          "<rect x=\"{:.1f}\" y=\"{}\" width=\"{:.1f}\" height=\"16\" class=\"{}\"><title>{}: "
-          "{:.3f} ms</title></rect>",
-          x, y, w, kind, kind, ns / 1e6);
-      x += w;
+  std::vector<StackedRow> rows;
+  for (const auto& s : steps) rows.push_back(StepRow(s.name + " (" + s.status + ")", s));
+  return StackedSvg(rows, kStepKinds, "ms");
+}
+
+// Each rank's complete steps, summed: where its step time goes.
+std::string RankStepChart(const std::vector<AnalyzedTrace>& traces) {
+  std::vector<StackedRow> rows;
+  for (const auto& t : traces) {
+    analyze::StepBreakdown sum;
+    int64_t complete = 0;
+    for (const auto& s : t.analysis.steps) {
+      if (s.status != "complete") continue;
+      sum.compute_ns += s.compute_ns, sum.communication_ns += s.communication_ns;
+      sum.memory_ns += s.memory_ns, sum.idle_ns += s.idle_ns, ++complete;
     }
+    if (complete == 0) continue;
+    rows.push_back(StepRow(fmt::format("rank {} ({} steps)", t.rank, complete), sum));
   }
-  const int legend_y = row * static_cast<int>(steps.size()) + 20;
-  int lx = label_width;
-  for (const char* kind : {"compute", "communication", "memory", "idle"}) {
-    svg += fmt::format(
-        "<rect x=\"{}\" y=\"{}\" width=\"12\" height=\"12\" class=\"{}\"/><text x=\"{}\" "
-        "y=\"{}\">{}</text>",
-        lx, legend_y - 10, kind, lx + 16, legend_y, kind);
-    lx += 130;
+  if (rows.empty()) return "<p>No rank has complete ProfilerStep spans.</p>";
+  return StackedSvg(rows, kStepKinds, "ms");
+}
+
+// The trace's mix: device time by class (kernels, copies, sets), each a share
+// of device time, and host self time by class, each a share of host time.
+std::string ClassShareChart(const analyze::Analysis& a) {
+  std::map<std::string, double> device, host;
+  double device_all = 0, host_all = 0;
+  for (const auto& s : a.operators) {
+    if (s.cls == analyze::EventClass::kStep || s.cls == analyze::EventClass::kDerived) continue;
+    const bool on_device = analyze::IsDevice(s.cls);
+    (on_device ? device : host)[analyze::Name(s.cls)] += static_cast<double>(s.self_ns);
+    (on_device ? device_all : host_all) += static_cast<double>(s.self_ns);
   }
-  return svg + "</svg>";
+  std::vector<std::pair<std::string, double>> bars;
+  for (const auto& [name, ns] : device) bars.emplace_back("device: " + name, 100 * ns / device_all);
+  for (const auto& [name, ns] : host) bars.emplace_back("host: " + name, 100 * ns / host_all);
+  if (bars.empty()) return "<p>No timed events.</p>";
+  return BarSvg(bars, "%");
 }
 
 }  // namespace
@@ -208,29 +175,103 @@ std::string SummaryCsv(const std::vector<AnalyzedTrace>& traces) {
   return out;
 }
 
-std::string AnalysisHtml(const std::vector<AnalyzedTrace>& traces) {
-  std::string h =
-      "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-      "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src "
-      "'unsafe-inline'\">"
-      "<title>opscope analysis</title><style>"
-      "body{font-family:system-ui,sans-serif;margin:2em;color:#222;max-width:1100px}"
-      "h1{font-size:1.5em}h2{font-size:1.2em;margin-top:1.6em;border-bottom:1px solid #ddd}"
-      "table{border-collapse:collapse;font-size:.9em}td,th{padding:3px 8px;border-bottom:1px solid "
-      "#eee;text-align:left}"
-      "td.n{text-align:right;font-variant-numeric:tabular-nums}"
-      ".critical{color:#b00020;font-weight:bold}.warning{color:#a15c00;font-weight:bold}.info{"
-      "color:#2a5db0}"
-      ".chart text{font-size:11px;fill:#333}.bar{fill:#4a7bd0}.axis{stroke:#999}"
-      "rect.compute{fill:#4a7bd0}rect.communication{fill:#d08a4a}rect.memory{fill:#6ab06a}rect."
-      "idle{fill:#cccccc}"
-      ".finding{margin:.6em 0;padding:.5em .8em;border-left:4px solid #ccc;background:#fafafa}"
-      "</style></head><body>\n<h1>opscope analysis</h1>\n<p>opscope " OPSCOPE_VERSION_STRING
-      "</p>\n";
-  for (const auto& t : traces) {
+namespace {
+
+// An id for an HTML anchor from a table's section and position.
+std::string Anchor(const ResultTable& t, size_t index) {
+  return fmt::format("t{}-{}", index, t.section);
+}
+
+// A result table as a sortable HTML table: its title, every column (those kept
+// off the terminal too), its notes; numbers carry their full value in data-v
+// for sorting; every string escaped.
+std::string TableHtml(const ResultTable& t, const std::string& anchor) {
+  std::string h = "<h3 id=\"" + EscapeHtml(anchor) + "\">" + EscapeHtml(t.title) +
+                  "</h3>\n<div class=\"scroll\"><table class=\"sortable\"><thead><tr>";
+  for (const Column& c : t.columns) h += "<th>" + EscapeHtml(c.header) + "</th>";
+  h += "</tr></thead><tbody>\n";
+  for (const auto& row : t.rows) {
+    h += "<tr>";
+    for (size_t i = 0; i < row.size() && i < t.columns.size(); ++i) {
+      const std::string shown = EscapeHtml(RenderValue(row[i], t.columns[i].precision));
+      if (const auto* n = std::get_if<int64_t>(&row[i])) {
+        h += fmt::format("<td class=\"n\" data-v=\"{}\">{}</td>", *n, shown);
+      } else if (const auto* d = std::get_if<double>(&row[i])) {
+        h += std::isfinite(*d) ? fmt::format("<td class=\"n\" data-v=\"{}\">{}</td>", *d, shown)
+                               : "<td class=\"n\" data-v=\"\">" + shown + "</td>";
+      } else {
+        h += "<td>" + shown + "</td>";
+      }
+    }
+    h += "</tr>\n";
+  }
+  h += "</tbody></table></div>\n";
+  for (const std::string& note : t.notes) h += "<p class=\"note\">" + EscapeHtml(note) + "</p>\n";
+  return h;
+}
+
+constexpr const char* kStyle =
+    "body{font-family:system-ui,sans-serif;margin:2em;color:#222;max-width:1280px}"
+    "h1{font-size:1.5em}h2{font-size:1.25em;margin-top:1.8em;border-bottom:1px solid #ddd}"
+    "h3{font-size:1.05em;margin-top:1.4em}"
+    "table{border-collapse:collapse;font-size:.85em}td,th{padding:3px 8px;border-bottom:1px "
+    "solid #eee;text-align:left;vertical-align:top}"
+    "th{background:#f4f6fa;cursor:pointer;white-space:nowrap}th[aria-sort=ascending]::after{"
+    "content:' \\25B2'}th[aria-sort=descending]::after{content:' \\25BC'}"
+    "td.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}"
+    // Off-screen tables are not laid out until scrolled to: a page with many
+    // long tables paints its top (the timeline) first.
+    ".scroll{overflow-x:auto;max-height:36em;overflow-y:auto;content-visibility:auto;"
+    "contain-intrinsic-size:auto 20em}"
+    ".note{color:#555;font-size:.9em}"
+    ".critical{color:#b00020;font-weight:bold}.warning{color:#a15c00;font-weight:bold}.info{"
+    "color:#2a5db0}"
+    ".chart text{font-size:11px;fill:#333}.bar{fill:#4a7bd0}.axis{stroke:#999}"
+    ".chart .grid{stroke:#e6e6e6}.chart .frame{fill:none;stroke:#999}.chart .tick{fill:#555}"
+    ".chart .title{font-size:12px;fill:#222}.chart .ref{stroke:#b00020;stroke-dasharray:4 3}"
+    ".chart .reflabel{fill:#b00020}.chart .point{fill:#222;fill-opacity:.75}"
+    ".chart .plabel{font-size:10px;fill:#222}"
+    "rect.compute{fill:#4a7bd0}rect.communication{fill:#d08a4a}rect.memory{fill:#6ab06a}rect."
+    "idle{fill:#cccccc}"
+    ".finding{margin:.6em 0;padding:.5em .8em;border-left:4px solid #ccc;background:#fafafa}"
+    ".timeline{position:relative;border:1px solid #ddd;padding:4px}"
+    ".timeline canvas{display:block;outline:none}.tl-bar{margin-bottom:4px;font-size:.85em}"
+    ".tl-bar button{min-width:2em;margin-right:4px}"
+    ".tl-tip{position:absolute;z-index:2;max-width:480px;background:#fffff4;border:1px solid "
+    "#aaa;padding:4px 6px;font-size:12px;pointer-events:none;word-break:break-all}"
+    ".tl-list{margin-top:6px;max-height:28em;overflow:auto}"
+    "nav ul{columns:2;font-size:.9em}";
+
+}  // namespace
+
+std::string AnalysisHtml(const std::vector<AnalyzedTrace>& traces,
+                         const std::vector<ResultTable>& tables) {
+  std::string h = std::string(
+                      "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+                      "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
+                      "style-src 'unsafe-inline'; script-src 'unsafe-inline'\">"
+                      "<title>opscope analysis</title><style>") +
+                  kStyle + "</style></head><body>\n<h1>opscope analysis</h1>\n<p>opscope " +
+                  OPSCOPE_VERSION_STRING + "</p>\n";
+  // Contents: each trace's sections, then every table.
+  h += "<nav><ul>";
+  for (size_t i = 0; i < traces.size(); ++i) {
+    h += fmt::format("<li><a href=\"#trace{}\">{}</a></li>", i, EscapeHtml(traces[i].path));
+  }
+  if (traces.size() > 1) h += "<li><a href=\"#ranks\">Ranks compared</a></li>";
+  h += "<li><a href=\"#tables\">Every table</a></li></ul></nav>\n";
+  // A page holds a bounded summary of every trace: the budget is shared.
+  const size_t event_budget = std::max<size_t>(2000, 40000 / std::max<size_t>(traces.size(), 1));
+  const int bins = traces.size() > 8 ? 512 : 2048;
+  if (traces.size() > 1) {
+    h += "<h2 id=\"ranks\">Ranks compared: where each rank's complete steps go</h2>\n" +
+         RankStepChart(traces) + "\n";
+  }
+  for (size_t i = 0; i < traces.size(); ++i) {
+    const auto& t = traces[i];
     const auto& a = t.analysis;
-    h += fmt::format("<h2>{} <small>({}, {} events)</small></h2>\n", EscapeHtml(t.path),
-                     EscapeHtml(t.format), t.events);
+    h += fmt::format("<h2 id=\"trace{}\">{} <small>(rank {}, {}, {} events)</small></h2>\n", i,
+                     EscapeHtml(t.path), t.rank, EscapeHtml(t.format), t.events);
     h += "<h3>Findings</h3>\n";
     if (t.findings.empty()) h += "<p>No findings: nothing crossed the advisor's thresholds.</p>\n";
     for (const auto& f : t.findings) {
@@ -240,6 +281,8 @@ std::string AnalysisHtml(const std::vector<AnalyzedTrace>& traces) {
           analyze::Name(f.severity), EscapeHtml(f.title), EscapeHtml(f.evidence),
           EscapeHtml(f.action));
     }
+    h += "<h3>Timeline</h3>\n" +
+         TimelineHtml(a, fmt::format("timeline-data-{}", i), event_budget, bins);
     const bool cpu = a.compute_on == analyze::ComputeOn::kCpu;
     h += cpu ? "<h3>CPU operators over time (no device work in this trace)</h3>\n"
              : "<h3>Device busy over time</h3>\n";
@@ -247,18 +290,7 @@ std::string AnalysisHtml(const std::vector<AnalyzedTrace>& traces) {
       h += fmt::format("<p>Busy {:.1f}% of the {} window.</p>\n", a.busy.busy_pct,
                        cpu ? "CPU operator" : "device");
     h += Timeline(a.busy) + "\n";
-    if (!a.busy.gaps.empty()) {
-      h += "<table><tr><th>Start (ms)</th><th>Idle (ms)</th><th>Likely "
-           "cause</th><th>Evidence</th></tr>\n";
-      for (const auto& g : a.busy.gaps) {
-        h += fmt::format(
-            "<tr><td class=\"n\">{:.3f}</td><td "
-            "class=\"n\">{:.3f}</td><td>{}</td><td>{}</td></tr>\n",
-            (g.begin_ns - a.busy.window_begin_ns) / 1e6, g.duration_ns / 1e6, EscapeHtml(g.cause),
-            EscapeHtml(g.evidence));
-      }
-      h += "</table>\n";
-    }
+    h += "<h3>Time by event class</h3>\n" + ClassShareChart(a) + "\n";
     h += cpu ? "<h3>Top operators by self time</h3>\n"
              : "<h3>Top device kernels, copies and sets by time</h3>\n";
     std::vector<std::pair<std::string, double>> bars;
@@ -275,69 +307,24 @@ std::string AnalysisHtml(const std::vector<AnalyzedTrace>& traces) {
       bars.emplace_back(s->name, (cpu ? s->self_ns : s->total_ns) / 1e6);
       if (bars.size() == 15) break;
     }
-    h += BarChart(bars, "ms") + "\n";
+    h += BarSvg(bars, "ms") + "\n";
     h += "<h3>Step breakdown</h3>\n" + StepChart(a.steps) + "\n";
     h += "<h3>Roofline</h3>\n<p>" + EscapeHtml(a.ceilings ? a.ceilings->source : a.ceilings_note) +
          "</p>\n" + RooflinePlot(a) + "\n";
-    if (!a.transfers.empty()) {
-      h +=
-          "<h3>Memory "
-          "copies</h3>\n<table><tr><th>Direction</th><th>Count</th><th>Bytes</th><th>Time (ms)</th>"
-          "<th>% of device time</th><th>GB/s</th></tr>\n";
-      for (const auto& tr : a.transfers) {
-        h += fmt::format(
-            "<tr><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td "
-            "class=\"n\">{:.3f}</td>"
-            "<td class=\"n\">{:.1f}</td><td class=\"n\">{}</td></tr>\n",
-            EscapeHtml(tr.direction), tr.count, tr.bytes >= 0 ? std::to_string(tr.bytes) : "n/a",
-            tr.total_ns / 1e6, tr.share_of_device_pct, tr.bytes > 0 ? Num(tr.gbps, 2) : "n/a");
-      }
-      h += "</table>\n";
-    }
   }
-  h += "</body></html>\n";
+  h += "<h2 id=\"tables\">Every table</h2>\n<p>Click a column's header to sort by it. The same "
+       "tables are in analysis.json and tables/*.csv.</p>\n<nav><ul>";
+  for (size_t i = 0; i < tables.size(); ++i) {
+    h += fmt::format("<li><a href=\"#{}\">{}</a></li>", EscapeHtml(Anchor(tables[i], i)),
+                     EscapeHtml(tables[i].title));
+  }
+  h += "</ul></nav>\n";
+  for (size_t i = 0; i < tables.size(); ++i) h += TableHtml(tables[i], Anchor(tables[i], i));
+  h += "<script>";
+  h += ReportScript();
+  h += "</script>\n</body></html>\n";
   return h;
 }
-
-namespace {
-
-// A result table as HTML: its title, every column (those kept off the
-// terminal too), its notes; every string escaped.
-std::string TableHtml(const ResultTable& t) {
-  std::string h = "<h3>" + EscapeHtml(t.title) + "</h3>\n<table><tr>";
-  for (const Column& c : t.columns) h += "<th>" + EscapeHtml(c.header) + "</th>";
-  h += "</tr>\n";
-  for (const auto& row : t.rows) {
-    h += "<tr>";
-    for (size_t i = 0; i < row.size() && i < t.columns.size(); ++i) {
-      const bool number =
-          std::holds_alternative<int64_t>(row[i]) || std::holds_alternative<double>(row[i]);
-      h += (number ? "<td class=\"n\">" : "<td>") +
-           EscapeHtml(RenderValue(row[i], t.columns[i].precision)) + "</td>";
-    }
-    h += "</tr>\n";
-  }
-  h += "</table>\n";
-  for (const std::string& note : t.notes) h += "<p>" + EscapeHtml(note) + "</p>\n";
-  return h;
-}
-
-// The tables analysis.html has no section of its own for: Ascend's (AI Core
-// pipeline, memory, communication, steps, summaries) under one heading, then
-// the files found in the inputs' folders and not read, with why.
-std::string MoreTablesHtml(const std::vector<ResultTable>& tables) {
-  std::string ascend, unused;
-  for (const auto& t : tables) {
-    if (t.section.starts_with("ascend_")) ascend += TableHtml(t);
-    if (t.section == "unused_files") unused += TableHtml(t);
-  }
-  std::string h;
-  if (!ascend.empty()) h += "<h2>Ascend</h2>\n" + ascend;
-  if (!unused.empty()) h += "<h2>Files not read</h2>\n" + unused;
-  return h;
-}
-
-}  // namespace
 
 std::filesystem::path DefaultAnalysisDir(const std::filesystem::path& first) {
   if (first == "-") return "stdin.opscope-analysis";
@@ -396,10 +383,7 @@ void WriteAnalysisReport(const std::filesystem::path& dir, const std::vector<Ana
   std::ostringstream json;
   WriteJson(json, "analyze", tables);
   write("analysis.json", json.str());
-  std::string html = AnalysisHtml(traces);
-  constexpr std::string_view kEnd = "</body></html>\n";
-  html.insert(html.size() - kEnd.size(), MoreTablesHtml(tables));
-  write("analysis.html", std::move(html));
+  write("analysis.html", AnalysisHtml(traces, tables));
 }
 
 }  // namespace opscope::report

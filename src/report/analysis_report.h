@@ -1,7 +1,8 @@
 // The files of `opscope analyze`: summary.csv (one row per operator and class),
-// analysis.json (every section, schema-versioned) and analysis.html (one
-// self-contained page: no scripts, no network requests, SVG charts, every
-// string from a trace escaped).
+// tables/*.csv (one per table), analysis.json (every section, schema-versioned)
+// and analysis.html (one self-contained page: its script inline, no network
+// request, SVG charts, a canvas timeline drawn from a bounded summary, every
+// table sortable, every string from a trace escaped).
 #ifndef OPSCOPE_REPORT_ANALYSIS_REPORT_H_
 #define OPSCOPE_REPORT_ANALYSIS_REPORT_H_
 
@@ -17,7 +18,9 @@ namespace opscope::report {
 using analyze::AnalyzedTrace;
 
 std::string SummaryCsv(const std::vector<AnalyzedTrace>& traces);
-std::string AnalysisHtml(const std::vector<AnalyzedTrace>& traces);
+// The page: per trace its findings, timeline and charts, then every table.
+std::string AnalysisHtml(const std::vector<AnalyzedTrace>& traces,
+                         const std::vector<ResultTable>& tables);
 
 // Where a report goes by default: beside the trace ("t.json.gz" ->
 // "t.opscope-analysis"), or in the current folder for standard input ("-") and

@@ -307,8 +307,10 @@ expect_status 0 "analyze hostile names" "$opscope" analyze "$dir/hostile.json"
 if grep -q $'\x1b' "$dir/out"; then echo "FAIL: an escape sequence reached the terminal"; failures=$((failures + 1)); else
   echo "ok: terminal output escapes control characters"; fi
 expect_grep '\\x1b\[2J<img' "$dir/out" "the name is shown, escaped"
+# analysis.html's only script is the report's own (src/report/report_script.js).
+report_script="$tools/../../src/report/report_script.js"
 expect_status 0 "analyze hostile names html" "$python" "$tools/check_html.py" "$dir/hostile.opscope-analysis/analysis.html" \
-  --contains "<img src=x onerror=alert(1)>"
+  --script "$report_script" --contains "<img src=x onerror=alert(1)>"
 expect_grep '"\\x1b\[2J<img src=x onerror=alert(1)>,=1+1"' "$dir/hostile.opscope-analysis/summary.csv" "summary.csv quotes and defuses the name"
 expect_status 0 "analysis.json shape" "$python" "$tools/check_json_output.py" < "$dir/hostile.opscope-analysis/analysis.json"
 expect_status 0 "analyze hostile names csv" "$opscope" analyze "$dir/hostile.json" --format csv
@@ -344,7 +346,7 @@ expect_grep '"section":"ascend_apis"' "$dir/out" "api_statistic.csv is read besi
 expect_grep '"section":"ascend_communication","rank":0' "$dir/out" "communication.json is read beside the timeline"
 expect_grep '"section":"ascend_links"' "$dir/out" "communication_matrix.json is read beside the timeline"
 expect_status 0 "the files not read are in analysis.html" "$python" "$tools/check_html.py" \
-  "$dir/tree-analysis/analysis.html" --contains "Files found and not read"
+  "$dir/tree-analysis/analysis.html" --script "$report_script" --contains "Files found and not read"
 if grep -q '"section":"ranks"' "$dir/out"; then echo "FAIL: one rank's files counted as several ranks"; failures=$((failures + 1)); else
   echo "ok: one rank's files are one rank"; fi
 mkdir -p "$dir/job/host"

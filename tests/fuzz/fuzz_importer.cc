@@ -32,7 +32,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                                                                  .analysis = analysis,
                                                                  .findings = findings}};
     opscope::report::SummaryCsv(traces);
-    opscope::report::AnalysisHtml(traces);
+    opscope::report::AnalysisHtml(traces, {});
   } catch (const opscope::Error&) {
     // Refused with a message: the expected outcome for bad input.
   }

@@ -13,6 +13,7 @@
 #include "analyze/passes/pass.h"
 #include "analyze/passes/roofline.h"
 #include "analyze/passes/steps.h"
+#include "analyze/passes/timeline.h"
 #include "analyze/passes/transfers.h"
 
 namespace opscope::analyze {
@@ -21,7 +22,7 @@ const std::vector<Pass>& Passes() {
   static const std::vector<Pass> passes = {
       LinksPass(),     OpStatsPass(), DeviceBusyPass(), StepsPass(),
       TransfersPass(), LayoutPass(),  LongTailPass(),   CpuFallbackPass(),
-      LaunchPass(),    FusionPass(),  RooflinePass(),   DeviceTimePass(),
+      LaunchPass(),    FusionPass(),  RooflinePass(),   DeviceTimePass(), TimelinePass(),
   };
   return passes;
 }
