@@ -11,6 +11,7 @@
 #include "core/text.h"
 #include "opscope/opscope.h"
 #include "report/charts.h"
+#include "report/html_page.h"
 #include "report/timeline_html.h"
 
 namespace opscope::report {
@@ -182,76 +183,11 @@ std::string Anchor(const ResultTable& t, size_t index) {
   return fmt::format("t{}-{}", index, t.section);
 }
 
-// A result table as a sortable HTML table: its title, every column (those kept
-// off the terminal too), its notes; numbers carry their full value in data-v
-// for sorting; every string escaped.
-std::string TableHtml(const ResultTable& t, const std::string& anchor) {
-  std::string h = "<h3 id=\"" + EscapeHtml(anchor) + "\">" + EscapeHtml(t.title) +
-                  "</h3>\n<div class=\"scroll\"><table class=\"sortable\"><thead><tr>";
-  for (const Column& c : t.columns) h += "<th>" + EscapeHtml(c.header) + "</th>";
-  h += "</tr></thead><tbody>\n";
-  for (const auto& row : t.rows) {
-    h += "<tr>";
-    for (size_t i = 0; i < row.size() && i < t.columns.size(); ++i) {
-      const std::string shown = EscapeHtml(RenderValue(row[i], t.columns[i].precision));
-      if (const auto* n = std::get_if<int64_t>(&row[i])) {
-        h += fmt::format("<td class=\"n\" data-v=\"{}\">{}</td>", *n, shown);
-      } else if (const auto* d = std::get_if<double>(&row[i])) {
-        h += std::isfinite(*d) ? fmt::format("<td class=\"n\" data-v=\"{}\">{}</td>", *d, shown)
-                               : "<td class=\"n\" data-v=\"\">" + shown + "</td>";
-      } else {
-        h += "<td>" + shown + "</td>";
-      }
-    }
-    h += "</tr>\n";
-  }
-  h += "</tbody></table></div>\n";
-  for (const std::string& note : t.notes) h += "<p class=\"note\">" + EscapeHtml(note) + "</p>\n";
-  return h;
-}
-
-constexpr const char* kStyle =
-    "body{font-family:system-ui,sans-serif;margin:2em;color:#222;max-width:1280px}"
-    "h1{font-size:1.5em}h2{font-size:1.25em;margin-top:1.8em;border-bottom:1px solid #ddd}"
-    "h3{font-size:1.05em;margin-top:1.4em}"
-    "table{border-collapse:collapse;font-size:.85em}td,th{padding:3px 8px;border-bottom:1px "
-    "solid #eee;text-align:left;vertical-align:top}"
-    "th{background:#f4f6fa;cursor:pointer;white-space:nowrap}th[aria-sort=ascending]::after{"
-    "content:' \\25B2'}th[aria-sort=descending]::after{content:' \\25BC'}"
-    "td.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}"
-    // Off-screen tables are not laid out until scrolled to: a page with many
-    // long tables paints its top (the timeline) first.
-    ".scroll{overflow-x:auto;max-height:36em;overflow-y:auto;content-visibility:auto;"
-    "contain-intrinsic-size:auto 20em}"
-    ".note{color:#555;font-size:.9em}"
-    ".critical{color:#b00020;font-weight:bold}.warning{color:#a15c00;font-weight:bold}.info{"
-    "color:#2a5db0}"
-    ".chart text{font-size:11px;fill:#333}.bar{fill:#4a7bd0}.axis{stroke:#999}"
-    ".chart .grid{stroke:#e6e6e6}.chart .frame{fill:none;stroke:#999}.chart .tick{fill:#555}"
-    ".chart .title{font-size:12px;fill:#222}.chart .ref{stroke:#b00020;stroke-dasharray:4 3}"
-    ".chart .reflabel{fill:#b00020}.chart .point{fill:#222;fill-opacity:.75}"
-    ".chart .plabel{font-size:10px;fill:#222}"
-    "rect.compute{fill:#4a7bd0}rect.communication{fill:#d08a4a}rect.memory{fill:#6ab06a}rect."
-    "idle{fill:#cccccc}"
-    ".finding{margin:.6em 0;padding:.5em .8em;border-left:4px solid #ccc;background:#fafafa}"
-    ".timeline{position:relative;border:1px solid #ddd;padding:4px}"
-    ".timeline canvas{display:block;outline:none}.tl-bar{margin-bottom:4px;font-size:.85em}"
-    ".tl-bar button{min-width:2em;margin-right:4px}"
-    ".tl-tip{position:absolute;z-index:2;max-width:480px;background:#fffff4;border:1px solid "
-    "#aaa;padding:4px 6px;font-size:12px;pointer-events:none;word-break:break-all}"
-    ".tl-list{margin-top:6px;max-height:28em;overflow:auto}"
-    "nav ul{columns:2;font-size:.9em}";
-
 }  // namespace
 
 std::string AnalysisHtml(const std::vector<AnalyzedTrace>& traces,
                          const std::vector<ResultTable>& tables) {
-  std::string h = std::string(
-                      "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-                      "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
-                      "style-src 'unsafe-inline'; script-src 'unsafe-inline'\">"
-                      "<title>opscope analysis</title><style>") +
-                  kStyle + "</style></head><body>\n<h1>opscope analysis</h1>\n<p>opscope " +
+  std::string h = PageHead("opscope analysis") + "<h1>opscope analysis</h1>\n<p>opscope " +
                   OPSCOPE_VERSION_STRING + "</p>\n";
   // Contents: each trace's sections, then every table.
   h += "<nav><ul>";
@@ -319,11 +255,10 @@ std::string AnalysisHtml(const std::vector<AnalyzedTrace>& traces,
                      EscapeHtml(tables[i].title));
   }
   h += "</ul></nav>\n";
-  for (size_t i = 0; i < tables.size(); ++i) h += TableHtml(tables[i], Anchor(tables[i], i));
-  h += "<script>";
-  h += ReportScript();
-  h += "</script>\n</body></html>\n";
-  return h;
+  for (size_t i = 0; i < tables.size(); ++i) {
+    h += TableHtml(tables[i], {.anchor = Anchor(tables[i], i)});
+  }
+  return h + PageEnd();
 }
 
 std::filesystem::path DefaultAnalysisDir(const std::filesystem::path& first) {
@@ -349,36 +284,16 @@ void WriteAnalysisReport(const std::filesystem::path& dir, const std::vector<Ana
     file.Commit();
   };
   write("summary.csv", SummaryCsv(traces));
-  // One CSV per table, tables/<section>.csv: the tables of a section (one per
-  // trace or rank) share their columns and go in one file; a section whose
-  // tables differ in shape gets one file per shape (<section>_2.csv, ...).
-  {
-    std::filesystem::create_directories(dir / "tables", ec);
-    if (ec) {
-      throw Error(ErrorCode::kIo,
-                  "cannot create '" + (dir / "tables").string() + "': " + ec.message());
-    }
-    std::vector<std::pair<std::string, std::vector<const ResultTable*>>> files;
-    std::map<std::string, int> shapes;  // section -> files so far
-    for (const ResultTable& table : tables) {
-      const auto same_shape = [&](const std::vector<const ResultTable*>& group) {
-        const auto& a = group.front()->columns;
-        return group.front()->section == table.section && a.size() == table.columns.size() &&
-               std::equal(a.begin(), a.end(), table.columns.begin(),
-                          [](const Column& x, const Column& y) { return x.key == y.key; });
-      };
-      const auto it = std::find_if(files.begin(), files.end(),
-                                   [&](const auto& f) { return same_shape(f.second); });
-      if (it != files.end()) {
-        it->second.push_back(&table);
-        continue;
-      }
-      const int n = ++shapes[table.section];
-      files.push_back({table.section + (n > 1 ? "_" + std::to_string(n) : "") + ".csv", {&table}});
-    }
-    for (const auto& [name, group] : files) {
-      write(("tables/" + name).c_str(), TablesCsv(group));
-    }
+  // One CSV per table (SplitCsvFiles): tables/<section>.csv.
+  std::filesystem::create_directories(dir / "tables", ec);
+  if (ec) {
+    throw Error(ErrorCode::kIo,
+                "cannot create '" + (dir / "tables").string() + "': " + ec.message());
+  }
+  std::vector<const ResultTable*> all;
+  for (const ResultTable& table : tables) all.push_back(&table);
+  for (const CsvFile& file : SplitCsvFiles(all)) {
+    write(("tables/" + file.name).c_str(), TablesCsv(file.tables));
   }
   std::ostringstream json;
   WriteJson(json, "analyze", tables);

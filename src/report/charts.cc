@@ -64,16 +64,16 @@ std::string TickLabel(double v, TickStyle style) {
     static constexpr const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
     int u = 0;
     while (std::fabs(v) >= 1024 && u < 4) v /= 1024, ++u;
-    return fmt::format("{:g} {}", v, kUnits[u]);
+    return fmt::format("{:.4g} {}", v, kUnits[u]);
   }
   if (style == TickStyle::kSi && a >= 1e3) {
     static constexpr std::pair<double, const char*> kPrefixes[] = {
         {1e15, "P"}, {1e12, "T"}, {1e9, "G"}, {1e6, "M"}, {1e3, "k"}};
     for (const auto& [scale, prefix] : kPrefixes) {
-      if (a >= scale) return fmt::format("{:g} {}", v / scale, prefix);
+      if (a >= scale) return fmt::format("{:.4g} {}", v / scale, prefix);
     }
   }
-  return fmt::format("{:g}", v);
+  return fmt::format("{:.4g}", v);
 }
 
 std::vector<std::pair<double, std::string>> Ticks(double lo, double hi, bool log, TickStyle style) {
@@ -168,20 +168,32 @@ std::string XySvg(const XyChart& c) {
       "class=\"title\">{}{}</text>",
       left, top, pw, ph, left + pw / 2, c.height - 8, EscapeHtml(c.x.title),
       c.x.log ? " (log)" : "", top + ph / 2, EscapeHtml(c.y.title), c.y.log ? " (log)" : "");
-  for (const RefLine& l : c.lines) {
+  // Reference lines; labels of lines close together alternate sides.
+  double last_y = -1e9, last_x = -1e9;
+  bool flip_y = false, flip_x = false;
+  std::vector<const RefLine*> sorted_lines;
+  for (const RefLine& l : c.lines) sorted_lines.push_back(&l);
+  std::stable_sort(sorted_lines.begin(), sorted_lines.end(),
+                   [](const RefLine* a, const RefLine* b) { return a->value < b->value; });
+  for (const RefLine* line : sorted_lines) {
+    const RefLine& l = *line;
     if (!inside(l.vertical ? l.value : xr.lo, l.vertical ? yr.lo : l.value)) continue;
     if (l.vertical) {
       const double x = fx(l.value);
+      flip_x = x - last_x < 120 ? !flip_x : false;
+      last_x = x;
       svg += fmt::format(
           "<line x1=\"{0:.1f}\" y1=\"{1}\" x2=\"{0:.1f}\" y2=\"{2:.1f}\" class=\"ref\"/>"
           "<text x=\"{3:.1f}\" y=\"{4}\" class=\"reflabel\">{5}</text>",
-          x, top, top + ph, x + 3, top + 12, EscapeHtml(l.label));
+          x, top, top + ph, x + 3, top + (flip_x ? 26 : 12), EscapeHtml(l.label));
     } else {
       const double y = fy(l.value);
+      flip_y = std::fabs(y - last_y) < 14 ? !flip_y : false;
+      last_y = y;
       svg += fmt::format(
           "<line x1=\"{0}\" y1=\"{1:.1f}\" x2=\"{2:.1f}\" y2=\"{1:.1f}\" class=\"ref\"/>"
           "<text x=\"{2:.1f}\" y=\"{3:.1f}\" text-anchor=\"end\" class=\"reflabel\">{4}</text>",
-          left, y, left + pw - 4, y - 4, EscapeHtml(l.label));
+          left, y, left + pw - 4, flip_y ? y + 12 : y - 4, EscapeHtml(l.label));
     }
   }
   for (size_t i = 0; i < c.series.size(); ++i) {

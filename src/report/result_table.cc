@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 
 #include "core/machine.h"
 #include "core/text.h"
@@ -160,6 +161,27 @@ std::string TablesCsv(const std::vector<const ResultTable*>& tables) {
     }
   }
   return out;
+}
+
+std::vector<CsvFile> SplitCsvFiles(const std::vector<const ResultTable*>& tables) {
+  std::vector<CsvFile> files;
+  std::map<std::string, int> shapes;  // section -> files so far
+  for (const ResultTable* table : tables) {
+    const auto same_shape = [&](const CsvFile& file) {
+      const ResultTable& first = *file.tables.front();
+      return first.section == table->section && first.columns.size() == table->columns.size() &&
+             std::equal(first.columns.begin(), first.columns.end(), table->columns.begin(),
+                        [](const Column& x, const Column& y) { return x.key == y.key; });
+    };
+    const auto it = std::find_if(files.begin(), files.end(), same_shape);
+    if (it != files.end()) {
+      it->tables.push_back(table);
+      continue;
+    }
+    const int n = ++shapes[table->section];
+    files.push_back({table->section + (n > 1 ? "_" + std::to_string(n) : "") + ".csv", {table}});
+  }
+  return files;
 }
 
 std::string RenderValue(const Value& value, int precision) { return Render(value, precision); }

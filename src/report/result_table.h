@@ -58,6 +58,16 @@ std::string JsonHead(std::string_view command);
 // empty field. Loads with pandas.read_csv unchanged.
 std::string TablesCsv(const std::vector<const ResultTable*>& tables);
 
+// How tables go into tables/*.csv files: the tables of a section (one per
+// trace, rank or step) share their columns and go in one file,
+// "<section>.csv"; a section whose tables differ in shape gets one file per
+// shape ("<section>_2.csv", ...). In the order of the tables' first appearance.
+struct CsvFile {
+  std::string name;
+  std::vector<const ResultTable*> tables;
+};
+std::vector<CsvFile> SplitCsvFiles(const std::vector<const ResultTable*>& tables);
+
 void WriteTable(std::ostream& out, const std::vector<ResultTable>& tables);
 void WriteCsv(std::ostream& out, const std::vector<ResultTable>& tables);
 void WriteJson(std::ostream& out, std::string_view command, const std::vector<ResultTable>& tables);

@@ -3,11 +3,17 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
+#include <map>
+#include <optional>
+#include <set>
 #include <sstream>
 
 #include "core/output.h"
 #include "core/text.h"
 #include "opscope/opscope.h"
+#include "report/charts.h"
+#include "report/html_page.h"
 
 namespace opscope::report {
 namespace {
@@ -35,63 +41,133 @@ int ChartColumn(const ResultTable& t) {
   return -1;
 }
 
-// A horizontal bar per row: label from the row's first text columns.
-std::string Chart(const ResultTable& t) {
+int ColumnOf(const ResultTable& t, std::string_view key) {
+  for (size_t i = 0; i < t.columns.size(); ++i) {
+    if (t.columns[i].key == key) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+std::string TextAt(const std::vector<Value>& row, int column) {
+  if (column < 0 || static_cast<size_t>(column) >= row.size()) return {};
+  const auto* s = std::get_if<std::string>(&row[static_cast<size_t>(column)]);
+  return s != nullptr ? *s : std::string();
+}
+
+std::optional<double> NumberAt(const std::vector<Value>& row, int column) {
+  if (column < 0 || static_cast<size_t>(column) >= row.size()) return std::nullopt;
+  double scratch = 0;
+  const double* v = Number(row[static_cast<size_t>(column)], scratch);
+  return v != nullptr && std::isfinite(*v) ? std::optional<double>(*v) : std::nullopt;
+}
+
+// The series of a chart: rows grouped by the text of `name_columns`, in order.
+Series& SeriesFor(std::vector<Series>& series, const std::string& name) {
+  for (Series& s : series) {
+    if (s.name == name) return s;
+  }
+  series.push_back({name, {}});
+  return series.back();
+}
+
+// The bandwidth sweep: GB/s against the size on a log axis, one line per
+// transfer type and kernel, and where the arrays stop fitting a cache level
+// (the table's "Fits in" column) a marked boundary.
+std::string BandwidthChart(const ResultTable& t) {
+  const int size = ColumnOf(t, "size_bytes"), gbps = ColumnOf(t, "gbps"),
+            level = ColumnOf(t, "level"), type = ColumnOf(t, "type"),
+            kernel = ColumnOf(t, "kernel");
+  if (size < 0 || gbps < 0) return {};
+  XyChart c;
+  c.x = {"size (bytes)", true, TickStyle::kBytes};
+  c.y = {"bandwidth (GB/s)", false, TickStyle::kPlain};
+  std::map<std::string, std::vector<std::pair<double, std::string>>> levels;  // series -> sizes
+  for (const auto& row : t.rows) {
+    const auto x = NumberAt(row, size), y = NumberAt(row, gbps);
+    if (!x || !y || *x <= 0) continue;
+    const std::string name = TextAt(row, type) + " " + TextAt(row, kernel);
+    SeriesFor(c.series, name).points.emplace_back(*x, *y);
+    levels[name].emplace_back(*x, TextAt(row, level));
+  }
+  if (c.series.empty()) return {};
+  std::set<std::string> marked;
+  for (auto& [name, sizes] : levels) {
+    std::sort(sizes.begin(), sizes.end());
+    for (size_t i = 1; i < sizes.size(); ++i) {
+      const std::string& to = sizes[i].second;
+      if (to.empty() || sizes[i - 1].second.empty() || to == sizes[i - 1].second) continue;
+      if (!marked.insert(sizes[i - 1].second + ">" + to).second) continue;
+      c.lines.push_back(
+          {std::sqrt(sizes[i - 1].first * sizes[i].first), sizes[i - 1].second + " | " + to, true});
+    }
+  }
+  std::string h = XySvg(c);
+  if (c.lines.empty()) {
+    h += "<p class=\"note\">No cache boundary marked: the table's \"Fits in\" column does not "
+         "change level across the sizes measured (n/a: the device reports no cache sizes).</p>\n";
+  }
+  return h;
+}
+
+// matmul and conv2d: achieved FLOP/s against the problem size (FLOPs per
+// call), one line per dtype and implementation, with each dtype's theoretical
+// peak and measured ceiling as the table rates them (GFLOP/s / % of each).
+std::string OperatorChart(const ResultTable& t) {
+  const int flops = ColumnOf(t, "flops"), gflops = ColumnOf(t, "gflops"),
+            dtype = ColumnOf(t, "dtype"), impl = ColumnOf(t, "impl"),
+            peak = ColumnOf(t, "pct_peak"), ceiling = ColumnOf(t, "pct_ceiling");
+  if (flops < 0 || gflops < 0) return {};
+  XyChart c;
+  c.x = {"problem size (FLOP per call)", true, TickStyle::kSi};
+  c.y = {"achieved (FLOP/s)", true, TickStyle::kSi};
+  std::map<std::string, double> peaks, ceilings;  // dtype -> FLOP/s
+  for (const auto& row : t.rows) {
+    const auto x = NumberAt(row, flops), y = NumberAt(row, gflops);
+    if (!x || !y || *x <= 0 || *y <= 0) continue;
+    const std::string dt = TextAt(row, dtype);
+    const std::string name = impl >= 0 ? dt + " " + TextAt(row, impl) : dt;
+    SeriesFor(c.series, name).points.emplace_back(*x, *y * 1e9);
+    if (const auto p = NumberAt(row, peak); p && *p > 0) peaks.emplace(dt, *y * 1e9 * 100 / *p);
+    if (const auto m = NumberAt(row, ceiling); m && *m > 0) {
+      ceilings.emplace(dt, *y * 1e9 * 100 / *m);
+    }
+  }
+  if (c.series.empty()) return {};
+  for (auto& s : c.series) std::sort(s.points.begin(), s.points.end());
+  for (const auto& [dt, f] : peaks) {
+    c.lines.push_back({f, fmt::format("{} peak {} FLOP/s", dt, TickLabel(f, TickStyle::kSi))});
+  }
+  for (const auto& [dt, f] : ceilings) {
+    c.lines.push_back(
+        {f, fmt::format("{} measured ceiling {} FLOP/s", dt, TickLabel(f, TickStyle::kSi))});
+  }
+  return XySvg(c);
+}
+
+// A horizontal bar per row for the other tables with a rate or size: label
+// from the row's first text column.
+std::string BarChart(const ResultTable& t) {
   const int column = ChartColumn(t);
   if (column < 0 || t.rows.size() < 2 || t.rows.size() > 60) return {};
   std::vector<std::pair<std::string, double>> bars;
   for (const auto& row : t.rows) {
-    double scratch = 0;
-    const double* v = Number(row[column], scratch);
-    if (v == nullptr) continue;
-    // The row's name: its first text column, or its first column with its header.
+    const auto v = NumberAt(row, column);
+    if (!v) continue;
     std::string label;
     for (size_t i = 0; i < row.size() && label.empty(); ++i) {
       if (const auto* s = std::get_if<std::string>(&row[i]); s != nullptr) label = *s;
     }
     if (label.empty()) label = t.columns[0].header + " " + RenderValue(row[0], 0);
-    bars.emplace_back(label.substr(0, 60), *v);
+    bars.emplace_back(label, *v);
   }
   if (bars.size() < 2) return {};
-  double max = 0;
-  for (const auto& b : bars) max = std::max(max, b.second);
-  const int row_h = 20, label_w = 380, bar_w = 420;
-  std::string svg =
-      fmt::format("<svg class=\"chart\" width=\"{}\" height=\"{}\" role=\"img\" aria-label=\"{}\">",
-                  label_w + bar_w + 120, row_h * static_cast<int>(bars.size()) + 6,
-                  EscapeHtml(t.columns[column].header));
-  for (size_t i = 0; i < bars.size(); ++i) {
-    const int y = static_cast<int>(i) * row_h + 3;
-    const double w = max > 0 ? bar_w * bars[i].second / max : 0;
-    svg += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>", label_w - 6, y + 13,
-                       EscapeHtml(bars[i].first));
-    svg += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{:.1f}\" height=\"14\" class=\"bar\"/>",
-                       label_w, y, w);
-    svg += fmt::format("<text x=\"{:.1f}\" y=\"{}\">{:.4g} {}</text>", label_w + w + 4, y + 13,
-                       bars[i].second, EscapeHtml(t.columns[column].header));
-  }
-  return svg + "</svg>\n";
+  return BarSvg(bars, t.columns[static_cast<size_t>(column)].header) + "\n";
 }
 
-std::string HtmlTable(const ResultTable& t) {
-  std::string h = "<table><tr>";
-  std::vector<size_t> shown;
-  for (size_t i = 0; i < t.columns.size(); ++i) {
-    if (!t.columns[i].terminal) continue;
-    shown.push_back(i);
-    h += "<th>" + EscapeHtml(t.columns[i].header) + "</th>";
-  }
-  h += "</tr>\n";
-  for (const auto& row : t.rows) {
-    h += "<tr>";
-    for (const size_t i : shown) {
-      const bool number = !std::holds_alternative<std::string>(row[i]);
-      h += number ? "<td class=\"n\">" : "<td>";
-      h += EscapeHtml(RenderValue(row[i], t.columns[i].precision)) + "</td>";
-    }
-    h += "</tr>\n";
-  }
-  return h + "</table>\n";
+std::string Chart(const ResultTable& t) {
+  if (t.section == "bandwidth") return BandwidthChart(t);
+  if (t.section == "matmul" || t.section == "conv2d") return OperatorChart(t);
+  return BarChart(t);
 }
 
 }  // namespace
@@ -122,63 +198,63 @@ std::string RunResultsJson(const std::vector<RunStep>& steps) {
 }
 
 std::string RunSummaryCsv(const std::vector<RunStep>& steps) {
-  std::string out;
+  // One row per value (a long table: every table's columns differ, so one
+  // header cannot serve them all); tables/<section>.csv has each table as is.
+  std::string out = "step,section,row,column,value\n";
   for (const RunStep& step : steps) {
     for (const ResultTable& t : step.tables) {
-      if (!out.empty()) out += '\n';
-      out += "step,section";
-      for (const auto& c : t.columns) out += "," + core::EscapeCsvField(c.header);
-      out += '\n';
-      for (const auto& row : t.rows) {
-        out += core::EscapeCsvField(step.title) + "," + core::EscapeCsvField(t.section);
-        for (size_t i = 0; i < row.size(); ++i) {
-          out += ',';
-          if (!std::holds_alternative<std::monostate>(row[i])) {
+      for (size_t r = 0; r < t.rows.size(); ++r) {
+        const auto& row = t.rows[r];
+        for (size_t i = 0; i < row.size() && i < t.columns.size(); ++i) {
+          if (std::holds_alternative<std::monostate>(row[i])) continue;
+          out += core::EscapeCsvField(step.title) + "," + core::EscapeCsvField(t.section) + "," +
+                 std::to_string(r) + "," + core::EscapeCsvField(t.columns[i].key) + ",";
+          if (const auto* d = std::get_if<double>(&row[i])) {
+            out += fmt::format("{}", *d);
+          } else {
             out += core::EscapeCsvField(RenderValue(row[i], t.columns[i].precision));
           }
+          out += '\n';
         }
-        out += '\n';
       }
     }
   }
   return out;
 }
 
+std::vector<CsvFile> RunCsvFiles(const std::vector<RunStep>& steps) {
+  std::vector<const ResultTable*> all;
+  for (const RunStep& step : steps) {
+    for (const ResultTable& t : step.tables) all.push_back(&t);
+  }
+  return SplitCsvFiles(all);
+}
+
 std::string RunIndexHtml(const std::vector<RunStep>& steps, const std::string& device,
                          const std::vector<std::pair<std::string, std::string>>& links) {
-  std::string h =
-      "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-      "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src "
-      "'unsafe-inline'\">"
-      "<title>opscope report</title><style>"
-      "body{font-family:system-ui,sans-serif;margin:2em;color:#222;max-width:1200px}"
-      "h1{font-size:1.6em}h2{font-size:1.25em;margin-top:1.8em;border-bottom:1px solid #ddd}"
-      "h3{font-size:1em}table{border-collapse:collapse;font-size:.85em;margin:.4em 0}"
-      "td,th{padding:2px 7px;border-bottom:1px solid #eee;text-align:left}"
-      "td.n{text-align:right;font-variant-numeric:tabular-nums}"
-      ".ok{color:#1b7f3b;font-weight:bold}.failed{color:#b00020;font-weight:bold}"
-      ".note{color:#555;font-size:.85em;margin:.2em 0}"
-      ".chart text{font-size:11px;fill:#333}.bar{fill:#4a7bd0}"
-      "nav a{margin-right:1em}</style></head><body>\n";
+  std::map<const ResultTable*, std::string> csv;
+  for (const CsvFile& file : RunCsvFiles(steps)) {
+    for (const ResultTable* t : file.tables) csv[t] = "tables/" + file.name;
+  }
+  std::string h = PageHead("opscope report");
   h += "<h1>opscope report</h1>\n<p>opscope " OPSCOPE_VERSION_STRING " on " + EscapeHtml(device) +
        "</p>\n";
-  h += "<table><tr><th>Step</th><th>Command</th><th>Status</th><th>Seconds</th></tr>\n";
+  h += "<table class=\"sortable\"><thead><tr><th>Step</th><th>Command</th><th>Status</th>"
+       "<th>Seconds</th></tr></thead><tbody>\n";
   for (size_t i = 0; i < steps.size(); ++i) {
     const RunStep& s = steps[i];
     h += fmt::format(
         "<tr><td><a href=\"#step{}\">{}</a></td><td><code>opscope {}</code></td><td "
-        "class=\"{}\">{}</td><td class=\"n\">{:.1f}</td></tr>\n",
+        "class=\"{}\">{}</td><td class=\"n\" data-v=\"{}\">{:.1f}</td></tr>\n",
         i, EscapeHtml(s.title), EscapeHtml(s.command), s.status == "ok" ? "ok" : "failed",
-        EscapeHtml(s.status), s.seconds);
+        EscapeHtml(s.status), s.seconds, s.seconds);
   }
-  h += "</table>\n";
-  if (!links.empty()) {
-    h += "<nav>";
-    for (const auto& [path, label] : links) {
-      h += "<a href=\"" + EscapeHtml(path) + "\">" + EscapeHtml(label) + "</a>";
-    }
-    h += "</nav>\n";
+  h += "</tbody></table>\n<nav><a href=\"results.json\">results.json</a><a "
+       "href=\"summary.csv\">summary.csv</a>";
+  for (const auto& [path, label] : links) {
+    h += "<a href=\"" + EscapeHtml(path) + "\">" + EscapeHtml(label) + "</a>";
   }
+  h += "</nav>\n";
   for (size_t i = 0; i < steps.size(); ++i) {
     const RunStep& s = steps[i];
     h += fmt::format("<h2 id=\"step{}\">{}</h2>\n<p>Reproduce: <code>opscope {}</code></p>\n", i,
@@ -187,14 +263,11 @@ std::string RunIndexHtml(const std::vector<RunStep>& steps, const std::string& d
       h += "<p class=\"failed\">" + EscapeHtml(s.status) + ": " + EscapeHtml(s.error) + "</p>\n";
     }
     for (const ResultTable& t : s.tables) {
-      if (!t.title.empty()) h += "<h3>" + EscapeHtml(t.title) + "</h3>\n";
       h += Chart(t);
-      h += HtmlTable(t);
-      for (const auto& note : t.notes) h += "<p class=\"note\">" + EscapeHtml(note) + "</p>\n";
+      h += TableHtml(t, {.all_columns = false, .csv_link = csv[&t]});
     }
   }
-  h += "</body></html>\n";
-  return h;
+  return h + PageEnd();
 }
 
 }  // namespace opscope::report

@@ -203,6 +203,14 @@ SuiteResult RunSuite(const SuiteOptions& options) {
   };
   write("results.json", report::RunResultsJson(result.steps));
   write("summary.csv", report::RunSummaryCsv(result.steps));
+  std::filesystem::create_directories(dir / "tables", ec);
+  if (ec) {
+    throw Error(ErrorCode::kIo,
+                "cannot create '" + (dir / "tables").string() + "': " + ec.message());
+  }
+  for (const report::CsvFile& file : report::RunCsvFiles(result.steps)) {
+    write(("tables/" + file.name).c_str(), report::TablesCsv(file.tables));
+  }
   write("index.html", report::RunIndexHtml(result.steps, dev,
                                            {{"analysis/analysis.html", "trace analysis (charts)"},
                                             {"ceilings.json", "measured ceilings"},

@@ -7,6 +7,7 @@ analysed into the report without anything executing.
 Usage: run_test.py OPSCOPE SCHEMA"""
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -71,13 +72,38 @@ with tempfile.TemporaryDirectory() as tmp:
     for page_name, text in (("index.html", html), ("analysis.html", analysis)):
         check("<img" not in text, f"{page_name} holds no raw <img")
         check("&lt;img src=x onerror=alert(1)&gt;" in text, f"{page_name} shows the name escaped")
-    # index.html runs nothing; analysis.html runs only the report's own script.
-    check("<script" not in html, "index.html has no scripts")
-    inert = subprocess.run(
-        [sys.executable, os.path.join(tools, "check_html.py"),
-         os.path.join(out, "analysis", "analysis.html"), "--script", report_script],
-        capture_output=True, text=True)
-    check(inert.returncode == 0, f"analysis.html runs no script but its own {inert.stdout.strip()}")
+    # Both pages run only the report's own script (src/report/report_script.js).
+    for page in ("index.html", os.path.join("analysis", "analysis.html")):
+        inert = subprocess.run(
+            [sys.executable, os.path.join(tools, "check_html.py"), os.path.join(out, page),
+             "--script", report_script], capture_output=True, text=True)
+        check(inert.returncode == 0, f"{page} runs no script but its own {inert.stdout.strip()}")
+    # Each section links its tables' CSVs; the sweeps are drawn against size.
+    csv_links = set(re.findall(r'href="(tables/[^"]+\.csv)"', html))
+    check(csv_links and all(os.path.exists(os.path.join(out, p)) for p in csv_links),
+          f"index.html links {len(csv_links)} table CSVs, each written")
+    for title in ("size (bytes) (log)", "bandwidth (GB/s)", "problem size (FLOP per call) (log)"):
+        check(title in html, f"index.html has a chart with the axis '{title}'")
+    check(html.count('class="tick"') >= 12, "the charts have tick labels")
+    check(re.search(r'>fp32 peak [0-9.]+ [kMGTP]? ?FLOP/s<', html) is not None,
+          "the matmul chart draws the fp32 peak")
+    # Every CSV loads with pandas, with unique column names.
+    try:
+        import pandas
+    except ImportError:
+        pandas = None
+        print("SKIP: CSV loading: no pandas")
+    if pandas is not None:
+        csvs = [os.path.join(out, "summary.csv")] + [
+            os.path.join(out, "tables", f) for f in sorted(os.listdir(os.path.join(out, "tables")))]
+        for path in csvs:
+            try:
+                frame = pandas.read_csv(path)
+                ok = len(frame.columns) == len(set(frame.columns)) and len(frame) > 0
+            except Exception as e:  # noqa: BLE001 - the failure is the finding
+                ok = False
+                print(f"  {path}: {e}")
+            check(ok, f"{os.path.relpath(path, out)} loads with pandas, unique columns")
 
     browser = chromium()
     if browser is None:

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Checks that an opscope HTML report is self-contained and inert but for its
 own script: it parses; has no iframe, object, embed, link, img, form or base
-element, no event handler attribute, no URL in an attribute (links within the
-page, href="#...", are allowed); and every <script> is either a data block
+element, no event handler attribute, no URL in an attribute (an <a> may link
+within the page, "#...", or to a file of the report's folder,
+"tables/x.csv"); and every <script> is either a data block
 (type="application/json", which must parse) or, with --script FILE, exactly
 the report script FILE (src/report/report_script.js) -- any other script, a
 name from a trace that broke out of its escaping included, fails.
@@ -35,7 +36,12 @@ class Checker(html.parser.HTMLParser):
         for name, value in attrs:
             if name.startswith("on"):
                 self.problems.append(f"event handler {name} on <{tag}>")
-            local_link = name == "href" and value is not None and value.startswith("#")
+            # A link within the page or to a file of the report's own folder
+            # (relative, no scheme, not above the folder) requests nothing
+            # until clicked, and then only the local file.
+            local_link = (tag == "a" and name == "href" and value is not None and
+                          ":" not in value and not value.startswith(("/", "\\")) and
+                          ".." not in value.split("/"))
             if not local_link and (name in ("src", "href", "action", "xlink:href") or
                                    (value and "://" in value and name != "content")):
                 self.problems.append(f"resource attribute {name}={value!r} on <{tag}>")
