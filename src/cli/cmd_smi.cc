@@ -43,9 +43,8 @@ struct SmiCommand {
       throw Error(ErrorCode::kInvalidArgument, "--count must be >= 0 (0: until interrupted)");
     if (serve) return Serve();
     if (!watch.empty()) return Stream();
-    EmitStep(
-        CommonOptions{"", format, out, 0}, "smi",
-        suite::LoadSnapshot({.devices = device, .pid = pid, .bytes_as_mib = format == "table"}));
+    EmitStep(CommonOptions{"", format, out, 0}, "smi",
+             suite::LoadSnapshot({.devices = device, .pid = pid}));
   }
 
   void Stream() const {

@@ -110,7 +110,7 @@ void AddAnalyses(const std::string& path, const analyze::Analysis& a,
     table.title = "Memory copies on the device";
     table.columns = {{"trace", "Trace", 0, false}, {"direction", "Direction"},
                      {"count", "Count"},           {"bytes", "Bytes"},
-                     {"total_us", "Total us", 3},  {"share_pct", "% of device time", 1},
+                     {"total_us", "Total us", 3},  {"share_pct", "% device", 1},
                      {"gbps", "GB/s", 2}};
     for (const auto& t : transfers) {
       table.AddRow({path, t.direction, t.count, t.bytes >= 0 ? Value{t.bytes} : Value{},
@@ -125,7 +125,7 @@ void AddAnalyses(const std::string& path, const analyze::Analysis& a,
     table.title = "Device tasks by operator type";
     table.columns = {{"trace", "Trace", 0, false}, {"type", "Type"},
                      {"count", "Count"},           {"names", "Kernel names"},
-                     {"total_us", "Total us", 3},  {"share_pct", "% of device time", 1}};
+                     {"total_us", "Total us", 3},  {"share_pct", "% device", 1}};
     for (const auto& k : a.kernel_types) {
       table.AddRow({path, k.type, k.count, k.names, Us(k.total_ns), k.share_pct});
       if (table.rows.size() == 20) break;
@@ -289,14 +289,14 @@ void AddRanks(const analyze::RankComparison& c, std::vector<ResultTable>& tables
   table.columns = {{"rank", "Rank"},
                    {"trace", "Trace"},
                    {"steps", "Complete steps"},
-                   {"mean_step_ms", "Mean complete step ms", 3},
-                   {"compute_ms", "Compute ms", 3},
-                   {"communication_ms", "Comm ms", 3},
+                   {"mean_step_us", "Mean complete step us", 3},
+                   {"compute_us", "Compute us", 3},
+                   {"communication_us", "Comm us", 3},
                    {"overlap_pct", "Comm overlapped %", 1}};
   for (const auto& r : c.ranks) {
     table.AddRow(
-        {int64_t{r.rank}, r.path, r.steps, r.mean_step_ns / 1e6, r.compute_ns / 1e6,
-         r.communication_ns / 1e6,
+        {int64_t{r.rank}, r.path, r.steps, r.mean_step_ns / 1e3, r.compute_ns / 1e3,
+         r.communication_ns / 1e3,
          r.communication_ns > 0 ? Value{100.0 * r.overlap_ns / r.communication_ns} : Value{}});
   }
   table.notes.push_back(
@@ -345,9 +345,9 @@ void AddFindingsAndOperators(const analyze::AnalyzedTrace& t, const AnalysisTabl
     bool (*keep)(analyze::EventClass);
   };
   static const Kind kKinds[] = {
-      {"operators", "Framework operators by self time", "% of operator self time",
+      {"operators", "Framework operators by self time", "% self",
        [](analyze::EventClass c) { return c == analyze::EventClass::kHostOp; }},
-      {"kernels", "Device kernels, copies and sets by time", "% of device time",
+      {"kernels", "Device kernels, copies and sets by time", "% device",
        [](analyze::EventClass c) { return analyze::IsDevice(c); }},
       {"host_calls", "Runtime calls, waits and Python functions by self time", nullptr,
        [](analyze::EventClass c) {

@@ -70,24 +70,21 @@ std::string TableHtml(const ResultTable& t, const TableHtmlOptions& options) {
     h += " <small><a href=\"" + EscapeHtml(options.csv_link) + "\">CSV</a></small>";
   }
   h += "</h3>\n<div class=\"scroll\"><table class=\"sortable\"><thead><tr>";
-  std::vector<size_t> shown;
-  for (size_t i = 0; i < t.columns.size(); ++i) {
-    if (!options.all_columns && !t.columns[i].terminal) continue;
-    shown.push_back(i);
-    h += "<th>" + EscapeHtml(t.columns[i].header) + "</th>";
-  }
+  const TableView view = ViewOf(t, !options.all_columns);
+  for (const std::string& header : view.headers) h += "<th>" + EscapeHtml(header) + "</th>";
   h += "</tr></thead><tbody>\n";
-  for (const auto& row : t.rows) {
+  for (size_t r = 0; r < t.rows.size(); ++r) {
     h += "<tr>";
-    for (const size_t i : shown) {
-      if (i >= row.size()) break;
-      const std::string text = EscapeHtml(RenderValue(row[i], t.columns[i].precision));
-      if (const auto* n = std::get_if<int64_t>(&row[i])) {
+    for (size_t c = 0; c < view.columns.size(); ++c) {
+      const Value& v = t.rows[r][view.columns[c]];
+      const std::string text = EscapeHtml(view.cells[r][c]);
+      // Numbers sort by their full value (data-v), whatever unit they show in.
+      if (const auto* n = std::get_if<int64_t>(&v)) {
         h += fmt::format("<td class=\"n\" data-v=\"{}\">{}</td>", *n, text);
-      } else if (const auto* d = std::get_if<double>(&row[i])) {
+      } else if (const auto* d = std::get_if<double>(&v)) {
         h += std::isfinite(*d) ? fmt::format("<td class=\"n\" data-v=\"{}\">{}</td>", *d, text)
                                : "<td class=\"n\" data-v=\"\">" + text + "</td>";
-      } else if (std::holds_alternative<std::monostate>(row[i])) {
+      } else if (std::holds_alternative<std::monostate>(v)) {
         h += "<td class=\"n\" data-v=\"\">" + text + "</td>";
       } else {
         h += "<td>" + text + "</td>";

@@ -3,7 +3,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <initializer_list>
 #include <map>
+#include <optional>
 
 #include "core/machine.h"
 #include "core/text.h"
@@ -42,7 +46,268 @@ void AppendJsonValue(std::string& out, const Value& value) {
   }
 }
 
+// The unit a column's key names, as a multiple of its base (ns, bytes).
+struct KeyUnit {
+  enum Kind { kNone, kTime, kBytes } kind = kNone;
+  double to_base = 1;
+};
+
+KeyUnit UnitOfKey(std::string_view key) {
+  const auto ends = [&](std::string_view suffix) { return key.ends_with(suffix); };
+  if (ends("_ns")) return {KeyUnit::kTime, 1};
+  if (ends("_us")) return {KeyUnit::kTime, 1e3};
+  if (ends("_ms")) return {KeyUnit::kTime, 1e6};
+  if (key == "bytes" || ends("_bytes")) return {KeyUnit::kBytes, 1};
+  if (key == "kib" || ends("_kib")) return {KeyUnit::kBytes, 1024};
+  if (key == "mib" || ends("_mib")) return {KeyUnit::kBytes, 1024.0 * 1024};
+  return {};
+}
+
+std::optional<double> AsDouble(const Value& v) {
+  if (const auto* d = std::get_if<double>(&v))
+    return std::isfinite(*d) ? std::optional(*d) : std::nullopt;
+  if (const auto* i = std::get_if<int64_t>(&v)) return static_cast<double>(*i);
+  return std::nullopt;
+}
+
+bool IsWordChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_'; }
+
+// `header` without the unit it ends with ("Self us" -> "Self", "Start (ms)"
+// -> "Start"): each cell names its own unit.
+std::string WithoutUnit(std::string header) {
+  for (const std::string_view unit : {"(ns)", "(us)", "(µs)", "(ms)", "(s)", "ns", "us", "µs", "ms",
+                                      "MiB", "KiB", "GiB", "bytes", "Bytes"}) {
+    if (!header.ends_with(unit)) continue;
+    const size_t at = header.size() - unit.size();
+    if (at == 0 || IsWordChar(header[at - 1])) continue;
+    std::string rest = header.substr(0, at);
+    while (!rest.empty() && (rest.back() == ' ' || rest.back() == ',')) rest.pop_back();
+    return rest.empty() ? header : rest;
+  }
+  return header;
+}
+
+// Four significant digits at most ("1.355", "12.34", "123.4"), fewer when the
+// value has no more ("9").
+std::string FourDigits(double v, int max_decimals) {
+  const double a = std::fabs(v);
+  int decimals = a >= 1000 ? 0 : a >= 100 ? 1 : a >= 10 ? 2 : 3;
+  decimals = std::min(decimals, max_decimals);
+  std::string text = fmt::format("{:.{}f}", v, decimals);
+  if (text.front() == '-' && std::stod(text) == 0) text.erase(0, 1);  // no "-0"
+  return text;
+}
+
+// A duration in the unit that suits it: ns, µs, ms or s; whole microseconds
+// are shown as such.
+std::string HumanDuration(double ns, bool whole_us) {
+  const double a = std::fabs(ns);
+  if (a >= 1e9) return FourDigits(ns / 1e9, 3) + " s";
+  if (a >= 1e6) return FourDigits(ns / 1e6, 3) + " ms";
+  if (a >= 1e3 || whole_us) return FourDigits(ns / 1e3, whole_us ? 0 : 3) + " µs";
+  return FourDigits(ns, 0) + " ns";
+}
+
+std::string HumanBytes(double bytes) {
+  const double a = std::fabs(bytes);
+  if (a >= 1024.0 * 1024 * 1024) return FourDigits(bytes / (1024.0 * 1024 * 1024), 2) + " GiB";
+  if (a >= 1024.0 * 1024) return FourDigits(bytes / (1024.0 * 1024), 2) + " MiB";
+  if (a >= 1024) return FourDigits(bytes / 1024, 2) + " KiB";
+  return FourDigits(bytes, 0) + " B";
+}
+
+// Cuts `text` to `width` code points at most, "…" included.
+std::string CutTo(std::string_view text, size_t keep_head, size_t keep_tail) {
+  const auto byte_of = [&](size_t points) {  // byte offset of the code point
+    size_t seen = 0;
+    for (size_t i = 0; i < text.size(); ++i) {
+      if ((static_cast<unsigned char>(text[i]) & 0xC0) != 0x80) {
+        if (seen == points) return i;
+        ++seen;
+      }
+    }
+    return text.size();
+  };
+  const size_t total = Width(text);
+  const size_t head_end = byte_of(keep_head);
+  const size_t tail_begin = byte_of(total - std::min(total, keep_tail));
+  return std::string(text.substr(0, head_end)) + "…" + std::string(text.substr(tail_begin));
+}
+
+// Collapses what is inside `open`...`close` at depth 1 to "…".
+std::string Collapse(std::string_view text, char open, char close) {
+  std::string out;
+  int depth = 0;
+  for (const char c : text) {
+    if (c == open) {
+      if (depth++ == 0) out += c, out += "…";
+      continue;
+    }
+    if (c == close && depth > 0) {
+      if (--depth == 0) out += c;
+      continue;
+    }
+    if (depth == 0) out += c;
+  }
+  return out;
+}
+
+// Columns of names (operators, kernels, APIs): shortened on a terminal;
+// other text (notes, reasons, evidence) is wrapped instead.
+bool IsNameKey(std::string_view key) {
+  return key == "name" || key == "operator" || key == "kernel" || key == "producer" ||
+         key == "consumer" || key == "api" || key.ends_with("_name") || key.ends_with("_op");
+}
+
+std::vector<std::string_view> Lines(std::string_view text) {
+  std::vector<std::string_view> out;
+  size_t begin = 0;
+  for (size_t end = text.find('\n'); end != std::string_view::npos; end = text.find('\n', begin)) {
+    out.push_back(text.substr(begin, end - begin));
+    begin = end + 1;
+  }
+  out.push_back(text.substr(begin));
+  return out;
+}
+
+// `text` wrapped at spaces into lines of at most `width` code points (a word
+// longer than that is cut), joined with '\n'.
+std::string Wrap(std::string_view text, size_t width) {
+  std::string out, line;
+  const auto flush = [&] {
+    if (!out.empty()) out += '\n';
+    out += line;
+    line.clear();
+  };
+  size_t at = 0;
+  while (at <= text.size()) {
+    size_t end = text.find(' ', at);
+    if (end == std::string_view::npos) end = text.size();
+    std::string_view word = text.substr(at, end - at);
+    while (Width(word) > width) {  // a word longer than a line: cut it
+      if (!line.empty()) flush();
+      size_t cut = 0, points = 0;
+      while (cut < word.size() && points < width) {
+        ++cut;
+        while (cut < word.size() && (static_cast<unsigned char>(word[cut]) & 0xC0) == 0x80) ++cut;
+        ++points;
+      }
+      line = std::string(word.substr(0, cut));
+      flush();
+      word = word.substr(cut);
+    }
+    if (!line.empty() && Width(line) + 1 + Width(word) > width) flush();
+    if (!line.empty()) line += ' ';
+    line += word;
+    at = end + 1;
+  }
+  if (!line.empty()) flush();
+  return out;
+}
+
 }  // namespace
+
+std::string ShortenName(std::string_view text, size_t width) {
+  if (Width(text) <= width) return std::string(text);
+  // Prose (a note, a path) keeps its beginning; code names (C++ kernels,
+  // templates) lose their template arguments and parameters first.
+  const bool code =
+      text.find("::") != std::string_view::npos || text.find('<') != std::string_view::npos;
+  // A little too long, or not code: keep the beginning.
+  if (!code || Width(text) <= width * 3 / 2) {
+    return width < 2 ? CutTo(text, 0, 0) : CutTo(text, width - 1, 0);
+  }
+  std::string shorter = Collapse(text, '<', '>');
+  if (Width(shorter) > width) shorter = Collapse(shorter, '(', ')');
+  if (Width(shorter) <= width) return shorter;
+  if (width < 2) return CutTo(shorter, 0, 0);
+  const size_t head = (width - 1) * 2 / 3;
+  return CutTo(shorter, head, width - 1 - head);
+}
+
+TableView ViewOf(const ResultTable& table, bool terminal_columns_only, size_t max_width) {
+  TableView view;
+  for (size_t i = 0; i < table.columns.size(); ++i) {
+    if (!terminal_columns_only || table.columns[i].terminal) view.columns.push_back(i);
+  }
+  view.cells.assign(table.rows.size(), {});
+  for (const size_t i : view.columns) {
+    const Column& column = table.columns[i];
+    bool numeric = false, any = false;
+    for (const auto& row : table.rows) {
+      if (std::holds_alternative<std::monostate>(row[i])) continue;
+      if (!any) numeric = IsNumeric(row[i]);
+      any = true;
+    }
+    view.numeric.push_back(numeric);
+    const KeyUnit unit = UnitOfKey(column.key);
+    const bool humanise = numeric && unit.kind != KeyUnit::kNone;
+    // Whole microseconds (integer-µs timestamps) keep no decimals they lack.
+    bool whole_us = unit.kind == KeyUnit::kTime;
+    for (const auto& row : table.rows) {
+      const auto v = AsDouble(row[i]);
+      if (!humanise || !whole_us || !v) continue;
+      const double us = *v * unit.to_base / 1e3;
+      whole_us = std::fabs(us - std::round(us)) < 1e-6;
+    }
+    view.headers.push_back(humanise ? WithoutUnit(column.header) : column.header);
+    for (size_t r = 0; r < table.rows.size(); ++r) {
+      const Value& v = table.rows[r][i];
+      const auto number = AsDouble(v);
+      if (humanise && number) {
+        const double base = *number * unit.to_base;
+        view.cells[r].push_back(unit.kind == KeyUnit::kTime ? HumanDuration(base, whole_us)
+                                                            : HumanBytes(base));
+      } else {
+        view.cells[r].push_back(Render(v, column.precision));
+      }
+    }
+  }
+  if (max_width == 0) return view;
+  // The terminal: control characters escaped first (a name's own line breaks
+  // show as \n), then shorten names (the widest first) down to kMinName, then
+  // wrap prose (notes, reasons, evidence) down to kMinProse, until it fits.
+  for (auto& header : view.headers) header = core::EscapeForTerminal(header);
+  for (auto& row : view.cells) {
+    for (auto& cell : row) cell = core::EscapeForTerminal(cell);
+  }
+  std::vector<size_t> widths(view.columns.size());
+  const auto measure = [&](size_t c) {
+    widths[c] = Width(view.headers[c]);
+    for (const auto& row : view.cells) {
+      for (const std::string_view line : Lines(row[c]))
+        widths[c] = std::max(widths[c], Width(line));
+    }
+  };
+  for (size_t c = 0; c < widths.size(); ++c) measure(c);
+  const auto total = [&] {
+    size_t sum = widths.empty() ? 0 : 2 * (widths.size() - 1);
+    for (const size_t w : widths) sum += w;
+    return sum;
+  };
+  constexpr size_t kMinName = 32, kMinProse = 30;
+  for (const bool names : {true, false}) {
+    std::vector<size_t> order;
+    for (size_t c = 0; c < widths.size(); ++c) {
+      if (!view.numeric[c] && IsNameKey(table.columns[view.columns[c]].key) == names) {
+        order.push_back(c);
+      }
+    }
+    std::stable_sort(order.begin(), order.end(),
+                     [&](size_t a, size_t b) { return widths[a] > widths[b]; });
+    for (const size_t c : order) {
+      if (total() <= max_width) return view;
+      const size_t excess = total() - max_width;
+      const size_t target = std::max({names ? kMinName : kMinProse, Width(view.headers[c]),
+                                      widths[c] > excess ? widths[c] - excess : 0});
+      if (target >= widths[c]) continue;
+      for (auto& row : view.cells)
+        row[c] = names ? ShortenName(row[c], target) : Wrap(row[c], target);
+      measure(c);
+    }
+  }
+  return view;
+}
 
 Format ParseFormat(std::string_view text) {
   if (text == "table") return Format::kTable;
@@ -62,56 +327,91 @@ void ResultTable::AddRow(std::vector<Value> row) {
 }
 
 void WriteTable(std::ostream& out, const std::vector<ResultTable>& tables) {
+  constexpr size_t kTerminalWidth = 120;
+  const auto prose = [&](const std::string& text) {
+    out << Wrap(core::EscapeForTerminal(text), kTerminalWidth) << '\n';
+  };
   bool first_table = true;
   for (const ResultTable& table : tables) {
     if (!first_table) out << '\n';
     first_table = false;
-    if (!table.title.empty()) out << core::EscapeForTerminal(table.title) << '\n';
-    std::vector<size_t> shown;
-    for (size_t i = 0; i < table.columns.size(); ++i) {
-      if (table.columns[i].terminal) shown.push_back(i);
-    }
-    std::vector<std::vector<std::string>> cells;
+    if (!table.title.empty()) prose(table.title);
+    TableView view = ViewOf(table, /*terminal_columns_only=*/true, kTerminalWidth);
     std::vector<size_t> widths;
-    for (const size_t i : shown) widths.push_back(Width(table.columns[i].header));
-    for (const auto& row : table.rows) {
-      std::vector<std::string> rendered;
-      for (size_t c = 0; c < shown.size(); ++c) {
-        const size_t i = shown[c];
-        rendered.push_back(core::EscapeForTerminal(Render(row[i], table.columns[i].precision)));
-        widths[c] = std::max(widths[c], Width(rendered.back()));
+    for (const auto& header : view.headers) widths.push_back(Width(header));
+    for (const auto& row : view.cells) {
+      for (size_t c = 0; c < row.size(); ++c) {
+        for (const std::string_view l : Lines(row[c])) widths[c] = std::max(widths[c], Width(l));
       }
-      cells.push_back(std::move(rendered));
     }
-    const auto pad = [&](const std::string& text, size_t width, bool right, bool last) {
-      const std::string fill(width - Width(text), ' ');
-      out << (right ? fill + text : (last ? text : text + fill));
-    };
-    const auto numeric_column = [&](size_t i) {
-      for (const auto& row : table.rows) {
-        if (!std::holds_alternative<std::monostate>(row[i])) return IsNumeric(row[i]);
+    size_t total = widths.empty() ? 0 : 2 * (widths.size() - 1);
+    for (const size_t w : widths) total += w;
+    // Still too wide: one row is shown as field/value pairs; more rows in
+    // blocks of columns, each repeating the first column (as R prints a wide
+    // data frame), so every column stays on screen.
+    if (total > kTerminalWidth && view.cells.size() == 1) {
+      TableView pairs;
+      pairs.headers = {"Field", "Value"};
+      pairs.numeric = {false, false};
+      for (size_t c = 0; c < view.headers.size(); ++c) {
+        std::string value = view.cells[0][c];
+        std::replace(value.begin(), value.end(), '\n', ' ');  // undo the narrow wrap
+        pairs.cells.push_back({view.headers[c], Wrap(value, kTerminalWidth / 2)});
       }
-      return false;
+      view = std::move(pairs);
+      widths.assign(2, 0);
+      for (size_t c = 0; c < 2; ++c) {
+        widths[c] = Width(view.headers[c]);
+        for (const auto& row : view.cells) {
+          for (const std::string_view l : Lines(row[c])) widths[c] = std::max(widths[c], Width(l));
+        }
+      }
+    }
+    std::vector<std::vector<size_t>> blocks(1);
+    size_t used = 0;
+    for (size_t c = 0; c < widths.size(); ++c) {
+      const size_t add = (blocks.back().empty() ? 0 : 2) + widths[c];
+      if (!blocks.back().empty() && used + add > kTerminalWidth && blocks.back().size() > 1) {
+        blocks.push_back({0});
+        used = widths[0];
+      }
+      blocks.back().push_back(c);
+      used += blocks.back().size() == 1 ? widths[c] : add;
+    }
+    // A row whose cells were wrapped takes as many lines as its tallest cell.
+    const auto line = [&](const std::vector<std::string>& texts, const std::vector<size_t>& shown) {
+      std::vector<std::vector<std::string_view>> lines;
+      size_t height = 1;
+      for (const size_t c : shown) {
+        lines.push_back(Lines(texts[c]));
+        height = std::max(height, lines.back().size());
+      }
+      for (size_t k = 0; k < height; ++k) {
+        for (size_t j = 0; j < shown.size(); ++j) {
+          const size_t c = shown[j];
+          if (j > 0) out << "  ";
+          const std::string_view text = k < lines[j].size() ? lines[j][k] : std::string_view();
+          const std::string fill(widths[c] - Width(text), ' ');
+          if (view.numeric[c]) {
+            out << fill << text;
+          } else {
+            out << text << (j + 1 == shown.size() ? "" : fill);
+          }
+        }
+        out << '\n';
+      }
     };
-    for (size_t c = 0; c < shown.size(); ++c) {
-      if (c > 0) out << "  ";
-      pad(core::EscapeForTerminal(table.columns[shown[c]].header), widths[c],
-          numeric_column(shown[c]), c + 1 == shown.size());
-    }
-    out << '\n';
-    for (size_t c = 0; c < shown.size(); ++c) {
-      if (c > 0) out << "  ";
-      out << std::string(widths[c], '-');
-    }
-    out << '\n';
-    for (size_t r = 0; r < cells.size(); ++r) {
-      for (size_t c = 0; c < shown.size(); ++c) {
-        if (c > 0) out << "  ";
-        pad(cells[r][c], widths[c], numeric_column(shown[c]), c + 1 == shown.size());
+    for (size_t b = 0; b < blocks.size(); ++b) {
+      if (b > 0) out << '\n';
+      line(view.headers, blocks[b]);
+      for (size_t j = 0; j < blocks[b].size(); ++j) {
+        if (j > 0) out << "  ";
+        out << std::string(widths[blocks[b][j]], '-');
       }
       out << '\n';
+      for (const auto& row : view.cells) line(row, blocks[b]);
     }
-    for (const std::string& note : table.notes) out << core::EscapeForTerminal(note) << '\n';
+    for (const std::string& note : table.notes) prose(note);
   }
 }
 
@@ -122,14 +422,20 @@ void WriteCsv(std::ostream& out, const std::vector<ResultTable>& tables) {
     if (!first_table) out << '\n';
     first_table = false;
     if (several) out << "section,";
-    for (size_t i = 0; i < table.columns.size(); ++i) {
-      out << (i > 0 ? "," : "") << core::EscapeCsvField(table.columns[i].header);
+    bool first_column = true;
+    for (const Column& column : table.columns) {
+      if (!column.json) continue;
+      out << (first_column ? "" : ",") << core::EscapeCsvField(column.header);
+      first_column = false;
     }
     out << '\n';
     for (const auto& row : table.rows) {
       if (several) out << core::EscapeCsvField(table.section) << ',';
+      first_column = true;
       for (size_t i = 0; i < row.size(); ++i) {
-        out << (i > 0 ? "," : "");
+        if (!table.columns[i].json) continue;
+        out << (first_column ? "" : ",");
+        first_column = false;
         out << (std::holds_alternative<std::monostate>(row[i])
                     ? std::string()
                     : core::EscapeCsvField(Render(row[i], table.columns[i].precision)));
@@ -143,14 +449,20 @@ std::string TablesCsv(const std::vector<const ResultTable*>& tables) {
   std::string out;
   if (tables.empty()) return out;
   const std::vector<Column>& columns = tables.front()->columns;
-  for (size_t i = 0; i < columns.size(); ++i) {
-    out += (i > 0 ? "," : "") + core::EscapeCsvField(columns[i].key);
+  bool first_column = true;
+  for (const Column& column : columns) {
+    if (!column.json) continue;
+    out += (first_column ? "" : ",") + core::EscapeCsvField(column.key);
+    first_column = false;
   }
   out += '\n';
   for (const ResultTable* table : tables) {
     for (const auto& row : table->rows) {
+      first_column = true;
       for (size_t i = 0; i < row.size(); ++i) {
-        if (i > 0) out += ',';
+        if (!table->columns[i].json) continue;
+        if (!first_column) out += ',';
+        first_column = false;
         if (const auto* d = std::get_if<double>(&row[i])) {
           out += fmt::format("{}", *d);  // every digit the JSON has, not the display's
         } else if (!std::holds_alternative<std::monostate>(row[i])) {
@@ -199,6 +511,7 @@ void AppendRowsJson(std::string& s, const std::vector<ResultTable>& tables, bool
         first_key = false;
       }
       for (size_t i = 0; i < row.size(); ++i) {
+        if (!table.columns[i].json) continue;
         if (!first_key) s += ',';
         first_key = false;
         core::AppendJsonString(s, table.columns[i].key);

@@ -25,11 +25,15 @@ Format ParseFormat(std::string_view text);
 // An absent value renders as "n/a" in tables and CSV and as null in JSON.
 using Value = std::variant<std::monostate, int64_t, double, std::string>;
 
+// A column's values carry the unit its key names ("self_us", "size_bytes",
+// "peak_mib": unit in the key), in JSON and CSV as they are. Tables for people
+// (terminal, HTML) humanise time and byte columns (TableView below).
 struct Column {
   std::string key;       // snake_case JSON key
   std::string header;    // table and CSV header
   int precision = 2;     // decimals for doubles in table and CSV
   bool terminal = true;  // false: in JSON and CSV only, to keep terminal tables narrow
+  bool json = true;      // false: a humanised copy of another column, terminal and HTML only
 };
 
 struct ResultTable {
@@ -44,6 +48,27 @@ struct ResultTable {
 
 // A value as tables and CSV show it ("n/a" when absent).
 std::string RenderValue(const Value& value, int precision);
+
+// A table as people read it. Time columns (keys ending _ns, _us, _ms) and
+// byte columns (bytes, *_bytes, *_kib, *_mib) show each value in the unit
+// that suits it, with four significant digits at most ("1.355 ms", "29.93 s",
+// "1.50 GiB"; whole microseconds, from integer-µs timestamps, never get
+// decimals they do not have: "9 µs"), the unit gone from the header.
+// With max_width > 0 (the terminal): control characters escaped
+// (EscapeForTerminal), then names (demangled kernels) shortened, templates and
+// argument lists first, and other text wrapped ('\n' between lines), until
+// the table fits.
+struct TableView {
+  std::vector<size_t> columns;  // the table's columns shown, in order
+  std::vector<std::string> headers;
+  std::vector<bool> numeric;                    // right-aligned
+  std::vector<std::vector<std::string>> cells;  // per row, per shown column
+};
+TableView ViewOf(const ResultTable& table, bool terminal_columns_only, size_t max_width = 0);
+
+// `text` in at most `width` code points: template arguments and parameter
+// lists collapsed first ("f<…>(…)"), then the middle elided.
+std::string ShortenName(std::string_view text, size_t width);
 // The rows of `tables` as JSON objects, comma-separated, appended to `out`;
 // each begins with "section" (its table's) when `name_sections`.
 void AppendRowsJson(std::string& out, const std::vector<ResultTable>& tables, bool name_sections);

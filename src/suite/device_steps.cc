@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <cmath>
 #include <thread>
 
 #include "core/machine.h"
@@ -23,6 +24,20 @@ std::string Join(const std::vector<std::string>& items) {
   std::string out;
   for (const auto& item : items) out += (out.empty() ? "" : " ") + item;
   return out;
+}
+
+// A reading as people read it: bytes in KiB, MiB or GiB; anything else with
+// one decimal and its unit.
+std::string HumanValue(double value, const std::string& unit) {
+  if (unit == "bytes") {
+    static constexpr std::pair<double, const char*> kUnits[] = {
+        {1024.0 * 1024 * 1024, "GiB"}, {1024.0 * 1024, "MiB"}, {1024.0, "KiB"}};
+    for (const auto& [scale, name] : kUnits) {
+      if (std::fabs(value) >= scale) return fmt::format("{:.1f} {}", value / scale, name);
+    }
+    return fmt::format("{:.0f} B", value);
+  }
+  return unit.empty() ? fmt::format("{:.1f}", value) : fmt::format("{:.1f} {}", value, unit);
 }
 
 }  // namespace
@@ -72,17 +87,18 @@ StepOutput LoadSnapshot(const SnapshotOptions& options) {
   report::ResultTable table;
   table.section = "smi";
   table.title = "Device load (rates over the last 200 ms)";
+  // One unit per metric everywhere: JSON and CSV carry the value in the unit
+  // beside it (bytes, %, W, ...); the terminal and HTML show it humanised.
   table.columns = {{"device", "Device"},
                    {"metric", "Metric"},
-                   {"value", "Value", 1},
-                   {"unit", "Unit"},
+                   {"value", "Value", 1, false},
+                   {"unit", "Unit", 0, false},
+                   {"shown", "Value", 0, true, false},
                    {"note", "Note"}};
   for (const auto& m : reading.metrics) {
-    // Bytes read best as MiB on a terminal; JSON and CSV keep the raw figure.
-    const bool mib = options.bytes_as_mib && m.unit == "bytes" && m.value;
-    table.AddRow({monitor::DeviceOf(m), m.Key(),
-                  m.value ? Value{mib ? *m.value / (1 << 20) : *m.value} : Value{},
-                  mib ? std::string("MiB") : m.unit, m.value ? m.note : m.unavailable});
+    table.AddRow({monitor::DeviceOf(m), m.Key(), m.value ? Value{*m.value} : Value{}, m.unit,
+                  m.value ? HumanValue(*m.value, m.unit) : std::string("n/a"),
+                  m.value ? m.note : m.unavailable});
   }
   for (const auto& note : notes) table.notes.push_back(note);
   for (const auto& s : samplers) table.notes.push_back(s->device() + ": " + s->description());

@@ -21,7 +21,6 @@ StepOutput DeviceInfo(const devices::Device& device);
 struct SnapshotOptions {
   std::string devices = "all";  // "cpu", "cuda:N" or "all"
   int pid = 0;                  // whose resident memory to report (0: this process)
-  bool bytes_as_mib = false;    // for a terminal; JSON and CSV keep bytes
 };
 // Samples twice, 200 ms apart (rates need an interval).
 StepOutput LoadSnapshot(const SnapshotOptions& options);

@@ -84,9 +84,8 @@ SuiteResult RunSuite(const SuiteOptions& options) {
 
   std::vector<Step> steps;
   steps.push_back({"Device", {"info", "--device", dev}, [&] { return DeviceInfo(d); }});
-  steps.push_back({"Load now", {"smi", "--device", dev}, [&] {
-                     return LoadSnapshot({.devices = dev, .bytes_as_mib = true});
-                   }});
+  steps.push_back(
+      {"Load now", {"smi", "--device", dev}, [&] { return LoadSnapshot({.devices = dev}); }});
   steps.push_back({"Measured ceilings",
                    With({"bench", "roofline", "--device", dev, "--out", ceilings}, Fast(quick)),
                    [&] { return Roofline(d, {.out = ceilings, .runner = Runner(quick)}); }});

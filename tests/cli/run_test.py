@@ -87,6 +87,31 @@ with tempfile.TemporaryDirectory() as tmp:
     check(html.count('class="tick"') >= 12, "the charts have tick labels")
     check(re.search(r'>fp32 peak [0-9.]+ [kMGTP]? ?FLOP/s<', html) is not None,
           "the matmul chart draws the fp32 peak")
+    # One unit system: a metric has one unit in smi's JSON, results.json and
+    # analysis.json (the unit in the key, "_us", or beside it, "unit").
+    smi = json.loads(subprocess.run([opscope, "smi", "--format", "json"], capture_output=True,
+                                    text=True, timeout=60).stdout)
+    run_smi = [r for st in results["steps"] for r in st["results"] if r.get("section") == "smi"]
+    smi_units = {r["metric"]: r["unit"] for r in smi["results"]}
+    check(run_smi and all(smi_units.get(r["metric"], r["unit"]) == r["unit"] for r in run_smi),
+          "smi and results.json give each device metric the same unit")
+    totals = [r["value"] for r in smi["results"] + run_smi if r["metric"] == "memory_total_bytes"]
+    check(len(totals) == 2 and totals[0] == totals[1],
+          f"memory_total_bytes is the same figure in both ({totals})")
+    analysis_json = json.load(open(os.path.join(out, "analysis", "analysis.json")))
+    unit_key = re.compile(r"^(.*?)_(ns|us|ms|s|bytes|kib|mib|gib|kb|mb|gb)$")
+    seen = {}
+    for source, rows in (("smi", smi["results"]),
+                         ("results.json", [r for st in results["steps"] for r in st["results"]]),
+                         ("analysis.json", analysis_json["results"])):
+        for row in rows:
+            for key in row:
+                m = unit_key.match(key)
+                if m:
+                    seen.setdefault(m.group(1), set()).add((m.group(2), source))
+    mixed = {stem: sorted(units) for stem, units in seen.items() if len({u for u, _ in units}) > 1}
+    check(not mixed, f"no metric in two units across the outputs {mixed}")
+
     # Every CSV loads with pandas, with unique column names.
     try:
         import pandas

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <sstream>
 
 #include "opscope/opscope.h"
@@ -63,6 +64,119 @@ TEST(ResultTable, RowWidthMustMatchColumns) {
   ResultTable t = Sample();
   EXPECT_THROW(t.AddRow({int64_t{1}}), Error);
   EXPECT_THROW(ParseFormat("xml"), Error);
+}
+
+TEST(TableView, TimesAndBytesInTheUnitThatSuitsEachValue) {
+  ResultTable t;
+  t.columns = {{"self_us", "Self us", 3},
+               {"wait_ms", "Wait (ms)", 3},
+               {"size_bytes", "Bytes"},
+               {"peak_mib", "Peak MiB"},
+               {"count", "Count"}};
+  t.AddRow({1355.2, 29930.0, int64_t{512}, 1536.0, int64_t{7}});
+  t.AddRow({0.5, 0.001, int64_t{3 << 20}, 0.5, int64_t{8}});
+  const TableView v = ViewOf(t, true);
+  EXPECT_EQ(v.headers, (std::vector<std::string>{"Self", "Wait", "Bytes", "Peak", "Count"}));
+  EXPECT_EQ(v.cells[0],
+            (std::vector<std::string>{"1.355 ms", "29.93 s", "512 B", "1.50 GiB", "7"}));
+  EXPECT_EQ(v.cells[1], (std::vector<std::string>{"500 ns", "1 µs", "3.00 MiB", "512.0 KiB", "8"}));
+}
+
+TEST(TableView, WholeMicrosecondsGetNoDecimals) {
+  // Kineto's integer-microsecond timestamps: 9 us is "9 µs", not "9.000 µs".
+  ResultTable t;
+  t.columns = {{"p50_us", "p50 us", 3}};
+  t.AddRow({9.0});
+  t.AddRow({1234.0});
+  const TableView v = ViewOf(t, true);
+  EXPECT_EQ(v.cells[0][0], "9 µs");
+  EXPECT_EQ(v.cells[1][0], "1.234 ms");
+  t.AddRow({9.5});  // a half microsecond: the data resolve nanoseconds
+  EXPECT_EQ(ViewOf(t, true).cells[0][0], "9.000 µs");
+}
+
+TEST(TableView, NamesAreShortenedTemplatesFirst) {
+  const std::string kernel =
+      "void at::native::vectorized_elementwise_kernel<4, at::native::AUnaryFunctor<float, float, "
+      "float, at::native::binary_internal::MulFunctor<float> >, at::detail::Array<char*, 2> "
+      ">(int, at::native::AUnaryFunctor<float, float, float, "
+      "at::native::binary_internal::MulFunctor<float> >, at::detail::Array<char*, 2>)";
+  EXPECT_EQ(ShortenName(kernel, 70), "void at::native::vectorized_elementwise_kernel<…>(…)");
+  EXPECT_EQ(ShortenName("aten::convolution_backward", 30), "aten::convolution_backward");
+  // A little too long: the beginning is kept.
+  EXPECT_EQ(ShortenName("aten::convolution_backward_x", 20), "aten::convolution_b…");
+  // Still too long once collapsed: the middle goes, the ends stay.
+  // 24 points: the first 15, "…", the last 8.
+  EXPECT_EQ(ShortenName(kernel, 24), "void at::native…el<…>(…)");
+}
+
+TEST(TableView, TheTerminalTableFitsItsWidth) {
+  ResultTable t;
+  t.title = "wide";
+  t.columns = {{"name", "Name"}, {"why", "Why"}};
+  for (int i = 0; i < 3; ++i) {
+    t.AddRow({"void very::long::kernel<" + std::string(150, 'x') + ">(int)",
+              std::string("a reason that goes on ") + std::string(20, 'y') +
+                  " and on and on and on "
+                  "and on, long after any table column could hold it in one line"});
+  }
+  std::ostringstream out;
+  WriteTable(out, {t});
+  std::istringstream lines(out.str());
+  size_t widest = 0, rows = 0;
+  for (std::string line; std::getline(lines, line); ++rows) {
+    widest =
+        std::max(widest, static_cast<size_t>(std::count_if(line.begin(), line.end(), [](char c) {
+                   return (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+                 })));
+  }
+  EXPECT_LE(widest, 120u) << out.str();
+  EXPECT_GT(rows, 3u + 3u);  // the reasons were wrapped onto more lines
+  EXPECT_NE(out.str().find("void very::long::kernel<…>(int)"), std::string::npos) << out.str();
+}
+
+TEST(TableView, AWideTableOfOneRowIsShownAsPairs) {
+  ResultTable t;
+  for (int i = 0; i < 12; ++i) {
+    t.columns.push_back(
+        {"column_" + std::to_string(i), "A long column header " + std::to_string(i)});
+  }
+  std::vector<Value> row;
+  for (int i = 0; i < 12; ++i) row.push_back(int64_t{i});
+  t.AddRow(row);
+  std::ostringstream out;
+  WriteTable(out, {t});
+  EXPECT_NE(out.str().find("Field"), std::string::npos);
+  EXPECT_NE(out.str().find("A long column header 11  11"), std::string::npos) << out.str();
+}
+
+TEST(TableView, AWideTableOfManyRowsIsShownInBlocksOfColumns) {
+  ResultTable t;
+  for (int i = 0; i < 12; ++i) {
+    t.columns.push_back(
+        {"column_" + std::to_string(i), "A long column header " + std::to_string(i)});
+  }
+  for (int r = 0; r < 2; ++r) {
+    std::vector<Value> row;
+    for (int i = 0; i < 12; ++i) row.push_back(int64_t{100 * r + i});
+    t.AddRow(row);
+  }
+  std::ostringstream out;
+  WriteTable(out, {t});
+  const std::string s = out.str();
+  // Every column is shown once, the first in every block.
+  for (int i = 1; i < 12; ++i) {
+    const std::string header = "A long column header " + std::to_string(i);
+    EXPECT_TRUE(s.find(header + " ") != std::string::npos ||
+                s.find(header + "\n") != std::string::npos)
+        << header;
+  }
+  size_t blocks = 0;
+  for (size_t at = s.find("A long column header 0"); at != std::string::npos;
+       at = s.find("A long column header 0", at + 1)) {
+    ++blocks;
+  }
+  EXPECT_GE(blocks, 3u) << s;
 }
 
 }  // namespace
