@@ -8,6 +8,7 @@
 #include <initializer_list>
 #include <map>
 #include <optional>
+#include <tuple>
 
 #include "core/machine.h"
 #include "core/text.h"
@@ -34,13 +35,32 @@ size_t Width(std::string_view text) {
   }));
 }
 
-void AppendJsonValue(std::string& out, const Value& value) {
+// A number times `factor` (MachineKey), in JSON's and CSV's form: an integer
+// when it is one, else rounded to a thousandth of the base unit (a picosecond,
+// a thousandth of a byte), the noise of the unit change left out.
+std::string Scaled(double v, double factor) {
+  if (factor == 1) return fmt::format("{}", v);
+  double x = v * factor;
+  x = std::round(x * 1000) / 1000;
+  if (std::fabs(x) < 9e15 && x == std::floor(x)) return std::to_string(static_cast<int64_t>(x));
+  return fmt::format("{}", x);
+}
+
+void AppendJsonValue(std::string& out, const Value& value, double factor = 1) {
   if (std::holds_alternative<std::monostate>(value)) {
     out += "null";
   } else if (const auto* i = std::get_if<int64_t>(&value)) {
-    core::AppendInt(out, *i);
+    if (factor == 1) {
+      core::AppendInt(out, *i);
+    } else {
+      out += Scaled(static_cast<double>(*i), factor);
+    }
   } else if (const auto* d = std::get_if<double>(&value)) {
-    core::AppendJsonNumber(out, *d);
+    if (factor == 1 || !std::isfinite(*d)) {
+      core::AppendJsonNumber(out, *d);
+    } else {
+      out += Scaled(*d, factor);
+    }
   } else {
     core::AppendJsonString(out, std::get<std::string>(value));
   }
@@ -206,6 +226,45 @@ std::string Wrap(std::string_view text, size_t width) {
 }
 
 }  // namespace
+
+std::string CsvValue(const Value& value, const Column& column) {
+  if (std::holds_alternative<std::monostate>(value)) return {};
+  const double factor = MachineKeyOf(column.key).factor;
+  if (const auto* d = std::get_if<double>(&value)) return Scaled(*d, factor);
+  if (const auto* i = std::get_if<int64_t>(&value)) {
+    return factor == 1 ? std::to_string(*i) : Scaled(static_cast<double>(*i), factor);
+  }
+  return core::EscapeCsvField(std::get<std::string>(value));
+}
+
+MachineKey MachineKeyOf(std::string_view key) {
+  const auto stem = [&](size_t suffix) { return std::string(key.substr(0, key.size() - suffix)); };
+  if (key.ends_with("_us")) return {stem(3) + "_ns", 1e3};
+  if (key.ends_with("_ms")) return {stem(3) + "_ns", 1e6};
+  if (key == "mib") return {"bytes", 1024.0 * 1024};
+  if (key.ends_with("_mib")) return {stem(4) + "_bytes", 1024.0 * 1024};
+  if (key.ends_with("_kib")) return {stem(4) + "_bytes", 1024};
+  if (key == "mb") return {"bytes", 1e6};
+  if (key.ends_with("_mb")) return {stem(3) + "_bytes", 1e6};
+  if (key == "gbytes") return {"bytes", 1e9};
+  if (key == "gflop") return {"flops", 1e9};
+  // Rates: the token anywhere in the key ("gbps_p10", "median_gbps", "achieved_tflops").
+  for (const auto& [token, base, factor] :
+       {std::tuple<std::string_view, std::string_view, double>{"gbps", "bytes_per_s", 1e9},
+        {"gflops", "flop_per_s", 1e9},
+        {"tflops", "flop_per_s", 1e12}}) {
+    for (size_t at = key.find(token); at != std::string_view::npos; at = key.find(token, at + 1)) {
+      const bool starts = at == 0 || key[at - 1] == '_';
+      const bool ends = at + token.size() == key.size() || key[at + token.size()] == '_';
+      if (starts && ends) {
+        return {std::string(key.substr(0, at)) + std::string(base) +
+                    std::string(key.substr(at + token.size())),
+                factor};
+      }
+    }
+  }
+  return {std::string(key), 1};
+}
 
 std::string ShortenName(std::string_view text, size_t width) {
   if (Width(text) <= width) return std::string(text);
@@ -425,7 +484,7 @@ void WriteCsv(std::ostream& out, const std::vector<ResultTable>& tables) {
     bool first_column = true;
     for (const Column& column : table.columns) {
       if (!column.json) continue;
-      out << (first_column ? "" : ",") << core::EscapeCsvField(column.header);
+      out << (first_column ? "" : ",") << core::EscapeCsvField(MachineKeyOf(column.key).key);
       first_column = false;
     }
     out << '\n';
@@ -436,9 +495,7 @@ void WriteCsv(std::ostream& out, const std::vector<ResultTable>& tables) {
         if (!table.columns[i].json) continue;
         out << (first_column ? "" : ",");
         first_column = false;
-        out << (std::holds_alternative<std::monostate>(row[i])
-                    ? std::string()
-                    : core::EscapeCsvField(Render(row[i], table.columns[i].precision)));
+        out << CsvValue(row[i], table.columns[i]);
       }
       out << '\n';
     }
@@ -452,7 +509,7 @@ std::string TablesCsv(const std::vector<const ResultTable*>& tables) {
   bool first_column = true;
   for (const Column& column : columns) {
     if (!column.json) continue;
-    out += (first_column ? "" : ",") + core::EscapeCsvField(column.key);
+    out += (first_column ? "" : ",") + core::EscapeCsvField(MachineKeyOf(column.key).key);
     first_column = false;
   }
   out += '\n';
@@ -463,11 +520,7 @@ std::string TablesCsv(const std::vector<const ResultTable*>& tables) {
         if (!table->columns[i].json) continue;
         if (!first_column) out += ',';
         first_column = false;
-        if (const auto* d = std::get_if<double>(&row[i])) {
-          out += fmt::format("{}", *d);  // every digit the JSON has, not the display's
-        } else if (!std::holds_alternative<std::monostate>(row[i])) {
-          out += core::EscapeCsvField(Render(row[i], table->columns[i].precision));
-        }
+        out += CsvValue(row[i], table->columns[i]);
       }
       out += '\n';
     }
@@ -514,9 +567,10 @@ void AppendRowsJson(std::string& s, const std::vector<ResultTable>& tables, bool
         if (!table.columns[i].json) continue;
         if (!first_key) s += ',';
         first_key = false;
-        core::AppendJsonString(s, table.columns[i].key);
+        const MachineKey key = MachineKeyOf(table.columns[i].key);
+        core::AppendJsonString(s, key.key);
         s += ':';
-        AppendJsonValue(s, row[i]);
+        AppendJsonValue(s, row[i], key.factor);
       }
       s += '}';
     }

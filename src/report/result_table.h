@@ -26,7 +26,8 @@ Format ParseFormat(std::string_view text);
 using Value = std::variant<std::monostate, int64_t, double, std::string>;
 
 // A column's values carry the unit its key names ("self_us", "size_bytes",
-// "peak_mib": unit in the key), in JSON and CSV as they are. Tables for people
+// "peak_mib": unit in the key). JSON and CSV write base units, the unit in the
+// key (MachineKey below: "self_us" 1.5 is "self_ns" 1500); tables for people
 // (terminal, HTML) humanise time and byte columns (TableView below).
 struct Column {
   std::string key;       // snake_case JSON key
@@ -45,6 +46,20 @@ struct ResultTable {
 
   void AddRow(std::vector<Value> row);
 };
+
+// The key and factor a column has in JSON and CSV: base units, named in the
+// key. Times in ns ("_us", "_ms" -> "_ns"), sizes in bytes ("mib", "_kib",
+// "mb" (10^6 B), "gbytes" -> "bytes"), rates in bytes/s ("gbps" ->
+// "bytes_per_s") and FLOP/s ("gflops", "tflops" -> "flop_per_s"), FLOP counts
+// in FLOPs ("gflop" -> "flops"); any other key unchanged (factor 1).
+struct MachineKey {
+  std::string key;
+  double factor = 1;
+};
+MachineKey MachineKeyOf(std::string_view key);
+// A value as JSON has it, as one CSV field: base units, every digit; empty
+// when absent.
+std::string CsvValue(const Value& value, const Column& column);
 
 // A value as tables and CSV show it ("n/a" when absent).
 std::string RenderValue(const Value& value, int precision);

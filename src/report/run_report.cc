@@ -207,14 +207,11 @@ std::string RunSummaryCsv(const std::vector<RunStep>& steps) {
         const auto& row = t.rows[r];
         for (size_t i = 0; i < row.size() && i < t.columns.size(); ++i) {
           if (std::holds_alternative<std::monostate>(row[i])) continue;
+          if (!t.columns[i].json) continue;
           out += core::EscapeCsvField(step.title) + "," + core::EscapeCsvField(t.section) + "," +
-                 std::to_string(r) + "," + core::EscapeCsvField(t.columns[i].key) + ",";
-          if (const auto* d = std::get_if<double>(&row[i])) {
-            out += fmt::format("{}", *d);
-          } else {
-            out += core::EscapeCsvField(RenderValue(row[i], t.columns[i].precision));
-          }
-          out += '\n';
+                 std::to_string(r) + "," +
+                 core::EscapeCsvField(MachineKeyOf(t.columns[i].key).key) + "," +
+                 CsvValue(row[i], t.columns[i]) + '\n';
         }
       }
     }

@@ -309,8 +309,9 @@ StepOutput Conv2d(devices::Device& device, const Conv2dOptions& options) {
                                          TimingColumns(),
                                          {{"macs", "MACs", 0, false},
                                           {"flops", "FLOPs", 0, false},
-                                          {"gmacs", "GMACs", 3},
-                                          {"gflop", "GFLOPs", 3},
+                                          // Human copies of macs and flops.
+                                          {"gmacs", "GMACs", 3, true, false},
+                                          {"gflop", "GFLOPs", 3, true, false},
                                           {"tflops", "TFLOP/s", 3}},
                                          RatingColumns());
   int failed = 0;

@@ -139,7 +139,7 @@ if "there is no cpufreq" in v1["clock"]:
     assert "reused from" in v2["clock"], v2["clock"]
 ' "$dir/info-first.json" "$dir/info-second.json"
 expect_status 0 "info csv" "$opscope" info --format csv
-expect_grep "^Property,Value" "$dir/out" "csv header"
+expect_grep "^property,value" "$dir/out" "csv header (the JSON keys)"
 expect_status 0 "info --out" "$opscope" info --format json --out "$dir/info.json"
 expect_status 0 "info --out shape" "$python" "$tools/check_json_output.py" < "$dir/info.json"
 expect_status 4 "unwritable --out" "$opscope" info --out /nonexistent-dir/info.json
@@ -214,7 +214,7 @@ expect_status 0 "bench matmul json" "$opscope" bench matmul --sizes 64,32x48x40 
   --format json "${quick[@]}"
 cp "$dir/out" "$dir/matmul.json"
 expect_status 0 "bench matmul json shape" "$python" "$tools/check_json_output.py" \
-  --require median_ms --require gflops --require flops --require pct_peak --require status < "$dir/matmul.json"
+  --require median_ns --require flop_per_s --require flops --require pct_peak --require status < "$dir/matmul.json"
 expect_grep '"status":"waived"' "$dir/matmul.json" "openblas bf16 waived, not failed"
 expect_grep '"size":"32x48x40"' "$dir/matmul.json" "MxNxK sizes"
 expect_status 0 "bench matmul json has the doubts" "$python" "$tools/check_json_output.py" \
@@ -238,11 +238,11 @@ expect_status 0 "bench conv2d custom" "$opscope" bench conv2d --configs mb2ic8ih
   --format json "${quick[@]}"
 cp "$dir/out" "$dir/conv.json"
 expect_status 0 "conv2d json shape" "$python" "$tools/check_json_output.py" \
-  --require macs --require flops --require tflops --require median_ms < "$dir/conv.json"
+  --require macs --require flops --require flop_per_s --require median_ns < "$dir/conv.json"
 expect_status 2 "bad conv config" "$opscope" bench conv2d --configs mb2ic8
 expect_grep "missing ih" "$dir/err" "conv error names the missing key"
 expect_status 0 "bw csv" "$opscope" bw --sizes 64K,1M --format csv --min-reps 2 --min-time 0
-expect_grep "^Case,Type,Kernel,Size" "$dir/out" "bw csv header"
+expect_grep "^case,type,kernel,size,size_bytes" "$dir/out" "bw csv header (the JSON keys, base units)"
 expect_grep "not applicable: host memory is device memory" "$dir/out" "h2d not faked"
 expect_status 2 "bw bad size" "$opscope" bw --sizes 0K..1M
 expect_status 2 "bw bad type" "$opscope" bw --type p2p
@@ -402,7 +402,7 @@ expect_grep '^layout_conversions,.*,TransData,TransData,layout kernel,57,.*NCHW-
   "TransData is reported by format conversion"
 expect_status 0 "analyze the advisor sample's AI CPU tasks" "$opscope" analyze "$samples/kernel_details_advisor.csv" \
   --format csv --out "$dir/ai-cpu-analysis"
-expect_grep '^cpu_fallback,.*,AI_CPU task,trans_Cast_5,579.600,Cast; INT32->UINT64' "$dir/out" \
+expect_grep '^cpu_fallback,.*,AI_CPU task,trans_Cast_5,579600,Cast; INT32->UINT64' "$dir/out" \
   "the AI CPU fallback names its op type and data types"
 # A broken side file is listed with its error; the timeline is still analysed.
 mkdir -p "$dir/job3"

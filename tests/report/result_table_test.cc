@@ -34,9 +34,10 @@ TEST(ResultTable, TableAlignsAndEscapesTerminalControls) {
 TEST(ResultTable, CsvQuotesUntrustedStrings) {
   std::ostringstream out;
   WriteCsv(out, {Sample()});
+  // Machine keys and base units: 1.5 ms is 1500000 ns.
   EXPECT_EQ(out.str(),
-            "Operator,Count,Total ms\n"
-            "matmul,3,1.500\n"
+            "operator,count,total_ns\n"
+            "matmul,3,1500000\n"
             "\"<img src=x onerror=alert(1)>,\"\"\n\\x1b[2J\",1,\n");
 }
 
@@ -44,11 +45,12 @@ TEST(ResultTable, JsonHasTheSharedShape) {
   std::ostringstream out;
   WriteJson(out, "bench", {Sample()});
   const std::string s = out.str();
-  EXPECT_EQ(s.rfind("{\"schema_version\":1,\"opscope_version\":\"", 0), 0u);
+  EXPECT_EQ(s.rfind("{\"schema_version\":2,\"opscope_version\":\"", 0), 0u);
   EXPECT_NE(s.find("\"command\":\"bench\""), std::string::npos);
   EXPECT_NE(s.find("\"machine\":{\"host\":"), std::string::npos);
-  EXPECT_NE(s.find("{\"operator\":\"matmul\",\"count\":3,\"total_ms\":1.5}"), std::string::npos);
-  EXPECT_NE(s.find("\"total_ms\":null"), std::string::npos);
+  EXPECT_NE(s.find("{\"operator\":\"matmul\",\"count\":3,\"total_ns\":1500000}"),
+            std::string::npos);
+  EXPECT_NE(s.find("\"total_ns\":null"), std::string::npos);
   EXPECT_NE(s.find("\\u003cimg"), std::string::npos);
 }
 
@@ -64,6 +66,37 @@ TEST(ResultTable, RowWidthMustMatchColumns) {
   ResultTable t = Sample();
   EXPECT_THROW(t.AddRow({int64_t{1}}), Error);
   EXPECT_THROW(ParseFormat("xml"), Error);
+}
+
+TEST(MachineKey, BaseUnitsNamedInTheKey) {
+  const auto is = [](std::string_view key, std::string_view want, double factor) {
+    const MachineKey k = MachineKeyOf(key);
+    EXPECT_EQ(k.key, want) << key;
+    EXPECT_EQ(k.factor, factor) << key;
+  };
+  is("self_us", "self_ns", 1e3);
+  is("median_ms", "median_ns", 1e6);
+  is("start_ns", "start_ns", 1);
+  is("mib", "bytes", 1024.0 * 1024);
+  is("peak_allocated_mib", "peak_allocated_bytes", 1024.0 * 1024);
+  is("mb", "bytes", 1e6);  // Ascend's MB: 10^6 bytes
+  is("gbytes", "bytes", 1e9);
+  is("gbps", "bytes_per_s", 1e9);
+  is("gbps_p10", "bytes_per_s_p10", 1e9);
+  is("median_gbps", "median_bytes_per_s", 1e9);
+  is("gflops", "flop_per_s", 1e9);
+  is("achieved_tflops", "achieved_flop_per_s", 1e12);
+  is("gflop", "flops", 1e9);
+  is("status", "status", 1);
+  is("focus_ms_total", "focus_ms_total", 1);  // a unit inside a key is not one
+}
+
+TEST(MachineKey, CsvValuesInBaseUnits) {
+  EXPECT_EQ(CsvValue(1.234, {"x_us", "X"}), "1234");
+  EXPECT_EQ(CsvValue(0.0005, {"x_us", "X"}), "0.5");
+  EXPECT_EQ(CsvValue(int64_t{3}, {"m_mib", "M"}), "3145728");
+  EXPECT_EQ(CsvValue(Value{}, {"x_us", "X"}), "");
+  EXPECT_EQ(CsvValue(std::string("a,b"), {"s", "S"}), "\"a,b\"");
 }
 
 TEST(TableView, TimesAndBytesInTheUnitThatSuitsEachValue) {

@@ -72,22 +72,23 @@ def check_real(opscope, data, tmp, failures):
         failures.append("real db: kernels differ: %s" % sorted(set(got) ^ set(want))[:5])
     for name, (count, total) in want.items():
         g = got.get(name)
-        if g and (g["count"] != count or abs(g["total_us"] * 1000 - total) > 0.5):
-            failures.append("real db: %s: %s/%s us, expected %s/%s ns" %
-                            (name, g["count"], g["total_us"], count, total))
+        if g and (g["count"] != count or abs(g["total_ns"] - total) > 0.5):
+            failures.append("real db: %s: %s/%s ns, expected %s/%s ns" %
+                            (name, g["count"], g["total_ns"], count, total))
     analysis = connect(os.path.join(out_dir, "analysis.db"))
     (step, computing, free), = analysis.execute("SELECT step, computing, free FROM StepTraceTime")
     steps = section(results, "ascend_steps")
     if len(steps) != 1 or steps[0]["step"] != step or \
-            abs(steps[0]["computing_ms"] - computing / 1e3) > 1e-6 or \
-            abs(steps[0]["free_ms"] - free / 1e3) > 1e-6:
+            abs(steps[0]["computing_ns"] - computing * 1e3) > 1 or \
+            abs(steps[0]["free_ns"] - free * 1e3) > 1:
         failures.append("real db: steps %s, expected step %s computing %s us free %s us" %
                         (steps, step, computing, free))
     (ops, elapse, wait), = analysis.execute(
         "SELECT count(*), sum(elapse_time), sum(wait_time) FROM CommAnalyzerTime")
     comm = section(results, "ascend_communication")
     if len(comm) != 1 or comm[0]["operations"] != ops or \
-            abs(comm[0]["elapse_ms"] - elapse) > 1e-5 or abs(comm[0]["wait_ms"] - wait) > 1e-5:
+            abs(comm[0]["elapse_ns"] - elapse * 1e6) > 10 or \
+            abs(comm[0]["wait_ns"] - wait * 1e6) > 10:
         failures.append("real db: communication %s, expected %s ops, %s ms, wait %s ms" %
                         (comm, ops, elapse, wait))
     if not section(results, "ascend_ai_core"):
@@ -237,24 +238,27 @@ def build_twin(text_dir, db_dir):
 
 # Per section: the key of a row and the fields compared.
 COMPARED = {
-    "kernels": (("operator",), ("count", "total_us", "category")),
-    "ascend_ai_core": (("name",), ("count", "total_us", "measured", "cube_ratio", "vector_ratio",
+    "kernels": (("operator",), ("count", "total_ns", "category")),
+    "ascend_ai_core": (("name",), ("count", "total_ns", "measured", "cube_ratio", "vector_ratio",
                                    "scalar_ratio", "mte1_ratio", "mte2_ratio", "mte3_ratio",
                                    "fixpipe_ratio", "mean_blocks", "bound")),
-    "ascend_steps": (("step",), ("step_ms", "computing_ms", "comm_not_overlapped_ms",
-                                 "overlapped_ms", "free_ms", "bubble_ms", "preparing_ms")),
-    "ascend_communication": (("rank",), ("operations", "elapse_ms", "transit_ms", "wait_ms",
-                                         "sync_ms", "idle_ms", "transports")),
-    "ascend_collectives": (("operation",), ("elapse_ms", "transit_ms", "wait_ms", "gbps", "mb")),
-    "ascend_links": (("src", "dst"), ("transport", "mb", "transit_ms", "gbps", "median_gbps",
-                                      "slow")),
-    "layout_conversions": (("name",), ("count", "total_us", "formats")),
+    "ascend_steps": (("step",), ("step_ns", "computing_ns", "comm_not_overlapped_ns",
+                                 "overlapped_ns", "free_ns", "bubble_ns", "preparing_ns")),
+    "ascend_communication": (("rank",), ("operations", "elapse_ns", "transit_ns", "wait_ns",
+                                         "sync_ns", "idle_ns", "transports")),
+    "ascend_collectives": (("operation",), ("elapse_ns", "transit_ns", "wait_ns", "bytes_per_s",
+                                            "bytes")),
+    "ascend_links": (("src", "dst"), ("transport", "bytes", "transit_ns", "bytes_per_s",
+                                      "median_bytes_per_s", "slow")),
+    "layout_conversions": (("name",), ("count", "total_ns", "formats")),
 }
 
 
 def same(a, b):
-    if isinstance(a, float) or isinstance(b, float):
-        return a is not None and b is not None and abs(a - b) <= 1e-6 * max(1, abs(a))
+    # Base units (ns, bytes) come as integers when whole: compare numbers by value.
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)) and \
+            not isinstance(a, bool) and not isinstance(b, bool):
+        return abs(a - b) <= 1e-6 * max(1, abs(a))
     return a == b
 
 

@@ -185,7 +185,9 @@ def section(results, name, rank=None):
 
 
 def close(a, b):
-    if isinstance(a, float) or isinstance(b, float):
+    # Base units (ns, bytes) come as integers when whole: compare numbers by value.
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)) and \
+            not isinstance(a, bool) and not isinstance(b, bool):
         return a is not None and b is not None and abs(a - b) <= 1e-6 * max(1, abs(a))
     return a == b
 
@@ -228,7 +230,7 @@ def check_summaries(name, results, text_out, failures, msprof_out=None):
         got = section(results, "ascend_op_types", rank)
         want = [(o["OP Type"], o["Core Type"], int(o["Count"]), ns(o["Total Time(us)"]) / 1e6)
                 for o in ops]
-        have = [(r["op_type"], r["core_type"], r["count"], r["total_ms"]) for r in got]
+        have = [(r["op_type"], r["core_type"], r["count"], r["total_ns"] / 1e6) for r in got]
         if [w[:3] for w in want] != [h[:3] for h in have] or not all(
                 close(w[3], h[3]) for w, h in zip(want, have)):
             failures.append("%s: rank %d op types %s, expected %s" % (name, rank, have[:3],
@@ -238,7 +240,7 @@ def check_summaries(name, results, text_out, failures, msprof_out=None):
         for a in apis:
             g = got.get((a["Level"], a["API Name"]))
             if g is None or g["calls"] != int(a["Count"]) or not close(
-                    g["total_ms"], ns(a["Time(us)"]) / 1e6):
+                    g["total_ns"] / 1e6, ns(a["Time(us)"]) / 1e6):
                 failures.append("%s: rank %d API %s: %s" % (name, rank, a["API Name"], g))
         compile_ms = sum(ns(a["Time(us)"]) for a in apis
                          if a["API Name"].lower().startswith("aclopcompile")) / 1e6
@@ -253,10 +255,10 @@ def check_summaries(name, results, text_out, failures, msprof_out=None):
                                        round(float(m["Total Reserved(MB)"]) * 1048576))
         got = {r["name"]: r for r in section(results, "ascend_module_memory", rank)}
         want = {c: b for c, b in mods.items() if b > 0}
-        if set(got) != set(want) or any(not close(got[c]["peak_mib"], b / 1048576)
+        if set(got) != set(want) or any(not close(got[c]["peak_bytes"] / 1048576, b / 1048576)
                                         for c, b in want.items()):
             failures.append("%s: rank %d module memory %s, expected %s" %
-                            (name, rank, {c: r["peak_mib"] for c, r in got.items()}, want))
+                            (name, rank, {c: r["peak_bytes"] for c, r in got.items()}, want))
         if msprof_out is None:
             details = collections.defaultdict(lambda: [0, 0, 0])
             for d in rows(os.path.join(text_out[rank], "operator_details.csv")):
@@ -270,8 +272,8 @@ def check_summaries(name, results, text_out, failures, msprof_out=None):
                                 (name, rank, sorted(set(got) ^ set(details))[:4]))
             for op, (n, host, device) in details.items():
                 g = got.get(op)
-                if g and (g["rows"] != n or not close(g["host_self_ms"], host / 1e6) or
-                          not close(g["device_self_ms"], device / 1e6)):
+                if g and (g["rows"] != n or not close(g["host_self_ns"] / 1e6, host / 1e6) or
+                          not close(g["device_self_ns"] / 1e6, device / 1e6)):
                     failures.append("%s: rank %d operator %s: %s, expected %s" %
                                     (name, rank, op, g, (n, host / 1e6, device / 1e6)))
             continue
@@ -279,19 +281,21 @@ def check_summaries(name, results, text_out, failures, msprof_out=None):
         comm = rows(os.path.join(out, "communication_statistic_%s.csv" % TS))
         got = section(results, "ascend_communication_types", rank)
         if [(c["OP Type"], int(c["Count"]), ns(c["Total Time(us)"]) / 1e6) for c in comm] != [
-                (r["op_type"], r["count"], r["total_ms"]) for r in got]:
+                (r["op_type"], r["count"], r["total_ns"] / 1e6) for r in got]:
             failures.append("%s: rank %d communication types %s" % (name, rank, got))
         peak = max(ns(m["memory(KB)"]) for m in rows(os.path.join(out, "npu_mem_%s.csv" % TS)))
         got = {r["name"]: r for r in section(results, "ascend_npu_memory", rank)}
-        if "app memory" not in got or not close(got["app memory"]["peak_mib"],
+        if "app memory" not in got or not close(got["app memory"]["peak_bytes"] / 1048576,
                                                 peak / 1000 / 1024):
             failures.append("%s: rank %d npu_mem peak %s, expected %s MiB" %
                             (name, rank, got, peak / 1000 / 1024))
         got = section(results, "ascend_iterations", rank)
         want = [(i, ns(t) / 1e6, ns(fb) / 1e6, ns(ref) / 1e6,
                  None if aug == "N/A" else ns(aug) / 1e6) for i, t, fb, ref, aug in ITERATIONS]
-        have = [(r["iteration"], r["iteration_ms"], r["fp_to_bp_ms"], r["refresh_ms"],
-                 r["data_aug_ms"]) for r in got]
+        def ms(value):  # analysis.json's ns as the file's ms
+            return None if value is None else value / 1e6
+        have = [(r["iteration"], ms(r["iteration_ns"]), ms(r["fp_to_bp_ns"]), ms(r["refresh_ns"]),
+                 ms(r["data_aug_ns"])) for r in got]
         if have != want:
             failures.append("%s: rank %d iterations %s, expected %s" % (name, rank, have, want))
 
@@ -312,7 +316,7 @@ def check_task_time(opscope, text, msprof_root, tmp, failures):
                 if not r["operator"].startswith("hcom_")}
         got = {r["operator"]: r for r in section(results, "kernels", rank)}
         copy = got.pop("MEMCPY_ASYNC", None)
-        if copy is None or copy["count"] != 1 or not close(copy["total_us"], 20.25) or \
+        if copy is None or copy["count"] != 1 or not close(copy["total_ns"] / 1e3, 20.25) or \
                 copy["category"] == "kernel":
             failures.append("task_time: rank %d: the MEMCPY_ASYNC task: %s" % (rank, copy))
         if "EVENT_RECORD" in got:
@@ -321,7 +325,7 @@ def check_task_time(opscope, text, msprof_root, tmp, failures):
             failures.append("task_time: rank %d kernels differ: %s" %
                             (rank, sorted(set(got) ^ set(want))[:4]))
         for k in set(got) & set(want):
-            for field in ("count", "total_us"):
+            for field in ("count", "total_ns"):
                 if not close(got[k][field], want[k][field]):
                     failures.append("task_time: rank %d %s %s: %r, text %r" %
                                     (rank, k, field, got[k][field], want[k][field]))

@@ -51,11 +51,11 @@ def main():
     if set(got) != set(live):
         failures.append("live operators %s, expected %s" % (sorted(got), sorted(live)))
     for name, bytes_ in live.items():
-        if name in got and abs(got[name]["mib"] - bytes_ / 2**20) > 1e-3:
-            failures.append("%s: %s MiB live, expected %s" % (name, got[name]["mib"], bytes_ / 2**20))
+        if name in got and abs(got[name]["bytes"] - bytes_) > 1:
+            failures.append("%s: %s bytes live, expected %s" % (name, got[name]["bytes"], bytes_))
     comps = {r["component"]: r for r in results if r.get("section") == "ascend_memory_components"}
     for name, mb in reserved.items():
-        if name not in comps or abs(comps[name]["peak_reserved_mib"] - mb) > 1e-3:
+        if name not in comps or abs(comps[name]["peak_reserved_bytes"] / 2**20 - mb) > 1e-3:
             failures.append("%s: peak reserved %s, expected %s MiB" % (name, comps.get(name), mb))
     if failures:
         print("\n".join(failures))

@@ -45,12 +45,12 @@ for case in cases:
     with_self = any("self_ns" in o for o in want["operators"].values())
     for r in rows:
         got[r["operator"]]["count"] += r["count"]
-        got[r["operator"]]["total_ns"] += round(r["total_us"] * 1000)
+        got[r["operator"]]["total_ns"] += round(r["total_ns"])
         if with_self:  # self times add up over a name's classes
-            got[r["operator"]]["self_ns"] = got[r["operator"]].get("self_ns", 0) + round(r["self_us"] * 1000)
+            got[r["operator"]]["self_ns"] = got[r["operator"]].get("self_ns", 0) + round(r["self_ns"])
         if rows_of[r["operator"]] == 1:  # percentiles of a name split over classes do not add
             for key in ("p50", "p99", "max"):
-                got[r["operator"]][f"{key}_ns"] = round(r[f"{key}_us"] * 1000)
+                got[r["operator"]][f"{key}_ns"] = round(r[f"{key}_ns"])
     problems = []
     if not rows:
         problems.append("no operator rows")
@@ -68,14 +68,14 @@ for case in cases:
         if (want_op or None) != (dict(got[name]) if name in got else None):
             problems.append(f"{name!r}: opscope {dict(got.get(name, {}))}, expected {ops.get(name)}")
     if "host_busy_ns" in want:  # self times add up to the threads' busy time
-        self_total = sum(round(r["self_us"] * 1000) for r in rows)
+        self_total = sum(round(r["self_ns"]) for r in rows)
         if abs(self_total - want["host_busy_ns"]) > len(rows):
             problems.append(f"self times add up to {self_total} ns, the threads were busy "
                             f"{want['host_busy_ns']} ns")
     if "launch_delay_ns" in want:  # from HostToDevice flows (Ascend)
         launch = [r for r in results if r.get("section") == "launch"]
-        got_delay = launch and {"p50": round((launch[0].get("launch_delay_p50_us") or -1) * 1000),
-                                "p90": round((launch[0].get("launch_delay_p90_us") or -1) * 1000)}
+        got_delay = launch and {"p50": round(launch[0].get("launch_delay_p50_ns") or -1000),
+                                "p90": round(launch[0].get("launch_delay_p90_ns") or -1000)}
         want_delay = {k: want["launch_delay_ns"][k] for k in ("p50", "p90")}
         if got_delay != want_delay:
             problems.append(f"launch delays {got_delay}, expected {want_delay} ns")
