@@ -168,15 +168,24 @@ TEST(TableView, TheTerminalTableFitsItsWidth) {
   EXPECT_NE(out.str().find("void very::long::kernel<…>(int)"), std::string::npos) << out.str();
 }
 
-TEST(TableView, AWideTableOfOneRowIsShownAsPairs) {
+// Twelve columns whose headers alone are wider than a terminal; row r holds
+// 100 r + column.
+ResultTable WideTable(int rows) {
   ResultTable t;
   for (int i = 0; i < 12; ++i) {
     t.columns.push_back(
         {"column_" + std::to_string(i), "A long column header " + std::to_string(i)});
   }
-  std::vector<Value> row;
-  for (int i = 0; i < 12; ++i) row.push_back(int64_t{i});
-  t.AddRow(row);
+  for (int r = 0; r < rows; ++r) {
+    std::vector<Value> row;
+    for (int i = 0; i < 12; ++i) row.push_back(int64_t{100 * r + i});
+    t.AddRow(row);
+  }
+  return t;
+}
+
+TEST(TableView, AWideTableOfOneRowIsShownAsPairs) {
+  const ResultTable t = WideTable(1);
   std::ostringstream out;
   WriteTable(out, {t});
   EXPECT_NE(out.str().find("Field"), std::string::npos);
@@ -184,16 +193,7 @@ TEST(TableView, AWideTableOfOneRowIsShownAsPairs) {
 }
 
 TEST(TableView, AWideTableOfManyRowsIsShownInBlocksOfColumns) {
-  ResultTable t;
-  for (int i = 0; i < 12; ++i) {
-    t.columns.push_back(
-        {"column_" + std::to_string(i), "A long column header " + std::to_string(i)});
-  }
-  for (int r = 0; r < 2; ++r) {
-    std::vector<Value> row;
-    for (int i = 0; i < 12; ++i) row.push_back(int64_t{100 * r + i});
-    t.AddRow(row);
-  }
+  const ResultTable t = WideTable(2);
   std::ostringstream out;
   WriteTable(out, {t});
   const std::string s = out.str();
