@@ -134,7 +134,10 @@ with tempfile.TemporaryDirectory() as tmp:
     if browser is None:
         print("SKIP: headless checks: no chromium (scripts/install-deps installs it)")
         sys.exit(77 if not failures else 1)
-    shot = os.path.join(tmp, "index.png")
+    # Kept beside the other reports' screenshots (report_html): the test's output.
+    shots = os.path.join(os.getcwd(), "report-screenshots")
+    os.makedirs(shots, exist_ok=True)
+    shot = os.path.join(shots, "run_index.png")
     errors, connections, dom = load_in_chromium(browser, os.path.join(out, "index.html"), tmp,
                                                 shot)
     check(errors == [], "index.html loads with no console errors: " + "; ".join(errors[:3]))
@@ -142,6 +145,7 @@ with tempfile.TemporaryDirectory() as tmp:
     check("opscope report" in dom, "index.html rendered its content")
     check("<img" not in dom, "no element was made from the hostile name")
     check(os.path.exists(shot) and not png_is_blank(shot), "the screenshot is not blank")
+    print(f"  screenshot: {shot}")
     errors, connections, dom = load_in_chromium(browser, os.path.join(out, "analysis",
                                                                       "analysis.html"), tmp)
     check(errors == [] and connections == 0, "analysis.html: no console errors, no requests")
