@@ -200,8 +200,11 @@ std::string AnalysisHtml(const std::vector<AnalyzedTrace>& traces,
   const size_t event_budget = std::max<size_t>(2000, 40000 / std::max<size_t>(traces.size(), 1));
   const int bins = traces.size() > 8 ? 512 : 2048;
   if (traces.size() > 1) {
-    h += "<h2 id=\"ranks\">Ranks compared: where each rank's complete steps go</h2>\n" +
-         RankStepChart(traces) + "\n";
+    std::vector<RankTimeline> ranks;
+    for (const auto& t : traces) ranks.push_back({t.rank, &t.analysis.timeline});
+    h += "<h2 id=\"ranks\">Ranks compared</h2>\n<h3>Where each rank's complete steps go</h3>\n" +
+         RankStepChart(traces) + "\n<h3>Ranks on one timeline</h3>\n" +
+         RanksTimelineHtml(ranks, "timeline-data-ranks", event_budget, bins) + "\n";
   }
   for (size_t i = 0; i < traces.size(); ++i) {
     const auto& t = traces[i];

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <unordered_map>
 
 #include "core/text.h"
@@ -27,8 +28,12 @@ void AppendArray(std::string& out, const std::vector<T>& values, F&& append) {
 
 }  // namespace
 
-std::string TimelineJson(const analyze::Analysis& a, size_t max_events, int max_bins) {
-  const analyze::TimelineSummary& t = a.timeline;
+namespace {
+
+std::string SummaryJson(const analyze::TimelineSummary& t,
+                        const std::vector<analyze::StepBreakdown>& steps,
+                        const std::vector<analyze::IdleGap>& gaps, size_t max_events,
+                        int max_bins) {
   std::string out = "{\"begin\":";
   AppendInt(out, t.begin_ns);
   out += ",\"end\":";
@@ -116,7 +121,7 @@ std::string TimelineJson(const analyze::Analysis& a, size_t max_events, int max_
 
   // Steps with their status, idle gaps with their cause, from the window's start.
   out += ",\"steps\":";
-  AppendArray(out, a.steps, [&](const analyze::StepBreakdown& s) {
+  AppendArray(out, steps, [&](const analyze::StepBreakdown& s) {
     out += '[';
     AppendJsonString(out, s.name);
     out += fmt::format(",{},{},", s.begin_ns - t.begin_ns, s.duration_ns);
@@ -126,7 +131,7 @@ std::string TimelineJson(const analyze::Analysis& a, size_t max_events, int max_
     out += ']';
   });
   out += ",\"gaps\":";
-  AppendArray(out, a.busy.gaps, [&](const analyze::IdleGap& g) {
+  AppendArray(out, gaps, [&](const analyze::IdleGap& g) {
     out += fmt::format("[{},{},", g.begin_ns - t.begin_ns, g.duration_ns);
     AppendJsonString(out, g.cause);
     out += ',';
@@ -137,21 +142,9 @@ std::string TimelineJson(const analyze::Analysis& a, size_t max_events, int max_
   return out;
 }
 
-std::string TimelineHtml(const analyze::Analysis& a, std::string_view id, size_t max_events,
-                         int max_bins) {
-  const analyze::TimelineSummary& t = a.timeline;
-  if (t.events == 0) return "<p>No complete events: no timeline to draw.</p>\n";
-  size_t kept = 0;
-  for (const auto& lane : t.lanes) kept += lane.kept.size();
-  kept = std::min(kept, max_events);
+// The controls, canvas and data block of a summary.
+std::string TimelineDiv(std::string_view id, const std::string& json) {
   std::string h = fmt::format(
-      "<p>{} events on {} lanes (device streams first, then threads). The {} longest are drawn "
-      "one by one, fairly shared between lanes; every lane also shows its busy share per slice "
-      "(the shaded strip), which counts every event. Scroll or +/− to zoom, drag to pan, "
-      "shift-drag to list a window's events, click an event, step or gap to list its "
-      "window.</p>\n",
-      t.events, t.lanes.size(), kept);
-  h += fmt::format(
       "<div class=\"timeline\" data-src=\"{0}\"><div class=\"tl-bar\"><button type=\"button\" "
       "class=\"tl-in\" title=\"zoom in\">+</button><button type=\"button\" class=\"tl-out\" "
       "title=\"zoom out\">−</button><button type=\"button\" class=\"tl-reset\">whole "
@@ -159,9 +152,122 @@ std::string TimelineHtml(const analyze::Analysis& a, std::string_view id, size_t
       "aria-label=\"timeline\"></canvas><div class=\"tl-tip\" hidden></div><div "
       "class=\"tl-list\"></div></div>\n<script type=\"application/json\" id=\"{0}\">",
       core::EscapeHtml(id));
-  h += TimelineJson(a, max_events, max_bins);
+  h += json;
   h += "</script>\n";
   return h;
+}
+
+}  // namespace
+
+std::string TimelineJson(const analyze::Analysis& a, size_t max_events, int max_bins) {
+  return SummaryJson(a.timeline, a.steps, a.busy.gaps, max_events, max_bins);
+}
+
+std::string TimelineHtml(const analyze::Analysis& a, std::string_view id, size_t max_events,
+                         int max_bins) {
+  const analyze::TimelineSummary& t = a.timeline;
+  if (t.events == 0) return "<p>No complete events: no timeline to draw.</p>\n";
+  size_t kept = 0;
+  for (const auto& lane : t.lanes) kept += lane.kept.size();
+  kept = std::min(kept, max_events);
+  return fmt::format(
+             "<p>{} events on {} lanes (device streams first, then threads). The {} longest are "
+             "drawn one by one, fairly shared between lanes; every lane also shows its busy share "
+             "per slice (the shaded strip), which counts every event. Scroll or +/− to zoom, drag "
+             "to pan, shift-drag to list a window's events, click an event, step or gap to list "
+             "its window.</p>\n",
+             t.events, t.lanes.size(), kept) +
+         TimelineDiv(id, TimelineJson(a, max_events, max_bins));
+}
+
+analyze::TimelineSummary RanksTimeline(const std::vector<RankTimeline>& ranks, int bins,
+                                       size_t max_events) {
+  analyze::TimelineSummary out;
+  int64_t begin = INT64_MAX, end = INT64_MIN;
+  for (const RankTimeline& r : ranks) {
+    if (r.summary->events == 0) continue;
+    begin = std::min(begin, r.summary->begin_ns), end = std::max(end, r.summary->end_ns);
+  }
+  if (begin >= end) return out;
+  out.begin_ns = begin, out.end_ns = end;
+  out.starts.assign(static_cast<size_t>(bins), 0);
+  out.strings.push_back("");
+  std::unordered_map<std::string, uint32_t> ids{{"", 0}};
+  const double width = static_cast<double>(end - begin) / bins;
+  const auto bin_of = [&](double t) {
+    return std::clamp(static_cast<int>((t - static_cast<double>(begin)) / width), 0, bins - 1);
+  };
+  std::vector<size_t> wanted;
+  for (const RankTimeline& r : ranks) {
+    const analyze::TimelineSummary& t = *r.summary;
+    analyze::TimelineLane lane;
+    lane.process = fmt::format("rank {}", r.rank);
+    lane.device = true;
+    // The rank's compute lanes: its device streams, else (a CPU trace) all lanes.
+    std::vector<const analyze::TimelineLane*> used;
+    for (const auto& l : t.lanes) {
+      if (l.device) used.push_back(&l);
+    }
+    if (used.empty()) {
+      for (const auto& l : t.lanes) used.push_back(&l);
+    }
+    // Their mean busy share, moved onto the common slices by overlap.
+    std::vector<double> busy(static_cast<size_t>(bins), 0.0);
+    const size_t source_bins = t.starts.size();
+    const double source_width =
+        source_bins > 0 ? static_cast<double>(t.end_ns - t.begin_ns) / source_bins : 0;
+    for (size_t b = 0; b < source_bins && source_width > 0; ++b) {
+      double share = 0;
+      for (const auto* l : used) share += l->busy_permil[b] / 1000.0;
+      share /= static_cast<double>(used.size());
+      const double lo = static_cast<double>(t.begin_ns) + b * source_width;
+      const double hi = lo + source_width;
+      out.starts[static_cast<size_t>(bin_of(lo))] += t.starts[b];
+      for (int k = bin_of(lo); k < bins; ++k) {
+        const double klo = static_cast<double>(begin) + k * width, khi = klo + width;
+        const double overlap = std::min(hi, khi) - std::max(lo, klo);
+        if (overlap > 0) busy[static_cast<size_t>(k)] += share * overlap / width;
+        if (khi >= hi) break;
+      }
+    }
+    for (const double v : busy) {
+      lane.busy_permil.push_back(
+          static_cast<uint16_t>(std::clamp(std::lround(v * 1000), 0L, 1000L)));
+    }
+    for (const auto* l : used) {
+      lane.events += l->events;
+      for (const analyze::TimelineEvent& e : l->kept) {
+        analyze::TimelineEvent copy = e;
+        const auto intern = [&](uint32_t id) {
+          const auto [it, added] =
+              ids.emplace(t.strings[id], static_cast<uint32_t>(out.strings.size()));
+          if (added) out.strings.push_back(t.strings[id]);
+          return it->second;
+        };
+        copy.name = intern(e.name), copy.args = intern(e.args);
+        lane.kept.push_back(copy);
+      }
+    }
+    std::stable_sort(lane.kept.begin(), lane.kept.end(),
+                     [](const auto& x, const auto& y) { return x.duration_ns > y.duration_ns; });
+    out.events += lane.events;
+    wanted.push_back(lane.kept.size());
+    out.lanes.push_back(std::move(lane));
+  }
+  const std::vector<size_t> shares = analyze::FairShares(wanted, max_events);
+  for (size_t i = 0; i < out.lanes.size(); ++i) out.lanes[i].kept.resize(shares[i]);
+  return out;
+}
+
+std::string RanksTimelineHtml(const std::vector<RankTimeline>& ranks, std::string_view id,
+                              size_t max_events, int bins) {
+  const analyze::TimelineSummary t = RanksTimeline(ranks, bins, max_events);
+  if (t.events == 0) return "<p>No complete events: no timeline to draw.</p>\n";
+  return fmt::format(
+             "<p>One lane per rank, on the clock the traces share: the mean busy share of each "
+             "rank's device streams (its threads when it has no device work) per slice, and its "
+             "longest device events. Ranks whose clocks differ are not aligned here.</p>\n") +
+         TimelineDiv(id, SummaryJson(t, {}, {}, max_events, bins));
 }
 
 }  // namespace opscope::report

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "analyze/analysis.h"
 
@@ -26,6 +27,18 @@ std::string TimelineJson(const analyze::Analysis& a, size_t max_events, int max_
 // and must be unique in the page. A trace without events gets a sentence.
 std::string TimelineHtml(const analyze::Analysis& a, std::string_view id, size_t max_events,
                          int max_bins);
+
+// Several ranks on one timeline: one lane per rank, the mean busy share of its
+// device streams (or its threads, for a CPU trace) moved onto common slices,
+// and its longest events within a budget shared fairly between ranks.
+struct RankTimeline {
+  int rank = -1;
+  const analyze::TimelineSummary* summary = nullptr;
+};
+analyze::TimelineSummary RanksTimeline(const std::vector<RankTimeline>& ranks, int bins,
+                                       size_t max_events);
+std::string RanksTimelineHtml(const std::vector<RankTimeline>& ranks, std::string_view id,
+                              size_t max_events, int bins);
 
 }  // namespace opscope::report
 

@@ -79,8 +79,9 @@ def check_page(r, name, timelines):
         what = f"{name} timeline {i}"
         check(t["lanes"] > 0 and t["coloured_pixels"] > 500,
               f"{what}: {t['lanes']} lanes drawn ({t['coloured_pixels']} coloured pixels)")
-        check(t.get("expected_name", "") != "" and t["expected_name"][:40] in t.get("tip", ""),
-              f"{what}: hover shows the event's name")
+        check(t.get("hit_covers") and t.get("expected_name", "") != "" and
+              t["expected_name"][:40] in t.get("tip", ""),
+              f"{what}: hover shows the name of the event under the pointer")
         check(t.get("listed_rows", 0) >= 1, f"{what}: a click lists the window's events")
         check(abs(t["zoom_in_ratio"] - 0.5) < 0.01, f"{what}: + halves the window")
         check(t["panned"], f"{what}: a drag pans")
@@ -153,8 +154,11 @@ with tempfile.TemporaryDirectory() as tmp:
         page = analyze([os.path.join(kineto, "sampled_rank-0.json.gz"),
                         os.path.join(kineto, "sampled_rank-1.json.gz")], os.path.join(tmp, "ranks"))
         r, dom = drive(browser, page, "two_ranks", tmp)
-        check_page(r, "two_ranks", 2)
-        check("Ranks compared" in dom, "two_ranks: the ranks' step chart is there")
+        check_page(r, "two_ranks", 3)  # the ranks on one timeline, then each rank's
+        check("Ranks compared" in dom and "Ranks on one timeline" in dom,
+              "two_ranks: the ranks' step chart and timeline are there")
+        lanes = r.get("timelines", [{}])[0].get("lanes")
+        check(lanes == 2, f"two_ranks: the ranks' timeline has one lane per rank ({lanes})")
 
         page = analyze([os.path.join(data, "ascend", "level1_text")], os.path.join(tmp, "ascend"))
         r, dom = drive(browser, page, "ascend", tmp)

@@ -39,7 +39,14 @@ window.addEventListener("load", function () {
         const x = Math.max(tl.xOf(ev.s[k] + ev.d[k] / 2), 191), y = tl.laneTop(lane) + 9;
         fire(tl.canvas, "mousemove", x, y);
         t.tip = tl.tip.hidden ? "" : tl.tip.textContent;
-        t.expected_name = tl.data.strings[ev.n[k]];
+        // What is under the pointer: an event whose box (3 px of slop either
+        // side) holds it; several overlap where a lane merges streams (ranks).
+        const h = tl.hit(x, y);
+        const slop = 3 / tl.plotWidth() * (tl.view[1] - tl.view[0]), at = tl.tOf(x);
+        t.hit_covers = !!h && h.kind === "event" && h.begin - slop <= at &&
+                       at <= h.begin + h.dur + slop;
+        t.expected_name = h ? h.title : "";
+        t.chosen_name = tl.data.strings[ev.n[k]];
         fire(tl.canvas, "mousedown", x, y);
         fire(tl.canvas, "mouseup", x, y);
         t.listed_rows = tl.list.querySelectorAll("tbody tr").length;

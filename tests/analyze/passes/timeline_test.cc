@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "analyze/model_builder.h"
+#include "report/timeline_html.h"
 
 namespace opscope::analyze {
 namespace {
@@ -98,6 +99,26 @@ TEST(Timeline, ArgsNameTheColumnsAnEventHas) {
   ASSERT_EQ(t.lanes.size(), 1u);
   ASSERT_EQ(t.lanes[0].kept.size(), 1u);
   EXPECT_EQ(t.strings[t.lanes[0].kept[0].args], "bytes: 4096");
+}
+
+TEST(Timeline, RanksShareOneTimelineOnTheirCommonClock) {
+  // Rank 0 computes from 0 to 50 us, rank 1 from 50 to 100 us; on 4 common
+  // slices of 25 us each rank is busy in its own two.
+  Builder r0, r1;
+  r0.Add(EventClass::kKernel, "a", 0, 50);
+  r0.Add(EventClass::kHostOp, "host", 0, 100);  // threads do not count beside device lanes
+  r1.Add(EventClass::kKernel, "b", 50, 100);
+  const TimelineSummary t0 = SummarizeTimeline(r0.model, 4, 10);
+  const TimelineSummary t1 = SummarizeTimeline(r1.model, 4, 10);
+  const TimelineSummary t = report::RanksTimeline({{0, &t0}, {1, &t1}}, 4, 10);
+  EXPECT_EQ(t.begin_ns, 0);
+  EXPECT_EQ(t.end_ns, 100000);
+  ASSERT_EQ(t.lanes.size(), 2u);
+  EXPECT_EQ(t.lanes[0].process, "rank 0");
+  EXPECT_EQ(t.lanes[0].busy_permil, (std::vector<uint16_t>{1000, 1000, 0, 0}));
+  EXPECT_EQ(t.lanes[1].busy_permil, (std::vector<uint16_t>{0, 0, 1000, 1000}));
+  ASSERT_EQ(t.lanes[1].kept.size(), 1u);
+  EXPECT_EQ(t.strings[t.lanes[1].kept[0].name], "b");
 }
 
 TEST(Timeline, AnEmptyModelHasNoLanes) {
