@@ -20,9 +20,9 @@ namespace opscope::analyze {
 
 const std::vector<Pass>& Passes() {
   static const std::vector<Pass> passes = {
-      LinksPass(),     OpStatsPass(), DeviceBusyPass(), StepsPass(),
-      TransfersPass(), LayoutPass(),  LongTailPass(),   CpuFallbackPass(),
-      LaunchPass(),    FusionPass(),  RooflinePass(),   DeviceTimePass(), TimelinePass(),
+      LinksPass(),    OpStatsPass(),    DeviceBusyPass(),  StepsPass(),  TransfersPass(),
+      LayoutPass(),   LongTailPass(),   CpuFallbackPass(), LaunchPass(), FusionPass(),
+      RooflinePass(), DeviceTimePass(), TimelinePass(),
   };
   return passes;
 }
