@@ -143,9 +143,14 @@ std::string XySvg(const XyChart& c) {
   const auto inside = [&](double x, double y) {
     return std::isfinite(x) && std::isfinite(y) && (!c.x.log || x > 0) && (!c.y.log || y > 0);
   };
+  // Labelled points are numbered, their labels in a key right of the plot.
+  const bool has_key = std::any_of(c.points.begin(), c.points.end(), [&](const LabelledPoint& p) {
+    return !p.label.empty() && inside(p.x, p.y);
+  });
+  const int drawn_width = c.width + (has_key ? kKeyWidth : 0);
   std::string svg = fmt::format(
       "<svg class=\"chart xy\" width=\"{}\" height=\"{}\" viewBox=\"0 0 {} {}\" role=\"img\">",
-      c.width, c.height, c.width, c.height);
+      drawn_width, c.height, drawn_width, c.height);
   // Grid and tick labels.
   for (const auto& [v, label] : Ticks(xr.lo, xr.hi, c.x.log, c.x.ticks)) {
     const double x = fx(v);
@@ -243,17 +248,7 @@ std::string XySvg(const XyChart& c) {
                     c.width + 8, top + 12 + 15 * number, number, EscapeHtml(Shorten(p.label, 40)),
                     EscapeHtml(p.hover.empty() ? p.label : p.hover));
   }
-  if (number > 0) {
-    svg += key;
-    // Widen the drawing for the key.
-    const std::string open = fmt::format("width=\"{}\" height=\"{}\" viewBox=\"0 0 {} {}\"",
-                                         c.width, c.height, c.width, c.height);
-    const std::string wide =
-        fmt::format("width=\"{}\" height=\"{}\" viewBox=\"0 0 {} {}\"", c.width + kKeyWidth,
-                    c.height, c.width + kKeyWidth, c.height);
-    svg.replace(svg.find(open), open.size(), wide);
-  }
-  return svg + "</svg>";
+  return svg + key + "</svg>";
 }
 
 std::string BarSvg(const std::vector<std::pair<std::string, double>>& bars,
