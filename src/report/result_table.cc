@@ -136,7 +136,8 @@ std::string HumanBytes(double bytes) {
   return FourDigits(bytes, 0) + " B";
 }
 
-// Cuts `text` to `width` code points at most, "…" included.
+// `text` with its first `keep_head` and last `keep_tail` code points and "…"
+// between them.
 std::string CutTo(std::string_view text, size_t keep_head, size_t keep_tail) {
   const auto byte_of = [&](size_t points) {  // byte offset of the code point
     size_t seen = 0;
@@ -223,6 +224,28 @@ std::string Wrap(std::string_view text, size_t width) {
   }
   if (!line.empty()) flush();
   return out;
+}
+
+// A shown column's width: its header's and its cells' widest line.
+size_t ColumnWidth(const TableView& view, size_t c) {
+  size_t width = Width(view.headers[c]);
+  for (const auto& row : view.cells) {
+    for (const std::string_view line : Lines(row[c])) width = std::max(width, Width(line));
+  }
+  return width;
+}
+
+std::vector<size_t> ColumnWidths(const TableView& view) {
+  std::vector<size_t> widths;
+  for (size_t c = 0; c < view.headers.size(); ++c) widths.push_back(ColumnWidth(view, c));
+  return widths;
+}
+
+// A table's width: its columns and the two spaces between each.
+size_t TotalWidth(const std::vector<size_t>& widths) {
+  size_t sum = widths.empty() ? 0 : 2 * (widths.size() - 1);
+  for (const size_t w : widths) sum += w;
+  return sum;
 }
 
 }  // namespace
@@ -330,20 +353,8 @@ TableView ViewOf(const ResultTable& table, bool terminal_columns_only, size_t ma
   for (auto& row : view.cells) {
     for (auto& cell : row) cell = core::EscapeForTerminal(cell);
   }
-  std::vector<size_t> widths(view.columns.size());
-  const auto measure = [&](size_t c) {
-    widths[c] = Width(view.headers[c]);
-    for (const auto& row : view.cells) {
-      for (const std::string_view line : Lines(row[c]))
-        widths[c] = std::max(widths[c], Width(line));
-    }
-  };
-  for (size_t c = 0; c < widths.size(); ++c) measure(c);
-  const auto total = [&] {
-    size_t sum = widths.empty() ? 0 : 2 * (widths.size() - 1);
-    for (const size_t w : widths) sum += w;
-    return sum;
-  };
+  std::vector<size_t> widths = ColumnWidths(view);
+  const auto total = [&] { return TotalWidth(widths); };
   constexpr size_t kMinName = 32, kMinProse = 30;
   for (const bool names : {true, false}) {
     std::vector<size_t> order;
@@ -362,7 +373,7 @@ TableView ViewOf(const ResultTable& table, bool terminal_columns_only, size_t ma
       if (target >= widths[c]) continue;
       for (auto& row : view.cells)
         row[c] = names ? ShortenName(row[c], target) : Wrap(row[c], target);
-      measure(c);
+      widths[c] = ColumnWidth(view, c);
     }
   }
   return view;
@@ -396,19 +407,11 @@ void WriteTable(std::ostream& out, const std::vector<ResultTable>& tables) {
     first_table = false;
     if (!table.title.empty()) prose(table.title);
     TableView view = ViewOf(table, /*terminal_columns_only=*/true, kTerminalWidth);
-    std::vector<size_t> widths;
-    for (const auto& header : view.headers) widths.push_back(Width(header));
-    for (const auto& row : view.cells) {
-      for (size_t c = 0; c < row.size(); ++c) {
-        for (const std::string_view l : Lines(row[c])) widths[c] = std::max(widths[c], Width(l));
-      }
-    }
-    size_t total = widths.empty() ? 0 : 2 * (widths.size() - 1);
-    for (const size_t w : widths) total += w;
+    std::vector<size_t> widths = ColumnWidths(view);
     // Still too wide: one row is shown as field/value pairs; more rows in
     // blocks of columns, each repeating the first column (as R prints a wide
     // data frame), so every column stays on screen.
-    if (total > kTerminalWidth && view.cells.size() == 1) {
+    if (TotalWidth(widths) > kTerminalWidth && view.cells.size() == 1) {
       TableView pairs;
       pairs.headers = {"Field", "Value"};
       pairs.numeric = {false, false};
@@ -418,13 +421,7 @@ void WriteTable(std::ostream& out, const std::vector<ResultTable>& tables) {
         pairs.cells.push_back({view.headers[c], Wrap(value, kTerminalWidth / 2)});
       }
       view = std::move(pairs);
-      widths.assign(2, 0);
-      for (size_t c = 0; c < 2; ++c) {
-        widths[c] = Width(view.headers[c]);
-        for (const auto& row : view.cells) {
-          for (const std::string_view l : Lines(row[c])) widths[c] = std::max(widths[c], Width(l));
-        }
-      }
+      widths = ColumnWidths(view);
     }
     std::vector<std::vector<size_t>> blocks(1);
     size_t used = 0;
