@@ -223,12 +223,7 @@ analyze::TimelineSummary RanksTimeline(const std::vector<RankTimeline>& ranks, i
       const double lo = static_cast<double>(t.begin_ns) + b * source_width;
       const double hi = lo + source_width;
       out.starts[static_cast<size_t>(bin_of(lo))] += t.starts[b];
-      for (int k = bin_of(lo); k < bins; ++k) {
-        const double klo = static_cast<double>(begin) + k * width, khi = klo + width;
-        const double overlap = std::min(hi, khi) - std::max(lo, klo);
-        if (overlap > 0) busy[static_cast<size_t>(k)] += share * overlap / width;
-        if (khi >= hi) break;
-      }
+      analyze::AddOverlap(busy, static_cast<double>(begin), width, lo, hi, share / width);
     }
     for (const double v : busy) {
       lane.busy_permil.push_back(

@@ -68,6 +68,18 @@ std::vector<size_t> FairShares(const std::vector<size_t>& wanted, size_t budget)
   return share;
 }
 
+void AddOverlap(std::vector<double>& slices, double begin, double width, double lo, double hi,
+                double weight) {
+  if (slices.empty() || width <= 0) return;
+  const int n = static_cast<int>(slices.size());
+  for (int b = std::clamp(static_cast<int>((lo - begin) / width), 0, n - 1); b < n; ++b) {
+    const double slice_lo = begin + b * width, slice_hi = slice_lo + width;
+    const double overlap = std::min(hi, slice_hi) - std::max(lo, slice_lo);
+    if (overlap > 0) slices[static_cast<size_t>(b)] += weight * overlap;
+    if (slice_hi >= hi) break;
+  }
+}
+
 TimelineSummary SummarizeTimeline(const TraceModel& m, int bins, size_t max_events) {
   TimelineSummary out;
   const size_t n = m.size();
@@ -154,12 +166,8 @@ TimelineSummary SummarizeTimeline(const TraceModel& m, int bins, size_t max_even
       if (t <= covered) continue;
       const int64_t s = std::max(s0, covered);
       covered = t;
-      for (int b = bin_of(s); b < bins; ++b) {
-        const double lo = begin + b * width, hi = lo + width;
-        const double overlap = std::min<double>(hi, t) - std::max<double>(lo, s);
-        if (overlap > 0) busy[static_cast<size_t>(b)] += overlap;
-        if (hi >= t) break;
-      }
+      AddOverlap(busy, static_cast<double>(begin), width, static_cast<double>(s),
+                 static_cast<double>(t), 1.0);
     }
     auto& permil = out.lanes[lane].busy_permil;
     permil.resize(static_cast<size_t>(bins));

@@ -52,6 +52,11 @@ TimelineSummary SummarizeTimeline(const TraceModel& model, int bins = 2048,
 // less than an equal share get all they ask, the rest split what is left.
 std::vector<size_t> FairShares(const std::vector<size_t>& wanted, size_t budget);
 
+// Adds `weight` times the overlap of [lo, hi) with each slice of `slices`:
+// equal slices of `width`, the first starting at `begin`.
+void AddOverlap(std::vector<double>& slices, double begin, double width, double lo, double hi,
+                double weight);
+
 // Its entry in the pass table.
 Pass TimelinePass();
 
