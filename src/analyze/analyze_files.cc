@@ -177,6 +177,7 @@ AnalyzedSet AnalyzeFiles(const AnalyzeOptions& options) {
     t.import_ms = ms(t1 - t0);
     t.side_files_ms = ms(t2 - t1);
     t.analysis_ms = ms(Clock::now() - t2);
+    if (options.keep_models) t.model = std::make_shared<const TraceModel>(std::move(model));
     out.traces.push_back(std::move(t));
   }
   if (ranks.size() > 1) out.ranks = CompareRanks(std::move(ranks));

@@ -7,6 +7,7 @@
 #define OPSCOPE_ANALYZE_ANALYZE_FILES_H_
 
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -20,6 +21,7 @@
 #include "analyze/importers/ascend/summaries.h"
 #include "analyze/multirank.h"
 #include "analyze/trace_inputs.h"
+#include "analyze/trace_model.h"
 
 namespace opscope::analyze {
 
@@ -27,6 +29,9 @@ struct AnalyzeOptions {
   std::vector<std::string> inputs;           // trace files, folders of them, "-"
   std::optional<RooflineCeilings> ceilings;  // measured; else from the trace's device
   Thresholds thresholds;
+  // Keep each trace's event model in AnalyzedTrace::model (the Python
+  // package's event tables); otherwise it is dropped once analysed.
+  bool keep_models = false;
 };
 
 struct AnalyzedTrace {
@@ -48,6 +53,8 @@ struct AnalyzedTrace {
   AscendSummaries ascend_summaries;
   std::string format;
   size_t events = 0, tracks = 0;
+  // The events themselves, with AnalyzeOptions::keep_models; else null.
+  std::shared_ptr<const TraceModel> model;
   Analysis analysis;
   std::vector<Finding> findings;
   // Wall time of each phase: the import, the side files beside the timeline,

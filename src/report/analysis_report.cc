@@ -183,6 +183,58 @@ std::string Anchor(const ResultTable& t, size_t index) {
   return fmt::format("t{}-{}", index, t.section);
 }
 
+// A trace's heading, findings and charts; its canvas timeline when
+// `timeline` (the page's script draws it; a notebook fragment has none).
+std::string TraceSectionHtml(const AnalyzedTrace& t, size_t i, bool timeline, size_t event_budget,
+                             int bins) {
+  std::string h;
+  const auto& a = t.analysis;
+  h += fmt::format("<h2 id=\"trace{}\">{} <small>(rank {}, {}, {} events)</small></h2>\n", i,
+                   EscapeHtml(t.path), t.rank, EscapeHtml(t.format), t.events);
+  h += "<h3>Findings</h3>\n";
+  if (t.findings.empty()) h += "<p>No findings: nothing crossed the advisor's thresholds.</p>\n";
+  for (const auto& f : t.findings) {
+    h += fmt::format(
+        "<div class=\"finding\"><span class=\"{0}\">{0}</span> {1}<br><b>Evidence:</b> {2}<br>"
+        "<b>Action:</b> {3}</div>\n",
+        analyze::Name(f.severity), EscapeHtml(f.title), EscapeHtml(f.evidence),
+        EscapeHtml(f.action));
+  }
+  if (timeline) {
+    h += "<h3>Timeline</h3>\n" +
+         TimelineHtml(a, fmt::format("timeline-data-{}", i), event_budget, bins);
+  }
+  const bool cpu = a.compute_on == analyze::ComputeOn::kCpu;
+  h += cpu ? "<h3>CPU operators over time (no device work in this trace)</h3>\n"
+           : "<h3>Device busy over time</h3>\n";
+  if (a.busy.has_device)
+    h += fmt::format("<p>Busy {:.1f}% of the {} window.</p>\n", a.busy.busy_pct,
+                     cpu ? "CPU operator" : "device");
+  h += Timeline(a.busy) + "\n";
+  h += "<h3>Time by event class</h3>\n" + ClassShareChart(a) + "\n";
+  h += cpu ? "<h3>Top operators by self time</h3>\n"
+           : "<h3>Top device kernels, copies and sets by time</h3>\n";
+  std::vector<std::pair<std::string, double>> bars;
+  std::vector<const analyze::OpStats*> ranked;
+  for (const auto& s : a.operators) {
+    if (cpu ? s.cls == analyze::EventClass::kHostOp : analyze::IsDevice(s.cls))
+      ranked.push_back(&s);
+  }
+  if (!cpu) {
+    std::stable_sort(ranked.begin(), ranked.end(),
+                     [](const auto* x, const auto* y) { return x->total_ns > y->total_ns; });
+  }
+  for (const auto* s : ranked) {
+    bars.emplace_back(s->name, (cpu ? s->self_ns : s->total_ns) / 1e6);
+    if (bars.size() == 15) break;
+  }
+  h += BarSvg(bars, "ms") + "\n";
+  h += "<h3>Step breakdown</h3>\n" + StepChart(a.steps) + "\n";
+  h += "<h3>Roofline</h3>\n<p>" + EscapeHtml(a.ceilings ? a.ceilings->source : a.ceilings_note) +
+       "</p>\n" + RooflinePlot(a) + "\n";
+  return h;
+}
+
 }  // namespace
 
 std::string AnalysisHtml(const std::vector<AnalyzedTrace>& traces,
@@ -207,49 +259,7 @@ std::string AnalysisHtml(const std::vector<AnalyzedTrace>& traces,
          RanksTimelineHtml(ranks, "timeline-data-ranks", event_budget, bins) + "\n";
   }
   for (size_t i = 0; i < traces.size(); ++i) {
-    const auto& t = traces[i];
-    const auto& a = t.analysis;
-    h += fmt::format("<h2 id=\"trace{}\">{} <small>(rank {}, {}, {} events)</small></h2>\n", i,
-                     EscapeHtml(t.path), t.rank, EscapeHtml(t.format), t.events);
-    h += "<h3>Findings</h3>\n";
-    if (t.findings.empty()) h += "<p>No findings: nothing crossed the advisor's thresholds.</p>\n";
-    for (const auto& f : t.findings) {
-      h += fmt::format(
-          "<div class=\"finding\"><span class=\"{0}\">{0}</span> {1}<br><b>Evidence:</b> {2}<br>"
-          "<b>Action:</b> {3}</div>\n",
-          analyze::Name(f.severity), EscapeHtml(f.title), EscapeHtml(f.evidence),
-          EscapeHtml(f.action));
-    }
-    h += "<h3>Timeline</h3>\n" +
-         TimelineHtml(a, fmt::format("timeline-data-{}", i), event_budget, bins);
-    const bool cpu = a.compute_on == analyze::ComputeOn::kCpu;
-    h += cpu ? "<h3>CPU operators over time (no device work in this trace)</h3>\n"
-             : "<h3>Device busy over time</h3>\n";
-    if (a.busy.has_device)
-      h += fmt::format("<p>Busy {:.1f}% of the {} window.</p>\n", a.busy.busy_pct,
-                       cpu ? "CPU operator" : "device");
-    h += Timeline(a.busy) + "\n";
-    h += "<h3>Time by event class</h3>\n" + ClassShareChart(a) + "\n";
-    h += cpu ? "<h3>Top operators by self time</h3>\n"
-             : "<h3>Top device kernels, copies and sets by time</h3>\n";
-    std::vector<std::pair<std::string, double>> bars;
-    std::vector<const analyze::OpStats*> ranked;
-    for (const auto& s : a.operators) {
-      if (cpu ? s.cls == analyze::EventClass::kHostOp : analyze::IsDevice(s.cls))
-        ranked.push_back(&s);
-    }
-    if (!cpu) {
-      std::stable_sort(ranked.begin(), ranked.end(),
-                       [](const auto* x, const auto* y) { return x->total_ns > y->total_ns; });
-    }
-    for (const auto* s : ranked) {
-      bars.emplace_back(s->name, (cpu ? s->self_ns : s->total_ns) / 1e6);
-      if (bars.size() == 15) break;
-    }
-    h += BarSvg(bars, "ms") + "\n";
-    h += "<h3>Step breakdown</h3>\n" + StepChart(a.steps) + "\n";
-    h += "<h3>Roofline</h3>\n<p>" + EscapeHtml(a.ceilings ? a.ceilings->source : a.ceilings_note) +
-         "</p>\n" + RooflinePlot(a) + "\n";
+    h += TraceSectionHtml(traces[i], i, true, event_budget, bins);
   }
   h += "<h2 id=\"tables\">Every table</h2>\n<p>Click a column's header to sort by it. The same "
        "tables are in analysis.json and tables/*.csv.</p>\n<nav><ul>";
@@ -262,6 +272,18 @@ std::string AnalysisHtml(const std::vector<AnalyzedTrace>& traces,
     h += TableHtml(tables[i], {.anchor = Anchor(tables[i], i)});
   }
   return h + PageEnd();
+}
+
+std::string AnalysisFragmentHtml(const std::vector<AnalyzedTrace>& traces) {
+  std::string h =
+      "<div class=\"opscope-report\"><style>" + ScopedStyle(".opscope-report") + "</style>\n";
+  if (traces.size() > 1) {
+    h += "<h3>Where each rank's complete steps go</h3>\n" + RankStepChart(traces) + "\n";
+  }
+  for (size_t i = 0; i < traces.size(); ++i) h += TraceSectionHtml(traces[i], i, false, 0, 0);
+  return h +
+         "<p class=\"note\">The timeline and every table: Analysis.to_html() or "
+         "Analysis.save(dir).</p></div>\n";
 }
 
 std::filesystem::path DefaultAnalysisDir(const std::filesystem::path& first) {

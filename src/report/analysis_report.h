@@ -22,6 +22,10 @@ std::string SummaryCsv(const std::vector<AnalyzedTrace>& traces);
 std::string AnalysisHtml(const std::vector<AnalyzedTrace>& traces,
                          const std::vector<ResultTable>& tables);
 
+// The traces' findings and charts as a fragment for another page (a Jupyter
+// cell's output): its style scoped to it, no script, so no timeline.
+std::string AnalysisFragmentHtml(const std::vector<AnalyzedTrace>& traces);
+
 // Where a report goes by default: beside the trace ("t.json.gz" ->
 // "t.opscope-analysis"), or in the current folder for standard input ("-") and
 // pipes, whose folder (/dev/fd, /proc) is no place to write.

@@ -3,6 +3,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <filesystem>
+
+#include "analyze/importer.h"
+#include "opscope/opscope.h"
 
 namespace opscope::report {
 
@@ -81,6 +85,72 @@ std::vector<ResultTable> DiffTables(const std::string& before, const std::string
                   d.has_interval ? Value{d.ci_high_pct} : Value{},
                   d.has_interval ? Value{d.p_value} : Value{}, d.verdict});
   return {verdict, summary, ops};
+}
+
+}  // namespace opscope::report
+
+namespace opscope::report {
+
+DiffOutcome DiffFiles(const std::string& before, const std::string& after, int top,
+                      std::optional<double> fail_if_slower) {
+  if (top < 0) throw Error(ErrorCode::kInvalidArgument, "--top must be >= 0 (0: all)");
+  std::error_code ec;
+  const bool folders =
+      std::filesystem::is_directory(before, ec) || std::filesystem::is_directory(after, ec);
+  const std::vector<std::string> bs = analyze::FindTraceFiles({before}),
+                                 as = analyze::FindTraceFiles({after});
+  if (folders && bs.size() != as.size()) {
+    throw Error(ErrorCode::kInvalidArgument,
+                fmt::format("'{}' holds {} rank traces but '{}' holds {}: ranks cannot be paired",
+                            before, bs.size(), after, as.size()));
+  }
+  DiffOutcome out;
+  ResultTable ranks;
+  ranks.section = "ranks";
+  ranks.title = "Rank by rank";
+  ranks.columns = {{"rank", "Rank"},
+                   {"before", "Before"},
+                   {"after", "After"},
+                   {"basis", "Basis"},
+                   {"before_ms", "Before ms", 3},
+                   {"after_ms", "After ms", 3},
+                   {"change_pct", "Change %", 1},
+                   {"ci_low_pct", "CI low %", 1},
+                   {"ci_high_pct", "CI high %", 1},
+                   {"verdict", "Verdict"},
+                   {"gate", "Gate"}};
+  for (size_t r = 0; r < bs.size(); ++r) {
+    const analyze::TraceModel b = analyze::ImportTrace(bs[r]), a = analyze::ImportTrace(as[r]);
+    analyze::TraceDiff d = analyze::DiffTraces(b, a);
+    const bool regressed = fail_if_slower && analyze::Regressed(d, *fail_if_slower);
+    if (regressed && !out.failed) {
+      out.failure = fmt::format(
+          "{}slower by {:.1f}% ({}{}), more than --fail-if-slower {:.1f}%",
+          folders ? fmt::format("rank {}: ", r) : std::string(), d.change_pct, d.basis,
+          d.has_interval ? fmt::format(", 95% CI [{:+.1f}%, {:+.1f}%]", d.ci_low_pct, d.ci_high_pct)
+                         : std::string(", noise unknown"),
+          *fail_if_slower);
+    }
+    out.failed |= regressed;
+    if (!folders) {
+      out.tables = DiffTables(bs[r], as[r], d, top);
+    } else {
+      ranks.AddRow({static_cast<int64_t>(r), bs[r], as[r], d.basis, d.before_ns / 1e6,
+                    d.after_ns / 1e6, d.change_pct, d.has_interval ? Value{d.ci_low_pct} : Value{},
+                    d.has_interval ? Value{d.ci_high_pct} : Value{}, d.verdict,
+                    std::string(!fail_if_slower ? "-" : (regressed ? "fail" : "pass"))});
+    }
+    out.diffs.push_back(std::move(d));
+  }
+  if (folders) out.tables.push_back(std::move(ranks));
+  if (fail_if_slower && !out.tables.empty()) {
+    out.tables.front().notes.push_back(
+        fmt::format("Gate --fail-if-slower {:.1f}%: fails when the median step is slower by "
+                    "more than this and the 95% confidence interval of the change lies above "
+                    "zero (without a noise estimate, on the change alone): {}",
+                    *fail_if_slower, out.failed ? "FAIL" : "pass"));
+  }
+  return out;
 }
 
 }  // namespace opscope::report

@@ -55,6 +55,31 @@ std::string PageHead(std::string_view title) {
          EscapeHtml(title) + "</title><style>" + kStyle + "</style></head><body>\n";
 }
 
+std::string ScopedStyle(std::string_view scope) {
+  // Every rule's selectors, each prefixed with the scope ("body" becomes it).
+  std::string out;
+  const std::string_view style = kStyle;
+  size_t at = 0;
+  while (at < style.size()) {
+    const size_t open = style.find('{', at), close = style.find('}', open);
+    if (open == std::string_view::npos || close == std::string_view::npos) break;
+    const std::string_view selectors = style.substr(at, open - at);
+    size_t from = 0;
+    while (from <= selectors.size()) {
+      size_t comma = selectors.find(',', from);
+      if (comma == std::string_view::npos) comma = selectors.size();
+      const std::string_view one = selectors.substr(from, comma - from);
+      if (from > 0) out += ',';
+      out += scope;
+      if (one != "body") (out += ' ') += one;
+      from = comma + 1;
+    }
+    out += style.substr(open, close - open + 1);
+    at = close + 1;
+  }
+  return out;
+}
+
 std::string PageEnd() {
   std::string h = "<script>";
   h += ReportScript();

@@ -16,6 +16,9 @@ namespace opscope::report {
 std::string PageHead(std::string_view title);
 // The report script and the closing tags.
 std::string PageEnd();
+// The pages' style with every rule limited to elements under `scope` (a CSS
+// selector, ".opscope-report"): for a fragment inside another page (Jupyter).
+std::string ScopedStyle(std::string_view scope);
 
 struct TableHtmlOptions {
   std::string anchor;       // the heading's id ("" none)

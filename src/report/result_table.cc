@@ -40,8 +40,7 @@ size_t Width(std::string_view text) {
 // a thousandth of a byte), the noise of the unit change left out.
 std::string Scaled(double v, double factor) {
   if (factor == 1) return fmt::format("{}", v);
-  double x = v * factor;
-  x = std::round(x * 1000) / 1000;
+  const double x = MachineNumber(v, factor);
   if (std::fabs(x) < 9e15 && x == std::floor(x)) return std::to_string(static_cast<int64_t>(x));
   return fmt::format("{}", x);
 }
@@ -258,6 +257,11 @@ std::string CsvValue(const Value& value, const Column& column) {
     return factor == 1 ? std::to_string(*i) : Scaled(static_cast<double>(*i), factor);
   }
   return core::EscapeCsvField(std::get<std::string>(value));
+}
+
+double MachineNumber(double v, double factor) {
+  if (factor == 1 || !std::isfinite(v)) return v;
+  return std::round(v * factor * 1000) / 1000;
 }
 
 MachineKey MachineKeyOf(std::string_view key) {

@@ -57,6 +57,10 @@ struct MachineKey {
   double factor = 1;
 };
 MachineKey MachineKeyOf(std::string_view key);
+// A number in its machine unit: `v * factor`, rounded to a thousandth of the
+// base unit when scaled (the noise of the unit change left out), as JSON and
+// CSV write it.
+double MachineNumber(double v, double factor);
 // A value as JSON has it, as one CSV field: base units, every digit; empty
 // when absent.
 std::string CsvValue(const Value& value, const Column& column);

@@ -1,0 +1,241 @@
+"""opscope.analyze: the CLI's analyses as DataFrames, checked against figures
+computed independently from the raw samples (tests/analyze/golden) and
+against the CLI's own analysis.json on the same input."""
+import json
+import math
+import subprocess
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import opscope
+
+OP_TABLES = ("operators", "kernels", "host_calls", "annotations")
+
+
+def all_ops(a):
+    return pd.concat([a.table(s) for s in OP_TABLES if s in a.tables], ignore_index=True)
+
+
+@pytest.mark.parametrize("sample,expected", [
+    ("kineto/sampled_rank-0.json.gz", "sampled_rank-0.json"),
+    ("torch-cpu/small_transformer_train_3steps_torch1.13.json",
+     "torch_cpu_transformer_3steps.json"),
+])
+def test_operator_figures_match_independent_computation(data, golden, sample, expected):
+    want = golden(expected)
+    a = opscope.analyze(data / sample)
+    assert a.traces["format"][0] == want["format"]
+    assert a.traces["events"][0] == want["complete_events"]
+    ops = all_ops(a).set_index("operator")
+    assert set(want["operators"]) <= set(ops.index)
+    for name, w in want["operators"].items():
+        got = ops.loc[name]
+        assert got["count"] == w["count"], name
+        assert got["total_ns"] == w["total_ns"], name
+        assert got["p50_ns"] == w["p50_ns"], name
+        assert got["p99_ns"] == w["p99_ns"], name
+        assert got["max_ns"] == w["max_ns"], name
+        if "self_ns" in w:
+            assert got["self_ns"] == w["self_ns"], name
+
+
+def test_tables_have_every_row_and_analysis_json_names(data, cli, tmp_path):
+    sample = data / "kineto/sampled_rank-0.json.gz"
+    a = opscope.analyze(sample)
+    out = subprocess.run([cli, "analyze", str(sample), "--top", "0", "--format", "json",
+                          "--out", str(tmp_path / "r")], capture_output=True, text=True,
+                         check=True, timeout=120)
+    rows = json.loads(out.stdout)["results"]
+    by_section = {}
+    for r in rows:
+        by_section.setdefault(r["section"], []).append(r)
+    assert set(by_section) == set(a.tables)
+    for section, want in by_section.items():
+        frame = a.table(section)
+        assert len(frame) == len(want), section
+        keys = [k for k in want[0] if k != "section"]
+        assert [c for c in frame.columns if c != "rank"] == keys, section
+        for i, w in enumerate(want):
+            for k in keys:
+                got = frame[k].iloc[i]
+                if w[k] is None:
+                    assert got is None or (isinstance(got, float) and math.isnan(got)) \
+                        or got is pd.NA, (section, k)
+                elif isinstance(w[k], (int, float)) and not isinstance(w[k], bool):
+                    assert float(got) == pytest.approx(float(w[k]), rel=1e-12), (section, k)
+                else:
+                    assert got == w[k], (section, k)
+
+
+def test_named_tables_and_units(data):
+    a = opscope.analyze(data / "kineto/sampled_rank-0.json.gz")
+    assert {"self_ns", "total_ns", "count", "p50_ns", "p99_ns", "flops", "bytes", "bound"} <= \
+        set(a.ops.columns)
+    assert a.ops["self_ns"].dtype == np.int64  # whole nanoseconds: integers
+    assert not a.kernels.empty and (a.kernels["rank"] == 0).all()
+    assert not a.steps.empty
+    assert "cause" in a.gaps.columns or a.gaps.empty
+    for name in ("transfers", "roofline"):
+        assert isinstance(getattr(a, name), pd.DataFrame)
+    f = a.findings
+    assert list(f.columns) == ["trace", "rank", "severity", "rule", "title", "evidence",
+                               "action"]
+    assert len(f) >= 1 and f["evidence"].str.len().min() > 0
+    with pytest.raises(AttributeError):
+        a.no_such_table
+
+
+def test_events_columnar_and_filtered(data):
+    raw = json.loads(open(data / "torch-cpu/small_cnn_train_3steps_torch1.13.json").read())
+    raw = raw["traceEvents"] if isinstance(raw, dict) else raw
+    complete = [e for e in raw if e.get("ph") == "X"]
+    a = opscope.analyze(data / "torch-cpu/small_cnn_train_3steps_torch1.13.json")
+    ev = a.events()
+    assert len(ev) == len(complete)
+    # Views on the model: read-only, no per-event Python objects for strings.
+    assert not ev["start_ns"].values.flags.writeable
+    assert isinstance(ev["name"].dtype, pd.CategoricalDtype)
+    # Total time per name equals the raw file's (us -> ns).
+    want = {}
+    for e in complete:
+        want[e["name"]] = want.get(e["name"], 0) + round(float(e["dur"]) * 1000)
+    got = ev.groupby("name", observed=True)["duration_ns"].sum().to_dict()
+    assert got == want
+    # A window: events meeting [t0, t1), computed here from the raw file.
+    t0 = min(round(float(e["ts"]) * 1000) for e in complete)
+    lo, hi = t0 + 2_000_000, t0 + 5_000_000
+    expect = sum(1 for e in complete
+                 if round(float(e["ts"]) * 1000) < hi
+                 and round(float(e["ts"]) * 1000) + round(float(e["dur"]) * 1000) >= lo)
+    base = int(ev["start_ns"].min()) - t0  # the model's clock may be shifted
+    window = a.events(start_ns=lo + base, end_ns=hi + base)
+    assert len(window) == expect
+    mm = a.events(name="aten::mm")
+    assert len(mm) == sum(1 for e in complete if e["name"] == "aten::mm")
+    assert set(a.events(cls=["host_op"])["cls"].unique()) == {"host_op"}
+    with pytest.raises(opscope.InvalidArgumentError, match="unknown event class"):
+        a.events(cls="kernels")
+    assert len(a.events(name="no such operator")) == 0
+
+
+def test_events_of_several_ranks(data):
+    a = opscope.analyze([data / "kineto/sampled_rank-0.json.gz",
+                         data / "kineto/sampled_rank-1.json.gz"])
+    assert sorted(a.traces["rank"]) == [0, 1]
+    both = a.events(cls="kernel")
+    one = a.events(cls="kernel", rank=1)
+    assert 0 < len(one) < len(both)
+    assert set(both["rank"].unique()) == {0, 1}
+    assert (one["rank"] == 1).all()
+    assert set(a.steps["rank"].unique()) == {0, 1}
+    assert not a.ranks.empty
+    tracks = a.tracks(rank=1)
+    assert (tracks["rank"] == 1).all() and one["track"].max() < len(tracks)
+
+
+def test_events_dropped_on_request(data):
+    a = opscope.analyze(data / "kineto/sampled_rank-0.json.gz", events=False)
+    assert not a.ops.empty
+    with pytest.raises(opscope.FailedPreconditionError, match="events=False"):
+        a.events()
+
+
+def test_ceilings_given_as_dict(data):
+    # Measured ceilings apply to the device they were measured on (the trace names it).
+    a = opscope.analyze(data / "kineto/mi250_rocm_train.json.gz",
+                        ceilings={"device": "AMD Radeon Graphics", "source": "a dict in the test",
+                                  "bytes_per_s": 1e12, "flop_per_s": {"fp32": 10e12,
+                                                                      "bf16": 10e12}})
+    r = a.roofline
+    assert not r.empty and "a dict in the test" in r.attrs["title"]
+    # The ridge of these ceilings is 10 FLOP/byte: below it memory-bound.
+    rated = r[r["bound"].notna() & r["intensity"].notna()]
+    assert len(rated) > 0
+    for _, row in rated.iterrows():
+        assert row["bound"] == ("memory" if row["intensity"] < 10 else "compute"), row
+    other = opscope.analyze(data / "kineto/mi250_rocm_train.json.gz",
+                            ceilings={"device": "another device", "bytes_per_s": 1e12})
+    assert "not used" in other.roofline.attrs["title"]
+    with pytest.raises(opscope.InvalidArgumentError, match="flop_per_s"):
+        opscope.analyze(data / "kineto/sampled_rank-0.json.gz",
+                        ceilings={"flop_per_s": {"fp32": -1}})
+
+
+def test_save_writes_the_cli_files(data, tmp_path):
+    a = opscope.analyze(data / "kineto/sampled_rank-0.json.gz")
+    out = a.save(tmp_path / "report")
+    names = {p.name for p in (tmp_path / "report").iterdir()}
+    assert {"analysis.json", "analysis.html", "summary.csv", "tables"} <= names
+    doc = json.loads((tmp_path / "report/analysis.json").read_text())
+    assert doc["schema_version"] >= 2
+    assert out == tmp_path / "report"
+    html = a.to_html()
+    assert html.startswith("<!DOCTYPE html>") and 'class="timeline"' in html
+    fragment = a._repr_html_()
+    assert "<script" not in fragment and "<svg" in fragment
+    assert "opscope-report" in fragment
+
+
+def test_repr_html_escapes_trace_strings(tmp_path):
+    trace = tmp_path / "evil.json"
+    name = "<script>alert(1)</script>"
+    events = [{"name": "ProfilerStep#1", "ph": "X", "ts": 0, "dur": 100, "pid": 1, "tid": 1},
+              {"name": name, "ph": "X", "ts": 10, "dur": 50, "pid": 1, "tid": 1,
+               "cat": "cpu_op"}]
+    trace.write_text(json.dumps({"traceEvents": events}))
+    a = opscope.analyze(trace)
+    assert name not in a._repr_html_() and name not in a.to_html()
+    assert (a.ops["operator"] == name).any()  # the DataFrame has the raw string
+
+
+def test_errors_are_exceptions_with_file_and_offset(tmp_path):
+    bad = tmp_path / "broken.json"
+    bad.write_text('{"traceEvents": [{"name": "a", "ph": "X", "ts": 1, "dur": 2}, {"name": ')
+    with pytest.raises(opscope.TraceFormatError) as e:
+        opscope.analyze(bad)
+    assert e.value.path == str(bad)
+    assert isinstance(e.value.offset, int) and e.value.offset > 0
+    assert isinstance(e.value, ValueError) and isinstance(e.value, opscope.OpscopeError)
+    with pytest.raises(opscope.OpscopeIOError) as e:
+        opscope.analyze(tmp_path / "missing.json")
+    assert isinstance(e.value, OSError)
+    with pytest.raises(opscope.InvalidArgumentError):
+        opscope.analyze([])
+    with pytest.raises(TypeError):
+        opscope.analyze(tmp_path / "x.json", ceilings=3)
+
+
+def test_csv_errors_name_the_line(tmp_path):
+    folder = tmp_path / "ASCEND_PROFILER_OUTPUT"
+    folder.mkdir()
+    (folder / "kernel_details.csv").write_text(
+        "Step Id,Name,Type,Accelerator Core,Start Time(us),Duration(us),Wait Time(us)\n"
+        "1,MatMul,MatMul,AI_CORE,100.0,not-a-number,0\n")
+    with pytest.raises(opscope.TraceFormatError) as e:
+        opscope.analyze(folder / "kernel_details.csv")
+    assert e.value.line == 2 and e.value.path.endswith("kernel_details.csv")
+
+
+def test_diff_matches_cli(data, cli):
+    before = data / "torch-cpu/small_cnn_train_3steps_torch1.13.json"
+    after = data / "torch-cpu/small_transformer_train_3steps_torch1.13.json"
+    d = opscope.diff(before, after)
+    out = subprocess.run([cli, "diff", str(before), str(after), "--format", "json"],
+                         capture_output=True, text=True, timeout=120)
+    rows = json.loads(out.stdout)["results"]
+    summary = [r for r in rows if r["section"] == "summary"]
+    assert len(d.summary) == len(summary)
+    assert d.summary["metric"].tolist() == [r["metric"] for r in summary]
+    assert d.summary["before"].tolist() == pytest.approx([r["before"] for r in summary])
+    ops = [r for r in rows if r["section"] == "operators"]
+    assert d.operators["operator"].tolist() == [r["operator"] for r in ops]
+    assert d.verdict in ("slower", "faster", "no change beyond noise") or \
+        d.verdict.startswith("noise unknown")
+    gated = opscope.diff(before, after, fail_if_slower=0)
+    cli_gate = subprocess.run([cli, "diff", str(before), str(after), "--fail-if-slower", "0"],
+                              capture_output=True, text=True, timeout=120)
+    assert gated.failed == (cli_gate.returncode == 7)
+    with pytest.raises(opscope.InvalidArgumentError):
+        opscope.diff(before, after, fail_if_slower=-1)
