@@ -1,11 +1,32 @@
 """opscope.analyze and opscope.diff: the CLI's analyses as pandas DataFrames."""
 
+import importlib
 import os
+import threading
 
 import numpy as np
-import pandas as pd
 
 from . import _opscope
+
+
+class _Lazy:
+    """A module imported on first use: `import opscope` stays quick, and
+    analyze() imports pandas while the C++ side works (it holds no GIL)."""
+
+    def __init__(self, name):
+        self._name = name
+        self._module = None
+
+    def load(self):
+        if self._module is None:
+            self._module = importlib.import_module(self._name)
+        return self._module
+
+    def __getattr__(self, attr):
+        return getattr(self.load(), attr)
+
+
+pd = _Lazy("pandas")
 
 # Tables by the name their section has in analysis.json.
 _NAMED = {
@@ -227,7 +248,27 @@ def analyze(paths, ceilings=None, events=True):
         raise TypeError("ceilings: a path to ceilings.json or a dict")
     if isinstance(ceilings, os.PathLike):
         ceilings = os.fspath(ceilings)
-    return Analysis(_opscope.analyze(_paths(paths), ceilings, bool(events)))
+    paths = _paths(paths)
+    if pd._module is not None:
+        return Analysis(_opscope.analyze(paths, ceilings, bool(events)))
+    # The first analysis of a process: pandas is imported while it runs.
+    outcome = {}
+
+    def work():
+        try:
+            outcome["native"] = _opscope.analyze(paths, ceilings, bool(events))
+        except BaseException as e:  # re-raised in the caller's thread
+            outcome["error"] = e
+
+    worker = threading.Thread(target=work, name="opscope-analyze")
+    worker.start()
+    try:
+        pd.load()
+    finally:
+        worker.join()
+    if "error" in outcome:
+        raise outcome["error"]
+    return Analysis(outcome["native"])
 
 
 class Diff:

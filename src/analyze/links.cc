@@ -1,6 +1,8 @@
 #include "analyze/links.h"
 
 #include <algorithm>
+#include <cstddef>
+#include <cstdint>
 
 #include "analyze/flat_map.h"
 
@@ -10,26 +12,39 @@ EventLinks LinkEvents(const TraceModel& model) {
   EventLinks links;
   links.parent.assign(model.size(), -1);
   links.launcher.assign(model.size(), -1);
-  std::vector<std::vector<uint32_t>> by_track(model.tracks.size());
-  for (size_t e = 0; e < model.size(); ++e) {
+  // Host events grouped by track in one array (counted first: exact size,
+  // no per-track vectors growing by doubling on traces of millions of events).
+  const auto linked = [&](size_t e) {
     const EventClass cls = model.cls[e];
-    if (IsDevice(cls) || cls == EventClass::kDeviceAnnotation || cls == EventClass::kDerived ||
-        cls == EventClass::kOther) {
-      continue;
+    return !(IsDevice(cls) || cls == EventClass::kDeviceAnnotation || cls == EventClass::kDerived ||
+             cls == EventClass::kOther);
+  };
+  std::vector<size_t> track_begin(model.tracks.size() + 1, 0);
+  for (size_t e = 0; e < model.size(); ++e) {
+    if (linked(e)) ++track_begin[model.track[e] + 1];
+  }
+  for (size_t t = 1; t < track_begin.size(); ++t) track_begin[t] += track_begin[t - 1];
+  std::vector<uint32_t> by_track(track_begin.back());
+  {
+    std::vector<size_t> next(track_begin.begin(), track_begin.end() - 1);
+    for (size_t e = 0; e < model.size(); ++e) {
+      if (linked(e)) by_track[next[model.track[e]]++] = static_cast<uint32_t>(e);
     }
-    by_track[model.track[e]].push_back(static_cast<uint32_t>(e));
   }
   const auto end_of = [&](uint32_t e) { return model.start_ns[e] + model.duration_ns[e]; };
   std::vector<uint32_t> open;
-  for (auto& events : by_track) {
-    std::sort(events.begin(), events.end(), [&](uint32_t a, uint32_t b) {
+  for (size_t t = 0; t + 1 < track_begin.size(); ++t) {
+    const auto first = by_track.begin() + static_cast<std::ptrdiff_t>(track_begin[t]),
+               last = by_track.begin() + static_cast<std::ptrdiff_t>(track_begin[t + 1]);
+    std::sort(first, last, [&](uint32_t a, uint32_t b) {
       if (model.start_ns[a] != model.start_ns[b]) return model.start_ns[a] < model.start_ns[b];
       if (model.duration_ns[a] != model.duration_ns[b])
         return model.duration_ns[a] > model.duration_ns[b];
       return a < b;
     });
     open.clear();
-    for (const uint32_t e : events) {
+    for (auto it = first; it != last; ++it) {
+      const uint32_t e = *it;
       while (!open.empty() && end_of(open.back()) <= model.start_ns[e]) open.pop_back();
       // The innermost open event that lasts at least as long as e encloses it
       // (one that ends earlier overlaps it unevenly: rounded timestamps).
@@ -42,28 +57,42 @@ EventLinks LinkEvents(const TraceModel& model) {
       open.push_back(e);
     }
   }
+  by_track = {};
   // Launchers: the operator of the same External id, else the operator
   // enclosing the launch call of the same correlation id.
-  Int64Map<uint32_t> op_of_external, runtime_of_correlation;  // id -> event + 1
+  // Ids to events (the last in model order that carries each).
+  SortedIdMap<uint32_t> op_of_external, runtime_of_correlation;
+  size_t ops = 0, calls = 0;
   for (size_t e = 0; e < model.size(); ++e) {
     if (model.cls[e] == EventClass::kHostOp && model.external_id[e] >= 0) {
-      op_of_external[model.external_id[e]] = static_cast<uint32_t>(e + 1);
+      ++ops;
     } else if (model.cls[e] == EventClass::kRuntime && model.correlation[e] >= 0) {
-      runtime_of_correlation[model.correlation[e]] = static_cast<uint32_t>(e + 1);
+      ++calls;
     }
   }
+  op_of_external.Reserve(ops);
+  runtime_of_correlation.Reserve(calls);
+  for (size_t e = 0; e < model.size(); ++e) {
+    if (model.cls[e] == EventClass::kHostOp && model.external_id[e] >= 0) {
+      op_of_external.Add(model.external_id[e], static_cast<uint32_t>(e));
+    } else if (model.cls[e] == EventClass::kRuntime && model.correlation[e] >= 0) {
+      runtime_of_correlation.Add(model.correlation[e], static_cast<uint32_t>(e));
+    }
+  }
+  op_of_external.Sort();
+  runtime_of_correlation.Sort();
   for (size_t e = 0; e < model.size(); ++e) {
     if (!IsDevice(model.cls[e])) continue;
     if (model.external_id[e] >= 0) {
       if (const uint32_t* op = op_of_external.Find(model.external_id[e])) {
-        links.launcher[e] = static_cast<int32_t>(*op - 1);
+        links.launcher[e] = static_cast<int32_t>(*op);
         continue;
       }
     }
     if (model.correlation[e] < 0) continue;
     const uint32_t* call = runtime_of_correlation.Find(model.correlation[e]);
     if (call == nullptr) continue;
-    ForEachAncestor(links, links.parent[*call - 1], [&](int32_t p) {
+    ForEachAncestor(links, links.parent[*call], [&](int32_t p) {
       if (model.cls[static_cast<size_t>(p)] != EventClass::kHostOp) return true;
       links.launcher[e] = p;
       return false;

@@ -494,6 +494,10 @@ PYBIND11_MODULE(_opscope, m) {
         py::arg("fail_if_slower") = py::none());
 
   py::class_<Scope>(m, "Scope")
+      // The common case first: a name alone resolves without keyword matching.
+      .def(py::init(
+               [](std::string name) { return Scope(std::move(name), {}, {}, -1, -1, {}, {}, {}); }),
+           py::arg("name"))
       .def(py::init<std::string, std::string, std::string, int64_t, int64_t, std::string,
                     std::string, std::string>(),
            py::arg("name"), py::kw_only(), py::arg("shapes") = "", py::arg("dtype") = "",

@@ -52,9 +52,15 @@ DeviceBusy ComputeDeviceBusyOn(const TraceModel& model, ComputeOn on, int64_t mi
     return meaning[name];
   };
   const std::vector<Work> work = ComputeWork(model, on);
+  // Sized by a count: one allocation each of what is needed (millions of events).
   std::vector<Interval> busy;
-  busy.reserve(model.size());
-  std::vector<size_t> host_events;
+  busy.reserve(static_cast<size_t>(
+      std::count_if(work.begin(), work.end(), [](Work w) { return w != Work::kNone; })));
+  std::vector<uint32_t> host_events;
+  host_events.reserve(
+      static_cast<size_t>(std::count_if(model.cls.begin(), model.cls.end(), [](EventClass c) {
+        return c != EventClass::kOther && IsHostWork(c);
+      })));
   std::map<std::string, int64_t> unclassified, compile;
   for (size_t e = 0; e < model.size(); ++e) {
     const EventClass cls = model.cls[e];
@@ -67,14 +73,14 @@ DeviceBusy ComputeDeviceBusyOn(const TraceModel& model, ComputeOn on, int64_t mi
     }
     if (work[e] != Work::kNone) busy.push_back(i);
     if (IsHostWork(cls)) {
-      host_events.push_back(e);
+      host_events.push_back(static_cast<uint32_t>(e));
       meaning_of(model.name[e]);
     }
   }
   // Compilation time by kind, counted once where calls nest.
   {
     std::map<std::string_view, std::vector<Interval>> by_kind;
-    for (const size_t e : host_events) {
+    for (const uint32_t e : host_events) {
       if (meaning[model.name[e]] == 3) {
         by_kind[compile_kind[model.name[e]]].push_back(
             {model.start_ns[e], model.start_ns[e] + model.duration_ns[e]});
@@ -125,7 +131,7 @@ DeviceBusy ComputeDeviceBusyOn(const TraceModel& model, ComputeOn on, int64_t mi
     bool busiest_inside = false;
     std::string_view data_name, sync_name, compile_name;
     int64_t data_max = 0, sync_max = 0, compile_max = 0;
-    for (const size_t e : host_events) {
+    for (const uint32_t e : host_events) {
       const int64_t b = std::max(begin, model.start_ns[e]);
       const int64_t f = std::min(end, model.start_ns[e] + model.duration_ns[e]);
       if (f <= b) continue;

@@ -155,11 +155,21 @@ std::vector<FusionCandidate> ComputeFusionCandidates(const TraceModel& model,
   if (!shapes) return {};
   // Host operators by (track, parent), in start order; a producer's consumer is
   // the next one.
-  std::map<std::pair<uint32_t, int32_t>, std::vector<uint32_t>> siblings;
+  // One array sorted by (track, parent, start): each run of equal (track,
+  // parent) is a list of siblings (no list per parent: millions of operators).
+  std::vector<uint32_t> ops_by_parent;
+  ops_by_parent.reserve(
+      static_cast<size_t>(std::count(model.cls.begin(), model.cls.end(), EventClass::kHostOp)));
   for (size_t e = 0; e < model.size(); ++e) {
-    if (model.cls[e] != EventClass::kHostOp) continue;
-    siblings[{model.track[e], links.parent[e]}].push_back(static_cast<uint32_t>(e));
+    if (model.cls[e] == EventClass::kHostOp) ops_by_parent.push_back(static_cast<uint32_t>(e));
   }
+  const auto sibling_key = [&](uint32_t e) { return std::pair(model.track[e], links.parent[e]); };
+  std::sort(ops_by_parent.begin(), ops_by_parent.end(), [&](uint32_t a, uint32_t b) {
+    const auto ka = sibling_key(a), kb = sibling_key(b);
+    if (ka != kb) return ka < kb;
+    if (model.start_ns[a] != model.start_ns[b]) return model.start_ns[a] < model.start_ns[b];
+    return a < b;
+  });
   // Device time launched by each host operator, nested operators' included.
   std::vector<int64_t> launched(model.size(), 0);
   bool has_device = false;
@@ -179,17 +189,26 @@ std::vector<FusionCandidate> ComputeFusionCandidates(const TraceModel& model,
     if (model.input_type[e]) return ParseTypes(model.String(model.input_type[e]));
     return std::vector<std::string>();
   };
+  // Names are classified once each, not once per event.
+  std::vector<int8_t> producer_of(model.string_count(), -1), elementwise(model.string_count(), -1);
+  const auto producer_kind = [&](uint32_t id) {
+    if (producer_of[id] < 0) producer_of[id] = static_cast<int8_t>(ProducerOf(model.String(id)));
+    return static_cast<Producer>(producer_of[id]);
+  };
+  const auto is_elementwise = [&](uint32_t id) {
+    if (elementwise[id] < 0) elementwise[id] = IsElementwise(model.String(id)) ? 1 : 0;
+    return elementwise[id] == 1;
+  };
   std::map<std::tuple<std::string, std::string, std::string>, FusionCandidate> found;
-  for (auto& [key, ops] : siblings) {
-    std::sort(ops.begin(), ops.end(),
-              [&](uint32_t a, uint32_t b) { return model.start_ns[a] < model.start_ns[b]; });
-    for (size_t k = 0; k + 1 < ops.size(); ++k) {
-      const uint32_t a = ops[k], b = ops[k + 1];
-      const std::string_view producer = model.String(model.name[a]);
-      const Producer kind = ProducerOf(producer);
+  for (size_t k = 0; k + 1 < ops_by_parent.size(); ++k) {
+    {
+      const uint32_t a = ops_by_parent[k], b = ops_by_parent[k + 1];
+      if (sibling_key(a) != sibling_key(b)) continue;  // the last of its siblings
+      const Producer kind = producer_kind(model.name[a]);
       if (kind == Producer::kNone) continue;
+      if (!is_elementwise(model.name[b])) continue;
+      const std::string_view producer = model.String(model.name[a]);
       const std::string_view consumer = model.String(model.name[b]);
-      if (!IsElementwise(consumer)) continue;
       const auto out = OutputShape(kind, FunctionOf(producer), shapes_of(a));
       if (!out) continue;
       const auto in = shapes_of(b);

@@ -34,26 +34,53 @@ int64_t CoveredWhileIdle(std::vector<Interval> spans, const std::vector<Interval
 LaunchBound ComputeLaunchBound(const TraceModel& model, double busy_pct, const LaunchRules& r) {
   LaunchBound out;
   out.busy_pct = busy_pct;
+  // Sizes counted first: each list allocated once (millions of events).
+  const auto is_host = [](EventClass cls) {
+    return cls == EventClass::kHostOp || cls == EventClass::kRuntime || cls == EventClass::kSync ||
+           cls == EventClass::kPython;
+  };
+  size_t n_device = 0, n_host = 0, n_calls = 0, n_kernels = 0;
+  for (size_t e = 0; e < model.size(); ++e) {
+    const EventClass cls = model.cls[e];
+    n_device += IsDevice(cls);
+    n_host += is_host(cls);
+    n_calls += cls == EventClass::kRuntime && model.correlation[e] >= 0;
+    n_kernels += cls == EventClass::kKernel;
+  }
   std::vector<int64_t> durations, delays;
-  Int64Map<int64_t> launch_start;  // correlation -> launch call start
+  SortedIdMap<int64_t> launch_start;  // correlation -> launch call start
+  launch_start.Reserve(n_calls);
   std::vector<Interval> device, host, launches, compile;
-  device.reserve(model.size());
-  durations.reserve(model.size());
+  device.reserve(n_device);
+  host.reserve(n_host);
+  durations.reserve(n_kernels);
+  // Names are judged once each, not once per event.
+  enum : uint8_t { kUnknown = 0, kLaunch = 1, kCompile = 2, kJudged = 4 };
+  std::vector<uint8_t> judged(model.string_count(), kUnknown);
+  const auto judge = [&](uint32_t id) {
+    if (judged[id] == kUnknown) {
+      const std::string_view name = model.String(id);
+      judged[id] =
+          kJudged | (IsLaunchCall(name) ? kLaunch : 0) | (CompileKind(name).empty() ? 0 : kCompile);
+    }
+    return judged[id];
+  };
   for (size_t e = 0; e < model.size(); ++e) {
     const EventClass cls = model.cls[e];
     const Interval i{model.start_ns[e], model.start_ns[e] + model.duration_ns[e]};
     if (IsDevice(cls)) device.push_back(i);
     if (cls == EventClass::kRuntime && model.correlation[e] >= 0) {
-      launch_start[model.correlation[e]] = model.start_ns[e];
+      launch_start.Add(model.correlation[e], model.start_ns[e]);
     }
-    if (cls == EventClass::kHostOp || cls == EventClass::kRuntime || cls == EventClass::kSync ||
-        cls == EventClass::kPython) {
+    if (is_host(cls)) {
       host.push_back(i);
-      const std::string_view name = model.String(model.name[e]);
-      if (cls == EventClass::kRuntime && IsLaunchCall(name)) launches.push_back(i);
-      if (!CompileKind(name).empty()) compile.push_back(i);
+      const uint8_t kind = judge(model.name[e]);
+      if (cls == EventClass::kRuntime && (kind & kLaunch)) launches.push_back(i);
+      if (kind & kCompile) compile.push_back(i);
     }
   }
+  launch_start.Sort();
+  delays.reserve(n_kernels);
   for (size_t e = 0; e < model.size(); ++e) {
     if (model.cls[e] != EventClass::kKernel) continue;
     durations.push_back(model.duration_ns[e]);

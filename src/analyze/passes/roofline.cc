@@ -329,9 +329,20 @@ bool ShapeCost(std::string_view op, std::string_view dims_json, std::string_view
 std::vector<OpRoofline> ComputeRoofline(const TraceModel& model, const RooflineCeilings* ceilings) {
   // Device time of an operator: the kernels of the launch calls made on its
   // thread while it ran (calls and kernels pair by correlation id).
-  Int64Map<int64_t> kernel_ns_by_correlation;
+  // Counted first, so the maps and lists are allocated once at their size.
+  size_t correlated_device = 0;
+  std::vector<size_t> launch_count(model.tracks.size(), 0);
+  for (size_t e = 0; e < model.size(); ++e) {
+    if (model.correlation[e] < 0) continue;
+    correlated_device += IsDevice(model.cls[e]);
+    if (model.cls[e] == EventClass::kRuntime) ++launch_count[model.track[e]];
+  }
+  // Device time per correlation id: (id, time) pairs sorted, then summed per id.
+  std::vector<std::pair<int64_t, int64_t>> kernel_ns;
+  kernel_ns.reserve(correlated_device);
   Int64Map<uint8_t> tf32_by_correlation;
-  std::vector<std::vector<size_t>> launches_by_track(model.tracks.size());
+  std::vector<std::vector<uint32_t>> launches_by_track(model.tracks.size());
+  for (size_t t = 0; t < launch_count.size(); ++t) launches_by_track[t].reserve(launch_count[t]);
   bool has_device = false;
   const int compute_major = ComputeCapabilityMajor(model);
   std::vector<int8_t> tf32_name(model.string_count(), -1);
@@ -339,14 +350,28 @@ std::vector<OpRoofline> ComputeRoofline(const TraceModel& model, const RooflineC
     has_device |= IsDevice(model.cls[e]);
     if (model.correlation[e] < 0) continue;
     if (IsDevice(model.cls[e])) {
-      kernel_ns_by_correlation[model.correlation[e]] += model.duration_ns[e];
+      kernel_ns.emplace_back(model.correlation[e], model.duration_ns[e]);
       int8_t& tf32 = tf32_name[model.name[e]];
       if (tf32 < 0) tf32 = IsTf32Kernel(model.String(model.name[e]), compute_major);
       if (tf32) tf32_by_correlation[model.correlation[e]] = 1;
     } else if (model.cls[e] == EventClass::kRuntime) {
-      launches_by_track[model.track[e]].push_back(e);
+      launches_by_track[model.track[e]].push_back(static_cast<uint32_t>(e));
     }
   }
+  std::sort(kernel_ns.begin(), kernel_ns.end());
+  size_t ids = 0;  // summed in place: one entry per id
+  for (size_t i = 0; i < kernel_ns.size(); ++i) {
+    if (ids > 0 && kernel_ns[ids - 1].first == kernel_ns[i].first) {
+      kernel_ns[ids - 1].second += kernel_ns[i].second;
+    } else {
+      kernel_ns[ids++] = kernel_ns[i];
+    }
+  }
+  SortedIdMap<int64_t> kernel_ns_by_correlation;
+  kernel_ns_by_correlation.Reserve(ids);
+  for (size_t i = 0; i < ids; ++i)
+    kernel_ns_by_correlation.Add(kernel_ns[i].first, kernel_ns[i].second);
+  kernel_ns = {};
   // Per track, the launch calls in time order with running sums of their
   // kernels' time, of those whose kernels were found, and of launches whose
   // kernels are missing (a sampled trace): any operator's window is two lookups.
@@ -362,9 +387,12 @@ std::vector<OpRoofline> ComputeRoofline(const TraceModel& model, const RooflineC
   for (size_t t = 0; t < launches_by_track.size(); ++t) {
     auto& launches = launches_by_track[t];
     std::sort(launches.begin(), launches.end(),
-              [&](size_t a, size_t b) { return model.start_ns[a] < model.start_ns[b]; });
+              [&](uint32_t a, uint32_t b) { return model.start_ns[a] < model.start_ns[b]; });
     Launches& l = by_track[t];
-    for (const size_t e : launches) {
+    for (auto* v : {&l.start, &l.kernel_ns, &l.found, &l.missing, &l.tf32}) {
+      v->reserve(launches.size() + 1);
+    }
+    for (const uint32_t e : launches) {
       const int64_t* k = kernel_ns_by_correlation.Find(model.correlation[e]);
       int8_t& launch = launch_name[model.name[e]];
       if (k == nullptr && launch < 0) {

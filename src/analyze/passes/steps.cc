@@ -26,28 +26,41 @@ std::vector<StepBreakdown> Breakdown(const TraceModel& model, ComputeOn on) {
     return {};
   }
   const std::vector<Work> work = ComputeWork(model, on);
-  std::vector<Interval> compute, communication, memory, all;
+  // Counted first, so each list is allocated once at its size (millions of
+  // events: no vectors doubling, no reserve of the whole trace per list).
+  const auto starts_work = [&](size_t e) {
+    const EventClass cls = model.cls[e];
+    return cls == EventClass::kHostOp || IsDevice(cls) || work[e] != Work::kNone;
+  };
+  size_t counts[4] = {0, 0, 0, 0}, starts = 0;
+  for (size_t e = 0; e < model.size(); ++e) {
+    ++counts[static_cast<size_t>(work[e])];
+    starts += starts_work(e);
+  }
+  std::vector<Interval> compute, communication, memory;
+  compute.reserve(counts[static_cast<size_t>(Work::kCompute)]);
+  communication.reserve(counts[static_cast<size_t>(Work::kCommunication)]);
+  memory.reserve(counts[static_cast<size_t>(Work::kMemory)]);
   std::vector<int64_t> work_starts;  // starts of operators and device work
-  compute.reserve(model.size());
-  all.reserve(model.size());
-  work_starts.reserve(model.size());
+  work_starts.reserve(starts);
   for (size_t e = 0; e < model.size(); ++e) {
     const Interval i{model.start_ns[e], model.start_ns[e] + model.duration_ns[e]};
-    const EventClass cls = model.cls[e];
-    if (cls == EventClass::kHostOp || IsDevice(cls) || work[e] != Work::kNone) {
-      work_starts.push_back(i.begin);
-    }
+    if (starts_work(e)) work_starts.push_back(i.begin);
     switch (work[e]) {
       case Work::kNone: continue;
       case Work::kCompute: compute.push_back(i); break;
       case Work::kCommunication: communication.push_back(i); break;
       case Work::kMemory: memory.push_back(i); break;
     }
-    all.push_back(i);
   }
   std::sort(work_starts.begin(), work_starts.end());
   const auto c = Union(std::move(compute)), m = Union(std::move(communication)),
-             mem = Union(std::move(memory)), any = Union(std::move(all));
+             mem = Union(std::move(memory));
+  // Any work: the union of the three unions (each far shorter than its events).
+  std::vector<Interval> all;
+  all.reserve(c.size() + m.size() + mem.size());
+  for (const auto* part : {&c, &m, &mem}) all.insert(all.end(), part->begin(), part->end());
+  const auto any = Union(std::move(all));
   std::vector<StepBreakdown> steps;
   for (size_t e = 0; e < model.size(); ++e) {
     if (model.cls[e] != EventClass::kStep) continue;
