@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 JOBS ?= $(shell nproc)
 
-.PHONY: deps build run test test-release test-asan test-minimal test-fuzz bench format clean
+.PHONY: deps build run test test-release test-asan test-minimal test-fuzz bench format clean python
 
 deps:
 	@scripts/install-deps
@@ -45,6 +45,13 @@ test-fuzz: deps
 	cmake --build --preset fuzz -j $(JOBS)
 	ctest --preset fuzz -j $(JOBS)
 
+# The Python package into .venv (made with Debian's numpy, pandas and pybind11
+# visible), reusing build/release: `.venv/bin/python -c "import opscope"`.
+python: build
+	/usr/bin/python3 -m venv --system-site-packages .venv
+	OPSCOPE_BUILD_DIR=build/release .venv/bin/python -m pip install --quiet --no-build-isolation --no-index .
+	@echo "opscope installed in .venv: .venv/bin/python -c 'import opscope'"
+
 # The benchmarks that decide the issues: each prints both sides and the ratio.
 bench: build
 	@scripts/install-deps --bench
@@ -53,6 +60,8 @@ bench: build
 	build/release/bench/copy_vs_memcpy
 	build/release/bench/matmul_vs_numpy
 	bench/analyze_vs_python.sh
+	bench/python_vs_hta.sh
+	PYTHONPATH=build/release/python /usr/bin/python3 bench/python_scope_cost.py
 	bench/ascend_vs_python.sh
 	bench/resnet50_vs_torch.sh
 	bench/exporter_soak.py build/release/opscope 60

@@ -24,6 +24,14 @@ std::vector<Interval> Union(std::vector<Interval> intervals) {
   return intervals;
 }
 
+void UnionBuilder::MakeRoom() {
+  constexpr size_t kBatch = size_t{1} << 16;
+  if (!items_.empty()) items_ = Union(std::move(items_));  // in place: the capacity stays
+  if (items_.capacity() < kBatch || items_.size() * 2 > items_.capacity()) {
+    items_.reserve(std::max(kBatch, 2 * items_.capacity()));
+  }
+}
+
 int64_t Covered(const std::vector<Interval>& merged, int64_t begin, int64_t end) {
   int64_t total = 0;
   auto it = std::lower_bound(merged.begin(), merged.end(), begin,

@@ -14,6 +14,28 @@ struct Interval {
 
 // Sorted, non-overlapping union of intervals.
 std::vector<Interval> Union(std::vector<Interval> intervals);
+// The union of intervals added one at a time, kept in one buffer that is
+// unioned in place whenever it fills (and doubled only when the union itself
+// fills half of it): memory follows the union's size, not the number of
+// intervals (millions of nested host events union to far fewer spans).
+class UnionBuilder {
+ public:
+  void Add(Interval i) {
+    if (items_.size() == items_.capacity()) MakeRoom();
+    items_.push_back(i);
+  }
+  // The union; the builder is left empty.
+  std::vector<Interval> Take() {
+    std::vector<Interval> out = Union(std::move(items_));
+    items_ = {};
+    return out;
+  }
+
+ private:
+  void MakeRoom();
+  std::vector<Interval> items_;
+};
+
 // Time the union covers within [begin, end).
 int64_t Covered(const std::vector<Interval>& merged, int64_t begin, int64_t end);
 

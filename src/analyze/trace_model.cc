@@ -105,15 +105,23 @@ namespace {
 // fault per page costs more than the filling on some machines (a VM here: about
 // 6 us each, a quarter of a 100 MB import). A hint only: where the kernel
 // declines, nothing changes.
-template <typename Column>
-void AdviseHugePages(const Column& column) {
+void AdviseHugePages(const void* data, size_t bytes) {
   constexpr uintptr_t kHuge = uintptr_t{2} << 20;
-  const size_t bytes = column.capacity() * sizeof(typename Column::value_type);
   if (bytes < 2 * kHuge) return;
-  const auto begin = reinterpret_cast<uintptr_t>(column.data());
+  const auto begin = reinterpret_cast<uintptr_t>(data);
   const uintptr_t first = (begin + kHuge - 1) & ~(kHuge - 1);
   const uintptr_t last = (begin + bytes) & ~(kHuge - 1);
   if (last > first) madvise(reinterpret_cast<void*>(first), last - first, MADV_HUGEPAGE);
+}
+
+template <typename T>
+void AdviseHugePages(const std::vector<T>& column) {
+  AdviseHugePages(column.data(), column.capacity() * sizeof(T));
+}
+
+template <typename T, T kDefault>
+void AdviseHugePages(const DefaultColumn<T, kDefault>& column) {
+  AdviseHugePages(column.storage(), column.capacity_bytes());
 }
 
 }  // namespace
@@ -134,6 +142,7 @@ void TraceModel::Reserve(size_t events) {
 bool TraceModel::ColumnsAligned() const {
   bool aligned = cls.size() == size() && track.size() == size();
   for (const auto column : kInt64Columns) aligned &= (this->*column).size() == size();
+  for (const auto column : kCountColumns) aligned &= (this->*column).size() == size();
   for (const auto column : kStringColumns) aligned &= (this->*column).size() == size();
   return aligned;
 }

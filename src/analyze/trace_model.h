@@ -13,6 +13,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "analyze/id_column.h"
+
 namespace opscope::analyze {
 
 // What an event is, independent of the tool that recorded it.
@@ -64,38 +66,40 @@ class TraceModel {
   // Columns, one entry per complete event.
   std::vector<int64_t> start_ns;
   std::vector<int64_t> duration_ns;
-  std::vector<uint32_t> name;      // interned
-  std::vector<uint32_t> category;  // interned; 0 when absent
+  IdColumn name;      // interned
+  IdColumn category;  // interned; 0 when absent
   std::vector<uint32_t> track;
   std::vector<EventClass> cls;
-  std::vector<int64_t> flops;             // -1 unknown
-  std::vector<int64_t> bytes;             // -1 unknown
-  std::vector<int64_t> correlation;       // links a launch to its device work; -1 none
-  std::vector<uint32_t> kind;             // interned task type (Ascend "AI_CORE", "AI_CPU"); 0 none
-  std::vector<int64_t> external_id;       // links a framework operator to its launches; -1 none
-  std::vector<uint32_t> input_dims;       // interned raw JSON of Kineto's "Input Dims"; 0 none
-  std::vector<uint32_t> input_type;       // interned raw JSON of "Input type"; 0 none
-  std::vector<uint32_t> concrete_inputs;  // interned raw JSON of "Concrete Inputs"; 0 none
+  CountColumn flops;                 // -1 unknown
+  CountColumn bytes;                 // -1 unknown
+  std::vector<int64_t> correlation;  // links a launch to its device work; -1 none
+  IdColumn kind;                     // interned task type (Ascend "AI_CORE", "AI_CPU"); 0 none
+  std::vector<int64_t> external_id;  // links a framework operator to its launches; -1 none
+  IdColumn input_dims;               // interned raw JSON of Kineto's "Input Dims"; 0 none
+  IdColumn input_type;               // interned raw JSON of "Input type"; 0 none
+  IdColumn concrete_inputs;          // interned raw JSON of "Concrete Inputs"; 0 none
   // opscope's own operator arguments (core/trace_schema.h), interned; 0 none.
-  std::vector<uint32_t> shapes;  // "[[8,64,56,56]]"
-  std::vector<uint32_t> dtype;   // as written: "fp32", "bf16", ...
-  std::vector<uint32_t> layout;  // "nChw16c"
-  std::vector<uint32_t> module;  // "layer1.0.conv1"
+  IdColumn shapes;  // "[[8,64,56,56]]"
+  IdColumn dtype;   // as written: "fp32", "bf16", ...
+  IdColumn layout;  // "nChw16c"
+  IdColumn module;  // "layer1.0.conv1"
 
   // The columns by element type, named once, so that code which appends,
   // merges or reserves columns cannot miss one. String columns hold ids of
-  // this model's strings; `track` holds ids of its tracks.
-  static constexpr std::array kInt64Columns = {&TraceModel::start_ns,    &TraceModel::duration_ns,
-                                               &TraceModel::flops,       &TraceModel::bytes,
+  // this model's strings; `track` holds ids of its tracks. Count columns
+  // (id_column.h) cost nothing where every value is -1.
+  static constexpr std::array kInt64Columns = {&TraceModel::start_ns, &TraceModel::duration_ns,
                                                &TraceModel::correlation, &TraceModel::external_id};
+  static constexpr std::array kCountColumns = {&TraceModel::flops, &TraceModel::bytes};
   static constexpr std::array kStringColumns = {
       &TraceModel::name,       &TraceModel::category,   &TraceModel::kind,
       &TraceModel::input_dims, &TraceModel::input_type, &TraceModel::concrete_inputs,
       &TraceModel::shapes,     &TraceModel::dtype,      &TraceModel::layout,
       &TraceModel::module};
   template <typename F>
-  void ForEachInt64Column(F&& f) {
+  void ForEachInt64Column(F&& f) {  // int64 and count columns
     for (const auto column : kInt64Columns) f(this->*column);
+    for (const auto column : kCountColumns) f(this->*column);
   }
   template <typename F>
   void ForEachIdColumn(F&& f) {  // string columns and `track`

@@ -262,15 +262,19 @@ py::list ClassNames() {
   return out;
 }
 
-template <typename T>
-py::array Gather(const std::vector<T>& column, const std::vector<uint32_t>* rows,
-                 const py::object& owner) {
-  if (rows == nullptr) {  // a view on the model's column, kept alive by `owner`
-    return py::array_t<T>(static_cast<py::ssize_t>(column.size()), column.data(), owner);
+template <typename Column>
+py::array Gather(const Column& column, const std::vector<uint32_t>* rows, const py::object& owner) {
+  using T = typename Column::value_type;
+  if constexpr (requires { column.data(); }) {
+    if (rows == nullptr && column.size() > 0) {  // a view on the model's column, kept by `owner`
+      return py::array_t<T>(static_cast<py::ssize_t>(column.size()), column.data(), owner);
+    }
   }
-  py::array_t<T> out(static_cast<py::ssize_t>(rows->size()));
+  // Filtered, or a count column (stored less its default): a copy.
+  const size_t n = rows == nullptr ? column.size() : rows->size();
+  py::array_t<T> out(static_cast<py::ssize_t>(n));
   T* dst = out.mutable_data();
-  for (size_t i = 0; i < rows->size(); ++i) dst[i] = column[(*rows)[i]];
+  for (size_t i = 0; i < n; ++i) dst[i] = column[rows == nullptr ? i : (*rows)[i]];
   return out;
 }
 

@@ -47,3 +47,34 @@ TEST(Int64Map, AgreesWithStdMapThroughGrowthAndExtremeKeys) {
 
 }  // namespace
 }  // namespace opscope::analyze
+
+namespace opscope::analyze {
+namespace {
+
+// SortedIdMap against std::map on random ids with repeats: the last value
+// added for an id is the one found.
+TEST(SortedIdMap, FindsTheLastValueOfEachIdLikeAMap) {
+  std::mt19937_64 rng(7);
+  SortedIdMap<uint32_t> sorted;
+  std::map<int64_t, uint32_t> reference;
+  for (uint32_t i = 0; i < 20000; ++i) {
+    const int64_t id = static_cast<int64_t>(rng() % 5000) - 2500;
+    sorted.Add(id, i);
+    reference[id] = i;
+  }
+  sorted.Sort();
+  for (int64_t id = -2600; id < 2600; ++id) {
+    const uint32_t* found = sorted.Find(id);
+    const auto it = reference.find(id);
+    if (it == reference.end()) {
+      EXPECT_EQ(found, nullptr) << id;
+    } else {
+      ASSERT_NE(found, nullptr) << id;
+      EXPECT_EQ(*found, it->second) << id;
+    }
+  }
+  EXPECT_EQ(SortedIdMap<int64_t>().Find(0), nullptr);
+}
+
+}  // namespace
+}  // namespace opscope::analyze

@@ -387,8 +387,7 @@ void ExpectSameModel(const TraceModel& a, const TraceModel& b, const std::string
   EXPECT_EQ(a.bytes, b.bytes) << what;
   EXPECT_EQ(a.correlation, b.correlation) << what;
   EXPECT_EQ(a.external_id, b.external_id) << what;
-  const auto same_strings = [&](const std::vector<uint32_t>& x, const std::vector<uint32_t>& y,
-                                const char* column) {
+  const auto same_strings = [&](const IdColumn& x, const IdColumn& y, const char* column) {
     for (size_t e = 0; e < a.size(); ++e) {
       if (a.String(x[e]) != b.String(y[e])) {
         ADD_FAILURE() << what << ": column " << column << ", event " << e << ": '" << a.String(x[e])

@@ -39,20 +39,16 @@ LaunchBound ComputeLaunchBound(const TraceModel& model, double busy_pct, const L
     return cls == EventClass::kHostOp || cls == EventClass::kRuntime || cls == EventClass::kSync ||
            cls == EventClass::kPython;
   };
-  size_t n_device = 0, n_host = 0, n_calls = 0, n_kernels = 0;
+  size_t n_calls = 0, n_kernels = 0;
   for (size_t e = 0; e < model.size(); ++e) {
     const EventClass cls = model.cls[e];
-    n_device += IsDevice(cls);
-    n_host += is_host(cls);
     n_calls += cls == EventClass::kRuntime && model.correlation[e] >= 0;
     n_kernels += cls == EventClass::kKernel;
   }
   std::vector<int64_t> durations, delays;
   SortedIdMap<int64_t> launch_start;  // correlation -> launch call start
   launch_start.Reserve(n_calls);
-  std::vector<Interval> device, host, launches, compile;
-  device.reserve(n_device);
-  host.reserve(n_host);
+  UnionBuilder device, host, launches, compile;  // only their unions are used
   durations.reserve(n_kernels);
   // Names are judged once each, not once per event.
   enum : uint8_t { kUnknown = 0, kLaunch = 1, kCompile = 2, kJudged = 4 };
@@ -68,15 +64,15 @@ LaunchBound ComputeLaunchBound(const TraceModel& model, double busy_pct, const L
   for (size_t e = 0; e < model.size(); ++e) {
     const EventClass cls = model.cls[e];
     const Interval i{model.start_ns[e], model.start_ns[e] + model.duration_ns[e]};
-    if (IsDevice(cls)) device.push_back(i);
+    if (IsDevice(cls)) device.Add(i);
     if (cls == EventClass::kRuntime && model.correlation[e] >= 0) {
       launch_start.Add(model.correlation[e], model.start_ns[e]);
     }
     if (is_host(cls)) {
-      host.push_back(i);
+      host.Add(i);
       const uint8_t kind = judge(model.name[e]);
-      if (cls == EventClass::kRuntime && (kind & kLaunch)) launches.push_back(i);
-      if (kind & kCompile) compile.push_back(i);
+      if (cls == EventClass::kRuntime && (kind & kLaunch)) launches.Add(i);
+      if (kind & kCompile) compile.Add(i);
     }
   }
   launch_start.Sort();
@@ -112,15 +108,16 @@ LaunchBound ComputeLaunchBound(const TraceModel& model, double busy_pct, const L
     std::nth_element(delays.begin(), p50, p90 + 1);
     out.launch_delay_p50_ns = *p50;
   }
-  const auto busy = Union(std::move(device));
+  const auto busy = device.Take();
   if (!busy.empty()) {
     const int64_t begin = busy.front().begin, end = busy.back().end;
     out.idle_ns = (end - begin) - Covered(busy, begin, end);
-    if (out.idle_ns > 0 && !host.empty()) {
+    std::vector<Interval> host_spans = host.Take();
+    if (out.idle_ns > 0 && !host_spans.empty()) {
       const auto pct = [&](int64_t ns) { return 100.0 * static_cast<double>(ns) / out.idle_ns; };
-      out.host_busy_in_idle_pct = pct(CoveredWhileIdle(std::move(host), busy, begin, end));
-      out.launch_in_idle_pct = pct(CoveredWhileIdle(std::move(launches), busy, begin, end));
-      out.compile_in_idle_pct = pct(CoveredWhileIdle(std::move(compile), busy, begin, end));
+      out.host_busy_in_idle_pct = pct(CoveredWhileIdle(std::move(host_spans), busy, begin, end));
+      out.launch_in_idle_pct = pct(CoveredWhileIdle(launches.Take(), busy, begin, end));
+      out.compile_in_idle_pct = pct(CoveredWhileIdle(compile.Take(), busy, begin, end));
     }
   }
   // The preconditions, in order; the first that fails is the reason.

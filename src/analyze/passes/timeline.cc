@@ -33,10 +33,10 @@ std::string ArgsOf(const TraceModel& m, size_t e) {
     out += ": ";
     out += value;
   };
-  const auto add_id = [&](std::string_view key, const std::vector<uint32_t>& column) {
+  const auto add_id = [&](std::string_view key, const IdColumn& column) {
     if (column[e] != 0) add(key, m.String(column[e]));
   };
-  const auto add_int = [&](std::string_view key, const std::vector<int64_t>& column) {
+  const auto add_int = [&](std::string_view key, const CountColumn& column) {
     if (column[e] >= 0) add(key, std::to_string(column[e]));
   };
   add_id("category", m.category);

@@ -74,14 +74,14 @@ TEST(Roofline, DeviceOperatorsUseTheirKernelsAndCeilingsDecideTheBound) {
   Builder b;
   // aten::mm on the host (track of pid 1) launches one kernel of 100 us.
   b.Add(EventClass::kHostOp, "aten::mm", 0, 20);
-  b.model.flops.back() = 2000000000;  // 2 GFLOP
-  b.model.bytes.back() = 4000000;     // 4 MB: 500 FLOP/B
+  b.model.flops.Set(b.model.size() - 1, 2000000000);  // 2 GFLOP
+  b.model.bytes.Set(b.model.size() - 1, 4000000);     // 4 MB: 500 FLOP/B
   b.Correlate(7).Add(EventClass::kRuntime, "cudaLaunchKernel", 5, 10);
   b.Correlate(7).Add(EventClass::kKernel, "sgemm", 30, 130);
   // A second operator whose launched kernel is missing gets no rate.
   b.Correlate(-1).Add(EventClass::kHostOp, "aten::mm", 200, 220);
-  b.model.flops.back() = 2000000000;
-  b.model.bytes.back() = 4000000;
+  b.model.flops.Set(b.model.size() - 1, 2000000000);
+  b.model.bytes.Set(b.model.size() - 1, 4000000);
   b.Correlate(8).Add(EventClass::kRuntime, "cudaLaunchKernel", 205, 210);
   RooflineCeilings c{"test", "test", {{"fp32", 40e12}}, 1e12};  // ridge at 40 FLOP/B
   const auto r = ComputeRoofline(b.model, &c);
@@ -117,8 +117,8 @@ TEST(Roofline, ShapesOfAConvolutionReachTheRoofline) {
 TEST(Roofline, CpuTracesUseHostTime) {
   Builder b;
   b.Add(EventClass::kHostOp, "Conv2D", 0, 1000);  // 1 ms
-  b.model.flops.back() = 1000000000;
-  b.model.bytes.back() = 100000000;                                     // 10 FLOP/B
+  b.model.flops.Set(b.model.size() - 1, 1000000000);
+  b.model.bytes.Set(b.model.size() - 1, 100000000);                     // 10 FLOP/B
   RooflineCeilings c{"cpu", "ceilings.json", {{"fp32", 500e9}}, 50e9};  // ridge at 10 FLOP/B
   const auto r = ComputeRoofline(b.model, &c);
   ASSERT_EQ(r.size(), 1u);
@@ -166,8 +166,8 @@ TEST(Roofline, HalfIsFp16AndAMissingDtypeCeilingIsNotRated) {
   // bf16 on a V100, which has no bf16: no rating, and the reason.
   Builder b;
   b.Add(EventClass::kKernel, "k", 0, 100);
-  b.model.flops.back() = 1000000;
-  b.model.bytes.back() = 1000;
+  b.model.flops.Set(b.model.size() - 1, 1000000);
+  b.model.bytes.Set(b.model.size() - 1, 1000);
   b.model.dtype.back() = b.model.Intern("bf16");
   const auto v100 = KnownDeviceCeilings("Tesla V100-SXM2-16GB");
   ASSERT_TRUE(v100.has_value());

@@ -478,11 +478,12 @@ void Merge(Part& part, TraceModel& model,
   const auto append = [](auto& to, const auto& from) {
     to.insert(to.end(), from.begin(), from.end());
   };
-  const auto append_ids = [&](std::vector<uint32_t>& to, const std::vector<uint32_t>& from) {
+  const auto append_ids = [&](IdColumn& to, const IdColumn& from) {
     to.reserve(to.size() + n);
     for (uint32_t id : from) to.push_back(str(id));
   };
   for (const auto column : TraceModel::kInt64Columns) append(model.*column, p.*column);
+  for (const auto column : TraceModel::kCountColumns) (model.*column).append(p.*column);
   for (const auto column : TraceModel::kStringColumns) append_ids(model.*column, p.*column);
   model.track.reserve(model.track.size() + n);
   for (uint32_t id : p.track) model.track.push_back(track(id));

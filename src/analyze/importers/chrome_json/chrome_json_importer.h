@@ -26,7 +26,7 @@ bool SniffChromeJson(Source& source);
 
 struct ImportOptions {
   int threads = 0;                       // parsing threads; 0: one per core, at most 8
-  size_t chunk_bytes = size_t{8} << 20;  // bytes read and scanned at a time
+  size_t chunk_bytes = size_t{4} << 20;  // bytes read and scanned at a time
 };
 
 // Fills `model` (the same for any thread count); throws Error(kInvalidInput)
