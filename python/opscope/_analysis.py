@@ -158,9 +158,15 @@ class Analysis:
             return self._events_of(None, None, None, None, None, None)
         if len(frames) == 1:
             return frames[0]
-        # Categories differ between traces: as plain categoricals over their union.
-        return pd.concat([f.astype({c: object for c in _STRING_COLUMNS}) for f in frames],
-                         ignore_index=True).astype({c: "category" for c in _STRING_COLUMNS})
+        # Categories differ between traces: each string column over the union
+        # of the traces' strings (codes remapped, no Python string per event).
+        union = pd.api.types.union_categoricals
+        data = {}
+        for column in frames[0].columns:
+            parts = [f[column] for f in frames]
+            data[column] = union(parts) if column in _STRING_COLUMNS else \
+                np.concatenate([p.to_numpy() for p in parts])
+        return pd.DataFrame(data, copy=False)
 
     def _events_of(self, trace, start_ns, end_ns, cls, category, name):
         if self._classes is None:

@@ -12,30 +12,16 @@ EventLinks LinkEvents(const TraceModel& model) {
   EventLinks links;
   links.parent.assign(model.size(), -1);
   links.launcher.assign(model.size(), -1);
-  // Host events grouped by track in one array (counted first: exact size,
-  // no per-track vectors growing by doubling on traces of millions of events).
-  const auto linked = [&](size_t e) {
+  TrackGroups by_track = GroupByTrack(model, [&](size_t e) {
     const EventClass cls = model.cls[e];
     return !(IsDevice(cls) || cls == EventClass::kDeviceAnnotation || cls == EventClass::kDerived ||
              cls == EventClass::kOther);
-  };
-  std::vector<size_t> track_begin(model.tracks.size() + 1, 0);
-  for (size_t e = 0; e < model.size(); ++e) {
-    if (linked(e)) ++track_begin[model.track[e] + 1];
-  }
-  for (size_t t = 1; t < track_begin.size(); ++t) track_begin[t] += track_begin[t - 1];
-  std::vector<uint32_t> by_track(track_begin.back());
-  {
-    std::vector<size_t> next(track_begin.begin(), track_begin.end() - 1);
-    for (size_t e = 0; e < model.size(); ++e) {
-      if (linked(e)) by_track[next[model.track[e]]++] = static_cast<uint32_t>(e);
-    }
-  }
+  });
   const auto end_of = [&](uint32_t e) { return model.start_ns[e] + model.duration_ns[e]; };
   std::vector<uint32_t> open;
-  for (size_t t = 0; t + 1 < track_begin.size(); ++t) {
-    const auto first = by_track.begin() + static_cast<std::ptrdiff_t>(track_begin[t]),
-               last = by_track.begin() + static_cast<std::ptrdiff_t>(track_begin[t + 1]);
+  for (size_t t = 0; t + 1 < by_track.begin.size(); ++t) {
+    const auto first = by_track.events.begin() + static_cast<std::ptrdiff_t>(by_track.begin[t]),
+               last = by_track.events.begin() + static_cast<std::ptrdiff_t>(by_track.begin[t + 1]);
     std::sort(first, last, [&](uint32_t a, uint32_t b) {
       if (model.start_ns[a] != model.start_ns[b]) return model.start_ns[a] < model.start_ns[b];
       if (model.duration_ns[a] != model.duration_ns[b])
@@ -57,7 +43,6 @@ EventLinks LinkEvents(const TraceModel& model) {
       open.push_back(e);
     }
   }
-  by_track = {};
   // Launchers: the operator of the same External id, else the operator
   // enclosing the launch call of the same correlation id.
   // Ids to events (the last in model order that carries each).

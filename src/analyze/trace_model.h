@@ -160,6 +160,29 @@ class TraceModel {
   uint32_t last_track_ = UINT32_MAX;
 };
 
+// Events grouped by track in one array: track t's are events[begin[t],
+// begin[t + 1]), in model order. Counted first, so it is allocated once at its
+// size (no list per track growing by doubling over millions of events).
+struct TrackGroups {
+  std::vector<uint32_t> events;
+  std::vector<size_t> begin;  // tracks + 1 entries
+};
+template <typename Keep>
+TrackGroups GroupByTrack(const TraceModel& model, Keep&& keep) {
+  TrackGroups g;
+  g.begin.assign(model.tracks.size() + 1, 0);
+  for (size_t e = 0; e < model.size(); ++e) {
+    if (keep(e)) ++g.begin[model.track[e] + 1];
+  }
+  for (size_t t = 1; t < g.begin.size(); ++t) g.begin[t] += g.begin[t - 1];
+  g.events.resize(g.begin.back());
+  std::vector<size_t> next(g.begin.begin(), g.begin.end() - 1);
+  for (size_t e = 0; e < model.size(); ++e) {
+    if (keep(e)) g.events[next[model.track[e]]++] = static_cast<uint32_t>(e);
+  }
+  return g;
+}
+
 }  // namespace opscope::analyze
 
 #endif  // OPSCOPE_ANALYZE_TRACE_MODEL_H_

@@ -173,7 +173,7 @@ void AddAnalyses(const std::string& path, const analyze::Analysis& a,
 
 // Long tail, CPU fallback, launch overhead, fusion candidates.
 void AddMoreAnalyses(const std::string& path, const analyze::Analysis& a,
-                     std::vector<ResultTable>& tables) {
+                     std::vector<ResultTable>& tables, const AnalysisTableOptions& options) {
   const auto& tail = a.long_tail;
   if (!tail.empty()) {
     ResultTable table;
@@ -254,7 +254,11 @@ void AddMoreAnalyses(const std::string& path, const analyze::Analysis& a,
                     r.achieved / 1e12, r.bound.empty() ? Value{} : Value{r.bound},
                     r.pct_of_attainable >= 0 ? Value{r.pct_of_attainable} : Value{}, r.time_source,
                     r.note});
-      if (table.rows.size() == 15) break;
+      if (options.top != 0 && table.rows.size() == 15) break;
+    }
+    if (table.rows.size() < a.roofline.size()) {
+      table.notes.push_back(
+          fmt::format("{} more (--top 0 lists all)", a.roofline.size() - table.rows.size()));
     }
     table.notes.push_back(
         "FLOPs from the trace's arguments or from recorded shapes of matrix multiplies; "
@@ -953,7 +957,7 @@ std::vector<ResultTable> AnalysisTables(const analyze::AnalyzedSet& set,
   for (const analyze::AnalyzedTrace& t : set.traces) {
     AddFindingsAndOperators(t, options, tables);
     AddAnalyses(t.path, t.analysis, tables);
-    AddMoreAnalyses(t.path, t.analysis, tables);
+    AddMoreAnalyses(t.path, t.analysis, tables, options);
     AddAscendPipeline(t, options, tables);
     AddAscendMemory(t, options, tables);
     AddAscendSummaries(t, options, tables);

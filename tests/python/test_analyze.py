@@ -129,6 +129,15 @@ def test_events_of_several_ranks(data):
     assert 0 < len(one) < len(both)
     assert set(both["rank"].unique()) == {0, 1}
     assert (one["rank"] == 1).all()
+    # Names stay categorical across ranks, and each rank's names are its own.
+    assert isinstance(both["name"].dtype, pd.CategoricalDtype)
+    zero = a.events(cls="kernel", rank=0)
+    per_rank = zero["name"].astype(str).value_counts().add(
+        one["name"].astype(str).value_counts(), fill_value=0)
+    assert both["name"].astype(str).value_counts().sort_index().tolist() == \
+        per_rank.sort_index().astype(int).tolist()
+    assert int(both["duration_ns"].sum()) == int(zero["duration_ns"].sum()) + \
+        int(one["duration_ns"].sum())
     assert set(a.steps["rank"].unique()) == {0, 1}
     assert not a.ranks.empty
     tracks = a.tracks(rank=1)

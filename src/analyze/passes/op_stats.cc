@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <span>
 
 #include "analyze/analysis.h"
 #include "analyze/flat_map.h"
@@ -23,7 +24,7 @@ size_t RankIndex(size_t n, int percent) {
 // total, mean, p50, p99, max, flops, bytes (no share yet). Derived rows and
 // spans of the whole trace (class kOther) are left out.
 std::vector<OpStats> GroupByNameAndClass(const TraceModel& model) {
-  const std::vector<int64_t> self = SelfTimes(model);
+  std::vector<int64_t> self = SelfTimes(model);
   // Pass 1: each event's group, and the sums.
   Int64Map<uint32_t> index;  // (name << 8 | class) -> group + 1
   std::vector<uint32_t> group_of(model.size(), UINT32_MAX);
@@ -53,6 +54,7 @@ std::vector<OpStats> GroupByNameAndClass(const TraceModel& model) {
     s.flops += std::max<int64_t>(model.flops[e], 0);
     s.bytes += std::max<int64_t>(model.bytes[e], 0);
   }
+  std::vector<int64_t>().swap(self);  // done with: the durations below take its place
   // Pass 2: the durations of each group side by side, then its percentiles.
   std::vector<size_t> begin(out.size() + 1, 0);
   for (size_t g = 0; g < out.size(); ++g) begin[g + 1] = begin[g] + out[g].count;
@@ -78,16 +80,16 @@ std::vector<int64_t> SelfTimes(const TraceModel& model) {
   std::vector<int64_t> self(model.duration_ns);
   // Host events by track, in the order they open: by start, the longer first
   // (a parent and its first child may start together).
-  std::vector<std::vector<uint32_t>> by_track(model.tracks.size());
-  for (size_t e = 0; e < model.size(); ++e) {
+  TrackGroups by_track = GroupByTrack(model, [&](size_t e) {
     const EventClass cls = model.cls[e];
-    if (IsDevice(cls) || cls == EventClass::kDerived || cls == EventClass::kOther) continue;
-    by_track[model.track[e]].push_back(static_cast<uint32_t>(e));
-    self[e] = 0;
-  }
+    return !(IsDevice(cls) || cls == EventClass::kDerived || cls == EventClass::kOther);
+  });
+  for (const uint32_t e : by_track.events) self[e] = 0;
   const auto end_of = [&](uint32_t e) { return model.start_ns[e] + model.duration_ns[e]; };
   std::vector<uint32_t> open;  // opened and not yet closed, innermost last
-  for (auto& events : by_track) {
+  for (size_t t = 0; t + 1 < by_track.begin.size(); ++t) {
+    const std::span<uint32_t> events(by_track.events.data() + by_track.begin[t],
+                                     by_track.events.data() + by_track.begin[t + 1]);
     const auto opens_first = [&](uint32_t a, uint32_t b) {
       if (model.start_ns[a] != model.start_ns[b]) return model.start_ns[a] < model.start_ns[b];
       if (model.duration_ns[a] != model.duration_ns[b]) {
