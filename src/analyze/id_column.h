@@ -25,6 +25,7 @@ template <typename T, T kDefault>
 class DefaultColumn {
  public:
   using value_type = T;
+  static constexpr T kDefaultValue = kDefault;
 
   DefaultColumn() = default;
   DefaultColumn(const DefaultColumn& other) { *this = other; }

@@ -13,56 +13,27 @@
 namespace opscope::analyze {
 namespace {
 
-// Against std::vector through random pushes, writes, clears, resizes and
-// copies: the same elements every time (stale values after clear() must not
-// reappear as defaults).
-TEST(DefaultColumn, IdColumnBehavesAsAVector) {
-  std::mt19937 rng(5);
-  IdColumn column;
-  std::vector<uint32_t> reference;
+// Against std::vector through random pushes, writes, clears, resizes, copies,
+// appends and reserves: the same elements after every step (a value written
+// before clear() must not come back as a default).
+template <typename Column>
+void MatchesVector(uint64_t seed, const std::vector<typename Column::value_type>& values) {
+  using T = typename Column::value_type;
+  std::mt19937_64 rng(seed);
+  Column column;
+  std::vector<T> reference;
+  const auto any = [&] {
+    return rng() % 2 ? Column::kDefaultValue : values[rng() % values.size()];
+  };
   for (int round = 0; round < 20000; ++round) {
     const unsigned op = rng() % 100;
     if (op < 60) {
-      const uint32_t v = rng() % 3 == 0 ? 1 + rng() % 50 : 0;
+      const T v = any();
       column.push_back(v);
       reference.push_back(v);
     } else if (op < 72 && !reference.empty()) {
       const size_t i = rng() % reference.size();
-      const uint32_t v = rng() % 50;
-      column[i] = v;
-      reference[i] = v;
-    } else if (op < 78) {
-      column.clear();
-      reference.clear();
-    } else if (op < 88) {
-      const size_t n = rng() % 300;
-      column.resize(n);
-      reference.resize(n, 0);
-    } else if (op < 93) {
-      IdColumn copy(column);
-      column = copy;
-    } else {
-      column.reserve(column.size() + rng() % 1000);
-    }
-    ASSERT_EQ(column.size(), reference.size());
-    for (size_t i = 0; i < reference.size(); ++i) ASSERT_EQ(column[i], reference[i]) << round;
-  }
-}
-
-TEST(DefaultColumn, CountColumnStoresMinusOneAsNothing) {
-  std::mt19937_64 rng(9);
-  CountColumn column;
-  std::vector<int64_t> reference;
-  const int64_t extremes[] = {-1, 0, INT64_MAX, INT64_MIN, 42};
-  for (int round = 0; round < 20000; ++round) {
-    const unsigned op = rng() % 100;
-    if (op < 60) {
-      const int64_t v = rng() % 2 ? -1 : extremes[rng() % 5];
-      column.push_back(v);
-      reference.push_back(v);
-    } else if (op < 72 && !reference.empty()) {
-      const size_t i = rng() % reference.size();
-      const int64_t v = extremes[rng() % 5];
+      const T v = any();
       column.Set(i, v);
       reference[i] = v;
     } else if (op < 78) {
@@ -71,17 +42,33 @@ TEST(DefaultColumn, CountColumnStoresMinusOneAsNothing) {
     } else if (op < 88) {
       const size_t n = rng() % 300;
       column.resize(n);
-      reference.resize(n, -1);
-    } else if (op < 93) {
-      CountColumn copy;
-      copy.append(column);
-      column = std::move(copy);
+      reference.resize(n, Column::kDefaultValue);
+    } else if (op < 91) {
+      Column copy(column);
+      column = copy;
+    } else if (op < 94) {
+      Column appended;
+      appended.append(column);
+      column = std::move(appended);
     } else {
       column.reserve(column.size() + rng() % 1000);
     }
     ASSERT_EQ(column.size(), reference.size());
     for (size_t i = 0; i < reference.size(); ++i) ASSERT_EQ(column[i], reference[i]) << round;
   }
+}
+
+TEST(DefaultColumn, IdColumnBehavesAsAVector) {
+  MatchesVector<IdColumn>(5, {1, 2, 49, UINT32_MAX});
+  IdColumn ids;  // writable in place where the default is 0
+  ids.push_back(0);
+  ids[0] = 3;
+  ids.back() += 1;
+  EXPECT_EQ(ids[0], 4u);
+}
+
+TEST(DefaultColumn, CountColumnStoresMinusOneAsNothing) {
+  MatchesVector<CountColumn>(9, {0, 42, INT64_MAX, INT64_MIN});
 }
 
 // The point of the column: a million defaults leave its pages unmapped.
