@@ -53,10 +53,7 @@ def _frames(native_tables, ranks_by_trace=None):
     titles = {}
     notes = {}
     for section, title, table_notes, columns in native_tables:
-        data = {}
-        for key, values in columns:
-            data[key] = values
-        frame = pd.DataFrame(data, columns=[key for key, _ in columns])
+        frame = pd.DataFrame(dict(columns), columns=[key for key, _ in columns])
         if ranks_by_trace and "trace" in frame.columns and "rank" not in frame.columns:
             frame.insert(frame.columns.get_loc("trace") + 1, "rank",
                          frame["trace"].map(ranks_by_trace).astype("Int64"))
@@ -66,9 +63,10 @@ def _frames(native_tables, ranks_by_trace=None):
         notes[section].extend(n for n in table_notes if n not in notes[section])
     frames = {}
     for section, frames_of in parts.items():
-        same = all(list(f.columns) == list(frames_of[0].columns) for f in frames_of)
-        frame = pd.concat(frames_of, ignore_index=True) if same and len(frames_of) > 1 \
-            else frames_of[0] if same else pd.concat(frames_of, ignore_index=True, sort=False)
+        # Tables of one section may differ in columns (a section written per
+        # kind of trace): concat keeps every column, absent values as NaN.
+        frame = frames_of[0] if len(frames_of) == 1 else \
+            pd.concat(frames_of, ignore_index=True, sort=False)
         frame.attrs["title"] = titles[section]
         frame.attrs["notes"] = notes[section]
         frames[section] = frame
