@@ -201,34 +201,32 @@ std::vector<FusionCandidate> ComputeFusionCandidates(const TraceModel& model,
   };
   std::map<std::tuple<std::string, std::string, std::string>, FusionCandidate> found;
   for (size_t k = 0; k + 1 < ops_by_parent.size(); ++k) {
-    {
-      const uint32_t a = ops_by_parent[k], b = ops_by_parent[k + 1];
-      if (sibling_key(a) != sibling_key(b)) continue;  // the last of its siblings
-      const Producer kind = producer_kind(model.name[a]);
-      if (kind == Producer::kNone) continue;
-      if (!is_elementwise(model.name[b])) continue;
-      const std::string_view producer = model.String(model.name[a]);
-      const std::string_view consumer = model.String(model.name[b]);
-      const auto out = OutputShape(kind, FunctionOf(producer), shapes_of(a));
-      if (!out) continue;
-      const auto in = shapes_of(b);
-      const auto producer_types = types_of(a), consumer_types = types_of(b);
-      bool matches = false;
-      for (size_t i = 0; i < std::min<size_t>(in.size(), 2) && !matches; ++i) {
-        if (!ShapeMatches(*out, in[i])) continue;
-        // The element types must agree where both are recorded.
-        const std::string& want = producer_types.empty() ? "" : producer_types[0];
-        const std::string& got = i < consumer_types.size() ? consumer_types[i] : "";
-        matches = want.empty() || got.empty() || want == got;
-      }
-      if (!matches) continue;
-      auto& c = found[{std::string(producer), std::string(consumer), ShapeText(in[0])}];
-      c.producer = std::string(producer);
-      c.consumer = std::string(consumer);
-      c.shape = ShapeText(*out);
-      ++c.count;
-      c.consumer_ns += has_device ? launched[b] : model.duration_ns[b];
+    const uint32_t a = ops_by_parent[k], b = ops_by_parent[k + 1];
+    if (sibling_key(a) != sibling_key(b)) continue;  // the last of its siblings
+    const Producer kind = producer_kind(model.name[a]);
+    if (kind == Producer::kNone) continue;
+    if (!is_elementwise(model.name[b])) continue;
+    const std::string_view producer = model.String(model.name[a]);
+    const std::string_view consumer = model.String(model.name[b]);
+    const auto out = OutputShape(kind, FunctionOf(producer), shapes_of(a));
+    if (!out) continue;
+    const auto in = shapes_of(b);
+    const auto producer_types = types_of(a), consumer_types = types_of(b);
+    bool matches = false;
+    for (size_t i = 0; i < std::min<size_t>(in.size(), 2) && !matches; ++i) {
+      if (!ShapeMatches(*out, in[i])) continue;
+      // The element types must agree where both are recorded.
+      const std::string& want = producer_types.empty() ? "" : producer_types[0];
+      const std::string& got = i < consumer_types.size() ? consumer_types[i] : "";
+      matches = want.empty() || got.empty() || want == got;
     }
+    if (!matches) continue;
+    auto& c = found[{std::string(producer), std::string(consumer), ShapeText(in[0])}];
+    c.producer = std::string(producer);
+    c.consumer = std::string(consumer);
+    c.shape = ShapeText(*out);
+    ++c.count;
+    c.consumer_ns += has_device ? launched[b] : model.duration_ns[b];
   }
   std::vector<FusionCandidate> out;
   for (auto& [key, c] : found) {
