@@ -97,7 +97,8 @@ class DefaultColumn {
   void clear() { size_ = 0; }
 
   friend bool operator==(const DefaultColumn& a, const DefaultColumn& b) {
-    return a.size_ == b.size_ && std::memcmp(a.data_, b.data_, a.size_ * sizeof(T)) == 0;
+    return a.size_ == b.size_ &&
+           (a.size_ == 0 || std::memcmp(a.data_, b.data_, a.size_ * sizeof(T)) == 0);
   }
 
  private:
