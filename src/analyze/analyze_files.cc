@@ -13,16 +13,13 @@
 
 namespace opscope::analyze {
 
-AnalyzedSet AnalyzeFiles(const AnalyzeOptions& options) {
-  AnalyzedSet out;
-  std::vector<RankSummary> ranks;
+AnalyzedTrace AnalyzeInput(const TraceInput& input, size_t position, const AnalyzeOptions& options,
+                           std::vector<UnusedFile>& unused, TraceModel& model) {
   using Clock = std::chrono::steady_clock;
   const auto ms = [](Clock::duration d) {
     return std::chrono::duration<double, std::milli>(d).count();
   };
-  TraceInputs inputs = FindTraceInputs(options.inputs);
-  out.unused = std::move(inputs.unused);
-  for (const TraceInput& input : inputs.traces) {
+  {
     const std::string& path = input.path;
     const auto t0 = Clock::now();
     // kernel_details.csv (or op_summary) with PMU columns feeds the AI Core
@@ -44,7 +41,6 @@ AnalyzedSet AnalyzeFiles(const AnalyzeOptions& options) {
       }
       return &*fused;
     };
-    TraceModel model;
     {
       const auto source = Source::Open(path);
       const Importer* importer = FindImporter(*source);
@@ -66,14 +62,13 @@ AnalyzedSet AnalyzeFiles(const AnalyzeOptions& options) {
         EnrichFromKernelDetails(*details, model, fuse());
       } catch (const Error& e) {
         fused.reset();
-        out.unused.push_back(
-            {input.ai_core_metrics, std::string("could not be read: ") + e.what()});
+        unused.push_back({input.ai_core_metrics, std::string("could not be read: ") + e.what()});
       }
     }
     const auto t1 = Clock::now();
     AnalyzedTrace t;
     t.path = path;
-    t.rank = input.rank >= 0 ? input.rank : static_cast<int>(out.traces.size());
+    t.rank = input.rank >= 0 ? input.rank : static_cast<int>(position);
     // A rank's side files add tables; one that cannot be read is listed with
     // the error (file, line, column) and the rest of the analysis stands.
     const auto side_file = [&](const std::string& file, auto&& read) {
@@ -81,7 +76,7 @@ AnalyzedSet AnalyzeFiles(const AnalyzeOptions& options) {
       try {
         read();
       } catch (const Error& e) {
-        out.unused.push_back({file, std::string("could not be read: ") + e.what()});
+        unused.push_back({file, std::string("could not be read: ") + e.what()});
       }
     };
     side_file(input.step_trace_time, [&] {
@@ -99,12 +94,12 @@ AnalyzedSet AnalyzeFiles(const AnalyzeOptions& options) {
     if (fused) {
       // An l2_cache.csv that cannot be read leaves the pipeline without L2 rates.
       if (!fused->l2_error.empty()) {
-        out.unused.push_back({input.l2_cache, "could not be read: " + fused->l2_error});
+        unused.push_back({input.l2_cache, "could not be read: " + fused->l2_error});
       }
       if (fused->table) {
         t.ascend_pipeline = std::move(fused->table);
       } else if (!fused->error.empty()) {
-        out.unused.push_back(
+        unused.push_back(
             {input.ai_core_metrics, std::string("could not be read: ") + fused->error});
       }
     }
@@ -162,7 +157,7 @@ AnalyzedSet AnalyzeFiles(const AnalyzeOptions& options) {
     t.events = model.size();
     t.tracks = model.tracks.size();
     const auto t2 = Clock::now();
-    t.analysis = AnalyzeTrace(model, {.ceilings = options.ceilings});
+    t.analysis = AnalyzeTrace(model, {.ceilings = options.ceilings, .threads = options.threads});
     t.findings = Advise(t.analysis, options.thresholds);
     if (t.ascend_pipeline) {
       for (Finding& f : AdvisePipeline(*t.ascend_pipeline, options.thresholds)) {
@@ -173,10 +168,22 @@ AnalyzedSet AnalyzeFiles(const AnalyzeOptions& options) {
       t.findings.push_back(std::move(f));
     }
     SortFindings(t.findings);
-    ranks.push_back(SummarizeRank(model, t.rank));
     t.import_ms = ms(t1 - t0);
     t.side_files_ms = ms(t2 - t1);
     t.analysis_ms = ms(Clock::now() - t2);
+    return t;
+  }
+}
+
+AnalyzedSet AnalyzeFiles(const AnalyzeOptions& options) {
+  AnalyzedSet out;
+  std::vector<RankSummary> ranks;
+  TraceInputs inputs = FindTraceInputs(options.inputs);
+  out.unused = std::move(inputs.unused);
+  for (const TraceInput& input : inputs.traces) {
+    TraceModel model;
+    AnalyzedTrace t = AnalyzeInput(input, out.traces.size(), options, out.unused, model);
+    ranks.push_back(SummarizeRank(model, t.rank));
     if (options.keep_models) t.model = std::make_shared<const TraceModel>(std::move(model));
     out.traces.push_back(std::move(t));
   }

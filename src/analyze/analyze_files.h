@@ -32,6 +32,8 @@ struct AnalyzeOptions {
   // Keep each trace's event model in AnalyzedTrace::model (the Python
   // package's event tables); otherwise it is dropped once analysed.
   bool keep_models = false;
+  // Analysis passes run at once per trace; 0: one per core.
+  int threads = 0;
 };
 
 struct AnalyzedTrace {
@@ -73,6 +75,12 @@ struct AnalyzedSet {
 
 // Throws what ImportTrace and FindTraceInputs throw, naming the file.
 AnalyzedSet AnalyzeFiles(const AnalyzeOptions& options);
+
+// One trace found by FindTraceInputs, analysed as AnalyzeFiles does: its
+// model is left in `model`; its side files that could not be read are added
+// to `unused`; `position` is its rank when nothing around it names one.
+AnalyzedTrace AnalyzeInput(const TraceInput& input, size_t position, const AnalyzeOptions& options,
+                           std::vector<UnusedFile>& unused, TraceModel& model);
 
 // Measured ceilings (`opscope bench roofline`'s ceilings.json) as the roofline
 // takes them. Throws Error(kIo) or Error(kInvalidInput) naming the file.

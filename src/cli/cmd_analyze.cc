@@ -5,10 +5,14 @@
 #include <iostream>
 
 #include "analyze/analyze_files.h"
+#include "analyze/scaleout/scaleout.h"
 #include "cli/common.h"
 #include "core/text.h"
 #include "report/analysis_report.h"
 #include "report/analysis_tables.h"
+#ifdef OPSCOPE_HAVE_MPI
+#include "mpi/mpi_scaleout.h"
+#endif
 
 namespace opscope::cli {
 namespace {
@@ -20,10 +24,31 @@ struct AnalyzeCommand {
   int top = 20;
   std::string ceilings_file;
   bool timings = false;
+  // Scale-out analysis (analyze/scaleout/).
+  bool summary_only = false, scale_out = false, mpi = false;
+  int threads = 1;
+  int rank = -1;
+  std::string mpi_list;
 
   void Run() {
     if (top < 0) throw Error(ErrorCode::kInvalidArgument, "--top must be >= 0 (0: all)");
     if (!ceilings_file.empty()) options.ceilings = analyze::LoadRooflineCeilings(ceilings_file);
+    if (summary_only + scale_out + mpi > 1) {
+      throw Error(ErrorCode::kInvalidArgument,
+                  "--summary-only, --scale-out and --mpi are three ways to run; pick one");
+    }
+    if (threads < 1) throw Error(ErrorCode::kInvalidArgument, "--threads must be >= 1");
+    if (options.inputs.empty() && !(mpi && !mpi_list.empty())) {
+      throw Error(ErrorCode::kInvalidArgument,
+                  "name at least one trace (or --mpi with --mpi-list)");
+    }
+    if (!mpi_list.empty() && !mpi)
+      throw Error(ErrorCode::kInvalidArgument, "--mpi-list needs --mpi");
+    if (rank >= 0 && !summary_only)
+      throw Error(ErrorCode::kInvalidArgument, "--rank needs --summary-only");
+    if (summary_only) return WriteSummaries();
+    if (scale_out) return ScaleOut();
+    if (mpi) return Mpi();
     const analyze::AnalyzedSet set = analyze::AnalyzeFiles(options);
     if (timings) {
       for (const auto& t : set.traces) {
@@ -52,6 +77,86 @@ struct AnalyzeCommand {
     std::cerr << "opscope: wrote " << core::EscapeForTerminal((dir / "summary.csv").string())
               << ", analysis.json, analysis.html and tables/*.csv\n";
   }
+
+  analyze::SummarizeOptions SummarizeOpts() const {
+    return {.ceilings = options.ceilings, .threads = threads};
+  }
+
+  // Stage 1 by hand: one summary per trace found.
+  void WriteSummaries() {
+    analyze::TraceInputs found = analyze::FindTraceInputs(options.inputs);
+    if (rank >= 0 && found.traces.size() != 1) {
+      throw Error(ErrorCode::kInvalidArgument,
+                  "--rank names the rank of one trace; these inputs hold " +
+                      std::to_string(found.traces.size()));
+    }
+    std::vector<analyze::UnusedFile> unused = std::move(found.unused);
+    const std::vector<std::string> docs =
+        analyze::SummarizeTraces(found.traces, {}, SummarizeOpts(), unused);
+    ReportUnused(unused);
+    // One trace: --out is the file. Several: --out is a folder of rank-<R>.summary.
+    const bool one = docs.size() == 1 && !std::filesystem::is_directory(out);
+    for (const std::string& doc : docs) {
+      analyze::RankTraceSummary s = analyze::ParseSummary(doc, "summary");
+      if (rank >= 0) s.rank = rank;
+      const std::string name = "rank-" + std::to_string(s.rank) + ".summary";
+      const std::filesystem::path path =
+          one && !out.empty()
+              ? std::filesystem::path(out)
+              : (out.empty() ? std::filesystem::path(".") : std::filesystem::path(out)) / name;
+      if (!one) std::filesystem::create_directories(path.parent_path());
+      analyze::WriteSummaryFile(path, s);
+      std::cerr << "opscope: wrote " << core::EscapeForTerminal(path.string()) << " (rank "
+                << s.rank << ", " << s.operators.size() << " operators, " << s.steps.size()
+                << " steps, " << s.collectives.size() << " collective calls)\n";
+    }
+  }
+
+  // Both stages in this process, stage 1 on --threads threads.
+  void ScaleOut() {
+    analyze::TraceInputs found = analyze::FindTraceInputs(options.inputs);
+    std::vector<analyze::UnusedFile> unused = std::move(found.unused);
+    const std::vector<std::string> docs =
+        analyze::SummarizeTraces(found.traces, {}, SummarizeOpts(), unused);
+    ReportUnused(unused);
+    std::vector<std::string> names;
+    for (const auto& t : found.traces) names.push_back(t.path);
+    EmitScaleOut(analyze::MergeSummaryDocuments(docs, names), out, format, top);
+  }
+
+  void Mpi() {
+#ifdef OPSCOPE_HAVE_MPI
+    struct Finalize {
+      ~Finalize() { mpi::FinalizeMpi(); }
+    } finalize;
+    std::vector<mpi::Assignment> inputs;
+    if (!mpi_list.empty()) inputs = mpi::ReadAssignments(mpi_list);
+    for (const std::string& input : options.inputs) inputs.push_back({input, -1});
+    if (inputs.empty())
+      throw Error(ErrorCode::kInvalidArgument, "--mpi needs traces or --mpi-list");
+    mpi::MpiRun run = mpi::RunScaleOut(inputs, SummarizeOpts());
+    if (!run.result) return;  // not process 0
+    std::string counts;
+    for (const int64_t n : run.traces_per_process) {
+      counts += (counts.empty() ? "" : ", ") + std::to_string(n);
+    }
+    std::cerr << "opscope: " << run.processes << " MPI processes; traces per process: " << counts
+              << "\n";
+    EmitScaleOut(*run.result, out, format, top);
+#else
+    throw Error(ErrorCode::kUnsupported,
+                "this opscope was built without MPI: install an MPI (Debian: libopenmpi-dev "
+                "openmpi-bin) and build again, or run the same analysis on threads with "
+                "--scale-out --threads N");
+#endif
+  }
+
+  static void ReportUnused(const std::vector<analyze::UnusedFile>& unused) {
+    for (const auto& u : unused) {
+      std::cerr << "opscope: not used: " << core::EscapeForTerminal(u.path + ": " + u.reason)
+                << "\n";
+    }
+  }
 };
 
 }  // namespace
@@ -63,8 +168,7 @@ void RegisterAnalyze(CLI::App& app) {
   sub->add_option("traces", command->options.inputs,
                   "trace files (.json, kernel_details.csv; plain, .gz or .zip; - for standard "
                   "input), folders of them (one per rank), or Ascend profiler output (a "
-                  "*_ascend_pt/_ascend_ms folder, their parent, ASCEND_PROFILER_OUTPUT, PROF_*)")
-      ->required();
+                  "*_ascend_pt/_ascend_ms folder, their parent, ASCEND_PROFILER_OUTPUT, PROF_*)");
   sub->add_option("--format", command->format, "table, json or csv")
       ->check(CLI::IsMember({"table", "json", "csv"}));
   sub->add_option(
@@ -74,6 +178,23 @@ void RegisterAnalyze(CLI::App& app) {
   sub->add_option("--top", command->top, "operators per trace (default 20; 0: all)");
   sub->add_option("--ceilings", command->ceilings_file,
                   "ceilings.json from `opscope bench roofline`");
+  sub->add_flag("--summary-only", command->summary_only,
+                "stage 1 of scale-out analysis: write each trace's rank summary (--out: the "
+                "file for one trace, else a folder of rank-<R>.summary) for `opscope merge`");
+  sub->add_flag("--scale-out", command->scale_out,
+                "scale-out analysis in this process: a summary per trace on --threads threads, "
+                "then the merge (--out: its folder)");
+  sub->add_flag("--mpi", command->mpi,
+                "scale-out analysis under mpirun: each process summarises its share of the "
+                "traces, process 0 merges");
+  sub->add_option("--mpi-list", command->mpi_list,
+                  "with --mpi: a file of traces, one per line, each optionally preceded by the "
+                  "MPI process that reads it (else dealt round-robin)");
+  sub->add_option(
+      "--threads", command->threads,
+      "with --summary-only, --scale-out or --mpi: traces summarised at once (default 1)");
+  sub->add_option("--rank", command->rank,
+                  "with --summary-only: the rank of the one trace, when it does not say");
   sub->add_flag("--timings", command->timings,
                 "print the time of each phase (import, analyses, reports) on stderr");
   sub->callback([command] { command->Run(); });

@@ -51,6 +51,15 @@ void CheckStdout();
 void Emit(const CommonOptions& options, const std::string& command,
           const std::vector<report::ResultTable>& tables);
 
+}  // namespace opscope::cli
+namespace opscope::analyze {
+struct ScaleOutResult;
+}
+namespace opscope::cli {
+// Writes a scale-out result's report files into `out` (default
+// "opscope-merge") and prints its tables (merge, analyze --scale-out/--mpi).
+void EmitScaleOut(const analyze::ScaleOutResult& result, const std::string& out,
+                  const std::string& format, int top);
 // Emits a step's tables, then fails (exit 1) when some of its cases failed.
 void EmitStep(const CommonOptions& options, const std::string& command,
               const suite::StepOutput& step);
@@ -63,6 +72,7 @@ void RegisterBandwidth(CLI::App& app);
 void RegisterSmi(CLI::App& app);
 void RegisterMonitor(CLI::App& app);
 void RegisterAnalyze(CLI::App& app);
+void RegisterMerge(CLI::App& app);
 void RegisterRun(CLI::App& app);
 // Sets `exit_code` when the comparison fails its gate.
 void RegisterDiff(CLI::App& app, int& exit_code);

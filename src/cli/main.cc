@@ -24,6 +24,7 @@ int main(int argc, char** argv) {
   opscope::cli::RegisterSmi(app);
   opscope::cli::RegisterMonitor(app);
   opscope::cli::RegisterAnalyze(app);
+  opscope::cli::RegisterMerge(app);
   opscope::cli::RegisterRun(app);
   int command_exit = 0;
   opscope::cli::RegisterDiff(app, command_exit);

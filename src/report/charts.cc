@@ -276,6 +276,67 @@ std::string BarSvg(const std::vector<std::pair<std::string, double>>& bars,
   return svg + "</svg>";
 }
 
+std::string HeatmapSvg(const Heatmap& map) {
+  double lo = 0, hi = 0;
+  bool any = false;
+  for (const auto& row : map.values) {
+    for (const double v : row) {
+      if (v < 0) continue;
+      lo = any ? std::min(lo, v) : v;
+      hi = any ? std::max(hi, v) : v;
+      any = true;
+    }
+  }
+  if (!any || map.rows.empty() || map.columns.empty()) return "<p>No data.</p>";
+  // Cells shrink with the grid so a thousand ranks still fit on a page.
+  const int cell_h = std::clamp(600 / static_cast<int>(map.rows.size()), 2, 18);
+  const int cell_w = std::clamp(720 / static_cast<int>(map.columns.size()), 3, 48);
+  const int left = 90, top = 40;
+  const int width = left + cell_w * static_cast<int>(map.columns.size()) + 20;
+  const int height = top + cell_h * static_cast<int>(map.rows.size()) + 40;
+  std::string svg =
+      fmt::format("<svg class=\"chart\" width=\"{}\" height=\"{}\" role=\"img\">", width, height);
+  // Column labels: at most ~24 of them, evenly spaced.
+  const size_t col_step = std::max<size_t>(1, map.columns.size() / 24);
+  for (size_t c = 0; c < map.columns.size(); c += col_step) {
+    svg += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>",
+                       left + static_cast<int>(c) * cell_w + cell_w / 2, top - 6,
+                       EscapeHtml(Shorten(map.columns[c], 12)));
+  }
+  const size_t row_step = std::max<size_t>(1, 12 / static_cast<size_t>(cell_h));
+  for (size_t r = 0; r < map.rows.size(); ++r) {
+    const int y = top + static_cast<int>(r) * cell_h;
+    if (r % row_step == 0) {
+      svg += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>", left - 6,
+                         y + std::min(cell_h, 12), EscapeHtml(Shorten(map.rows[r], 14)));
+    }
+    for (size_t c = 0; c < map.columns.size(); ++c) {
+      const double v = r < map.values.size() && c < map.values[r].size() ? map.values[r][c] : -1;
+      const int x = left + static_cast<int>(c) * cell_w;
+      if (v < 0) {
+        svg += fmt::format(
+            "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"#ddd\"><title>{}, {}: "
+            "absent</title></rect>",
+            x, y, cell_w, cell_h, EscapeHtml(map.rows[r]), EscapeHtml(map.columns[c]));
+        continue;
+      }
+      const double t = hi > lo ? (v - lo) / (hi - lo) : 0;
+      // From a pale yellow to a dark red.
+      const int red = static_cast<int>(255 - 90 * t), green = static_cast<int>(245 - 215 * t),
+                blue = static_cast<int>(200 - 170 * t);
+      svg += fmt::format(
+          "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"rgb({},{},{})\"><title>{}, "
+          "{}: {:.4g} {}</title></rect>",
+          x, y, cell_w, cell_h, red, green, blue, EscapeHtml(map.rows[r]),
+          EscapeHtml(map.columns[c]), v, EscapeHtml(map.unit));
+    }
+  }
+  svg += fmt::format(
+      "<text x=\"{}\" y=\"{}\">light {:.4g} {} \u2192 dark {:.4g} {}; grey: no such step</text>",
+      left, height - 12, lo, EscapeHtml(map.unit), hi, EscapeHtml(map.unit));
+  return svg + "</svg>";
+}
+
 std::string StackedSvg(const std::vector<StackedRow>& rows, const std::vector<std::string>& kinds,
                        const std::string& unit) {
   if (rows.empty()) return "<p>No data.</p>";

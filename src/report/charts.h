@@ -69,6 +69,16 @@ struct StackedRow {
 std::string StackedSvg(const std::vector<StackedRow>& rows, const std::vector<std::string>& kinds,
                        const std::string& unit);
 
+// A grid of cells coloured by value (light: the least, dark: the most; grey:
+// absent, a negative value), rows and columns labelled, each cell's value in
+// its hover text: a rank x step map of step times.
+struct Heatmap {
+  std::vector<std::string> rows, columns;
+  std::vector<std::vector<double>> values;  // [row][column], < 0 absent
+  std::string unit;                         // of the hover values ("ms")
+};
+std::string HeatmapSvg(const Heatmap& map);
+
 }  // namespace opscope::report
 
 #endif  // OPSCOPE_REPORT_CHARTS_H_

@@ -1,0 +1,423 @@
+#include "analyze/scaleout/summary.h"
+
+#include <simdjson.h>
+
+#include <algorithm>
+#include <charconv>
+#include <unordered_map>
+
+#include "analyze/multirank.h"
+#include "analyze/names.h"
+#include "analyze/source.h"
+#include "core/json_writer.h"
+#include "core/output.h"
+#include "opscope/opscope.h"
+
+namespace opscope::analyze {
+namespace {
+
+constexpr std::array kClasses = {
+    EventClass::kHostOp,  EventClass::kAnnotation, EventClass::kStep,
+    EventClass::kKernel,  EventClass::kMemcpy,     EventClass::kMemset,
+    EventClass::kRuntime, EventClass::kSync,       EventClass::kDeviceAnnotation,
+    EventClass::kPython,  EventClass::kDerived,    EventClass::kOther};
+
+int64_t StepNumber(std::string_view name) {
+  const auto hash = name.rfind('#');
+  if (hash == std::string_view::npos) return -1;
+  int64_t n = -1;
+  const char* end = name.data() + name.size();
+  const auto [ptr, ec] = std::from_chars(name.data() + hash + 1, end, n);
+  return ec == std::errc() && ptr == end && n >= 0 ? n : -1;
+}
+
+}  // namespace
+
+std::string_view CollectiveOp(std::string_view name) {
+  std::string n;
+  n.reserve(name.size());
+  for (const char c : BaseName(name)) {
+    if (std::isalnum(static_cast<unsigned char>(c))) {
+      n.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+    }
+  }
+  if (n.rfind("notify", 0) == 0) return {};
+  // Longest names first: "allreduce" holds "reduce", "sendrecv" holds "send".
+  for (const std::string_view op : {"reducescatter", "allreduce", "allgather", "alltoall",
+                                    "sendrecv", "broadcast", "barrier", "reduce", "send", "recv"}) {
+    if (n.find(op) != std::string::npos) return op;
+  }
+  return {};
+}
+
+RankTraceSummary SummarizeTrace(const TraceModel& model, const Analysis& analysis, int rank,
+                                const std::string& path) {
+  RankTraceSummary s;
+  const RankSummary r = SummarizeRank(model, rank);
+  s.rank = r.rank;
+  s.path = path;
+  s.format = model.format;
+  s.device = analysis.device;
+  s.events = static_cast<int64_t>(model.size());
+  s.compute_ns = r.compute_ns;
+  s.communication_ns = r.communication_ns;
+  s.overlap_ns = r.overlap_ns;
+  s.steps_complete = r.steps;
+  s.mean_step_ns = r.mean_step_ns;
+  if (model.size() > 0) {
+    s.begin_ns = INT64_MAX, s.end_ns = INT64_MIN;
+    for (size_t e = 0; e < model.size(); ++e) {
+      s.begin_ns = std::min(s.begin_ns, model.start_ns[e]);
+      s.end_ns = std::max(s.end_ns, model.start_ns[e] + model.duration_ns[e]);
+    }
+  }
+  for (const StepBreakdown& b : analysis.steps) {
+    s.steps.push_back({StepNumber(b.name), b.name, b.begin_ns, b.duration_ns, b.compute_ns,
+                       b.communication_ns, b.memory_ns, b.idle_ns, b.status});
+  }
+
+  // Operators: the rows of op_stats, with every call's duration in a sketch.
+  // Calls are grouped by operator in one counted array (no vector per operator).
+  const size_t n_ops = analysis.operators.size();
+  std::unordered_map<std::string_view, std::vector<std::pair<EventClass, uint32_t>>> by_name;
+  for (size_t i = 0; i < n_ops; ++i) {
+    by_name[analysis.operators[i].name].push_back({analysis.operators[i].cls, uint32_t(i)});
+  }
+  std::vector<uint32_t> name_op(model.string_count() * kClasses.size(), UINT32_MAX - 1);
+  const auto op_of = [&](size_t e) {
+    uint32_t& slot = name_op[size_t{model.name[e]} * kClasses.size() + size_t(model.cls[e])];
+    if (slot == UINT32_MAX - 1) {
+      slot = UINT32_MAX;
+      const auto at = by_name.find(model.String(model.name[e]));
+      if (at != by_name.end()) {
+        for (const auto& [cls, i] : at->second) {
+          if (cls == model.cls[e]) slot = i;
+        }
+      }
+    }
+    return slot;
+  };
+  std::vector<size_t> begin(n_ops + 1, 0);
+  for (size_t e = 0; e < model.size(); ++e) {
+    const uint32_t op = op_of(e);
+    if (op != UINT32_MAX) ++begin[op + 1];
+  }
+  for (size_t i = 1; i <= n_ops; ++i) begin[i] += begin[i - 1];
+  std::vector<int64_t> durations(begin.back());
+  {
+    std::vector<size_t> next(begin.begin(), begin.end() - 1);
+    for (size_t e = 0; e < model.size(); ++e) {
+      const uint32_t op = op_of(e);
+      if (op != UINT32_MAX) durations[next[op]++] = model.duration_ns[e];
+    }
+  }
+  name_op = {};
+  std::vector<SummaryOperator> ops(n_ops);
+  for (size_t i = 0; i < n_ops; ++i) {
+    const OpStats& o = analysis.operators[i];
+    SummaryOperator& out = ops[i];
+    out.name = o.name;
+    out.cls = o.cls;
+    out.self_ns = o.self_ns;
+    int64_t* first = durations.data() + begin[i];
+    int64_t* last = durations.data() + begin[i + 1];
+    std::sort(first, last);
+    out.durations.AddSorted(first, static_cast<size_t>(last - first));
+    out.count = last - first;
+    for (const int64_t* d = first; d != last; ++d) out.total_ns += *d;
+  }
+  durations = {};
+  // The most time first (host operators by self time, the rest by total), by
+  // name and class on ties, so the kept set does not depend on input order.
+  const auto weight = [](const SummaryOperator& o) {
+    return o.cls == EventClass::kHostOp ? o.self_ns : o.total_ns;
+  };
+  std::sort(ops.begin(), ops.end(), [&](const SummaryOperator& a, const SummaryOperator& b) {
+    if (weight(a) != weight(b)) return weight(a) > weight(b);
+    if (a.name != b.name) return a.name < b.name;
+    return a.cls < b.cls;
+  });
+  if (ops.size() > kSummaryMaxOperators) {
+    std::vector<SummaryOperator> folded(kClasses.size());
+    for (size_t i = kSummaryMaxOperators; i < ops.size(); ++i) {
+      SummaryOperator& f = folded[size_t(ops[i].cls)];
+      f.cls = ops[i].cls;
+      f.count += ops[i].count;
+      f.total_ns += ops[i].total_ns;
+      f.self_ns += ops[i].self_ns;
+      f.folded += 1;
+      f.durations.Merge(ops[i].durations);
+    }
+    ops.resize(kSummaryMaxOperators);
+    for (SummaryOperator& f : folded) {
+      if (f.folded == 0) continue;
+      f.name = "(" + std::to_string(f.folded) + " other operators)";
+      ops.push_back(std::move(f));
+    }
+  }
+  s.operators = std::move(ops);
+
+  // Collective calls on the device, in time order.
+  std::vector<std::string_view> op_of_name(model.string_count());
+  std::vector<bool> judged(model.string_count(), false);
+  std::vector<uint32_t> calls;
+  for (size_t e = 0; e < model.size(); ++e) {
+    if (model.cls[e] != EventClass::kKernel) continue;
+    const uint32_t name = model.name[e];
+    if (!judged[name]) {
+      judged[name] = true;
+      if (IsCommunication(model.String(name))) op_of_name[name] = CollectiveOp(model.String(name));
+    }
+    if (!op_of_name[name].empty()) calls.push_back(static_cast<uint32_t>(e));
+  }
+  std::stable_sort(calls.begin(), calls.end(),
+                   [&](uint32_t a, uint32_t b) { return model.start_ns[a] < model.start_ns[b]; });
+  s.groups.push_back("");  // the trace names no process group
+  std::unordered_map<std::string_view, uint32_t> op_index;
+  s.collectives.reserve(calls.size());
+  int64_t seq = 0;
+  for (const uint32_t e : calls) {
+    const std::string_view op = op_of_name[model.name[e]];
+    auto [at, added] = op_index.try_emplace(op, static_cast<uint32_t>(s.ops.size()));
+    if (added) s.ops.emplace_back(op);
+    s.collectives.push_back({0, at->second, seq++, model.bytes[e] >= 0 ? model.bytes[e] : -1,
+                             model.start_ns[e], model.duration_ns[e]});
+  }
+  return s;
+}
+
+// ---------------------------------------------------------------------------
+// The document.
+
+std::string SerializeSummary(const RankTraceSummary& s) {
+  std::string out;
+  core::JsonWriter w(out);
+  w.BeginObject();
+  w.Member("kind", kSummaryKind).Member("version", s.version);
+  w.Member("rank", s.rank).Member("path", s.path).Member("format", s.format);
+  w.Member("device", s.device).Member("events", s.events);
+  w.Member("begin_ns", s.begin_ns).Member("end_ns", s.end_ns);
+  w.Member("compute_ns", s.compute_ns).Member("communication_ns", s.communication_ns);
+  w.Member("overlap_ns", s.overlap_ns).Member("steps_complete", s.steps_complete);
+  w.Member("mean_step_ns", s.mean_step_ns);
+  w.Member("sketch_relative_error", QuantileSketch::kRelativeError);
+  w.Key("steps").BeginArray();
+  for (const SummaryStep& t : s.steps) {
+    w.BeginArray().Int(t.number).String(t.name).Int(t.begin_ns).Int(t.duration_ns);
+    w.Int(t.compute_ns).Int(t.communication_ns).Int(t.memory_ns).Int(t.idle_ns);
+    w.String(t.status).EndArray();
+  }
+  w.EndArray();
+  w.Key("operators").BeginArray();
+  for (const SummaryOperator& o : s.operators) {
+    w.BeginArray().String(o.name).String(Name(o.cls)).Int(o.count).Int(o.total_ns);
+    w.Int(o.self_ns).Int(o.folded).Int(o.durations.min()).Int(o.durations.max());
+    w.BeginArray();
+    for (const auto& [bucket, n] : o.durations.buckets()) w.Int(bucket).Int(n);
+    w.EndArray().EndArray();
+  }
+  w.EndArray();
+  w.Key("groups").BeginArray();
+  for (const std::string& g : s.groups) w.String(g);
+  w.EndArray();
+  w.Key("ops").BeginArray();
+  for (const std::string& o : s.ops) w.String(o);
+  w.EndArray();
+  w.Member("seq_from_trace", s.seq_from_trace);
+  // Columns: group, op, seq, bytes, start_ns, duration_ns.
+  w.Key("collectives").BeginArray();
+  for (const SummaryCollective& c : s.collectives) {
+    w.BeginArray().Int(c.group).Int(c.op).Int(c.seq).Int(c.bytes).Int(c.start_ns);
+    w.Int(c.duration_ns).EndArray();
+  }
+  w.EndArray();
+  w.EndObject();
+  return out;
+}
+
+namespace {
+
+using simdjson::dom::array;
+using simdjson::dom::element;
+using simdjson::dom::object;
+
+struct Reader {
+  const std::string& where;
+  [[noreturn]] void Fail(const std::string& field, const std::string& what) const {
+    throw Error(ErrorCode::kInvalidInput, where + ": field \"" + field + "\": " + what);
+  }
+  element Get(object o, const char* key) const {
+    element e;
+    if (o[key].get(e)) Fail(key, "missing");
+    return e;
+  }
+  int64_t Int(element e, const std::string& field, int64_t lo = INT64_MIN) const {
+    int64_t v = 0;
+    if (e.get_int64().get(v)) Fail(field, "not an integer");
+    if (v < lo) Fail(field, std::to_string(v) + " is below " + std::to_string(lo));
+    return v;
+  }
+  std::string Str(element e, const std::string& field) const {
+    std::string_view v;
+    if (e.get_string().get(v)) Fail(field, "not a string");
+    return std::string(v);
+  }
+  array Arr(element e, const std::string& field) const {
+    array a;
+    if (e.get_array().get(a)) Fail(field, "not an array");
+    return a;
+  }
+  // Row `i` of table `field`, with exactly n cells.
+  std::vector<element> Row(element e, const std::string& field, size_t i, size_t n) const {
+    const std::string at = field + "[" + std::to_string(i) + "]";
+    std::vector<element> cells;
+    for (element c : Arr(e, at)) cells.push_back(c);
+    if (cells.size() != n)
+      Fail(at, "has " + std::to_string(cells.size()) + " columns, not " + std::to_string(n));
+    return cells;
+  }
+};
+
+EventClass ClassNamed(const Reader& r, const std::string& field, const std::string& name) {
+  for (const EventClass c : kClasses) {
+    if (name == Name(c)) return c;
+  }
+  r.Fail(field, "unknown class \"" + name + "\"");
+}
+
+}  // namespace
+
+RankTraceSummary ParseSummary(std::string_view json, const std::string& where) {
+  const Reader r{where};
+  simdjson::dom::parser parser;
+  element root;
+  if (auto error = parser.parse(json.data(), json.size()).get(root)) {
+    throw Error(ErrorCode::kInvalidInput,
+                where + ": not a JSON document: " + simdjson::error_message(error));
+  }
+  object o;
+  if (root.get_object().get(o))
+    throw Error(ErrorCode::kInvalidInput, where + ": not a JSON object");
+  std::string_view kind;
+  if (o["kind"].get_string().get(kind) || kind != kSummaryKind) {
+    throw Error(ErrorCode::kInvalidInput, where + ": not an opscope rank summary (no \"kind\": \"" +
+                                              std::string(kSummaryKind) + "\")");
+  }
+  RankTraceSummary s;
+  s.version = static_cast<int>(r.Int(r.Get(o, "version"), "version"));
+  if (s.version != kSummaryVersion) {
+    throw Error(ErrorCode::kInvalidInput,
+                where + ": summary version " + std::to_string(s.version) + "; this opscope reads " +
+                    std::to_string(kSummaryVersion) + " (write the summaries again with it)");
+  }
+  double error = 0;
+  if (r.Get(o, "sketch_relative_error").get_double().get(error) ||
+      error != QuantileSketch::kRelativeError) {
+    r.Fail("sketch_relative_error", "not this opscope's sketch");
+  }
+  s.rank = static_cast<int>(r.Int(r.Get(o, "rank"), "rank", 0));
+  if (s.rank > 1 << 24) r.Fail("rank", "above 16777216");
+  s.path = r.Str(r.Get(o, "path"), "path");
+  s.format = r.Str(r.Get(o, "format"), "format");
+  s.device = r.Str(r.Get(o, "device"), "device");
+  s.events = r.Int(r.Get(o, "events"), "events", 0);
+  s.begin_ns = r.Int(r.Get(o, "begin_ns"), "begin_ns");
+  s.end_ns = r.Int(r.Get(o, "end_ns"), "end_ns");
+  s.compute_ns = r.Int(r.Get(o, "compute_ns"), "compute_ns", 0);
+  s.communication_ns = r.Int(r.Get(o, "communication_ns"), "communication_ns", 0);
+  s.overlap_ns = r.Int(r.Get(o, "overlap_ns"), "overlap_ns", 0);
+  if (s.overlap_ns > s.communication_ns) r.Fail("overlap_ns", "above communication_ns");
+  s.steps_complete = r.Int(r.Get(o, "steps_complete"), "steps_complete", 0);
+  s.mean_step_ns = r.Int(r.Get(o, "mean_step_ns"), "mean_step_ns", 0);
+  size_t i = 0;
+  for (element e : r.Arr(r.Get(o, "steps"), "steps")) {
+    const auto c = r.Row(e, "steps", i, 9);
+    const std::string f = "steps[" + std::to_string(i++) + "]";
+    SummaryStep t;
+    t.number = r.Int(c[0], f, -1);
+    t.name = r.Str(c[1], f);
+    t.begin_ns = r.Int(c[2], f);
+    t.duration_ns = r.Int(c[3], f, 0);
+    t.compute_ns = r.Int(c[4], f, 0);
+    t.communication_ns = r.Int(c[5], f, 0);
+    t.memory_ns = r.Int(c[6], f, 0);
+    t.idle_ns = r.Int(c[7], f, 0);
+    t.status = r.Str(c[8], f);
+    s.steps.push_back(std::move(t));
+  }
+  i = 0;
+  for (element e : r.Arr(r.Get(o, "operators"), "operators")) {
+    const auto c = r.Row(e, "operators", i, 9);
+    const std::string f = "operators[" + std::to_string(i++) + "]";
+    SummaryOperator op;
+    op.name = r.Str(c[0], f);
+    op.cls = ClassNamed(r, f, r.Str(c[1], f));
+    op.count = r.Int(c[2], f, 0);
+    op.total_ns = r.Int(c[3], f, 0);
+    op.self_ns = r.Int(c[4], f, 0);
+    op.folded = r.Int(c[5], f, 0);
+    const int64_t min = r.Int(c[6], f, -1), max = r.Int(c[7], f, -1);
+    std::vector<std::pair<int32_t, int64_t>> buckets;
+    std::vector<int64_t> flat;
+    for (element b : r.Arr(c[8], f)) flat.push_back(r.Int(b, f + " sketch", INT32_MIN));
+    if (flat.size() % 2) r.Fail(f, "a sketch bucket without its count");
+    for (size_t k = 0; k < flat.size(); k += 2) {
+      if (flat[k] > INT32_MAX) r.Fail(f, "a sketch bucket out of range");
+      buckets.push_back({static_cast<int32_t>(flat[k]), flat[k + 1]});
+    }
+    if (!QuantileSketch::FromParts(std::move(buckets), min, max, op.durations) ||
+        op.durations.count() != op.count) {
+      r.Fail(f, "its duration sketch does not match its count, minimum and maximum");
+    }
+    s.operators.push_back(std::move(op));
+  }
+  for (element e : r.Arr(r.Get(o, "groups"), "groups")) s.groups.push_back(r.Str(e, "groups"));
+  for (element e : r.Arr(r.Get(o, "ops"), "ops")) s.ops.push_back(r.Str(e, "ops"));
+  bool seq = false;
+  if (r.Get(o, "seq_from_trace").get_bool().get(seq)) r.Fail("seq_from_trace", "not a boolean");
+  s.seq_from_trace = seq;
+  i = 0;
+  for (element e : r.Arr(r.Get(o, "collectives"), "collectives")) {
+    const auto c = r.Row(e, "collectives", i, 6);
+    const std::string f = "collectives[" + std::to_string(i++) + "]";
+    SummaryCollective k;
+    const int64_t group = r.Int(c[0], f, 0), op = r.Int(c[1], f, 0);
+    if (group >= static_cast<int64_t>(s.groups.size())) r.Fail(f, "group index out of range");
+    if (op >= static_cast<int64_t>(s.ops.size())) r.Fail(f, "op index out of range");
+    k.group = static_cast<uint32_t>(group);
+    k.op = static_cast<uint32_t>(op);
+    k.seq = r.Int(c[2], f, 0);
+    k.bytes = r.Int(c[3], f, -1);
+    k.start_ns = r.Int(c[4], f);
+    k.duration_ns = r.Int(c[5], f, 0);
+    s.collectives.push_back(k);
+  }
+  return s;
+}
+
+void WriteSummaryFile(const std::filesystem::path& path, const RankTraceSummary& summary) {
+  core::AtomicFileOutput out(path, /*gzip=*/true);
+  out.buffer() = SerializeSummary(summary);
+  out.Commit();
+}
+
+std::string ReadSummaryBytes(const std::filesystem::path& path) {
+  const auto source = Source::Open(path);
+  std::string bytes;
+  char chunk[1 << 16];
+  while (const size_t n = source->Read(chunk, sizeof chunk)) {
+    if (bytes.size() + n > kSummaryMaxBytes) {
+      throw Error(ErrorCode::kInvalidInput, source->name() + ": larger than " +
+                                                std::to_string(kSummaryMaxBytes >> 20) +
+                                                " MiB: not a rank summary");
+    }
+    bytes.append(chunk, n);
+  }
+  return bytes;
+}
+
+RankTraceSummary ReadSummaryFile(const std::filesystem::path& path) {
+  return ParseSummary(ReadSummaryBytes(path), path.string());
+}
+
+}  // namespace opscope::analyze
