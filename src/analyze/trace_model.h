@@ -131,6 +131,18 @@ class TraceModel {
     module.push_back(e.module);
   }
 
+  // What PyTorch records on a collective's events (Kineto's NCCL kernels and
+  // record_param_comms: "Collective name", "Process Group Name", "Seq",
+  // "In msg nelems", "Out msg nelems", "Group size", "dtype"), for the few
+  // events that carry it, in event order.
+  struct CollectiveArgs {
+    uint32_t event = 0;
+    uint32_t op = 0;     // interned "Collective name"; 0 none
+    uint32_t group = 0;  // interned "Process Group Name"; 0 none
+    int64_t seq = -1, in_nelems = -1, out_nelems = -1, group_size = -1;
+  };
+  std::vector<CollectiveArgs> collective_args;
+
   std::vector<Track> tracks;
   std::map<std::string, std::string> process_names;  // pid -> name
   std::map<std::string, std::string> metadata;       // format-specific facts

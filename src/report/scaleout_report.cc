@@ -40,16 +40,17 @@ ResultTable Findings(const ScaleOutResult& r) {
   for (const analyze::Straggler& s : r.stragglers) {
     std::string calls;
     for (const auto& [group, seq] : s.calls) {
-      calls += (calls.empty() ? "" : ", ") + (group.empty() ? std::string() : group + " ") + "#" +
-               std::to_string(seq);
+      calls += (calls.empty() ? "" : ", ") + ("#" + std::to_string(seq)) +
+               (group.empty() ? std::string() : " in group " + group);
     }
     if (s.late_calls > static_cast<int64_t>(s.calls.size())) calls += ", …";
     t.AddRow({std::string("warning"), std::string("straggler"),
               fmt::format("Rank {} arrives last at {} of {} collective calls and the other ranks "
                           "wait for it",
                           s.rank, s.late_calls, s.calls_total),
-              fmt::format("At those calls ({}) rank {}'s call was the shortest by a median of {}: "
-                          "it arrived last. The other ranks waited {} in all there, {:.1f}% of all "
+              fmt::format("At those calls ({}) rank {}'s call was shorter than every other "
+                          "rank's by a median of {}: it arrived last, that much after the rank "
+                          "before it. The other ranks waited {} in all for it, {:.1f}% of all "
                           "waiting in collectives across the job.",
                           calls, s.rank, FormatNs(s.median_delay_ns), FormatNs(s.caused_wait_ns),
                           s.share_pct),
@@ -109,10 +110,13 @@ ResultTable Ranks(const ScaleOutResult& r) {
               m.communication_ns, Pct(m.overlap_ns, m.communication_ns), m.collectives, m.wait_ns,
               m.last_arrivals, m.caused_wait_ns});
   }
-  t.notes.push_back(
+  t.notes.push_back(fmt::format(
       "Per step: means over the rank's complete steps. Waiting: at each collective call, the "
       "rank's time beyond the call's fastest rank (that rank arrived last). Arrived last: calls at "
-      "which it was last and kept the others waiting at least 20 µs and a quarter of the call.");
+      "which it arrived at least {} after the rank before it (20 µs, and three times the median "
+      "spread of the other ranks' arrivals); others' wait caused: that lateness times the "
+      "other ranks.",
+      FormatNs(r.late_threshold_ns)));
   return t;
 }
 
@@ -174,6 +178,7 @@ ResultTable Collectives(const ScaleOutResult& r, int top) {
                {"fastest_ns", "Fastest (transfer)"},
                {"slowest_ns", "Slowest"},
                {"skew_ns", "Arrival skew"},
+               {"gap_ns", "Last's lateness"},
                {"wait_ns", "Others' wait"},
                {"last_rank", "Last to arrive"}};
   std::vector<const analyze::MergedCollective*> order;
@@ -190,7 +195,7 @@ ResultTable Collectives(const ScaleOutResult& r, int top) {
   for (const auto* c : order) {
     t.AddRow({c->group.empty() ? std::string("(default)") : c->group, c->seq,
               c->op + (c->op_differs ? " (differs)" : ""), c->bytes < 0 ? Value{} : Value{c->bytes},
-              int64_t{c->ranks}, c->min_ns, c->max_ns, c->skew_ns, c->wait_ns,
+              int64_t{c->ranks}, c->min_ns, c->max_ns, c->skew_ns, c->gap_ns, c->wait_ns,
               int64_t{c->last_rank}});
   }
   t.notes.push_back(

@@ -102,14 +102,21 @@ ScaleOutResult SummaryMerger::Finish() {
   for (const auto& [rank, r] : ranks_) {  // ascending rank: ties go to the lowest
     for (const RankRecords::Call& call : r.calls) {
       MergedCollective& c = out.collectives[position[call.collective]];
+      const int64_t d = call.duration_ns;
       if (c.ranks == 0) {
         c.op = op_names[call.op];
-        c.min_ns = c.max_ns = call.duration_ns;
+        c.min_ns = c.max_ns = d;
         c.last_rank = rank;
       } else {
         if (op_names[call.op] != c.op) c.op_differs = true;
-        if (call.duration_ns < c.min_ns) c.min_ns = call.duration_ns, c.last_rank = rank;
-        c.max_ns = std::max(c.max_ns, call.duration_ns);
+        if (d < c.min_ns) {
+          c.second_ns = c.min_ns;
+          c.min_ns = d;
+          c.last_rank = rank;
+        } else if (c.second_ns < 0 || d < c.second_ns) {
+          c.second_ns = d;
+        }
+        c.max_ns = std::max(c.max_ns, d);
       }
       if (c.bytes < 0) c.bytes = call.bytes;
       c.sum_ns += call.duration_ns;
@@ -121,13 +128,18 @@ ScaleOutResult SummaryMerger::Finish() {
   for (MergedCollective& c : out.collectives) {
     c.wait_ns = c.sum_ns - c.ranks * c.min_ns;
     c.skew_ns = c.max_ns - c.min_ns;
+    c.gap_ns = c.second_ns < 0 ? 0 : c.second_ns - c.min_ns;
     out.total_wait_ns += c.wait_ns;
     max_ranks = std::max(max_ranks, c.ranks);
     differing += c.op_differs;
   }
-  const auto late = [](const MergedCollective& c) {
-    return c.ranks >= 2 && c.skew_ns >= kLateNs &&
-           static_cast<double>(c.skew_ns) >= kLateShare * static_cast<double>(c.min_ns);
+  std::vector<int64_t> spreads;
+  for (const MergedCollective& c : out.collectives) {
+    if (c.ranks >= 2) spreads.push_back(c.max_ns - c.second_ns);
+  }
+  out.late_threshold_ns = std::max(kLateNs, kLateOverMedian * MedianOf(std::move(spreads)));
+  const auto late = [&](const MergedCollective& c) {
+    return c.ranks >= 2 && c.gap_ns >= out.late_threshold_ns;
   };
 
   // Per rank: its wait, and the calls it was last to.
@@ -143,8 +155,8 @@ ScaleOutResult SummaryMerger::Finish() {
     if (!late(c)) continue;
     RankRecords& r = ranks_.at(c.last_rank);
     ++r.row.last_arrivals;
-    r.row.caused_wait_ns += c.wait_ns;
-    late_calls[c.last_rank].push_back({p, c.skew_ns});
+    r.row.caused_wait_ns += (c.ranks - 1) * c.gap_ns;
+    late_calls[c.last_rank].push_back({p, c.gap_ns});
   }
   for (auto& [rank, r] : ranks_) out.ranks.push_back(r.row);
 

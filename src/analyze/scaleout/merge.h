@@ -39,7 +39,7 @@ struct MergedRank {
   int64_t collectives = 0, collective_ns = 0;
   int64_t wait_ns = 0;         // its calls' time beyond each call's fastest rank
   int64_t last_arrivals = 0;   // calls at which it arrived last, with others waiting
-  int64_t caused_wait_ns = 0;  // the others' wait at those calls
+  int64_t caused_wait_ns = 0;  // the others' wait for it at those calls
 };
 
 struct MergedCollective {
@@ -47,7 +47,11 @@ struct MergedCollective {
   int64_t seq = 0, bytes = -1;
   int ranks = 0;
   int64_t min_ns = 0, max_ns = 0, sum_ns = 0;
-  int last_rank = -1;       // the rank with the fastest call: it arrived last
+  int64_t second_ns = -1;  // the second-shortest call (-1 with one rank)
+  int last_rank = -1;      // the rank with the fastest call: it arrived last (lowest on ties)
+  // How much later the last rank arrived than the one before it
+  // (second_ns - min_ns): the wait it alone caused each other rank.
+  int64_t gap_ns = 0;
   int64_t wait_ns = 0;      // sum over ranks of (duration - min_ns)
   int64_t skew_ns = 0;      // max_ns - min_ns: how much later the last arrived than the first
   bool op_differs = false;  // ranks disagree on the op at this (group, seq)
@@ -64,8 +68,8 @@ struct MergedOperator {
 struct Straggler {
   int rank = -1;
   int64_t late_calls = 0;       // calls it arrived last at, late by >= the threshold
-  int64_t caused_wait_ns = 0;   // the others' wait at those calls
-  int64_t median_delay_ns = 0;  // median skew of those calls
+  int64_t caused_wait_ns = 0;   // the others' wait for it at those calls
+  int64_t median_delay_ns = 0;  // median gap of those calls
   double share_pct = 0;         // of all ranks' collective wait
   std::vector<std::pair<std::string, int64_t>> calls;  // (group, seq) of the first few
   int64_t calls_total = 0;                             // calls of the job (max over ranks)
@@ -85,13 +89,18 @@ struct ScaleOutResult {
   int64_t slow_component_excess_ns = 0;
   std::vector<Straggler> stragglers;  // at most a few, most caused wait first
   int64_t total_wait_ns = 0;
+  int64_t late_threshold_ns = 0;   // the gap from which a call counts as a late arrival
   std::vector<std::string> notes;  // what limits the figures
 };
 
-// A call counts as a late arrival when the last rank kept the others waiting
-// at least this long (and at least kLateShare of the call's fastest time).
+// A call counts as a late arrival when its last rank arrived at least
+// kLateNs after the rank before it (gap_ns), and at least kLateOverMedian
+// times the median spread of the other ranks' arrivals (max_ns - second_ns,
+// over the job's calls): above the jitter every call has, even when the same
+// rank is late to every call. Its caused wait is (ranks - 1) * gap_ns: what
+// the others waited for it alone.
 inline constexpr int64_t kLateNs = 20'000;
-inline constexpr double kLateShare = 0.25;
+inline constexpr int64_t kLateOverMedian = 3;
 
 class SummaryMerger {
  public:

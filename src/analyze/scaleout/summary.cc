@@ -31,6 +31,16 @@ int64_t StepNumber(std::string_view name) {
   return ec == std::errc() && ptr == end && n >= 0 ? n : -1;
 }
 
+// Bytes per element of a tensor type as PyTorch names it in collective
+// records (c10 scalar type names), 0 unknown.
+int64_t DtypeBytes(std::string_view t) {
+  if (t == "Double" || t == "Long" || t == "ComplexFloat") return 8;
+  if (t == "Float" || t == "Int") return 4;
+  if (t == "Half" || t == "BFloat16" || t == "Short") return 2;
+  if (t == "Char" || t == "Byte" || t == "Bool" || t.starts_with("Float8")) return 1;
+  return 0;
+}
+
 }  // namespace
 
 std::string_view CollectiveOp(std::string_view name) {
@@ -157,7 +167,9 @@ RankTraceSummary SummarizeTrace(const TraceModel& model, const Analysis& analysi
   }
   s.operators = std::move(ops);
 
-  // Collective calls on the device, in time order.
+  // Collective calls on the device, in time order, with what PyTorch recorded
+  // about each (on the kernel, or on the host op that launched it: the same
+  // External id).
   std::vector<std::string_view> op_of_name(model.string_count());
   std::vector<bool> judged(model.string_count(), false);
   std::vector<uint32_t> calls;
@@ -172,17 +184,62 @@ RankTraceSummary SummarizeTrace(const TraceModel& model, const Analysis& analysi
   }
   std::stable_sort(calls.begin(), calls.end(),
                    [&](uint32_t a, uint32_t b) { return model.start_ns[a] < model.start_ns[b]; });
-  s.groups.push_back("");  // the trace names no process group
-  std::unordered_map<std::string_view, uint32_t> op_index;
-  s.collectives.reserve(calls.size());
-  int64_t seq = 0;
-  for (const uint32_t e : calls) {
-    const std::string_view op = op_of_name[model.name[e]];
-    auto [at, added] = op_index.try_emplace(op, static_cast<uint32_t>(s.ops.size()));
-    if (added) s.ops.emplace_back(op);
-    s.collectives.push_back({0, at->second, seq++, model.bytes[e] >= 0 ? model.bytes[e] : -1,
-                             model.start_ns[e], model.duration_ns[e]});
+  const auto& args = model.collective_args;
+  std::unordered_map<int64_t, size_t> host_args;  // External id -> args of a host event
+  for (size_t i = 0; i < args.size(); ++i) {
+    const uint32_t e = args[i].event;
+    if (!IsDevice(model.cls[e]) && model.external_id[e] >= 0) {
+      host_args.try_emplace(model.external_id[e], i);
+    }
   }
+  const auto args_of = [&](uint32_t e) -> const TraceModel::CollectiveArgs* {
+    const auto at = std::lower_bound(args.begin(), args.end(), e,
+                                     [](const auto& a, uint32_t ev) { return a.event < ev; });
+    if (at != args.end() && at->event == e) return &*at;
+    if (model.external_id[e] >= 0) {
+      const auto h = host_args.find(model.external_id[e]);
+      if (h != host_args.end()) return &args[h->second];
+    }
+    return nullptr;
+  };
+  std::unordered_map<std::string_view, uint32_t> op_index, group_index;
+  const auto intern = [](auto& index, std::vector<std::string>& strings, std::string_view text) {
+    auto [at, added] = index.try_emplace(text, static_cast<uint32_t>(strings.size()));
+    if (added) strings.emplace_back(text);
+    return at->second;
+  };
+  std::unordered_map<uint32_t, int64_t> next_seq;  // per group: positions
+  bool all_seq = !calls.empty();
+  s.collectives.reserve(calls.size());
+  for (const uint32_t e : calls) {
+    const TraceModel::CollectiveArgs* a = args_of(e);
+    std::string_view op = op_of_name[model.name[e]];
+    if (a != nullptr && a->op != 0) {
+      const std::string_view named = CollectiveOp(model.String(a->op));
+      if (!named.empty()) op = named;
+    }
+    SummaryCollective c;
+    c.op = intern(op_index, s.ops, op);
+    c.group = intern(group_index, s.groups,
+                     a != nullptr && a->group != 0 ? model.String(a->group) : std::string_view());
+    c.start_ns = model.start_ns[e];
+    c.duration_ns = model.duration_ns[e];
+    c.bytes = model.bytes[e] >= 0 ? model.bytes[e] : -1;
+    if (a != nullptr && c.bytes < 0) {
+      const int64_t elements = std::max(a->in_nelems, a->out_nelems);
+      const int64_t size = model.dtype[e] != 0 ? DtypeBytes(model.String(model.dtype[e])) : 0;
+      if (elements >= 0 && size > 0) c.bytes = elements * size;
+    }
+    c.seq = next_seq[c.group]++;
+    if (a == nullptr || a->seq < 0) all_seq = false;
+    s.collectives.push_back(c);
+  }
+  // The trace's own sequence numbers, when every call has one.
+  if (all_seq) {
+    for (size_t i = 0; i < calls.size(); ++i) s.collectives[i].seq = args_of(calls[i])->seq;
+    s.seq_from_trace = true;
+  }
+  if (s.groups.empty()) s.groups.push_back("");
   return s;
 }
 

@@ -268,6 +268,13 @@ enum class Arg : uint8_t {
   kDtype,
   kLayout,
   kModule,
+  // A collective's (TraceModel::CollectiveArgs).
+  kCollectiveName,
+  kProcessGroupName,
+  kSeq,
+  kInMsgNelems,
+  kOutMsgNelems,
+  kGroupSize,
 };
 
 inline bool Is(std::string_view key, std::string_view name) {
@@ -275,7 +282,13 @@ inline bool Is(std::string_view key, std::string_view name) {
 }
 
 inline Arg ArgOf(std::string_view k) {
-  if (k.size() < 4 || k.size() > 15) return Arg::kOther;
+  if (k.size() < 3 || k.size() > 18) return Arg::kOther;
+  if (k.size() == 3) return Is(k, "Seq") ? Arg::kSeq : Arg::kOther;
+  if (k.size() == 18) return Is(k, "Process Group Name") ? Arg::kProcessGroupName : Arg::kOther;
+  if (Is(k, "Collective name")) return Arg::kCollectiveName;
+  if (Is(k, "In msg nelems")) return Arg::kInMsgNelems;
+  if (Is(k, "Out msg nelems")) return Arg::kOutMsgNelems;
+  if (Is(k, "Group size")) return Arg::kGroupSize;
   if (Is(k, "name")) return Arg::kName;
   if (Is(k, schema::kFlops)) return Arg::kFlops;
   if (Is(k, schema::kBytes)) return Arg::kBytes;
@@ -309,6 +322,8 @@ void ParseEvent(const std::string& path, std::string_view json, uint64_t offset,
   uint32_t name_id = 0, category_id = 0, task_type = 0, dims = 0, types = 0, concrete = 0,
            shapes = 0, dtype = 0, layout = 0, module = 0;
   bool has_ts = false, has_dur = false;
+  TraceModel::CollectiveArgs collective;
+  bool has_collective = false;
   for (auto field : object) {
     std::string_view key;
     if (field.unescaped_key().get(key)) throw bad(offset, "malformed member name");
@@ -385,6 +400,29 @@ void ParseEvent(const std::string& path, std::string_view json, uint64_t offset,
             }
             break;
           }
+          case Arg::kCollectiveName:
+          case Arg::kProcessGroupName: {
+            std::string_view t;
+            if (!arg.value().get_string().get(t) && !t.empty()) {
+              (kind == Arg::kCollectiveName ? collective.op : collective.group) = model.Intern(t);
+              has_collective = true;
+            }
+            break;
+          }
+          case Arg::kSeq:
+          case Arg::kInMsgNelems:
+          case Arg::kOutMsgNelems:
+          case Arg::kGroupSize: {
+            int64_t v = -1;
+            if (!arg.value().get_int64().get(v) && v >= 0) {
+              (kind == Arg::kSeq            ? collective.seq
+               : kind == Arg::kInMsgNelems  ? collective.in_nelems
+               : kind == Arg::kOutMsgNelems ? collective.out_nelems
+                                            : collective.group_size) = v;
+              has_collective = true;
+            }
+            break;
+          }
           case Arg::kTaskType:
           case Arg::kShapes:
           case Arg::kDtype:
@@ -408,6 +446,10 @@ void ParseEvent(const std::string& path, std::string_view json, uint64_t offset,
   if (ph == "X"sv) {
     if (!has_ts || !has_dur) throw bad(offset, "a complete event without \"ts\" or \"dur\"");
     if (dur < 0) throw bad(offset, "a negative \"dur\"");
+    if (has_collective) {
+      collective.event = static_cast<uint32_t>(model.size());
+      model.collective_args.push_back(collective);
+    }
     model.Append(EventRow{.start_ns = ts,
                           .duration_ns = dur,
                           .name = name_id,
@@ -482,11 +524,19 @@ void Merge(Part& part, TraceModel& model,
     to.reserve(to.size() + n);
     for (uint32_t id : from) to.push_back(str(id));
   };
+  const size_t first = model.size();
   for (const auto column : TraceModel::kInt64Columns) append(model.*column, p.*column);
   for (const auto column : TraceModel::kCountColumns) (model.*column).append(p.*column);
   for (const auto column : TraceModel::kStringColumns) append_ids(model.*column, p.*column);
   model.track.reserve(model.track.size() + n);
   for (uint32_t id : p.track) model.track.push_back(track(id));
+  for (TraceModel::CollectiveArgs a : p.collective_args) {
+    a.event += static_cast<uint32_t>(first);
+    if (a.op != 0) a.op = str(a.op);
+    if (a.group != 0) a.group = str(a.group);
+    model.collective_args.push_back(a);
+  }
+  p.collective_args.clear();
   model.cls.resize(model.cls.size() + n, EventClass::kOther);
   p.ForEachInt64Column([](auto& column) { column.clear(); });
   p.ForEachIdColumn([](auto& column) { column.clear(); });
