@@ -31,6 +31,8 @@ struct AnalysisOptions {
   std::optional<RooflineCeilings> ceilings;
   // Passes run at once at most; 0: one per core.
   int threads = 0;
+  // Only these passes and what they need (by name); empty: every pass.
+  std::vector<std::string_view> passes;
 };
 
 struct Analysis {

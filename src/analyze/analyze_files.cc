@@ -157,7 +157,9 @@ AnalyzedTrace AnalyzeInput(const TraceInput& input, size_t position, const Analy
     t.events = model.size();
     t.tracks = model.tracks.size();
     const auto t2 = Clock::now();
-    t.analysis = AnalyzeTrace(model, {.ceilings = options.ceilings, .threads = options.threads});
+    t.analysis = AnalyzeTrace(
+        model,
+        {.ceilings = options.ceilings, .threads = options.threads, .passes = options.passes});
     t.findings = Advise(t.analysis, options.thresholds);
     if (t.ascend_pipeline) {
       for (Finding& f : AdvisePipeline(*t.ascend_pipeline, options.thresholds)) {

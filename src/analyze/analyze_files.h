@@ -34,6 +34,8 @@ struct AnalyzeOptions {
   bool keep_models = false;
   // Analysis passes run at once per trace; 0: one per core.
   int threads = 0;
+  // Only these passes and their needs (AnalysisOptions::passes); empty: all.
+  std::vector<std::string_view> passes;
 };
 
 struct AnalyzedTrace {

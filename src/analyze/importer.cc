@@ -3,12 +3,19 @@
 #include <fnmatch.h>
 
 #include <algorithm>
+#include <atomic>
 
 #include "analyze/trace_inputs.h"
 #include "core/text.h"
 #include "opscope/opscope.h"
 
 namespace opscope::analyze {
+namespace {
+std::atomic<int> import_threads{0};
+}  // namespace
+
+void SetImportThreads(int threads) { import_threads.store(std::max(0, threads)); }
+int ImportThreads() { return import_threads.load(); }
 
 const Importer* FindImporter(Source& source) {
   for (const Importer& importer : Importers()) {

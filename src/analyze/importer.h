@@ -27,6 +27,12 @@ struct Importer {
   void (*import)(Source& source, TraceModel& model);
 };
 
+// The threads an importer may parse with (those that parse in parallel);
+// 0, the default: one per core. A process that imports several traces at
+// once (scale-out analysis) shares its cores out with this.
+void SetImportThreads(int threads);
+int ImportThreads();
+
 // Every importer, in the order they are tried.
 const std::vector<Importer>& Importers();
 

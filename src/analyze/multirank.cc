@@ -34,7 +34,15 @@ RankSummary SummarizeRank(const TraceModel& model, int fallback_rank) {
   }
   const std::vector<bool> comm = ClassifyNames(model, IsCommunication);
   std::vector<Interval> compute, communication;
-  compute.reserve(model.size());
+  size_t kernels = 0, comm_kernels = 0;  // counted first: one allocation each, at its size
+  for (size_t e = 0; e < model.size(); ++e) {
+    if (model.cls[e] == EventClass::kKernel) {
+      ++kernels;
+      comm_kernels += comm[model.name[e]];
+    }
+  }
+  compute.reserve(kernels - comm_kernels);
+  communication.reserve(comm_kernels);
   for (size_t e = 0; e < model.size(); ++e) {
     const Interval i{model.start_ns[e], model.start_ns[e] + model.duration_ns[e]};
     if (model.cls[e] == EventClass::kKernel) {

@@ -7,6 +7,7 @@
 #include <exception>
 #include <map>
 #include <mutex>
+#include <set>
 #include <thread>
 
 #include "opscope/opscope.h"
@@ -122,7 +123,21 @@ Analysis AnalyzeTrace(const TraceModel& model, const AnalysisOptions& options) {
                   "' is not in the table of known devices; measure its ceilings with `opscope "
                   "bench roofline` on it and pass --ceilings";
   }
-  const std::vector<const Pass*> order = PassOrder(Passes());
+  std::vector<const Pass*> order = PassOrder(Passes());
+  if (!options.passes.empty()) {
+    // The passes asked for and, walking back from the last, what they need.
+    std::set<std::string_view> wanted(options.passes.begin(), options.passes.end());
+    for (auto p = order.rbegin(); p != order.rend(); ++p) {
+      if (wanted.count((*p)->name)) wanted.insert((*p)->needs.begin(), (*p)->needs.end());
+    }
+    for (const std::string_view name : options.passes) {
+      if (std::none_of(order.begin(), order.end(),
+                       [&](const Pass* p) { return p->name == name; })) {
+        throw Error(ErrorCode::kInternal, "no analysis pass '" + std::string(name) + "'");
+      }
+    }
+    std::erase_if(order, [&](const Pass* p) { return !wanted.count(p->name); });
+  }
   const size_t workers = std::min<size_t>(
       order.size(), options.threads > 0 ? static_cast<size_t>(options.threads)
                                         : std::max(1u, std::thread::hardware_concurrency()));

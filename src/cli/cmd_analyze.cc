@@ -97,7 +97,7 @@ struct AnalyzeCommand {
     // One trace: --out is the file. Several: --out is a folder of rank-<R>.summary.
     const bool one = docs.size() == 1 && !std::filesystem::is_directory(out);
     for (const std::string& doc : docs) {
-      analyze::RankTraceSummary s = analyze::ParseSummary(doc, "summary");
+      analyze::RankTraceSummary s = analyze::ParseSummaryBytes(doc, "summary");
       if (rank >= 0) s.rank = rank;
       const std::string name = "rank-" + std::to_string(s.rank) + ".summary";
       const std::filesystem::path path =
@@ -121,7 +121,8 @@ struct AnalyzeCommand {
     ReportUnused(unused);
     std::vector<std::string> names;
     for (const auto& t : found.traces) names.push_back(t.path);
-    EmitScaleOut(analyze::MergeSummaryDocuments(docs, names), out, format, top);
+    EmitScaleOut(analyze::MergeSummaryDocuments({docs.begin(), docs.end()}, names), out, format,
+                 top);
   }
 
   void Mpi() {

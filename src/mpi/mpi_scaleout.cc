@@ -6,6 +6,7 @@
 #include <cstring>
 #include <fstream>
 #include <iostream>
+#include <thread>
 
 #include "core/text.h"
 #include "opscope/opscope.h"
@@ -67,6 +68,20 @@ MpiRun RunScaleOut(const std::vector<Assignment>& inputs,
   MPI_Comm_rank(MPI_COMM_WORLD, &run.process);
   MPI_Comm_size(MPI_COMM_WORLD, &run.processes);
 
+  // The processes on this machine share its cores.
+  MPI_Comm local;
+  int local_size = 1;
+  if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, run.process, MPI_INFO_NULL,
+                          &local) == MPI_SUCCESS) {
+    MPI_Comm_size(local, &local_size);
+    MPI_Comm_free(&local);
+  }
+  analyze::SummarizeOptions share = options;
+  if (share.cores <= 0) {
+    share.cores = std::max(
+        1, static_cast<int>(std::max(1u, std::thread::hardware_concurrency())) / local_size);
+  }
+
   // Stage 1 on this process's share. The payload: 'S', then per summary its
   // size (8 bytes) and bytes; or 'E' and the error.
   std::string payload;
@@ -90,7 +105,7 @@ MpiRun RunScaleOut(const std::vector<Assignment>& inputs,
       }
       for (auto& u : found.unused) unused.push_back(std::move(u));
     }
-    const auto docs = analyze::SummarizeTraces(traces, positions, options, unused);
+    const auto docs = analyze::SummarizeTraces(traces, positions, share, unused);
     for (const auto& u : unused) {
       std::cerr << "opscope: process " << run.process << ": "
                 << core::EscapeForTerminal(u.path + ": " + u.reason) << "\n";
@@ -133,7 +148,8 @@ MpiRun RunScaleOut(const std::vector<Assignment>& inputs,
         "MPI_Gatherv");
   if (run.process != 0) return run;
 
-  std::vector<std::string> documents, names;
+  std::vector<std::string_view> documents;  // slices of `all`: no copies
+  std::vector<std::string> names;
   std::string errors;
   for (int p = 0; p < run.processes; ++p) {
     const std::string_view part(all.data() + offsets[p], static_cast<size_t>(sizes[p]));
@@ -156,7 +172,7 @@ MpiRun RunScaleOut(const std::vector<Assignment>& inputs,
       uint64_t n = 0;
       take(n);
       if (part.size() - at < n) throw Error(ErrorCode::kInternal, "a truncated MPI payload");
-      documents.emplace_back(part.substr(at, n));
+      documents.push_back(part.substr(at, n));
       names.push_back("summary " + std::to_string(k) + " of process " + std::to_string(p));
       at += n;
     }
@@ -164,7 +180,6 @@ MpiRun RunScaleOut(const std::vector<Assignment>& inputs,
   if (!errors.empty()) {
     throw Error(ErrorCode::kInvalidInput, "stage 1 failed on some processes:\n" + errors);
   }
-  all = {};
   run.result = analyze::MergeSummaryDocuments(documents, names);
   return run;
 }

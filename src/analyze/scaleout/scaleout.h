@@ -9,6 +9,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "analyze/analyze_files.h"
@@ -20,21 +21,25 @@ namespace opscope::analyze {
 
 struct SummarizeOptions {
   std::optional<RooflineCeilings> ceilings;
-  int threads = 1;  // traces summarised at once (each one's passes share the cores)
+  int threads = 1;  // traces summarised at once
+  // Cores this process may use (0: every core); each trace at once gets an
+  // even share for its import and passes. Several processes on one machine
+  // (MPI) divide the machine's cores between them.
+  int cores = 0;
 };
 
 // Stage 1 for every trace; positions[i] (i when `positions` is empty) is
-// traces[i]'s rank when nothing names one. Returns each one's serialized
-// summary (SerializeSummary), in order. Side files that could not be read
-// are added to `unused`. The first error, in that order, is rethrown.
+// traces[i]'s rank when nothing names one. Returns each one's summary as a
+// file holds it (CompressSummary(SerializeSummary(...))), in order. Side files that could not be
+// read are added to `unused`. The first error, in that order, is rethrown.
 std::vector<std::string> SummarizeTraces(const std::vector<TraceInput>& traces,
                                          const std::vector<size_t>& positions,
                                          const SummarizeOptions& options,
                                          std::vector<UnusedFile>& unused);
 
-// Stage 2 over serialized summaries (`names[i]` names documents[i] in
-// errors), each parsed, folded in and dropped.
-ScaleOutResult MergeSummaryDocuments(const std::vector<std::string>& documents,
+// Stage 2 over summaries as files hold them (or plain JSON; `names[i]`
+// names documents[i] in errors), each parsed, folded in and dropped.
+ScaleOutResult MergeSummaryDocuments(const std::vector<std::string_view>& documents,
                                      const std::vector<std::string>& names);
 
 // Stage 2 over summary files, read one at a time.

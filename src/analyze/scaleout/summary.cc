@@ -1,6 +1,7 @@
 #include "analyze/scaleout/summary.h"
 
 #include <simdjson.h>
+#include <zlib.h>
 
 #include <algorithm>
 #include <charconv>
@@ -452,6 +453,79 @@ RankTraceSummary ParseSummary(std::string_view json, const std::string& where) {
   return s;
 }
 
+std::string CompressSummary(std::string_view json) {
+  z_stream z{};
+  // windowBits 15 + 16: the gzip format, as the files have it.
+  if (deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
+    throw Error(ErrorCode::kInternal, "zlib: deflateInit2 failed");
+  }
+  std::string out(deflateBound(&z, static_cast<uLong>(json.size())), '\0');
+  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(json.data()));
+  z.avail_in = static_cast<uInt>(json.size());
+  z.next_out = reinterpret_cast<Bytef*>(out.data());
+  z.avail_out = static_cast<uInt>(out.size());
+  const int status = deflate(&z, Z_FINISH);
+  out.resize(z.total_out);
+  out.shrink_to_fit();  // held until the merge: not at the bound's size
+  deflateEnd(&z);
+  if (status != Z_STREAM_END) throw Error(ErrorCode::kInternal, "zlib: deflate failed");
+  return out;
+}
+
+namespace {
+
+// Every byte of a source, up to kSummaryMaxBytes.
+std::string ReadAll(Source& source) {
+  std::string bytes;
+  char chunk[1 << 16];
+  while (const size_t n = source.Read(chunk, sizeof chunk)) {
+    if (bytes.size() + n > kSummaryMaxBytes) {
+      throw Error(ErrorCode::kInvalidInput, source.name() + ": larger than " +
+                                                std::to_string(kSummaryMaxBytes >> 20) +
+                                                " MiB: not a rank summary");
+    }
+    bytes.append(chunk, n);
+  }
+  return bytes;
+}
+
+}  // namespace
+
+RankTraceSummary ParseSummaryBytes(std::string_view bytes, const std::string& where) {
+  if (bytes.size() >= 2 && static_cast<unsigned char>(bytes[0]) == 0x1f &&
+      static_cast<unsigned char>(bytes[1]) == 0x8b) {
+    z_stream z{};
+    if (inflateInit2(&z, 16 + MAX_WBITS) != Z_OK) {
+      throw Error(ErrorCode::kInternal, "zlib: inflateInit2 failed");
+    }
+    z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(bytes.data()));
+    z.avail_in = static_cast<uInt>(bytes.size());
+    std::string json;
+    char chunk[1 << 16];
+    int status = Z_OK;
+    while (status != Z_STREAM_END) {
+      z.next_out = reinterpret_cast<Bytef*>(chunk);
+      z.avail_out = sizeof chunk;
+      status = inflate(&z, Z_NO_FLUSH);
+      if (status != Z_OK && status != Z_STREAM_END) {
+        inflateEnd(&z);
+        throw Error(ErrorCode::kInvalidInput,
+                    where + ": corrupt gzip data at byte " + std::to_string(z.total_in));
+      }
+      json.append(chunk, sizeof chunk - z.avail_out);
+      if (json.size() > kSummaryMaxBytes) {
+        inflateEnd(&z);
+        throw Error(ErrorCode::kInvalidInput, where + ": larger than " +
+                                                  std::to_string(kSummaryMaxBytes >> 20) +
+                                                  " MiB: not a rank summary");
+      }
+    }
+    inflateEnd(&z);
+    return ParseSummary(json, where);
+  }
+  return ParseSummary(bytes, where);
+}
+
 void WriteSummaryFile(const std::filesystem::path& path, const RankTraceSummary& summary) {
   core::AtomicFileOutput out(path, /*gzip=*/true);
   out.buffer() = SerializeSummary(summary);
@@ -460,17 +534,7 @@ void WriteSummaryFile(const std::filesystem::path& path, const RankTraceSummary&
 
 std::string ReadSummaryBytes(const std::filesystem::path& path) {
   const auto source = Source::Open(path);
-  std::string bytes;
-  char chunk[1 << 16];
-  while (const size_t n = source->Read(chunk, sizeof chunk)) {
-    if (bytes.size() + n > kSummaryMaxBytes) {
-      throw Error(ErrorCode::kInvalidInput, source->name() + ": larger than " +
-                                                std::to_string(kSummaryMaxBytes >> 20) +
-                                                " MiB: not a rank summary");
-    }
-    bytes.append(chunk, n);
-  }
-  return bytes;
+  return ReadAll(*source);
 }
 
 RankTraceSummary ReadSummaryFile(const std::filesystem::path& path) {

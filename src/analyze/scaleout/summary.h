@@ -89,6 +89,12 @@ RankTraceSummary SummarizeTrace(const TraceModel& model, const Analysis& analysi
 std::string SerializeSummary(const RankTraceSummary& summary);
 RankTraceSummary ParseSummary(std::string_view json, const std::string& where);
 
+// A summary's document gzip-compressed, as files hold it (and as summaries
+// travel between threads and MPI processes: a sixth of the size), and back:
+// ParseSummaryBytes takes gzip or plain JSON.
+std::string CompressSummary(std::string_view json);
+RankTraceSummary ParseSummaryBytes(std::string_view bytes, const std::string& where);
+
 // A summary file: gzip-compressed JSON, written atomically. ReadSummaryFile
 // takes gzip or plain JSON and throws Error(kIo) or Error(kInvalidInput)
 // naming the file.

@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "analyze/importer.h"
 #include "analyze/importers/timestamps.h"
 #include "analyze/json_event_reader.h"
 #include "analyze/names.h"
@@ -640,13 +641,22 @@ void ImportChromeJson(const std::filesystem::path& path, TraceModel& model,
 
 void ImportChromeJson(Source& source, TraceModel& model, const ImportOptions& options) {
   const std::string& path = source.name();
-  JsonEventStream stream(source, JsonReadOptions{options.chunk_bytes});
+  size_t chunk = options.chunk_bytes;
+  if (chunk == 0) {
+    const uint64_t size = source.expected_bytes();
+    chunk = size > 0 ? static_cast<size_t>(
+                           std::clamp<uint64_t>(size / 64, uint64_t{1} << 20, uint64_t{4} << 20))
+                     : size_t{4} << 20;
+  }
+  JsonEventStream stream(source, JsonReadOptions{chunk});
   // Threads take batches in file order under `read_mutex`, parse them into
   // their own part, and merge in file order under `merge_mutex`, so the model is
   // the same for any thread count. The first error in file order wins.
-  const int threads = std::max(
-      1, options.threads > 0 ? options.threads
-                             : static_cast<int>(std::min(8u, std::thread::hardware_concurrency())));
+  const int threads =
+      std::max(1, options.threads > 0 ? options.threads
+                  : ImportThreads() > 0
+                      ? ImportThreads()
+                      : static_cast<int>(std::min(8u, std::thread::hardware_concurrency())));
   std::mutex read_mutex, merge_mutex;
   std::unordered_map<std::string, TraceModel::LaunchFlow> flows;  // under merge_mutex
   std::unordered_map<std::string, OpFlow> op_flows;               // under merge_mutex
