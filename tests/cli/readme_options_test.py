@@ -66,7 +66,8 @@ def main():
         ("info", "bench matmul", "bench conv2d", "bench resnet50", "bench roofline", "bw",
          "monitor", "demo"): ("--device", "--threads", "--format", "--out"),
         ("smi",): ("--device", "--format", "--out"),
-        ("analyze", "diff"): ("--format", "--out"),
+        ("analyze",): ("--format", "--out", "--threads"),
+        ("diff",): ("--format", "--out"),
         ("run",): ("--device", "--out"),
         ("trace",): ("--out", "-o"),
     }
@@ -82,7 +83,7 @@ def main():
                     failures.append("README says '%s' takes %s; its --help does not list it" %
                                     (name, option))
     para = text[text.find("The measuring commands"):text.find("--help`).")]
-    for name, options in (("analyze", "--threads"), ("run", "--format"), ("trace", "--device")):
+    for name, options in (("diff", "--threads"), ("run", "--format"), ("trace", "--device")):
         if options in help_options(opscope, known[name]):
             failures.append("'%s' now takes %s: say so in the README's paragraph" % (name, options))
     if not para:
