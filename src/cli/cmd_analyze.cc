@@ -104,7 +104,14 @@ struct AnalyzeCommand {
           one && !out.empty()
               ? std::filesystem::path(out)
               : (out.empty() ? std::filesystem::path(".") : std::filesystem::path(out)) / name;
-      if (!one) std::filesystem::create_directories(path.parent_path());
+      if (!one) {
+        std::error_code ec;
+        std::filesystem::create_directories(path.parent_path(), ec);
+        if (ec) {
+          throw Error(ErrorCode::kIo, "cannot create the folder '" + path.parent_path().string() +
+                                          "': " + ec.message());
+        }
+      }
       analyze::WriteSummaryFile(path, s);
       std::cerr << "opscope: wrote " << core::EscapeForTerminal(path.string()) << " (rank "
                 << s.rank << ", " << s.operators.size() << " operators, " << s.steps.size()

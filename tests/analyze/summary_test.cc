@@ -4,9 +4,11 @@
 
 #include <gtest/gtest.h>
 
+#include "analyze/importers/chrome_json/chrome_json_importer.h"
 #include "analyze/model_builder.h"
 #include "analyze/pipeline.h"
 #include "analyze/scaleout/merge.h"
+#include "analyze/source.h"
 #include "opscope/opscope.h"
 
 namespace opscope::analyze {
@@ -110,6 +112,40 @@ TEST(RankSummary, BadDocumentsNameTheField) {
   EXPECT_NE(
       error_of(replaced("\"steps\":[[7,", "\"steps\":[[7,1,")).find("steps[0]\": has 10 columns"),
       std::string::npos);
+}
+
+// Kineto's collective arguments as PyTorch writes them (torch/csrc/profiler/
+// util.h: "Collective name", "Process Group Name", "Seq", "In msg nelems",
+// "dtype"): on the kernel itself, or on the record_param_comms op that
+// launched it (the same External id).
+TEST(RankSummary, TakesPyTorchsCollectiveArguments) {
+  const std::string trace = R"({"traceEvents": [
+    {"ph": "X", "cat": "kernel", "name": "ncclDevKernel_AllGather_RING_LL", "pid": 0, "tid": 7,
+     "ts": 100, "dur": 50, "args": {"External id": 1, "Collective name": "_allgather_base",
+     "Process Group Name": "3", "Seq": 41, "In msg nelems": 1024, "Out msg nelems": 8192,
+     "Group size": 8, "dtype": "BFloat16"}},
+    {"ph": "X", "cat": "cpu_op", "name": "record_param_comms", "pid": 9, "tid": 9, "ts": 190,
+     "dur": 5, "args": {"External id": 2, "Collective name": "allreduce",
+     "Process Group Name": "0", "Seq": 7, "In msg nelems": 100, "Out msg nelems": 100,
+     "dtype": "Float"}},
+    {"ph": "X", "cat": "kernel", "name": "ncclDevKernel_AllReduce_Sum_f32_RING_LL", "pid": 0,
+     "tid": 7, "ts": 200, "dur": 30, "args": {"External id": 2}}]})";
+  TraceModel m;
+  const auto source = Source::FromBytes("t.json", trace);
+  ImportChromeJson(*source, m, {.threads = 1});
+  ASSERT_EQ(m.collective_args.size(), 2u);
+  const RankTraceSummary s = SummarizeTrace(m, AnalyzeTrace(m, {.threads = 1}), 5, "t.json");
+  ASSERT_EQ(s.collectives.size(), 2u);
+  EXPECT_TRUE(s.seq_from_trace);
+  EXPECT_EQ(s.groups.at(s.collectives[0].group), "3");
+  EXPECT_EQ(s.collectives[0].seq, 41);
+  EXPECT_EQ(s.ops.at(s.collectives[0].op), "allgather");
+  EXPECT_EQ(s.collectives[0].bytes, 8192 * 2);  // the larger side, bf16
+  EXPECT_EQ(s.groups.at(s.collectives[1].group), "0");
+  EXPECT_EQ(s.collectives[1].seq, 7);
+  EXPECT_EQ(s.ops.at(s.collectives[1].op), "allreduce");
+  EXPECT_EQ(s.collectives[1].bytes, 100 * 4);  // dtype beside the arguments, on the host op
+  EXPECT_EQ(s.collectives[1].duration_ns, 30'000);
 }
 
 TEST(SummaryMerger, FindsTheRankThatArrivesLast) {

@@ -228,17 +228,25 @@ RankTraceSummary SummarizeTrace(const TraceModel& model, const Analysis& analysi
     c.bytes = model.bytes[e] >= 0 ? model.bytes[e] : -1;
     if (a != nullptr && c.bytes < 0) {
       const int64_t elements = std::max(a->in_nelems, a->out_nelems);
-      const int64_t size = model.dtype[e] != 0 ? DtypeBytes(model.String(model.dtype[e])) : 0;
+      const uint32_t dtype = model.dtype[a->event];  // beside the arguments
+      const int64_t size = dtype != 0 ? DtypeBytes(model.String(dtype)) : 0;
       if (elements >= 0 && size > 0) c.bytes = elements * size;
     }
     c.seq = next_seq[c.group]++;
     if (a == nullptr || a->seq < 0) all_seq = false;
     s.collectives.push_back(c);
   }
-  // The trace's own sequence numbers, when every call has one.
+  // The trace's own sequence numbers, when every call has one and no two
+  // calls of a group share one (else positions: a call must be one row).
   if (all_seq) {
-    for (size_t i = 0; i < calls.size(); ++i) s.collectives[i].seq = args_of(calls[i])->seq;
-    s.seq_from_trace = true;
+    std::vector<std::pair<uint32_t, int64_t>> keys;
+    for (size_t i = 0; i < calls.size(); ++i)
+      keys.push_back({s.collectives[i].group, args_of(calls[i])->seq});
+    std::sort(keys.begin(), keys.end());
+    if (std::adjacent_find(keys.begin(), keys.end()) == keys.end()) {
+      for (size_t i = 0; i < calls.size(); ++i) s.collectives[i].seq = args_of(calls[i])->seq;
+      s.seq_from_trace = true;
+    }
   }
   if (s.groups.empty()) s.groups.push_back("");
   return s;
