@@ -7,6 +7,7 @@
 #include "analyze/analyze_files.h"
 #include "analyze/scaleout/scaleout.h"
 #include "cli/common.h"
+#include "cli/run_cli.h"
 #include "core/text.h"
 #include "report/analysis_report.h"
 #include "report/analysis_tables.h"
@@ -46,6 +47,7 @@ struct AnalyzeCommand {
       throw Error(ErrorCode::kInvalidArgument, "--mpi-list needs --mpi");
     if (rank >= 0 && !summary_only)
       throw Error(ErrorCode::kInvalidArgument, "--rank needs --summary-only");
+    if (summary_only || scale_out || mpi) ExecScaleOut();  // returns where it is not installed
     if (summary_only) return WriteSummaries();
     if (scale_out) return ScaleOut();
     if (mpi) return Mpi();

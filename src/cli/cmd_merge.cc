@@ -8,6 +8,7 @@
 
 #include "analyze/scaleout/scaleout.h"
 #include "cli/common.h"
+#include "cli/run_cli.h"
 #include "report/scaleout_report.h"
 
 namespace opscope::cli {
@@ -31,6 +32,7 @@ struct MergeCommand {
   int top = 20;
 
   void Run() {
+    ExecScaleOut();  // returns where opscope-scaleout is not installed
     // A folder stands for the *.summary files in it, in name order.
     std::vector<std::string> files;
     for (const std::string& input : inputs) {

@@ -6,10 +6,8 @@
 #include <iostream>
 #include <sstream>
 
-#include "core/machine.h"
 #include "core/output.h"
 #include "core/text.h"
-#include "devices/registry.h"
 
 namespace opscope::cli {
 
@@ -26,26 +24,6 @@ ExitCode ExitCodeFor(ErrorCode code) {
     case ErrorCode::kInternal: return ExitCode::kFailure;
   }
   return ExitCode::kFailure;
-}
-
-void AddCommonOptions(CLI::App& app, CommonOptions& options, const std::string& out_help) {
-  app.add_option("--device", options.device,
-                 "device: cpu or cuda:N (default: " + devices::DefaultDevice() + ")");
-  app.add_option("--format", options.format, "output format: table, json or csv")
-      ->check(CLI::IsMember({"table", "json", "csv"}));
-  app.add_option("--out", options.out, out_help);
-  app.add_option("--threads", options.threads, "CPU threads to use (default: all)");
-}
-
-std::unique_ptr<devices::Device> OpenDevice(const CommonOptions& options) {
-  const std::string device = options.device.empty() ? devices::DefaultDevice() : options.device;
-  const int available = core::GetMachineInfo().logical_cpus;
-  if (device == "cpu" && options.threads > available && options.threads <= 4096) {
-    std::cerr << "opscope: --threads " << options.threads << " is more than the " << available
-              << " CPUs this process may use: using " << available
-              << " (more threads than CPUs only queue for them)\n";
-  }
-  return devices::OpenDevice(device, devices::DeviceOptions{options.threads});
 }
 
 void CheckStdout() {
@@ -75,16 +53,6 @@ void Emit(const CommonOptions& options, const std::string& command,
   file.buffer() = text.str();
   file.Commit();
   std::cerr << "opscope: wrote " << core::EscapeForTerminal(options.out) << '\n';
-}
-
-}  // namespace opscope::cli
-
-namespace opscope::cli {
-
-void EmitStep(const CommonOptions& options, const std::string& command,
-              const suite::StepOutput& step) {
-  Emit(options, command, step.tables);
-  if (!step.failure.empty()) throw Error(ErrorCode::kInternal, step.failure);
 }
 
 }  // namespace opscope::cli

@@ -115,6 +115,14 @@ for threads in (1, 3):
     out = os.path.join(a.work, f"threads{threads}")
     run(a.opscope, "analyze", "--scale-out", "--threads", threads, *files, "--out", out)
     outs[f"threads{threads}"] = results(out)
+# opscope runs the scale-out commands in opscope-scaleout beside it; alone
+# (no such program beside it) it runs them itself, with the same result.
+solo = os.path.join(a.work, "solo")
+os.makedirs(solo)
+shutil.copy(a.opscope, os.path.join(solo, "opscope"))
+out = os.path.join(a.work, "solo-out")
+run(os.path.join(solo, "opscope"), "analyze", "--scale-out", *files, "--out", out)
+outs["in opscope itself"] = results(out)
 sums = os.path.join(a.work, "sums")
 os.makedirs(sums)
 for t in files:

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <unordered_map>
 #include <optional>
 
 #include "analyze/analysis.h"
@@ -170,17 +171,6 @@ std::vector<FusionCandidate> ComputeFusionCandidates(const TraceModel& model,
     if (model.start_ns[a] != model.start_ns[b]) return model.start_ns[a] < model.start_ns[b];
     return a < b;
   });
-  // Device time launched by each host operator, nested operators' included.
-  std::vector<int64_t> launched(model.size(), 0);
-  bool has_device = false;
-  for (size_t e = 0; e < model.size(); ++e) {
-    if (!IsDevice(model.cls[e])) continue;
-    has_device = true;
-    ForEachAncestor(links, links.launcher[e], [&](int32_t p) {
-      launched[static_cast<size_t>(p)] += model.duration_ns[e];
-      return true;
-    });
-  }
   const auto shapes_of = [&](size_t e) {
     const uint32_t id = model.input_dims[e] ? model.input_dims[e] : model.shapes[e];
     return id ? ParseShapes(model.String(id)) : std::vector<std::vector<int64_t>>{};
@@ -200,6 +190,7 @@ std::vector<FusionCandidate> ComputeFusionCandidates(const TraceModel& model,
     return elementwise[id] == 1;
   };
   std::map<std::tuple<std::string, std::string, std::string>, FusionCandidate> found;
+  std::vector<std::pair<FusionCandidate*, uint32_t>> matched;  // (candidate, consumer event)
   for (size_t k = 0; k + 1 < ops_by_parent.size(); ++k) {
     const uint32_t a = ops_by_parent[k], b = ops_by_parent[k + 1];
     if (sibling_key(a) != sibling_key(b)) continue;  // the last of its siblings
@@ -226,7 +217,31 @@ std::vector<FusionCandidate> ComputeFusionCandidates(const TraceModel& model,
     c.consumer = std::string(consumer);
     c.shape = ShapeText(*out);
     ++c.count;
-    c.consumer_ns += has_device ? launched[b] : model.duration_ns[b];
+    matched.push_back({&c, b});
+  }
+  // A consumer's time: the device time it launched, nested operators'
+  // included (its own duration in a trace without device work). Summed for
+  // the matched consumers only (a bit per event marks them), not kept per event.
+  const bool has_device = std::any_of(model.cls.begin(), model.cls.end(), IsDevice);
+  if (has_device) {
+    std::vector<bool> is_consumer(model.size(), false);
+    for (const auto& [c, b] : matched) is_consumer[b] = true;
+    std::unordered_map<uint32_t, int64_t> launched;
+    for (size_t e = 0; e < model.size(); ++e) {
+      if (!IsDevice(model.cls[e])) continue;
+      ForEachAncestor(links, links.launcher[e], [&](int32_t p) {
+        if (is_consumer[static_cast<size_t>(p)]) {
+          launched[static_cast<uint32_t>(p)] += model.duration_ns[e];
+        }
+        return true;
+      });
+    }
+    for (const auto& [c, b] : matched) {
+      const auto at = launched.find(b);
+      c->consumer_ns += at == launched.end() ? 0 : at->second;
+    }
+  } else {
+    for (const auto& [c, b] : matched) c->consumer_ns += model.duration_ns[b];
   }
   std::vector<FusionCandidate> out;
   for (auto& [key, c] : found) {

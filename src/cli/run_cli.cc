@@ -1,0 +1,76 @@
+#include "cli/run_cli.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <iostream>
+
+#include "cli/common.h"
+#include "cli/usage_errors.h"
+#include "core/output.h"
+#include "core/text.h"
+#include "opscope/version.h"
+
+namespace opscope::cli {
+namespace {
+
+std::vector<std::string>& Arguments() {
+  static std::vector<std::string> arguments;
+  return arguments;
+}
+bool is_scaleout_program = false;
+
+}  // namespace
+
+const std::vector<std::string>& ProgramArguments() { return Arguments(); }
+void SetIsScaleOutProgram() { is_scaleout_program = true; }
+
+void ExecScaleOut() {
+  if (is_scaleout_program || Arguments().empty()) return;
+  std::error_code ec;
+  const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec) return;
+  const auto lean = self.parent_path() / "opscope-scaleout";
+  if (!std::filesystem::is_regular_file(lean, ec) || access(lean.c_str(), X_OK) != 0) return;
+  std::vector<char*> argv;
+  for (std::string& a : Arguments()) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  std::cout.flush();
+  std::cerr.flush();
+  execv(lean.c_str(), argv.data());
+  // Not replaced: run here, as if it were not installed.
+}
+
+int RunCli(int argc, char** argv, const std::function<void(CLI::App&, int&)>& add_commands) {
+  Arguments().assign(argv, argv + argc);
+  // A run killed by SIGINT/SIGTERM removes the temporary files it was writing.
+  core::InstallTempFileCleanup();
+  CLI::App app{"opscope: performance analysis for AI accelerators"};
+  app.set_version_flag("--version", "opscope " OPSCOPE_VERSION_STRING);
+  app.require_subcommand(1);
+  int command_exit = 0;
+  add_commands(app, command_exit);
+  try {
+    app.parse(argc, argv);
+    CheckStdout();  // the last buffered bytes reached their file
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::cerr << UsageMessage(app, e, std::vector<std::string>(argv + 1, argv + argc)) << '\n';
+    return static_cast<int>(ExitCode::kUsage);
+  } catch (const Error& e) {
+    std::cerr << "opscope: error: " << core::EscapeForTerminal(e.what()) << '\n';
+    return static_cast<int>(ExitCodeFor(e.code()));
+  } catch (const std::bad_alloc&) {
+    std::cerr << "opscope: error: out of memory\n";
+    return static_cast<int>(ExitCode::kResourceExhausted);
+  } catch (const std::exception& e) {
+    std::cerr << "opscope: error: " << core::EscapeForTerminal(e.what()) << '\n';
+    return static_cast<int>(ExitCode::kFailure);
+  }
+  return command_exit;
+}
+
+}  // namespace opscope::cli
