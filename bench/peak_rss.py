@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""Runs a command and reports, for every process of its tree whose name is
-NAME (default: opscope), the peak resident memory: all of it (VmRSS, what
+"""Runs a command and reports, for every process of its tree whose name
+begins with NAME (default: opscope, which also matches opscope-scaleout, the
+program opscope execs for scale-out work), the peak resident memory: all of it (VmRSS, what
 getrusage reports, shared library pages included) and its private part
 (RssAnon: heap and stacks, what the process itself costs). Polls /proc every
 2 ms, so a peak shorter than that can be missed; VmHWM, read just before a
@@ -58,7 +59,7 @@ peaks = {}
 while proc.poll() is None:
     for pid in tree(proc.pid):
         s = status(pid)
-        if s and s[0] == name:
+        if s and s[0].startswith(name):
             p = peaks.setdefault(pid, [0, 0])
             p[0] = max(p[0], s[1], s[2])
             p[1] = max(p[1], s[3])

@@ -2,14 +2,18 @@
 // of most traces carry no shapes, data type, layout, module, task kind, FLOPs
 // or bytes; as std::vector each of those columns cost 4 or 8 bytes an event
 // all the same (tens of MB for a trace of millions of events). Here each value
-// is stored as its difference from the default, in storage from calloc, whose
-// large blocks are fresh pages that the kernel maps only when written; and
+// is stored as its difference from the default, in fresh zero pages that the
+// kernel maps only when written (large blocks straight from mmap: calloc
+// would serve them from memory freed earlier, which it must clear, and keep
+// after they are freed, once glibc's mmap threshold has risen); and
 // appending the default past every element ever written only moves the size:
 // the pages of a column of defaults are never touched. Otherwise it behaves as
 // the vector it replaces (elements are written with Set, or through [] where
 // the default is 0).
 #ifndef OPSCOPE_ANALYZE_ID_COLUMN_H_
 #define OPSCOPE_ANALYZE_ID_COLUMN_H_
+
+#include <sys/mman.h>
 
 #include <algorithm>
 #include <cstddef>
@@ -45,7 +49,7 @@ class DefaultColumn {
     Swap(moved);
     return *this;
   }
-  ~DefaultColumn() { std::free(data_); }
+  ~DefaultColumn() { Free(data_, capacity_); }
 
   size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
@@ -74,7 +78,7 @@ class DefaultColumn {
   }
   void push_back(T value) {
     if (size_ == capacity_) Reallocate(std::max<size_t>(16, capacity_ * 2));
-    // Past every element ever written the memory is still calloc's zeros.
+    // Past every element ever written the memory is still zeros.
     if (value != kDefault || size_ < written_) {
       data_[size_] = Stored(value);
       written_ = std::max(written_, size_ + 1);
@@ -111,14 +115,36 @@ class DefaultColumn {
     return static_cast<T>(static_cast<Bits>(stored) + static_cast<Bits>(kDefault));
   }
 
+  // Blocks of this size or more are mapped, smaller ones come from calloc.
+  static constexpr size_t kMapBytes = size_t{256} << 10;
+  static T* Zeroed(size_t capacity) {
+    if (capacity > SIZE_MAX / sizeof(T)) throw std::bad_alloc();
+    if (capacity * sizeof(T) >= kMapBytes) {
+      void* p = mmap(nullptr, capacity * sizeof(T), PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+      if (p == MAP_FAILED) throw std::bad_alloc();
+      return static_cast<T*>(p);
+    }
+    auto* p = static_cast<T*>(std::calloc(capacity, sizeof(T)));
+    if (p == nullptr && capacity > 0) throw std::bad_alloc();
+    return p;
+  }
+  static void Free(T* data, size_t capacity) {
+    if (data == nullptr) return;
+    if (capacity * sizeof(T) >= kMapBytes) {
+      munmap(data, capacity * sizeof(T));
+    } else {
+      std::free(data);
+    }
+  }
+
   void Reallocate(size_t capacity) {
-    auto* fresh = static_cast<T*>(std::calloc(capacity, sizeof(T)));
-    if (fresh == nullptr) throw std::bad_alloc();
+    T* fresh = Zeroed(capacity);
     // Only what was written needs copying: the rest of the old block is zeros,
     // as is all of the new one.
     const size_t copy = std::min(size_, written_);
     if (copy > 0) std::memcpy(fresh, data_, copy * sizeof(T));
-    std::free(data_);
+    Free(data_, capacity_);
     data_ = fresh;
     capacity_ = capacity;
     written_ = copy;

@@ -3,7 +3,7 @@
 #include <fnmatch.h>
 
 #include <algorithm>
-#include <atomic>
+#include <mutex>
 
 #include "analyze/trace_inputs.h"
 #include "core/text.h"
@@ -11,11 +11,20 @@
 
 namespace opscope::analyze {
 namespace {
-std::atomic<int> import_threads{0};
+std::mutex settings_mutex;
+ImportSettings settings;
 }  // namespace
 
-void SetImportThreads(int threads) { import_threads.store(std::max(0, threads)); }
-int ImportThreads() { return import_threads.load(); }
+void SetImportSettings(const ImportSettings& s) {
+  std::lock_guard lock(settings_mutex);
+  settings = s;
+  settings.threads = std::max(0, s.threads);
+}
+
+ImportSettings GetImportSettings() {
+  std::lock_guard lock(settings_mutex);
+  return settings;
+}
 
 const Importer* FindImporter(Source& source) {
   for (const Importer& importer : Importers()) {

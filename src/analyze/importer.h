@@ -27,11 +27,17 @@ struct Importer {
   void (*import)(Source& source, TraceModel& model);
 };
 
-// The threads an importer may parse with (those that parse in parallel);
-// 0, the default: one per core. A process that imports several traces at
-// once (scale-out analysis) shares its cores out with this.
-void SetImportThreads(int threads);
-int ImportThreads();
+// What importers do by default in this process. A process that imports
+// several traces at once (scale-out analysis) shares its cores out with
+// `threads`, and leaves out what its analyses do not read.
+struct ImportSettings {
+  int threads = 0;  // parsing threads of importers that parse in parallel; 0: one per core
+  // Operators' input shapes and types (Kineto's "Input Dims", "Input type",
+  // "Concrete Inputs"): the roofline, fusion and layout passes read them.
+  bool operand_shapes = true;
+};
+void SetImportSettings(const ImportSettings& settings);
+ImportSettings GetImportSettings();
 
 // Every importer, in the order they are tried.
 const std::vector<Importer>& Importers();

@@ -4,8 +4,8 @@
 
 #include <algorithm>
 #include <map>
-#include <unordered_map>
 #include <optional>
+#include <unordered_map>
 
 #include "analyze/analysis.h"
 #include "analyze/links.h"

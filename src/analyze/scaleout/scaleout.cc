@@ -35,8 +35,10 @@ std::vector<std::string> SummarizeTraces(const std::vector<TraceInput>& traces,
   AnalyzeOptions analyze;
   analyze.ceilings = options.ceilings;
   analyze.threads = std::max(1, cores / threads);
-  const int import_threads = ImportThreads();
-  SetImportThreads(analyze.threads);
+  // Its importers: the same share of the cores, and no operand shapes (no
+  // pass of a summary reads them).
+  const ImportSettings before = GetImportSettings();
+  SetImportSettings({.threads = analyze.threads, .operand_shapes = false});
   // What a summary holds comes from these two passes (and SummarizeRank).
   analyze.passes = {"op_stats", "steps"};
   std::vector<std::string> out(n);
@@ -64,7 +66,7 @@ std::vector<std::string> SummarizeTraces(const std::vector<TraceInput>& traces,
   for (int t = 1; t < threads; ++t) pool.emplace_back(work);
   work();
   for (std::thread& t : pool) t.join();
-  SetImportThreads(import_threads);
+  SetImportSettings(before);
   for (const std::exception_ptr& e : errors) {
     if (e) std::rethrow_exception(e);
   }

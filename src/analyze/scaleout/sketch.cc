@@ -47,19 +47,6 @@ void QuantileSketch::AddToBucket(int32_t bucket, int64_t n, int64_t value) {
   }
 }
 
-void QuantileSketch::AddSorted(const int64_t* values, size_t n) {
-  size_t i = 0;
-  while (i < n) {
-    const int32_t bucket = BucketOf(values[i]);
-    // The run of values in this bucket: those up to the bucket's upper edge.
-    size_t j = i + 1;
-    while (j < n && (values[j] == values[i] || BucketOf(values[j]) == bucket)) ++j;
-    AddToBucket(bucket, 1, values[i]);
-    if (j - i > 1) AddToBucket(bucket, static_cast<int64_t>(j - i - 1), values[j - 1]);
-    i = j;
-  }
-}
-
 void QuantileSketch::Merge(const QuantileSketch& other) {
   if (other.count_ == 0) return;
   if (count_ == 0) {

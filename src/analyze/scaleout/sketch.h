@@ -27,8 +27,6 @@ class QuantileSketch {
   static int64_t ValueOf(int32_t bucket);
 
   void Add(int64_t value) { AddToBucket(BucketOf(value), 1, value); }
-  // Values already sorted ascending (faster: one bucket computation per run).
-  void AddSorted(const int64_t* values, size_t n);
   void Merge(const QuantileSketch& other);
 
   int64_t count() const { return count_; }

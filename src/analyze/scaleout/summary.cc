@@ -108,36 +108,23 @@ RankTraceSummary SummarizeTrace(const TraceModel& model, const Analysis& analysi
     }
     return slot;
   };
-  std::vector<size_t> begin(n_ops + 1, 0);
-  for (size_t e = 0; e < model.size(); ++e) {
-    const uint32_t op = op_of(e);
-    if (op != UINT32_MAX) ++begin[op + 1];
-  }
-  for (size_t i = 1; i <= n_ops; ++i) begin[i] += begin[i - 1];
-  std::vector<int64_t> durations(begin.back());
-  {
-    std::vector<size_t> next(begin.begin(), begin.end() - 1);
-    for (size_t e = 0; e < model.size(); ++e) {
-      const uint32_t op = op_of(e);
-      if (op != UINT32_MAX) durations[next[op]++] = model.duration_ns[e];
-    }
-  }
-  name_op = {};
+  // Each call straight into its operator's sketch: no array of durations.
   std::vector<SummaryOperator> ops(n_ops);
   for (size_t i = 0; i < n_ops; ++i) {
     const OpStats& o = analysis.operators[i];
-    SummaryOperator& out = ops[i];
-    out.name = o.name;
-    out.cls = o.cls;
-    out.self_ns = o.self_ns;
-    int64_t* first = durations.data() + begin[i];
-    int64_t* last = durations.data() + begin[i + 1];
-    std::sort(first, last);
-    out.durations.AddSorted(first, static_cast<size_t>(last - first));
-    out.count = last - first;
-    for (const int64_t* d = first; d != last; ++d) out.total_ns += *d;
+    ops[i].name = o.name;
+    ops[i].cls = o.cls;
+    ops[i].self_ns = o.self_ns;
   }
-  durations = {};
+  for (size_t e = 0; e < model.size(); ++e) {
+    const uint32_t op = op_of(e);
+    if (op == UINT32_MAX) continue;
+    SummaryOperator& out = ops[op];
+    out.durations.Add(model.duration_ns[e]);
+    ++out.count;
+    out.total_ns += model.duration_ns[e];
+  }
+  name_op = {};
   // The most time first (host operators by self time, the rest by total), by
   // name and class on ties, so the kept set does not depend on input order.
   const auto weight = [](const SummaryOperator& o) {

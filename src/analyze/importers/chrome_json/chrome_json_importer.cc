@@ -228,6 +228,7 @@ struct Part {
   std::string_view last_category;
   uint32_t last_category_id = 0;
   bool string_timestamps = false;
+  bool operand_shapes = true;  // ImportSettings::operand_shapes
   std::vector<MetaEvent> meta;
   uint64_t instant = 0, counter = 0, flow = 0;
   // Ends of host-to-device flows (Ascend), paired after the merge.
@@ -392,6 +393,7 @@ void ParseEvent(const std::string& path, std::string_view json, uint64_t offset,
           case Arg::kInputDims:
           case Arg::kInputType:
           case Arg::kConcreteInputs: {
+            if (!part.operand_shapes) break;
             simdjson::ondemand::array array;
             std::string_view raw;
             if (!arg.value().get_array().get(array) && !array.raw_json().get(raw)) {
@@ -645,17 +647,18 @@ void ImportChromeJson(Source& source, TraceModel& model, const ImportOptions& op
   if (chunk == 0) {
     const uint64_t size = source.expected_bytes();
     chunk = size > 0 ? static_cast<size_t>(
-                           std::clamp<uint64_t>(size / 64, uint64_t{1} << 20, uint64_t{4} << 20))
+                           std::clamp<uint64_t>(size / 256, uint64_t{256} << 10, uint64_t{4} << 20))
                      : size_t{4} << 20;
   }
   JsonEventStream stream(source, JsonReadOptions{chunk});
   // Threads take batches in file order under `read_mutex`, parse them into
   // their own part, and merge in file order under `merge_mutex`, so the model is
   // the same for any thread count. The first error in file order wins.
+  const ImportSettings settings = GetImportSettings();
   const int threads =
       std::max(1, options.threads > 0 ? options.threads
-                  : ImportThreads() > 0
-                      ? ImportThreads()
+                  : settings.threads > 0
+                      ? settings.threads
                       : static_cast<int>(std::min(8u, std::thread::hardware_concurrency())));
   std::mutex read_mutex, merge_mutex;
   std::unordered_map<std::string, TraceModel::LaunchFlow> flows;  // under merge_mutex
@@ -667,6 +670,7 @@ void ImportChromeJson(Source& source, TraceModel& model, const ImportOptions& op
   std::vector<std::pair<uint64_t, std::exception_ptr>> errors;  // (batch, error)
   const auto work = [&] {
     Part part;
+    part.operand_shapes = settings.operand_shapes;
     EventBatch batch;
     while (!failed.load(std::memory_order_relaxed)) {
       uint64_t sequence = 0;

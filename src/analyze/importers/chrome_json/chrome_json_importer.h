@@ -26,8 +26,8 @@ bool SniffChromeJson(Source& source);
 
 struct ImportOptions {
   int threads = 0;  // parsing threads; 0: one per core, at most 8
-  // Bytes read and scanned at a time; 0: by the input's size, 1/64 of it
-  // between 1 and 4 MiB (each parsing thread holds a chunk: a small trace
+  // Bytes read and scanned at a time; 0: by the input's size, 1/256 of it
+  // between 256 KiB and 4 MiB (each parsing thread holds a chunk: a small trace
   // does not pay for a large one's buffers), 4 MiB when the size is unknown.
   size_t chunk_bytes = 0;
 };
