@@ -140,13 +140,10 @@ ResultTable Steps(const ScaleOutResult& r) {
       values.push_back(v);
       if (v > longest) longest = v, slowest = r.ranks[k].rank;
     }
-    std::sort(values.begin(), values.end());
-    const size_t n = values.size();
-    const int64_t median = n == 0  ? 0
-                           : n % 2 ? values[n / 2]
-                                   : values[n / 2 - 1] + (values[n / 2] - values[n / 2 - 1]) / 2;
-    t.AddRow({r.step_numbers[s], static_cast<int64_t>(n), median, longest, int64_t{slowest},
-              Pct(longest - median, median)});
+    const auto n = static_cast<int64_t>(values.size());
+    const int64_t median = analyze::IntegerMedian(std::move(values));
+    t.AddRow(
+        {r.step_numbers[s], n, median, longest, int64_t{slowest}, Pct(longest - median, median)});
   }
   return t;
 }

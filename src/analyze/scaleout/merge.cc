@@ -7,18 +7,16 @@
 namespace opscope::analyze {
 namespace {
 
-// The median of integers, rounded down to an integer (the mean of the middle
-// two for an even count): integer arithmetic, the same on every machine.
-int64_t MedianOf(std::vector<int64_t> v) {
+constexpr const char* kFolded = "(other operators)";
+
+}  // namespace
+
+int64_t IntegerMedian(std::vector<int64_t> v) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
   const size_t n = v.size();
   return n % 2 ? v[n / 2] : v[n / 2 - 1] + (v[n / 2] - v[n / 2 - 1]) / 2;
 }
-
-constexpr const char* kFolded = "(other operators)";
-
-}  // namespace
 
 void SummaryMerger::Add(RankTraceSummary s) {
   auto [at, added] = ranks_.try_emplace(s.rank);
@@ -137,7 +135,7 @@ ScaleOutResult SummaryMerger::Finish() {
   for (const MergedCollective& c : out.collectives) {
     if (c.ranks >= 2) spreads.push_back(c.max_ns - c.second_ns);
   }
-  out.late_threshold_ns = std::max(kLateNs, kLateOverMedian * MedianOf(std::move(spreads)));
+  out.late_threshold_ns = std::max(kLateNs, kLateOverMedian * IntegerMedian(std::move(spreads)));
   const auto late = [&](const MergedCollective& c) {
     return c.ranks >= 2 && c.gap_ns >= out.late_threshold_ns;
   };
@@ -178,7 +176,7 @@ ScaleOutResult SummaryMerger::Finish() {
       delays.push_back(skew);
       if (s.calls.size() < 5) s.calls.push_back({out.collectives[p].group, out.collectives[p].seq});
     }
-    s.median_delay_ns = MedianOf(std::move(delays));
+    s.median_delay_ns = IntegerMedian(std::move(delays));
     for (const auto& [rank, r] : ranks_) {
       s.calls_total = std::max<int64_t>(s.calls_total, static_cast<int64_t>(r.calls.size()));
     }
@@ -226,7 +224,7 @@ ScaleOutResult SummaryMerger::Finish() {
       means.push_back(row->mean_step_ns);
       if (row->mean_step_ns > slow->mean_step_ns) slow = row;
     }
-    const int64_t median = MedianOf(means);
+    const int64_t median = IntegerMedian(means);
     out.slow_rank = slow->rank;
     out.slow_pct = median > 0 ? 100.0 * static_cast<double>(slow->mean_step_ns - median) /
                                     static_cast<double>(median)
@@ -239,7 +237,7 @@ ScaleOutResult SummaryMerger::Finish() {
     for (const auto& [name, field] : components) {
       std::vector<int64_t> values;
       for (const MergedRank* row : stepped) values.push_back(row->*field);
-      const int64_t excess = slow->*field - MedianOf(values);
+      const int64_t excess = slow->*field - IntegerMedian(values);
       if (excess > out.slow_component_excess_ns) {
         out.slow_component_excess_ns = excess;
         out.slow_component = name;
