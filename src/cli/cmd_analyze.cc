@@ -47,6 +47,11 @@ struct AnalyzeCommand {
       throw Error(ErrorCode::kInvalidArgument, "--mpi-list needs --mpi");
     if (rank >= 0 && !summary_only)
       throw Error(ErrorCode::kInvalidArgument, "--rank needs --summary-only");
+    if (threads != 1 && !(summary_only || scale_out || mpi)) {
+      throw Error(ErrorCode::kInvalidArgument,
+                  "--threads needs --summary-only, --scale-out or --mpi (a single analysis "
+                  "already runs on every core)");
+    }
     if (summary_only || scale_out || mpi) ExecScaleOut();  // returns where it is not installed
     if (summary_only) return WriteSummaries();
     if (scale_out) return ScaleOut();
