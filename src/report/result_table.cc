@@ -117,8 +117,8 @@ std::string FourDigits(double v, int max_decimals) {
   return text;
 }
 
-// A duration in the unit that suits it: ns, µs, ms or s; whole microseconds
-// are shown as such.
+}  // namespace
+
 std::string HumanDuration(double ns, bool whole_us) {
   const double a = std::fabs(ns);
   if (a >= 1e9) return FourDigits(ns / 1e9, 3) + " s";
@@ -126,6 +126,8 @@ std::string HumanDuration(double ns, bool whole_us) {
   if (a >= 1e3 || whole_us) return FourDigits(ns / 1e3, whole_us ? 0 : 3) + " µs";
   return FourDigits(ns, 0) + " ns";
 }
+
+namespace {
 
 std::string HumanBytes(double bytes) {
   const double a = std::fabs(bytes);

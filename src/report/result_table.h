@@ -68,6 +68,10 @@ std::string CsvValue(const Value& value, const Column& column);
 // A value as tables and CSV show it ("n/a" when absent).
 std::string RenderValue(const Value& value, int precision);
 
+// A duration as tables show it, in the unit that suits it (ns, µs, ms or s,
+// four significant digits at most): "1.355 ms"; whole microseconds as such.
+std::string HumanDuration(double ns, bool whole_us = false);
+
 // A table as people read it. Time columns (keys ending _ns, _us, _ms) and
 // byte columns (bytes, *_bytes, *_kib, *_mib) show each value in the unit
 // that suits it, with four significant digits at most ("1.355 ms", "29.93 s",

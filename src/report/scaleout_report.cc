@@ -22,11 +22,7 @@ Value Pct(int64_t part, int64_t whole) {
                    : Value{};
 }
 
-std::string FormatNs(int64_t ns) {
-  if (ns >= 1'000'000'000) return fmt::format("{:.3g} s", ns / 1e9);
-  if (ns >= 1'000'000) return fmt::format("{:.3g} ms", ns / 1e6);
-  return fmt::format("{:.3g} µs", ns / 1e3);
-}
+std::string FormatNs(int64_t ns) { return HumanDuration(static_cast<double>(ns)); }
 
 ResultTable Findings(const ScaleOutResult& r) {
   ResultTable t;
