@@ -87,8 +87,8 @@ RankTraceSummary SummarizeTrace(const TraceModel& model, const Analysis& analysi
                        b.communication_ns, b.memory_ns, b.idle_ns, b.status});
   }
 
-  // Operators: the rows of op_stats, with every call's duration in a sketch.
-  // Calls are grouped by operator in one counted array (no vector per operator).
+  // Operators: the rows of op_stats, with every call's duration in a sketch;
+  // each event's row is found once per (name, class).
   const size_t n_ops = analysis.operators.size();
   std::unordered_map<std::string_view, std::vector<std::pair<EventClass, uint32_t>>> by_name;
   for (size_t i = 0; i < n_ops; ++i) {
