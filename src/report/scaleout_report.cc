@@ -44,8 +44,8 @@ ResultTable Findings(const ScaleOutResult& r) {
               fmt::format("Rank {} arrives last at {} of {} collective calls and the other ranks "
                           "wait for it",
                           s.rank, s.late_calls, s.calls_total),
-              fmt::format("At those calls ({}) rank {}'s call was shorter than every other "
-                          "rank's by a median of {}: it arrived last, that much after the rank "
+              fmt::format("At those calls ({}) rank {}'s call was the shortest, by a median of "
+                          "{} below the next: it arrived last, that much after the rank "
                           "before it. The other ranks waited {} in all for it, {:.1f}% of all "
                           "waiting in collectives across the job.",
                           calls, s.rank, FormatNs(s.median_delay_ns), FormatNs(s.caused_wait_ns),
