@@ -71,6 +71,9 @@ def mpi_env():
     if os.geteuid() == 0:  # Open MPI refuses root without these
         env["OMPI_ALLOW_RUN_AS_ROOT"] = "1"
         env["OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"] = "1"
+    # In containers without ptrace rights, shared memory's single-copy
+    # transfers fail; plain copies work everywhere.
+    env.setdefault("OMPI_MCA_btl_vader_single_copy_mechanism", "none")
     return env
 
 
