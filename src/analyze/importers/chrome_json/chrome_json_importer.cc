@@ -655,11 +655,17 @@ void ImportChromeJson(Source& source, TraceModel& model, const ImportOptions& op
   // their own part, and merge in file order under `merge_mutex`, so the model is
   // the same for any thread count. The first error in file order wins.
   const ImportSettings settings = GetImportSettings();
-  const int threads =
+  int threads =
       std::max(1, options.threads > 0 ? options.threads
                   : settings.threads > 0
                       ? settings.threads
                       : static_cast<int>(std::min(8u, std::thread::hardware_concurrency())));
+  // Unless told, a thread per 32 MiB of input at most: each holds a chunk and
+  // a part, which for a small trace would cost more than the speed is worth.
+  if (options.threads <= 0 && source.expected_bytes() > 0) {
+    threads = std::min<int>(threads, static_cast<int>(std::max<uint64_t>(
+                                         1, source.expected_bytes() / (uint64_t{32} << 20))));
+  }
   std::mutex read_mutex, merge_mutex;
   std::unordered_map<std::string, TraceModel::LaunchFlow> flows;  // under merge_mutex
   std::unordered_map<std::string, OpFlow> op_flows;               // under merge_mutex
