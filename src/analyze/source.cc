@@ -30,6 +30,9 @@ namespace {
 class RawInput {
  public:
   RawInput(int fd, bool owned, std::string name) : fd_(fd), owned_(owned), name_(std::move(name)) {}
+  // Bytes already in memory, served as a descriptor's would be.
+  RawInput(std::string bytes, std::string name)
+      : fd_(-1), owned_(false), name_(std::move(name)), pushback_(std::move(bytes)) {}
   ~RawInput() {
     if (owned_ && fd_ >= 0) ::close(fd_);
   }
@@ -43,7 +46,7 @@ class RawInput {
       std::memcpy(out, pushback_.data(), total);
       pushback_.erase(0, total);
     }
-    while (total < n) {
+    while (total < n && fd_ >= 0) {
       const ssize_t got = ::read(fd_, out + total, n - total);
       if (got < 0 && errno == EINTR) continue;
       if (got < 0) {
@@ -196,30 +199,18 @@ class StoredSource final : public Source {
   uint64_t left_;
 };
 
-class MemorySource final : public Source {
- public:
-  MemorySource(std::string name, std::string bytes)
-      : Source(std::move(name), Container::kPlain), bytes_(std::move(bytes)) {
-    expected_bytes_ = bytes_.size();
-  }
-
- protected:
-  size_t ReadDecoded(char* out, size_t n) override {
-    const size_t k = std::min(n, bytes_.size() - at_);
-    std::memcpy(out, bytes_.data() + at_, k);
-    at_ += k;
-    return k;
-  }
-
- private:
-  std::string bytes_;
-  size_t at_ = 0;
-};
-
 uint32_t Le32(const unsigned char* p) {
   return p[0] | p[1] << 8 | p[2] << 16 | static_cast<uint32_t>(p[3]) << 24;
 }
 uint16_t Le16(const unsigned char* p) { return static_cast<uint16_t>(p[0] | p[1] << 8); }
+
+bool GzipMagic(std::string_view magic) {
+  return magic.size() >= 2 && static_cast<unsigned char>(magic[0]) == 0x1f &&
+         static_cast<unsigned char>(magic[1]) == 0x8b;
+}
+bool ZipMagic(std::string_view magic) {
+  return magic.size() == 4 && magic == std::string_view("PK\x03\x04", 4);
+}
 
 // A zip's first local file header (APPNOTE 4.3.7), then its data.
 std::unique_ptr<Source> OpenZipEntry(std::unique_ptr<RawInput> raw) {
@@ -275,8 +266,7 @@ std::unique_ptr<Source> Source::Open(const std::filesystem::path& path) {
   }
   const bool regular = stat_ok && S_ISREG(st.st_mode);
   const std::string_view magic = raw->Prefetch(4);
-  if (magic.size() >= 2 && static_cast<unsigned char>(magic[0]) == 0x1f &&
-      static_cast<unsigned char>(magic[1]) == 0x8b) {
+  if (GzipMagic(magic)) {
     uint64_t hint = 0;
     // The trailer holds the inflated size modulo 2^32: a hint, not a promise.
     unsigned char trailer[4];
@@ -288,14 +278,17 @@ std::unique_ptr<Source> Source::Open(const std::filesystem::path& path) {
     source->set_expected_bytes(hint);
     return source;
   }
-  if (magic.size() == 4 && magic == std::string_view("PK\x03\x04", 4)) {
-    return OpenZipEntry(std::move(raw));
-  }
+  if (ZipMagic(magic)) return OpenZipEntry(std::move(raw));
   return std::make_unique<PlainSource>(std::move(raw), regular ? st.st_size : 0);
 }
 
 std::unique_ptr<Source> Source::FromBytes(std::string name, std::string bytes) {
-  return std::make_unique<MemorySource>(std::move(name), std::move(bytes));
+  const uint64_t size = bytes.size();
+  auto raw = std::make_unique<RawInput>(std::move(bytes), std::move(name));
+  const std::string_view magic = raw->Prefetch(4);
+  if (GzipMagic(magic)) return std::make_unique<InflateSource>(std::move(raw), Container::kGzip);
+  if (ZipMagic(magic)) return OpenZipEntry(std::move(raw));
+  return std::make_unique<PlainSource>(std::move(raw), size);
 }
 
 size_t Source::ReadFull(char* out, size_t n) {

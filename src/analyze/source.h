@@ -28,7 +28,8 @@ class Source {
  public:
   // "-" is standard input. A folder is refused (Error(kUnsupported)).
   static std::unique_ptr<Source> Open(const std::filesystem::path& path);
-  // Bytes already in memory (tests, fuzzers), read as if they were a file's.
+  // Bytes already in memory (tests, fuzzers, summaries held compressed),
+  // read as if they were a file's: gzip and zip decoded.
   static std::unique_ptr<Source> FromBytes(std::string name, std::string bytes);
 
   virtual ~Source();

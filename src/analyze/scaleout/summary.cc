@@ -487,38 +487,8 @@ std::string ReadAll(Source& source) {
 }  // namespace
 
 RankTraceSummary ParseSummaryBytes(std::string_view bytes, const std::string& where) {
-  if (bytes.size() >= 2 && static_cast<unsigned char>(bytes[0]) == 0x1f &&
-      static_cast<unsigned char>(bytes[1]) == 0x8b) {
-    z_stream z{};
-    if (inflateInit2(&z, 16 + MAX_WBITS) != Z_OK) {
-      throw Error(ErrorCode::kInternal, "zlib: inflateInit2 failed");
-    }
-    z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(bytes.data()));
-    z.avail_in = static_cast<uInt>(bytes.size());
-    std::string json;
-    char chunk[1 << 16];
-    int status = Z_OK;
-    while (status != Z_STREAM_END) {
-      z.next_out = reinterpret_cast<Bytef*>(chunk);
-      z.avail_out = sizeof chunk;
-      status = inflate(&z, Z_NO_FLUSH);
-      if (status != Z_OK && status != Z_STREAM_END) {
-        inflateEnd(&z);
-        throw Error(ErrorCode::kInvalidInput,
-                    where + ": corrupt gzip data at byte " + std::to_string(z.total_in));
-      }
-      json.append(chunk, sizeof chunk - z.avail_out);
-      if (json.size() > kSummaryMaxBytes) {
-        inflateEnd(&z);
-        throw Error(ErrorCode::kInvalidInput, where + ": larger than " +
-                                                  std::to_string(kSummaryMaxBytes >> 20) +
-                                                  " MiB: not a rank summary");
-      }
-    }
-    inflateEnd(&z);
-    return ParseSummary(json, where);
-  }
-  return ParseSummary(bytes, where);
+  const auto source = Source::FromBytes(where, std::string(bytes));
+  return ParseSummary(ReadAll(*source), where);
 }
 
 void WriteSummaryFile(const std::filesystem::path& path, const RankTraceSummary& summary) {
