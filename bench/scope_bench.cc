@@ -9,6 +9,10 @@
 // Fresh process: the program re-runs itself (`--fresh-child=CASE:N`) once per
 // measurement, so that each child starts a session in a process that has never
 // recorded, and times its first N scopes; the median of 5 children is reported.
+// Right before each child, this process times the steady state of the same scope
+// (a warm session's 400,000-scope block), and the verdict is on the median of
+// the children's ratios to those adjacent blocks: a child and the Google
+// Benchmark median can be a minute and a drift of the VM's speed apart.
 //
 // Paired blocks: a literal scope and a repeated runtime name, each timed in a
 // 400,000-iteration block right after a block of the floor, in one session, 21
@@ -236,8 +240,16 @@ bool ParseFreshSpec(const char* spec, FreshCase& which, int64_t& scopes) {
 struct FreshFigures {
   double per_scope_ns = 0;  // median over children of the mean per scope
   double start_ns = 0;      // median over children of Start()'s cost
+  // Median over children of (child's mean per scope / the steady state's, timed
+  // in this process right before that child), when asked for.
+  double paired_ratio = 0;
   std::string error;
 };
+
+// The steady state of `which`'s scope timed right now: a session whose first
+// block (its first chunks and name cache) is not counted, then one timed block;
+// mean per scope, loop included. Negative when events were dropped.
+double SteadyBlockNs(FreshCase which);
 
 double Median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -246,10 +258,18 @@ double Median(std::vector<double> v) {
 }
 
 FreshFigures MeasureFresh(const std::string& self, FreshCase which, int64_t scopes,
-                          bool huge_pages = true) {
+                          bool huge_pages = true, bool paired = false) {
   FreshFigures figures;
-  std::vector<double> per_scope, start;
+  std::vector<double> per_scope, start, ratios;
   for (int child = 0; child < kChildren; ++child) {
+    double steady = 0;
+    if (paired) {
+      steady = SteadyBlockNs(which);
+      if (steady <= 0) {
+        figures.error = "the steady block dropped events: not the recording path";
+        return figures;
+      }
+    }
     const std::string command = std::string(huge_pages ? "" : "OPSCOPE_HUGE_PAGES=0 ") + "'" +
                                 self + "' --fresh-child=" + CaseKey(which) + ":" +
                                 std::to_string(scopes);
@@ -273,9 +293,11 @@ FreshFigures MeasureFresh(const std::string& self, FreshCase which, int64_t scop
     }
     per_scope.push_back(static_cast<double>(loop_ns) / static_cast<double>(scopes));
     start.push_back(static_cast<double>(start_ns));
+    if (paired) ratios.push_back(per_scope.back() / steady);
   }
   figures.per_scope_ns = Median(per_scope);
   figures.start_ns = Median(start);
+  if (paired) figures.paired_ratio = Median(ratios);
   return figures;
 }
 
@@ -323,6 +345,24 @@ int64_t TimeBlock() {
     benchmark::ClobberMemory();
   }
   return SteadyNs() - t0;
+}
+
+double SteadyBlockNs(FreshCase which) {
+  uint64_t events = 0, dropped = 0;
+  int64_t ns = 0;
+  {
+    opscope::Profiler profiler(CountingOptions(events, dropped));
+    profiler.Start();
+    if (which == FreshCase::kRuntimeName) {
+      TimeBlock<2>();
+      ns = TimeBlock<2>();
+    } else {
+      TimeBlock<1>();
+      ns = TimeBlock<1>();
+    }
+  }
+  if (dropped != 0 || events != 2 * static_cast<uint64_t>(kPairedBlock)) return -1;
+  return static_cast<double>(ns) / static_cast<double>(kPairedBlock);
 }
 
 double Percentile(std::vector<double> v, double q) {
@@ -386,10 +426,13 @@ void ReportFresh(const std::map<std::string, double>& m) {
     return;
   }
   std::printf(
-      "\nfresh process: each child starts a session and times its first N scopes "
-      "(median of %d children; mean per scope, loop included, against the steady state's "
-      "median, loop included):\n",
-      kChildren);
+      "\nfresh process: each child starts a session and times its first N scopes; right before "
+      "each child this process times the steady state of the same scope (a warm session's "
+      "block of %" PRId64
+      "), so that the machine's drift between them cancels. Medians of %d "
+      "children, mean per scope, loop included; 'paired' is the median of the children's "
+      "ratios, 'separate' compares with the Google Benchmark median above:\n",
+      kPairedBlock, kChildren);
   double start_cost = -1;
   struct Row {
     FreshCase which;
@@ -407,15 +450,17 @@ void ReportFresh(const std::map<std::string, double>& m) {
   };
   for (const Row& row : rows) {
     if (m.count(row.steady) == 0) continue;
-    const FreshFigures f = MeasureFresh(self, row.which, row.scopes);
+    const FreshFigures f = MeasureFresh(self, row.which, row.scopes, true, true);
     if (!f.error.empty()) {
       std::printf("  %-44s not measured: %s\n", row.label, f.error.c_str());
       continue;
     }
     const double steady = m.at(row.steady);
-    const double ratio = f.per_scope_ns / steady;
-    std::printf("  %-44s %8.2f ns  steady %6.2f ns  ratio %5.2fx  goal <= 1.25x  %s\n", row.label,
-                f.per_scope_ns, steady, ratio, ratio <= 1.25 ? "met" : "NOT MET");
+    std::printf(
+        "  %-44s %8.2f ns  paired %5.2fx  goal <= 1.25x  %-7s  (separate: steady %.2f ns, "
+        "%.2fx)\n",
+        row.label, f.per_scope_ns, f.paired_ratio, f.paired_ratio <= 1.25 ? "met" : "NOT MET",
+        steady, f.per_scope_ns / steady);
     if (row.which == FreshCase::kLiteral && row.scopes == 300000) start_cost = f.start_ns;
   }
   if (start_cost >= 0) {

@@ -77,9 +77,11 @@ bool OpenChunk(ThreadBuffer& buffer) {
   Budget& budget = *buffer.budget;
   std::lock_guard lock(buffer.link_mutex);
   if (budget.closed()) return false;
-  // Large chunks after the first, faulted in ahead when the reserve has one
-  // ready (already charged); small ones use up the end of the budget.
-  Chunk* chunk = buffer.head != nullptr ? buffer.reserve->Take() : nullptr;
+  // A small first chunk, then large ones, faulted in ahead when the reserve has
+  // one ready (charged as it is taken); small ones also use up the end of the
+  // budget.
+  Chunk* chunk =
+      buffer.reserve->Take(buffer.head == nullptr ? Chunk::kSmallRecords : Chunk::kLargeRecords);
   if (chunk == nullptr) {
     uint32_t capacity = buffer.head == nullptr ? Chunk::kSmallRecords : Chunk::kLargeRecords;
     if (!budget.Reserve(ChunkBudgetBytes(capacity))) {
@@ -128,8 +130,9 @@ Chunk* Chunk::Allocate(uint32_t capacity, bool huge_pages) {
   const size_t bytes = ChunkBudgetBytes(capacity);
   const bool large = capacity >= kLargeRecords;
   void* memory = large ? MapAligned(bytes, kLargeAlignment)
-                       // Populated: a thread's first chunk is backed when it registers, in one
-                       // call, rather than by 16 faults among its first 2,048 events.
+                       // Populated: a thread's first chunk is backed in one call (by the
+                       // reserve's helper, or as the thread registers), not by 16 faults
+                       // among its first 2,048 events.
                        : ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
                                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
   if (memory == nullptr || memory == MAP_FAILED) return nullptr;

@@ -26,8 +26,9 @@ namespace opscope::collect {
 using detail::Record;
 using detail::RecordKind;
 
-// A run of records. A thread's first chunk is small (64 KiB, backed when the
-// thread first records), so threads that record little cost little. Later
+// A run of records. A thread's first chunk is small (64 KiB, populated: taken
+// from the collection's ChunkReserve, or mapped when the thread first records
+// and the reserve has none), so threads that record little cost little. Later
 // chunks are 2 MiB, aligned and (unless OPSCOPE_HUGE_PAGES=0) advised as
 // transparent huge pages, so a busy thread's chunk is one page, not 512; they
 // come faulted in from the collection's ChunkReserve when it has one ready.

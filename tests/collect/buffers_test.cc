@@ -46,6 +46,24 @@ TEST(ChunkReserve, ChunksAreFaultedInBeforeTheyAreTaken) {
   EXPECT_EQ(reserve.Take(), nullptr) << "a stopped reserve hands out nothing";
 }
 
+TEST(ChunkReserve, AThreadsFirstSmallChunkIsReadyToo) {
+  auto budget = std::make_shared<Budget>(size_t{64} << 20, false, true);
+  ChunkReserve reserve(budget);
+  std::vector<Chunk*> taken;
+  for (size_t i = 0; i < ChunkReserve::kTargetSmallChunks; ++i) {
+    Chunk* chunk = reserve.Take(Chunk::kSmallRecords);
+    ASSERT_NE(chunk, nullptr) << "Start() fills the small chunks before it returns: " << i;
+    EXPECT_EQ(chunk->capacity, Chunk::kSmallRecords);
+    const size_t pages = ChunkBudgetBytes(Chunk::kSmallRecords) / ::sysconf(_SC_PAGESIZE);
+    EXPECT_EQ(ResidentPages(*chunk), pages) << "populated before a thread writes";
+    taken.push_back(chunk);
+  }
+  EXPECT_EQ(budget->used_bytes(),
+            ChunkReserve::kTargetSmallChunks * ChunkBudgetBytes(Chunk::kSmallRecords))
+      << "charged as taken, and the large ones still are not";
+  for (Chunk* chunk : taken) delete chunk;
+}
+
 TEST(ChunkReserve, NeverHoldsMoreThanTheBudgetHasRoomFor) {
   // Room for one large chunk: one is made ready, and nothing is charged until taken.
   auto budget = std::make_shared<Budget>(kLarge + (size_t{64} << 10), false, true);
