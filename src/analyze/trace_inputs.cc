@@ -80,6 +80,8 @@ const std::vector<std::pair<std::string, SummaryMember>>& MsprofSummaryFiles() {
       {"npu_module_mem_", &TraceInput::module_memory},
       {"npu_mem_", &TraceInput::npu_memory},
       {"step_trace_", &TraceInput::iterations},
+      {"operator_memory_", &TraceInput::operator_memory},
+      {"memory_record_", &TraceInput::memory_record},
   };
   return files;
 }

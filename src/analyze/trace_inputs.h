@@ -47,7 +47,8 @@ struct TraceInput {
   // analysis.db / communication_analyzer.db: steps and communication, read when
   // the text files for them are absent (an export_type=db run).
   std::string analysis_db;
-  // operator_memory.csv and memory_record.csv (profile_memory=True).
+  // operator_memory.csv and memory_record.csv (profile_memory=True), or
+  // msprof's operator_memory_*.csv and memory_record_*.csv.
   std::string operator_memory;
   std::string memory_record;
   // The summaries beside the timeline (importers/ascend/summaries.h), torch_npu's

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <filesystem>
 
 namespace opscope::report {
 namespace {
@@ -554,7 +555,7 @@ void AddAscendPipeline(const analyze::AnalyzedTrace& t, const AnalysisTableOptio
   tables.push_back(std::move(table));
 }
 
-// operator_memory.csv / memory_record.csv: the peak and what held it.
+// operator_memory.csv / memory_record.csv (or msprof's _*.csv): the peak and what held it.
 void AddAscendMemory(const analyze::AnalyzedTrace& t, const AnalysisTableOptions& options,
                      std::vector<ResultTable>& tables) {
   if (!t.ascend_memory) return;
@@ -564,9 +565,9 @@ void AddAscendMemory(const analyze::AnalyzedTrace& t, const AnalysisTableOptions
     ResultTable table;
     table.section = "ascend_memory_peak";
     table.title = fmt::format(
-        "NPU memory of rank {} (operator_memory.csv): peak {:.1f} MiB allocated ({} reserved) "
+        "NPU memory of rank {} ({}): peak {:.1f} MiB allocated ({} reserved) "
         "when {} allocated; at the peak the window's blocks hold {:.1f} MiB, by operator",
-        t.rank, m.peak_allocated_bytes / kMiB,
+        t.rank, std::filesystem::path(m.source).filename().string(), m.peak_allocated_bytes / kMiB,
         m.peak_reserved_bytes >= 0 ? fmt::format("{:.1f} MiB", m.peak_reserved_bytes / kMiB)
                                    : std::string("n/a"),
         m.peak_operator, m.live_at_peak_bytes / kMiB);
@@ -599,7 +600,8 @@ void AddAscendMemory(const analyze::AnalyzedTrace& t, const AnalysisTableOptions
   if (!m.components.empty()) {
     ResultTable table;
     table.section = "ascend_memory_components";
-    table.title = fmt::format("NPU memory of rank {} by component (memory_record.csv)", t.rank);
+    table.title = fmt::format("NPU memory of rank {} by component ({})", t.rank,
+                              std::filesystem::path(m.record_source).filename().string());
     table.columns = {{"rank", "Rank", 0, false},
                      {"component", "Component"},
                      {"peak_allocated_mib", "Peak allocated MiB", 2},

@@ -14,7 +14,9 @@ sqlite3 modules.
    files converted from the rank's torch_npu files as ascend.md 3.2, 3.10 and
    5.2 document (op_summary: kernel_details' renamed columns, Device_id first;
    op_statistic, api_statistic, npu_module_mem (KB), l2_cache with Device_id;
-   task_time and communication_statistic from the same tasks) and two files
+   task_time and communication_statistic from the same tasks; operator_memory
+   with totals in KB and Duration(us) for the release time, memory_record with
+   GE's rows in KB) and two files
    no sample has, built to their documented headers: npu_mem (from the APP
    rows of memory_record.csv) and step_trace (graph-mode iterations, three
    made-up rows). analyze/ holds the two communication files.
@@ -23,7 +25,9 @@ Checked: two ranks in each form; rank 1 is the one waited for and 1-5 the one
 slow link in each; the same kernels, AI Core pipeline, steps, communication and
 links from all three forms; every summary table equal to the raw files' rows
 (op_statistic, api_statistic, operator_details summed per operator, module
-memory peaks, communication_statistic, npu_mem peaks, step_trace); online
+memory peaks, communication_statistic, npu_mem peaks, step_trace; msprof's
+operator_memory and memory_record: the blocks live at the peak and GE's peak
+reserved, from the torch_npu files they were made from); online
 compilation found from api_statistic.csv's aclopCompile* rows.
 
     job_test.py OPSCOPE DATA_DIR
@@ -158,6 +162,32 @@ def build_msprof(text_root, msprof_root):
                   [["0", "app", "0", repr(float(m["Total Reserved(MB)"]) * 1024),
                     repr(float(m["Total Reserved(MB)"]) * 1024), m["Timestamp(us)"]]
                    for m in app])
+        # operator_memory and memory_record as msprof writes them (ascend.md 5.2):
+        # totals in KB, a block's Duration(us) instead of its release time, and
+        # memory_record with GE's rows only.
+        def kb(mb):
+            mb = mb.strip()
+            return str(decimal.Decimal(mb) * 1024) if mb else ""
+        blocks = []
+        for m in rows(os.path.join(text_out, "operator_memory.csv")):
+            alloc, release = m["Allocation Time(us)"].strip(), m["Release Time(us)"].strip()
+            held = str(decimal.Decimal(release) - decimal.Decimal(alloc)) if release else ""
+            blocks.append(["0", m["Name"], m["Size(KB)"], m["Allocation Time(us)"], held,
+                           kb(m["Allocation Total Allocated(MB)"]),
+                           kb(m["Allocation Total Reserved(MB)"]),
+                           kb(m["Release Total Allocated(MB)"]),
+                           kb(m["Release Total Reserved(MB)"]), "0"])
+        write_csv(os.path.join(out, "operator_memory_%s.csv" % TS),
+                  ["Device_id", "Name", "Size(KB)", "Allocation Time(us)", "Duration(us)",
+                   "Allocation Total Allocated(KB)", "Allocation Total Reserved(KB)",
+                   "Release Total Allocated(KB)", "Release Total Reserved(KB)", "Device"], blocks)
+        write_csv(os.path.join(out, "memory_record_%s.csv" % TS),
+                  ["Device_id", "Component", "Timestamp(us)", "Total Allocated(KB)",
+                   "Total Reserved(KB)", "Device"],
+                  [["0", m["Component"], m["Timestamp(us)"], kb(m["Total Allocated(MB)"]),
+                    kb(m["Total Reserved(MB)"]), "0"]
+                   for m in rows(os.path.join(text_out, "memory_record.csv"))
+                   if m["Component"] == "GE"])
         write_csv(os.path.join(out, "step_trace_%s.csv" % TS),
                   ["Device_id", "Iteration ID", "FP Start(us)", "BP End(us)", "Iteration End(us)",
                    "Iteration Time(us)", "FP to BP Time(us)", "Iteration Refresh(us)",
@@ -278,6 +308,29 @@ def check_summaries(name, results, text_out, failures, msprof_out=None):
                                     (name, rank, op, g, (n, host / 1e6, device / 1e6)))
             continue
         out = msprof_out[rank]
+        # Memory from msprof's own files, against the torch_npu files they were
+        # made from: the blocks live at the highest allocated total (allocated
+        # by then, released after it or never), and GE's peak reserved.
+        blocks = [m for m in rows(os.path.join(text_out[rank], "operator_memory.csv"))
+                  if float(m["Size(KB)"]) >= 0]
+        peak = max(blocks, key=lambda m: float(m["Allocation Total Allocated(MB)"]))
+        peak_ns = ns(peak["Allocation Time(us)"])
+        live = collections.defaultdict(float)
+        for m in blocks:
+            release = m["Release Time(us)"].strip()
+            if ns(m["Allocation Time(us)"]) <= peak_ns and (not release or ns(release) > peak_ns):
+                live[m["Name"]] += float(m["Size(KB)"]) * 1024
+        got = {r["operator"]: r["bytes"] for r in section(results, "ascend_memory_peak", rank)}
+        if set(got) != set(live) or any(abs(got[k] - v) > 1 for k, v in live.items()):
+            failures.append("%s: rank %d memory live at the peak %s, expected %s" %
+                            (name, rank, got, dict(live)))
+        ge = max(float(m["Total Reserved(MB)"])
+                 for m in rows(os.path.join(text_out[rank], "memory_record.csv"))
+                 if m["Component"] == "GE" and m["Total Reserved(MB)"].strip())
+        got = {r["component"]: r for r in section(results, "ascend_memory_components", rank)}
+        if set(got) != {"GE"} or not close(got["GE"]["peak_reserved_bytes"] / 2**20, ge):
+            failures.append("%s: rank %d memory components %s, expected GE %s MiB" %
+                            (name, rank, got, ge))
         comm = rows(os.path.join(out, "communication_statistic_%s.csv" % TS))
         got = section(results, "ascend_communication_types", rank)
         if [(c["OP Type"], int(c["Count"]), ns(c["Total Time(us)"]) / 1e6) for c in comm] != [

@@ -21,11 +21,33 @@ std::vector<AscendMemoryHolder> Sorted(const std::map<std::string, AscendMemoryH
 
 }  // namespace
 
+namespace {
+
+// The column of `prefix` in the unit the file uses: torch_npu writes totals in
+// MB, msprof in KB (ascend.md 3.7 and 5.2). Empty when the header has neither.
+struct TotalColumn {
+  std::string name;
+  double unit = kMiB;
+};
+
+TotalColumn Total(const CsvColumns& r, const std::string& prefix) {
+  if (r.Has(prefix + "(MB)")) return {prefix + "(MB)", kMiB};
+  if (r.Has(prefix + "(KB)")) return {prefix + "(KB)", kKiB};
+  return {};
+}
+
+}  // namespace
+
 AscendMemory ReadAscendMemory(Source* operator_memory, Source* memory_record) {
   AscendMemory out;
   if (operator_memory != nullptr) {
     CsvColumns r(*operator_memory, {"Name", "Size(KB)", "Allocation Time(us)"});
     out.source = r.path();
+    const TotalColumn allocated = Total(r, "Allocation Total Allocated");
+    const TotalColumn reserved = Total(r, "Allocation Total Reserved");
+    // torch_npu writes the release time; msprof's operator_memory_*.csv only
+    // the duration, whose end is the release (empty: not freed in the window).
+    const bool release_time = r.Has("Release Time(us)");
     struct Block {
       std::string name;
       int64_t bytes, alloc_ns, release_ns;
@@ -45,13 +67,19 @@ AscendMemory ReadAscendMemory(Source* operator_memory, Source* memory_record) {
       out.allocated_bytes += bytes;
       AscendMemoryHolder& h = by_op[name];
       h.name = name, ++h.blocks, h.bytes += bytes;
-      blocks.push_back({name, bytes, alloc, r.Micros("Release Time(us)")});
-      const int64_t total = r.Size("Allocation Total Allocated(MB)", kMiB);
+      int64_t release = -1;
+      if (release_time) {
+        release = r.Micros("Release Time(us)");
+      } else if (const int64_t held = r.Micros("Duration(us)"); held >= 0) {
+        release = alloc + held;
+      }
+      blocks.push_back({name, bytes, alloc, release});
+      const int64_t total = allocated.name.empty() ? -1 : r.Size(allocated.name, allocated.unit);
       if (total > out.peak_allocated_bytes) {
         out.peak_allocated_bytes = total;
         out.peak_ns = alloc;
         out.peak_operator = name;
-        out.peak_reserved_bytes = r.Size("Allocation Total Reserved(MB)", kMiB);
+        out.peak_reserved_bytes = reserved.name.empty() ? -1 : r.Size(reserved.name, reserved.unit);
       }
     }
     out.by_operator = Sorted(by_op);
@@ -71,13 +99,17 @@ AscendMemory ReadAscendMemory(Source* operator_memory, Source* memory_record) {
   if (memory_record != nullptr) {
     CsvColumns r(*memory_record, {"Component", "Timestamp(us)"});
     out.record_source = r.path();
+    const TotalColumn allocated_column = Total(r, "Total Allocated");
+    const TotalColumn reserved_column = Total(r, "Total Reserved");
     std::map<std::string, AscendMemoryComponent> components;
     while (r.Next()) {
       const std::string name(r.Text("Component"));
       AscendMemoryComponent& c = components[name];
       c.component = name;
-      const int64_t allocated = r.Size("Total Allocated(MB)", kMiB);
-      const int64_t reserved = r.Size("Total Reserved(MB)", kMiB);
+      const int64_t allocated =
+          allocated_column.name.empty() ? -1 : r.Size(allocated_column.name, allocated_column.unit);
+      const int64_t reserved =
+          reserved_column.name.empty() ? -1 : r.Size(reserved_column.name, reserved_column.unit);
       c.peak_allocated_bytes = std::max(c.peak_allocated_bytes, allocated);
       if (reserved > c.peak_reserved_bytes) {
         c.peak_reserved_bytes = reserved;

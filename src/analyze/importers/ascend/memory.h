@@ -4,10 +4,14 @@
 // component). What they answer: how high memory went, when, and which
 // operators held it at that moment.
 //
-// Units as documented: Size(KB) in KB of 1024 bytes, totals in MB of 1024 KB;
-// times in microseconds (a trailing tab); an empty release time means the block
-// was not freed inside the window; a negative size means it was allocated
-// before the window (its release is in it).
+// msprof's operator_memory_*.csv and memory_record_*.csv (ascend.md 5.2) are
+// read by the same code: the same columns with totals in KB, and a block's
+// Duration(us) in place of its release time.
+//
+// Units as documented: Size(KB) in KB of 1024 bytes, totals in MB of 1024 KB
+// (msprof: KB); times in microseconds (a trailing tab); an empty release time
+// (duration) means the block was not freed inside the window; a negative size
+// means it was allocated before the window (its release is in it).
 #ifndef OPSCOPE_ANALYZE_IMPORTERS_ASCEND_MEMORY_H_
 #define OPSCOPE_ANALYZE_IMPORTERS_ASCEND_MEMORY_H_
 
