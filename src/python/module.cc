@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -122,8 +123,27 @@ py::list TablesOf(const std::vector<report::ResultTable>& tables) {
 
 struct PyAnalysis {
   analyze::AnalyzedSet set;
-  // Tables with every row (the DataFrames), and as the CLI writes them (top 20).
-  std::vector<report::ResultTable> all_rows, report_tables;
+
+  // Tables with every row (the DataFrames), and as the CLI writes them (top
+  // 20), each made when first asked for: analyze() returns without them, and a
+  // notebook that reads two tables never holds the report's. Called with the
+  // GIL held; it is released while a table set is made, so the once_flag (not
+  // the GIL) keeps two threads from making the same one.
+  const std::vector<report::ResultTable>& AllRows() { return Made(all_rows_once_, all_rows_, 0); }
+  const std::vector<report::ResultTable>& ReportTables() {
+    return Made(report_once_, report_tables_, 20);
+  }
+
+ private:
+  const std::vector<report::ResultTable>& Made(std::once_flag& once,
+                                               std::vector<report::ResultTable>& tables,
+                                               size_t top) {
+    py::gil_scoped_release release;
+    std::call_once(once, [&] { tables = report::AnalysisTables(set, {.top = top}); });
+    return tables;
+  }
+  std::once_flag all_rows_once_, report_once_;
+  std::vector<report::ResultTable> all_rows_, report_tables_;
 };
 
 analyze::RooflineCeilings CeilingsFromDict(const py::dict& d) {
@@ -167,8 +187,6 @@ std::shared_ptr<PyAnalysis> Analyze(const std::vector<std::string>& inputs,
   {
     py::gil_scoped_release release;
     out->set = analyze::AnalyzeFiles(options);
-    out->all_rows = report::AnalysisTables(out->set, {.top = 0});
-    out->report_tables = report::AnalysisTables(out->set, {.top = 20});
   }
   return out;
 }
@@ -476,20 +494,21 @@ PYBIND11_MODULE(_opscope, m) {
   py::class_<PyAnalysis, std::shared_ptr<PyAnalysis>>(m, "NativeAnalysis")
       .def("traces", &Traces)
       .def("findings", &Findings)
-      .def("tables", [](const PyAnalysis& a) { return TablesOf(a.all_rows); })
-      .def("report_tables", [](const PyAnalysis& a) { return TablesOf(a.report_tables); })
+      .def("tables", [](PyAnalysis& a) { return TablesOf(a.AllRows()); })
+      .def("report_tables", [](PyAnalysis& a) { return TablesOf(a.ReportTables()); })
       .def("strings", &Strings)
       .def("tracks", &Tracks)
       .def("events", &Events, py::arg("trace"), py::arg("start_ns") = py::none(),
            py::arg("end_ns") = py::none(), py::arg("classes") = py::none(),
            py::arg("category") = py::none(), py::arg("name") = py::none())
       .def("html",
-           [](const PyAnalysis& a) { return report::AnalysisHtml(a.set.traces, a.report_tables); })
+           [](PyAnalysis& a) { return report::AnalysisHtml(a.set.traces, a.ReportTables()); })
       .def("fragment_html",
            [](const PyAnalysis& a) { return report::AnalysisFragmentHtml(a.set.traces); })
-      .def("save", [](const PyAnalysis& a, const std::filesystem::path& dir) {
+      .def("save", [](PyAnalysis& a, const std::filesystem::path& dir) {
+        const auto& tables = a.ReportTables();
         py::gil_scoped_release release;
-        report::WriteAnalysisReport(dir, a.set.traces, a.report_tables);
+        report::WriteAnalysisReport(dir, a.set.traces, tables);
       });
   m.def("analyze", &Analyze, py::arg("inputs"), py::arg("ceilings") = py::none(),
         py::arg("keep_events") = true);

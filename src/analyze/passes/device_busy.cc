@@ -97,8 +97,8 @@ DeviceBusy ComputeDeviceBusyOn(const TraceModel& model, ComputeOn on, int64_t mi
   out.unclassified.assign(unclassified.begin(), unclassified.end());
   std::sort(out.unclassified.begin(), out.unclassified.end(),
             [](const auto& a, const auto& b) { return a.second > b.second; });
-  const auto merged = Union(busy);
-  if (merged.empty()) return out;  // no compute events, or none that lasts
+  const auto merged = Union(std::move(busy));  // in place, not a copy
+  if (merged.empty()) return out;              // no compute events, or none that lasts
   out.has_device = true;
   out.window_begin_ns = merged.front().begin;
   out.window_end_ns = merged.back().end;
