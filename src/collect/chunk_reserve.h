@@ -9,11 +9,10 @@
 // collection keeps up to kTargetChunks large chunks and kTargetSmallChunks small
 // ones ready; the session's start fills them all before it returns, so that a
 // fresh process's first 260,000 events find them without the helper working
-// beside them. (With one
-// chunk filled at the start, the helper's three refills ran during the first
-// events: the first 300,000 literal scopes of a fresh process took a median
-// 25.2-25.5 ns, max 72 ns over 30 processes, against 23.9-24.4 ns, max 26-28 ns;
-// Start() went from about 0.5 to 1.0 ms.)
+// beside them. (With one chunk filled at the start, the helper's three refills
+// ran during the first events: the first 300,000 literal scopes of a fresh
+// process took a median 25.2-25.5 ns, max 72 ns over 30 processes, against
+// 23.9-24.4 ns, max 26-28 ns; Start() went from about 0.5 to 1.0 ms.)
 //
 // Budget: a ready chunk is charged to the budget only when a thread takes it, so
 // the budget counts exactly the records that threads hold, as before; and the

@@ -19,10 +19,6 @@ std::vector<AscendMemoryHolder> Sorted(const std::map<std::string, AscendMemoryH
   return v;
 }
 
-}  // namespace
-
-namespace {
-
 // The column of `prefix` in the unit the file uses: torch_npu writes totals in
 // MB, msprof in KB (ascend.md 3.7 and 5.2). Empty when the header has neither.
 struct TotalColumn {
