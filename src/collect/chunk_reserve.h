@@ -42,9 +42,9 @@ class ChunkReserve {
   // record, so that its first event does not populate one itself (50 us here).
   static constexpr size_t kTargetSmallChunks = 4;  // 256 KiB
 
-  // Fills both targets (as the budget allows) on the calling thread, so that the
-  // first events of a session find them ready, then starts the helper thread
-  // that keeps them filled.
+  // Fills both targets (as the budget allows; one large chunk when huge pages
+  // are off) on the calling thread, so that the first events of a session find
+  // them ready, then starts the helper thread that keeps them filled.
   explicit ChunkReserve(std::shared_ptr<Budget> budget);
   ~ChunkReserve();  // Stop()
   ChunkReserve(const ChunkReserve&) = delete;
@@ -70,9 +70,9 @@ class ChunkReserve {
   // Maps and faults in one chunk of `capacity` records if the budget leaves
   // room for it beside the ready ones; false otherwise (or when memory is short).
   bool FillOne(uint32_t capacity);
-  // Fills one chunk of a size below its target, large first; false when none
-  // is wanted or none fits.
-  bool FillWanted();
+  // Fills one chunk of a size below its target (`large_target` large ones),
+  // large first; false when none is wanted or none fits.
+  bool FillWanted(size_t large_target = kTargetChunks);
   size_t ReadyBytes() const;  // mutex_ held
   std::vector<Chunk*>& ReadyOf(uint32_t capacity) {
     return capacity == Chunk::kSmallRecords ? ready_small_ : ready_;
