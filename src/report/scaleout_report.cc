@@ -4,6 +4,7 @@
 
 #include <sstream>
 
+#include "analyze/median.h"
 #include "core/output.h"
 #include "core/text.h"
 #include "opscope/opscope.h"

@@ -7,17 +7,11 @@
 #include "analyze/analysis.h"
 #include "analyze/compute_device.h"
 #include "analyze/intervals.h"
+#include "analyze/median.h"
 #include "analyze/names.h"
 
 namespace opscope::analyze {
 namespace {
-
-int64_t Median(std::vector<int64_t> values) {
-  if (values.empty()) return 0;
-  std::sort(values.begin(), values.end());
-  const size_t n = values.size();
-  return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
-}
 
 std::vector<StepBreakdown> Breakdown(const TraceModel& model, ComputeOn on) {
   // No step spans, no breakdown: the unions below are the pass's whole cost.
@@ -100,12 +94,12 @@ void ClassifySteps(std::vector<StepBreakdown>& steps) {
   };
   // The last step, cut off by the end of the trace: short, and with fewer operators.
   if (steps.size() >= 2 && steps.back().status == "complete") {
-    const int64_t median = Median(durations_of_complete(0, steps.size() - 1));
+    const int64_t median = IntegerMedian(durations_of_complete(0, steps.size() - 1));
     std::vector<int64_t> events;
     for (size_t k = 0; k + 1 < steps.size(); ++k) {
       if (steps[k].status == "complete") events.push_back(steps[k].events);
     }
-    const int64_t median_events = Median(events);
+    const int64_t median_events = IntegerMedian(events);
     const StepBreakdown& last = steps.back();
     if (median > 0 && static_cast<double>(last.duration_ns) < kPartialRatio * median &&
         static_cast<double>(last.events) < kPartialRatio * median_events) {
@@ -122,7 +116,7 @@ void ClassifySteps(std::vector<StepBreakdown>& steps) {
     if (steps[k].status != "complete") continue;
     const std::vector<int64_t> later = durations_of_complete(k + 1, steps.size());
     if (later.size() < 2) break;
-    const int64_t median = Median(later);
+    const int64_t median = IntegerMedian(later);
     if (median <= 0 || static_cast<double>(steps[k].duration_ns) <= kWarmupRatio * median) break;
     steps[k].status = "warm-up";
     steps[k].status_reason =
@@ -144,7 +138,7 @@ StepSummary SummarizeSteps(const std::vector<StepBreakdown>& steps) {
   out.complete = static_cast<int64_t>(out.durations_ns.size());
   if (out.complete == 0) return out;
   out.mean_ns = total / out.complete;
-  out.median_ns = Median(out.durations_ns);
+  out.median_ns = IntegerMedian(out.durations_ns);
   const auto [lo, hi] = std::minmax_element(out.durations_ns.begin(), out.durations_ns.end());
   out.min_ns = *lo, out.max_ns = *hi;
   return out;

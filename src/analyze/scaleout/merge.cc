@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "analyze/median.h"
 #include "opscope/opscope.h"
 
 namespace opscope::analyze {
@@ -10,13 +11,6 @@ namespace {
 constexpr const char* kFolded = "(other operators)";
 
 }  // namespace
-
-int64_t IntegerMedian(std::vector<int64_t> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : v[n / 2 - 1] + (v[n / 2] - v[n / 2 - 1]) / 2;
-}
 
 void SummaryMerger::Add(RankTraceSummary s) {
   auto [at, added] = ranks_.try_emplace(s.rank);

@@ -102,10 +102,6 @@ struct ScaleOutResult {
 inline constexpr int64_t kLateNs = 20'000;
 inline constexpr int64_t kLateOverMedian = 3;
 
-// The median of integers, rounded down (the mean of the middle two for an
-// even count; 0 for none): integer arithmetic, the same on every machine.
-int64_t IntegerMedian(std::vector<int64_t> values);
-
 class SummaryMerger {
  public:
   // Folds one rank's summary in; ranks may come in any order. Throws
