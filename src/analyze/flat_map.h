@@ -10,6 +10,8 @@
 #include <iterator>
 #include <vector>
 
+#include "analyze/mapped.h"
+
 namespace opscope::analyze {
 
 template <typename V>
@@ -76,7 +78,7 @@ class Int64Map {
     return special_;
   }
   void Rehash(size_t capacity) {
-    std::vector<Entry> slots(capacity, Entry{kEmpty, V{}});
+    MappedVector<Entry> slots(capacity, Entry{kEmpty, V{}});
     slots.swap(slots_);
     mask_ = capacity - 1;
     for (Entry& slot : slots) {
@@ -87,7 +89,7 @@ class Int64Map {
     }
   }
 
-  std::vector<Entry> slots_;
+  MappedVector<Entry> slots_;
   size_t mask_ = 0;
   size_t size_ = 0;
   bool has_special_ = false;
@@ -119,7 +121,7 @@ class SortedIdMap {
     int64_t id;
     V value;
   };
-  std::vector<Entry> entries_;
+  MappedVector<Entry> entries_;
 };
 
 }  // namespace opscope::analyze

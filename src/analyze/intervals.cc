@@ -4,7 +4,7 @@
 
 namespace opscope::analyze {
 
-std::vector<Interval> Union(std::vector<Interval> intervals) {
+Intervals Union(Intervals intervals) {
   const auto by_begin = [](const Interval& a, const Interval& b) { return a.begin < b.begin; };
   // Events mostly come in time order: a check costs one pass, a sort many.
   if (!std::is_sorted(intervals.begin(), intervals.end(), by_begin)) {
@@ -32,7 +32,7 @@ void UnionBuilder::MakeRoom() {
   }
 }
 
-int64_t Covered(const std::vector<Interval>& merged, int64_t begin, int64_t end) {
+int64_t Covered(const Intervals& merged, int64_t begin, int64_t end) {
   int64_t total = 0;
   auto it = std::lower_bound(merged.begin(), merged.end(), begin,
                              [](const Interval& i, int64_t t) { return i.end <= t; });

@@ -6,14 +6,18 @@
 #include <cstdint>
 #include <vector>
 
+#include "analyze/mapped.h"
+
 namespace opscope::analyze {
 
 struct Interval {
   int64_t begin, end;
 };
+// Lists of intervals can be as long as a trace: mapped (mapped.h).
+using Intervals = MappedVector<Interval>;
 
 // Sorted, non-overlapping union of intervals.
-std::vector<Interval> Union(std::vector<Interval> intervals);
+Intervals Union(Intervals intervals);
 // The union of intervals added one at a time, kept in one buffer that is
 // unioned in place whenever it fills (and doubled only when the union itself
 // fills half of it): memory follows the union's size, not the number of
@@ -25,19 +29,19 @@ class UnionBuilder {
     items_.push_back(i);
   }
   // The union; the builder is left empty.
-  std::vector<Interval> Take() {
-    std::vector<Interval> out = Union(std::move(items_));
+  Intervals Take() {
+    Intervals out = Union(std::move(items_));
     items_ = {};
     return out;
   }
 
  private:
   void MakeRoom();
-  std::vector<Interval> items_;
+  Intervals items_;
 };
 
 // Time the union covers within [begin, end).
-int64_t Covered(const std::vector<Interval>& merged, int64_t begin, int64_t end);
+int64_t Covered(const Intervals& merged, int64_t begin, int64_t end);
 
 }  // namespace opscope::analyze
 

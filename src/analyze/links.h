@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "analyze/mapped.h"
 #include "analyze/trace_model.h"
 
 namespace opscope::analyze {
@@ -15,10 +16,10 @@ struct EventLinks {
   // The innermost host event enclosing each host event on its track (opened
   // before it, by start then the longer first, and still open), -1 at top level
   // and for device events.
-  std::vector<int32_t> parent;
+  MappedVector<int32_t> parent;
   // For device events: the innermost framework operator (kHostOp) that
   // launched it, -1 unknown; for other events -1.
-  std::vector<int32_t> launcher;
+  MappedVector<int32_t> launcher;
 };
 
 EventLinks LinkEvents(const TraceModel& model);

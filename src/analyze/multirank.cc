@@ -33,7 +33,7 @@ RankSummary SummarizeRank(const TraceModel& model, int fallback_rank) {
     }
   }
   const std::vector<bool> comm = ClassifyNames(model, IsCommunication);
-  std::vector<Interval> compute, communication;
+  Intervals compute, communication;
   size_t kernels = 0, comm_kernels = 0;  // counted first: one allocation each, at its size
   for (size_t e = 0; e < model.size(); ++e) {
     if (model.cls[e] == EventClass::kKernel) {

@@ -124,6 +124,10 @@ void AdviseHugePages(const DefaultColumn<T, kDefault>& column) {
   AdviseHugePages(column.storage(), column.capacity_bytes());
 }
 
+void AdviseHugePages(const CompactInt64Column& column) {
+  AdviseHugePages(column.storage(), column.capacity_bytes());
+}
+
 }  // namespace
 
 void TraceModel::Reserve(size_t events) {
@@ -142,6 +146,7 @@ void TraceModel::Reserve(size_t events) {
 bool TraceModel::ColumnsAligned() const {
   bool aligned = cls.size() == size() && track.size() == size();
   for (const auto column : kInt64Columns) aligned &= (this->*column).size() == size();
+  for (const auto column : kCompactColumns) aligned &= (this->*column).size() == size();
   for (const auto column : kCountColumns) aligned &= (this->*column).size() == size();
   for (const auto column : kStringColumns) aligned &= (this->*column).size() == size();
   return aligned;

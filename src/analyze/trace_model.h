@@ -65,19 +65,19 @@ class TraceModel {
 
   // Columns, one entry per complete event.
   std::vector<int64_t> start_ns;
-  std::vector<int64_t> duration_ns;
-  IdColumn name;      // interned
-  IdColumn category;  // interned; 0 when absent
+  CompactInt64Column duration_ns;  // 4 bytes an event while all fit (id_column.h)
+  IdColumn name;                   // interned
+  IdColumn category;               // interned; 0 when absent
   std::vector<uint32_t> track;
   std::vector<EventClass> cls;
-  CountColumn flops;                 // -1 unknown
-  CountColumn bytes;                 // -1 unknown
-  std::vector<int64_t> correlation;  // links a launch to its device work; -1 none
-  IdColumn kind;                     // interned task type (Ascend "AI_CORE", "AI_CPU"); 0 none
-  std::vector<int64_t> external_id;  // links a framework operator to its launches; -1 none
-  IdColumn input_dims;               // interned raw JSON of Kineto's "Input Dims"; 0 none
-  IdColumn input_type;               // interned raw JSON of "Input type"; 0 none
-  IdColumn concrete_inputs;          // interned raw JSON of "Concrete Inputs"; 0 none
+  CountColumn flops;               // -1 unknown
+  CountColumn bytes;               // -1 unknown
+  CompactInt64Column correlation;  // links a launch to its device work; -1 none
+  IdColumn kind;                   // interned task type (Ascend "AI_CORE", "AI_CPU"); 0 none
+  CompactInt64Column external_id;  // links a framework operator to its launches; -1 none
+  IdColumn input_dims;             // interned raw JSON of Kineto's "Input Dims"; 0 none
+  IdColumn input_type;             // interned raw JSON of "Input type"; 0 none
+  IdColumn concrete_inputs;        // interned raw JSON of "Concrete Inputs"; 0 none
   // opscope's own operator arguments (core/trace_schema.h), interned; 0 none.
   IdColumn shapes;  // "[[8,64,56,56]]"
   IdColumn dtype;   // as written: "fp32", "bf16", ...
@@ -88,8 +88,9 @@ class TraceModel {
   // merges or reserves columns cannot miss one. String columns hold ids of
   // this model's strings; `track` holds ids of its tracks. Count columns
   // (id_column.h) cost nothing where every value is -1.
-  static constexpr std::array kInt64Columns = {&TraceModel::start_ns, &TraceModel::duration_ns,
-                                               &TraceModel::correlation, &TraceModel::external_id};
+  static constexpr std::array kInt64Columns = {&TraceModel::start_ns};
+  static constexpr std::array kCompactColumns = {&TraceModel::duration_ns, &TraceModel::correlation,
+                                                 &TraceModel::external_id};
   static constexpr std::array kCountColumns = {&TraceModel::flops, &TraceModel::bytes};
   static constexpr std::array kStringColumns = {
       &TraceModel::name,       &TraceModel::category,   &TraceModel::kind,
@@ -97,8 +98,9 @@ class TraceModel {
       &TraceModel::shapes,     &TraceModel::dtype,      &TraceModel::layout,
       &TraceModel::module};
   template <typename F>
-  void ForEachInt64Column(F&& f) {  // int64 and count columns
+  void ForEachInt64Column(F&& f) {  // int64, compact and count columns
     for (const auto column : kInt64Columns) f(this->*column);
+    for (const auto column : kCompactColumns) f(this->*column);
     for (const auto column : kCountColumns) f(this->*column);
   }
   template <typename F>
@@ -176,7 +178,7 @@ class TraceModel {
 // begin[t + 1]), in model order. Counted first, so it is allocated once at its
 // size (no list per track growing by doubling over millions of events).
 struct TrackGroups {
-  std::vector<uint32_t> events;
+  MappedVector<uint32_t> events;
   std::vector<size_t> begin;  // tracks + 1 entries
 };
 template <typename Keep>

@@ -40,14 +40,14 @@ TEST(UnionBuilder, EqualsTheUnionOfEverything) {
   std::mt19937_64 rng(3);
   for (const int64_t spread : {int64_t{1000}, int64_t{100000000}}) {
     UnionBuilder builder;
-    std::vector<Interval> all;
+    Intervals all;
     for (int i = 0; i < 300000; ++i) {
       const int64_t begin = static_cast<int64_t>(rng() % static_cast<uint64_t>(spread));
       const Interval interval{begin, begin + static_cast<int64_t>(rng() % 50)};
       builder.Add(interval);
       all.push_back(interval);
     }
-    const std::vector<Interval> got = builder.Take(), want = Union(all);
+    const Intervals got = builder.Take(), want = Union(all);
     ASSERT_EQ(got.size(), want.size()) << spread;
     for (size_t i = 0; i < want.size(); ++i) {
       ASSERT_EQ(got[i].begin, want[i].begin);

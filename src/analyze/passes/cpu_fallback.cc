@@ -14,7 +14,7 @@ CpuFallback ComputeCpuFallback(const TraceModel& model) {
   int64_t device_total = 0;
   std::map<std::string, int64_t> ai_cpu;
   std::map<std::string, std::map<std::string, int64_t>> ai_cpu_types;  // name -> why -> ns
-  std::vector<Interval> launches;  // host calls that put work on the device
+  Intervals launches;  // host calls that put work on the device
   // Counted first: grown by doubling, the vector's last copy held 1.5-3x its
   // size (14 MB at the peak of a 1.4M-event trace's analysis).
   launches.reserve(

@@ -7,6 +7,7 @@
 
 #include "analyze/analysis.h"
 #include "analyze/intervals.h"
+#include "analyze/mapped.h"
 #include "analyze/names.h"
 
 namespace opscope::analyze {
@@ -53,10 +54,10 @@ DeviceBusy ComputeDeviceBusyOn(const TraceModel& model, ComputeOn on, int64_t mi
   };
   const std::vector<Work> work = ComputeWork(model, on);
   // Sized by a count: one allocation each of what is needed (millions of events).
-  std::vector<Interval> busy;
+  Intervals busy;
   busy.reserve(static_cast<size_t>(
       std::count_if(work.begin(), work.end(), [](Work w) { return w != Work::kNone; })));
-  std::vector<uint32_t> host_events;
+  MappedVector<uint32_t> host_events;
   host_events.reserve(
       static_cast<size_t>(std::count_if(model.cls.begin(), model.cls.end(), [](EventClass c) {
         return c != EventClass::kOther && IsHostWork(c);
@@ -79,7 +80,7 @@ DeviceBusy ComputeDeviceBusyOn(const TraceModel& model, ComputeOn on, int64_t mi
   }
   // Compilation time by kind, counted once where calls nest.
   {
-    std::map<std::string_view, std::vector<Interval>> by_kind;
+    std::map<std::string_view, Intervals> by_kind;
     for (const uint32_t e : host_events) {
       if (meaning[model.name[e]] == 3) {
         by_kind[compile_kind[model.name[e]]].push_back(
@@ -109,7 +110,7 @@ DeviceBusy ComputeDeviceBusyOn(const TraceModel& model, ComputeOn on, int64_t mi
   // Gaps between compute activity, with what the host did meanwhile. The
   // longest gaps first; only those listed are explained (each explanation scans
   // the host events, so explaining every gap would be quadratic).
-  std::vector<Interval> idle;
+  Intervals idle;
   for (size_t k = 1; k < merged.size(); ++k) {
     if (merged[k].begin - merged[k - 1].end >= min_gap_ns) {
       idle.push_back({merged[k - 1].end, merged[k].begin});
@@ -124,7 +125,7 @@ DeviceBusy ComputeDeviceBusyOn(const TraceModel& model, ComputeOn on, int64_t mi
   for (const Interval& span : idle) {
     const int64_t begin = span.begin, end = span.end, length = end - begin;
     IdleGap gap{begin, length, "", "", 0};
-    std::vector<Interval> host_in_gap, data, sync, comp, python;
+    Intervals host_in_gap, data, sync, comp, python;
     std::map<std::string_view, int64_t> longest;  // name -> its longest overlap, per meaning
     std::string busiest;
     int64_t busiest_ns = 0;
@@ -161,7 +162,7 @@ DeviceBusy ComputeDeviceBusyOn(const TraceModel& model, ComputeOn on, int64_t mi
         busiest_ns = f - b, busiest = std::string(name), busiest_inside = inside;
       }
     }
-    const auto covered = [&](std::vector<Interval> spans) {
+    const auto covered = [&](Intervals spans) {
       int64_t ns = 0;
       for (const Interval& i : Union(std::move(spans))) ns += i.end - i.begin;
       return ns;

@@ -158,7 +158,7 @@ std::vector<FusionCandidate> ComputeFusionCandidates(const TraceModel& model,
   // the next one.
   // One array sorted by (track, parent, start): each run of equal (track,
   // parent) is a list of siblings (no list per parent: millions of operators).
-  std::vector<uint32_t> ops_by_parent;
+  MappedVector<uint32_t> ops_by_parent;
   ops_by_parent.reserve(
       static_cast<size_t>(std::count(model.cls.begin(), model.cls.end(), EventClass::kHostOp)));
   for (size_t e = 0; e < model.size(); ++e) {

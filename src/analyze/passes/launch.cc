@@ -7,6 +7,7 @@
 #include "analyze/analysis.h"
 #include "analyze/flat_map.h"
 #include "analyze/intervals.h"
+#include "analyze/mapped.h"
 #include "analyze/names.h"
 
 namespace opscope::analyze {
@@ -19,8 +20,7 @@ bool IsLaunchCall(std::string_view name) {
 }
 
 // Time of `spans` (unioned) inside the complement of `busy` within [begin, end).
-int64_t CoveredWhileIdle(std::vector<Interval> spans, const std::vector<Interval>& busy,
-                         int64_t begin, int64_t end) {
+int64_t CoveredWhileIdle(Intervals spans, const Intervals& busy, int64_t begin, int64_t end) {
   int64_t ns = 0;
   for (const Interval& i : Union(std::move(spans))) {
     const int64_t b = std::max(begin, i.begin), f = std::min(end, i.end);
@@ -45,7 +45,7 @@ LaunchBound ComputeLaunchBound(const TraceModel& model, double busy_pct, const L
     n_calls += cls == EventClass::kRuntime && model.correlation[e] >= 0;
     n_kernels += cls == EventClass::kKernel;
   }
-  std::vector<int64_t> durations, delays;
+  MappedVector<int64_t> durations, delays;
   SortedIdMap<int64_t> launch_start;  // correlation -> launch call start
   launch_start.Reserve(n_calls);
   UnionBuilder device, host, launches, compile;  // only their unions are used
@@ -112,7 +112,7 @@ LaunchBound ComputeLaunchBound(const TraceModel& model, double busy_pct, const L
   if (!busy.empty()) {
     const int64_t begin = busy.front().begin, end = busy.back().end;
     out.idle_ns = (end - begin) - Covered(busy, begin, end);
-    std::vector<Interval> host_spans = host.Take();
+    Intervals host_spans = host.Take();
     if (out.idle_ns > 0 && !host_spans.empty()) {
       const auto pct = [&](int64_t ns) { return 100.0 * static_cast<double>(ns) / out.idle_ns; };
       out.host_busy_in_idle_pct = pct(CoveredWhileIdle(std::move(host_spans), busy, begin, end));

@@ -7,6 +7,7 @@
 
 #include "analyze/analysis.h"
 #include "analyze/flat_map.h"
+#include "analyze/mapped.h"
 #include "analyze/names.h"
 
 namespace opscope::analyze {
@@ -24,10 +25,10 @@ size_t RankIndex(size_t n, int percent) {
 // total, mean, p50, p99, max, flops, bytes (no share yet). Derived rows and
 // spans of the whole trace (class kOther) are left out.
 std::vector<OpStats> GroupByNameAndClass(const TraceModel& model) {
-  std::vector<int64_t> self = SelfTimes(model);
+  MappedVector<int64_t> self = SelfTimes(model);
   // Pass 1: each event's group, and the sums.
   Int64Map<uint32_t> index;  // (name << 8 | class) -> group + 1
-  std::vector<uint32_t> group_of(model.size(), UINT32_MAX);
+  MappedVector<uint32_t> group_of(model.size(), UINT32_MAX);
   std::vector<OpStats> out;
   std::vector<uint8_t> all_flops, all_bytes;
   for (size_t e = 0; e < model.size(); ++e) {
@@ -54,19 +55,19 @@ std::vector<OpStats> GroupByNameAndClass(const TraceModel& model) {
     s.flops += std::max<int64_t>(model.flops[e], 0);
     s.bytes += std::max<int64_t>(model.bytes[e], 0);
   }
-  std::vector<int64_t>().swap(self);  // done with: the durations below take its place
+  MappedVector<int64_t>().swap(self);  // done with: the durations below take its place
   // Pass 2: the durations of each group side by side, then its percentiles.
   std::vector<size_t> begin(out.size() + 1, 0);
   for (size_t g = 0; g < out.size(); ++g) begin[g + 1] = begin[g] + out[g].count;
-  std::vector<int64_t> durations(begin.back());
+  MappedVector<int64_t> durations(begin.back());
   std::vector<size_t> fill(begin.begin(), begin.end() - 1);
   for (size_t e = 0; e < model.size(); ++e) {
     if (group_of[e] != UINT32_MAX) durations[fill[group_of[e]]++] = model.duration_ns[e];
   }
   for (size_t g = 0; g < out.size(); ++g) {
     OpStats& s = out[g];
-    Percentiles(durations.begin() + begin[g], durations.begin() + begin[g + 1], s.p50_ns, s.p99_ns,
-                s.max_ns);
+    Percentiles(std::span(durations.data() + begin[g], durations.data() + begin[g + 1]), s.p50_ns,
+                s.p99_ns, s.max_ns);
     s.mean_ns = static_cast<double>(s.total_ns) / static_cast<double>(s.count);
     if (!all_flops[g]) s.flops = -1;
     if (!all_bytes[g]) s.bytes = -1;
@@ -76,8 +77,9 @@ std::vector<OpStats> GroupByNameAndClass(const TraceModel& model) {
 
 }  // namespace
 
-std::vector<int64_t> SelfTimes(const TraceModel& model) {
-  std::vector<int64_t> self(model.duration_ns);
+MappedVector<int64_t> SelfTimes(const TraceModel& model) {
+  MappedVector<int64_t> self(model.size());
+  for (size_t e = 0; e < self.size(); ++e) self[e] = model.duration_ns[e];
   // Host events by track, in the order they open: by start, the longer first
   // (a parent and its first child may start together).
   TrackGroups by_track = GroupByTrack(model, [&](size_t e) {
@@ -127,9 +129,9 @@ std::vector<int64_t> SelfTimes(const TraceModel& model) {
   return self;
 }
 
-void Percentiles(std::vector<int64_t>::iterator first, std::vector<int64_t>::iterator last,
-                 int64_t& p50, int64_t& p99, int64_t& max) {
-  const size_t n = static_cast<size_t>(last - first);
+void Percentiles(std::span<int64_t> values, int64_t& p50, int64_t& p99, int64_t& max) {
+  const size_t n = values.size();
+  const auto first = values.begin(), last = values.end();
   if (n == 0) {
     p50 = p99 = max = 0;
     return;

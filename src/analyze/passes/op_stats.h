@@ -8,9 +8,11 @@
 #define OPSCOPE_ANALYZE_PASSES_OP_STATS_H_
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
+#include "analyze/mapped.h"
 #include "analyze/passes/pass.h"
 #include "analyze/trace_model.h"
 
@@ -52,12 +54,11 @@ std::vector<OpStats> ComputeOpStats(const TraceModel& model);
 // overlap unevenly (rounded microseconds) every instant still goes to exactly
 // one event, so a track's self times add up to its busy time. A device event's
 // self time is its duration: device work does not nest.
-std::vector<int64_t> SelfTimes(const TraceModel& model);
+MappedVector<int64_t> SelfTimes(const TraceModel& model);
 
 // Nearest-rank p50 and p99 (the value of rank ceil(P/100 * n) among the n
-// sorted values, 1-based), and the maximum, of [first, last) (reordered).
-void Percentiles(std::vector<int64_t>::iterator first, std::vector<int64_t>::iterator last,
-                 int64_t& p50, int64_t& p99, int64_t& max);
+// sorted values, 1-based), and the maximum, of `values` (reordered).
+void Percentiles(std::span<int64_t> values, int64_t& p50, int64_t& p99, int64_t& max);
 
 // Its entry in the pass table.
 Pass OpStatsPass();

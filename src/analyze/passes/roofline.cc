@@ -10,6 +10,7 @@
 
 #include "analyze/analysis.h"
 #include "analyze/flat_map.h"
+#include "analyze/mapped.h"
 #include "analyze/names.h"
 #include "analyze/passes/ascend_cost.h"
 
@@ -338,10 +339,10 @@ std::vector<OpRoofline> ComputeRoofline(const TraceModel& model, const RooflineC
     if (model.cls[e] == EventClass::kRuntime) ++launch_count[model.track[e]];
   }
   // Device time per correlation id: (id, time) pairs sorted, then summed per id.
-  std::vector<std::pair<int64_t, int64_t>> kernel_ns;
+  MappedVector<std::pair<int64_t, int64_t>> kernel_ns;
   kernel_ns.reserve(correlated_device);
   Int64Map<uint8_t> tf32_by_correlation;
-  std::vector<std::vector<uint32_t>> launches_by_track(model.tracks.size());
+  std::vector<MappedVector<uint32_t>> launches_by_track(model.tracks.size());
   for (size_t t = 0; t < launch_count.size(); ++t) launches_by_track[t].reserve(launch_count[t]);
   bool has_device = false;
   const int compute_major = ComputeCapabilityMajor(model);
@@ -376,11 +377,11 @@ std::vector<OpRoofline> ComputeRoofline(const TraceModel& model, const RooflineC
   // kernels' time, of those whose kernels were found, and of launches whose
   // kernels are missing (a sampled trace): any operator's window is two lookups.
   struct Launches {
-    std::vector<int64_t> start;
-    std::vector<int64_t> kernel_ns{0};
-    std::vector<int64_t> found{0};
-    std::vector<int64_t> missing{0};
-    std::vector<int64_t> tf32{0};  // launches whose kernels are TF32 tensor-core kernels
+    MappedVector<int64_t> start;
+    MappedVector<int64_t> kernel_ns{0};
+    MappedVector<int64_t> found{0};
+    MappedVector<int64_t> missing{0};
+    MappedVector<int64_t> tf32{0};  // launches whose kernels are TF32 tensor-core kernels
   };
   std::vector<Launches> by_track(model.tracks.size());
   std::vector<int8_t> launch_name(model.string_count(), -1);  // per name id; -1: not yet known

@@ -7,6 +7,7 @@
 #include "analyze/analysis.h"
 #include "analyze/compute_device.h"
 #include "analyze/intervals.h"
+#include "analyze/mapped.h"
 #include "analyze/median.h"
 #include "analyze/names.h"
 
@@ -31,11 +32,11 @@ std::vector<StepBreakdown> Breakdown(const TraceModel& model, ComputeOn on) {
     ++counts[static_cast<size_t>(work[e])];
     starts += starts_work(e);
   }
-  std::vector<Interval> compute, communication, memory;
+  Intervals compute, communication, memory;
   compute.reserve(counts[static_cast<size_t>(Work::kCompute)]);
   communication.reserve(counts[static_cast<size_t>(Work::kCommunication)]);
   memory.reserve(counts[static_cast<size_t>(Work::kMemory)]);
-  std::vector<int64_t> work_starts;  // starts of operators and device work
+  MappedVector<int64_t> work_starts;  // starts of operators and device work
   work_starts.reserve(starts);
   for (size_t e = 0; e < model.size(); ++e) {
     const Interval i{model.start_ns[e], model.start_ns[e] + model.duration_ns[e]};
@@ -51,7 +52,7 @@ std::vector<StepBreakdown> Breakdown(const TraceModel& model, ComputeOn on) {
   const auto c = Union(std::move(compute)), m = Union(std::move(communication)),
              mem = Union(std::move(memory));
   // Any work: the union of the three unions (each far shorter than its events).
-  std::vector<Interval> all;
+  Intervals all;
   all.reserve(c.size() + m.size() + mem.size());
   for (const auto* part : {&c, &m, &mem}) all.insert(all.end(), part->begin(), part->end());
   const auto any = Union(std::move(all));

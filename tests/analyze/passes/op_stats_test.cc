@@ -37,7 +37,7 @@ TEST(Percentiles, NearestRankAsDefined) {
       return sorted.back();
     };
     int64_t p50 = -1, p99 = -1, max = -1;
-    Percentiles(values.begin(), values.end(), p50, p99, max);
+    Percentiles(values, p50, p99, max);
     EXPECT_EQ(p50, nearest_rank(50)) << n;
     EXPECT_EQ(p99, nearest_rank(99)) << n;
     EXPECT_EQ(max, sorted.back()) << n;
@@ -55,7 +55,7 @@ TEST(SelfTime, NestedCallsAreSubtractedOnce) {
       .Add(EventClass::kRuntime, "cudaLaunchKernel", 50, 60)
       .Add(EventClass::kKernel, "gemm", 10, 90)
       .Add(EventClass::kHostOp, "aten::partial", 95, 130);
-  const std::vector<int64_t> self = SelfTimes(b.model);
+  const auto self = SelfTimes(b.model);
   EXPECT_EQ(self[0], (100 - 30 - 10 - 5) * 1000) << "less the 5 us the last one covers";
   EXPECT_EQ(self[1], (30 - 10) * 1000);
   EXPECT_EQ(self[2], 10 * 1000);
@@ -76,9 +76,9 @@ TEST(SelfTime, NestedCallsAreSubtractedOnce) {
 TEST(SelfTime, SumsToTheThreadsBusyTimeOnARealTrace) {
   const TraceModel model = ImportTrace(std::filesystem::path(OPSCOPE_TEST_DATA) /
                                        "torch-cpu/small_cnn_train_torch1.13.json");
-  const std::vector<int64_t> self = SelfTimes(model);
+  const auto self = SelfTimes(model);
   std::map<uint32_t, int64_t> self_by_track;
-  std::map<uint32_t, std::vector<Interval>> spans;
+  std::map<uint32_t, Intervals> spans;
   for (size_t e = 0; e < model.size(); ++e) {
     if (IsDevice(model.cls[e]) || model.cls[e] == EventClass::kOther) continue;
     self_by_track[model.track[e]] += self[e];

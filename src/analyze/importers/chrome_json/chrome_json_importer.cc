@@ -529,6 +529,7 @@ void Merge(Part& part, TraceModel& model,
   };
   const size_t first = model.size();
   for (const auto column : TraceModel::kInt64Columns) append(model.*column, p.*column);
+  for (const auto column : TraceModel::kCompactColumns) (model.*column).append(p.*column);
   for (const auto column : TraceModel::kCountColumns) (model.*column).append(p.*column);
   for (const auto column : TraceModel::kStringColumns) append_ids(model.*column, p.*column);
   model.track.reserve(model.track.size() + n);
@@ -625,9 +626,9 @@ size_t LinkTorchToNpu(const std::unordered_map<std::string, OpFlow>& op_flows, T
     }
     if (op < 0) continue;
     if (model.external_id[static_cast<size_t>(op)] < 0) {
-      model.external_id[static_cast<size_t>(op)] = next_id++;
+      model.external_id.Set(static_cast<size_t>(op), next_id++);
     }
-    model.external_id[*task] = model.external_id[static_cast<size_t>(op)];
+    model.external_id.Set(*task, model.external_id[static_cast<size_t>(op)]);
     ++linked;
   }
   return linked;
