@@ -622,5 +622,59 @@ TEST(AscendCost, MatmulsConvolutionsAndElementwiseFromShapes) {
             0);
 }
 
+// FlashAttentionScore: 4 * B * N1 * S1 * S2 * D, the layout told by
+// softmax_max's [B, N1, S1, 8]. The first two are the real sample's rows
+// (tests/data/ascend/kernel_details.csv, task 60679 and 61655), read by hand:
+// softmax_max 2,4,4096,8 gives B = 2, N1 = 4, S1 = 4096; the query 4096,2,512
+// is SBH ([S1, B, H1]), so D = 512 / 4 = 128 and S2 = the key's first, 4096.
+TEST(AscendCost, FlashAttentionFromSoftmaxMaxShape) {
+  const std::string fwd_types =
+      "DT_BF16;DT_BF16;DT_BF16;DT_BF16;UINT8;DT_BF16;BOOL;INT64;INT64;INT64;INT64;INT64->"
+      "FLOAT;FLOAT;DT_BF16;DT_BF16";
+  const std::string fwd_formats = "NCL;NCL;NCL;ND;ND;ND;ND;ND;ND;ND;ND;ND->ND;ND;ND;ND";
+  AscendCost c = AscendTaskCost(
+      "FlashAttentionScore",
+      "4096,2,512;4096,2,512;4096,2,512;;;;4096,4096;;;;;->2,4,4096,8;2,4,4096,8;;4096,2,512",
+      fwd_types, fwd_formats);
+  const int64_t forward = int64_t{4} * 2 * 4 * 4096 * 4096 * 128;
+  EXPECT_EQ(c.flops, forward);
+  EXPECT_EQ(c.dtype, "bf16");
+  c = AscendTaskCost(
+      "FlashAttentionScoreGrad",
+      "4096,2,512;4096,2,512;4096,2,512;4096,2,512;4096,4096;2,4,4096,8;2,4,4096,8;;4096,2,512;->"
+      "4096,2,512;4096,2,512;4096,2,512;",
+      "DT_BF16;DT_BF16;DT_BF16;DT_BF16;BOOL;FLOAT;FLOAT;DT_BF16;DT_BF16;INT64->"
+      "DT_BF16;DT_BF16;DT_BF16;DT_BF16",
+      "NCL;NCL;NCL;NCL;ND;NCHW;NCHW;ND;NCL;ND->ND;ND;ND;ND");
+  EXPECT_EQ(c.flops, forward / 2 * 5) << "five products of the forward's size";
+  // The other layouts, and a key of another length (cross-attention):
+  // BSH [B, S1, H1], BNSD [B, N1, S1, D], BSND [B, S1, N1, D].
+  const auto fa = [](const std::string& q, const std::string& k, const std::string& max) {
+    return AscendTaskCost("FlashAttentionScore", q + ";" + k + ";" + k + "->" + max + ";" + max,
+                          "FLOAT16;FLOAT16;FLOAT16->FLOAT;FLOAT", "ND;ND;ND->ND;ND")
+        .flops;
+  };
+  EXPECT_EQ(fa("2,1024,2048", "2,512,2048", "2,16,1024,8"), int64_t{4} * 2 * 16 * 1024 * 512 * 128);
+  EXPECT_EQ(fa("2,16,1024,64", "2,16,512,64", "2,16,1024,8"),
+            int64_t{4} * 2 * 16 * 1024 * 512 * 64);
+  EXPECT_EQ(fa("2,1024,16,64", "2,512,16,64", "2,16,1024,8"),
+            int64_t{4} * 2 * 16 * 1024 * 512 * 64);
+  // Grouped-query attention: the key has fewer heads; N1 counts.
+  EXPECT_EQ(fa("2,16,1024,64", "2,4,1024,64", "2,16,1024,8"),
+            int64_t{4} * 2 * 16 * 1024 * 1024 * 64);
+  // B = S1: BSH and SBH both match and agree; the key's batch settles it
+  // where they would not.
+  EXPECT_EQ(fa("8,8,512", "8,8,512", "8,4,8,8"), int64_t{4} * 8 * 4 * 8 * 8 * 128);
+  EXPECT_EQ(fa("8,8,512", "4,8,512", "8,4,8,8"), int64_t{4} * 8 * 4 * 8 * 4 * 128)
+      << "SBH: the key's batch (second) is 8, S2 its first";
+  // Not counted: H1 not a multiple of N1 (the sample's edited "varlen" row),
+  // TND ([T, N, 8]), a query that matches no layout, and N1 = S1 in 4-D with a
+  // key read as BNSD (S2 = 4) or BSND (S2 = 8): two counts, neither chosen.
+  EXPECT_LT(fa("4096,2,511", "4096,2,512", "2,3,4096,8"), 0);
+  EXPECT_LT(fa("8192,16,64", "8192,16,64", "8192,16,8"), 0);
+  EXPECT_LT(fa("3,1024,2048", "3,1024,2048", "2,16,1024,8"), 0);
+  EXPECT_LT(fa("2,8,8,64", "2,8,4,64", "2,8,8,8"), 0);
+}
+
 }  // namespace
 }  // namespace opscope::analyze

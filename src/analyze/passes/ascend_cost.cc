@@ -91,6 +91,56 @@ bool AnyOf(std::string_view s, std::initializer_list<std::string_view> set) {
   return std::find(set.begin(), set.end(), s) != set.end();
 }
 
+// FlashAttentionScore's matmul FLOPs, 4 * B * N1 * S1 * S2 * D (QK^T and PV,
+// 2 * S1 * S2 * D each per batch and head), or -1. The input layout (BSH, SBH,
+// BNSD, BSND; CANN's aclnnFlashAttentionScore) is an attribute no file
+// records; softmax_max, shaped [B, N1, S1, 8] in every layout but TND (as
+// MindSpore's flash_attention_score and ring_attention_update document it),
+// names B, N1 and S1, and the query's shape must match exactly one layout's
+// order of them (two that both match must give the same count). S2 is the
+// key's dimension at the same place as S1 in the query; D is the query's last
+// dimension (H1 / N1 in BSH and SBH). TND (varlen: [T, N, 8]) needs the
+// sequence lengths, which are not recorded: not counted. A causal mask may let
+// the kernel skip blocks; the count is the dense one.
+int64_t FlashAttentionFlops(const Shape& q, const Shape& k, const Shape& softmax_max) {
+  if (softmax_max.size() != 4 || softmax_max[3] != 8 || q.size() != k.size()) return -1;
+  const int64_t b = softmax_max[0], n1 = softmax_max[1], s1 = softmax_max[2];
+  if (b <= 0 || n1 <= 0 || s1 <= 0) return -1;
+  int64_t flops = -1;
+  bool conflict = false;
+  const auto layout = [&](bool matches, int64_t s2, int64_t d, int64_t k_batch) {
+    if (!matches || k_batch != b || s2 <= 0 || d <= 0) return;
+    int64_t f = 4;
+    for (const int64_t v : {b, n1, s1, s2, d}) {
+      if (f > (int64_t{1} << 62) / v) return;
+      f *= v;
+    }
+    if (flops >= 0 && f != flops) conflict = true;
+    flops = f;
+  };
+  if (q.size() == 3) {  // H1 = N1 * D
+    const int64_t d = q[2] % n1 == 0 ? q[2] / n1 : -1;
+    layout(q[0] == b && q[1] == s1, k[1], d, k[0]);  // BSH
+    layout(q[0] == s1 && q[1] == b, k[0], d, k[1]);  // SBH
+  } else if (q.size() == 4) {
+    layout(q[0] == b && q[1] == n1 && q[2] == s1, k[2], q[3], k[0]);  // BNSD
+    layout(q[0] == b && q[1] == s1 && q[2] == n1, k[1], q[3], k[0]);  // BSND
+  }
+  return conflict ? -1 : flops;
+}
+
+// The first shape of `shapes` from `from` on that is softmax_max's: [B, N, S, 8]
+// of FLOAT (the grad's inputs omit absent optional tensors, so its place varies).
+const Shape* SoftmaxMax(const std::vector<Shape>& shapes,
+                        const std::vector<std::string_view>& types, size_t from) {
+  for (size_t i = from; i < shapes.size() && i < types.size(); ++i) {
+    if (shapes[i].size() == 4 && shapes[i][3] == 8 && ElementBytes(types[i]) == 4) {
+      return &shapes[i];
+    }
+  }
+  return nullptr;
+}
+
 }  // namespace
 
 AscendCost AscendTaskCost(std::string_view op_type, std::string_view shapes,
@@ -152,6 +202,18 @@ AscendCost AscendTaskCost(std::string_view op_type, std::string_view shapes,
     const int64_t outputs = Elements(y);
     if (outputs < 0 || (k > 0 && outputs > (int64_t{1} << 61) / k)) return cost;
     flops = 2 * outputs * k;
+  } else if (op_type == "FlashAttentionScore" || op_type == "FlashAttentionScoreGrad") {
+    // Forward: query, key, value, ... -> softmax_max, softmax_sum, softmax_out,
+    // attention_out. Backward: query, key, value, dy, ..., softmax_max, ... ->
+    // dq, dk, dv: five products of the forward's size (S = QK^T recomputed, dV,
+    // dP, dQ, dK), 2.5 times the forward's FLOPs.
+    const bool grad = op_type == "FlashAttentionScoreGrad";
+    if (in.size() < 3 || !plain(3)) return cost;
+    const Shape* softmax_max = grad ? SoftmaxMax(in, in_types, 4) : SoftmaxMax(out, out_types, 0);
+    if (softmax_max == nullptr) return cost;
+    const int64_t forward = FlashAttentionFlops(in[0], in[1], *softmax_max);
+    if (forward < 0 || (grad && forward > (int64_t{1} << 62) / 5)) return cost;
+    flops = grad ? forward / 2 * 5 : forward;
   } else if (op_type == "Conv2D") {
     if (in.size() < 2 || !plain(2) || in_formats[1] != "NCHW" || out_formats[0] != "NCHW" ||
         in[1].size() != 4 || out[0].size() != 4) {

@@ -13,6 +13,10 @@
 //   elements * Cin/groups * kh * kw from the filter. Private formats (5HD
 //   NC1HWC0, FRACTAL_Z) pad channels to 8 or 16: the useful FLOPs cannot be
 //   told from them, so those tasks are not counted.
+// - FlashAttentionScore: 4 * B * N1 * S1 * S2 * D, the layout told from
+//   softmax_max's [B, N1, S1, 8] (ascend_cost.cc); FlashAttentionScoreGrad
+//   2.5 times that. Dense counts (a causal mask may skip blocks); the varlen
+//   TND layout is not counted.
 // - Elementwise arithmetic (Add, Mul, Relu, ... by op type): one FLOP per
 //   output element.
 // Bytes are every input and output with a known shape and data type, read or
