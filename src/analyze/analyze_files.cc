@@ -5,6 +5,7 @@
 
 #include "analyze/importer.h"
 #include "analyze/importers/ascend/db_importer.h"
+#include "analyze/importers/ascend/device_info.h"
 #include "analyze/importers/ascend/kernel_details_importer.h"
 #include "analyze/pipeline.h"
 #include "analyze/trace_inputs.h"
@@ -119,6 +120,11 @@ AnalyzedTrace AnalyzeInput(const TraceInput& input, size_t position, const Analy
       if (!input.memory_record.empty()) record = Source::Open(input.memory_record);
       t.ascend_memory = ReadAscendMemory(ops.get(), record.get());
     });
+    std::optional<AscendChip> chip;
+    side_file(input.device_info, [&] {
+      const auto source = Source::Open(input.device_info);
+      chip = ReadDeviceInfo(*source);
+    });
     side_file(input.profiler_metadata, [&] {
       const auto source = Source::Open(input.profiler_metadata);
       t.ascend_groups = ReadParallelGroups(*source);
@@ -157,9 +163,10 @@ AnalyzedTrace AnalyzeInput(const TraceInput& input, size_t position, const Analy
     t.events = model.size();
     t.tracks = model.tracks.size();
     const auto t2 = Clock::now();
-    t.analysis = AnalyzeTrace(
-        model,
-        {.ceilings = options.ceilings, .threads = options.threads, .passes = options.passes});
+    t.analysis = AnalyzeTrace(model, {.ceilings = options.ceilings,
+                                      .threads = options.threads,
+                                      .passes = options.passes,
+                                      .ascend_chip = chip});
     t.findings = Advise(t.analysis, options.thresholds);
     if (t.ascend_pipeline) {
       for (Finding& f : AdvisePipeline(*t.ascend_pipeline, options.thresholds)) {

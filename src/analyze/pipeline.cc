@@ -102,6 +102,7 @@ Analysis AnalyzeTrace(const TraceModel& model, const AnalysisOptions& options) {
       a.ceilings_note = "measured ceilings not used: " + mismatch;
     }
   }
+  const bool measured = a.ceilings.has_value();
   const std::string device = TraceDeviceName(model, a.compute_on);
   a.device = device;
   a.compute_major = ComputeCapabilityMajor(model);
@@ -113,6 +114,15 @@ Analysis AnalyzeTrace(const TraceModel& model, const AnalysisOptions& options) {
     if (a.ceilings) {
       a.ceilings->source = "assumed Ascend 910B (the trace names no device): " + a.ceilings->source;
     }
+  }
+  if (options.ascend_chip && !measured) {
+    // The table's figures for the rest: the named variant's, else the 910B's.
+    std::optional<RooflineCeilings> table = a.ceilings;
+    if (!table) {
+      table = KnownDeviceCeilings("Ascend 910B");
+      if (table) table->source = "assumed Ascend 910B: " + table->source;
+    }
+    if (table) a.ceilings = AscendChipCeilings(*options.ascend_chip, *table);
   }
   if (!a.ceilings) {
     if (!a.ceilings_note.empty()) a.ceilings_note += "; ";

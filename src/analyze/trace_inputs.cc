@@ -289,6 +289,19 @@ void ReadOutputFolder(const fs::path& output, RankTree& tree) {
   }
 }
 
+// A PROF_* folder's first device_{id}/info.json.{id} ("" none; msprof also
+// leaves info.json.{id}.done markers).
+std::string DeviceInfoFile(const fs::path& root) {
+  for (const fs::path& dir : Entries(root)) {
+    if (!IsDir(dir) || dir.filename().string().rfind("device_", 0) != 0) continue;
+    for (const fs::path& f : Entries(dir)) {
+      const std::string file = f.filename().string();
+      if (file.rfind("info.json.", 0) == 0 && !EndsWith(file, ".done")) return f.string();
+    }
+  }
+  return {};
+}
+
 void ReadRankRoot(const fs::path& root, RankTree& tree) {
   tree.root = root;
   tree.timestamp = RunTimestamp(root);
@@ -314,9 +327,13 @@ void ReadRankRoot(const fs::path& root, RankTree& tree) {
           tree.unused.push_back(
               {entry.string(), "torch_npu's binary framework records: undocumented, not read"});
         } else if (IsMsprofRoot(entry)) {
+          const std::string info = tree.trace ? DeviceInfoFile(entry) : std::string();
+          if (!info.empty() && tree.trace->device_info.empty()) tree.trace->device_info = info;
           tree.unused.push_back(
               {entry.string(),
-               "raw CANN data: its parsed copy in ASCEND_PROFILER_OUTPUT is read instead"});
+               std::string("raw CANN data: its parsed copy in ASCEND_PROFILER_OUTPUT is read "
+                           "instead") +
+                   (info.empty() ? "" : " (and its device info.json, for the chip)")});
         }
       }
     }
@@ -414,6 +431,7 @@ void ReadMsprofRoot(const fs::path& root, RankTree& tree) {
       tree.trace->rank = rank->first;
       tree.trace->rank_source = rank->second;
     }
+    tree.trace->device_info = DeviceInfoFile(root);
   }
   for (const fs::path& f : files) {
     if (tree.trace && f.string() == tree.trace->path) continue;

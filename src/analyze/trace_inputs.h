@@ -65,6 +65,9 @@ struct TraceInput {
   // profiler_metadata.json beside the rank's output: its communication groups
   // (parallel_groups.h), for the global ranks of its links.
   std::string profiler_metadata;
+  // A CANN run's device_{id}/info.json.{id} (under the rank's PROF_* folder):
+  // the chip's AI Core count and clock, for the roofline's peaks.
+  std::string device_info;
 };
 
 struct UnusedFile {

@@ -7,12 +7,15 @@
 #include "analyze/advisor.h"
 #include "analyze/importers/ascend/ai_core.h"
 #include "analyze/importers/ascend/communication.h"
+#include "analyze/importers/ascend/device_info.h"
 #include "analyze/importers/ascend/kernel_details_importer.h"
 #include "analyze/importers/ascend/memory.h"
 #include "analyze/importers/ascend/parallel_groups.h"
 #include "analyze/importers/ascend/summaries.h"
 #include "analyze/importers/ascend/task_time_importer.h"
+#include "analyze/model_builder.h"
 #include "analyze/passes/ascend_cost.h"
+#include "analyze/pipeline.h"
 #include "analyze/source.h"
 #include "opscope/opscope.h"
 
@@ -503,6 +506,62 @@ TEST(TaskTime, KernelsByCoreAndTheTasksThatAreNotKernels) {
                       ImportTaskTime(in, m);
                     })
                 .find("task_time_1.csv: line 2: a task without a start time and a duration"),
+            std::string::npos);
+}
+
+// A CANN run's device_0/info.json.0 (DeviceInfo as msprof writes it: numbers
+// or decimal strings) and the peaks that follow: 24 AI cores x 1.8 GHz x 8192
+// FLOP/cycle = 353.89 TFLOP/s, the 910B2's third-party figure (ascend.md 7).
+TEST(DeviceInfo, TheChipsCoresAndClockGiveItsPeaks) {
+  auto info = Source::FromBytes("device_0/info.json.0",
+                                R"({"DeviceInfo": [{"id": 0, "env_type": 3, "ai_core_num": 24,
+      "aiv_num": 48, "hwts_frequency": "50", "aic_frequency": "1800"}], "rank_id": 0})");
+  const AscendChip chip = ReadDeviceInfo(*info);
+  EXPECT_EQ(chip.ai_cores, 24);
+  EXPECT_EQ(chip.aic_mhz, 1800);
+  EXPECT_EQ(chip.source, "device_0/info.json.0");
+  auto numbers = Source::FromBytes("info.json.1", R"({"DeviceInfo": [{"ai_core_num": "20",
+                                                      "aic_frequency": 1650}]})");
+  EXPECT_EQ(ReadDeviceInfo(*numbers).ai_cores, 20);
+  EXPECT_EQ(ReadDeviceInfo(*Source::FromBytes("i", R"({"DeviceInfo": [{"ai_core_num": "20",
+                           "aic_frequency": 1650}]})"))
+                .aic_mhz,
+            1650);
+
+  model_builder::Builder b;
+  b.Add(EventClass::kKernel, "MatMulV2", 0, 10);
+  b.model.format = "ascend-kernel-details";
+  Analysis a = AnalyzeTrace(b.model, {.ascend_chip = chip});
+  ASSERT_TRUE(a.ceilings.has_value());
+  EXPECT_DOUBLE_EQ(a.ceilings->flops_per_second["bf16"], 24 * 1800e6 * 8192);
+  EXPECT_DOUBLE_EQ(a.ceilings->flops_per_second["fp16"], 353.8944e12);
+  EXPECT_DOUBLE_EQ(a.ceilings->flops_per_second["int8"], 24 * 1800e6 * 16384);
+  EXPECT_DOUBLE_EQ(a.ceilings->flops_per_second["fp32"], 147e12) << "the table's";
+  EXPECT_DOUBLE_EQ(a.ceilings->bytes_per_second, 1.2e12) << "the table's";
+  EXPECT_NE(a.ceilings->source.find("device_0/info.json.0: 24 AI cores x 1800 MHz"),
+            std::string::npos)
+      << a.ceilings->source;
+  EXPECT_NE(a.ceilings->source.find("assumed Ascend 910B"), std::string::npos)
+      << "where the table's figures come from";
+  // Without the chip: the assumed 910B's figures.
+  a = AnalyzeTrace(b.model, {});
+  ASSERT_TRUE(a.ceilings.has_value());
+  EXPECT_DOUBLE_EQ(a.ceilings->flops_per_second["bf16"], 294.91e12);
+
+  const auto error = [](const std::string& text) {
+    return ErrorOf("info.json.0", text, [](Source& in) { ReadDeviceInfo(in); });
+  };
+  EXPECT_NE(error("{").find("info.json.0: not JSON"), std::string::npos);
+  EXPECT_NE(error(R"({"rank_id": 0})").find("info.json.0: no DeviceInfo"), std::string::npos);
+  EXPECT_NE(
+      error(R"({"DeviceInfo": [{"ai_core_num": "many", "aic_frequency": "1800"}]})")
+          .find("info.json.0: DeviceInfo[0].ai_core_num is '\"many\"', not a positive number"),
+      std::string::npos);
+  EXPECT_NE(error(R"({"DeviceInfo": [{"ai_core_num": 24}]})")
+                .find("info.json.0: DeviceInfo[0].aic_frequency is absent"),
+            std::string::npos);
+  EXPECT_NE(error(R"({"DeviceInfo": [{"ai_core_num": 0, "aic_frequency": 1800}]})")
+                .find("ai_core_num is '0'"),
             std::string::npos);
 }
 

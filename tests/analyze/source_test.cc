@@ -299,6 +299,11 @@ TEST(Discovery, AscendTreesGiveOneTimelinePerRankAndListTheRest) {
   const auto r0 = rank_dir("node_a", "host_a_3_20260102120000456_ascend_pt");
   WriteFile(r0 / "profiler_info_0.json", "{}");
   WriteFile(r0 / "ASCEND_PROFILER_OUTPUT" / "kernel_details.csv", "");
+  // The raw CANN run under a rank: its device info.json gives the chip.
+  const auto r0_device = r0 / "PROF_000001_20260102120000000_ABCDEF" / "device_0";
+  std::filesystem::create_directories(r0_device);
+  WriteFile(r0_device / "info.json.0.done", "");
+  WriteFile(r0_device / "info.json.0", "{}");
   const auto r0_old = rank_dir("node_a", "host_a_3_20260101090000000_ascend_pt");
   WriteFile(r0_old / "profiler_info_0.json", "{}");
   WriteFile(r0_old / "ASCEND_PROFILER_OUTPUT" / "trace_view.json", "[]");
@@ -309,6 +314,8 @@ TEST(Discovery, AscendTreesGiveOneTimelinePerRankAndListTheRest) {
   WriteFile(db_only / "ASCEND_PROFILER_OUTPUT" / "ascend_pytorch_profiler_3.db", "");
   const auto prof = job / "PROF_000002_20260102120000000_XYZ" / "mindstudio_profiler_output";
   std::filesystem::create_directories(prof);
+  std::filesystem::create_directories(prof.parent_path() / "device_1");
+  WriteFile(prof.parent_path() / "device_1" / "info.json.1", "{}");
   WriteFile(prof / "msprof_20260102120000.json", "[]");
   WriteFile(prof / "op_summary_20260102120000.csv", "");
 
@@ -328,6 +335,13 @@ TEST(Discovery, AscendTreesGiveOneTimelinePerRankAndListTheRest) {
        -1}};
   EXPECT_EQ(traces, expected);
   EXPECT_EQ(found.traces[2].rank_source, "profiler_info.json rank_id");
+  EXPECT_EQ(std::filesystem::relative(found.traces[0].device_info, job).string(),
+            "node_a/host_a_3_20260102120000456_ascend_pt/PROF_000001_20260102120000000_ABCDEF/"
+            "device_0/info.json.0")
+      << "not the .done marker";
+  EXPECT_EQ(found.traces[1].device_info, "") << "its PROF_* folder has no device info";
+  EXPECT_EQ(std::filesystem::relative(found.traces[4].device_info, job).string(),
+            "PROF_000002_20260102120000000_XYZ/device_1/info.json.1");
   std::map<std::string, std::string> unused;
   for (const auto& u : found.unused) {
     unused[std::filesystem::relative(u.path, job).string()] = u.reason;

@@ -185,6 +185,20 @@ std::optional<RooflineCeilings> KnownDeviceCeilings(std::string_view name) {
   return std::nullopt;
 }
 
+RooflineCeilings AscendChipCeilings(const AscendChip& chip, const RooflineCeilings& table) {
+  RooflineCeilings c = table;
+  const double per_cycle = chip.ai_cores * chip.aic_mhz * 1e6;
+  c.flops_per_second["fp16"] = c.flops_per_second["bf16"] = per_cycle * 8192;
+  c.flops_per_second["int8"] = per_cycle * 16384;
+  c.source = fmt::format(
+      "{}'s AI Core from the run's {}: {} AI cores x {:g} MHz x 8192 FLOP/cycle = {:.1f} TFLOP/s "
+      "fp16/bf16, x 16384 = {:.1f} TOPS int8 (msprof-analyze's formula); fp32 and memory "
+      "bandwidth from the table: {}",
+      table.device.empty() ? std::string("the device") : table.device, chip.source, chip.ai_cores,
+      chip.aic_mhz, per_cycle * 8192 / 1e12, per_cycle * 16384 / 1e12, table.source);
+  return c;
+}
+
 bool IsTf32Kernel(std::string_view kernel, int compute_major) {
   std::string n(kernel);
   for (char& ch : n) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));

@@ -98,6 +98,12 @@ def with_device(path, out):
     write_csv(out, ["Device_id"] + r[0], [["0"] + x for x in r[1:] if x])
 
 
+# Each run's chip as msprof's info.json records it (ascend.md 1.4), one with
+# strings and one with numbers: the roofline's peaks follow from them.
+CHIPS = {0: {"id": 0, "ai_core_num": 24, "aiv_num": 48, "aic_frequency": "1800"},
+         1: {"id": 0, "ai_core_num": 20, "aiv_num": 40, "aic_frequency": 1650}}
+
+
 def build_msprof(text_root, msprof_root):
     for rank in (0, 1):
         text_out = rank_output(text_root, rank)
@@ -106,7 +112,7 @@ def build_msprof(text_root, msprof_root):
         os.makedirs(out)
         os.makedirs(os.path.join(prof, "device_0"))
         with open(os.path.join(prof, "device_0", "info.json.0"), "w") as f:
-            json.dump({"rank_id": rank, "devices": "0"}, f)
+            json.dump({"rank_id": rank, "devices": "0", "DeviceInfo": [CHIPS[rank]]}, f)
         os.makedirs(os.path.join(prof, "analyze"))
         for name in ("communication.json", "communication_matrix.json"):
             shutil.copy(os.path.join(text_out, name), os.path.join(prof, "analyze", name))
@@ -461,6 +467,15 @@ def main():
                                       "mindstudio_profiler_output") for r in (0, 1)}
         check_summaries("msprof", msprof, text_out, failures, msprof_out)
         check_task_time(opscope, text, msprof_root, tmp, failures)
+        # The chips' peaks: cores x MHz x 8192 FLOP/cycle, named with their file.
+        with open(os.path.join(tmp, "msprof-report", "analysis.html")) as f:
+            html = f.read()
+        for rank, chip in CHIPS.items():
+            cores, mhz = chip["ai_core_num"], float(chip["aic_frequency"])
+            want = "device_0/info.json.0: %d AI cores x %g MHz x 8192 FLOP/cycle = %.1f TFLOP/s" % (
+                cores, mhz, cores * mhz * 1e6 * 8192 / 1e12)
+            if want not in html:
+                failures.append("msprof: rank %d's roofline does not say %r" % (rank, want))
         unused = [r["file"] for r in section(msprof, "unused_files")]
         for f in unused:
             if "op_statistic_" in f or "api_statistic_" in f or "npu_mem_" in f:

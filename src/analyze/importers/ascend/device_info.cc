@@ -1,0 +1,80 @@
+#include "analyze/importers/ascend/device_info.h"
+
+#include <simdjson.h>
+
+#include <charconv>
+#include <optional>
+#include <string>
+
+#include "opscope/opscope.h"
+
+namespace opscope::analyze {
+namespace {
+
+// info.json is a small object (a few KB).
+constexpr size_t kMaxBytes = size_t{16} << 20;
+
+// A number written as a JSON number or as a decimal string ("1800").
+std::optional<double> Number(simdjson::dom::element e) {
+  double d = 0;
+  int64_t i = 0;
+  if (e.get_int64().get(i) == simdjson::SUCCESS) return static_cast<double>(i);
+  if (e.get_double().get(d) == simdjson::SUCCESS) return d;
+  std::string_view text;
+  if (e.get_string().get(text) != simdjson::SUCCESS || text.empty()) return std::nullopt;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), d);
+  if (ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
+  return d;
+}
+
+}  // namespace
+
+AscendChip ReadDeviceInfo(Source& source) {
+  const std::string& path = source.name();
+  std::string bytes;
+  char block[1 << 16];
+  while (const size_t n = source.Read(block, sizeof block)) {
+    bytes.append(block, n);
+    if (bytes.size() > kMaxBytes) {
+      throw Error(ErrorCode::kInvalidInput, path + ": larger than 16 MiB: not an info.json");
+    }
+  }
+  simdjson::dom::parser parser;
+  simdjson::dom::element root;
+  if (const auto error = parser.parse(simdjson::padded_string(bytes)).get(root);
+      error != simdjson::SUCCESS) {
+    throw Error(ErrorCode::kInvalidInput,
+                path + ": not JSON: " + std::string(simdjson::error_message(error)));
+  }
+  simdjson::dom::array devices;
+  simdjson::dom::object device;
+  if (root["DeviceInfo"].get_array().get(devices) != simdjson::SUCCESS ||
+      devices.at(0).get_object().get(device) != simdjson::SUCCESS) {
+    throw Error(ErrorCode::kInvalidInput, path + ": no DeviceInfo list with a device in it");
+  }
+  AscendChip chip;
+  chip.source = path;
+  const auto read = [&](const char* key, double max) {
+    simdjson::dom::element e;
+    std::optional<double> v;
+    if (device[key].get(e) == simdjson::SUCCESS) v = Number(e);
+    if (!v || !(*v > 0) || *v > max) {
+      throw Error(ErrorCode::kInvalidInput,
+                  path + ": DeviceInfo[0]." + key + " is " +
+                      (device[key].error() == simdjson::SUCCESS
+                           ? "'" + simdjson::to_string(e) + "', not a positive number"
+                           : std::string("absent")));
+    }
+    return *v;
+  };
+  const double cores = read("ai_core_num", 4096);
+  if (cores != static_cast<int>(cores)) {
+    throw Error(ErrorCode::kInvalidInput,
+                path + ": DeviceInfo[0].ai_core_num is not a whole number");
+  }
+  chip.ai_cores = static_cast<int>(cores);
+  chip.aic_mhz = read("aic_frequency", 100000);
+  return chip;
+}
+
+}  // namespace opscope::analyze
