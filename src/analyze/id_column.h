@@ -244,16 +244,17 @@ class CompactInt64Column {
   static uint32_t Stored(int64_t v) { return static_cast<uint32_t>(v + 1); }
   static int64_t Value(uint32_t stored) { return int64_t{stored} - 1; }
   void Widen(size_t capacity) {
-    std::vector<int64_t> wide;
+    MappedVector<int64_t> wide;
     wide.reserve(capacity);
     for (const uint32_t stored : narrow_) wide.push_back(Value(stored));
-    std::vector<uint32_t>().swap(narrow_);  // its memory goes now, not at the end
+    MappedVector<uint32_t>().swap(narrow_);  // its memory goes now, not at the end
     wide_values_ = std::move(wide);
     wide_ = true;
   }
 
-  std::vector<uint32_t> narrow_;
-  std::vector<int64_t> wide_values_;
+  // Mapped (mapped.h): a column the size of a trace goes back to the system when freed.
+  MappedVector<uint32_t> narrow_;
+  MappedVector<int64_t> wide_values_;
   bool wide_ = false;
 };
 

@@ -87,7 +87,8 @@ class TraceModel {
   // The columns by element type, named once, so that code which appends,
   // merges or reserves columns cannot miss one. String columns hold ids of
   // this model's strings; `track` holds ids of its tracks. Count columns
-  // (id_column.h) cost nothing where every value is -1.
+  // (id_column.h) cost nothing where every value is -1; compact columns hold
+  // 4 bytes a value while their values fit.
   static constexpr std::array kInt64Columns = {&TraceModel::start_ns};
   static constexpr std::array kCompactColumns = {&TraceModel::duration_ns, &TraceModel::correlation,
                                                  &TraceModel::external_id};

@@ -8,6 +8,7 @@
 #include <map>
 #include <tuple>
 
+#include "analyze/importers/ascend/json_file.h"
 #include "opscope/opscope.h"
 
 namespace opscope::analyze {
@@ -16,28 +17,11 @@ namespace {
 // Communication files are summaries (kilobytes to a few megabytes): read whole.
 constexpr size_t kMaxBytes = size_t{1} << 30;
 
-simdjson::padded_string ReadAll(Source& source) {
-  std::string bytes;
-  char block[1 << 16];
-  while (true) {
-    const size_t n = source.Read(block, sizeof block);
-    if (n == 0) break;
-    bytes.append(block, n);
-    if (bytes.size() > kMaxBytes) {
-      throw Error(ErrorCode::kInvalidInput,
-                  source.name() + ": larger than 1 GiB: not a communication summary");
-    }
-  }
-  return simdjson::padded_string(bytes);
-}
-
-simdjson::dom::element Parse(simdjson::dom::parser& parser, const simdjson::padded_string& text,
-                             const std::string& path) {
-  simdjson::dom::element root;
-  if (const auto error = parser.parse(text).get(root); error != simdjson::SUCCESS) {
-    throw Error(ErrorCode::kInvalidInput,
-                path + ": not JSON: " + std::string(simdjson::error_message(error)));
-  }
+// The file's root, an object of steps.
+simdjson::dom::element Parse(simdjson::dom::parser& parser, Source& source) {
+  const std::string& path = source.name();
+  const simdjson::dom::element root =
+      ReadJsonFile(source, parser, kMaxBytes, "a communication summary");
   if (!root.is_object()) {
     throw Error(ErrorCode::kInvalidInput, path + ": not a JSON object of steps");
   }
@@ -115,9 +99,8 @@ std::optional<int> ParseRank(std::string_view text) {
 
 std::vector<AscendCollective> ReadCommunication(Source& source) {
   const std::string& path = source.name();
-  const simdjson::padded_string text = ReadAll(source);
   simdjson::dom::parser parser;
-  const simdjson::dom::element root = Parse(parser, text, path);
+  const simdjson::dom::element root = Parse(parser, source);
   std::vector<AscendCollective> out;
   ForEachEntry(
       root, path,
@@ -171,9 +154,8 @@ std::vector<AscendCollective> ReadCommunication(Source& source) {
 
 std::vector<AscendLink> ReadCommunicationMatrix(Source& source) {
   const std::string& path = source.name();
-  const simdjson::padded_string text = ReadAll(source);
   simdjson::dom::parser parser;
-  const simdjson::dom::element root = Parse(parser, text, path);
+  const simdjson::dom::element root = Parse(parser, source);
   std::vector<AscendLink> out;
   ForEachEntry(root, path,
                [&](std::string_view step, std::string_view kind, std::string_view key,

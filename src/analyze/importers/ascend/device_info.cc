@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 
+#include "analyze/importers/ascend/json_file.h"
 #include "opscope/opscope.h"
 
 namespace opscope::analyze {
@@ -31,21 +32,8 @@ std::optional<double> Number(simdjson::dom::element e) {
 
 AscendChip ReadDeviceInfo(Source& source) {
   const std::string& path = source.name();
-  std::string bytes;
-  char block[1 << 16];
-  while (const size_t n = source.Read(block, sizeof block)) {
-    bytes.append(block, n);
-    if (bytes.size() > kMaxBytes) {
-      throw Error(ErrorCode::kInvalidInput, path + ": larger than 16 MiB: not an info.json");
-    }
-  }
   simdjson::dom::parser parser;
-  simdjson::dom::element root;
-  if (const auto error = parser.parse(simdjson::padded_string(bytes)).get(root);
-      error != simdjson::SUCCESS) {
-    throw Error(ErrorCode::kInvalidInput,
-                path + ": not JSON: " + std::string(simdjson::error_message(error)));
-  }
+  const simdjson::dom::element root = ReadJsonFile(source, parser, kMaxBytes, "an info.json");
   simdjson::dom::array devices;
   simdjson::dom::object device;
   if (root["DeviceInfo"].get_array().get(devices) != simdjson::SUCCESS ||

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <string>
 
+#include "analyze/importers/ascend/json_file.h"
 #include "opscope/opscope.h"
 
 namespace opscope::analyze {
@@ -27,21 +28,8 @@ uint64_t HcclGroupHash(std::string_view hccl_name) {
 
 std::vector<AscendGroup> ReadParallelGroups(Source& source) {
   const std::string& path = source.name();
-  std::string bytes;
-  char block[1 << 16];
-  while (const size_t n = source.Read(block, sizeof block)) {
-    bytes.append(block, n);
-    if (bytes.size() > kMaxBytes) {
-      throw Error(ErrorCode::kInvalidInput, path + ": larger than 64 MiB: not profiler metadata");
-    }
-  }
   simdjson::dom::parser parser;
-  simdjson::dom::element root;
-  if (const auto error = parser.parse(simdjson::padded_string(bytes)).get(root);
-      error != simdjson::SUCCESS) {
-    throw Error(ErrorCode::kInvalidInput,
-                path + ": not JSON: " + std::string(simdjson::error_message(error)));
-  }
+  const simdjson::dom::element root = ReadJsonFile(source, parser, kMaxBytes, "profiler metadata");
   simdjson::dom::object groups;
   if (root["parallel_group_info"].get_object().get(groups) != simdjson::SUCCESS) return {};
   std::vector<AscendGroup> out;

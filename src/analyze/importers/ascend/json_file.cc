@@ -1,0 +1,32 @@
+#include "analyze/importers/ascend/json_file.h"
+
+#include <string>
+
+#include "opscope/opscope.h"
+
+namespace opscope::analyze {
+
+simdjson::dom::element ReadJsonFile(Source& source, simdjson::dom::parser& parser, size_t max_bytes,
+                                    std::string_view what) {
+  const std::string& path = source.name();
+  std::string bytes;
+  char block[1 << 16];
+  while (const size_t n = source.Read(block, sizeof block)) {
+    bytes.append(block, n);
+    if (bytes.size() > max_bytes) {
+      throw Error(ErrorCode::kInvalidInput, path + ": larger than " +
+                                                std::to_string(max_bytes >> 20) + " MiB: not " +
+                                                std::string(what));
+    }
+  }
+  simdjson::dom::element root;
+  // The DOM copies what it keeps: the text may go once it is parsed.
+  if (const auto error = parser.parse(simdjson::padded_string(bytes)).get(root);
+      error != simdjson::SUCCESS) {
+    throw Error(ErrorCode::kInvalidInput,
+                path + ": not JSON: " + std::string(simdjson::error_message(error)));
+  }
+  return root;
+}
+
+}  // namespace opscope::analyze
