@@ -95,7 +95,7 @@ bool AnyOf(std::string_view s, std::initializer_list<std::string_view> set) {
 // 2 * S1 * S2 * D each per batch and head), or -1. The input layout (BSH, SBH,
 // BNSD, BSND; CANN's aclnnFlashAttentionScore) is an attribute no file
 // records; softmax_max, shaped [B, N1, S1, 8] in every layout but TND (as
-// MindSpore's flash_attention_score and ring_attention_update document it),
+// MindSpore's ring_attention_update documents FlashAttention's outputs),
 // names B, N1 and S1, and the query's shape must match exactly one layout's
 // order of them (two that both match must give the same count). S2 is the
 // key's dimension at the same place as S1 in the query; D is the query's last
