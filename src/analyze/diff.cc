@@ -8,6 +8,7 @@
 #include <map>
 #include <random>
 
+#include "analyze/median.h"
 #include "analyze/passes/steps.h"
 
 namespace opscope::analyze {
@@ -21,16 +22,6 @@ int64_t Span(const TraceModel& m) {
     last = std::max(last, m.start_ns[e] + m.duration_ns[e]);
   }
   return last > first ? last - first : 0;
-}
-
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n == 0 ? 0 : n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-double MedianOf(const std::vector<int64_t>& v) {
-  return Median(std::vector<double>(v.begin(), v.end()));
 }
 
 }  // namespace
@@ -70,7 +61,7 @@ void CompareSamples(const std::vector<int64_t>& before, const std::vector<int64_
       static_cast<int>(after.size()) < kMinStepsForInterval) {
     return;
   }
-  const double b0 = MedianOf(before);
+  const double b0 = Median(before);
   if (b0 <= 0) return;
   std::mt19937_64 rng(20261201);
   constexpr int kResamples = 2000;

@@ -3,22 +3,11 @@
 #include <algorithm>
 
 #include "analyze/intervals.h"
+#include "analyze/median.h"
 #include "analyze/names.h"
 #include "analyze/passes/steps.h"
 
 namespace opscope::analyze {
-namespace {
-
-// The median of the ranks' values (the mean of the two middle ones for an even count).
-double MedianOf(std::vector<int64_t> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? static_cast<double>(v[n / 2])
-               : (static_cast<double>(v[n / 2 - 1]) + static_cast<double>(v[n / 2])) / 2;
-}
-
-}  // namespace
 
 RankSummary SummarizeRank(const TraceModel& model, int fallback_rank) {
   RankSummary r;
@@ -73,7 +62,7 @@ RankComparison CompareRanks(std::vector<RankSummary> ranks) {
     if (r.steps > 0) steps.push_back(r.mean_step_ns);
   }
   if (steps.size() < 2) return out;
-  const double median = MedianOf(std::move(steps));
+  const double median = Median(steps);
   int64_t slowest = -1;
   for (const auto& r : out.ranks) {
     if (r.steps > 0 && r.mean_step_ns > slowest) slowest = r.mean_step_ns, out.slow_rank = r.rank;
@@ -113,7 +102,7 @@ AscendRankSteps CompareAscendSteps(const std::vector<AscendRankInput>& inputs) {
   const auto median = [&](int64_t AscendRankMeans::*member) {
     std::vector<int64_t> values;
     for (const auto& r : out.ranks) values.push_back(r.*member);
-    return MedianOf(std::move(values));
+    return Median(values);
   };
   const AscendRankMeans* slow = &out.ranks.front();
   for (const auto& r : out.ranks) {

@@ -9,6 +9,7 @@
 #include <tuple>
 
 #include "analyze/importers/ascend/json_file.h"
+#include "analyze/median.h"
 #include "opscope/opscope.h"
 
 namespace opscope::analyze {
@@ -204,16 +205,6 @@ std::vector<AscendLink> ReadCommunicationMatrix(Source& source) {
                });
   return out;
 }
-
-namespace {
-
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n == 0 ? 0 : n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-}  // namespace
 
 AscendCommunicationCluster CompareAscendCommunication(
     const std::vector<AscendCommunicationInput>& inputs) {
