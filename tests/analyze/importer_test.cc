@@ -302,6 +302,25 @@ TEST(ChromeJsonImporter, ReadsOpscopeTracesWithHostileNames) {
   EXPECT_EQ(model.flops[0], 7);
 }
 
+// A complete event without a name or category (the fuzzer's find: the part
+// that read it had interned nothing, and merging it read past an empty map).
+TEST(ChromeJsonImporter, EventsWithoutANameImportWithAnEmptyOne) {
+  for (const char* text :
+       {R"([{"ph": "X", "ts": 1, "dur": 2, "pid": 1, "tid": 1}])",
+        R"({"traceEvents": [{"ph": "X", "ts": 1, "dur": 2, "pid": 1, "tid": 1, "args": {}},
+                            {"ph": "X", "name": "aten::mm", "cat": "cpu_op", "ts": 4, "dur": 2,
+                             "pid": 1, "tid": 1}]})"}) {
+    const auto source = Source::FromBytes("nameless.json", text);
+    const TraceModel model = ImportTrace(*source);
+    ASSERT_GE(model.size(), 1u) << text;
+    EXPECT_EQ(model.String(model.name[0]), "");
+    EXPECT_EQ(model.String(model.category[0]), "");
+    if (model.size() == 2) {
+      EXPECT_EQ(model.String(model.name[1]), "aten::mm");
+    }
+  }
+}
+
 TEST(KernelDetailsImporter, ReadsMsprofOpSummaryAndTellsSetsAndCopiesFromKernels) {
   // A fixture built to msprof's op_summary base columns as ascend.md 5.1.1
   // lists them (no real op_summary sample is at hand): the same importer reads

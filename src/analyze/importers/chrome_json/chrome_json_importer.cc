@@ -509,7 +509,11 @@ void Merge(Part& part, TraceModel& model,
   TraceModel& p = part.model;
   part.string_map.resize(p.string_count(), UINT32_MAX);
   part.track_map.resize(p.tracks.size(), UINT32_MAX);
+  // Id 0 is the empty string in every model, also in a part that interned
+  // nothing (its events had no name or category): mapped without a lookup.
+  const uint32_t empty = model.Intern({});
   const auto str = [&](uint32_t id) {
+    if (id == 0) return empty;
     uint32_t& to = part.string_map[id];
     if (to == UINT32_MAX) to = model.Intern(p.String(id));
     return to;
