@@ -109,20 +109,16 @@ Analysis AnalyzeTrace(const TraceModel& model, const AnalysisOptions& options) {
   a.format = model.format;
   if (!a.ceilings && !device.empty() && a.compute_on != ComputeOn::kCpu)
     a.ceilings = KnownDeviceCeilings(device);
-  if (!a.ceilings && model.format.rfind("ascend", 0) == 0) {
+  if (!a.ceilings && (model.format.rfind("ascend", 0) == 0 || options.ascend_chip)) {
     a.ceilings = KnownDeviceCeilings("Ascend 910B");
     if (a.ceilings) {
       a.ceilings->source = "assumed Ascend 910B (the trace names no device): " + a.ceilings->source;
     }
   }
-  if (options.ascend_chip && !measured) {
-    // The table's figures for the rest: the named variant's, else the 910B's.
-    std::optional<RooflineCeilings> table = a.ceilings;
-    if (!table) {
-      table = KnownDeviceCeilings("Ascend 910B");
-      if (table) table->source = "assumed Ascend 910B: " + table->source;
-    }
-    if (table) a.ceilings = AscendChipCeilings(*options.ascend_chip, *table);
+  // The chip the run recorded sets the AI Core peaks; the table (the named
+  // variant's, else the assumed 910B's) the rest.
+  if (options.ascend_chip && !measured && a.ceilings) {
+    a.ceilings = AscendChipCeilings(*options.ascend_chip, *a.ceilings);
   }
   if (!a.ceilings) {
     if (!a.ceilings_note.empty()) a.ceilings_note += "; ";

@@ -136,8 +136,7 @@ struct PyAnalysis {
 
  private:
   const std::vector<report::ResultTable>& Made(std::once_flag& once,
-                                               std::vector<report::ResultTable>& tables,
-                                               int top) {
+                                               std::vector<report::ResultTable>& tables, int top) {
     py::gil_scoped_release release;
     std::call_once(once, [&] { tables = report::AnalysisTables(set, {.top = top}); });
     return tables;

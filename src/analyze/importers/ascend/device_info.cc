@@ -44,14 +44,13 @@ AscendChip ReadDeviceInfo(Source& source) {
   chip.source = path;
   const auto read = [&](const char* key, double max) {
     simdjson::dom::element e;
-    std::optional<double> v;
-    if (device[key].get(e) == simdjson::SUCCESS) v = Number(e);
+    const bool present = device[key].get(e) == simdjson::SUCCESS;
+    const std::optional<double> v = present ? Number(e) : std::nullopt;
     if (!v || !(*v > 0) || *v > max) {
       throw Error(ErrorCode::kInvalidInput,
                   path + ": DeviceInfo[0]." + key + " is " +
-                      (device[key].error() == simdjson::SUCCESS
-                           ? "'" + simdjson::to_string(e) + "', not a positive number"
-                           : std::string("absent")));
+                      (present ? "'" + simdjson::to_string(e) + "', not a positive number"
+                               : std::string("absent")));
     }
     return *v;
   };

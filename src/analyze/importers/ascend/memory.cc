@@ -24,6 +24,8 @@ std::vector<AscendMemoryHolder> Sorted(const std::map<std::string, AscendMemoryH
 struct TotalColumn {
   std::string name;
   double unit = kMiB;
+  // The current row's value in bytes; -1 when the file has no such column.
+  int64_t Bytes(const CsvColumns& r) const { return name.empty() ? -1 : r.Size(name, unit); }
 };
 
 TotalColumn Total(const CsvColumns& r, const std::string& prefix) {
@@ -70,12 +72,12 @@ AscendMemory ReadAscendMemory(Source* operator_memory, Source* memory_record) {
         release = alloc + held;
       }
       blocks.push_back({name, bytes, alloc, release});
-      const int64_t total = allocated.name.empty() ? -1 : r.Size(allocated.name, allocated.unit);
+      const int64_t total = allocated.Bytes(r);
       if (total > out.peak_allocated_bytes) {
         out.peak_allocated_bytes = total;
         out.peak_ns = alloc;
         out.peak_operator = name;
-        out.peak_reserved_bytes = reserved.name.empty() ? -1 : r.Size(reserved.name, reserved.unit);
+        out.peak_reserved_bytes = reserved.Bytes(r);
       }
     }
     out.by_operator = Sorted(by_op);
@@ -102,10 +104,8 @@ AscendMemory ReadAscendMemory(Source* operator_memory, Source* memory_record) {
       const std::string name(r.Text("Component"));
       AscendMemoryComponent& c = components[name];
       c.component = name;
-      const int64_t allocated =
-          allocated_column.name.empty() ? -1 : r.Size(allocated_column.name, allocated_column.unit);
-      const int64_t reserved =
-          reserved_column.name.empty() ? -1 : r.Size(reserved_column.name, reserved_column.unit);
+      const int64_t allocated = allocated_column.Bytes(r);
+      const int64_t reserved = reserved_column.Bytes(r);
       c.peak_allocated_bytes = std::max(c.peak_allocated_bytes, allocated);
       if (reserved > c.peak_reserved_bytes) {
         c.peak_reserved_bytes = reserved;
