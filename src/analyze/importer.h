@@ -39,6 +39,16 @@ struct ImportSettings {
 void SetImportSettings(const ImportSettings& settings);
 ImportSettings GetImportSettings();
 
+// One import's own choices, for importers that parse in parallel (tests set
+// them; 0 leaves each to the settings and the input's size).
+struct ImportOptions {
+  int threads = 0;  // parsing threads; 0: the settings', else one per core, at most 8
+  // Bytes read and scanned at a time; 0: by the input's size, 1/256 of it
+  // between 256 KiB and 4 MiB (each parsing thread holds a chunk: a small trace
+  // does not pay for a large one's buffers), 4 MiB when the size is unknown.
+  size_t chunk_bytes = 0;
+};
+
 // Every importer, in the order they are tried.
 const std::vector<Importer>& Importers();
 

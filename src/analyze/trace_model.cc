@@ -167,4 +167,50 @@ uint32_t TraceModel::TrackFor(std::string_view pid, std::string_view tid) {
   return last_track_ = id;
 }
 
+uint32_t PartIds::String(const TraceModel& part, TraceModel& model, uint32_t id) {
+  if (id == 0) return model.string_count() > 0 ? 0 : model.Intern({});  // the first Intern makes it
+  if (id >= strings_.size()) strings_.resize(part.string_count(), UINT32_MAX);
+  uint32_t& to = strings_[id];
+  if (to == UINT32_MAX) to = model.Intern(part.String(id));
+  return to;
+}
+
+uint32_t PartIds::Track(const TraceModel& part, TraceModel& model, uint32_t id) {
+  if (id >= tracks_.size()) tracks_.resize(part.tracks.size(), UINT32_MAX);
+  uint32_t& to = tracks_[id];
+  if (to == UINT32_MAX) to = model.TrackFor(part.tracks[id].pid, part.tracks[id].tid);
+  return to;
+}
+
+void PartIds::MoveEvents(TraceModel& part, TraceModel& model) {
+  const size_t n = part.size(), first = model.size();
+  // The tables sized once per batch: the lookups below then never resize them.
+  strings_.resize(part.string_count(), UINT32_MAX);
+  tracks_.resize(part.tracks.size(), UINT32_MAX);
+  const auto append = [](auto& to, const auto& from) {
+    to.insert(to.end(), from.begin(), from.end());
+  };
+  for (const auto column : TraceModel::kInt64Columns) append(model.*column, part.*column);
+  for (const auto column : TraceModel::kCompactColumns) (model.*column).append(part.*column);
+  for (const auto column : TraceModel::kCountColumns) (model.*column).append(part.*column);
+  for (const auto column : TraceModel::kStringColumns) {
+    IdColumn& to = model.*column;
+    to.reserve(to.size() + n);
+    for (uint32_t id : part.*column) to.push_back(String(part, model, id));
+  }
+  model.track.reserve(model.track.size() + n);
+  for (uint32_t id : part.track) model.track.push_back(Track(part, model, id));
+  append(model.cls, part.cls);
+  for (TraceModel::CollectiveArgs a : part.collective_args) {
+    a.event += static_cast<uint32_t>(first);
+    a.op = String(part, model, a.op);
+    a.group = String(part, model, a.group);
+    model.collective_args.push_back(a);
+  }
+  part.collective_args.clear();
+  part.ForEachInt64Column([](auto& column) { column.clear(); });
+  part.ForEachIdColumn([](auto& column) { column.clear(); });
+  part.cls.clear();
+}
+
 }  // namespace opscope::analyze

@@ -175,6 +175,24 @@ class TraceModel {
   uint32_t last_track_ = UINT32_MAX;
 };
 
+// A part's ids in the model it is merged into: a part is a model that one
+// parsing thread fills (strings and tracks with ids of its own, kept across
+// its batches), merged batch by batch. Each id is looked up once.
+class PartIds {
+ public:
+  // The merged model's id of the part's string (track) `id`. Id 0, the empty
+  // string in every model, maps without a lookup, also from a part that has
+  // interned nothing.
+  uint32_t String(const TraceModel& part, TraceModel& model, uint32_t id);
+  uint32_t Track(const TraceModel& part, TraceModel& model, uint32_t id);
+  // Appends the part's events (and collective arguments) to `model`, their ids
+  // translated, and empties the part's columns; its strings and tracks stay.
+  void MoveEvents(TraceModel& part, TraceModel& model);
+
+ private:
+  std::vector<uint32_t> strings_, tracks_;  // UINT32_MAX: not yet looked up
+};
+
 // Events grouped by track in one array: track t's are events[begin[t],
 // begin[t + 1]), in model order. Counted first, so it is allocated once at its
 // size (no list per track growing by doubling over millions of events).

@@ -3,8 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <iterator>
 #include <random>
 
+#include "analyze/importers/ascend/kernel_details_importer.h"
 #include "analyze/importers/chrome_json/chrome_json_importer.h"
 #include "analyze/importers/csv_reader.h"
 #include "analyze/importers/timestamps.h"
@@ -194,6 +196,31 @@ std::string ReadAll(const std::string& text, bool views) {
   return out;
 }
 
+// The same, read as CsvBatcher's runs of `batch_bytes`, each by a reader of
+// its own bytes (as the parallel importers read them).
+std::string ReadBatched(const std::string& text, size_t batch_bytes) {
+  auto source = Source::FromBytes("t.csv", text);
+  CsvBatcher batcher(*source, batch_bytes);
+  CsvBatch batch;
+  std::string out;
+  try {
+    std::vector<std::string_view> fields;
+    while (batcher.Next(batch)) {
+      EXPECT_GT(batch.size, 0u);
+      CsvReader reader("t.csv", batch.bytes(), batch.first_line);
+      while (reader.NextViews(fields)) {
+        out += std::to_string(reader.record_line()) + ":";
+        for (const std::string_view f : fields) out += "[" + std::string(f) + "]";
+        out += "\n";
+      }
+    }
+    EXPECT_EQ(batch.size, 0u) << "the end gives an empty batch";
+  } catch (const Error& e) {
+    out += std::string("error: ") + e.what();
+  }
+  return out;
+}
+
 TEST(CsvReader, ViewsAreTheRecordsNextReads) {
   const std::vector<std::string> cases = {"",
                                           "\n",
@@ -212,6 +239,9 @@ TEST(CsvReader, ViewsAreTheRecordsNextReads) {
                                           "a,\"b\nc\"\n\nd\n"};
   for (const std::string& text : cases) {
     EXPECT_EQ(ReadAll(text, true), ReadAll(text, false)) << text;
+    for (const size_t batch : {1, 2, 3, 5, 64}) {
+      EXPECT_EQ(ReadBatched(text, batch), ReadAll(text, false)) << text << " in runs of " << batch;
+    }
   }
   // Records across the reader's 1 MiB buffer and one that outgrows it.
   std::mt19937 rng(7);
@@ -237,6 +267,11 @@ TEST(CsvReader, ViewsAreTheRecordsNextReads) {
     EXPECT_GT(std::count(views.begin(), views.end(), '\n'), 1000) << "round " << round;
     EXPECT_EQ(views.find("error:") != std::string::npos, round == 2) << views.substr(0, 200);
     EXPECT_EQ(views, ReadAll(text, false)) << "round " << round;
+    // Runs cut anywhere: inside quoted line breaks and doubled quotes, and
+    // shorter than one record (the run then grows to hold it).
+    for (const size_t batch : {size_t{97}, size_t{4096}, size_t{1} << 20}) {
+      EXPECT_EQ(ReadBatched(text, batch), views) << "round " << round << ", runs of " << batch;
+    }
   }
 }
 
@@ -421,6 +456,10 @@ void ExpectSameModel(const TraceModel& a, const TraceModel& b, const std::string
   same_strings(a.input_dims, b.input_dims, "input_dims");
   same_strings(a.input_type, b.input_type, "input_type");
   same_strings(a.concrete_inputs, b.concrete_inputs, "concrete_inputs");
+  same_strings(a.shapes, b.shapes, "shapes");
+  same_strings(a.dtype, b.dtype, "dtype");
+  same_strings(a.layout, b.layout, "layout");
+  same_strings(a.module, b.module, "module");
   ASSERT_EQ(a.tracks.size(), b.tracks.size()) << what;
   for (size_t e = 0; e < a.size(); ++e) {
     const Track &x = a.tracks[a.track[e]], &y = b.tracks[b.track[e]];
@@ -457,6 +496,121 @@ TEST(ChromeJsonImporter, SameModelForAnyThreadCountAndChunkSize) {
                         std::string(file) + " threads " + std::to_string(threads) + " chunk " +
                             std::to_string(chunk));
       }
+    }
+  }
+}
+
+// Every figure of two AI Core pipeline tables.
+void ExpectSamePipeline(const AscendPipelineTable& a, const AscendPipelineTable& b,
+                        const std::string& what) {
+  EXPECT_EQ(std::tie(a.source, a.l2_source, a.tasks, a.task_ns, a.with_pmu, a.has_pmu_columns),
+            std::tie(b.source, b.l2_source, b.tasks, b.task_ns, b.with_pmu, b.has_pmu_columns))
+      << what;
+  ASSERT_EQ(a.ops.size(), b.ops.size()) << what;
+  for (size_t i = 0; i < a.ops.size(); ++i) {
+    const AscendOpPipeline &x = a.ops[i], &y = b.ops[i];
+    EXPECT_EQ(
+        std::tie(x.name, x.type, x.core, x.count, x.total_ns, x.measured, x.bound, x.evidence),
+        std::tie(y.name, y.type, y.core, y.count, y.total_ns, y.measured, y.bound, y.evidence))
+        << what << ": op " << i;
+    for (int k = 0; k < kAiCorePipes; ++k) EXPECT_EQ(x.ratio[k], y.ratio[k]) << what;
+    EXPECT_EQ(std::tie(x.cube_utilization_pct, x.mean_blocks, x.l2_hit_rate, x.l2_victim_rate),
+              std::tie(y.cube_utilization_pct, y.mean_blocks, y.l2_hit_rate, y.l2_victim_rate))
+        << what << ": op " << i;
+  }
+}
+
+std::string ReadFile(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+// kernel_details.csv's runs of records are parsed on several threads and
+// merged in file order: the tasks and the AI Core pipeline (its sums taken
+// in the file's order, so equal to the last bit) do not depend on the thread
+// count or on where the runs end.
+TEST(KernelDetailsImporter, SameModelAndPipelineForAnyThreadCountAndChunkSize) {
+  const std::filesystem::path samples = OPSCOPE_TEST_DATA;
+  const std::filesystem::path level1 =
+      samples / "ascend/level1_text/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT";
+  for (const auto& [file, l2] :
+       {std::pair{samples / "ascend/kernel_details.csv", std::filesystem::path()},
+        {level1 / "kernel_details.csv", level1 / "l2_cache.csv"},
+        {level1 / "kernel_details.csv", std::filesystem::path()}}) {
+    ASSERT_TRUE(std::filesystem::exists(file)) << "sample missing: " << file;
+    const std::string text = ReadFile(file), l2_text = l2.empty() ? "" : ReadFile(l2);
+    const auto import = [&](TraceModel& model, const ImportOptions& options) {
+      auto source = Source::FromBytes("kernel_details.csv", text);
+      auto l2_source = Source::FromBytes("l2_cache.csv", l2_text);
+      KernelDetailsPipeline pipeline;
+      if (!l2.empty()) pipeline.l2_cache = l2_source.get();
+      ImportKernelDetails(*source, model, &pipeline, options);
+      EXPECT_TRUE(pipeline.error.empty() && pipeline.l2_error.empty()) << pipeline.error;
+      return pipeline.table;
+    };
+    TraceModel reference;
+    const auto table = import(reference, ImportOptions{1, size_t{64} << 20});
+    ASSERT_GT(reference.size(), 20u) << file;
+    ASSERT_TRUE(table.has_value()) << file;
+    EXPECT_EQ(table->l2_source.empty(), l2.empty());
+    EXPECT_TRUE(reference.ColumnsAligned()) << file;
+    for (const int threads : {2, 3, 8}) {
+      for (const size_t chunk : {size_t{500}, size_t{4096}, size_t{1} << 20}) {
+        const std::string what = file.string() + (l2.empty() ? "" : " with L2") + ", threads " +
+                                 std::to_string(threads) + " chunk " + std::to_string(chunk);
+        TraceModel model;
+        const auto other = import(model, ImportOptions{threads, chunk});
+        ExpectSameModel(reference, model, what);
+        ASSERT_TRUE(other.has_value()) << what;
+        ExpectSamePipeline(*table, *other, what);
+      }
+    }
+  }
+}
+
+// The first bad value in the file is the one reported, whichever thread reads
+// it; a bad PMU figure drops the pipeline but keeps every task.
+TEST(KernelDetailsImporter, ReportsTheFirstErrorInFileOrderOnAnyThread) {
+  const std::string header =
+      "Name,Type,Accelerator Core,Start Time(us),Duration(us),aic_total_cycles,aic_mte2_ratio\n";
+  const auto row = [](int i, const std::string& ratio) {
+    return "\"op,\"\"" + std::to_string(i % 7) + "\",MatMul,AI_CORE,\"" + std::to_string(i) +
+           ".5\t\",2.25,100," + ratio + "\n";
+  };
+  std::string text = header;
+  for (int i = 0; i < 3000; ++i) text += row(i, "0.5");
+  text += row(3000, "7.5");  // line 3002: not a share of cycles
+  for (int i = 3001; i < 6000; ++i) text += row(i, "0.25");
+  const std::string bad_ratio = text;
+  text += "late,MatMul,AI_CORE,x,1,100,0.5\n";  // line 6002: not a time
+  for (int i = 6001; i < 9000; ++i) text += row(i, "0.5");
+  text += "later,MatMul,AI_CORE,1,-3,100,0.5\n";
+  for (const int threads : {1, 2, 4}) {
+    for (const size_t chunk : {size_t{1000}, size_t{100000}}) {
+      const std::string what =
+          "threads " + std::to_string(threads) + " chunk " + std::to_string(chunk);
+      std::string message = "no error";
+      try {
+        TraceModel model;
+        auto source = Source::FromBytes("kd.csv", text);
+        ImportKernelDetails(*source, model, nullptr, ImportOptions{threads, chunk});
+      } catch (const Error& e) {
+        message = e.what();
+      }
+      EXPECT_NE(message.find("kd.csv: line 6002: 'Start Time(us)' is not a time: 'x'"),
+                std::string::npos)
+          << what << ": " << message;
+      TraceModel model;
+      KernelDetailsPipeline pipeline;
+      auto source = Source::FromBytes("kd.csv", bad_ratio);
+      ImportKernelDetails(*source, model, &pipeline, ImportOptions{threads, chunk});
+      EXPECT_EQ(model.size(), 6000u) << what;
+      EXPECT_FALSE(pipeline.table.has_value()) << what;
+      EXPECT_NE(pipeline.error.find("kd.csv: line 3002: 'aic_mte2_ratio' is not a share of cycles"),
+                std::string::npos)
+          << what << ": " << pipeline.error;
+      EXPECT_EQ(model.String(model.name[5]), "op,\"5") << what;
+      EXPECT_EQ(model.start_ns[5], 5500) << what;
     }
   }
 }

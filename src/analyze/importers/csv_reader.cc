@@ -1,5 +1,6 @@
 #include "analyze/importers/csv_reader.h"
 
+#include <algorithm>
 #include <cstring>
 
 #if defined(__SSE2__)
@@ -37,20 +38,102 @@ const char* FindAny(const char* p, const char* end, char a, char b, char c, char
   return end;
 }
 
+// How many quotes and line feeds [p, end) holds. With SSE2, each 16-byte
+// compare subtracts its matches (-1 each) from byte counters, summed every
+// 255 blocks before they could wrap (no popcount instruction needed).
+void CountQuotesAndLines(const char* p, const char* end, size_t& quotes, size_t& lines) {
+  quotes = 0, lines = 0;
+#if defined(__SSE2__)
+  const __m128i vq = _mm_set1_epi8('"'), vn = _mm_set1_epi8('\n'), zero = _mm_setzero_si128();
+  const auto sum = [&](__m128i bytes) {
+    const __m128i s = _mm_sad_epu8(bytes, zero);  // two 64-bit sums of eight bytes
+    return static_cast<size_t>(_mm_cvtsi128_si64(s)) +
+           static_cast<size_t>(_mm_cvtsi128_si64(_mm_unpackhi_epi64(s, s)));
+  };
+  while (end - p >= 16) {
+    __m128i q = zero, n = zero;
+    for (int i = 0; i < 255 && end - p >= 16; ++i, p += 16) {
+      const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+      q = _mm_sub_epi8(q, _mm_cmpeq_epi8(x, vq));
+      n = _mm_sub_epi8(n, _mm_cmpeq_epi8(x, vn));
+    }
+    quotes += sum(q);
+    lines += sum(n);
+  }
+#endif
+  for (; p < end; ++p) {
+    quotes += *p == '"';
+    lines += *p == '\n';
+  }
+}
+
 }  // namespace
+
+bool CsvBatcher::Next(CsvBatch& batch) {
+  batch.first_line = line_;
+  // The bytes read past the last run first. The buffer keeps its length from
+  // run to run: only the bytes read are written.
+  size_t size = carry_.size();
+  size_t target = std::max(batch_bytes_, size + 1);
+  if (batch.buffer.size() < target) batch.buffer.resize(target);
+  std::copy(carry_.begin(), carry_.end(), batch.buffer.begin());
+  while (true) {
+    if (batch.buffer.size() < target) batch.buffer.resize(target);
+    while (size < target && !eof_) {
+      const size_t n = source_.Read(batch.buffer.data() + size, target - size);
+      if (n == 0) eof_ = true;
+      size += n;
+    }
+    if (eof_) {  // the rest is the last run
+      carry_.clear();
+      batch.size = size;
+      return size > 0;
+    }
+    // The last line end outside quotes: the quotes' parity gives the state at
+    // the end; walking back, each quote flips it.
+    const char* const data = batch.buffer.data();
+    size_t quotes = 0, lines = 0;
+    CountQuotesAndLines(data, data + size, quotes, lines);
+    bool quoted = quotes % 2 == 1;
+    size_t cut = size, lines_after = 0;
+    for (; cut > 0; --cut) {
+      const char c = data[cut - 1];
+      if (c == '\n') {
+        if (!quoted) break;
+        ++lines_after;
+      } else if (c == '"') {
+        quoted = !quoted;
+      }
+    }
+    if (cut > 0) {
+      carry_.assign(data + cut, data + size);
+      batch.size = cut;
+      line_ += static_cast<int>(lines - lines_after);
+      return true;
+    }
+    if (size > CsvReader::kMaxRecordBytes) {  // one record fills it all
+      throw Error(ErrorCode::kInvalidInput,
+                  source_.name() + ": line " + std::to_string(line_) +
+                      ": a record is longer than " +
+                      std::to_string(CsvReader::kMaxRecordBytes >> 20) +
+                      " MiB (the file is corrupt, or not the CSV it seems)");
+    }
+    target = size * 2;
+  }
+}
 
 bool CsvReader::PeekChar(char& c) {
   if (at_ == end_) {
     if (eof_) return false;
     consumed_ += end_;
-    end_ = source_.Read(buffer_.data(), buffer_.size());
+    end_ = source_->Read(buffer_.data(), buffer_.size());
     at_ = 0;
     if (end_ == 0) {
       eof_ = true;
       return false;
     }
   }
-  c = buffer_[at_];
+  c = data()[at_];
   return true;
 }
 
@@ -68,7 +151,7 @@ bool CsvReader::Next(std::vector<std::string>& fields) {
   };
   const auto fail = [&](const std::string& what) {
     return Error(ErrorCode::kInvalidInput,
-                 source_.name() + ": line " + std::to_string(record_line_) + ": " + what);
+                 name_ + ": line " + std::to_string(record_line_) + ": " + what);
   };
   std::string* field = &next_field();
   bool quoted = false, any = false;
@@ -83,8 +166,8 @@ bool CsvReader::Next(std::vector<std::string>& fields) {
   char c;
   while (PeekChar(c)) {
     any = true;
-    const char* begin = buffer_.data() + at_;
-    const char* end = buffer_.data() + end_;
+    const char* begin = data() + at_;
+    const char* end = data() + end_;
     const char* q = begin;
     if (quoted) {
       while (q < end && *q != '"' && *q != '\n') ++q;
@@ -143,21 +226,21 @@ bool CsvReader::Refill() {
     if (buffer_.size() > kMaxRecordBytes) {
       record_line_ = line_;
       throw Error(ErrorCode::kInvalidInput,
-                  source_.name() + ": line " + std::to_string(line_) +
-                      ": a record is longer than " + std::to_string(kMaxRecordBytes >> 20) +
+                  name_ + ": line " + std::to_string(line_) + ": a record is longer than " +
+                      std::to_string(kMaxRecordBytes >> 20) +
                       " MiB (the file is corrupt, or not the CSV it seems)");
     }
     buffer_.resize(buffer_.size() * 2);
   }
-  const size_t n = source_.Read(buffer_.data() + end_, buffer_.size() - end_);
+  const size_t n = source_->Read(buffer_.data() + end_, buffer_.size() - end_);
   if (n == 0) eof_ = true;
   end_ += n;
   return n > 0;
 }
 
 int CsvReader::ParseViews(std::vector<std::string_view>& fields) {
-  const char* const begin = buffer_.data() + at_;
-  const char* const end = buffer_.data() + end_;
+  const char* const begin = data() + at_;
+  const char* const end = data() + end_;
   if (begin == end) return eof_ ? -1 : 0;
   fields.clear();
   size_t scratch = 0;  // scratch strings used by this record
@@ -190,7 +273,7 @@ int CsvReader::ParseViews(std::vector<std::string_view>& fields) {
           if (!eof_) return 0;
           record_line_ = line_;
           throw Error(ErrorCode::kInvalidInput,
-                      source_.name() + ": line " + std::to_string(line_) +
+                      name_ + ": line " + std::to_string(line_) +
                           ": a quoted field is not closed before the end of the file");
         }
         add(p, q);
@@ -229,7 +312,7 @@ int CsvReader::ParseViews(std::vector<std::string_view>& fields) {
     }
     if (fields.size() + 1 > kMaxRecordFields) {
       record_line_ = line_;
-      throw Error(ErrorCode::kInvalidInput, source_.name() + ": line " + std::to_string(line_) +
+      throw Error(ErrorCode::kInvalidInput, name_ + ": line " + std::to_string(line_) +
                                                 ": a record has more than " +
                                                 std::to_string(kMaxRecordFields) + " fields");
     }
@@ -252,8 +335,8 @@ bool CsvReader::NextViews(std::vector<std::string_view>& fields) {
     if (end_ - at_ > kMaxRecordBytes) {
       record_line_ = line_;
       throw Error(ErrorCode::kInvalidInput,
-                  source_.name() + ": line " + std::to_string(line_) +
-                      ": a record is longer than " + std::to_string(kMaxRecordBytes >> 20) +
+                  name_ + ": line " + std::to_string(line_) + ": a record is longer than " +
+                      std::to_string(kMaxRecordBytes >> 20) +
                       " MiB (the file is corrupt, or not the CSV it seems)");
     }
     if (!Refill() && at_ == end_) return false;

@@ -10,6 +10,7 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "analyze/source.h"
@@ -18,7 +19,18 @@ namespace opscope::analyze {
 
 class CsvReader {
  public:
-  explicit CsvReader(Source& source) : source_(source), buffer_(size_t{1} << 20) {}
+  explicit CsvReader(Source& source)
+      : source_(&source), name_(source.name()), buffer_(size_t{1} << 20) {}
+  // The records of bytes in memory (a CsvBatch's), named `name` in errors, the
+  // first beginning on line `first_line` of that file. `bytes` must outlive
+  // the reader.
+  CsvReader(std::string name, std::string_view bytes, int first_line)
+      : source_(nullptr),
+        name_(std::move(name)),
+        memory_(bytes.data()),
+        end_(bytes.size()),
+        eof_(true),
+        line_(first_line) {}
 
   // The next record's fields; false at the end of the data. Throws
   // Error(kInvalidInput) naming the source and line when a quoted field is not
@@ -48,13 +60,45 @@ class CsvReader {
   // fills it, and reads more; false at the end of the data.
   bool Refill();
 
-  Source& source_;
+  const char* data() const { return memory_ != nullptr ? memory_ : buffer_.data(); }
+
+  Source* source_;  // null for bytes in memory
+  std::string name_;
   std::vector<char> buffer_;
+  const char* memory_ = nullptr;  // the bytes in memory, else null
   size_t at_ = 0, end_ = 0;
   uint64_t consumed_ = 0;  // bytes dropped from the buffer's front before at_
   bool eof_ = false;
   int line_ = 1, record_line_ = 0;
   std::deque<std::string> scratch_;  // stable addresses for the views into it
+};
+
+// A run of whole records of a CSV input, for parsing apart from the others.
+struct CsvBatch {
+  std::vector<char> buffer;  // bytes [0, size) hold the records
+  size_t size = 0;
+  int first_line = 1;  // the input's line its first record begins on
+  std::string_view bytes() const { return {buffer.data(), size}; }
+};
+
+// Cuts a CSV input into runs of whole records of about `batch_bytes` each, for
+// parsers running at once. A run ends at a line end outside quotes, which the
+// parity of the quotes before it tells (a doubled quote counts twice), so a
+// quoted line break never splits a record. Records past kMaxRecordBytes are an
+// error (naming the input and line), as for CsvReader; an unclosed quote at
+// the end is left for the reader of the last run to report.
+class CsvBatcher {
+ public:
+  CsvBatcher(Source& source, size_t batch_bytes) : source_(source), batch_bytes_(batch_bytes) {}
+  // The next run; false, with an empty batch, at the end of the data.
+  bool Next(CsvBatch& batch);
+
+ private:
+  Source& source_;
+  size_t batch_bytes_;
+  std::vector<char> carry_;  // the bytes read past the last run's end
+  int line_ = 1;
+  bool eof_ = false;
 };
 
 // Leading and trailing spaces and tabs removed (torch_npu writes a tab after

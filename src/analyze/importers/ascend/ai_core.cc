@@ -380,6 +380,17 @@ void AiCorePipelineBuilder::BindColumns(const std::function<size_t(std::string_v
   }
 }
 
+void AiCorePipelineBuilder::ParseFields(const std::vector<std::string_view>& fields, double* values,
+                                        const std::function<std::string()>& where) const {
+  const std::vector<size_t>& column = impl_->slot_column;
+  ParseWith(
+      [&](size_t slot) {
+        const size_t at = column[slot];
+        return at < fields.size() ? TrimField(fields[at]) : std::string_view();
+      },
+      values, where);
+}
+
 void AiCorePipelineBuilder::AddFields(const PipelineTask& task,
                                       const std::vector<std::string_view>& fields,
                                       const std::function<std::string()>& where) {
@@ -387,13 +398,7 @@ void AiCorePipelineBuilder::AddFields(const PipelineTask& task,
   std::vector<double> more;
   double* v = values;
   if (Slots() > 64) more.resize(Slots()), v = more.data();
-  const std::vector<size_t>& column = impl_->slot_column;
-  ParseWith(
-      [&](size_t slot) {
-        const size_t at = column[slot];
-        return at < fields.size() ? TrimField(fields[at]) : std::string_view();
-      },
-      v, where);
+  ParseFields(fields, v, where);
   AddParsed(task, v);
 }
 

@@ -97,15 +97,18 @@ class AiCorePipelineBuilder {
   void BindColumns(const std::function<size_t(std::string_view)>& index_of);
   void AddFields(const PipelineTask& task, const std::vector<std::string_view>& fields,
                  const std::function<std::string()>& where);
+  // AddFields in two halves, for parsers running at once: a record's metrics
+  // as Slots() numbers (NaN: absent), a ratio that is not a share of cycles
+  // thrown as an error naming `where` (const: any thread may call it once
+  // the columns are bound); then the task added with them, in file order.
+  size_t Slots() const;
+  void ParseFields(const std::vector<std::string_view>& fields, double* values,
+                   const std::function<std::string()>& where) const;
+  void AddParsed(const PipelineTask& task, const double* values);
   AscendPipelineTable Finish();
 
  private:
   struct Impl;
-  // Add and AddFields in two halves: a task's metrics as Slots() numbers (NaN:
-  // absent), a ratio that is not a share of cycles thrown as an error naming
-  // `where`; then the task added with them.
-  size_t Slots() const;
-  void AddParsed(const PipelineTask& task, const double* values);
   // `value(slot)` gives the text of one of the metrics the builder reads
   // (slots numbered in Impl).
   template <typename Value>

@@ -9,6 +9,7 @@
 #include "analyze/importers/csv_reader.h"
 #include "analyze/importers/timestamps.h"
 #include "analyze/names.h"
+#include "analyze/ordered_batches.h"
 #include "opscope/opscope.h"
 
 namespace opscope::analyze {
@@ -121,49 +122,180 @@ class InOutInterner {
   Int64Map<uint32_t> pairs_;  // (in, out) -> the joined text's id + 1
 };
 
-}  // namespace
+// The columns of kernel_details.csv (or op_summary) that the tasks take.
+struct KernelDetailsColumns {
+  size_t name, start, dur, type, core, stream, task, blocks, in_shapes, out_shapes, in_types,
+      out_types, in_formats, out_formats;
+  std::string start_name, dur_name;  // as the file names them, for errors
+};
 
-void ImportKernelDetails(Source& source, TraceModel& model, KernelDetailsPipeline* pipeline) {
-  const std::string& path = source.name();
-  CsvReader csv(source);
+// What one thread parses: its own model (strings and tracks with its own ids,
+// kept across batches) holding the current batch's tasks, and the batch's
+// PMU figures for the AI Core pipeline.
+struct KernelDetailsPart {
+  TraceModel model;
+  PartIds ids;
+  // The class of a (name, type) pair, decided once (it lower-cases both).
+  Int64Map<uint8_t> class_of;  // (name, type) -> class + 1
+  InOutInterner shapes_of{model}, types_of{model}, formats_of{model};
+  std::vector<std::pair<std::string, uint32_t>> tracks;  // stream -> its track
+  // Per task of the batch, for the pipeline: the raw stream and task id
+  // (interned here, only where L2 rates are matched by them), blocks, and
+  // Slots() figures.
+  struct Task {
+    uint32_t stream = 0, task = 0;
+    double blocks = -1;
+  };
+  std::vector<Task> tasks;
+  std::vector<double> values;
+  size_t pipeline_error_at = SIZE_MAX;  // the batch's first task whose figures are bad
+  std::string pipeline_error;
+  CsvBatch batch;
+  size_t skip = 0;  // bytes at the batch's front already read (the header)
   std::vector<std::string_view> fields;
+};
+
+void ParseKernelDetailsBatch(const std::string& path, const CsvHeader& header,
+                             const KernelDetailsColumns& c, const AiCorePipelineBuilder* builder,
+                             bool task_keys, KernelDetailsPart& part) {
+  TraceModel& model = part.model;
+  part.tasks.clear();
+  part.values.clear();
+  part.pipeline_error_at = SIZE_MAX;
+  const std::string_view bytes = part.batch.bytes().substr(std::min(part.skip, part.batch.size));
+  int first_line = part.batch.first_line;
+  if (part.skip > 0) {
+    first_line += static_cast<int>(
+        std::count(part.batch.buffer.begin(),
+                   part.batch.buffer.begin() + static_cast<std::ptrdiff_t>(part.skip), '\n'));
+  }
+  CsvReader csv(path, bytes, first_line);
+  std::vector<std::string_view>& fields = part.fields;
   const auto bad = [&](int at, const std::string& what) {
     return Error(ErrorCode::kInvalidInput, path + ": line " + std::to_string(at) + ": " + what);
   };
-  const CsvHeader header = ReadCsvHeader(csv, path);
+  const auto shapes_join = [](std::string_view in, std::string_view out) {
+    return AscendInOut(AscendShapes(in), AscendShapes(out));
+  };
+  const auto in_out = [](std::string_view in, std::string_view out) {
+    return AscendInOut(in, out);
+  };
+  const auto track_of = [&](std::string_view stream) {
+    if (stream.empty() || stream == "N/A") stream = "0";
+    for (const auto& [name, id] : part.tracks) {
+      if (name == stream) return id;
+    }
+    const uint32_t id = model.TrackFor("Ascend Hardware", stream);
+    part.tracks.emplace_back(std::string(stream), id);
+    return id;
+  };
+  const size_t slots = builder != nullptr ? builder->Slots() : 0;
+  while (header.NextRecord(csv, fields, path)) {
+    const int record_line = csv.record_line();
+    int64_t start = 0, duration = 0;
+    if (!MicrosToNs(TrimField(fields[c.start]), start)) {
+      throw bad(record_line,
+                "'" + c.start_name + "' is not a time: '" + std::string(fields[c.start]) + "'");
+    }
+    if (!MicrosToNs(TrimField(fields[c.dur]), duration) || duration < 0) {
+      throw bad(record_line,
+                "'" + c.dur_name + "' is not a duration: '" + std::string(fields[c.dur]) + "'");
+    }
+    const auto text = [&](size_t col) {
+      return col == SIZE_MAX ? std::string_view() : TrimField(fields[col]);
+    };
+    const std::string_view name = TrimField(fields[c.name]);
+    const std::string_view type = text(c.type) == "N/A" ? "" : text(c.type);
+    const std::string_view core = text(c.core) == "N/A" ? "" : text(c.core);
+    const uint32_t name_id = model.Intern(name), type_id = model.Intern(type);
+    uint8_t& cls = part.class_of[static_cast<int64_t>(uint64_t{name_id} << 32 | type_id)];
+    if (cls == 0) cls = static_cast<uint8_t>(AscendTaskClass(name, type)) + 1;
+    model.Append(EventRow{
+        .start_ns = start,
+        .duration_ns = duration,
+        .name = name_id,
+        .category = type_id,
+        .track = track_of(text(c.stream)),
+        .cls = static_cast<EventClass>(cls - 1),
+        .kind = model.Intern(core),
+        .shapes = part.shapes_of(text(c.in_shapes), text(c.out_shapes), shapes_join),
+        .dtype = part.types_of(text(c.in_types), text(c.out_types), in_out),
+        .layout = part.formats_of(text(c.in_formats), text(c.out_formats), in_out),
+    });
+    if (builder == nullptr || part.pipeline_error_at != SIZE_MAX) continue;
+    KernelDetailsPart::Task& task = part.tasks.emplace_back();
+    if (task_keys) {
+      task.stream = model.Intern(text(c.stream));
+      task.task = model.Intern(text(c.task));
+    }
+    if (double blocks = 0; ParseAscendNumber(text(c.blocks), blocks) && blocks >= 0) {
+      task.blocks = blocks;
+    }
+    part.values.resize(part.tasks.size() * slots);
+    try {
+      builder->ParseFields(fields, part.values.data() + (part.tasks.size() - 1) * slots,
+                           [&] { return path + ": line " + std::to_string(record_line); });
+    } catch (const Error& e) {
+      // The tasks go on; the pipeline will have no table.
+      part.pipeline_error_at = part.tasks.size() - 1;
+      part.pipeline_error = e.what();
+    }
+  }
+}
+
+}  // namespace
+
+void ImportKernelDetails(Source& source, TraceModel& model, KernelDetailsPipeline* pipeline,
+                         const ImportOptions& options) {
+  const std::string& path = source.name();
+  // Runs of whole records, parsed at once and merged in file order
+  // (ordered_batches.h): the model is the same for any thread count.
+  const uint64_t expected = source.expected_bytes();
+  CsvBatcher batcher(source, ImportChunkBytes(options.chunk_bytes, expected));
+  // The first run holds the header.
+  CsvBatch first;
+  batcher.Next(first);
+  CsvReader head(path, first.bytes(), first.first_line);
+  const CsvHeader header = ReadCsvHeader(head, path);
+  const size_t header_bytes = static_cast<size_t>(head.consumed());
+  const auto bad = [&](int at, const std::string& what) {
+    return Error(ErrorCode::kInvalidInput, path + ": line " + std::to_string(at) + ": " + what);
+  };
   // kernel_details.csv renames msprof's op_summary columns (ascend.md, 3.2):
   // either name is read, so op_summary_*.csv goes through the same code.
   const auto find = [&](const char* kernel_details, const char* op_summary) {
     const size_t at = header.Find(kernel_details);
     return at != SIZE_MAX ? at : header.Find(op_summary);
   };
-  const size_t name_col = find("Name", "Op Name"),
-               start_col = find("Start Time(us)", "Task Start Time(us)"),
-               dur_col = find("Duration(us)", "Task Duration(us)"),
-               type_col = find("Type", "OP Type"), core_col = find("Accelerator Core", "Task Type"),
-               stream_col = find("Stream ID", "Stream ID"), task_col = find("Task ID", "Task ID"),
-               blocks_col = find("Block Num", "Block Dim"),
-               in_shapes_col = find("Input Shapes", "Input Shapes"),
-               out_shapes_col = find("Output Shapes", "Output Shapes"),
-               in_types_col = find("Input Data Types", "Input Data Types"),
-               out_types_col = find("Output Data Types", "Output Data Types"),
-               in_formats_col = find("Input Formats", "Input Formats"),
-               out_formats_col = find("Output Formats", "Output Formats");
-  for (const auto& [col, what] : {std::pair{name_col, "'Name' (or op_summary's 'Op Name')"},
-                                  {start_col, "'Start Time(us)' (or 'Task Start Time(us)')"},
-                                  {dur_col, "'Duration(us)' (or 'Task Duration(us)')"}}) {
+  const KernelDetailsColumns columns{
+      .name = find("Name", "Op Name"),
+      .start = find("Start Time(us)", "Task Start Time(us)"),
+      .dur = find("Duration(us)", "Task Duration(us)"),
+      .type = find("Type", "OP Type"),
+      .core = find("Accelerator Core", "Task Type"),
+      .stream = find("Stream ID", "Stream ID"),
+      .task = find("Task ID", "Task ID"),
+      .blocks = find("Block Num", "Block Dim"),
+      .in_shapes = find("Input Shapes", "Input Shapes"),
+      .out_shapes = find("Output Shapes", "Output Shapes"),
+      .in_types = find("Input Data Types", "Input Data Types"),
+      .out_types = find("Output Data Types", "Output Data Types"),
+      .in_formats = find("Input Formats", "Input Formats"),
+      .out_formats = find("Output Formats", "Output Formats"),
+      .start_name =
+          header.Find("Start Time(us)") != SIZE_MAX ? "Start Time(us)" : "Task Start Time(us)",
+      .dur_name = header.Find("Duration(us)") != SIZE_MAX ? "Duration(us)" : "Task Duration(us)",
+  };
+  for (const auto& [col, what] : {std::pair{columns.name, "'Name' (or op_summary's 'Op Name')"},
+                                  {columns.start, "'Start Time(us)' (or 'Task Start Time(us)')"},
+                                  {columns.dur, "'Duration(us)' (or 'Task Duration(us)')"}}) {
     if (col == SIZE_MAX) throw bad(1, std::string("no ") + what + " column");
   }
-  // The names the file uses, for errors.
-  const std::string start_name =
-      header.Find("Start Time(us)") != SIZE_MAX ? "Start Time(us)" : "Task Start Time(us)";
-  const std::string dur_name =
-      header.Find("Duration(us)") != SIZE_MAX ? "Duration(us)" : "Task Duration(us)";
   std::optional<AiCorePipelineBuilder> builder;
   if (pipeline != nullptr) {
-    std::vector<std::string> columns;
-    for (const auto& [column, at] : header.column) columns.push_back(column);
-    builder.emplace(path, columns, "(us)");
+    std::vector<std::string> names;
+    for (const auto& [column, at] : header.column) names.push_back(column);
+    builder.emplace(path, names, "(us)");
     builder->BindColumns([&](std::string_view column) { return header.Find(column); });
     if (pipeline->l2_cache != nullptr) {
       try {
@@ -173,95 +305,63 @@ void ImportKernelDetails(Source& source, TraceModel& model, KernelDetailsPipelin
       }
     }
   }
-  // The class of a (name, type) pair, decided once (it lower-cases both).
-  Int64Map<uint8_t> class_of;  // (name, type) -> class + 1
-  InOutInterner shapes_of(model), types_of(model), formats_of(model);
-  const auto shapes_join = [](std::string_view in, std::string_view out) {
-    return AscendInOut(AscendShapes(in), AscendShapes(out));
-  };
-  const auto in_out = [](std::string_view in, std::string_view out) {
-    return AscendInOut(in, out);
-  };
-  // The track of each stream, found once per stream.
-  std::vector<std::pair<std::string, uint32_t>> tracks;
-  const auto track_of = [&](std::string_view stream) {
-    if (stream.empty() || stream == "N/A") stream = "0";
-    for (const auto& [name, id] : tracks) {
-      if (name == stream) return id;
-    }
-    const uint32_t id = model.TrackFor("Ascend Hardware", stream);
-    tracks.emplace_back(std::string(stream), id);
-    return id;
-  };
-  bool reserved = false;
-  size_t rows = 0;
-  while (header.NextRecord(csv, fields, path)) {
-    const int record_line = csv.record_line();
-    // Reserve for the whole file once its rows' size is known (no growth copies).
-    if (!reserved && ++rows == 4096) {
-      reserved = true;
-      const uint64_t total = source.expected_bytes();
-      if (total > csv.consumed() && csv.consumed() > 0) {
-        model.Reserve(model.size() + static_cast<size_t>(static_cast<double>(total) /
-                                                         static_cast<double>(csv.consumed()) *
-                                                         static_cast<double>(rows) * 1.02));
-      }
-    }
-    int64_t start = 0, duration = 0;
-    if (!MicrosToNs(TrimField(fields[start_col]), start)) {
-      throw bad(record_line,
-                "'" + start_name + "' is not a time: '" + std::string(fields[start_col]) + "'");
-    }
-    if (!MicrosToNs(TrimField(fields[dur_col]), duration) || duration < 0) {
-      throw bad(record_line,
-                "'" + dur_name + "' is not a duration: '" + std::string(fields[dur_col]) + "'");
-    }
-    const auto text = [&](size_t col) {
-      return col == SIZE_MAX ? std::string_view() : TrimField(fields[col]);
-    };
-    const std::string_view name = TrimField(fields[name_col]);
-    const std::string_view type = text(type_col) == "N/A" ? "" : text(type_col);
-    const std::string_view core = text(core_col) == "N/A" ? "" : text(core_col);
-    const uint32_t name_id = model.Intern(name), type_id = model.Intern(type);
-    uint8_t& cls = class_of[static_cast<int64_t>(uint64_t{name_id} << 32 | type_id)];
-    if (cls == 0) cls = static_cast<uint8_t>(AscendTaskClass(name, type)) + 1;
-    model.Append(EventRow{
-        .start_ns = start,
-        .duration_ns = duration,
-        .name = name_id,
-        .category = type_id,
-        .track = track_of(text(stream_col)),
-        .cls = static_cast<EventClass>(cls - 1),
-        .kind = model.Intern(core),
-        .shapes = shapes_of(text(in_shapes_col), text(out_shapes_col), shapes_join),
-        .dtype = types_of(text(in_types_col), text(out_types_col), in_out),
-        .layout = formats_of(text(in_formats_col), text(out_formats_col), in_out),
-    });
-    if (builder) {
-      PipelineTask task;
-      task.name = name;
-      task.name_id = name_id;
-      task.type = text(type_col);
-      task.core = text(core_col);
-      task.stream = text(stream_col);
-      task.task = text(task_col);
-      task.dur_ns = duration;
-      if (double blocks = 0; ParseAscendNumber(text(blocks_col), blocks) && blocks >= 0) {
-        task.blocks = blocks;
-      }
-      try {
-        builder->AddFields(task, fields,
-                           [&] { return path + ": line " + std::to_string(record_line); });
-      } catch (const Error& e) {
-        pipeline->error = e.what();
-        builder.reset();  // the tasks go on; the pipeline has no table
-      }
-    }
-  }
+  // L2 rates are matched by stream and task id: only then are those kept.
+  const bool task_keys = pipeline != nullptr && pipeline->l2_cache != nullptr;
+  bool pipeline_failed = false, first_taken = false;
+  RunOrderedBatches<KernelDetailsPart>(
+      ImportThreads(options.threads, expected), [](KernelDetailsPart&) {},
+      [&](KernelDetailsPart& part) {
+        part.skip = 0;
+        if (!first_taken) {
+          first_taken = true;
+          std::swap(part.batch, first);
+          part.skip = header_bytes;
+          return true;
+        }
+        return batcher.Next(part.batch);
+      },
+      [&](KernelDetailsPart& part) {
+        ParseKernelDetailsBatch(path, header, columns, builder ? &*builder : nullptr, task_keys,
+                                part);
+      },
+      [&](KernelDetailsPart& part, uint64_t sequence) {
+        const size_t at = model.size();
+        part.ids.MoveEvents(part.model, model);
+        if (builder && !pipeline_failed) {
+          const size_t slots = builder->Slots();
+          for (size_t r = 0; r < part.tasks.size(); ++r) {
+            if (r == part.pipeline_error_at) {
+              pipeline->error = part.pipeline_error;
+              pipeline_failed = true;
+              break;
+            }
+            const KernelDetailsPart::Task& t = part.tasks[r];
+            const size_t e = at + r;
+            const PipelineTask task{
+                .name = model.String(model.name[e]),
+                .type = model.String(model.category[e]),
+                .core = model.String(model.kind[e]),
+                .stream = part.model.String(t.stream),
+                .task = part.model.String(t.task),
+                .dur_ns = model.duration_ns[e],
+                .blocks = t.blocks,
+                .name_id = model.name[e],
+            };
+            builder->AddParsed(task, part.values.data() + r * slots);
+          }
+        }
+        if (sequence == 0 && model.size() > at && expected > 0) {
+          // Reserve for the whole file from the first run's density (+2%): no
+          // growth copies, no doubled peak.
+          const double per_byte = static_cast<double>(model.size() - at) /
+                                  static_cast<double>(part.batch.size - part.skip);
+          model.Reserve(at + static_cast<size_t>(per_byte * static_cast<double>(expected) * 1.02));
+        }
+      });
   for (auto& track : model.tracks) track.process = "Ascend Hardware";
   model.format = "ascend-kernel-details";
   model.source = path;
-  if (builder) pipeline->table = builder->Finish();
+  if (builder && !pipeline_failed) pipeline->table = builder->Finish();
 }
 
 }  // namespace opscope::analyze

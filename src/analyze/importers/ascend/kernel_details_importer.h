@@ -35,9 +35,12 @@ struct KernelDetailsPipeline {
   std::string error, l2_error;
 };
 
-// Throws Error(kInvalidInput) naming the line and column of a bad value.
+// Throws Error(kInvalidInput) naming the line and column of a bad value (the
+// first in file order). Runs of records are parsed at once (`options`); the
+// model and the pipeline are the same for any thread count.
 void ImportKernelDetails(Source& source, TraceModel& model,
-                         KernelDetailsPipeline* pipeline = nullptr);
+                         KernelDetailsPipeline* pipeline = nullptr,
+                         const ImportOptions& options = {});
 
 // Input Shapes without the pair of quotes the CSV writers keep; "" for N/A.
 std::string AscendShapes(std::string_view text);

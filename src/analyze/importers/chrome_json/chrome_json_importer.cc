@@ -3,16 +3,11 @@
 #include <simdjson.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cctype>
 #include <charconv>
 #include <cmath>
-#include <condition_variable>
 #include <cstring>
-#include <exception>
-#include <mutex>
 #include <string>
-#include <thread>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -21,6 +16,7 @@
 #include "analyze/importers/timestamps.h"
 #include "analyze/json_event_reader.h"
 #include "analyze/names.h"
+#include "analyze/ordered_batches.h"
 #include "analyze/passes/roofline.h"
 #include "core/text.h"
 #include "core/trace_schema.h"
@@ -248,8 +244,7 @@ struct Part {
   };
   std::vector<OpFlowEnd> op_flow_ends;
   std::string id_scratch;
-  // Its string and track ids in the merged model (UINT32_MAX: not yet mapped).
-  std::vector<uint32_t> string_map, track_map;
+  PartIds ids;  // its string and track ids in the merged model
 };
 
 // The arguments the importer reads (core/trace_schema.h). Events carry many
@@ -506,49 +501,7 @@ struct OpFlow {
 void Merge(Part& part, TraceModel& model,
            std::unordered_map<std::string, TraceModel::LaunchFlow>& flows,
            std::unordered_map<std::string, OpFlow>& op_flows) {
-  TraceModel& p = part.model;
-  part.string_map.resize(p.string_count(), UINT32_MAX);
-  part.track_map.resize(p.tracks.size(), UINT32_MAX);
-  // Id 0 is the empty string in every model, also in a part that interned
-  // nothing (its events had no name or category): mapped without a lookup.
-  const uint32_t empty = model.Intern({});
-  const auto str = [&](uint32_t id) {
-    if (id == 0) return empty;
-    uint32_t& to = part.string_map[id];
-    if (to == UINT32_MAX) to = model.Intern(p.String(id));
-    return to;
-  };
-  const auto track = [&](uint32_t id) {
-    uint32_t& to = part.track_map[id];
-    if (to == UINT32_MAX) to = model.TrackFor(p.tracks[id].pid, p.tracks[id].tid);
-    return to;
-  };
-  const size_t n = p.size();
-  const auto append = [](auto& to, const auto& from) {
-    to.insert(to.end(), from.begin(), from.end());
-  };
-  const auto append_ids = [&](IdColumn& to, const IdColumn& from) {
-    to.reserve(to.size() + n);
-    for (uint32_t id : from) to.push_back(str(id));
-  };
-  const size_t first = model.size();
-  for (const auto column : TraceModel::kInt64Columns) append(model.*column, p.*column);
-  for (const auto column : TraceModel::kCompactColumns) (model.*column).append(p.*column);
-  for (const auto column : TraceModel::kCountColumns) (model.*column).append(p.*column);
-  for (const auto column : TraceModel::kStringColumns) append_ids(model.*column, p.*column);
-  model.track.reserve(model.track.size() + n);
-  for (uint32_t id : p.track) model.track.push_back(track(id));
-  for (TraceModel::CollectiveArgs a : p.collective_args) {
-    a.event += static_cast<uint32_t>(first);
-    if (a.op != 0) a.op = str(a.op);
-    if (a.group != 0) a.group = str(a.group);
-    model.collective_args.push_back(a);
-  }
-  p.collective_args.clear();
-  model.cls.resize(model.cls.size() + n, EventClass::kOther);
-  p.ForEachInt64Column([](auto& column) { column.clear(); });
-  p.ForEachIdColumn([](auto& column) { column.clear(); });
-  p.cls.clear();
+  part.ids.MoveEvents(part.model, model);
   for (const MetaEvent& m : part.meta) {
     if (m.process) {
       model.process_names[m.pid] = m.name;
@@ -572,7 +525,7 @@ void Merge(Part& part, TraceModel& model,
   part.flow_ends.clear();
   for (auto& end : part.op_flow_ends) {
     OpFlow& f = op_flows[std::move(end.id)];
-    (end.start ? f.host_track : f.device_track) = track(end.track);
+    (end.start ? f.host_track : f.device_track) = part.ids.Track(part.model, model, end.track);
     (end.start ? f.host_ns : f.device_ns) = end.ts;
   }
   part.op_flow_ends.clear();
@@ -648,113 +601,43 @@ void ImportChromeJson(const std::filesystem::path& path, TraceModel& model,
 
 void ImportChromeJson(Source& source, TraceModel& model, const ImportOptions& options) {
   const std::string& path = source.name();
-  size_t chunk = options.chunk_bytes;
-  if (chunk == 0) {
-    const uint64_t size = source.expected_bytes();
-    chunk = size > 0 ? static_cast<size_t>(
-                           std::clamp<uint64_t>(size / 256, uint64_t{256} << 10, uint64_t{4} << 20))
-                     : size_t{4} << 20;
-  }
+  const size_t chunk = ImportChunkBytes(options.chunk_bytes, source.expected_bytes());
   JsonEventStream stream(source, JsonReadOptions{chunk});
-  // Threads take batches in file order under `read_mutex`, parse them into
-  // their own part, and merge in file order under `merge_mutex`, so the model is
-  // the same for any thread count. The first error in file order wins.
+  // Batches are parsed at once and merged in file order (ordered_batches.h),
+  // so the model is the same for any thread count.
   const ImportSettings settings = GetImportSettings();
-  int threads =
-      std::max(1, options.threads > 0 ? options.threads
-                  : settings.threads > 0
-                      ? settings.threads
-                      : static_cast<int>(std::min(8u, std::thread::hardware_concurrency())));
-  // Unless told, a thread per 32 MiB of input at most: each holds a chunk and
-  // a part, which for a small trace would cost more than the speed is worth.
-  if (options.threads <= 0 && source.expected_bytes() > 0) {
-    threads = std::min<int>(threads, static_cast<int>(std::max<uint64_t>(
-                                         1, source.expected_bytes() / (uint64_t{32} << 20))));
-  }
-  std::mutex read_mutex, merge_mutex;
-  std::unordered_map<std::string, TraceModel::LaunchFlow> flows;  // under merge_mutex
-  std::unordered_map<std::string, OpFlow> op_flows;               // under merge_mutex
-  std::condition_variable merged_cv;
-  uint64_t next_batch = 0, merged = 0;
-  bool done = false, string_timestamps = false;
-  std::atomic<bool> failed{false};
-  std::vector<std::pair<uint64_t, std::exception_ptr>> errors;  // (batch, error)
-  const auto work = [&] {
+  std::unordered_map<std::string, TraceModel::LaunchFlow> flows;  // filled by the merges
+  std::unordered_map<std::string, OpFlow> op_flows;
+  bool string_timestamps = false;
+  struct State {
     Part part;
-    part.operand_shapes = settings.operand_shapes;
     EventBatch batch;
-    while (!failed.load(std::memory_order_relaxed)) {
-      uint64_t sequence = 0;
-      {
-        std::lock_guard lock(read_mutex);
-        if (done) break;
-        sequence = next_batch++;
-        try {
-          done = !stream.Next(batch);
-        } catch (...) {
-          std::lock_guard merge_lock(merge_mutex);
-          errors.emplace_back(sequence, std::current_exception());
-          failed = true;
-          done = true;
-          merged_cv.notify_all();
-          break;
-        }
-      }
-      // At the end the batch is empty; its number still passes through the merge.
-      std::exception_ptr error;
-      try {
-        for (const EventSpan& e : batch.spans) {
-          ParseEvent(path, std::string_view(batch.buffer.data() + e.offset, e.length),
-                     batch.base + e.offset, part);
-        }
-      } catch (...) {
-        error = std::current_exception();
-      }
-      std::unique_lock lock(merge_mutex);
-      if (error) {
-        errors.emplace_back(sequence, error);
-        failed = true;
-        merged_cv.notify_all();
-        break;
-      }
-      merged_cv.wait(lock, [&] { return merged == sequence || failed.load(); });
-      if (failed.load()) break;
-      Merge(part, model, flows, op_flows);
-      if (sequence == 0 && !batch.spans.empty() && stream.expected_bytes() > 0) {
-        // Reserve the columns for the whole file from the first batch's density
-        // (+10%): no reallocation copies, no doubled peak. Untouched capacity
-        // costs address space, not memory.
-        const uint64_t covered = batch.base + batch.spans.back().offset + batch.spans.back().length;
-        const double per_byte = static_cast<double>(model.size()) / static_cast<double>(covered);
-        const double expected = static_cast<double>(stream.expected_bytes());
-        model.Reserve(static_cast<size_t>(std::min(per_byte, 1.0 / 16) * expected * 1.1) + 1024);
-      }
-      string_timestamps |= part.string_timestamps;
-      ++merged;
-      merged_cv.notify_all();
-    }
   };
-  // Anything else a thread throws (out of memory while merging) ends the import
-  // too, after every thread has been joined.
-  const auto guarded = [&] {
-    try {
-      work();
-    } catch (...) {
-      std::lock_guard lock(merge_mutex);
-      errors.emplace_back(UINT64_MAX, std::current_exception());
-      failed = true;
-      merged_cv.notify_all();
-    }
-  };
-  std::vector<std::thread> pool;
-  for (int t = 1; t < threads; ++t) pool.emplace_back(guarded);
-  guarded();
-  for (auto& t : pool) t.join();
-  if (!errors.empty()) {
-    std::sort(errors.begin(), errors.end(),
-              [](const auto& a, const auto& b) { return a.first < b.first; });
-    std::rethrow_exception(errors.front().second);
-  }
+  RunOrderedBatches<State>(
+      ImportThreads(options.threads, source.expected_bytes()),
+      [&](State& s) { s.part.operand_shapes = settings.operand_shapes; },
+      [&](State& s) { return stream.Next(s.batch); },
+      [&](State& s) {
+        for (const EventSpan& e : s.batch.spans) {
+          ParseEvent(path, std::string_view(s.batch.buffer.data() + e.offset, e.length),
+                     s.batch.base + e.offset, s.part);
+        }
+      },
+      [&](State& s, uint64_t sequence) {
+        const EventBatch& batch = s.batch;
+        Merge(s.part, model, flows, op_flows);
+        if (sequence == 0 && !batch.spans.empty() && stream.expected_bytes() > 0) {
+          // Reserve the columns for the whole file from the first batch's density
+          // (+10%): no reallocation copies, no doubled peak. Untouched capacity
+          // costs address space, not memory.
+          const uint64_t covered =
+              batch.base + batch.spans.back().offset + batch.spans.back().length;
+          const double per_byte = static_cast<double>(model.size()) / static_cast<double>(covered);
+          const double expected = static_cast<double>(stream.expected_bytes());
+          model.Reserve(static_cast<size_t>(std::min(per_byte, 1.0 / 16) * expected * 1.1) + 1024);
+        }
+        string_timestamps |= s.part.string_timestamps;
+      });
   const JsonDocumentInfo& info = stream.info();
   for (const auto& [id, f] : flows) {
     if (f.host_ns >= 0 && f.device_ns >= f.host_ns) model.launch_flows.push_back(f);

@@ -24,14 +24,6 @@ Importer ChromeJsonImporter();
 // kMaxPeekBytes), so metadata of any size may come before the events.
 bool SniffChromeJson(Source& source);
 
-struct ImportOptions {
-  int threads = 0;  // parsing threads; 0: one per core, at most 8
-  // Bytes read and scanned at a time; 0: by the input's size, 1/256 of it
-  // between 256 KiB and 4 MiB (each parsing thread holds a chunk: a small trace
-  // does not pay for a large one's buffers), 4 MiB when the size is unknown.
-  size_t chunk_bytes = 0;
-};
-
 // Fills `model` (the same for any thread count); throws Error(kInvalidInput)
 // naming the file and byte offset of the first problem in file order.
 void ImportChromeJson(Source& source, TraceModel& model, const ImportOptions& options = {});
