@@ -87,12 +87,22 @@ LayoutShare ComputeLayoutShare(const TraceModel& model, const EventLinks& links)
   // A copy operator's launched work, by kind (few events are copy operators:
   // a map, not a string per event).
   std::unordered_map<size_t, std::string> what_of;
+  using Tally = std::pair<int64_t, int64_t>;  // count, ns
   struct Kind {
     std::string op_type;
     bool layout_kernel;
+    // A layout kernel's row, family, and tallies by format and by cause,
+    // found on its first task (map nodes do not move).
+    LayoutItem* item = nullptr;
+    std::string family;
+    std::map<std::string, Tally>*formats = nullptr, *causes = nullptr;
   };
   std::vector<Kind> kinds;
   Int64Map<uint32_t> kind_of;  // (name, category) -> index in kinds + 1
+  // A layout kernel's tally of one format conversion (kind, layout id) and of
+  // one cause (kind, the operator's name id + 1, 0 for none): each task adds
+  // to it without building a string.
+  Int64Map<Tally*> format_of, cause_of;
   for (size_t e = 0; e < model.size(); ++e) {
     const EventClass cls = model.cls[e];
     if (IsDevice(cls)) {
@@ -110,14 +120,23 @@ LayoutShare ComputeLayoutShare(const TraceModel& model, const EventLinks& links)
       const std::string& op_type = kinds[kind - 1].op_type;
       const int32_t launcher = links.launcher[e];
       const int32_t layout_parent = launcher >= 0 ? outermost(launcher, layout_op) : -1;
-      if (kinds[kind - 1].layout_kernel) {
-        const std::string shown(op_type.empty() ? name : op_type);
-        LayoutItem& item = items[{shown, "layout kernel"}];
-        item.name = shown, item.family = FamilyOfKernel(name, op_type), item.how = "layout kernel";
+      if (Kind& k = kinds[kind - 1]; k.layout_kernel) {
+        if (k.item == nullptr) {
+          const std::string shown(op_type.empty() ? name : op_type);
+          const std::pair<std::string, std::string> key{shown, "layout kernel"};
+          k.item = &items[key];
+          k.item->name = shown, k.item->how = "layout kernel";
+          k.family = FamilyOfKernel(name, op_type);
+          k.formats = &formats[key];
+          k.causes = &causes[key];
+        }
+        LayoutItem& item = *k.item;
+        item.family = k.family;  // as the item's last task's kernel says
         ++item.count, item.total_ns += model.duration_ns[e];
         if (model.layout[e] != 0) {
-          auto& f = formats[{shown, "layout kernel"}][std::string(model.String(model.layout[e]))];
-          ++f.first, f.second += model.duration_ns[e];
+          Tally*& f = format_of[static_cast<int64_t>(uint64_t{kind} << 32 | model.layout[e])];
+          if (f == nullptr) f = &(*k.formats)[std::string(model.String(model.layout[e]))];
+          ++f->first, f->second += model.duration_ns[e];
         }
         // The operator that needed the conversion: the launching one, or the
         // first around it that is not itself a layout or copy operator
@@ -129,10 +148,12 @@ LayoutShare ComputeLayoutShare(const TraceModel& model, const EventLinks& links)
           top = p;
           return layout_op[model.name[u]] || copy_op[model.name[u]];
         });
-        auto& c = causes[{shown, "layout kernel"}]
-                        [top >= 0 ? std::string(model.String(model.name[static_cast<size_t>(top)]))
-                                  : std::string()];
-        ++c.first, c.second += model.duration_ns[e];
+        const uint32_t top_name = top >= 0 ? model.name[static_cast<size_t>(top)] + 1 : 0;
+        Tally*& c = cause_of[static_cast<int64_t>(uint64_t{kind} << 32 | top_name)];
+        if (c == nullptr) {
+          c = &(*k.causes)[top_name > 0 ? std::string(model.String(top_name - 1)) : std::string()];
+        }
+        ++c->first, c->second += model.duration_ns[e];
         out.device_ns += model.duration_ns[e];
       } else if (layout_parent >= 0) {
         const std::string op(model.String(model.name[static_cast<size_t>(layout_parent)]));

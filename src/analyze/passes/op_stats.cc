@@ -176,20 +176,27 @@ std::vector<TypeStats> ComputeKernelTypes(const TraceModel& model) {
   if (model.format.rfind("ascend", 0) != 0) return {};
   std::map<std::string, TypeStats> by_type;
   std::map<std::string, std::set<uint32_t>> names;
-  std::vector<std::string> type_of(model.string_count());
-  std::vector<bool> known(model.string_count(), false);
+  // Each (name, category)'s type, found once (AscendOpType builds a string).
+  Int64Map<uint32_t> type_of;     // (name, category) -> index in `types` + 1
+  std::vector<TypeStats*> types;  // map nodes do not move
   int64_t device_total = 0;
   for (size_t e = 0; e < model.size(); ++e) {
     if (!IsDevice(model.cls[e])) continue;
     device_total += model.duration_ns[e];
     if (model.cls[e] != EventClass::kKernel) continue;
-    const std::string type =
-        AscendOpType(model.String(model.name[e]), model.String(model.category[e]));
-    TypeStats& t = by_type[type];
-    t.type = type;
+    uint32_t& k = type_of[static_cast<int64_t>(uint64_t{model.name[e]} << 32 | model.category[e])];
+    if (k == 0) {
+      const std::string type =
+          AscendOpType(model.String(model.name[e]), model.String(model.category[e]));
+      TypeStats& t = by_type[type];
+      t.type = type;
+      names[type].insert(model.name[e]);
+      types.push_back(&t);
+      k = static_cast<uint32_t>(types.size());
+    }
+    TypeStats& t = *types[k - 1];
     ++t.count;
     t.total_ns += model.duration_ns[e];
-    names[type].insert(model.name[e]);
   }
   std::vector<TypeStats> out;
   for (auto& [type, t] : by_type) {
