@@ -47,8 +47,11 @@ AnalyzedTrace AnalyzeInput(const TraceInput& input, size_t position, const Analy
       const Importer* importer = FindImporter(*source);
       if (importer == nullptr) {
         model = ImportTrace(*source);  // the error that names the formats opscope reads
-      } else if (importer->name == KernelDetailsImporter().name && csv_metrics &&
-                 input.ai_core_metrics == path) {
+      } else if (importer->name == KernelDetailsImporter().name &&
+                 (input.ai_core_metrics.empty() ||
+                  (csv_metrics && input.ai_core_metrics == path))) {
+        // Also a kernel_details.csv known by its content only (standard input,
+        // a pipe, another name): the pipeline comes with its tasks.
         ImportKernelDetails(*source, model, fuse());
       } else {
         importer->import(*source, model);
@@ -100,8 +103,8 @@ AnalyzedTrace AnalyzeInput(const TraceInput& input, size_t position, const Analy
       if (fused->table) {
         t.ascend_pipeline = std::move(fused->table);
       } else if (!fused->error.empty()) {
-        unused.push_back(
-            {input.ai_core_metrics, std::string("could not be read: ") + fused->error});
+        unused.push_back({input.ai_core_metrics.empty() ? path : input.ai_core_metrics,
+                          std::string("could not be read: ") + fused->error});
       }
     }
     side_file(fused ? std::string() : input.ai_core_metrics, [&] {

@@ -148,6 +148,29 @@ def main():
             if (mine is None) != (a is None) or (mine is not None and abs(mine - a) > 1e-9):
                 failures.append("%s: %s %s, expected %s" % (name, key, a, mine))
         bounds[w["bound"]] += 1
+    # The same file on standard input (no name to recognise it by, no
+    # l2_cache.csv beside it): the same operators, ratios and verdicts.
+    with tempfile.TemporaryDirectory() as tmp, \
+            open(os.path.join(output_dir, "kernel_details.csv"), "rb") as f:
+        subprocess.run([opscope, "analyze", "-", "--top", "0", "--out", tmp], check=True,
+                       stdin=f, stdout=subprocess.DEVNULL)
+        with open(os.path.join(tmp, "analysis.json")) as out:
+            piped = {r["name"]: r for r in json.load(out)["results"]
+                     if r.get("section") == "ascend_ai_core"}
+    if set(piped) != set(want):
+        failures.append("on standard input, operators differ: %d vs %d expected" %
+                        (len(piped), len(want)))
+    for name, g in piped.items():
+        w = want.get(name)
+        if w is None:
+            continue
+        for p in PIPES:
+            e, a = w["ratio"].get(p), g[p + "_ratio"]
+            if (e is None) != (a is None) or (e is not None and abs(e - a) > 1e-9):
+                failures.append("on standard input, %s: %s ratio %s, expected %s" % (name, p, a, e))
+        if g["bound"] != w["bound"] or g["l2_victim_rate"] is not None:
+            failures.append("on standard input, %s: bound %r (expected %r), L2 victim rate %s" %
+                            (name, g["bound"], w["bound"], g["l2_victim_rate"]))
     # Roofline points of the matrix multiplies, from their shapes: 2*M*N*K with
     # M, N the output's dimensions and K the one the inputs share (ND formats).
     flops = collections.defaultdict(int)
