@@ -568,6 +568,47 @@ TEST(KernelDetailsImporter, SameModelAndPipelineForAnyThreadCountAndChunkSize) {
   }
 }
 
+// Tasks of one name that differ in any text (shapes, types, formats, type,
+// core) keep their own: the ids found for a name's last task are reused only
+// when every text is the same.
+TEST(KernelDetailsImporter, EachTaskKeepsItsOwnTexts) {
+  const std::string csv =
+      "Name,Type,Accelerator Core,Start Time(us),Duration(us),Input Shapes,Input Data Types,"
+      "Input Formats,Output Shapes,Output Data Types,Output Formats\n"
+      "k,MatMulV2,AI_CORE,1,1,\"2,3;3,4\",FLOAT16;FLOAT16,ND;ND,\"2,4\",FLOAT16,ND\n"
+      "k,MatMulV2,AI_CORE,2,1,\"2,3;3,4\",FLOAT16;FLOAT16,ND;ND,\"2,4\",FLOAT16,ND\n"
+      "k,MatMulV2,AI_CORE,3,1,\"2,3;3,5\",FLOAT16;FLOAT16,ND;ND,\"2,5\",FLOAT16,ND\n"
+      "k,MatMulV2,AI_CORE,4,1,\"2,3;3,5\",FLOAT;FLOAT,ND;ND,\"2,5\",FLOAT,ND\n"
+      "k,MatMulV2,AI_CORE,5,1,\"2,3;3,5\",FLOAT;FLOAT,NCHW;ND,\"2,5\",FLOAT,ND\n"
+      "k,MemSet,AI_CORE,6,1,N/A,N/A,N/A,N/A,N/A,N/A\n"
+      "k,MemSet,AI_CPU,7,1,N/A,N/A,N/A,N/A,N/A,N/A\n"
+      // The same bytes split differently between columns: not the same texts.
+      "k,MemSet,AI_CPU,8,1,N/A,N/A,N/A,N/A,N/A,N/AN/A\n"
+      "k,MatMulV2,AI_CORE,9,1,\"2,3;3,4\",FLOAT16;FLOAT16,ND;ND,\"2,4\",FLOAT16,ND\n";
+  auto source = Source::FromBytes("kernel_details.csv", csv);
+  TraceModel model;
+  ImportKernelDetails(*source, model);
+  ASSERT_EQ(model.size(), 9u);
+  const auto row = [&](size_t e) {
+    return std::string(model.String(model.category[e])) + "|" +
+           std::string(model.String(model.kind[e])) + "|" +
+           std::string(model.String(model.shapes[e])) + "|" +
+           std::string(model.String(model.dtype[e])) + "|" +
+           std::string(model.String(model.layout[e]));
+  };
+  EXPECT_EQ(row(0), "MatMulV2|AI_CORE|2,3;3,4->2,4|FLOAT16;FLOAT16->FLOAT16|ND;ND->ND");
+  EXPECT_EQ(row(1), row(0));
+  EXPECT_EQ(row(2), "MatMulV2|AI_CORE|2,3;3,5->2,5|FLOAT16;FLOAT16->FLOAT16|ND;ND->ND");
+  EXPECT_EQ(row(3), "MatMulV2|AI_CORE|2,3;3,5->2,5|FLOAT;FLOAT->FLOAT|ND;ND->ND");
+  EXPECT_EQ(row(4), "MatMulV2|AI_CORE|2,3;3,5->2,5|FLOAT;FLOAT->FLOAT|NCHW;ND->ND");
+  EXPECT_EQ(row(5), "MemSet|AI_CORE|||");
+  EXPECT_EQ(row(6), "MemSet|AI_CPU|||");
+  EXPECT_EQ(row(7), "MemSet|AI_CPU|||?->N/AN/A");
+  EXPECT_EQ(row(8), row(0));
+  EXPECT_EQ(model.cls[0], model.cls[8]);
+  EXPECT_NE(model.cls[0], model.cls[5]) << "a MemSet is not compute";
+}
+
 // The first bad value in the file is the one reported, whichever thread reads
 // it; a bad PMU figure drops the pipeline but keeps every task.
 TEST(KernelDetailsImporter, ReportsTheFirstErrorInFileOrderOnAnyThread) {

@@ -139,6 +139,16 @@ struct KernelDetailsPart {
   Int64Map<uint8_t> class_of;  // (name, type) -> class + 1
   InOutInterner shapes_of{model}, types_of{model}, formats_of{model};
   std::vector<std::pair<std::string, uint32_t>> tracks;  // stream -> its track
+  // By name id: the texts of the name's last task (each length, then its
+  // bytes) and the ids they gave.
+  struct Ids {
+    bool known = false;
+    std::string key;
+    uint32_t type = 0, kind = 0, shapes = 0, dtype = 0, layout = 0;
+    EventClass cls = EventClass::kOther;
+  };
+  std::vector<Ids> last;
+  std::string key;
   // Per task of the batch, for the pipeline: the raw stream and task id
   // (interned here, only where L2 rates are matched by them), blocks, and
   // Slots() figures.
@@ -205,22 +215,47 @@ void ParseKernelDetailsBatch(const std::string& path, const CsvHeader& header,
       return col == SIZE_MAX ? std::string_view() : TrimField(fields[col]);
     };
     const std::string_view name = TrimField(fields[c.name]);
-    const std::string_view type = text(c.type) == "N/A" ? "" : text(c.type);
-    const std::string_view core = text(c.core) == "N/A" ? "" : text(c.core);
-    const uint32_t name_id = model.Intern(name), type_id = model.Intern(type);
-    uint8_t& cls = part.class_of[static_cast<int64_t>(uint64_t{name_id} << 32 | type_id)];
-    if (cls == 0) cls = static_cast<uint8_t>(AscendTaskClass(name, type)) + 1;
+    const uint32_t name_id = model.Intern(name);
+    // A kernel's tasks mostly repeat its type, core, shapes, types and
+    // formats (the same operator each step): when the texts are the last
+    // task's of this name, byte for byte, their ids are too, and the eight
+    // lookups are skipped.
+    const std::string_view texts[] = {text(c.type),       text(c.core),       text(c.in_shapes),
+                                      text(c.out_shapes), text(c.in_types),   text(c.out_types),
+                                      text(c.in_formats), text(c.out_formats)};
+    std::string& key = part.key;
+    key.clear();
+    for (const std::string_view t : texts) {
+      const auto n = static_cast<uint32_t>(t.size());
+      key.append(reinterpret_cast<const char*>(&n), sizeof n).append(t);
+    }
+    if (name_id >= part.last.size()) part.last.resize(name_id + 1);
+    KernelDetailsPart::Ids& ids = part.last[name_id];
+    if (!ids.known || ids.key != key) {
+      const std::string_view type = texts[0] == "N/A" ? "" : texts[0];
+      const std::string_view core = texts[1] == "N/A" ? "" : texts[1];
+      ids.type = model.Intern(type);
+      uint8_t& cls = part.class_of[static_cast<int64_t>(uint64_t{name_id} << 32 | ids.type)];
+      if (cls == 0) cls = static_cast<uint8_t>(AscendTaskClass(name, type)) + 1;
+      ids.cls = static_cast<EventClass>(cls - 1);
+      ids.kind = model.Intern(core);
+      ids.shapes = part.shapes_of(texts[2], texts[3], shapes_join);
+      ids.dtype = part.types_of(texts[4], texts[5], in_out);
+      ids.layout = part.formats_of(texts[6], texts[7], in_out);
+      ids.key = key;
+      ids.known = true;
+    }
     model.Append(EventRow{
         .start_ns = start,
         .duration_ns = duration,
         .name = name_id,
-        .category = type_id,
+        .category = ids.type,
         .track = track_of(text(c.stream)),
-        .cls = static_cast<EventClass>(cls - 1),
-        .kind = model.Intern(core),
-        .shapes = part.shapes_of(text(c.in_shapes), text(c.out_shapes), shapes_join),
-        .dtype = part.types_of(text(c.in_types), text(c.out_types), in_out),
-        .layout = part.formats_of(text(c.in_formats), text(c.out_formats), in_out),
+        .cls = ids.cls,
+        .kind = ids.kind,
+        .shapes = ids.shapes,
+        .dtype = ids.dtype,
+        .layout = ids.layout,
     });
     if (builder == nullptr || part.pipeline_error_at != SIZE_MAX) continue;
     KernelDetailsPart::Task& task = part.tasks.emplace_back();
