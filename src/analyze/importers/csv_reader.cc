@@ -104,9 +104,10 @@ void CountQuotesAndLines(const char* p, const char* end, size_t& quotes, size_t&
 #if defined(__SSE2__)
   const __m128i vq = _mm_set1_epi8('"'), vn = _mm_set1_epi8('\n'), zero = _mm_setzero_si128();
   const auto sum = [&](__m128i bytes) {
-    const __m128i s = _mm_sad_epu8(bytes, zero);  // two 64-bit sums of eight bytes
-    return static_cast<size_t>(_mm_cvtsi128_si64(s)) +
-           static_cast<size_t>(_mm_cvtsi128_si64(_mm_unpackhi_epi64(s, s)));
+    // Two sums of eight bytes, each under 2^16, in the low halves of two words.
+    const __m128i s = _mm_sad_epu8(bytes, zero);
+    return static_cast<size_t>(_mm_cvtsi128_si32(s)) +
+           static_cast<size_t>(_mm_cvtsi128_si32(_mm_srli_si128(s, 8)));
   };
   while (end - p >= 16) {
     __m128i q = zero, n = zero;

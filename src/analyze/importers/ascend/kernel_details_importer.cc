@@ -139,8 +139,8 @@ struct KernelDetailsPart {
   Int64Map<uint8_t> class_of;  // (name, type) -> class + 1
   InOutInterner shapes_of{model}, types_of{model}, formats_of{model};
   std::vector<std::pair<std::string, uint32_t>> tracks;  // stream -> its track
-  // By name id: the texts of the name's last task (each length, then its
-  // bytes) and the ids they gave.
+  // Per name: the texts of its last task (each length, then its bytes) and
+  // the ids they gave.
   struct Ids {
     bool known = false;
     std::string key;
@@ -148,6 +148,7 @@ struct KernelDetailsPart {
     EventClass cls = EventClass::kOther;
   };
   std::vector<Ids> last;
+  Int64Map<uint32_t> last_of;  // name id -> index in `last` + 1
   std::string key;
   // Per task of the batch, for the pipeline: the raw stream and task id
   // (interned here, only where L2 rates are matched by them), blocks, and
@@ -229,8 +230,12 @@ void ParseKernelDetailsBatch(const std::string& path, const CsvHeader& header,
       const auto n = static_cast<uint32_t>(t.size());
       key.append(reinterpret_cast<const char*>(&n), sizeof n).append(t);
     }
-    if (name_id >= part.last.size()) part.last.resize(name_id + 1);
-    KernelDetailsPart::Ids& ids = part.last[name_id];
+    uint32_t& at = part.last_of[name_id];
+    if (at == 0) {
+      part.last.emplace_back();
+      at = static_cast<uint32_t>(part.last.size());
+    }
+    KernelDetailsPart::Ids& ids = part.last[at - 1];
     if (!ids.known || ids.key != key) {
       const std::string_view type = texts[0] == "N/A" ? "" : texts[0];
       const std::string_view core = texts[1] == "N/A" ? "" : texts[1];
