@@ -184,15 +184,47 @@ std::string RunTimestamp(const fs::path& root) {
   return tokens.size() >= 3 ? tokens[tokens.size() - 3] : std::string();
 }
 
-// Collects the rank roots, output folders and PROF_* folders under `dir`.
-void Search(const fs::path& dir, int depth, std::vector<fs::path>& roots) {
+// msprof-analyze's cluster outputs (ascend.md, "cluster_analysis_output/"):
+// summaries it computes from the ranks' own files, not timelines.
+bool IsClusterOutputName(const std::string& name) {
+  for (const char* file :
+       {"cluster_step_trace_time.csv", "cluster_communication.json",
+        "cluster_communication_matrix.json", "communication_group.json", "cluster_analysis.db"}) {
+    if (name == file) return true;
+  }
+  return false;
+}
+
+// Its folder: by name, or by a file no other tool writes (a folder that only
+// holds a communication_group.json is not taken for one).
+bool IsClusterOutputFolder(const fs::path& dir) {
+  if (dir.filename() == "cluster_analysis_output") return true;
+  for (const fs::path& entry : Entries(dir)) {
+    const std::string name = entry.filename().string();
+    if (IsClusterOutputName(name) && name != "communication_group.json") return true;
+  }
+  return false;
+}
+
+constexpr char kClusterOutputWhy[] =
+    "msprof-analyze's cluster output, computed from the ranks' own files: opscope reads those "
+    "and computes the same (steps per rank, the slow rank, wait and transit times, slow links)";
+
+// Collects the rank roots, output folders and PROF_* folders under `dir`, and
+// msprof-analyze's cluster output folders apart.
+void Search(const fs::path& dir, int depth, std::vector<fs::path>& roots,
+            std::vector<fs::path>& clusters) {
   if (IsRankRoot(dir) || IsMsprofRoot(dir) || IsOutputFolder(dir)) {
     roots.push_back(dir);
     return;
   }
+  if (IsClusterOutputFolder(dir)) {
+    clusters.push_back(dir);
+    return;
+  }
   if (depth >= kSearchDepth) return;
   for (const fs::path& entry : Entries(dir)) {
-    if (IsDir(entry)) Search(entry, depth + 1, roots);
+    if (IsDir(entry)) Search(entry, depth + 1, roots, clusters);
   }
 }
 
@@ -513,10 +545,28 @@ TraceInputs FindTraceInputs(const std::vector<std::string>& inputs) {
       out.traces.push_back(std::move(trace));
       continue;
     }
-    std::vector<fs::path> roots;
-    Search(input, 0, roots);
+    std::vector<fs::path> roots, clusters;
+    Search(input, 0, roots, clusters);
+    for (const fs::path& cluster : clusters)
+      out.unused.push_back({cluster.string(), kClusterOutputWhy});
     if (roots.empty()) {
-      ReadPlainFolder(input, out);
+      // Only msprof-analyze's output (no trace beside it): say what it is.
+      const auto only_cluster = [&] {
+        return Error(ErrorCode::kInvalidInput,
+                     "'" + core::EscapeForTerminal(clusters.front().string()) +
+                         "' is msprof-analyze's cluster output (cluster_step_trace_time.csv, "
+                         "cluster_communication.json, ...): summaries of the ranks' profiler "
+                         "folders, not a timeline. Give the folder that holds the ranks' "
+                         "*_ascend_pt, *_ascend_ms or PROF_* folders: opscope computes the same "
+                         "cluster analysis from them, with each rank's timeline");
+      };
+      if (!clusters.empty() && clusters.front() == fs::path(input)) throw only_cluster();
+      try {
+        ReadPlainFolder(input, out);
+      } catch (const Error& e) {
+        if (clusters.empty() || e.code() != ErrorCode::kInvalidInput) throw;
+        throw only_cluster();
+      }
       continue;
     }
     for (const fs::path& root : roots) {

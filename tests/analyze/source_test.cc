@@ -275,6 +275,36 @@ TEST(Discovery, FolderFilesAreChosenByTheImportersPatterns) {
   EXPECT_THROW(FindTraceFiles({empty.path().string()}), Error);
 }
 
+// msprof-analyze's cluster output alone is not a timeline: the error says what
+// it is and what to give instead, not that its JSON is no trace format.
+TEST(Discovery, ClusterOutputAloneIsExplained) {
+  testing::TempDir dir;
+  for (const char* name : {"cluster_analysis_output", "out"}) {
+    const auto cluster = dir.path() / name;
+    std::filesystem::create_directories(cluster);
+    WriteFile(cluster / "cluster_communication.json", "{}");
+    WriteFile(cluster / "communication_group.json", "{}");
+    for (const auto& input : {cluster, dir.path()}) {  // the folder, or the one above it
+      try {
+        FindTraceInputs({input.string()});
+        ADD_FAILURE() << input << " was taken for traces";
+      } catch (const Error& e) {
+        EXPECT_EQ(e.code(), ErrorCode::kInvalidInput);
+        EXPECT_NE(std::string(e.what()).find("is msprof-analyze's cluster output"),
+                  std::string::npos)
+            << e.what();
+        EXPECT_NE(std::string(e.what()).find("*_ascend_pt"), std::string::npos) << e.what();
+      }
+    }
+    std::filesystem::remove_all(cluster);
+  }
+  // A folder of traces that also holds a communication_group.json is still one.
+  WriteFile(dir.path() / "communication_group.json", "{}");
+  WriteFile(dir.path() / "t.json", "[]");
+  const TraceInputs found = FindTraceInputs({dir.path().string()});
+  ASSERT_EQ(found.traces.size(), 2u) << "both .json files are tried as traces";
+}
+
 TEST(Discovery, AscendTreesGiveOneTimelinePerRankAndListTheRest) {
   // A job folder as torch_npu leaves it (ascend.md, 1.2 and 1.7): two hosts,
   // ranks from profiler_info_{rank}.json, a rank profiled twice, a rank whose
@@ -318,6 +348,10 @@ TEST(Discovery, AscendTreesGiveOneTimelinePerRankAndListTheRest) {
   WriteFile(prof.parent_path() / "device_1" / "info.json.1", "{}");
   WriteFile(prof / "msprof_20260102120000.json", "[]");
   WriteFile(prof / "op_summary_20260102120000.csv", "");
+  // msprof-analyze's cluster output in the job folder (ascend.md: under its input).
+  std::filesystem::create_directories(job / "cluster_analysis_output");
+  WriteFile(job / "cluster_analysis_output" / "cluster_communication.json", "{}");
+  WriteFile(job / "cluster_analysis_output" / "cluster_step_trace_time.csv", "Step\n");
 
   const TraceInputs found = FindTraceInputs({job.string()});
   std::vector<std::pair<std::string, int>> traces;
@@ -348,6 +382,9 @@ TEST(Discovery, AscendTreesGiveOneTimelinePerRankAndListTheRest) {
   }
   EXPECT_NE(unused["node_a/host_a_3_20260101090000000_ascend_pt"].find("an older run of rank 0"),
             std::string::npos);
+  EXPECT_NE(unused["cluster_analysis_output"].find("msprof-analyze's cluster output"),
+            std::string::npos)
+      << "listed once, not read as traces";
   // kernel_details.csv beside trace_view.json is read for its AI Core metrics.
   EXPECT_EQ(unused.count("node_b/host_b_7_20260102120000123_ascend_pt/ASCEND_PROFILER_OUTPUT/"
                          "kernel_details.csv"),
