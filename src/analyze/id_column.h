@@ -226,7 +226,10 @@ class CompactInt64Column {
       narrow_.insert(narrow_.end(), other.narrow_.begin(), other.narrow_.end());
       return;
     }
-    wide_values_.reserve(size() + other.size());
+    // Doubling, not the exact size: appends batch after batch stay linear.
+    if (size() + other.size() > wide_values_.capacity()) {
+      wide_values_.reserve(std::max(size() + other.size(), 2 * wide_values_.capacity()));
+    }
     for (size_t i = 0; i < other.size(); ++i) wide_values_.push_back(other[i]);
   }
 

@@ -183,7 +183,7 @@ uint32_t PartIds::Track(const TraceModel& part, TraceModel& model, uint32_t id) 
 }
 
 void PartIds::MoveEvents(TraceModel& part, TraceModel& model) {
-  const size_t n = part.size(), first = model.size();
+  const size_t first = model.size();
   // The tables sized once per batch: the lookups below then never resize them.
   strings_.resize(part.string_count(), UINT32_MAX);
   tracks_.resize(part.tracks.size(), UINT32_MAX);
@@ -193,12 +193,13 @@ void PartIds::MoveEvents(TraceModel& part, TraceModel& model) {
   for (const auto column : TraceModel::kInt64Columns) append(model.*column, part.*column);
   for (const auto column : TraceModel::kCompactColumns) (model.*column).append(part.*column);
   for (const auto column : TraceModel::kCountColumns) (model.*column).append(part.*column);
+  // Columns grow by doubling (push_back, insert): a reserve to the exact new
+  // size here would copy every column once per batch where the whole size
+  // was not reserved up front (a pipe), quadratic in the input.
   for (const auto column : TraceModel::kStringColumns) {
     IdColumn& to = model.*column;
-    to.reserve(to.size() + n);
     for (uint32_t id : part.*column) to.push_back(String(part, model, id));
   }
-  model.track.reserve(model.track.size() + n);
   for (uint32_t id : part.track) model.track.push_back(Track(part, model, id));
   append(model.cls, part.cls);
   for (TraceModel::CollectiveArgs a : part.collective_args) {
