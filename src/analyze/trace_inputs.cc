@@ -195,17 +195,6 @@ bool IsClusterOutputName(const std::string& name) {
   return false;
 }
 
-// Its folder: by name, or by a file no other tool writes (a folder that only
-// holds a communication_group.json is not taken for one).
-bool IsClusterOutputFolder(const fs::path& dir) {
-  if (dir.filename() == "cluster_analysis_output") return true;
-  for (const fs::path& entry : Entries(dir)) {
-    const std::string name = entry.filename().string();
-    if (IsClusterOutputName(name) && name != "communication_group.json") return true;
-  }
-  return false;
-}
-
 constexpr char kClusterOutputWhy[] =
     "msprof-analyze's cluster output, computed from the ranks' own files: opscope reads those "
     "and computes the same (steps per rank, the slow rank, wait and transit times, slow links)";
@@ -218,12 +207,21 @@ void Search(const fs::path& dir, int depth, std::vector<fs::path>& roots,
     roots.push_back(dir);
     return;
   }
-  if (IsClusterOutputFolder(dir)) {
+  // A cluster output folder: by name, or by a file no other tool writes (a
+  // folder that only holds a communication_group.json is not taken for one).
+  // The folder is listed once, for this and for the search below it.
+  const std::vector<fs::path> entries = Entries(dir);
+  const bool cluster = dir.filename() == "cluster_analysis_output" ||
+                       std::any_of(entries.begin(), entries.end(), [](const fs::path& entry) {
+                         const std::string name = entry.filename().string();
+                         return IsClusterOutputName(name) && name != "communication_group.json";
+                       });
+  if (cluster) {
     clusters.push_back(dir);
     return;
   }
   if (depth >= kSearchDepth) return;
-  for (const fs::path& entry : Entries(dir)) {
+  for (const fs::path& entry : entries) {
     if (IsDir(entry)) Search(entry, depth + 1, roots, clusters);
   }
 }
