@@ -255,14 +255,24 @@ std::vector<Conv2dResult> RunConv2d(
     };
     std::vector<Set> sets;
     std::vector<char> host_src, host_wei;
-    for (int i = 0; i < r.rotation_sets; ++i) {
-      Set set{Buffer(device, src_n * e), Buffer(device, wei_n * e), Buffer(device, dst_n * 4),
-              nullptr};
-      FillRandomOn(device, set.src.data(), src_n, spec.dtype, i == 0 ? &host_src : nullptr);
-      FillRandomOn(device, set.wei.data(), wei_n, spec.dtype, i == 0 ? &host_wei : nullptr);
-      FillRandomOn(device, set.dst.data(), dst_n, DType::kF32);
-      set.kernel = device.CreateConv2d(spec, set.src.data(), set.wei.data(), set.dst.as<float>());
-      sets.push_back(std::move(set));
+    try {
+      for (int i = 0; i < r.rotation_sets; ++i) {
+        Set set{Buffer(device, src_n * e), Buffer(device, wei_n * e), Buffer(device, dst_n * 4),
+                nullptr};
+        FillRandomOn(device, set.src.data(), src_n, spec.dtype, i == 0 ? &host_src : nullptr);
+        FillRandomOn(device, set.wei.data(), wei_n, spec.dtype, i == 0 ? &host_wei : nullptr);
+        FillRandomOn(device, set.dst.data(), dst_n, DType::kF32);
+        set.kernel = device.CreateConv2d(spec, set.src.data(), set.wei.data(), set.dst.as<float>());
+        sets.push_back(std::move(set));
+      }
+    } catch (const Error& error) {
+      // A convolution this device has no kernel for (a dtype its CPU or
+      // library lacks) is waived with the device's reason, as a matmul is.
+      if (error.code() != ErrorCode::kUnsupported) throw;
+      r.status = Status::kWaived;
+      r.reason = error.what();
+      results.push_back(std::move(r));
+      continue;
     }
     std::vector<devices::Kernel*> kernels;
     for (const Set& set : sets) kernels.push_back(set.kernel.get());

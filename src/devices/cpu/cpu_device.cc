@@ -108,6 +108,7 @@ class CpuDevice final : public Device {
                    return MeasureClockGhz(pool_);
                  }));
     properties_.runtime = OnednnVersion() + ", " + OpenblasVersion();
+    bf16_missing_ = OnednnBf16Missing(engine_);
     properties_.capabilities = DeviceCapabilities{
         .network_layout = Layout::kBlocked,  // oneDNN's own blocked layouts, end to end
         .trace_activities = {},              // its work is the host's: CPU scopes trace it
@@ -196,6 +197,9 @@ class CpuDevice final : public Device {
                                    "and bf16");
     }
     if (spec.impl == "openblas") return OpenblasApplicability(spec.dtype);
+    if (spec.dtype == DType::kBF16 && !bf16_missing_.empty()) {
+      return Applicability::No(NotApplicableReason::kUnsupportedDtype, bf16_missing_);
+    }
     return Applicability::Yes();
   }
 
@@ -212,6 +216,9 @@ class CpuDevice final : public Device {
     if (spec.dtype != DType::kF32 && spec.dtype != DType::kBF16) {
       throw Error(ErrorCode::kUnsupported, std::string("conv2d ") + Name(spec.dtype) +
                                                ": the cpu backend convolves fp32 and bf16");
+    }
+    if (spec.dtype == DType::kBF16 && !bf16_missing_.empty()) {
+      throw Error(ErrorCode::kUnsupported, "conv2d bf16: " + bf16_missing_);
     }
     return CreateOnednnConv2d(engine_, stream_, spec, src, weights, dst);
   }
@@ -245,6 +252,7 @@ class CpuDevice final : public Device {
   dnnl::engine engine_;
   dnnl::stream stream_;
   DeviceProperties properties_;
+  std::string bf16_missing_;  // why oneDNN has no bf16 here; "" when it has
   uint64_t streaming_threshold_ = uint64_t{32} << 20;  // at least the largest cache
   AllocationLedger ledger_;
 };

@@ -168,6 +168,18 @@ std::unique_ptr<Kernel> CreateOnednnConv2d(dnnl::engine& engine, dnnl::stream& s
   return std::make_unique<ConvKernel>(engine, stream, spec, src, weights, dst);
 }
 
+std::string OnednnBf16Missing(dnnl::engine& engine) {
+  try {
+    const memory::desc md({16, 16}, memory::data_type::bf16, tag::ab);
+    const memory::desc out({16, 16}, memory::data_type::f32, tag::ab);
+    dnnl::matmul::primitive_desc(dnnl::matmul::desc(md, md, out), engine);
+    return {};
+  } catch (const dnnl::error& e) {
+    return "oneDNN " + OnednnVersion() +
+           " has no bf16 kernels for this CPU (its bf16 paths need AVX-512): " + e.what();
+  }
+}
+
 std::string OnednnVersion() {
   const dnnl_version_t* v = dnnl_version();
   return fmt::format("oneDNN {}.{}.{} ({})", v->major, v->minor, v->patch,

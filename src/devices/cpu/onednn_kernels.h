@@ -26,6 +26,11 @@ std::unique_ptr<Kernel> CreateOnednnConv2d(dnnl::engine& engine, dnnl::stream& s
 
 std::string OnednnVersion();
 
+// Whether this oneDNN has bf16 matmul and convolution kernels for this CPU
+// (oneDNN 2.x needs AVX-512 for bf16; without it no primitive is built):
+// "" when it has, else why not. Found by building a small primitive once.
+std::string OnednnBf16Missing(dnnl::engine& engine);
+
 }  // namespace opscope::devices::cpu
 
 #endif  // OPSCOPE_DEVICES_CPU_ONEDNN_KERNELS_H_
