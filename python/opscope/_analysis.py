@@ -31,6 +31,8 @@ pd = _Lazy("pandas")
 # Tables by the name their section has in analysis.json.
 _NAMED = {
     "ops": "operators",
+    "ops_by_shape": "operators_by_shape",
+    "modules": "modules",
     "kernels": "kernels",
     "steps": "steps",
     "gaps": "idle_gaps",

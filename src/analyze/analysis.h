@@ -17,6 +17,7 @@
 #include "analyze/passes/launch.h"
 #include "analyze/passes/layout.h"
 #include "analyze/passes/long_tail.h"
+#include "analyze/passes/op_device.h"
 #include "analyze/passes/op_stats.h"
 #include "analyze/passes/roofline.h"
 #include "analyze/passes/steps.h"
@@ -48,6 +49,7 @@ struct Analysis {
   EventLinks links;                          // links: parents and launchers, shared
   std::vector<OpStats> operators;            // op_stats
   std::vector<TypeStats> kernel_types;       // op_stats: Ascend tasks by operator type
+  OpDeviceTime op_device;                    // op_device: operators with their device time
   DeviceBusy busy;                           // device_busy
   std::vector<StepBreakdown> steps;          // steps
   StepSummary step_summary;                  // steps: the complete steps

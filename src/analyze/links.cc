@@ -43,8 +43,9 @@ EventLinks LinkEvents(const TraceModel& model) {
       open.push_back(e);
     }
   }
-  // Launchers: the operator of the same External id, else the operator
-  // enclosing the launch call of the same correlation id.
+  // Launchers: the operator enclosing the launch call of the same correlation
+  // id, else (no such call: torch_npu's flows) the operator of the same
+  // External id.
   // Ids to events (the last in model order that carries each).
   SortedIdMap<uint32_t> op_of_external, runtime_of_correlation;
   size_t ops = 0, calls = 0;
@@ -68,20 +69,25 @@ EventLinks LinkEvents(const TraceModel& model) {
   runtime_of_correlation.Sort();
   for (size_t e = 0; e < model.size(); ++e) {
     if (!IsDevice(model.cls[e])) continue;
-    if (model.external_id[e] >= 0) {
-      if (const uint32_t* op = op_of_external.Find(model.external_id[e])) {
-        links.launcher[e] = static_cast<int32_t>(*op);
+    // The launch call of the same correlation id is the exact record. A
+    // device event's External id is not always an operator's: older Kineto
+    // (the HTA alexnet sample) writes the correlation id there, which is also
+    // the External id of some unrelated operator.
+    if (model.correlation[e] >= 0) {
+      if (const uint32_t* call = runtime_of_correlation.Find(model.correlation[e])) {
+        ForEachAncestor(links, links.parent[*call], [&](int32_t p) {
+          if (model.cls[static_cast<size_t>(p)] != EventClass::kHostOp) return true;
+          links.launcher[e] = p;
+          return false;
+        });
         continue;
       }
     }
-    if (model.correlation[e] < 0) continue;
-    const uint32_t* call = runtime_of_correlation.Find(model.correlation[e]);
-    if (call == nullptr) continue;
-    ForEachAncestor(links, links.parent[*call], [&](int32_t p) {
-      if (model.cls[static_cast<size_t>(p)] != EventClass::kHostOp) return true;
-      links.launcher[e] = p;
-      return false;
-    });
+    if (model.external_id[e] >= 0) {
+      if (const uint32_t* op = op_of_external.Find(model.external_id[e])) {
+        links.launcher[e] = static_cast<int32_t>(*op);
+      }
+    }
   }
   return links;
 }

@@ -1,6 +1,7 @@
 // How a trace's events relate: which host event encloses which on the same
 // thread, and which framework operator launched each piece of device work (by
-// Kineto's "External id", or by "correlation" through the launch call).
+// "correlation" through the launch call, else by an "External id" shared with
+// the operator: torch_npu's flows).
 #ifndef OPSCOPE_ANALYZE_LINKS_H_
 #define OPSCOPE_ANALYZE_LINKS_H_
 

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <map>
 
 namespace opscope::report {
 namespace {
@@ -316,6 +317,89 @@ void AddRanks(const analyze::RankComparison& c, std::vector<ResultTable>& tables
   tables.push_back(std::move(table));
 }
 
+// How much of the device time the operators' device columns hold.
+std::string DeviceNote(const analyze::OpDeviceTime& d) {
+  return fmt::format(
+      "Device self: the device tasks (kernels, copies, sets) the operator launched itself "
+      "(External id, or its launch call's correlation id); device total: with those launched by "
+      "the operators nested in it. {} of {} tasks, {:.3f} of {:.3f} ms of device time, have a "
+      "launching operator{}.",
+      d.linked_tasks, d.tasks, d.linked_ns / 1e6, d.device_ns / 1e6,
+      d.linked_tasks < d.tasks ? "; the rest (no launch record, or one outside every operator) "
+                                 "are in the kernels table only"
+                               : "");
+}
+
+// Operators per input shapes, and modules, with their device time.
+void AddOperatorDeviceTables(const analyze::AnalyzedTrace& t, const AnalysisTableOptions& options,
+                             std::vector<ResultTable>& tables) {
+  const analyze::OpDeviceTime& d = t.analysis.op_device;
+  const auto device = [&](int64_t ns) { return d.has_device ? Value{Us(ns)} : Value{}; };
+  const auto count = [&](int64_t n) { return d.has_device ? Value{n} : Value{}; };
+  if (!d.by_shape.empty()) {
+    ResultTable table;
+    table.section = "operators_by_shape";
+    table.title = d.has_device ? "Framework operators per input shapes, by device self time"
+                               : "Framework operators per input shapes, by host self time";
+    table.columns = {{"trace", "Trace", 0, false},
+                     {"operator", "Name"},
+                     {"input_shapes", "Input shapes"},
+                     {"calls", "Calls"},
+                     {"host_self_us", "Host self us", 3},
+                     {"host_total_us", "Host total us", 3},
+                     {"device_self_us", "Device self us", 3},
+                     {"device_total_us", "Device total us", 3},
+                     {"kernels", "Kernels"},
+                     {"kernels_total", "Kernels in total", 0, false},
+                     {"top_kernels", "Kernels behind it", 0, false}};
+    const size_t shown =
+        options.top == 0 ? d.by_shape.size() : std::min<size_t>(d.by_shape.size(), options.top);
+    for (size_t i = 0; i < shown; ++i) {
+      const analyze::OpDeviceRow& r = d.by_shape[i];
+      table.AddRow({t.path, r.name, r.shapes, r.calls, Us(r.host_self_ns), Us(r.host_total_ns),
+                    device(r.device_self_ns), device(r.device_total_ns), count(r.kernels),
+                    count(r.kernels_total), d.has_device ? Value{r.top_kernels} : Value{}});
+    }
+    if (shown < d.by_shape.size()) {
+      table.notes.push_back(fmt::format("{} more (--top 0 lists all)", d.by_shape.size() - shown));
+    }
+    table.notes.push_back(
+        "One row per operator and input shapes as the trace records them (Kineto's Input Dims, "
+        "opscope's shapes); operators whose calls record no shapes are in the operators table "
+        "only.");
+    if (d.has_device) table.notes.push_back(DeviceNote(d));
+    tables.push_back(std::move(table));
+  }
+  if (!d.modules.empty()) {
+    ResultTable table;
+    table.section = "modules";
+    table.title = d.has_device ? "Modules by device time" : "Modules by host time";
+    table.columns = {{"trace", "Trace", 0, false},
+                     {"module", "Module"},
+                     {"calls", "Calls"},
+                     {"host_total_us", "Host total us", 3},
+                     {"device_self_us", "Device self us", 3},
+                     {"device_total_us", "Device total us", 3},
+                     {"kernels", "Kernels"},
+                     {"kernels_total", "Kernels in total", 0, false}};
+    const size_t shown =
+        options.top == 0 ? d.modules.size() : std::min<size_t>(d.modules.size(), options.top);
+    for (size_t i = 0; i < shown; ++i) {
+      const analyze::OpDeviceRow& r = d.modules[i];
+      table.AddRow({t.path, r.name, r.calls, Us(r.host_total_ns), device(r.device_self_ns),
+                    device(r.device_total_ns), count(r.kernels), count(r.kernels_total)});
+    }
+    if (shown < d.modules.size()) {
+      table.notes.push_back(fmt::format("{} more (--top 0 lists all)", d.modules.size() - shown));
+    }
+    table.notes.push_back(
+        "A module's path is the chain of nn.Module spans around it (Kineto with_modules or "
+        "with_stack), or opscope's module argument; device total: the tasks launched inside it; "
+        "device self: those not inside a nested module.");
+    tables.push_back(std::move(table));
+  }
+}
+
 // The advisor's findings, then the operators of one trace.
 void AddFindingsAndOperators(const analyze::AnalyzedTrace& t, const AnalysisTableOptions& options,
                              std::vector<ResultTable>& tables) {
@@ -372,9 +456,26 @@ void AddFindingsAndOperators(const analyze::AnalyzedTrace& t, const AnalysisTabl
     }
     if (rows.empty()) continue;
     const bool device = std::string_view(kind.section) == "kernels";
+    const bool operators = std::string_view(kind.section) == "operators";
     if (device) {  // device work does not nest: rank by total time
       std::stable_sort(rows.begin(), rows.end(),
                        [](const auto* a, const auto* b) { return a->total_ns > b->total_ns; });
+    }
+    // Framework operators carry the device time they caused (op_device), and
+    // rank by it where the trace has device work.
+    const analyze::OpDeviceTime& op_device = analysis.op_device;
+    std::map<std::string_view, const analyze::OpDeviceRow*> device_of;
+    if (operators) {
+      for (const auto& r : op_device.ops) device_of.emplace(r.name, &r);
+      if (op_device.has_device) {
+        const auto device_self = [&](const analyze::OpStats* s) {
+          const auto it = device_of.find(s->name);
+          return it == device_of.end() ? int64_t{0} : it->second->device_self_ns;
+        };
+        std::stable_sort(rows.begin(), rows.end(), [&](const auto* a, const auto* b) {
+          return device_self(a) > device_self(b);
+        });
+      }
     }
     ResultTable table;
     table.section = kind.section;
@@ -386,6 +487,13 @@ void AddFindingsAndOperators(const analyze::AnalyzedTrace& t, const AnalysisTabl
                      {"mean_us", "Mean us", 3},      {"p50_us", "p50 us", 3},
                      {"p99_us", "p99 us", 3},        {"max_us", "Max us", 3}};
     if (kind.share != nullptr) table.columns.push_back({"share_pct", kind.share, 1});
+    if (operators) {
+      table.columns.push_back({"device_self_us", "Device self us", 3});
+      table.columns.push_back({"device_total_us", "Device total us", 3});
+      table.columns.push_back({"kernels", "Kernels"});
+      table.columns.push_back({"kernels_total", "Kernels in total", 0, false});
+      table.columns.push_back({"top_kernels", "Kernels behind it", 0, false});
+    }
     table.columns.push_back({"flops", "FLOPs", 0, false});
     table.columns.push_back({"bytes", "Bytes", 0, false});
     const size_t shown =
@@ -405,6 +513,19 @@ void AddFindingsAndOperators(const analyze::AnalyzedTrace& t, const AnalysisTabl
                                 s.p99_ns / 1e3,
                                 s.max_ns / 1e3};
       if (kind.share != nullptr) row.emplace_back(s.share_pct);
+      if (operators) {
+        const auto it = device_of.find(s.name);
+        const analyze::OpDeviceRow* d = it == device_of.end() ? nullptr : it->second;
+        if (!op_device.has_device) {
+          row.insert(row.end(), 5, Value{});
+        } else {
+          row.push_back(Us(d ? d->device_self_ns : 0));
+          row.push_back(Us(d ? d->device_total_ns : 0));
+          row.push_back(d ? d->kernels : 0);
+          row.push_back(d ? d->kernels_total : 0);
+          row.push_back(d ? d->top_kernels : std::string());
+        }
+      }
       row.push_back(s.flops >= 0 ? Value{s.flops} : Value{});
       row.push_back(s.bytes >= 0 ? Value{s.bytes} : Value{});
       table.AddRow(std::move(row));
@@ -412,13 +533,15 @@ void AddFindingsAndOperators(const analyze::AnalyzedTrace& t, const AnalysisTabl
     if (shown < rows.size()) {
       table.notes.push_back(fmt::format("{} more (--top 0 lists all)", rows.size() - shown));
     }
-    if (std::string_view(kind.section) == "operators") {
+    if (operators) {
       table.notes.push_back(
           "Self: each call's time less the calls nested in it on the same thread; the shares of "
           "self time add up to 100%.");
+      if (op_device.has_device) table.notes.push_back(DeviceNote(op_device));
     }
     tables.push_back(std::move(table));
   }
+  AddOperatorDeviceTables(t, options, tables);
 }
 
 }  // namespace

@@ -3,6 +3,7 @@ computed independently from the raw samples (tests/analyze/golden) and
 against the CLI's own analysis.json on the same input."""
 import json
 import math
+import sys
 import subprocess
 
 import numpy as np
@@ -85,6 +86,34 @@ def test_named_tables_and_units(data):
     assert len(f) >= 1 and f["evidence"].str.len().min() > 0
     with pytest.raises(AttributeError):
         a.no_such_table
+
+
+def test_operators_carry_their_device_time(data):
+    """a.ops, a.ops_by_shape and a.modules against op_device_expected.py, the
+    independent computation over the raw JSON (tests/analyze)."""
+    sys.path.insert(0, str(data.parent / "analyze"))
+    import op_device_expected
+    path = data / "kineto/h100_Qwen1.5-0.5B-Chat.json.gz"
+    want = op_device_expected.expected(str(path))
+    a = opscope.analyze(path)
+    ops = a.ops.set_index("operator")
+    for name, w in want["operators"].items():
+        assert ops.loc[name, "device_self_ns"] == w["device_self_ns"], name
+        assert ops.loc[name, "device_total_ns"] == w["device_total_ns"], name
+        assert ops.loc[name, "kernels"] == w["kernels"], name
+    # Ranked by device self time where the trace has device work.
+    assert list(a.ops["device_self_ns"]) == sorted(a.ops["device_self_ns"], reverse=True)
+    # Per input shapes, the rows of a name add up to the name's row.
+    by_shape = a.ops_by_shape.groupby("operator")["device_self_ns"].sum()
+    for name, ns in by_shape.items():
+        assert ns == ops.loc[name, "device_self_ns"], name
+    assert a.ops_by_shape["input_shapes"].str.startswith("[").all()
+    modules = a.modules.set_index("module")
+    for path_, w in want["modules"].items():
+        assert modules.loc[path_, "device_total_ns"] == w["device_total_ns"], path_
+    # A CPU-only trace has no device figures: not applicable, not zero.
+    cpu = opscope.analyze(data / "kineto/cpu_only.pt.trace.json.gz")
+    assert cpu.ops["device_self_ns"].isna().all()
 
 
 def test_events_columnar_and_filtered(data):

@@ -9,6 +9,7 @@
 #include "analyze/passes/layout.h"
 #include "analyze/passes/links.h"
 #include "analyze/passes/long_tail.h"
+#include "analyze/passes/op_device.h"
 #include "analyze/passes/op_stats.h"
 #include "analyze/passes/pass.h"
 #include "analyze/passes/roofline.h"
@@ -20,9 +21,9 @@ namespace opscope::analyze {
 
 const std::vector<Pass>& Passes() {
   static const std::vector<Pass> passes = {
-      LinksPass(),    OpStatsPass(),    DeviceBusyPass(),  StepsPass(),  TransfersPass(),
-      LayoutPass(),   LongTailPass(),   CpuFallbackPass(), LaunchPass(), FusionPass(),
-      RooflinePass(), DeviceTimePass(), TimelinePass(),
+      LinksPass(),    OpStatsPass(),    DeviceBusyPass(),  StepsPass(),    TransfersPass(),
+      LayoutPass(),   LongTailPass(),   CpuFallbackPass(), LaunchPass(),   FusionPass(),
+      RooflinePass(), DeviceTimePass(), TimelinePass(),    OpDevicePass(),
   };
   return passes;
 }

@@ -1,0 +1,239 @@
+#include "analyze/passes/op_device.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <string_view>
+#include <unordered_map>
+
+#include "analyze/analysis.h"
+#include "analyze/flat_map.h"
+#include "analyze/links.h"
+#include "analyze/names.h"
+#include "analyze/passes/op_stats.h"
+
+namespace opscope::analyze {
+namespace {
+
+constexpr std::string_view kModulePrefix = "nn.Module: ";
+
+// Rows found by a 64-bit key, in order of first appearance.
+class Rows {
+ public:
+  OpDeviceRow& At(int64_t key, uint32_t& index) {
+    uint32_t& slot = index_[key];
+    if (slot == 0) {
+      rows_.emplace_back();
+      slot = static_cast<uint32_t>(rows_.size());
+    }
+    index = slot - 1;
+    return rows_[index];
+  }
+  const uint32_t* Find(int64_t key) const { return index_.Find(key); }
+  std::vector<OpDeviceRow>& rows() { return rows_; }
+
+ private:
+  Int64Map<uint32_t> index_;  // key -> row + 1
+  std::vector<OpDeviceRow> rows_;
+};
+
+// The device time behind each row, per kernel name.
+class KernelsBehind {
+ public:
+  void Add(uint32_t row, uint32_t name, int64_t ns) {
+    Tally& t = tally_[static_cast<int64_t>(uint64_t{row} << 32 | name)];
+    t.ns += ns;
+    ++t.count;
+  }
+  // Each row's top_kernels text.
+  void Describe(const TraceModel& model, std::vector<OpDeviceRow>& rows) const {
+    std::vector<std::vector<std::pair<Tally, uint32_t>>> of(rows.size());
+    tally_.ForEach([&](int64_t key, const Tally& t) {
+      of[static_cast<size_t>(static_cast<uint64_t>(key) >> 32)].emplace_back(
+          t, static_cast<uint32_t>(key & 0xffffffff));
+    });
+    for (size_t r = 0; r < rows.size(); ++r) {
+      auto& kernels = of[r];
+      std::sort(kernels.begin(), kernels.end(), [&](const auto& a, const auto& b) {
+        if (a.first.ns != b.first.ns) return a.first.ns > b.first.ns;
+        return model.String(a.second) < model.String(b.second);
+      });
+      std::string text;
+      for (size_t k = 0; k < kernels.size() && k < 3; ++k) {
+        text +=
+            fmt::format("{}{} x{} {:.3f} ms", k == 0 ? "" : "; ", model.String(kernels[k].second),
+                        kernels[k].first.count, kernels[k].first.ns / 1e6);
+      }
+      if (kernels.size() > 3) text += fmt::format("; {} more", kernels.size() - 3);
+      rows[r].top_kernels = std::move(text);
+    }
+  }
+
+ private:
+  struct Tally {
+    int64_t ns = 0, count = 0;
+  };
+  Int64Map<Tally> tally_;
+};
+
+void Rank(std::vector<OpDeviceRow>& rows, bool by_total) {
+  std::sort(rows.begin(), rows.end(), [&](const OpDeviceRow& a, const OpDeviceRow& b) {
+    const int64_t da = by_total ? a.device_total_ns : a.device_self_ns;
+    const int64_t db = by_total ? b.device_total_ns : b.device_self_ns;
+    if (da != db) return da > db;
+    const int64_t ha = by_total ? a.host_total_ns : a.host_self_ns;
+    const int64_t hb = by_total ? b.host_total_ns : b.host_self_ns;
+    if (ha != hb) return ha > hb;
+    if (a.name != b.name) return a.name < b.name;
+    return a.shapes < b.shapes;
+  });
+}
+
+}  // namespace
+
+OpDeviceTime ComputeOpDevice(const TraceModel& model, const EventLinks& links) {
+  OpDeviceTime out;
+  const MappedVector<int64_t> self = SelfTimes(model);
+  Rows ops, shapes, modules;
+  const auto shapes_of = [&](size_t e) -> uint32_t {
+    return model.input_dims[e] != 0 ? model.input_dims[e] : model.shapes[e];
+  };
+  const auto shape_key = [&](size_t e, uint32_t s) {
+    return static_cast<int64_t>(uint64_t{model.name[e]} << 32 | s);
+  };
+  // Modules: a Python event named "nn.Module: X", or an operator carrying
+  // opscope's module argument (outermost of a run of one module: an operator
+  // nested in another of the same module is inside that one's span).
+  std::vector<bool> module_name =
+      ClassifyNames(model, [](std::string_view name) { return name.starts_with(kModulePrefix); });
+  const auto is_module = [&](int32_t e) {
+    const size_t i = static_cast<size_t>(e);
+    if (model.cls[i] == EventClass::kPython) return static_cast<bool>(module_name[model.name[i]]);
+    if (model.cls[i] != EventClass::kHostOp || model.module[i] == 0) return false;
+    const int32_t p = links.parent[i];
+    return p < 0 || model.module[static_cast<size_t>(p)] != model.module[i];
+  };
+  // A module event's row, by its path: the enclosing module's path, '/', its
+  // own name (opscope's module argument is a path already).
+  Int64Map<uint32_t> module_row;  // event -> row + 1
+  std::unordered_map<std::string, int64_t> path_ids;
+  const auto row_of_module = [&](auto&& self_fn, int32_t e) -> uint32_t {
+    if (const uint32_t* r = module_row.Find(e)) return *r - 1;
+    std::string path;
+    const size_t i = static_cast<size_t>(e);
+    if (model.cls[i] == EventClass::kPython) {
+      path = std::string(model.String(model.name[i]).substr(kModulePrefix.size()));
+      int32_t outer = -1;
+      ForEachAncestor(links, links.parent[i], [&](int32_t a) {
+        if (!is_module(a) || model.cls[static_cast<size_t>(a)] != EventClass::kPython) return true;
+        outer = a;
+        return false;
+      });
+      if (outer >= 0) path = modules.rows()[self_fn(self_fn, outer)].name + "/" + path;
+    } else {
+      path = std::string(model.String(model.module[i]));
+    }
+    const auto [it, added] = path_ids.emplace(path, static_cast<int64_t>(path_ids.size()));
+    uint32_t row = 0;
+    OpDeviceRow& r = modules.At(it->second, row);
+    if (added) r.name = path, r.host_self_ns = -1;
+    module_row[e] = row + 1;
+    return row;
+  };
+
+  for (size_t e = 0; e < model.size(); ++e) {
+    const EventClass cls = model.cls[e];
+    if (IsDevice(cls)) {
+      out.has_device = true;
+      ++out.tasks;
+      out.device_ns += model.duration_ns[e];
+      continue;
+    }
+    if (cls == EventClass::kHostOp) {
+      uint32_t row = 0;
+      OpDeviceRow& op = ops.At(model.name[e], row);
+      if (op.calls == 0) op.name = std::string(model.String(model.name[e]));
+      ++op.calls;
+      op.host_self_ns += self[e];
+      op.host_total_ns += model.duration_ns[e];
+      if (const uint32_t s = shapes_of(e); s != 0) {
+        OpDeviceRow& by = shapes.At(shape_key(e, s), row);
+        if (by.calls == 0) {
+          by.name = op.name;
+          by.shapes = std::string(model.String(s));
+        }
+        ++by.calls;
+        by.host_self_ns += self[e];
+        by.host_total_ns += model.duration_ns[e];
+      }
+    }
+    if ((cls == EventClass::kPython || cls == EventClass::kHostOp) &&
+        is_module(static_cast<int32_t>(e))) {
+      OpDeviceRow& m = modules.rows()[row_of_module(row_of_module, static_cast<int32_t>(e))];
+      ++m.calls;
+      m.host_total_ns += model.duration_ns[e];
+    }
+  }
+
+  // Each linked task to its launcher (self) and to every operator and module
+  // around it (total).
+  KernelsBehind op_kernels, shape_kernels;
+  std::vector<uint32_t> touched;  // modules counted for this task
+  for (size_t d = 0; d < model.size(); ++d) {
+    if (!IsDevice(model.cls[d]) || links.launcher[d] < 0) continue;
+    const int32_t launcher = links.launcher[d];
+    const int64_t ns = model.duration_ns[d];
+    ++out.linked_tasks;
+    out.linked_ns += ns;
+    touched.clear();
+    ForEachAncestor(links, launcher, [&](int32_t a) {
+      const size_t i = static_cast<size_t>(a);
+      if (model.cls[i] == EventClass::kHostOp) {
+        const uint32_t row = *ops.Find(model.name[i]) - 1;
+        OpDeviceRow& op = ops.rows()[row];
+        op.device_total_ns += ns;
+        ++op.kernels_total;
+        op_kernels.Add(row, model.name[d], ns);
+        if (a == launcher) op.device_self_ns += ns, ++op.kernels;
+        if (const uint32_t s = shapes_of(i); s != 0) {
+          const uint32_t srow = *shapes.Find(shape_key(i, s)) - 1;
+          OpDeviceRow& by = shapes.rows()[srow];
+          by.device_total_ns += ns;
+          ++by.kernels_total;
+          shape_kernels.Add(srow, model.name[d], ns);
+          if (a == launcher) by.device_self_ns += ns, ++by.kernels;
+        }
+      }
+      if (is_module(a)) {
+        const uint32_t row = row_of_module(row_of_module, a);
+        if (std::find(touched.begin(), touched.end(), row) == touched.end()) {
+          OpDeviceRow& m = modules.rows()[row];
+          m.device_total_ns += ns;
+          ++m.kernels_total;
+          if (touched.empty()) m.device_self_ns += ns, ++m.kernels;
+          touched.push_back(row);
+        }
+      }
+      return true;
+    });
+  }
+  op_kernels.Describe(model, ops.rows());
+  shape_kernels.Describe(model, shapes.rows());
+  out.ops = std::move(ops.rows());
+  out.by_shape = std::move(shapes.rows());
+  out.modules = std::move(modules.rows());
+  Rank(out.ops, false);
+  Rank(out.by_shape, false);
+  Rank(out.modules, true);
+  return out;
+}
+
+Pass OpDevicePass() {
+  return {
+      "op_device",
+      "Which framework operators (per input shapes, per module) cause the device time?",
+      {"links"},
+      [](const TraceModel& model, Analysis& a) { a.op_device = ComputeOpDevice(model, a.links); }};
+}
+
+}  // namespace opscope::analyze
