@@ -9,7 +9,9 @@
 #include <random>
 
 #include "analyze/median.h"
+#include "analyze/names.h"
 #include "analyze/passes/steps.h"
+#include "analyze/pipeline.h"
 
 namespace opscope::analyze {
 namespace {
@@ -22,6 +24,69 @@ int64_t Span(const TraceModel& m) {
     last = std::max(last, m.start_ns[e] + m.duration_ns[e]);
   }
   return last > first ? last - first : 0;
+}
+
+std::vector<FrameworkOpDelta> MatchOperators(const std::vector<OpDeviceRow>& before,
+                                             const std::vector<OpDeviceRow>& after,
+                                             bool by_device) {
+  std::map<std::pair<std::string, std::string>, FrameworkOpDelta> ops;
+  for (const OpDeviceRow& r : before) {
+    FrameworkOpDelta& o = ops[{r.name, r.shapes}];
+    o.name = r.name, o.shapes = r.shapes, o.before_calls = r.calls;
+    o.before_device_ns = r.device_self_ns, o.before_device_total_ns = r.device_total_ns;
+    o.before_host_ns = r.host_self_ns, o.before_kernels = r.top_kernels;
+  }
+  for (const OpDeviceRow& r : after) {
+    FrameworkOpDelta& o = ops[{r.name, r.shapes}];
+    o.name = r.name, o.shapes = r.shapes, o.after_calls = r.calls;
+    o.after_device_ns = r.device_self_ns, o.after_device_total_ns = r.device_total_ns;
+    o.after_host_ns = r.host_self_ns, o.after_kernels = r.top_kernels;
+  }
+  std::vector<FrameworkOpDelta> out;
+  const auto time_of = [&](const FrameworkOpDelta& o, bool after_side) {
+    if (by_device) return after_side ? o.after_device_ns : o.before_device_ns;
+    return after_side ? o.after_host_ns : o.before_host_ns;
+  };
+  for (auto& [key, o] : ops) {
+    if (o.before_calls == 0) {
+      o.change = "added";
+    } else if (o.after_calls == 0) {
+      o.change = "removed";
+    } else {
+      const int64_t b = time_of(o, false), a = time_of(o, true);
+      o.change_pct = b > 0 ? 100.0 * static_cast<double>(a - b) / static_cast<double>(b) : 0;
+      o.change = b == 0 && a > 0     ? "slower"
+                 : o.change_pct > 2  ? "slower"
+                 : o.change_pct < -2 ? "faster"
+                                     : "same";
+    }
+    out.push_back(std::move(o));
+  }
+  std::stable_sort(out.begin(), out.end(),
+                   [&](const FrameworkOpDelta& x, const FrameworkOpDelta& y) {
+                     return std::llabs(time_of(x, true) - time_of(x, false)) >
+                            std::llabs(time_of(y, true) - time_of(y, false));
+                   });
+  return out;
+}
+
+// Device time by class, and idle time in the compute window.
+std::map<std::string, int64_t> ByClass(const TraceModel& m, const Analysis& a) {
+  std::map<std::string, int64_t> out = {
+      {"compute", 0}, {"communication", 0}, {"memory", 0}, {"idle", 0}};
+  const std::vector<bool> comm = ClassifyNames(m, IsCommunication);
+  for (size_t e = 0; e < m.size(); ++e) {
+    const EventClass cls = m.cls[e];
+    if (cls == EventClass::kMemcpy || cls == EventClass::kMemset) {
+      out["memory"] += m.duration_ns[e];
+    } else if (cls == EventClass::kKernel) {
+      out[comm[m.name[e]] ? "communication" : "compute"] += m.duration_ns[e];
+    }
+  }
+  if (a.busy.has_device) {
+    out["idle"] = a.busy.window_end_ns - a.busy.window_begin_ns - a.busy.busy_ns;
+  }
+  return out;
 }
 
 }  // namespace
@@ -139,6 +204,30 @@ TraceDiff DiffTraces(const TraceModel& before, const TraceModel& after) {
   std::sort(d.operators.begin(), d.operators.end(), [](const OpDelta& x, const OpDelta& y) {
     return std::llabs(x.after_ns - x.before_ns) > std::llabs(y.after_ns - y.before_ns);
   });
+  // The devices, the time by class and the framework operators with their
+  // device time: what compares a program on two devices (or vendors).
+  const AnalysisOptions only{.passes = {"op_device", "device_busy"}};
+  const Analysis ba = AnalyzeTrace(before, only), aa = AnalyzeTrace(after, only);
+  d.before_device = ba.device, d.after_device = aa.device;
+  const bool device_work = ba.op_device.has_device || aa.op_device.has_device;
+  if (Lower(ba.device) != Lower(aa.device)) {
+    d.devices_differ = true;
+    const auto named = [](const std::string& device) {
+      return device.empty() ? std::string("a device the trace does not name") : "'" + device + "'";
+    };
+    d.devices_note = fmt::format(
+        "The traces ran on different devices: {} before, {} after. Every change below compares "
+        "the devices as well as the program; compare framework operators (the kernels behind "
+        "them differ by vendor and library).",
+        named(ba.device), named(aa.device));
+  }
+  const auto bc = ByClass(before, ba), ac = ByClass(after, aa);
+  for (const char* cls : {"compute", "communication", "memory", "idle"}) {
+    d.by_class.push_back({cls, bc.at(cls), ac.at(cls)});
+  }
+  d.framework_ops = MatchOperators(ba.op_device.ops, aa.op_device.ops, device_work);
+  d.framework_ops_by_shape =
+      MatchOperators(ba.op_device.by_shape, aa.op_device.by_shape, device_work);
   return d;
 }
 

@@ -21,6 +21,27 @@ struct OpDelta {
   double change_pct = 0;  // of the before total; 0 when added or removed
 };
 
+// A framework operator (by name, or by name and input shapes) on both sides,
+// with the device time it caused (passes/op_device.h): the unit that compares
+// across devices and vendors, whose kernels differ in name.
+struct FrameworkOpDelta {
+  std::string name, shapes;  // shapes "" in the by-name list
+  int64_t before_calls = 0, after_calls = 0;
+  int64_t before_device_ns = 0, after_device_ns = 0;              // device self
+  int64_t before_device_total_ns = 0, after_device_total_ns = 0;  // with nested operators
+  int64_t before_host_ns = 0, after_host_ns = 0;                  // host self
+  std::string before_kernels, after_kernels;                      // the kernels behind it
+  std::string change;  // "added", "removed", "faster", "slower", "same" (device self, 2%)
+  double change_pct = 0;
+};
+
+// Device time of one class on each side: compute kernels, communication
+// kernels, memory (copies and sets), idle (the compute window less busy time).
+struct ClassDelta {
+  std::string cls;
+  int64_t before_ns = 0, after_ns = 0;
+};
+
 // Fewer complete steps than this on either side: no noise estimate.
 inline constexpr int kMinStepsForInterval = 3;
 
@@ -42,6 +63,17 @@ struct TraceDiff {
   double p_value = -1;
   std::string verdict;  // "slower", "faster", "no change beyond noise", "noise unknown: ..."
   std::vector<OpDelta> operators;  // the largest absolute change first
+  // The devices each trace names ("" unknown); when they differ (or one is
+  // unknown and the other not), every figure compares the devices as well as
+  // the program, and `devices_note` says so.
+  std::string before_device, after_device;
+  bool devices_differ = false;
+  std::string devices_note;
+  std::vector<ClassDelta> by_class;
+  // Framework operators matched by name, and by name and input shapes: the
+  // largest absolute change of device self time first (host self where
+  // neither side has device work).
+  std::vector<FrameworkOpDelta> framework_ops, framework_ops_by_shape;
 };
 
 TraceDiff DiffTraces(const TraceModel& before, const TraceModel& after);

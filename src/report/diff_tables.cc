@@ -80,11 +80,94 @@ std::vector<ResultTable> DiffTables(const std::string& before, const std::string
                      {"ci_low_pct", "CI low %", 1},
                      {"ci_high_pct", "CI high %", 1},
                      {"p_value", "p", 4},
-                     {"verdict", "Verdict"}};
+                     {"verdict", "Verdict"},
+                     {"before_device", "Device before", 0, false},
+                     {"after_device", "Device after", 0, false},
+                     {"devices_differ", "Devices differ", 0, false}};
+  const auto device = [](const std::string& name) { return name.empty() ? Value{} : Value{name}; };
   verdict.AddRow({d.basis, d.change_pct, d.has_interval ? Value{d.ci_low_pct} : Value{},
                   d.has_interval ? Value{d.ci_high_pct} : Value{},
-                  d.has_interval ? Value{d.p_value} : Value{}, d.verdict});
-  return {verdict, summary, ops};
+                  d.has_interval ? Value{d.p_value} : Value{}, d.verdict, device(d.before_device),
+                  device(d.after_device), std::string(d.devices_differ ? "yes" : "no")});
+  if (d.devices_differ) {
+    verdict.notes.push_back(d.devices_note);
+    summary.notes.insert(summary.notes.begin(), d.devices_note);
+  }
+  ResultTable classes;
+  classes.section = "time_by_class";
+  classes.title =
+      fmt::format("Device time by class{}",
+                  d.devices_differ ? fmt::format(" ({} -> {})", d.before_device, d.after_device)
+                                   : std::string());
+  classes.columns = {{"class", "Class"},
+                     {"before_us", "Before us", 3},
+                     {"after_us", "After us", 3},
+                     {"delta_us", "Delta us", 3},
+                     {"delta_pct", "Delta %", 1}};
+  for (const auto& c : d.by_class) {
+    classes.AddRow(
+        {c.cls, c.before_ns / 1e3, c.after_ns / 1e3, (c.after_ns - c.before_ns) / 1e3,
+         c.before_ns > 0 ? Value{100.0 * (c.after_ns - c.before_ns) / c.before_ns} : Value{}});
+  }
+  classes.notes.push_back(
+      "Compute: kernels; communication: collective and point-to-point kernels (NCCL, RCCL, "
+      "HCCL); memory: copies and sets; idle: the compute window (first to last compute event) "
+      "less the time some compute event runs. Whole traces, warm-up included.");
+  std::vector<ResultTable> tables = {verdict, summary, classes};
+  const auto framework = [&](const std::vector<analyze::FrameworkOpDelta>& v, const char* section,
+                             const char* title, bool shapes) {
+    if (v.empty()) return;
+    ResultTable table;
+    table.section = section;
+    table.title = title;
+    table.columns = {{"operator", "Operator"}};
+    if (shapes) table.columns.push_back({"input_shapes", "Input shapes"});
+    for (const Column& c : std::initializer_list<Column>{
+             {"change", "Change"},
+             {"before_calls", "Calls before"},
+             {"after_calls", "Calls after"},
+             {"before_device_us", "Device before us", 3},
+             {"after_device_us", "Device after us", 3},
+             {"delta_device_us", "Delta us", 3},
+             {"delta_pct", "Delta %", 1},
+             {"before_device_total_us", "Device total before us", 3, false},
+             {"after_device_total_us", "Device total after us", 3, false},
+             {"before_host_us", "Host self before us", 3, false},
+             {"after_host_us", "Host self after us", 3, false},
+             {"before_kernels", "Kernels before", 0, false},
+             {"after_kernels", "Kernels after", 0, false}}) {
+      table.columns.push_back(c);
+    }
+    const size_t shown = top == 0 ? v.size() : std::min<size_t>(v.size(), static_cast<size_t>(top));
+    for (size_t i = 0; i < shown; ++i) {
+      const auto& o = v[i];
+      const bool both = o.change != "added" && o.change != "removed";
+      std::vector<Value> row = {o.name};
+      if (shapes) row.emplace_back(o.shapes);
+      for (Value x : {Value{o.change}, Value{o.before_calls}, Value{o.after_calls},
+                      Value{o.before_device_ns / 1e3}, Value{o.after_device_ns / 1e3},
+                      Value{(o.after_device_ns - o.before_device_ns) / 1e3},
+                      both && o.before_device_ns > 0 ? Value{o.change_pct} : Value{},
+                      Value{o.before_device_total_ns / 1e3}, Value{o.after_device_total_ns / 1e3},
+                      Value{o.before_host_ns / 1e3}, Value{o.after_host_ns / 1e3},
+                      Value{o.before_kernels}, Value{o.after_kernels}}) {
+        row.push_back(std::move(x));
+      }
+      table.AddRow(std::move(row));
+    }
+    if (shown < v.size()) table.notes.push_back(fmt::format("{} more", v.size() - shown));
+    table.notes.push_back(
+        "Framework operators matched by name" + std::string(shapes ? " and input shapes" : "") +
+        "; device: the device time of the tasks each launched itself (self), the largest change "
+        "first; 'added' and 'removed': operators one side has.");
+    tables.push_back(std::move(table));
+  };
+  tables.push_back(ops);
+  framework(d.framework_ops, "framework_operators", "Framework operators by change in device time",
+            false);
+  framework(d.framework_ops_by_shape, "framework_operators_by_shape",
+            "Framework operators per input shapes by change in device time", true);
+  return tables;
 }
 
 }  // namespace opscope::report

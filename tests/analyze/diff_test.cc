@@ -94,3 +94,48 @@ TEST(Diff, WithoutStepsTheSpanDecidesAndTheNoiseIsUnknown) {
 
 }  // namespace
 }  // namespace opscope::analyze
+
+namespace opscope::analyze {
+namespace {
+
+// One operator launching one kernel of `kernel_us`, on a named device.
+Builder OneOperator(std::string_view device, std::string_view kernel, int64_t kernel_us) {
+  Builder b;
+  b.Add(EventClass::kHostOp, "aten::mm", 0, 20);
+  b.Correlate(1).Add(EventClass::kRuntime, "launch", 2, 4);
+  b.Add(EventClass::kKernel, kernel, 10, 10 + kernel_us);
+  b.model.device_name = std::string(device);
+  return b;
+}
+
+TEST(Diff, TwoDevicesAreSaidAndOperatorsCompareByTheirDeviceTime) {
+  const TraceDiff d = DiffTraces(OneOperator("NVIDIA H100", "sm90_gemm", 40).model,
+                                 OneOperator("AMD Instinct MI300X", "Cijk_gemm", 30).model);
+  EXPECT_TRUE(d.devices_differ);
+  EXPECT_NE(d.devices_note.find("'NVIDIA H100' before, 'AMD Instinct MI300X' after"),
+            std::string::npos)
+      << d.devices_note;
+  // The kernels differ by name; the operator that launched them is matched.
+  ASSERT_EQ(d.framework_ops.size(), 1u);
+  const FrameworkOpDelta& mm = d.framework_ops[0];
+  EXPECT_EQ(mm.name, "aten::mm");
+  EXPECT_EQ(mm.before_device_ns, 40000);
+  EXPECT_EQ(mm.after_device_ns, 30000);
+  EXPECT_EQ(mm.change, "faster");
+  EXPECT_EQ(mm.before_kernels, "sm90_gemm x1 0.040 ms");
+  EXPECT_EQ(mm.after_kernels, "Cijk_gemm x1 0.030 ms");
+  const auto compute = std::find_if(d.by_class.begin(), d.by_class.end(),
+                                    [](const ClassDelta& c) { return c.cls == "compute"; });
+  ASSERT_NE(compute, d.by_class.end());
+  EXPECT_EQ(compute->before_ns, 40000);
+  EXPECT_EQ(compute->after_ns, 30000);
+  // The same device (by name, case aside): no note.
+  const TraceDiff same = DiffTraces(OneOperator("NVIDIA H100", "k", 40).model,
+                                    OneOperator("nvidia h100", "k", 50).model);
+  EXPECT_FALSE(same.devices_differ);
+  EXPECT_TRUE(same.devices_note.empty());
+  EXPECT_EQ(same.framework_ops[0].change, "slower");
+}
+
+}  // namespace
+}  // namespace opscope::analyze

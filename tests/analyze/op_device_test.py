@@ -4,7 +4,8 @@ operators and modules tables (device self and total time, kernels launched
 itself and in total, calls) must equal what op_device_expected.py, beside
 this script, computes from each sample's raw JSON on its own: every Kineto
 sample in tests/data (CUDA, ROCm, CPU-only, the H100/MI300/B200 captures) and
-the torch_npu timelines (trace_view.json files, and a whole rank folder).
+the torch_npu timelines (trace_view.json files, and a whole rank folder); and
+`opscope diff` of the same model on an H100 and an MI300, operator by operator.
 
 A torch_npu rank folder also holds operator_details.csv, torch_npu's own
 per-operator device times from the same flows: opscope's device self and
@@ -123,6 +124,33 @@ for name, (self_ns, total_ns, rows) in sorted(operator_details(
     if not got or abs(got[0] - self_ns) > slack or abs(got[1] - total_ns) > slack:
         problems.append(f"operator_details.csv {name!r}: opscope {got}, torch_npu "
                         f"{(self_ns, total_ns)}")
+# The same model on two vendors: `opscope diff` matches framework operators by
+# name and shows each side's device time, which must be each trace's own.
+h100, mi300 = (os.path.join(data, "kineto", f"{gpu}_Qwen1.5-0.5B-Chat.json.gz")
+               for gpu in ("h100", "mi300"))
+run = subprocess.run([opscope, "diff", h100, mi300, "--top", "0", "--format", "json"],
+                     capture_output=True, text=True, timeout=300)
+if run.returncode != 0:
+    problems.append(f"diff: exit {run.returncode}: {run.stderr.strip()}")
+else:
+    rows = json.loads(run.stdout)["results"]
+    verdict = [r for r in rows if r["section"] == "verdict"][0]
+    if verdict["devices_differ"] != "yes" or "H100" not in verdict["before_device"] or \
+            "MI300" not in verdict["after_device"]:
+        problems.append(f"diff: the devices are not said to differ: {verdict}")
+    before, after = op_device_expected.expected(h100), op_device_expected.expected(mi300)
+    framework = {r["operator"]: r for r in rows if r["section"] == "framework_operators"}
+    for name in sorted(set(before["operators"]) | set(after["operators"]) | set(framework)):
+        b, a, r = before["operators"].get(name), after["operators"].get(name), framework.get(name)
+        want = {"change": "added" if b is None else "removed" if a is None else None,
+                "before_device_ns": b["device_self_ns"] if b else 0,
+                "after_device_ns": a["device_self_ns"] if a else 0}
+        got = r and {"change": r["change"] if r["change"] in ("added", "removed") else None,
+                     "before_device_ns": round(r["before_device_ns"]),
+                     "after_device_ns": round(r["after_device_ns"])}
+        if got != want:
+            problems.append(f"diff {name!r}: opscope {got}, expected {want}")
+    checked += 1
 for p in problems:
     print("FAIL", p)
 print(f"{checked} traces, {len(problems)} differences")

@@ -95,8 +95,27 @@ OpDeviceTime ComputeOpDevice(const TraceModel& model, const EventLinks& links) {
   OpDeviceTime out;
   const MappedVector<int64_t> self = SelfTimes(model);
   Rows ops, shapes, modules;
+  // Input shapes as recorded (Kineto's Input Dims, else opscope's shapes),
+  // without white space: a file written indented and one written compact
+  // give the same text. 0: none; else an index + 1 into shape_texts.
+  Int64Map<uint32_t> shape_of_raw;
+  std::unordered_map<std::string, uint32_t> shape_index;
+  std::vector<std::string> shape_texts;
   const auto shapes_of = [&](size_t e) -> uint32_t {
-    return model.input_dims[e] != 0 ? model.input_dims[e] : model.shapes[e];
+    const uint32_t raw = model.input_dims[e] != 0 ? model.input_dims[e] : model.shapes[e];
+    if (raw == 0) return 0;
+    uint32_t& slot = shape_of_raw[raw];
+    if (slot == 0) {
+      std::string text;
+      for (const char c : model.String(raw)) {
+        if (c != ' ' && c != '\n' && c != '\r' && c != '\t') text += c;
+      }
+      const auto [it, added] =
+          shape_index.emplace(std::move(text), static_cast<uint32_t>(shape_texts.size() + 1));
+      if (added) shape_texts.push_back(it->first);
+      slot = it->second;
+    }
+    return slot;
   };
   const auto shape_key = [&](size_t e, uint32_t s) {
     return static_cast<int64_t>(uint64_t{model.name[e]} << 32 | s);
@@ -160,7 +179,7 @@ OpDeviceTime ComputeOpDevice(const TraceModel& model, const EventLinks& links) {
         OpDeviceRow& by = shapes.At(shape_key(e, s), row);
         if (by.calls == 0) {
           by.name = op.name;
-          by.shapes = std::string(model.String(s));
+          by.shapes = shape_texts[s - 1];
         }
         ++by.calls;
         by.host_self_ns += self[e];

@@ -79,10 +79,10 @@ TEST(OpDevice, SelfIsWhatAnOperatorLaunchedTotalAddsItsNestedOperators) {
   EXPECT_EQ(addmm.device_total_ns, 50000);
   // Ranked by device self time.
   EXPECT_EQ(d.ops[0].name, "aten::addmm");
-  // Per input shapes: each linear call is its own row.
+  // Per input shapes (white space dropped): each linear call is its own row.
   const auto shapes = ByName(d.by_shape);
-  EXPECT_EQ(shapes.at("aten::linear [[8, 16], [32, 16]]").device_total_ns, 55000);
-  EXPECT_EQ(shapes.at("aten::linear [[4, 16], [32, 16]]").device_total_ns, 20000);
+  EXPECT_EQ(shapes.at("aten::linear [[8,16],[32,16]]").device_total_ns, 55000);
+  EXPECT_EQ(shapes.at("aten::linear [[4,16],[32,16]]").device_total_ns, 20000);
   // Modules: paths, totals, and self (not inside a nested module).
   const auto modules = ByName(d.modules);
   ASSERT_EQ(modules.size(), 2u);
