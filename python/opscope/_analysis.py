@@ -306,6 +306,23 @@ class Diff:
     def operators(self):
         return self.tables.get("operators", pd.DataFrame())
 
+    @property
+    def framework_operators(self):
+        """Framework operators matched by name, each side's device time: what
+        compares one model on two devices or vendors."""
+        return self.tables.get("framework_operators", pd.DataFrame())
+
+    @property
+    def framework_operators_by_shape(self):
+        return self.tables.get("framework_operators_by_shape", pd.DataFrame())
+
+    @property
+    def devices_differ(self):
+        """True when the two traces name different devices."""
+        verdict = self.tables.get("verdict")
+        return verdict is not None and len(verdict) > 0 and \
+            "devices_differ" in verdict.columns and (verdict["devices_differ"] == "yes").any()
+
     def __repr__(self):
         return (f"<opscope.Diff {self.verdict!r}, change {self.change_pct:+.1f}%"
                 f"{', gate failed' if self.failed else ''}>")

@@ -116,6 +116,16 @@ def test_operators_carry_their_device_time(data):
     assert cpu.ops["device_self_ns"].isna().all()
 
 
+def test_diff_of_two_vendors_compares_framework_operators(data):
+    d = opscope.diff(data / "kineto/h100_Qwen1.5-0.5B-Chat.json.gz",
+                     data / "kineto/mi300_Qwen1.5-0.5B-Chat.json.gz", top=0)
+    assert d.devices_differ
+    ops = d.framework_operators.set_index("operator")
+    a = opscope.analyze(data / "kineto/h100_Qwen1.5-0.5B-Chat.json.gz").ops.set_index("operator")
+    assert ops.loc["aten::mm", "before_device_ns"] == a.loc["aten::mm", "device_self_ns"]
+    assert not d.framework_operators_by_shape.empty
+
+
 def test_events_columnar_and_filtered(data):
     raw = json.loads(open(data / "torch-cpu/small_cnn_train_3steps_torch1.13.json").read())
     raw = raw["traceEvents"] if isinstance(raw, dict) else raw
