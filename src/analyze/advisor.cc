@@ -110,10 +110,13 @@ std::string OperatorFamily(std::string_view op) {
 
 }  // namespace
 
-std::vector<Finding> Advise(const Analysis& a, const Thresholds& t) {
-  std::vector<Finding> out;
-  const bool cpu = a.compute_on == ComputeOn::kCpu;
-  const std::string unit = cpu ? "CPU" : "device";
+namespace {
+
+void RuleLowUtilization(const RuleContext& c, std::vector<Finding>& out) {
+  const Analysis& a = c.analysis;
+  [[maybe_unused]] const Thresholds& t = c.thresholds;
+  [[maybe_unused]] const bool cpu = a.compute_on == ComputeOn::kCpu;
+  [[maybe_unused]] const std::string unit = cpu ? "CPU" : "device";
   // 1. Is the compute device busy? If not, why: the causes of its idle gaps.
   if (a.busy.has_device && a.busy.busy_pct < t.busy_warning_pct) {
     std::map<std::string, int64_t> by_cause;
@@ -143,6 +146,13 @@ std::vector<Finding> Advise(const Analysis& a, const Thresholds& t) {
     }
     out.push_back(std::move(f));
   }
+}
+
+void RuleCompilation(const RuleContext& c, std::vector<Finding>& out) {
+  const Analysis& a = c.analysis;
+  [[maybe_unused]] const Thresholds& t = c.thresholds;
+  [[maybe_unused]] const bool cpu = a.compute_on == ComputeOn::kCpu;
+  [[maybe_unused]] const std::string unit = cpu ? "CPU" : "device";
   // 1b. Compilation and first-use set-up in the measured window.
   if (!a.busy.compile_ns.empty()) {
     int64_t total = 0;
@@ -161,6 +171,13 @@ std::vector<Finding> Advise(const Analysis& a, const Thresholds& t) {
                      "host time in: " + kinds, CompileAction(a.busy.compile_ns[0].first)});
     }
   }
+}
+
+void RuleLaunchBound(const RuleContext& c, std::vector<Finding>& out) {
+  const Analysis& a = c.analysis;
+  [[maybe_unused]] const Thresholds& t = c.thresholds;
+  [[maybe_unused]] const bool cpu = a.compute_on == ComputeOn::kCpu;
+  [[maybe_unused]] const std::string unit = cpu ? "CPU" : "device";
   // 2. Launch-bound: many tiny kernels, launched as fast as the host can, on an idle device.
   if (a.launch.launch_bound) {
     out.push_back(
@@ -171,6 +188,13 @@ std::vector<Finding> Advise(const Analysis& a, const Thresholds& t) {
          "Launch fewer, larger kernels: operator fusion, graph compilation (torch.compile, CUDA "
          "Graphs, graph mode on Ascend), or a larger batch."});
   }
+}
+
+void RuleLayout(const RuleContext& c, std::vector<Finding>& out) {
+  const Analysis& a = c.analysis;
+  [[maybe_unused]] const Thresholds& t = c.thresholds;
+  [[maybe_unused]] const bool cpu = a.compute_on == ComputeOn::kCpu;
+  [[maybe_unused]] const std::string unit = cpu ? "CPU" : "device";
   // 3. Layout conversions.
   if (a.layout.device_pct >= t.layout_device_pct || a.layout.host_pct >= t.layout_host_pct) {
     std::string top;
@@ -215,6 +239,13 @@ std::vector<Finding> Advise(const Analysis& a, const Thresholds& t) {
              a.layout.device_pct, a.layout.host_pct),
          "largest: " + top, action});
   }
+}
+
+void RuleTransfers(const RuleContext& c, std::vector<Finding>& out) {
+  const Analysis& a = c.analysis;
+  [[maybe_unused]] const Thresholds& t = c.thresholds;
+  [[maybe_unused]] const bool cpu = a.compute_on == ComputeOn::kCpu;
+  [[maybe_unused]] const std::string unit = cpu ? "CPU" : "device";
   // 4. Memory copies.
   for (const auto& tr : a.transfers) {
     if (tr.share_of_device_pct >= t.transfer_device_pct) {
@@ -232,6 +263,13 @@ std::vector<Finding> Advise(const Analysis& a, const Thresholds& t) {
                          : ".")});
     }
   }
+}
+
+void RuleCpuFallback(const RuleContext& c, std::vector<Finding>& out) {
+  const Analysis& a = c.analysis;
+  [[maybe_unused]] const Thresholds& t = c.thresholds;
+  [[maybe_unused]] const bool cpu = a.compute_on == ComputeOn::kCpu;
+  [[maybe_unused]] const std::string unit = cpu ? "CPU" : "device";
   // 5. CPU fallback.
   if (a.fallback.ai_cpu_share_pct >= t.ai_cpu_pct) {
     std::string top;
@@ -249,6 +287,13 @@ std::vector<Finding> Advise(const Analysis& a, const Thresholds& t) {
          "Check CPU fallback: these operators lack an AI Core kernel for their data type or shape "
          "(often int64 casts); change the dtype or use a supported operator."});
   }
+}
+
+void RuleHostOnly(const RuleContext& c, std::vector<Finding>& out) {
+  const Analysis& a = c.analysis;
+  [[maybe_unused]] const Thresholds& t = c.thresholds;
+  [[maybe_unused]] const bool cpu = a.compute_on == ComputeOn::kCpu;
+  [[maybe_unused]] const std::string unit = cpu ? "CPU" : "device";
   if (!a.fallback.host_only_ops.empty()) {
     out.push_back(
         {"host_only_operators", Severity::kInfo,
@@ -257,6 +302,13 @@ std::vector<Finding> Advise(const Analysis& a, const Thresholds& t) {
          fmt::format("{} such operators of 1 ms or more", a.fallback.host_only_ops.size()),
          "Check whether this work belongs on the device, or runs once outside the step."});
   }
+}
+
+void RuleSynchronizations(const RuleContext& c, std::vector<Finding>& out) {
+  const Analysis& a = c.analysis;
+  [[maybe_unused]] const Thresholds& t = c.thresholds;
+  [[maybe_unused]] const bool cpu = a.compute_on == ComputeOn::kCpu;
+  [[maybe_unused]] const std::string unit = cpu ? "CPU" : "device";
   // 6. Synchronizing operators with a long tail.
   for (const auto& lt : a.long_tail) {
     // Host calls that block on the device (device-side waits are not .item()).
@@ -272,6 +324,13 @@ std::vector<Finding> Advise(const Analysis& a, const Thresholds& t) {
       break;
     }
   }
+}
+
+void RuleFusion(const RuleContext& c, std::vector<Finding>& out) {
+  const Analysis& a = c.analysis;
+  [[maybe_unused]] const Thresholds& t = c.thresholds;
+  [[maybe_unused]] const bool cpu = a.compute_on == ComputeOn::kCpu;
+  [[maybe_unused]] const std::string unit = cpu ? "CPU" : "device";
   // 7. Fusion.
   int64_t fusible = 0;
   for (const auto& f : a.fusion) fusible += f.consumer_ns;
@@ -289,6 +348,13 @@ std::vector<Finding> Advise(const Analysis& a, const Thresholds& t) {
          "Fuse the epilogue into the matmul/conv (torch.compile, fused kernels), saving a round "
          "trip through memory."});
   }
+}
+
+void RuleMixedPrecision(const RuleContext& c, std::vector<Finding>& out) {
+  const Analysis& a = c.analysis;
+  [[maybe_unused]] const Thresholds& t = c.thresholds;
+  [[maybe_unused]] const bool cpu = a.compute_on == ComputeOn::kCpu;
+  [[maybe_unused]] const std::string unit = cpu ? "CPU" : "device";
   // 8. fp32 GEMMs: mixed precision, in the types this device supports.
   if (Pct(a.fp32_gemm_ns, a.device_ns) >= t.fp32_gemm_pct) {
     std::string action;
@@ -315,6 +381,13 @@ std::vector<Finding> Advise(const Analysis& a, const Thresholds& t) {
                        (a.device.empty() ? std::string() : " on " + a.device),
                    action});
   }
+}
+
+void RuleCommunication(const RuleContext& c, std::vector<Finding>& out) {
+  const Analysis& a = c.analysis;
+  [[maybe_unused]] const Thresholds& t = c.thresholds;
+  [[maybe_unused]] const bool cpu = a.compute_on == ComputeOn::kCpu;
+  [[maybe_unused]] const std::string unit = cpu ? "CPU" : "device";
   // 9. Communication inside (complete) steps.
   int64_t step_ns = 0, comm_ns = 0, complete = 0;
   for (const auto& s : a.steps) {
@@ -330,6 +403,13 @@ std::vector<Finding> Advise(const Analysis& a, const Thresholds& t) {
          "Overlap communication with computation (gradient bucketing, DDP overlap) or reduce its "
          "volume (larger buckets, compression)."});
   }
+}
+
+void RuleDominantOperator(const RuleContext& c, std::vector<Finding>& out) {
+  const Analysis& a = c.analysis;
+  [[maybe_unused]] const Thresholds& t = c.thresholds;
+  [[maybe_unused]] const bool cpu = a.compute_on == ComputeOn::kCpu;
+  [[maybe_unused]] const std::string unit = cpu ? "CPU" : "device";
   // 10. One operator dominating the compute device.
   {
     const OpStats* top = nullptr;
@@ -400,6 +480,13 @@ std::vector<Finding> Advise(const Analysis& a, const Thresholds& t) {
       }
     }
   }
+}
+
+void RuleStepsExcluded(const RuleContext& c, std::vector<Finding>& out) {
+  const Analysis& a = c.analysis;
+  [[maybe_unused]] const Thresholds& t = c.thresholds;
+  [[maybe_unused]] const bool cpu = a.compute_on == ComputeOn::kCpu;
+  [[maybe_unused]] const std::string unit = cpu ? "CPU" : "device";
   // 11. Steps left out of means.
   {
     std::string left_out;
@@ -421,6 +508,13 @@ std::vector<Finding> Advise(const Analysis& a, const Thresholds& t) {
            "steps only. Record more steps after warm-up for steadier figures."});
     }
   }
+}
+
+void RuleRooflineInconsistent(const RuleContext& c, std::vector<Finding>& out) {
+  const Analysis& a = c.analysis;
+  [[maybe_unused]] const Thresholds& t = c.thresholds;
+  [[maybe_unused]] const bool cpu = a.compute_on == ComputeOn::kCpu;
+  [[maybe_unused]] const std::string unit = cpu ? "CPU" : "device";
   // 12. Rooflines above 100%.
   for (const auto& r : a.roofline) {
     if (!r.inconsistent) continue;
@@ -431,6 +525,13 @@ std::vector<Finding> Advise(const Analysis& a, const Thresholds& t) {
          "device and dtype and the FLOP count is confirmed."});
     break;
   }
+}
+
+void RuleUnclassified(const RuleContext& c, std::vector<Finding>& out) {
+  const Analysis& a = c.analysis;
+  [[maybe_unused]] const Thresholds& t = c.thresholds;
+  [[maybe_unused]] const bool cpu = a.compute_on == ComputeOn::kCpu;
+  [[maybe_unused]] const std::string unit = cpu ? "CPU" : "device";
   // 13. Events not understood.
   if (!a.busy.unclassified.empty()) {
     int64_t events = 0;
@@ -446,9 +547,9 @@ std::vector<Finding> Advise(const Analysis& a, const Thresholds& t) {
                    "they are device work, the busy and idle figures miss them: report the "
                    "category so opscope learns it."});
   }
-  SortFindings(out);
-  return out;
 }
+
+}  // namespace
 
 std::vector<Finding> AdviseSummaries(const AscendSummaries& summaries, const Analysis& a,
                                      const Thresholds& t) {
@@ -561,6 +662,188 @@ std::vector<Finding> AdvisePipeline(const AscendPipelineTable& table, const Thre
   for (auto& [pct, finding] : found) out.push_back(std::move(finding));
   SortFindings(out);
   return out;
+}
+
+namespace {
+
+void RulePipeline(const RuleContext& c, std::vector<Finding>& out) {
+  if (c.pipeline == nullptr) return;
+  for (Finding& f : AdvisePipeline(*c.pipeline, c.thresholds)) out.push_back(std::move(f));
+}
+
+void RuleOnlineCompilation(const RuleContext& c, std::vector<Finding>& out) {
+  if (c.summaries == nullptr) return;
+  for (Finding& f : AdviseSummaries(*c.summaries, c.analysis, c.thresholds)) {
+    out.push_back(std::move(f));
+  }
+}
+
+}  // namespace
+
+const std::vector<Rule>& Rules() {
+  static const std::vector<Rule> rules = {
+      {"low_device_utilization",
+       {"device_busy"},
+       [](const Thresholds& t) {
+         return fmt::format(
+             "the compute device (the CPU threads that run operators, when the trace has no "
+             "device work) is busy under {:g}% of its window (critical under {:g}%); the action "
+             "follows the cause that holds most of the longest idle gaps",
+             t.busy_warning_pct, t.busy_critical_pct);
+       },
+       RuleLowUtilization},
+      {"compilation",
+       {"device_busy"},
+       [](const Thresholds& t) {
+         return fmt::format(
+             "host calls of compilation or first-use set-up (torch.compile, ACL operator "
+             "compilation, module loads, allocations) take at least {:g} ms and {:g}% of the "
+             "compute window (a warning from 20%)",
+             t.compile_min_ns / 1e6, t.compile_pct);
+       },
+       RuleCompilation},
+      {"launch_bound",
+       {"launch"},
+       [](const Thresholds&) {
+         return std::string(
+             "the launch pass's preconditions all hold (see passes/launch.h): many short "
+             "kernels, a mostly idle device, launch calls filling the idle time");
+       },
+       RuleLaunchBound},
+      {"layout_conversions",
+       {"layout"},
+       [](const Thresholds& t) {
+         return fmt::format(
+             "layout conversions (TransData, NCHW<->NHWC, oneDNN reorders, contiguous) take "
+             "{:g}% or more of device time or {:g}% of host operator time (critical from {:g}% "
+             "of device time)",
+             t.layout_device_pct, t.layout_host_pct, 2 * t.layout_device_pct);
+       },
+       RuleLayout},
+      {"transfers_<direction>",
+       {"transfers"},
+       [](const Thresholds& t) {
+         return fmt::format(
+             "copies of one direction take {:g}% or more of device time; host-device copies "
+             "under {:g} GB/s are said to suggest pageable memory",
+             t.transfer_device_pct, t.pageable_gbps);
+       },
+       RuleTransfers},
+      {"cpu_fallback",
+       {"cpu_fallback"},
+       [](const Thresholds& t) {
+         return fmt::format("AI CPU tasks take {:g}% or more of device time", t.ai_cpu_pct);
+       },
+       RuleCpuFallback},
+      {"host_only_operators",
+       {"cpu_fallback"},
+       [](const Thresholds&) {
+         return std::string(
+             "framework operators of 1 ms or more (waits for the device aside) during which no "
+             "launch call ran, in a trace with device work and launch calls");
+       },
+       RuleHostOnly},
+      {"synchronizations",
+       {"long_tail"},
+       [](const Thresholds& t) {
+         return fmt::format(
+             "a host call that waits for the device (.item(), synchronize, blocking copies) "
+             "has a p99 {:g}x its median or more (10+ calls)",
+             t.sync_tail_ratio);
+       },
+       RuleSynchronizations},
+      {"fusion",
+       {"fusion", "device_busy", "device_time"},
+       [](const Thresholds& t) {
+         return fmt::format(
+             "elementwise operators that read a matmul/convolution output (matched by shape) "
+             "take {:g}% or more of the compute device's time",
+             t.fusion_consumer_pct);
+       },
+       RuleFusion},
+      {"mixed_precision",
+       {"device_time"},
+       [](const Thresholds& t) {
+         return fmt::format(
+             "fp32 GEMM kernels (*sgemm*) take {:g}% or more of device time; the advice follows "
+             "the GPU's compute capability",
+             t.fp32_gemm_pct);
+       },
+       RuleMixedPrecision},
+      {"communication",
+       {"steps"},
+       [](const Thresholds& t) {
+         return fmt::format("communication kernels cover {:g}% or more of complete steps' time",
+                            t.communication_pct);
+       },
+       RuleCommunication},
+      {"dominant_operator",
+       {"op_stats"},
+       [](const Thresholds& t) {
+         return fmt::format(
+             "one operator (copies, sets and collectives aside; two or more operators present) "
+             "takes {:g}% or more of the compute device's time; on the CPU, else one family of "
+             "framework operators (matrix multiplies, convolutions, data movement, ...)",
+             t.dominant_op_pct);
+       },
+       RuleDominantOperator},
+      {"steps_excluded",
+       {"steps"},
+       [](const Thresholds&) {
+         return std::string("steps are left out of step means (warm-up, partial or empty)");
+       },
+       RuleStepsExcluded},
+      {"roofline_inconsistent",
+       {"roofline"},
+       [](const Thresholds&) {
+         return std::string("an operator measures more than 100% of its roofline");
+       },
+       RuleRooflineInconsistent},
+      {"unclassified_events",
+       {"device_busy"},
+       [](const Thresholds&) {
+         return std::string("events of categories opscope does not understand are present");
+       },
+       RuleUnclassified},
+      {"ai_core_<bound>",
+       {},
+       [](const Thresholds& t) {
+         return fmt::format(
+             "the rank has an AI Core pipeline (PMU ratios per task) and the operators of one "
+             "bound take {:g}% or more of the time of the tasks with ratios",
+             t.ai_core_bound_pct);
+       },
+       RulePipeline},
+      {"online_compilation",
+       {"device_busy"},
+       [](const Thresholds& t) {
+         return fmt::format(
+             "the rank's host API statistics hold aclopCompile* calls of at least {:g} ms and "
+             "{:g}% of the device window, and the timeline does not already show them",
+             t.compile_min_ns / 1e6, t.compile_pct);
+       },
+       RuleOnlineCompilation},
+  };
+  return rules;
+}
+
+std::vector<Finding> Advise(const RuleContext& context) {
+  std::vector<Finding> out;
+  // A rule whose passes did not run (AnalysisOptions::passes) has no input.
+  const auto ran = [&](std::string_view pass) {
+    const auto& ms = context.analysis.pass_ms;
+    return ms.empty() ||
+           std::any_of(ms.begin(), ms.end(), [&](const auto& p) { return p.first == pass; });
+  };
+  for (const Rule& rule : Rules()) {
+    if (std::all_of(rule.needs.begin(), rule.needs.end(), ran)) rule.apply(context, out);
+  }
+  SortFindings(out);
+  return out;
+}
+
+std::vector<Finding> Advise(const Analysis& analysis, const Thresholds& thresholds) {
+  return Advise(RuleContext{analysis, thresholds});
 }
 
 }  // namespace opscope::analyze

@@ -42,7 +42,33 @@ struct Finding {
   std::string action;
 };
 
-// Most severe first.
+// What a rule reads: a trace's analysis, the thresholds, and the rank's
+// side tables when it has them (null otherwise).
+struct RuleContext {
+  const Analysis& analysis;
+  const Thresholds& thresholds;
+  const AscendPipelineTable* pipeline = nullptr;
+  const AscendSummaries* summaries = nullptr;
+};
+
+// An advisor rule: the finding it makes (its id; "<...>" stands for a part
+// the finding fills in), the passes whose results it reads (it is not applied
+// when one did not run), when it fires (its preconditions in words, with the
+// thresholds' values), and the rule itself, which appends its findings.
+struct Rule {
+  std::string_view id;
+  std::vector<std::string_view> needs;
+  std::string (*when)(const Thresholds& thresholds);
+  void (*apply)(const RuleContext& context, std::vector<Finding>& out);
+};
+
+// Every rule, in the order they are applied: the only place a rule is
+// registered (`opscope analyze --list-rules` and docs/rules.md list them).
+const std::vector<Rule>& Rules();
+
+// Every rule applied to a trace, the findings most severe first.
+std::vector<Finding> Advise(const RuleContext& context);
+// The same without side tables.
 std::vector<Finding> Advise(const Analysis& analysis, const Thresholds& thresholds = {});
 
 // Ascend AI Core pipeline (importers/ascend/ai_core.h): one finding per kind of

@@ -170,16 +170,9 @@ AnalyzedTrace AnalyzeInput(const TraceInput& input, size_t position, const Analy
                                       .threads = options.threads,
                                       .passes = options.passes,
                                       .ascend_chip = chip});
-    t.findings = Advise(t.analysis, options.thresholds);
-    if (t.ascend_pipeline) {
-      for (Finding& f : AdvisePipeline(*t.ascend_pipeline, options.thresholds)) {
-        t.findings.push_back(std::move(f));
-      }
-    }
-    for (Finding& f : AdviseSummaries(t.ascend_summaries, t.analysis, options.thresholds)) {
-      t.findings.push_back(std::move(f));
-    }
-    SortFindings(t.findings);
+    t.findings =
+        Advise(RuleContext{t.analysis, options.thresholds,
+                           t.ascend_pipeline ? &*t.ascend_pipeline : nullptr, &t.ascend_summaries});
     t.import_ms = ms(t1 - t0);
     t.side_files_ms = ms(t2 - t1);
     t.analysis_ms = ms(Clock::now() - t2);

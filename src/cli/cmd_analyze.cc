@@ -25,6 +25,7 @@ struct AnalyzeCommand {
   int top = 20;
   std::string ceilings_file;
   bool timings = false;
+  bool list_rules = false;
   // Scale-out analysis (analyze/scaleout/).
   bool summary_only = false, scale_out = false, mpi = false;
   int threads = 1;
@@ -32,6 +33,7 @@ struct AnalyzeCommand {
   std::string mpi_list;
 
   void Run() {
+    if (list_rules) return ListRules();
     if (top < 0) throw Error(ErrorCode::kInvalidArgument, "--top must be >= 0 (0: all)");
     if (!ceilings_file.empty()) options.ceilings = analyze::LoadRooflineCeilings(ceilings_file);
     if (summary_only + scale_out + mpi > 1) {
@@ -166,6 +168,24 @@ struct AnalyzeCommand {
 #endif
   }
 
+  // The advisor's rules as the registry holds them, with the thresholds in force.
+  void ListRules() const {
+    report::ResultTable table;
+    table.section = "rules";
+    table.title = "The advisor's rules, in the order they are applied";
+    table.columns = {{"id", "Finding"}, {"needs", "Reads (passes)"}, {"when", "Fires when"}};
+    for (const analyze::Rule& rule : analyze::Rules()) {
+      std::string needs;
+      for (const std::string_view n : rule.needs) {
+        needs += (needs.empty() ? "" : ", ") + std::string(n);
+      }
+      table.AddRow({std::string(rule.id), needs.empty() ? std::string("(side files)") : needs,
+                    rule.when(options.thresholds)});
+    }
+    report::Write(std::cout, report::ParseFormat(format), "analyze --list-rules", {table});
+    CheckStdout();
+  }
+
   static void ReportUnused(const std::vector<analyze::UnusedFile>& unused) {
     for (const auto& u : unused) {
       std::cerr << "opscope: not used: " << core::EscapeForTerminal(u.path + ": " + u.reason)
@@ -210,6 +230,8 @@ void RegisterAnalyze(CLI::App& app) {
       "with --summary-only, --scale-out or --mpi: traces summarised at once (default 1)");
   sub->add_option("--rank", command->rank,
                   "with --summary-only: the rank of the one trace, when it does not say");
+  sub->add_flag("--list-rules", command->list_rules,
+                "list the advisor's rules (finding, passes read, when it fires) and exit");
   sub->add_flag("--timings", command->timings,
                 "print the time of each phase (import, analyses, reports) on stderr");
   sub->callback([command] { command->Run(); });

@@ -6,11 +6,14 @@
 #include <algorithm>
 #include <map>
 #include <random>
+#include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "analyze/model_builder.h"
 #include "analyze/names.h"
+#include "analyze/passes/pass.h"
 #include "analyze/pipeline.h"
 
 namespace opscope::analyze {
@@ -22,6 +25,30 @@ std::vector<std::string> Ids(const std::vector<Finding>& findings) {
   std::vector<std::string> ids;
   for (const auto& f : findings) ids.push_back(f.id);
   return ids;
+}
+
+TEST(Advisor, EveryRuleIsRegisteredOnceAndReadsRegisteredPasses) {
+  std::set<std::string_view> passes, ids;
+  for (const Pass& p : Passes()) passes.insert(p.name);
+  for (const Rule& rule : Rules()) {
+    EXPECT_TRUE(ids.insert(rule.id).second) << "two rules make " << rule.id;
+    for (const std::string_view need : rule.needs) {
+      EXPECT_TRUE(passes.count(need)) << rule.id << " reads '" << need << "', no such pass";
+    }
+    EXPECT_FALSE(rule.when(Thresholds{}).empty()) << rule.id;
+    EXPECT_NE(rule.apply, nullptr) << rule.id;
+  }
+}
+
+TEST(Advisor, ARuleWhosePassesDidNotRunIsNotApplied) {
+  // An idle device: low_device_utilization fires when device_busy ran, and
+  // not when only op_stats did (its input would be empty, not healthy).
+  Builder b;
+  b.Add(EventClass::kKernel, "k", 0, 10).Add(EventClass::kKernel, "k", 1000, 1010);
+  const auto all = Ids(Advise(AnalyzeTrace(b.model)));
+  EXPECT_NE(std::find(all.begin(), all.end(), "low_device_utilization"), all.end());
+  const auto some = Ids(Advise(AnalyzeTrace(b.model, {.passes = {"op_stats"}})));
+  EXPECT_EQ(std::find(some.begin(), some.end(), "low_device_utilization"), some.end());
 }
 
 TEST(Advisor, RulesFireOnTheirEvidenceAndOnlyThen) {
