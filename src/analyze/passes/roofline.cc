@@ -13,6 +13,7 @@
 #include "analyze/mapped.h"
 #include "analyze/names.h"
 #include "analyze/passes/ascend_cost.h"
+#include "core/datasheet.h"
 
 namespace opscope::analyze {
 namespace {
@@ -85,104 +86,16 @@ int64_t Product(const std::vector<int64_t>& dims, size_t from, size_t to) {
 }  // namespace
 
 std::optional<RooflineCeilings> KnownDeviceCeilings(std::string_view name) {
-  // Dense figures (no sparsity), tensor-core rates where the device has them.
-  struct Known {
-    std::string_view match, also;  // both must appear in the name ("" matches any)
-    std::initializer_list<std::pair<const char*, double>> tflops;
-    double tbps;
-    std::string_view source;
-  };
-  static const Known kKnown[] = {
-      {"H200",
-       "",
-       {{"fp32", 67}, {"tf32", 494.5}, {"bf16", 989.5}, {"fp16", 989.5}, {"fp64", 67}},
-       4.8,
-       "NVIDIA H200 SXM datasheet (dense): 67 TFLOP/s fp32, 494.5 tf32, 989.5 bf16/fp16; 4.8 TB/s"},
-      {"H100",
-       "PCIe",
-       {{"fp32", 51}, {"tf32", 378}, {"bf16", 756}, {"fp16", 756}, {"fp64", 51}},
-       2.0,
-       "NVIDIA H100 PCIe datasheet (dense): 51 TFLOP/s fp32, 378 tf32, 756 bf16/fp16; 2.0 TB/s"},
-      {"H100",
-       "",
-       {{"fp32", 67}, {"tf32", 494.5}, {"bf16", 989.5}, {"fp16", 989.5}, {"fp64", 67}},
-       3.35,
-       "NVIDIA H100 SXM datasheet (dense): 67 TFLOP/s fp32, 494.5 tf32, 989.5 bf16/fp16; 3.35 "
-       "TB/s"},
-      {"A100",
-       "80GB",
-       {{"fp32", 19.5}, {"tf32", 156}, {"bf16", 312}, {"fp16", 312}, {"fp64", 19.5}},
-       2.039,
-       "NVIDIA A100 80GB SXM datasheet (dense): 19.5 TFLOP/s fp32, 156 tf32, 312 bf16/fp16; "
-       "2.04 TB/s"},
-      {"A100",
-       "",
-       {{"fp32", 19.5}, {"tf32", 156}, {"bf16", 312}, {"fp16", 312}, {"fp64", 19.5}},
-       1.555,
-       "NVIDIA A100 40GB datasheet (dense): 19.5 TFLOP/s fp32, 156 tf32, 312 bf16/fp16; 1.56 TB/s"},
-      {"V100",
-       "",
-       {{"fp32", 15.7}, {"fp16", 125}, {"fp64", 7.8}},
-       0.9,
-       "NVIDIA V100 SXM2 datasheet: 15.7 TFLOP/s fp32, 125 fp16 tensor; no bf16 or tf32; 900 GB/s"},
-      {"MI300X",
-       "",
-       {{"fp32", 163.4}, {"tf32", 653.7}, {"bf16", 1307.4}, {"fp16", 1307.4}, {"fp64", 163.4}},
-       5.3,
-       "AMD Instinct MI300X datasheet (dense): 163.4 TFLOP/s fp32 matrix, 653.7 tf32, 1307.4 "
-       "bf16/fp16; 5.3 TB/s"},
-      {"MI250X",
-       "",
-       {{"fp32", 95.7}, {"bf16", 383}, {"fp16", 383}, {"fp64", 95.7}},
-       3.2,
-       "AMD Instinct MI250X datasheet: 95.7 TFLOP/s fp32 matrix, 383 bf16/fp16; 3.2 TB/s"},
-      {"MI250",
-       "",
-       {{"fp32", 90.5}, {"bf16", 362.1}, {"fp16", 362.1}, {"fp64", 90.5}},
-       3.2,
-       "AMD Instinct MI250 datasheet: 90.5 TFLOP/s fp32 matrix, 362.1 bf16/fp16; 3.2 TB/s"},
-      // Ascend: Huawei publishes few per-SKU figures; these are third-party,
-      // low confidence (docs/formats: ascend.md, section 7).
-      {"910B1",
-       "",
-       {{"fp16", 378.88}, {"bf16", 378.88}, {"fp32", 189}},
-       1.6,
-       "Ascend 910B1, third-party figures (low confidence): 378.9 TFLOP/s fp16/bf16; 1.6 TB/s"},
-      {"910B2",
-       "",
-       {{"fp16", 353.89}, {"bf16", 353.89}, {"fp32", 177}},
-       1.5,
-       "Ascend 910B2, third-party figures (low confidence): 353.9 TFLOP/s fp16/bf16 (24 cube cores "
-       "x 8192 FLOP/cycle x 1.8 GHz); 1.5 TB/s"},
-      {"910B3",
-       "",
-       {{"fp16", 294.91}, {"bf16", 294.91}, {"fp32", 147}},
-       1.2,
-       "Ascend 910B3, third-party figures (low confidence): 294.9 TFLOP/s fp16/bf16 (20 cube cores "
-       "x 8192 FLOP/cycle x 1.8 GHz); 1.2 TB/s"},
-      {"910B4",
-       "",
-       {{"fp16", 270}, {"bf16", 270}, {"fp32", 135}},
-       1.2,
-       "Ascend 910B4, third-party figures (low confidence): 270 TFLOP/s fp16/bf16; 1.2 TB/s"},
-      {"910B",
-       "",
-       {{"fp16", 294.91}, {"bf16", 294.91}, {"fp32", 147}},
-       1.2,
-       "Ascend 910B (variant not named; the 910B3's third-party figures, low confidence): 294.9 "
-       "TFLOP/s fp16/bf16; 1.2 TB/s"},
-  };
-  const auto has = [&](std::string_view s) { return name.find(s) != std::string_view::npos; };
-  for (const Known& k : kKnown) {
-    if (!has(k.match) || (!k.also.empty() && !has(k.also))) continue;
-    RooflineCeilings c;
-    c.device = std::string(name);
-    c.source = std::string(k.source);
-    for (const auto& [dtype, tflops] : k.tflops) c.flops_per_second[dtype] = tflops * 1e12;
-    c.bytes_per_second = k.tbps * 1e12;
-    return c;
+  const core::Datasheet* sheet = core::FindDatasheet(name);
+  if (sheet == nullptr) return std::nullopt;
+  RooflineCeilings c;
+  c.device = std::string(name);
+  c.source = std::string(sheet->source);
+  for (const auto& [dtype, tflops] : sheet->tflops) {
+    c.flops_per_second[std::string(dtype)] = tflops * 1e12;
   }
-  return std::nullopt;
+  c.bytes_per_second = sheet->memory_tbps * 1e12;
+  return c;
 }
 
 RooflineCeilings AscendChipCeilings(const AscendChip& chip, const RooflineCeilings& table) {

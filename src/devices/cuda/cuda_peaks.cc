@@ -2,30 +2,12 @@
 
 #include <fmt/format.h>
 
+#include "core/datasheet.h"
+
 namespace opscope::cuda {
 namespace {
 
 using devices::DType;
-
-struct Datasheet {
-  const char* match;  // substring of the driver's name, most specific first
-  const char* part;
-  double fp32, tf32, bf16, fp16;  // dense TFLOP/s
-  double memory_tbps;
-};
-
-// NVIDIA's datasheets, dense (the tensor-core figures there with sparsity halved).
-constexpr Datasheet kDatasheets[] = {
-    {"H200 NVL", "H200 NVL", 60, 417.5, 835.5, 835.5, 4.8},
-    {"H200", "H200 SXM", 67, 494.7, 989.4, 989.4, 4.8},
-    {"H100 NVL", "H100 NVL", 60, 417.5, 835.5, 835.5, 3.9},
-    {"H100 PCIe", "H100 PCIe", 51, 378, 756, 756, 2.0},
-    {"H100", "H100 SXM", 67, 494.7, 989.4, 989.4, 3.35},
-};
-
-bool Contains(const std::string& text, const char* part) {
-  return text.find(part) != std::string::npos;
-}
 
 }  // namespace
 
@@ -38,20 +20,25 @@ int Fp32LanesPerSm(int cc_major, int cc_minor) {
 
 GpuPeaks PeaksFor(const GpuFacts& f) {
   GpuPeaks out;
-  for (const Datasheet& d : kDatasheets) {
-    if (!Contains(f.name, d.match)) continue;
-    out.source = std::string("datasheet: NVIDIA ") + d.part;
-    const auto add = [&](DType dtype, double tflops, const char* unit) {
-      out.peaks.push_back(
-          {dtype, tflops * 1e12,
-           fmt::format("{} TFLOP/s dense {} (NVIDIA {} datasheet)", tflops, unit, d.part)});
-    };
-    add(DType::kF32, d.fp32, "fp32 on the CUDA cores");
-    add(DType::kTF32, d.tf32, "tf32 tensor core");
-    add(DType::kBF16, d.bf16, "bf16 tensor core");
-    add(DType::kF16, d.fp16, "fp16 tensor core");
-    out.memory_bytes_per_second = d.memory_tbps * 1e12;
-    out.memory_formula = fmt::format("{} TB/s (NVIDIA {} datasheet)", d.memory_tbps, d.part);
+  if (const core::Datasheet* d = core::FindDatasheet(f.name);
+      d != nullptr && d->vendor == "NVIDIA") {
+    const std::string part(d->part);
+    out.source = "datasheet: NVIDIA " + part;
+    static const std::pair<std::string_view, std::pair<DType, const char*>> kTypes[] = {
+        {"fp32", {DType::kF32, "fp32 on the CUDA cores"}},
+        {"tf32", {DType::kTF32, "tf32 tensor core"}},
+        {"bf16", {DType::kBF16, "bf16 tensor core"}},
+        {"fp16", {DType::kF16, "fp16 tensor core"}}};
+    for (const auto& [key, type] : kTypes) {
+      for (const auto& [dtype, tflops] : d->tflops) {
+        if (dtype != key) continue;
+        out.peaks.push_back(
+            {type.first, tflops * 1e12,
+             fmt::format("{} TFLOP/s dense {} (NVIDIA {} datasheet)", tflops, type.second, part)});
+      }
+    }
+    out.memory_bytes_per_second = d->memory_tbps * 1e12;
+    out.memory_formula = fmt::format("{} TB/s (NVIDIA {} datasheet)", d->memory_tbps, part);
     return out;
   }
   out.source = "from the SM count and clock (no datasheet entry for this chip)";

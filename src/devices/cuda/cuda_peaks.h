@@ -1,5 +1,6 @@
-// Theoretical peaks of NVIDIA GPUs: from the vendor's datasheet for chips in the
-// table (dense figures, no sparsity), else from the SM count and clock.
+// Theoretical peaks of NVIDIA GPUs: from the vendor's datasheet for chips in
+// opscope's one table (core/datasheet.h: dense figures, no sparsity), else
+// from the SM count and clock.
 #ifndef OPSCOPE_DEVICES_CUDA_CUDA_PEAKS_H_
 #define OPSCOPE_DEVICES_CUDA_CUDA_PEAKS_H_
 

@@ -184,6 +184,12 @@ TEST(Roofline, HalfIsFp16AndAMissingDtypeCeilingIsNotRated) {
     EXPECT_FALSE(c->source.empty());
   }
   EXPECT_DOUBLE_EQ(KnownDeviceCeilings("NVIDIA H100 PCIe")->bytes_per_second, 2.0e12);
+  // An NVL is judged as an NVL (it was given the SXM's peaks before the one
+  // datasheet: 989.5 TFLOP/s bf16 for its 835.5).
+  const auto nvl = KnownDeviceCeilings("NVIDIA H200 NVL");
+  ASSERT_TRUE(nvl.has_value());
+  EXPECT_DOUBLE_EQ(nvl->flops_per_second.at("bf16"), 835.5e12);
+  EXPECT_NE(nvl->source.find("H200 NVL"), std::string::npos) << nvl->source;
   EXPECT_DOUBLE_EQ(KnownDeviceCeilings("NVIDIA A100-SXM4-80GB")->bytes_per_second, 2.039e12);
 }
 
