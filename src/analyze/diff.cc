@@ -113,6 +113,32 @@ double MannWhitneyP(const std::vector<int64_t>& a, const std::vector<int64_t>& b
   }
   const double u = rank_sum_a - static_cast<double>(n1) * (n1 + 1) / 2;
   const double mean = static_cast<double>(n1) * n2 / 2;
+  if (n1 + n2 <= kExactMannWhitneyMax) {
+    // Exact: every way of choosing n1 of the pooled (mid-)ranks is equally
+    // likely under no change; p is the share of them whose rank sum lies at
+    // least as far from its mean as the observed one (ties included).
+    std::vector<double> ranks;
+    for (size_t i = 0; i < all.size();) {
+      size_t j = i;
+      while (j < all.size() && all[j].first == all[i].first) ++j;
+      for (size_t k = i; k < j; ++k) ranks.push_back((static_cast<double>(i + 1) + j) / 2);
+      i = j;
+    }
+    const double expected = static_cast<double>(n1) * (n + 1) / 2;
+    const double observed = std::fabs(rank_sum_a - expected) - 1e-9;
+    uint64_t extreme = 0, total = 0;
+    const auto choose = [&](auto&& self, size_t from, size_t left, double sum) -> void {
+      if (left == 0) {
+        ++total;
+        extreme += std::fabs(sum - expected) >= observed;
+        return;
+      }
+      for (size_t i = from; i + left <= ranks.size(); ++i)
+        self(self, i + 1, left - 1, sum + ranks[i]);
+    };
+    choose(choose, 0, n1, 0.0);
+    return static_cast<double>(extreme) / static_cast<double>(total);
+  }
   const double variance = static_cast<double>(n1) * n2 / 12 * ((n + 1) - ties / (n * (n - 1)));
   if (variance <= 0) return 1;                                         // every value equal
   const double z = (std::fabs(u - mean) - 0.5) / std::sqrt(variance);  // continuity correction

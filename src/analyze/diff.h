@@ -56,8 +56,7 @@ struct TraceDiff {
   std::vector<int64_t> before_step_ns, after_step_ns;  // the complete steps, in order
   // With kMinStepsForInterval complete steps on each side: a 95% bootstrap
   // confidence interval of the change of the median (2000 resamples, fixed
-  // seed) and the two-sided Mann-Whitney U test's p-value (normal approximation
-  // with tie correction).
+  // seed) and the two-sided Mann-Whitney U test's p-value (MannWhitneyP).
   bool has_interval = false;
   double ci_low_pct = 0, ci_high_pct = 0;
   double p_value = -1;
@@ -81,6 +80,11 @@ TraceDiff DiffTraces(const TraceModel& before, const TraceModel& after);
 // The statistics alone, on two samples of step times.
 void CompareSamples(const std::vector<int64_t>& before, const std::vector<int64_t>& after,
                     TraceDiff& d);
+// The two-sided Mann-Whitney U test's p-value: exact for up to
+// kExactMannWhitneyMax values in all (every split of the pooled mid-ranks
+// enumerated, ties included: at most C(20, 10) = 184,756), else the normal
+// approximation with continuity and tie corrections.
+inline constexpr size_t kExactMannWhitneyMax = 20;
 double MannWhitneyP(const std::vector<int64_t>& a, const std::vector<int64_t>& b);
 
 // Whether the gate `--fail-if-slower threshold_pct` fails: the change is above

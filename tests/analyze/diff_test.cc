@@ -50,11 +50,11 @@ TEST(Diff, CompleteStepsWithTheirNoise) {
   EXPECT_DOUBLE_EQ(d.change_pct, 20.0);
   ASSERT_TRUE(d.has_interval);
   // Every after-step is slower than every before-step: the interval is far
-  // from zero and the rank test's p is small (n1 = n2 = 6, U = 0:
-  // z = (18 - 0.5) / sqrt(6*6*13/12) = 2.80, p = erfc(z / sqrt 2) = 0.0051).
+  // from zero and the rank test's p is small (n1 = n2 = 6, U = 0: exactly 2
+  // of the C(12, 6) = 924 splits are as extreme, p = 0.00216).
   EXPECT_GT(d.ci_low_pct, 15);
   EXPECT_LT(d.ci_high_pct, 25);
-  EXPECT_NEAR(d.p_value, 0.0051, 0.0002);
+  EXPECT_DOUBLE_EQ(d.p_value, 2.0 / 924);
   EXPECT_EQ(d.verdict, "slower");
   EXPECT_TRUE(Regressed(d, 10));
   EXPECT_FALSE(Regressed(d, 25));  // below the threshold
@@ -86,10 +86,28 @@ TEST(Diff, WithoutStepsTheSpanDecidesAndTheNoiseIsUnknown) {
   EXPECT_FALSE(d.has_interval);
   EXPECT_NE(d.verdict.find("noise unknown"), std::string::npos);
   EXPECT_TRUE(Regressed(d, 10));
-  // Mann-Whitney on a textbook case: {1,2,3} vs {4,5,6}, U = 0, z = (4.5 - 0.5)
-  // / sqrt(5.25), p = erfc(z / sqrt 2) = 0.0809.
-  EXPECT_NEAR(MannWhitneyP({1, 2, 3}, {4, 5, 6}), 0.0809, 0.0001);
   EXPECT_DOUBLE_EQ(MannWhitneyP({5, 5, 5}, {5, 5, 5}), 1.0);
+}
+
+TEST(Diff, MannWhitneyIsExactForSmallSamples) {
+  // The exact distribution's tables (one-sided P(U <= u); two-sided twice):
+  // m = n = 3, U = 0: 0.050, so p = 0.100 (the normal approximation says 0.081).
+  EXPECT_DOUBLE_EQ(MannWhitneyP({1, 2, 3}, {4, 5, 6}), 0.1);
+  EXPECT_DOUBLE_EQ(MannWhitneyP({4, 5, 6}, {1, 2, 3}), 0.1);
+  // m = n = 5: P(U <= 2) = 4/252 = 0.016 in the tables; {1,2,3,4,7} vs
+  // {5,6,8,9,10} has U = 2 (7 beats 5 and 6).
+  EXPECT_DOUBLE_EQ(MannWhitneyP({1, 2, 3, 4, 7}, {5, 6, 8, 9, 10}), 8.0 / 252);
+  // m = 3, n = 4, U = 0: P = 1/35 one-sided.
+  EXPECT_DOUBLE_EQ(MannWhitneyP({1, 2, 3}, {4, 5, 6, 7}), 2.0 / 35);
+  // Ties: mid-ranks, every split counted. {1,1,2} vs {2,3,3}: rank sum 1.5 +
+  // 1.5 + 3.5 = 6.5 of mean 10.5; 4 of the 20 splits lie 4 or more from the
+  // mean (both 1s with either 2, and their mirrors).
+  EXPECT_DOUBLE_EQ(MannWhitneyP({1, 1, 2}, {2, 3, 3}), 4.0 / 20);
+  // Past 20 values the approximation: n1 = n2 = 11, U = 0: z = (60.5 - 0.5) /
+  // sqrt(11 * 11 * 23 / 12) = 3.940, p = erfc(z / sqrt 2) = 8.15e-5.
+  std::vector<int64_t> low, high;
+  for (int i = 0; i < 11; ++i) low.push_back(i), high.push_back(100 + i);
+  EXPECT_NEAR(MannWhitneyP(low, high), 8.15e-5, 0.01e-5);
 }
 
 }  // namespace
