@@ -57,10 +57,11 @@ AnalyzedTrace AnalyzeInput(const TraceInput& input, size_t position, const Analy
         importer->import(*source, model);
       }
     }
-    // A trace_view.json timeline takes the shapes, data types and formats of
-    // the same tasks from kernel_details.csv (the layout and fallback rules
-    // name formats and types).
-    if (csv_metrics && input.ai_core_metrics != path && model.format == "ascend-trace-view") {
+    // A timeline beside the rank's kernel_details.csv (or op_summary) that is
+    // not that file (trace_view.json, msprof_*.json: discovery pairs no other)
+    // takes the shapes, data types and formats of the same tasks from it (the
+    // layout and fallback rules name formats and types).
+    if (csv_metrics && input.ai_core_metrics != path) {
       try {
         const auto details = Source::Open(input.ai_core_metrics);
         EnrichFromKernelDetails(*details, model, fuse());

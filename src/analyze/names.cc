@@ -135,34 +135,6 @@ std::string_view CompileKind(std::string_view name) {
   return "";
 }
 
-EventClass AscendTaskClass(std::string_view name, std::string_view op_type) {
-  const std::string type = Lower(op_type);
-  const std::string lower = Lower(name);
-  if (type == "memset" || lower == "memset" || lower.ends_with("_memset"))
-    return EventClass::kMemset;
-  if (type == "memcopy" || type == "memcpy" || lower.starts_with("memcpy_async") ||
-      lower == "memcopy") {
-    return EventClass::kMemcpy;
-  }
-  return EventClass::kKernel;
-}
-
-std::string AscendOpType(std::string_view name, std::string_view category) {
-  if (!category.empty() && category != "kernel") return std::string(category);
-  std::string_view rest = name;
-  while (!rest.empty()) {
-    const size_t cut = rest.rfind('_');
-    const std::string_view part = cut == std::string_view::npos ? rest : rest.substr(cut + 1);
-    const bool number = !part.empty() && std::all_of(part.begin(), part.end(), [](char c) {
-      return std::isdigit(static_cast<unsigned char>(c));
-    });
-    if (!part.empty() && !number) return std::string(part);
-    if (cut == std::string_view::npos) break;
-    rest = rest.substr(0, cut);
-  }
-  return std::string(name);
-}
-
 std::vector<bool> ClassifyNames(const TraceModel& model, bool (*test)(std::string_view)) {
   std::vector<bool> out(model.string_count(), false);
   std::vector<bool> seen(model.string_count(), false);

@@ -46,21 +46,6 @@ bool IsDataLoading(std::string_view name);
 // "ACL operator compilation", "torch.compile", "module load", "memory allocation".
 std::string_view CompileKind(std::string_view name);
 
-// An Ascend task's operator type: the `Type` column where the file has one
-// (kernel_details.csv puts it in the category), else from the kernel name
-// torch_npu writes, "<api>_<kernel>_<type>[_<n>]": the last '_'-separated part
-// that is not a number ("aclnnMatmul_MatMulCommon_MatMulV2" -> MatMulV2,
-// "trans_TransData_9" -> TransData). A name that carries no type (Level0's
-// "Conv2D1") is its own type: digits cannot be told from a version ("MatMulV2").
-std::string AscendOpType(std::string_view name, std::string_view category);
-
-// What an Ascend device task is (kernel_details.csv, op_summary, trace_view's
-// "Ascend Hardware" lane): a memory set when its op type is MemSet or its name
-// ends in "_MemSet" (Level0 writes no type: aclnnMm_MatMulCommon_MemSet), a copy
-// for the MEMCPY_ASYNC task or a MemCopy type, otherwise a kernel. Sets and
-// copies are not compute (ascend.md, issue 15).
-EventClass AscendTaskClass(std::string_view name, std::string_view op_type);
-
 std::string Lower(std::string_view s);
 bool Contains(const std::string& haystack, std::string_view needle);
 

@@ -109,10 +109,11 @@ Analysis AnalyzeTrace(const TraceModel& model, const AnalysisOptions& options) {
   a.format = model.format;
   if (!a.ceilings && !device.empty() && a.compute_on != ComputeOn::kCpu)
     a.ceilings = KnownDeviceCeilings(device);
-  if (!a.ceilings && (model.format.rfind("ascend", 0) == 0 || options.ascend_chip)) {
-    a.ceilings = KnownDeviceCeilings("Ascend 910B");
+  if (!a.ceilings && !model.implied_device.empty()) {
+    a.ceilings = KnownDeviceCeilings(model.implied_device);
     if (a.ceilings) {
-      a.ceilings->source = "assumed Ascend 910B (the trace names no device): " + a.ceilings->source;
+      a.ceilings->source =
+          "assumed " + model.implied_device + " (the trace names no device): " + a.ceilings->source;
     }
   }
   // The chip the run recorded sets the AI Core peaks; the table (the named

@@ -51,6 +51,7 @@ struct EventRow {
   int64_t external_id = -1;
   uint32_t input_dims = 0, input_type = 0, concrete_inputs = 0;
   uint32_t shapes = 0, dtype = 0, layout = 0, module = 0;
+  uint32_t op_type = 0;
 };
 
 class TraceModel {
@@ -83,6 +84,9 @@ class TraceModel {
   IdColumn dtype;   // as written: "fp32", "bf16", ...
   IdColumn layout;  // "nChw16c"
   IdColumn module;  // "layer1.0.conv1"
+  // A device task's operator type where its reader knows one (Ascend: the
+  // Type column, else from the kernel's name: "MatMulV2"); 0 none.
+  IdColumn op_type;
 
   // The columns by element type, named once, so that code which appends,
   // merges or reserves columns cannot miss one. String columns hold ids of
@@ -97,7 +101,7 @@ class TraceModel {
       &TraceModel::name,       &TraceModel::category,   &TraceModel::kind,
       &TraceModel::input_dims, &TraceModel::input_type, &TraceModel::concrete_inputs,
       &TraceModel::shapes,     &TraceModel::dtype,      &TraceModel::layout,
-      &TraceModel::module};
+      &TraceModel::module,     &TraceModel::op_type};
   template <typename F>
   void ForEachInt64Column(F&& f) {  // int64, compact and count columns
     for (const auto column : kInt64Columns) f(this->*column);
@@ -132,6 +136,7 @@ class TraceModel {
     dtype.push_back(e.dtype);
     layout.push_back(e.layout);
     module.push_back(e.module);
+    op_type.push_back(e.op_type);
   }
 
   // What PyTorch records on a collective's events (Kineto's NCCL kernels and
@@ -152,6 +157,11 @@ class TraceModel {
   std::string format;                                // "opscope", "kineto", ...
   std::string source;                                // the file
   std::string device_name;                           // from deviceProperties, when recorded
+  // The device family a format implies (its reader says which:
+  // importers/ascend's "Ascend 910B"); "" none. The roofline's datasheet
+  // fallback when the trace names no device the datasheet holds, said to be
+  // assumed.
+  std::string implied_device;
   uint64_t instant_events = 0, counter_events = 0, flow_events = 0;
   // torch_npu's "HostToDevice" flows, paired by id: when the host issued a task
   // and when its first task started on the device. They give launch delays

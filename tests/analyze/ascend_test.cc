@@ -10,6 +10,7 @@
 #include "analyze/importers/ascend/device_info.h"
 #include "analyze/importers/ascend/kernel_details_importer.h"
 #include "analyze/importers/ascend/memory.h"
+#include "analyze/importers/ascend/op_type.h"
 #include "analyze/importers/ascend/parallel_groups.h"
 #include "analyze/importers/ascend/summaries.h"
 #include "analyze/importers/ascend/task_time_importer.h"
@@ -530,7 +531,7 @@ TEST(DeviceInfo, TheChipsCoresAndClockGiveItsPeaks) {
 
   model_builder::Builder b;
   b.Add(EventClass::kKernel, "MatMulV2", 0, 10);
-  b.model.format = "ascend-kernel-details";
+  CompleteAscendModel(b.model);  // as the Ascend readers do
   Analysis a = AnalyzeTrace(b.model, {.ascend_chip = chip});
   ASSERT_TRUE(a.ceilings.has_value());
   EXPECT_DOUBLE_EQ(a.ceilings->flops_per_second["bf16"], 24 * 1800e6 * 8192);

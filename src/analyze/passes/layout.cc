@@ -66,7 +66,6 @@ LayoutShare ComputeLayoutShare(const TraceModel& model, const EventLinks& links)
   LayoutShare out;
   const std::vector<bool> layout_op = ClassifyNames(model, IsLayoutOperator);
   const std::vector<bool> copy_op = ClassifyNames(model, IsCopyOperator);
-  const bool ascend = model.format.rfind("ascend", 0) == 0;
   int64_t host_total = 0, device_total = 0;
   std::map<std::pair<std::string, std::string>, LayoutItem> items;
   // Per item, per format conversion ("NCHW->NC1HWC0"): count and time.
@@ -112,7 +111,7 @@ LayoutShare ComputeLayoutShare(const TraceModel& model, const EventLinks& links)
       uint32_t& kind =
           kind_of[static_cast<int64_t>(uint64_t{model.name[e]} << 32 | model.category[e])];
       if (kind == 0) {
-        std::string type = ascend ? AscendOpType(name, model.String(model.category[e])) : "";
+        std::string type(model.String(model.op_type[e]));
         const bool converts = IsLayoutKernel(name, type);
         kinds.push_back({std::move(type), converts});
         kind = static_cast<uint32_t>(kinds.size());

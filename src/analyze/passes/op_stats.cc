@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <map>
-#include <set>
 #include <span>
 
 #include "analyze/analysis.h"
@@ -173,34 +172,34 @@ std::vector<OpStats> ComputeOpStats(const TraceModel& model) {
 }
 
 std::vector<TypeStats> ComputeKernelTypes(const TraceModel& model) {
-  if (model.format.rfind("ascend", 0) != 0) return {};
   std::map<std::string, TypeStats> by_type;
-  std::map<std::string, std::set<uint32_t>> names;
-  // Each (name, category)'s type, found once (AscendOpType builds a string).
-  Int64Map<uint32_t> type_of;     // (name, category) -> index in `types` + 1
+  Int64Map<uint32_t> type_of;     // op type id -> index in `types` + 1
+  Int64Map<uint8_t> named;        // (op type, kernel name) seen
   std::vector<TypeStats*> types;  // map nodes do not move
   int64_t device_total = 0;
+  bool typed = false;
   for (size_t e = 0; e < model.size(); ++e) {
     if (!IsDevice(model.cls[e])) continue;
     device_total += model.duration_ns[e];
-    if (model.cls[e] != EventClass::kKernel) continue;
-    uint32_t& k = type_of[static_cast<int64_t>(uint64_t{model.name[e]} << 32 | model.category[e])];
+    if (model.cls[e] != EventClass::kKernel || model.op_type[e] == 0) continue;
+    typed = true;
+    uint32_t& k = type_of[model.op_type[e]];
     if (k == 0) {
-      const std::string type =
-          AscendOpType(model.String(model.name[e]), model.String(model.category[e]));
+      const std::string type(model.String(model.op_type[e]));
       TypeStats& t = by_type[type];
       t.type = type;
-      names[type].insert(model.name[e]);
       types.push_back(&t);
       k = static_cast<uint32_t>(types.size());
     }
     TypeStats& t = *types[k - 1];
+    uint8_t& seen = named[static_cast<int64_t>(uint64_t{model.op_type[e]} << 32 | model.name[e])];
+    if (seen == 0) seen = 1, ++t.names;
     ++t.count;
     t.total_ns += model.duration_ns[e];
   }
+  if (!typed) return {};
   std::vector<TypeStats> out;
   for (auto& [type, t] : by_type) {
-    t.names = static_cast<int64_t>(names[type].size());
     t.share_pct = device_total > 0 ? 100.0 * static_cast<double>(t.total_ns) / device_total : 0;
     out.push_back(t);
   }

@@ -31,7 +31,7 @@ struct OpStats {
   int64_t flops = -1, bytes = -1;  // summed where every call reports them
 };
 
-// Device tasks grouped by operator type (Ascend: analyze/names.h AscendOpType).
+// Device tasks grouped by operator type (TraceModel::op_type).
 struct TypeStats {
   std::string type;
   int64_t count = 0, total_ns = 0;
@@ -39,8 +39,8 @@ struct TypeStats {
   double share_pct = 0;  // of all device time
 };
 
-// The device tasks of an Ascend trace by operator type, the longest first;
-// empty for other formats.
+// The device kernels by operator type where the trace records types
+// (TraceModel::op_type), the longest first; empty where none has one.
 std::vector<TypeStats> ComputeKernelTypes(const TraceModel& model);
 
 // Sorted by self time, longest first, then by total time. Derived rows and

@@ -397,10 +397,9 @@ std::vector<OpRoofline> ComputeRoofline(const TraceModel& model, const RooflineC
       if (c == 0) c = static_cast<uint32_t>(by_ascend_dtype.size());
       uint32_t& index = by_ascend_layout[pair(c, model.layout[e])];
       if (index == 0) {
-        ascend_costs.push_back(AscendTaskCost(
-            AscendOpType(model.String(model.name[e]), model.String(model.category[e])),
-            model.String(model.shapes[e]), model.String(model.dtype[e]),
-            model.String(model.layout[e])));
+        ascend_costs.push_back(
+            AscendTaskCost(model.String(model.op_type[e]), model.String(model.shapes[e]),
+                           model.String(model.dtype[e]), model.String(model.layout[e])));
         index = static_cast<uint32_t>(ascend_costs.size());
       }
       const AscendCost& cost = ascend_costs[index - 1];

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <string>
 
+#include "analyze/importers/ascend/op_type.h"
 #include "analyze/model_builder.h"
 #include "analyze/names.h"
 
@@ -71,11 +72,11 @@ TEST(Layout, NamedKernelsAndLaunchesOfLayoutOperators) {
 
 TEST(Layout, AscendTasksGroupedByOpType) {
   Builder b;
-  b.model.format = "ascend-kernel-details";
   for (int i = 0; i < 23; ++i) {
     b.Add(EventClass::kKernel, "trans_TransData_" + std::to_string(i), i * 10, i * 10 + 5);
     b.model.category.back() = b.model.Intern("TransData");
   }
+  CompleteAscendModel(b.model);  // as the Ascend readers do
   const LayoutShare l = ComputeLayoutShare(b.model);
   ASSERT_EQ(l.top.size(), 1u);
   EXPECT_EQ(l.top[0].name, "TransData");
@@ -86,7 +87,6 @@ TEST(Layout, AscendTasksGroupedByOpType) {
 
 TEST(Layout, TransDataNamesTheOperatorsThatNeededIt) {
   Builder b;
-  b.model.format = "ascend-trace-view";
   const auto trans = [&](int at) {
     b.Add(EventClass::kKernel, "trans_TransData_" + std::to_string(at), at, at + 2);
   };
@@ -102,6 +102,7 @@ TEST(Layout, TransDataNamesTheOperatorsThatNeededIt) {
   trans(120);
   b.External(-1);
   trans(130);
+  CompleteAscendModel(b.model);  // as the Ascend readers do
   const LayoutShare l = ComputeLayoutShare(b.model);
   const auto kernel = std::find_if(l.top.begin(), l.top.end(),
                                    [](const LayoutItem& i) { return i.how == "layout kernel"; });

@@ -10,6 +10,7 @@
 #include <unordered_map>
 
 #include "analyze/importers/ascend/kernel_details_importer.h"
+#include "analyze/importers/ascend/op_type.h"
 #include "analyze/names.h"
 #include "core/text.h"
 #include "opscope/opscope.h"
@@ -327,6 +328,7 @@ void ImportAscendDb(Source& source, TraceModel& model) {
     }
   }
   model.format = "ascend-db";
+  CompleteAscendModel(model);
   model.source = path;
 }
 

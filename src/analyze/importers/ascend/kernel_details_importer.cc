@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "analyze/flat_map.h"
+#include "analyze/importers/ascend/op_type.h"
 #include "analyze/importers/csv_reader.h"
 #include "analyze/importers/timestamps.h"
 #include "analyze/names.h"
@@ -400,6 +401,7 @@ void ImportKernelDetails(Source& source, TraceModel& model, KernelDetailsPipelin
       });
   for (auto& track : model.tracks) track.process = "Ascend Hardware";
   model.format = "ascend-kernel-details";
+  CompleteAscendModel(model);
   model.source = path;
   if (builder && !pipeline_failed) pipeline->table = builder->Finish();
 }

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "analyze/importers/ascend/csv_columns.h"
+#include "analyze/importers/ascend/op_type.h"
 #include "analyze/names.h"
 #include "opscope/opscope.h"
 
@@ -106,6 +107,7 @@ void ImportTaskTime(Source& source, TraceModel& model) {
   }
   for (auto& track : model.tracks) track.process = "Ascend Hardware";
   model.format = "ascend-task-time";
+  CompleteAscendModel(model);
   model.source = r.path();
 }
 

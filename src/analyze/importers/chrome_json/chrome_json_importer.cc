@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "analyze/importer.h"
+#include "analyze/importers/ascend/op_type.h"
 #include "analyze/importers/timestamps.h"
 #include "analyze/json_event_reader.h"
 #include "analyze/names.h"
@@ -666,6 +667,7 @@ void ImportChromeJson(Source& source, TraceModel& model, const ImportOptions& op
     model.format = "kineto";
   } else if (ascend || string_timestamps) {
     model.format = "ascend-trace-view";
+    CompleteAscendModel(model);
   } else if (legacy) {
     model.format = "pytorch-legacy";
   } else {

@@ -1,0 +1,54 @@
+#include "analyze/importers/ascend/op_type.h"
+
+#include <algorithm>
+#include <cctype>
+
+#include "analyze/flat_map.h"
+#include "analyze/names.h"
+
+namespace opscope::analyze {
+
+EventClass AscendTaskClass(std::string_view name, std::string_view op_type) {
+  const std::string type = Lower(op_type);
+  const std::string lower = Lower(name);
+  if (type == "memset" || lower == "memset" || lower.ends_with("_memset"))
+    return EventClass::kMemset;
+  if (type == "memcopy" || type == "memcpy" || lower.starts_with("memcpy_async") ||
+      lower == "memcopy") {
+    return EventClass::kMemcpy;
+  }
+  return EventClass::kKernel;
+}
+
+std::string AscendOpType(std::string_view name, std::string_view category) {
+  if (!category.empty() && category != "kernel") return std::string(category);
+  std::string_view rest = name;
+  while (!rest.empty()) {
+    const size_t cut = rest.rfind('_');
+    const std::string_view part = cut == std::string_view::npos ? rest : rest.substr(cut + 1);
+    const bool number = !part.empty() && std::all_of(part.begin(), part.end(), [](char c) {
+      return std::isdigit(static_cast<unsigned char>(c));
+    });
+    if (!part.empty() && !number) return std::string(part);
+    if (cut == std::string_view::npos) break;
+    rest = rest.substr(0, cut);
+  }
+  return std::string(name);
+}
+
+void CompleteAscendModel(TraceModel& model) {
+  Int64Map<uint32_t> type_of;  // (name, category) -> interned type
+  for (size_t e = 0; e < model.size(); ++e) {
+    if (!IsDevice(model.cls[e]) || model.op_type[e] != 0) continue;
+    uint32_t& type =
+        type_of[static_cast<int64_t>(uint64_t{model.name[e]} << 32 | model.category[e])];
+    if (type == 0) {
+      type =
+          model.Intern(AscendOpType(model.String(model.name[e]), model.String(model.category[e])));
+    }
+    model.op_type.Set(e, type);
+  }
+  if (model.implied_device.empty()) model.implied_device = "Ascend 910B";
+}
+
+}  // namespace opscope::analyze
