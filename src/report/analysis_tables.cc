@@ -11,6 +11,13 @@ namespace {
 
 double Us(int64_t ns) { return static_cast<double>(ns) / 1e3; }
 
+// The first `top` rows (all with 0), and a note for the rest.
+size_t Shown(size_t rows, const AnalysisTableOptions& options, ResultTable& table) {
+  const size_t shown = options.top == 0 ? rows : std::min<size_t>(rows, options.top);
+  if (shown < rows) table.notes.push_back(fmt::format("{} more (--top 0 lists all)", rows - shown));
+  return shown;
+}
+
 // The sections after operator statistics: device busy and idle gaps, steps,
 // transfers, layout conversions.
 void AddAnalyses(const std::string& path, const analyze::Analysis& a,
@@ -352,16 +359,12 @@ void AddOperatorDeviceTables(const analyze::AnalyzedTrace& t, const AnalysisTabl
                      {"kernels", "Kernels"},
                      {"kernels_total", "Kernels in total", 0, false},
                      {"top_kernels", "Kernels behind it", 0, false}};
-    const size_t shown =
-        options.top == 0 ? d.by_shape.size() : std::min<size_t>(d.by_shape.size(), options.top);
+    const size_t shown = Shown(d.by_shape.size(), options, table);
     for (size_t i = 0; i < shown; ++i) {
       const analyze::OpDeviceRow& r = d.by_shape[i];
       table.AddRow({t.path, r.name, r.shapes, r.calls, Us(r.host_self_ns), Us(r.host_total_ns),
                     device(r.device_self_ns), device(r.device_total_ns), count(r.kernels),
                     count(r.kernels_total), d.has_device ? Value{r.top_kernels} : Value{}});
-    }
-    if (shown < d.by_shape.size()) {
-      table.notes.push_back(fmt::format("{} more (--top 0 lists all)", d.by_shape.size() - shown));
     }
     table.notes.push_back(
         "One row per operator and input shapes as the trace records them (Kineto's Input Dims, "
@@ -382,15 +385,11 @@ void AddOperatorDeviceTables(const analyze::AnalyzedTrace& t, const AnalysisTabl
                      {"device_total_us", "Device total us", 3},
                      {"kernels", "Kernels"},
                      {"kernels_total", "Kernels in total", 0, false}};
-    const size_t shown =
-        options.top == 0 ? d.modules.size() : std::min<size_t>(d.modules.size(), options.top);
+    const size_t shown = Shown(d.modules.size(), options, table);
     for (size_t i = 0; i < shown; ++i) {
       const analyze::OpDeviceRow& r = d.modules[i];
       table.AddRow({t.path, r.name, r.calls, Us(r.host_total_ns), device(r.device_self_ns),
                     device(r.device_total_ns), count(r.kernels), count(r.kernels_total)});
-    }
-    if (shown < d.modules.size()) {
-      table.notes.push_back(fmt::format("{} more (--top 0 lists all)", d.modules.size() - shown));
     }
     table.notes.push_back(
         "A module's path is the chain of nn.Module spans around it (Kineto with_modules or "
@@ -745,13 +744,6 @@ void AddAscendMemory(const analyze::AnalyzedTrace& t, const AnalysisTableOptions
 Value MsOrNa(int64_t ns) { return ns >= 0 ? Value{ns / 1e6} : Value{}; }
 Value UsOrNa(int64_t ns) { return ns >= 0 ? Value{ns / 1e3} : Value{}; }
 Value CountOrNa(int64_t n) { return n >= 0 ? Value{n} : Value{}; }
-
-// The first `top` rows (all with 0), and a note for the rest.
-size_t Shown(size_t rows, const AnalysisTableOptions& options, ResultTable& table) {
-  const size_t shown = options.top == 0 ? rows : std::min<size_t>(rows, options.top);
-  if (shown < rows) table.notes.push_back(fmt::format("{} more (--top 0 lists all)", rows - shown));
-  return shown;
-}
 
 // op_statistic / communication_statistic: the file's own per-type totals.
 void AddTypeStats(const analyze::AnalyzedTrace& t, const std::vector<analyze::AscendTypeStat>& v,
