@@ -551,7 +551,7 @@ void RuleUnclassified(const RuleContext& c, std::vector<Finding>& out) {
 
 }  // namespace
 
-std::vector<Finding> AdviseSummaries(const AscendSummaries& summaries, const Analysis& a,
+std::vector<Finding> AdviseSummaries(const ReportedSummaries& summaries, const Analysis& a,
                                      const Thresholds& t) {
   std::vector<Finding> out;
   const bool in_timeline =
@@ -560,7 +560,7 @@ std::vector<Finding> AdviseSummaries(const AscendSummaries& summaries, const Ana
   if (!summaries.apis.empty() && !in_timeline) {
     int64_t total = 0, calls = 0, longest = 0;
     std::string apis;
-    for (const AscendApiStat& api : summaries.apis) {
+    for (const ReportedApiStat& api : summaries.apis) {
       std::string lower(api.api);
       for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
       if (!lower.starts_with("aclopcompile") || api.total_ns <= 0) continue;
@@ -628,11 +628,11 @@ const char* PipelineAction(const std::string& bound) {
 
 }  // namespace
 
-std::vector<Finding> AdvisePipeline(const AscendPipelineTable& table, const Thresholds& t) {
+std::vector<Finding> AdvisePipeline(const PipeTable& table, const Thresholds& t) {
   std::vector<Finding> out;
   int64_t measured_ns = 0;
-  std::map<std::string, std::vector<const AscendOpPipeline*>> by_bound;
-  for (const AscendOpPipeline& op : table.ops) {
+  std::map<std::string, std::vector<const OpPipes*>> by_bound;
+  for (const OpPipes& op : table.ops) {
     if (op.measured == 0) continue;
     measured_ns += op.total_ns;
     if (!op.bound.empty()) by_bound[op.bound].push_back(&op);  // ops are by time, descending
@@ -641,7 +641,7 @@ std::vector<Finding> AdvisePipeline(const AscendPipelineTable& table, const Thre
   std::vector<std::pair<double, Finding>> found;
   for (const auto& [bound, ops] : by_bound) {
     int64_t ns = 0;
-    for (const AscendOpPipeline* op : ops) ns += op->total_ns;
+    for (const OpPipes* op : ops) ns += op->total_ns;
     const double pct = Pct(ns, measured_ns);
     if (pct < t.ai_core_bound_pct) continue;
     std::string evidence;
@@ -667,13 +667,13 @@ std::vector<Finding> AdvisePipeline(const AscendPipelineTable& table, const Thre
 namespace {
 
 void RulePipeline(const RuleContext& c, std::vector<Finding>& out) {
-  if (c.pipeline == nullptr) return;
-  for (Finding& f : AdvisePipeline(*c.pipeline, c.thresholds)) out.push_back(std::move(f));
+  if (c.reported == nullptr || !c.reported->pipes) return;
+  for (Finding& f : AdvisePipeline(*c.reported->pipes, c.thresholds)) out.push_back(std::move(f));
 }
 
 void RuleOnlineCompilation(const RuleContext& c, std::vector<Finding>& out) {
-  if (c.summaries == nullptr) return;
-  for (Finding& f : AdviseSummaries(*c.summaries, c.analysis, c.thresholds)) {
+  if (c.reported == nullptr) return;
+  for (Finding& f : AdviseSummaries(c.reported->summaries, c.analysis, c.thresholds)) {
     out.push_back(std::move(f));
   }
 }

@@ -8,8 +8,7 @@
 #include <vector>
 
 #include "analyze/analysis.h"
-#include "analyze/importers/ascend/ai_core.h"
-#include "analyze/importers/ascend/summaries.h"
+#include "analyze/reported.h"
 
 namespace opscope::analyze {
 
@@ -42,13 +41,12 @@ struct Finding {
   std::string action;
 };
 
-// What a rule reads: a trace's analysis, the thresholds, and the rank's
-// side tables when it has them (null otherwise).
+// What a rule reads: a trace's analysis, the thresholds, and what the
+// producer reported beside the timeline (reported.h; null: nothing).
 struct RuleContext {
   const Analysis& analysis;
   const Thresholds& thresholds;
-  const AscendPipelineTable* pipeline = nullptr;
-  const AscendSummaries* summaries = nullptr;
+  const ReportedTables* reported = nullptr;
 };
 
 // An advisor rule: the finding it makes (its id; "<...>" stands for a part
@@ -71,17 +69,16 @@ std::vector<Finding> Advise(const RuleContext& context);
 // The same without side tables.
 std::vector<Finding> Advise(const Analysis& analysis, const Thresholds& thresholds = {});
 
-// Ascend AI Core pipeline (importers/ascend/ai_core.h): one finding per kind of
+// The pipes of the compute cores (reported.h: PipeTable): one finding per kind of
 // bound whose operators take at least ai_core_bound_pct of the time of the
 // tasks with PMU ratios, naming the largest operators and their ratios.
-std::vector<Finding> AdvisePipeline(const AscendPipelineTable& table,
-                                    const Thresholds& thresholds = {});
+std::vector<Finding> AdvisePipeline(const PipeTable& table, const Thresholds& thresholds = {});
 
-// Ascend summaries (importers/ascend/summaries.h): online operator
-// compilation from api_statistic's aclopCompile* rows, when the timeline did
+// The producer's summaries (reported.h): online operator compilation from
+// the host API statistics' aclopCompile* rows, when the timeline did
 // not already show it (a Level0 timeline has no CANN layer), at least
 // compile_min_ns long and, where the timeline gives a window, compile_pct of it.
-std::vector<Finding> AdviseSummaries(const AscendSummaries& summaries, const Analysis& analysis,
+std::vector<Finding> AdviseSummaries(const ReportedSummaries& summaries, const Analysis& analysis,
                                      const Thresholds& thresholds = {});
 
 // Most severe first, the order within a severity kept.

@@ -34,9 +34,6 @@ struct AnalysisOptions {
   int threads = 0;
   // Only these passes and what they need (by name); empty: every pass.
   std::vector<std::string_view> passes;
-  // An Ascend run's chip as it recorded it: its AI Core peaks replace the
-  // table's (measured ceilings, when given and applicable, still win).
-  std::optional<AscendChip> ascend_chip;
 };
 
 struct Analysis {

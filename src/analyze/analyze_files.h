@@ -1,8 +1,8 @@
 // What `opscope analyze` computes, as a library call: every trace named (files,
-// folders of rank files, Ascend output trees, "-"; see trace_inputs.h), imported and analysed one
-// at a time (a trace's model is dropped once its analysis is done, so many ranks never need to be
-// in memory together), the advisor's findings for each, and the comparison of ranks when there are
-// several.
+// folders of rank files, profilers' output trees, "-"; see trace_inputs.h), imported and analysed
+// one at a time (a trace's model is dropped once its analysis is done, so many ranks never need to
+// be in memory together), the advisor's findings for each, and the comparison of ranks when there
+// are several.
 #ifndef OPSCOPE_ANALYZE_ANALYZE_FILES_H_
 #define OPSCOPE_ANALYZE_ANALYZE_FILES_H_
 
@@ -14,12 +14,9 @@
 
 #include "analyze/advisor.h"
 #include "analyze/analysis.h"
-#include "analyze/importers/ascend/ai_core.h"
-#include "analyze/importers/ascend/communication.h"
-#include "analyze/importers/ascend/memory.h"
-#include "analyze/importers/ascend/step_trace_time.h"
-#include "analyze/importers/ascend/summaries.h"
+#include "analyze/communication_cluster.h"
 #include "analyze/multirank.h"
+#include "analyze/reported.h"
 #include "analyze/trace_inputs.h"
 #include "analyze/trace_model.h"
 
@@ -41,20 +38,10 @@ struct AnalyzeOptions {
 struct AnalyzedTrace {
   std::string path;
   int rank = -1;  // from the files around it (trace_inputs.h), else its position
-  std::vector<AscendStepTime> ascend_steps;  // its step_trace_time.csv, when there is one
-  // Its AI Core pipeline per operator (kernel_details.csv's PMU columns), when
-  // the rank has that file.
-  std::optional<AscendPipelineTable> ascend_pipeline;
-  // Its communication.json and communication_matrix.json, when it has them.
-  std::vector<AscendCollective> ascend_collectives;
-  std::vector<AscendLink> ascend_links;
-  // The communication groups of its profiler_metadata.json, when it has one.
-  std::vector<AscendGroup> ascend_groups;
-  // Its operator_memory.csv / memory_record.csv, when it has them.
-  std::optional<AscendMemory> ascend_memory;
-  // Its op_statistic, api_statistic, operator_details, memory and iteration
-  // summaries, when it has them.
-  AscendSummaries ascend_summaries;
+  // What the producer reported beside the timeline (reported.h), read from
+  // the rank's side files (side_files.h): the model's tables, kept when the
+  // model is dropped.
+  ReportedTables reported;
   std::string format;
   size_t events = 0, tracks = 0;
   // The events themselves, with AnalyzeOptions::keep_models; else null.
@@ -67,12 +54,13 @@ struct AnalyzedTrace {
 };
 
 struct AnalyzedSet {
-  std::vector<AnalyzedTrace> traces;            // in the order of FindTraceInputs
-  std::optional<RankComparison> ranks;          // when there are several traces
-  std::vector<UnusedFile> unused;               // files found in the folders and not read, with why
-  std::optional<AscendRankSteps> ascend_ranks;  // ranks compared by step_trace_time.csv
-  // Ranks' communication.json / communication_matrix.json: waits and links.
-  std::optional<AscendCommunicationCluster> ascend_communication;
+  std::vector<AnalyzedTrace> traces;    // in the order of FindTraceInputs
+  std::optional<RankComparison> ranks;  // when there are several traces
+  std::vector<UnusedFile> unused;       // files found in the folders and not read, with why
+  // Ranks compared by the step breakdowns they reported.
+  std::optional<ReportedStepRanks> step_ranks;
+  // Ranks' reported collectives and links: waits and slow links.
+  std::optional<CommunicationCluster> communication;
 };
 
 // Throws what ImportTrace and FindTraceInputs throw, naming the file.

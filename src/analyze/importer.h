@@ -15,6 +15,8 @@
 
 namespace opscope::analyze {
 
+class RankFiles;  // side_files.h
+
 struct Importer {
   std::string_view name;         // a stable key: "chrome-json"
   std::string_view description;  // what it reads, for help texts and errors
@@ -25,6 +27,10 @@ struct Importer {
   bool (*sniff)(Source& source);
   // Reads the source from its start into `model`.
   void (*import)(Source& source, TraceModel& model);
+  // Optional: the same for a rank whose side files (side_files.h) it reads in
+  // the same pass as the timeline (a large file read once); it marks them
+  // Done. Null: `import`, then the side-file readers.
+  void (*import_rank)(Source& source, RankFiles& files, TraceModel& model) = nullptr;
 };
 
 // What importers do by default in this process. A process that imports

@@ -71,13 +71,13 @@ RankComparison CompareRanks(std::vector<RankSummary> ranks) {
   return out;
 }
 
-AscendRankSteps CompareAscendSteps(const std::vector<AscendRankInput>& inputs) {
-  AscendRankSteps out;
-  for (const AscendRankInput& in : inputs) {
+ReportedStepRanks CompareReportedSteps(const std::vector<StepRankInput>& inputs) {
+  ReportedStepRanks out;
+  for (const StepRankInput& in : inputs) {
     if (in.steps == nullptr) continue;
-    AscendRankMeans m{.rank = in.rank, .path = in.path};
+    StepRankMeans m{.rank = in.rank, .path = in.path};
     int64_t bubble = 0, preparing = 0, with_bubble = 0, with_preparing = 0;
-    for (const AscendStepTime& s : *in.steps) {
+    for (const ReportedStep& s : *in.steps) {
       if (s.StepNs() < 0) continue;
       ++m.steps;
       m.step_ns += s.StepNs();
@@ -99,25 +99,25 @@ AscendRankSteps CompareAscendSteps(const std::vector<AscendRankInput>& inputs) {
   std::stable_sort(out.ranks.begin(), out.ranks.end(),
                    [](const auto& a, const auto& b) { return a.rank < b.rank; });
   if (out.ranks.size() < 2) return out;
-  const auto median = [&](int64_t AscendRankMeans::*member) {
+  const auto median = [&](int64_t StepRankMeans::*member) {
     std::vector<int64_t> values;
     for (const auto& r : out.ranks) values.push_back(r.*member);
     return Median(values);
   };
-  const AscendRankMeans* slow = &out.ranks.front();
+  const StepRankMeans* slow = &out.ranks.front();
   for (const auto& r : out.ranks) {
     if (r.step_ns > slow->step_ns) slow = &r;
   }
-  const double step_median = median(&AscendRankMeans::step_ns);
+  const double step_median = median(&StepRankMeans::step_ns);
   out.slow_rank = slow->rank;
   out.slow_pct = step_median > 0
                      ? 100.0 * (static_cast<double>(slow->step_ns) - step_median) / step_median
                      : 0;
   double worst = 0;
   for (const auto& [name, member] :
-       {std::pair{"computing time", &AscendRankMeans::computing_ns},
-        {"communication not overlapped", &AscendRankMeans::comm_not_overlapped_ns},
-        {"free time", &AscendRankMeans::free_ns}}) {
+       {std::pair{"computing time", &StepRankMeans::computing_ns},
+        {"communication not overlapped", &StepRankMeans::comm_not_overlapped_ns},
+        {"free time", &StepRankMeans::free_ns}}) {
     const double excess = static_cast<double>(slow->*member) - median(member);
     if (excess > worst) {
       worst = excess;

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "analyze/importers/ascend/step_trace_time.h"
+#include "analyze/reported.h"
 #include "analyze/trace_model.h"
 
 namespace opscope::analyze {
@@ -36,13 +36,13 @@ RankComparison CompareRanks(std::vector<RankSummary> ranks);
 // has the longest mean step (computing + communication not overlapped + free),
 // and the component that makes it slow is the one whose mean exceeds the
 // median over ranks by the most.
-struct AscendRankInput {
+struct StepRankInput {
   int rank = -1;
   std::string path;
-  const std::vector<AscendStepTime>* steps = nullptr;
+  const std::vector<ReportedStep>* steps = nullptr;
 };
 
-struct AscendRankMeans {
+struct StepRankMeans {
   int rank = -1;
   std::string path;
   int64_t steps = 0;  // rows with the three step components
@@ -50,8 +50,8 @@ struct AscendRankMeans {
   int64_t bubble_ns = -1, preparing_ns = -1;  // -1: not in the file
 };
 
-struct AscendRankSteps {
-  std::vector<AscendRankMeans> ranks;  // by rank
+struct ReportedStepRanks {
+  std::vector<StepRankMeans> ranks;  // by rank
   int slow_rank = -1;
   double slow_pct = 0;                   // its mean step above the median of the ranks' means
   std::string slow_component;            // "computing", "communication not overlapped" or "free"
@@ -59,7 +59,7 @@ struct AscendRankSteps {
 };
 
 // Ranks without a usable row are left out; fewer than two ranks give no slow rank.
-AscendRankSteps CompareAscendSteps(const std::vector<AscendRankInput>& inputs);
+ReportedStepRanks CompareReportedSteps(const std::vector<StepRankInput>& inputs);
 
 }  // namespace opscope::analyze
 

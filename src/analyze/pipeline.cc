@@ -116,10 +116,10 @@ Analysis AnalyzeTrace(const TraceModel& model, const AnalysisOptions& options) {
           "assumed " + model.implied_device + " (the trace names no device): " + a.ceilings->source;
     }
   }
-  // The chip the run recorded sets the AI Core peaks; the table (the named
-  // variant's, else the assumed 910B's) the rest.
-  if (options.ascend_chip && !measured && a.ceilings) {
-    a.ceilings = AscendChipCeilings(*options.ascend_chip, *a.ceilings);
+  // The chip the run recorded sets the peaks its reader works out; the table
+  // (the named variant's, else the assumed family's) the rest.
+  if (model.reported.chip && !measured && a.ceilings) {
+    a.ceilings = ChipCeilings(*model.reported.chip, *a.ceilings);
   }
   if (!a.ceilings) {
     if (!a.ceilings_note.empty()) a.ceilings_note += "; ";

@@ -57,13 +57,13 @@ const std::map<std::string, std::string, std::less<>>& OutputFileReasons() {
 
 // The summaries of ASCEND_PROFILER_OUTPUT read beside a rank's timeline, and
 // where each goes.
-using SummaryMember = std::string TraceInput::*;
-const std::vector<std::pair<std::string, SummaryMember>>& SummaryFiles() {
-  static const std::vector<std::pair<std::string, SummaryMember>> files = {
-      {"op_statistic.csv", &TraceInput::op_statistic},
-      {"api_statistic.csv", &TraceInput::api_statistic},
-      {"operator_details.csv", &TraceInput::operator_details},
-      {"npu_module_mem.csv", &TraceInput::module_memory},
+// File name -> role.
+const std::vector<std::pair<std::string, std::string>>& SummaryFiles() {
+  static const std::vector<std::pair<std::string, std::string>> files = {
+      {"op_statistic.csv", "op_statistic"},
+      {"api_statistic.csv", "api_statistic"},
+      {"operator_details.csv", "operator_details"},
+      {"npu_module_mem.csv", "module_memory"},
   };
   return files;
 }
@@ -71,17 +71,17 @@ const std::vector<std::pair<std::string, SummaryMember>>& SummaryFiles() {
 // The same for msprof's mindstudio_profiler_output, by name prefix
 // ({module}_{timestamp}.csv, ascend.md 1.4 and 5.2). hccl_statistic_ is the
 // older name of communication_statistic_.
-const std::vector<std::pair<std::string, SummaryMember>>& MsprofSummaryFiles() {
-  static const std::vector<std::pair<std::string, SummaryMember>> files = {
-      {"op_statistic_", &TraceInput::op_statistic},
-      {"communication_statistic_", &TraceInput::communication_statistic},
-      {"hccl_statistic_", &TraceInput::communication_statistic},
-      {"api_statistic_", &TraceInput::api_statistic},
-      {"npu_module_mem_", &TraceInput::module_memory},
-      {"npu_mem_", &TraceInput::npu_memory},
-      {"step_trace_", &TraceInput::iterations},
-      {"operator_memory_", &TraceInput::operator_memory},
-      {"memory_record_", &TraceInput::memory_record},
+const std::vector<std::pair<std::string, std::string>>& MsprofSummaryFiles() {
+  static const std::vector<std::pair<std::string, std::string>> files = {
+      {"op_statistic_", "op_statistic"},
+      {"communication_statistic_", "communication_statistic"},
+      {"hccl_statistic_", "communication_statistic"},
+      {"api_statistic_", "api_statistic"},
+      {"npu_module_mem_", "module_memory"},
+      {"npu_mem_", "npu_memory"},
+      {"step_trace_", "iterations"},
+      {"operator_memory_", "operator_memory"},
+      {"memory_record_", "memory_record"},
   };
   return files;
 }
@@ -254,30 +254,30 @@ void ReadOutputFolder(const fs::path& output, RankTree& tree) {
   if (!primary.empty()) {
     tree.trace = TraceInput{(output / primary).string()};
     if (has("step_trace_time.csv")) {
-      tree.trace->step_trace_time = (output / "step_trace_time.csv").string();
+      tree.trace->SetFile("step_trace_time", (output / "step_trace_time.csv").string());
     }
     if (has("operator_memory.csv")) {
-      tree.trace->operator_memory = (output / "operator_memory.csv").string();
+      tree.trace->SetFile("operator_memory", (output / "operator_memory.csv").string());
     }
     if (has("memory_record.csv")) {
-      tree.trace->memory_record = (output / "memory_record.csv").string();
+      tree.trace->SetFile("memory_record", (output / "memory_record.csv").string());
     }
     if (has("communication.json")) {
-      tree.trace->communication = (output / "communication.json").string();
+      tree.trace->SetFile("communication", (output / "communication.json").string());
     }
     if (has("communication_matrix.json")) {
-      tree.trace->communication_matrix = (output / "communication_matrix.json").string();
+      tree.trace->SetFile("communication_matrix", (output / "communication_matrix.json").string());
     }
-    for (const auto& [name, member] : SummaryFiles()) {
-      if (has(name)) (*tree.trace).*member = (output / name).string();
+    for (const auto& [name, role] : SummaryFiles()) {
+      if (has(name)) tree.trace->SetFile(role, (output / name).string());
     }
     if (db_primary) {
-      tree.trace->ai_core_metrics = tree.trace->path;
-      if (!analysis_db.empty()) tree.trace->analysis_db = (output / analysis_db).string();
+      tree.trace->SetFile("ai_core_metrics", tree.trace->path);
+      if (!analysis_db.empty()) tree.trace->SetFile("analysis_db", (output / analysis_db).string());
     }
     if (has("kernel_details.csv")) {
-      tree.trace->ai_core_metrics = (output / "kernel_details.csv").string();
-      if (has("l2_cache.csv")) tree.trace->l2_cache = (output / "l2_cache.csv").string();
+      tree.trace->SetFile("ai_core_metrics", (output / "kernel_details.csv").string());
+      if (has("l2_cache.csv")) tree.trace->SetFile("l2_cache", (output / "l2_cache.csv").string());
     }
   }
   if (!has("analyse.done")) {
@@ -288,7 +288,7 @@ void ReadOutputFolder(const fs::path& output, RankTree& tree) {
   for (const fs::path& file : files) {
     const std::string name = file.filename().string();
     if (name == primary || name == "analyse.done") continue;
-    if (tree.trace && name == analysis_db && !tree.trace->analysis_db.empty()) continue;
+    if (tree.trace && name == analysis_db && !tree.trace->File("analysis_db").empty()) continue;
     if (tree.trace && (name == "step_trace_time.csv" || name == "kernel_details.csv" ||
                        name == "communication.json" || name == "communication_matrix.json" ||
                        name == "operator_memory.csv" || name == "memory_record.csv")) {
@@ -299,7 +299,7 @@ void ReadOutputFolder(const fs::path& output, RankTree& tree) {
                                   [&](const auto& f) { return f.first == name; })) {
       continue;
     }
-    if (tree.trace && name == "l2_cache.csv" && !tree.trace->l2_cache.empty()) continue;
+    if (tree.trace && name == "l2_cache.csv" && !tree.trace->File("l2_cache").empty()) continue;
     const auto& reasons = OutputFileReasons();
     if (const auto it = reasons.find(name); it != reasons.end()) {
       tree.unused.push_back({file.string(), it->second});
@@ -350,7 +350,7 @@ void ReadRankRoot(const fs::path& root, RankTree& tree) {
         if (const auto r = RankInProfilerInfo(entry)) rank = r, source = name + " rank_id";
       }
       if (name == "profiler_metadata.json" && tree.trace) {
-        tree.trace->profiler_metadata = entry.string();
+        tree.trace->SetFile("profiler_metadata", entry.string());
       }
       if (!IsOutputFolder(root) && IsDir(entry)) {
         if (name == "FRAMEWORK") {
@@ -358,7 +358,8 @@ void ReadRankRoot(const fs::path& root, RankTree& tree) {
               {entry.string(), "torch_npu's binary framework records: undocumented, not read"});
         } else if (IsMsprofRoot(entry)) {
           const std::string info = tree.trace ? DeviceInfoFile(entry) : std::string();
-          if (!info.empty() && tree.trace->device_info.empty()) tree.trace->device_info = info;
+          if (!info.empty() && tree.trace->File("device_info").empty())
+            tree.trace->SetFile("device_info", info);
           tree.unused.push_back(
               {entry.string(),
                std::string("raw CANN data: its parsed copy in ASCEND_PROFILER_OUTPUT is read "
@@ -422,7 +423,7 @@ void ReadMsprofRoot(const fs::path& root, RankTree& tree) {
     for (const fs::path& f : candidates) {
       if (!tree.trace && named(f, "msprof_", ".db")) {
         tree.trace = TraceInput{f.string()};
-        tree.trace->ai_core_metrics = f.string();
+        tree.trace->SetFile("ai_core_metrics", f.string());
       }
     }
   }
@@ -431,9 +432,9 @@ void ReadMsprofRoot(const fs::path& root, RankTree& tree) {
     for (const fs::path& f : Entries(analyze)) {
       const std::string name = f.filename().string();
       if (tree.trace && name == "communication.json") {
-        tree.trace->communication = f.string();
+        tree.trace->SetFile("communication", f.string());
       } else if (tree.trace && name == "communication_matrix.json") {
-        tree.trace->communication_matrix = f.string();
+        tree.trace->SetFile("communication_matrix", f.string());
       } else {
         tree.unused.push_back({f.string(), "an msprof analysis file: not read"});
       }
@@ -441,37 +442,38 @@ void ReadMsprofRoot(const fs::path& root, RankTree& tree) {
   }
   if (tree.trace) {
     for (const fs::path& f : files) {
-      if (tree.trace->ai_core_metrics.empty() && named(f, "op_summary_", ".csv")) {
-        tree.trace->ai_core_metrics = f.string();
+      if (tree.trace->File("ai_core_metrics").empty() && named(f, "op_summary_", ".csv")) {
+        tree.trace->SetFile("ai_core_metrics", f.string());
       }
     }
     for (const fs::path& f : files) {
-      if (!tree.trace->ai_core_metrics.empty() && tree.trace->l2_cache.empty() &&
+      if (!tree.trace->File("ai_core_metrics").empty() && tree.trace->File("l2_cache").empty() &&
           named(f, "l2_cache_", ".csv")) {
-        tree.trace->l2_cache = f.string();
+        tree.trace->SetFile("l2_cache", f.string());
       }
     }
     for (const fs::path& f : files) {
-      for (const auto& [prefix, member] : MsprofSummaryFiles()) {
-        std::string& slot = (*tree.trace).*member;
-        if (slot.empty() && named(f, prefix.c_str(), ".csv")) slot = f.string();
+      for (const auto& [prefix, role] : MsprofSummaryFiles()) {
+        if (tree.trace->File(role).empty() && named(f, prefix.c_str(), ".csv")) {
+          tree.trace->SetFile(role, f.string());
+        }
       }
     }
     if (const auto rank = MsprofRank(root)) {
       tree.trace->rank = rank->first;
       tree.trace->rank_source = rank->second;
     }
-    tree.trace->device_info = DeviceInfoFile(root);
+    tree.trace->SetFile("device_info", DeviceInfoFile(root));
   }
   for (const fs::path& f : files) {
     if (tree.trace && f.string() == tree.trace->path) continue;
-    if (tree.trace &&
-        (f.string() == tree.trace->ai_core_metrics || f.string() == tree.trace->l2_cache)) {
+    if (tree.trace && (f.string() == tree.trace->File("ai_core_metrics") ||
+                       f.string() == tree.trace->File("l2_cache"))) {
       continue;
     }
     const auto& summaries = MsprofSummaryFiles();
     if (tree.trace && std::any_of(summaries.begin(), summaries.end(), [&](const auto& s) {
-          return f.string() == (*tree.trace).*(s.second);
+          return f.string() == tree.trace->File(s.second);
         })) {
       continue;
     }
@@ -515,7 +517,7 @@ void ReadPlainFolder(const std::string& input, TraceInputs& out) {
   for (auto& path : found) {
     TraceInput trace{std::move(path)};
     if (IsTaskSummaryName(fs::path(trace.path).filename().string())) {
-      trace.ai_core_metrics = trace.path;
+      trace.SetFile("ai_core_metrics", trace.path);
     }
     out.traces.push_back(std::move(trace));
   }
@@ -530,13 +532,13 @@ TraceInputs FindTraceInputs(const std::vector<std::string>& inputs) {
     if (input == "-" || !IsDir(input)) {
       TraceInput trace{input};
       const fs::path file(input);
-      if (IsTaskSummaryName(file.filename().string())) trace.ai_core_metrics = input;
+      if (IsTaskSummaryName(file.filename().string())) trace.SetFile("ai_core_metrics", input);
       if (IsAscendTraceDbName(file.filename().string())) {
-        trace.ai_core_metrics = input;
+        trace.SetFile("ai_core_metrics", input);
         for (const char* name : {"analysis.db", "communication_analyzer.db"}) {
           std::error_code ec;
           if (fs::is_regular_file(file.parent_path() / name, ec)) {
-            trace.analysis_db = (file.parent_path() / name).string();
+            trace.SetFile("analysis_db", (file.parent_path() / name).string());
           }
         }
       }

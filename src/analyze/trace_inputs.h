@@ -27,47 +27,30 @@
 #define OPSCOPE_ANALYZE_TRACE_INPUTS_H_
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace opscope::analyze {
+
+// A file of a rank beside its timeline, and the role it plays: the side-file
+// reader (side_files.h) that reads it, or a companion file that reader also
+// reads ("l2_cache" beside "ai_core_metrics").
+struct SideFile {
+  std::string role;
+  std::string path;
+};
 
 struct TraceInput {
   std::string path;         // the file to import ("-": standard input)
   int rank = -1;            // -1: not known from the files around it
   std::string rank_source;  // what the rank was read from, e.g. "profiler_info_3.json"
-  // The same rank's step_trace_time.csv (torch_npu), read beside the timeline.
-  std::string step_trace_time;
-  // The same rank's per-task PMU figures: kernel_details.csv (torch_npu) or
-  // op_summary_*.csv (msprof), and l2_cache.csv; read for the AI Core pipeline.
-  std::string ai_core_metrics;
-  std::string l2_cache;
-  // The same rank's communication.json and communication_matrix.json.
-  std::string communication;
-  std::string communication_matrix;
-  // analysis.db / communication_analyzer.db: steps and communication, read when
-  // the text files for them are absent (an export_type=db run).
-  std::string analysis_db;
-  // operator_memory.csv and memory_record.csv (profile_memory=True), or
-  // msprof's operator_memory_*.csv and memory_record_*.csv.
-  std::string operator_memory;
-  std::string memory_record;
-  // The summaries beside the timeline (importers/ascend/summaries.h), torch_npu's
-  // names or msprof's: op_statistic, communication_statistic, api_statistic,
-  // operator_details, npu_module_mem, npu_mem and step_trace (graph-mode
-  // iterations).
-  std::string op_statistic;
-  std::string communication_statistic;
-  std::string api_statistic;
-  std::string operator_details;
-  std::string module_memory;
-  std::string npu_memory;
-  std::string iterations;
-  // profiler_metadata.json beside the rank's output: its communication groups
-  // (parallel_groups.h), for the global ranks of its links.
-  std::string profiler_metadata;
-  // A CANN run's device_{id}/info.json.{id} (under the rank's PROF_* folder):
-  // the chip's AI Core count and clock, for the roofline's peaks.
-  std::string device_info;
+  // The same rank's other files, found beside the timeline; one per role.
+  std::vector<SideFile> files;
+
+  // The file of a role; "" none.
+  const std::string& File(std::string_view role) const;
+  // Sets (or replaces) the file of a role.
+  void SetFile(std::string_view role, std::string file);
 };
 
 struct UnusedFile {

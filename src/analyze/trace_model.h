@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "analyze/id_column.h"
+#include "analyze/reported.h"
 
 namespace opscope::analyze {
 
@@ -170,6 +171,10 @@ class TraceModel {
     int64_t host_ns = 0, device_ns = 0;
   };
   std::vector<LaunchFlow> launch_flows;
+
+  // What the producer reported beside the timeline (reported.h), lowered by
+  // the readers of its side files (side_files.h); empty where it wrote none.
+  ReportedTables reported;
 
  private:
   struct Slot {

@@ -18,6 +18,16 @@ struct AnalysisTableOptions {
 std::vector<ResultTable> AnalysisTables(const analyze::AnalyzedSet& set,
                                         const AnalysisTableOptions& options = {});
 
+// The tables of what producers reported (reported_tables.cc): per trace, and
+// across the set's ranks.
+void AddReportedTables(const analyze::AnalyzedTrace& t, const AnalysisTableOptions& options,
+                       std::vector<ResultTable>& tables);
+void AddReportedRankTables(const analyze::AnalyzedSet& set, const AnalysisTableOptions& options,
+                           std::vector<ResultTable>& tables);
+
+// The first `top` rows of `rows` (all with top 0), and a note in `table` for the rest.
+size_t Shown(size_t rows, const AnalysisTableOptions& options, ResultTable& table);
+
 }  // namespace opscope::report
 
 #endif  // OPSCOPE_REPORT_ANALYSIS_TABLES_H_

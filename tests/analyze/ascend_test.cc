@@ -5,6 +5,7 @@
 #include <string>
 
 #include "analyze/advisor.h"
+#include "analyze/communication_cluster.h"
 #include "analyze/importers/ascend/ai_core.h"
 #include "analyze/importers/ascend/communication.h"
 #include "analyze/importers/ascend/device_info.h"
@@ -29,7 +30,7 @@ constexpr char kHeader[] =
     "aic_mte2_ratio,aic_fixpipe_ratio,aiv_time(us),aiv_total_cycles,aiv_vec_ratio,"
     "aiv_scalar_ratio,aiv_mte2_ratio,aiv_mte3_ratio,cube_utilization(%)\n";
 
-AscendPipelineTable Read(const std::string& csv, const std::string& l2 = "") {
+PipeTable Read(const std::string& csv, const std::string& l2 = "") {
   const auto source = Source::FromBytes("kernel_details.csv", csv);
   if (l2.empty()) return ReadAiCorePipeline(*source, nullptr);
   const auto l2_source = Source::FromBytes("l2_cache.csv", l2);
@@ -39,7 +40,7 @@ AscendPipelineTable Read(const std::string& csv, const std::string& l2 = "") {
 TEST(AiCorePipeline, RatiosWeightedByTimeAndTheCoresThatRan) {
   // A matmul on the cube core twice (30 us at MTE2 0.9, 10 us at 0.5: weighted
   // 0.8); a vector op whose aic_* columns are 0.0 with 0 cycles (not measured).
-  const AscendPipelineTable t = Read(
+  const PipeTable t = Read(
       std::string(kHeader) +
       "2,1,mm,MatMulV2,AI_CORE,100.000\t,30,20,30,1000,0.2,0.1,0.1,0.9,0.05,0,0,0,0,0,0,40\n"
       "2,2,mm,MatMulV2,AI_CORE,200.000\t,10,20,10,1000,0.6,0.1,0.1,0.5,0.05,0,0,0,0,0,0,80\n"
@@ -52,7 +53,7 @@ TEST(AiCorePipeline, RatiosWeightedByTimeAndTheCoresThatRan) {
   EXPECT_EQ(t.with_pmu, 3);
   EXPECT_EQ(t.task_ns, 565000);
   ASSERT_EQ(t.ops.size(), 2u);  // the collective has no ratio
-  const AscendOpPipeline& mm = t.ops[0];
+  const OpPipes& mm = t.ops[0];
   EXPECT_EQ(mm.name, "mm");
   EXPECT_EQ(mm.count, 2);
   EXPECT_EQ(mm.total_ns, 40000);
@@ -62,7 +63,7 @@ TEST(AiCorePipeline, RatiosWeightedByTimeAndTheCoresThatRan) {
   EXPECT_DOUBLE_EQ(mm.cube_utilization_pct, (40.0 * 30 + 80.0 * 10) / 40);
   EXPECT_EQ(mm.bound, "memory-bound (MTE2)");  // 0.8 >= 0.8
   EXPECT_NE(mm.evidence.find("MTE2 0.80"), std::string::npos) << mm.evidence;
-  const AscendOpPipeline& add = t.ops[1];
+  const OpPipes& add = t.ops[1];
   EXPECT_EQ(add.ratio[static_cast<int>(AiCorePipe::kCube)], -1);  // 0 aic cycles: not measured
   EXPECT_DOUBLE_EQ(add.ratio[static_cast<int>(AiCorePipe::kMte2)], 0.4);
   EXPECT_DOUBLE_EQ(add.ratio[static_cast<int>(AiCorePipe::kScalar)], 0.2);
@@ -70,7 +71,7 @@ TEST(AiCorePipeline, RatiosWeightedByTimeAndTheCoresThatRan) {
 }
 
 TEST(AiCorePipeline, ShortOperatorsBelowTheBoundAreNotJudged) {
-  const AscendPipelineTable t =
+  const PipeTable t =
       Read(std::string(kHeader) +
            "2,3,mul,Mul,AI_VECTOR_CORE,300.000\t,5,48,0,0,0,0,0,0,0,5,500,0.3,0.2,0.7,0.1,0\n"
            "2,4,cast,Cast,AI_VECTOR_CORE,310.000\t,5,48,0,0,0,0,0,0,0,5,500,0.85,0.2,0.1,0.1,0\n");
@@ -88,7 +89,7 @@ TEST(AiCorePipeline, ShortOperatorsBelowTheBoundAreNotJudged) {
 
 TEST(AiCorePipeline, OlderUnprefixedColumnsAndOpSummaryNames) {
   // msprof's op_summary names and an older chip's single set of columns.
-  const AscendPipelineTable t = Read(
+  const PipeTable t = Read(
       "Op Name,OP Type,Task Type,Task Start Time(us),Task Duration(us),Block Dim,total_cycles,"
       "mac_ratio,vec_ratio,scalar_ratio,mte1_ratio,mte2_ratio,mte3_ratio\n"
       "conv,Conv2D,AI_CORE,1.000\t,50,32,9000,0.91,0.1,0.2,0.3,0.4,0.1\n");
@@ -98,7 +99,7 @@ TEST(AiCorePipeline, OlderUnprefixedColumnsAndOpSummaryNames) {
 }
 
 TEST(AiCorePipeline, NoPmuColumnsGiveNoTable) {
-  const AscendPipelineTable t =
+  const PipeTable t =
       Read("Name,Type,Accelerator Core,Start Time(us),Duration(us)\nk,N/A,N/A,1.0,2.0\n");
   EXPECT_FALSE(t.has_pmu_columns);
   EXPECT_TRUE(t.ops.empty());
@@ -107,7 +108,7 @@ TEST(AiCorePipeline, NoPmuColumnsGiveNoTable) {
 
 TEST(AiCorePipeline, L2RatesJoinByStreamTaskAndNameInOrder) {
   // Task ids wrap: the same (stream, task, name) twice takes its rows in order.
-  const AscendPipelineTable t = Read(
+  const PipeTable t = Read(
       std::string(kHeader) +
           "2,7,mm,MatMulV2,AI_CORE,1.000\t,10,20,10,1000,0.2,0.1,0.1,0.5,0.05,0,0,0,0,0,0,40\n"
           "2,7,mm,MatMulV2,AI_CORE,9.000\t,30,20,30,1000,0.2,0.1,0.1,0.5,0.05,0,0,0,0,0,0,40\n",
@@ -167,7 +168,7 @@ TEST(AscendCommunication, ReadsOperationsAndLeavesOutTotalsAndSdma) {
 }
 }
 })json");
-  const std::vector<AscendCollective> ops = ReadCommunication(*source);
+  const std::vector<ReportedCollective> ops = ReadCommunication(*source);
   ASSERT_EQ(ops.size(), 1u);
   EXPECT_EQ(ops[0].step, "step3");
   EXPECT_EQ(ops[0].kind, "collective");
@@ -183,25 +184,25 @@ TEST(AscendCommunication, ReadsOperationsAndLeavesOutTotalsAndSdma) {
 
 TEST(AscendCommunication, TheLateRankAndTheSlowLink) {
   const auto op = [](const char* name, double wait_ms) {
-    AscendCollective c;
+    ReportedCollective c;
     c.step = "step1", c.kind = "collective", c.op = name, c.group = "g";
     c.elapse_ns = 5000000, c.wait_ns = static_cast<int64_t>(wait_ms * 1e6);
     return c;
   };
-  const std::vector<AscendCollective> r0 = {op("a", 3), op("b", 2)},
-                                      r1 = {op("a", 0.1), op("b", 0.2)},
-                                      r2 = {op("a", 1), op("b", 4)};
+  const std::vector<ReportedCollective> r0 = {op("a", 3), op("b", 2)},
+                                        r1 = {op("a", 0.1), op("b", 0.2)},
+                                        r2 = {op("a", 1), op("b", 4)};
   const auto link = [](int src, int dst, double ms) {
-    AscendLink l;
+    ReportedLink l;
     l.step = "step1", l.kind = "collective", l.op_type = "allreduce", l.group = "g";
     l.src = src, l.dst = dst, l.transport = "HCCS";
     l.bytes = 100000000, l.time_ns = static_cast<int64_t>(ms * 1e6);
     return l;
   };
-  const std::vector<AscendLink> l0 = {link(0, 1, 5), link(0, 2, 5), link(0, 0, 1)},
-                                l1 = {link(1, 2, 10), link(0, 1, 50)};  // 0-1 seen in rank 0's
-  const AscendCommunicationCluster c =
-      CompareAscendCommunication({{0, "r0", &r0, &l0}, {1, "r1", &r1, &l1}, {2, "r2", &r2, {}}});
+  const std::vector<ReportedLink> l0 = {link(0, 1, 5), link(0, 2, 5), link(0, 0, 1)},
+                                  l1 = {link(1, 2, 10), link(0, 1, 50)};  // 0-1 seen in rank 0's
+  const CommunicationCluster c =
+      CompareCommunication({{0, "r0", &r0, &l0}, {1, "r1", &r1, &l1}, {2, "r2", &r2, {}}});
   ASSERT_EQ(c.ranks.size(), 3u);
   EXPECT_EQ(c.waited_for_rank, 1);
   EXPECT_EQ(c.ranks[1].arrived_last, 2);
@@ -293,7 +294,7 @@ TEST(KernelDetails, ShapesTypesAndFormatsAndTheTimelineTheyEnrich) {
   EXPECT_EQ(timeline.layout[3], 0u);  // host events are left alone
 }
 
-TEST(AscendMemory, PeakLiveBlocksAndBadValues) {
+TEST(ReportedMemory, PeakLiveBlocksAndBadValues) {
   const std::string header =
       "Name,Size(KB),Allocation Time(us),Release Time(us),Allocation Total Allocated(MB),"
       "Allocation Total Reserved(MB)\n";
@@ -303,7 +304,7 @@ TEST(AscendMemory, PeakLiveBlocksAndBadValues) {
                                    "b,2048,2.0\t,,3,4\n"         // 2 MiB, never freed: peak
                                    "c,-512,3.0\t,4.0\t,2.5,4\n"  // allocated before the window
                                    "a,512,6.0\t,,2.5,4\n");      // after the peak
-  const AscendMemory m = ReadAscendMemory(ops.get(), nullptr);
+  const ReportedMemory m = ReadAscendMemory(ops.get(), nullptr);
   EXPECT_EQ(m.blocks, 3);
   EXPECT_EQ(m.before_window, 1);
   EXPECT_EQ(m.peak_allocated_bytes, 3 << 20);
@@ -338,7 +339,7 @@ std::string ErrorOf(const std::string& name, const std::string& text,
   return {};
 }
 
-TEST(AscendSummaries, TypeStatisticsInBothNamingsAndBadValues) {
+TEST(ReportedSummaries, TypeStatisticsInBothNamingsAndBadValues) {
   // torch_npu's copy (no Device_id), then msprof's communication_statistic.
   auto ops = Source::FromBytes(
       "op_statistic.csv",
@@ -375,13 +376,13 @@ TEST(AscendSummaries, TypeStatisticsInBothNamingsAndBadValues) {
             std::string::npos);
 }
 
-TEST(AscendSummaries, ApisOperatorDetailsAndTheOnlineCompilationRule) {
+TEST(ReportedSummaries, ApisOperatorDetailsAndTheOnlineCompilationRule) {
   auto apis = Source::FromBytes("api_statistic.csv",
                                 "Level,API Name,Time(us),Count,Avg(us),Min(us),Max(us),Variance\n"
                                 "acl,aclopCompileAndExecute,3000,4,750,10,2500,1\n"
                                 "acl,aclopCompileAndExecuteV2,1000.6,1,1000.6,1000.6,1000.6,0\n"
                                 "node,launch,50,10,5,1,9,2\n");
-  AscendSummaries s;
+  ReportedSummaries s;
   s.apis = ReadApiStatistic(*apis);
   s.apis_source = "api_statistic.csv";
   ASSERT_EQ(s.apis.size(), 3u);
@@ -426,7 +427,7 @@ TEST(AscendSummaries, ApisOperatorDetailsAndTheOnlineCompilationRule) {
             std::string::npos);
 }
 
-TEST(AscendSummaries, MemoryPeaksAndIterations) {
+TEST(ReportedSummaries, MemoryPeaksAndIterations) {
   // torch_npu's npu_module_mem.csv is in MB, msprof's in KB; -1 is not a sample.
   auto mb = Source::FromBytes("npu_module_mem.csv",
                               "Component,Timestamp(us),Total Reserved(MB),Device\n"
@@ -517,22 +518,23 @@ TEST(DeviceInfo, TheChipsCoresAndClockGiveItsPeaks) {
   auto info = Source::FromBytes("device_0/info.json.0",
                                 R"({"DeviceInfo": [{"id": 0, "env_type": 3, "ai_core_num": 24,
       "aiv_num": 48, "hwts_frequency": "50", "aic_frequency": "1800"}], "rank_id": 0})");
-  const AscendChip chip = ReadDeviceInfo(*info);
-  EXPECT_EQ(chip.ai_cores, 24);
-  EXPECT_EQ(chip.aic_mhz, 1800);
+  const ReportedChip chip = ReadDeviceInfo(*info);
+  EXPECT_EQ(chip.cores, 24);
+  EXPECT_EQ(chip.core_mhz, 1800);
   EXPECT_EQ(chip.source, "device_0/info.json.0");
   auto numbers = Source::FromBytes("info.json.1", R"({"DeviceInfo": [{"ai_core_num": "20",
                                                       "aic_frequency": 1650}]})");
-  EXPECT_EQ(ReadDeviceInfo(*numbers).ai_cores, 20);
+  EXPECT_EQ(ReadDeviceInfo(*numbers).cores, 20);
   EXPECT_EQ(ReadDeviceInfo(*Source::FromBytes("i", R"({"DeviceInfo": [{"ai_core_num": "20",
                            "aic_frequency": 1650}]})"))
-                .aic_mhz,
+                .core_mhz,
             1650);
 
   model_builder::Builder b;
   b.Add(EventClass::kKernel, "MatMulV2", 0, 10);
   CompleteAscendModel(b.model);  // as the Ascend readers do
-  Analysis a = AnalyzeTrace(b.model, {.ascend_chip = chip});
+  b.model.reported.chip = chip;  // as its side-file reader does
+  Analysis a = AnalyzeTrace(b.model, {});
   ASSERT_TRUE(a.ceilings.has_value());
   EXPECT_DOUBLE_EQ(a.ceilings->flops_per_second["bf16"], 24 * 1800e6 * 8192);
   EXPECT_DOUBLE_EQ(a.ceilings->flops_per_second["fp16"], 353.8944e12);
@@ -545,6 +547,7 @@ TEST(DeviceInfo, TheChipsCoresAndClockGiveItsPeaks) {
   EXPECT_NE(a.ceilings->source.find("assumed Ascend 910B"), std::string::npos)
       << "where the table's figures come from";
   // Without the chip: the assumed 910B's figures.
+  b.model.reported.chip.reset();
   a = AnalyzeTrace(b.model, {});
   ASSERT_TRUE(a.ceilings.has_value());
   EXPECT_DOUBLE_EQ(a.ceilings->flops_per_second["bf16"], 294.91e12);
@@ -598,39 +601,42 @@ TEST(ParallelGroups, TheDocumentedHashAndGlobalRanks) {
 TEST(AscendCommunication, GlobalRanksFromGroupsElseFromSelfLinks) {
   // Three HCCS links of each rank's file in one group, local ranks 0..3.
   const auto links_of = [](int self) {
-    const AscendLink local{.step = "step1",
-                           .kind = "collective",
-                           .op_type = "allreduce",
-                           .group = "42",
-                           .src = self,
-                           .dst = self,
-                           .transport = "LOCAL",
-                           .bytes = 5000000,
-                           .time_ns = 1000000};
-    std::vector<AscendLink> v = {local};
+    const ReportedLink local{.step = "step1",
+                             .kind = "collective",
+                             .op_type = "allreduce",
+                             .group = "42",
+                             .src = self,
+                             .dst = self,
+                             .transport = "LOCAL",
+                             .bytes = 5000000,
+                             .time_ns = 1000000};
+    std::vector<ReportedLink> v = {local};
     for (int k = 0; k < 4; ++k) {
       if (k == self) continue;
-      AscendLink hccs = local;
+      ReportedLink hccs = local;
       hccs.dst = k, hccs.transport = "HCCS";
       v.push_back(hccs);
     }
     return v;
   };
-  const std::vector<AscendLink> a = links_of(0), b = links_of(2);
+  const std::vector<ReportedLink> a = links_of(0), b = links_of(2);
   // Without groups: each rank's LOCAL k-k says that it is local rank k.
-  auto c = CompareAscendCommunication({{.rank = 4, .links = &a}, {.rank = 6, .links = &b}});
+  auto c = CompareCommunication({{.rank = 4, .links = &a}, {.rank = 6, .links = &b}});
   ASSERT_EQ(c.links.size(), 6u);
-  for (const AscendSlowLink& l : c.links) {
+  for (const SlowLink& l : c.links) {
     EXPECT_EQ(l.link.global_src, l.link.src == 0 ? 4 : 6);
     EXPECT_EQ(l.link.global_dst, l.link.dst == 0 ? 4 : l.link.dst == 2 ? 6 : -1);
     EXPECT_EQ(l.link.ranks_from, "self-links");
   }
   // With the group of profiler_metadata.json (hash 42): local k -> global_ranks[k].
-  const std::vector<AscendGroup> groups = {
-      {.hccl_name = "g", .role = "dp", .hash = "42", .global_ranks = {4, 5, 6, 7}}};
-  c = CompareAscendCommunication(
-      {{.rank = 4, .links = &a, .groups = &groups}, {.rank = 6, .links = &b}});
-  for (const AscendSlowLink& l : c.links) {
+  const std::vector<ReportedGroup> groups = {
+      {.library_name = "g",
+       .role = "dp",
+       .hash = "42",
+       .global_ranks = {4, 5, 6, 7},
+       .source = "job/rank_4_ascend_pt/profiler_metadata.json"}};
+  c = CompareCommunication({{.rank = 4, .links = &a, .groups = &groups}, {.rank = 6, .links = &b}});
+  for (const SlowLink& l : c.links) {
     EXPECT_EQ(l.link.global_src, 4 + l.link.src);
     EXPECT_EQ(l.link.global_dst, 4 + l.link.dst);
     EXPECT_EQ(l.link.group_role, "dp");

@@ -535,14 +535,13 @@ TEST(PartIds, MergedBatchesGrowTheColumnsByDoubling) {
 }
 
 // Every figure of two AI Core pipeline tables.
-void ExpectSamePipeline(const AscendPipelineTable& a, const AscendPipelineTable& b,
-                        const std::string& what) {
+void ExpectSamePipeline(const PipeTable& a, const PipeTable& b, const std::string& what) {
   EXPECT_EQ(std::tie(a.source, a.l2_source, a.tasks, a.task_ns, a.with_pmu, a.has_pmu_columns),
             std::tie(b.source, b.l2_source, b.tasks, b.task_ns, b.with_pmu, b.has_pmu_columns))
       << what;
   ASSERT_EQ(a.ops.size(), b.ops.size()) << what;
   for (size_t i = 0; i < a.ops.size(); ++i) {
-    const AscendOpPipeline &x = a.ops[i], &y = b.ops[i];
+    const OpPipes &x = a.ops[i], &y = b.ops[i];
     EXPECT_EQ(
         std::tie(x.name, x.type, x.core, x.count, x.total_ns, x.measured, x.bound, x.evidence),
         std::tie(y.name, y.type, y.core, y.count, y.total_ns, y.measured, y.bound, y.evidence))

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "analyze/importers/ascend/step_trace_time.h"
 #include "analyze/model_builder.h"
 #include "analyze/names.h"
 #include "analyze/pipeline.h"
@@ -52,9 +53,9 @@ TEST(AscendSteps, ReadsTheRealStepTraceTimeWithItsDocumentedIdentities) {
   const auto source = Source::Open(std::string(OPSCOPE_TEST_DATA) +
                                    "/ascend/level1_text/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/"
                                    "step_trace_time.csv");
-  const std::vector<AscendStepTime> rows = ReadStepTraceTime(*source);
+  const std::vector<ReportedStep> rows = ReadStepTraceTime(*source);
   ASSERT_EQ(rows.size(), 1u);
-  const AscendStepTime& r = rows[0];
+  const ReportedStep& r = rows[0];
   EXPECT_EQ(r.step, "50");
   EXPECT_EQ(r.device, "");
   EXPECT_EQ(r.computing_ns, 8873756);  // "8873.756000000001" us
@@ -69,16 +70,16 @@ TEST(AscendSteps, ReadsTheRealStepTraceTimeWithItsDocumentedIdentities) {
 
 TEST(AscendSteps, TheSlowRankAndTheComponentThatMakesItSlow) {
   const auto step = [](int64_t computing, int64_t comm, int64_t free) {
-    AscendStepTime s;
+    ReportedStep s;
     s.computing_ns = computing, s.comm_not_overlapped_ns = comm, s.free_ns = free;
     return s;
   };
   // Rank 2 waits 30 more in communication per step; rank 1 computes 5 more.
-  const std::vector<AscendStepTime> r0 = {step(100, 20, 10), step(100, 20, 10)};
-  const std::vector<AscendStepTime> r1 = {step(105, 20, 10), step(105, 20, 10)};
-  const std::vector<AscendStepTime> r2 = {step(100, 50, 10), step(100, 50, 10), AscendStepTime{}};
-  const AscendRankSteps c =
-      CompareAscendSteps({{2, "c", &r2}, {0, "a", &r0}, {1, "b", &r1}, {3, "d", nullptr}});
+  const std::vector<ReportedStep> r0 = {step(100, 20, 10), step(100, 20, 10)};
+  const std::vector<ReportedStep> r1 = {step(105, 20, 10), step(105, 20, 10)};
+  const std::vector<ReportedStep> r2 = {step(100, 50, 10), step(100, 50, 10), ReportedStep{}};
+  const ReportedStepRanks c =
+      CompareReportedSteps({{2, "c", &r2}, {0, "a", &r0}, {1, "b", &r1}, {3, "d", nullptr}});
   ASSERT_EQ(c.ranks.size(), 3u);
   EXPECT_EQ(c.ranks[0].rank, 0);
   EXPECT_EQ(c.ranks[2].steps, 2) << "a row without the step's parts is not a step";
@@ -86,7 +87,7 @@ TEST(AscendSteps, TheSlowRankAndTheComponentThatMakesItSlow) {
   EXPECT_NEAR(c.slow_pct, 100.0 * (160 - 135) / 135, 1e-9);  // median step: rank 1's 135
   EXPECT_EQ(c.slow_component, "communication not overlapped");
   EXPECT_EQ(c.slow_component_excess_ns, 30);
-  EXPECT_EQ(CompareAscendSteps({{0, "a", &r0}}).slow_rank, -1) << "one rank: nobody is slow";
+  EXPECT_EQ(CompareReportedSteps({{0, "a", &r0}}).slow_rank, -1) << "one rank: nobody is slow";
 }
 
 }  // namespace

@@ -369,12 +369,12 @@ TEST(Discovery, AscendTreesGiveOneTimelinePerRankAndListTheRest) {
        -1}};
   EXPECT_EQ(traces, expected);
   EXPECT_EQ(found.traces[2].rank_source, "profiler_info.json rank_id");
-  EXPECT_EQ(std::filesystem::relative(found.traces[0].device_info, job).string(),
+  EXPECT_EQ(std::filesystem::relative(found.traces[0].File("device_info"), job).string(),
             "node_a/host_a_3_20260102120000456_ascend_pt/PROF_000001_20260102120000000_ABCDEF/"
             "device_0/info.json.0")
       << "not the .done marker";
-  EXPECT_EQ(found.traces[1].device_info, "") << "its PROF_* folder has no device info";
-  EXPECT_EQ(std::filesystem::relative(found.traces[4].device_info, job).string(),
+  EXPECT_EQ(found.traces[1].File("device_info"), "") << "its PROF_* folder has no device info";
+  EXPECT_EQ(std::filesystem::relative(found.traces[4].File("device_info"), job).string(),
             "PROF_000002_20260102120000000_XYZ/device_1/info.json.1");
   std::map<std::string, std::string> unused;
   for (const auto& u : found.unused) {
@@ -389,11 +389,11 @@ TEST(Discovery, AscendTreesGiveOneTimelinePerRankAndListTheRest) {
   EXPECT_EQ(unused.count("node_b/host_b_7_20260102120000123_ascend_pt/ASCEND_PROFILER_OUTPUT/"
                          "kernel_details.csv"),
             0u);
-  EXPECT_EQ(std::filesystem::relative(found.traces[1].ai_core_metrics, job).string(),
+  EXPECT_EQ(std::filesystem::relative(found.traces[1].File("ai_core_metrics"), job).string(),
             "node_b/host_b_7_20260102120000123_ascend_pt/ASCEND_PROFILER_OUTPUT/"
             "kernel_details.csv");
-  EXPECT_EQ(found.traces[0].ai_core_metrics, found.traces[0].path);  // the timeline itself
-  EXPECT_EQ(std::filesystem::path(found.traces[1].communication).filename(),
+  EXPECT_EQ(found.traces[0].File("ai_core_metrics"), found.traces[0].path);  // the timeline itself
+  EXPECT_EQ(std::filesystem::path(found.traces[1].File("communication")).filename(),
             "communication.json");  // read beside the timeline
   EXPECT_EQ(unused.count("node_b/host_b_7_20260102120000123_ascend_pt/ASCEND_PROFILER_OUTPUT/"
                          "communication.json"),
@@ -401,12 +401,12 @@ TEST(Discovery, AscendTreesGiveOneTimelinePerRankAndListTheRest) {
   EXPECT_NE(unused["node_b/host_b_7_20260102120000123_ascend_pt/FRAMEWORK"].find("binary"),
             std::string::npos);
   EXPECT_EQ(found.traces[3].rank_source, "ascend_pytorch_profiler_3.db");
-  EXPECT_EQ(found.traces[3].ai_core_metrics, found.traces[3].path);  // TASK_PMU_INFO
+  EXPECT_EQ(found.traces[3].File("ai_core_metrics"), found.traces[3].path);  // TASK_PMU_INFO
   // ... as is op_summary beside msprof's timeline.
   EXPECT_EQ(unused.count("PROF_000002_20260102120000000_XYZ/mindstudio_profiler_output/"
                          "op_summary_20260102120000.csv"),
             0u);
-  EXPECT_EQ(std::filesystem::relative(found.traces[4].ai_core_metrics, job).string(),
+  EXPECT_EQ(std::filesystem::relative(found.traces[4].File("ai_core_metrics"), job).string(),
             "PROF_000002_20260102120000000_XYZ/mindstudio_profiler_output/"
             "op_summary_20260102120000.csv");
   EXPECT_EQ(unused.count("node_a/host_a_3_20260102120000456_ascend_pt/ASCEND_PROFILER_OUTPUT"), 0u)
@@ -422,7 +422,7 @@ TEST(Discovery, AscendTreesGiveOneTimelinePerRankAndListTheRest) {
   EXPECT_EQ(std::filesystem::path(summary_only.traces[0].path).filename(),
             "op_summary_20260102120000.csv");
   // op_statistic is read beside it; another summary is listed as not read.
-  EXPECT_EQ(std::filesystem::path(summary_only.traces[0].op_statistic).filename(),
+  EXPECT_EQ(std::filesystem::path(summary_only.traces[0].File("op_statistic")).filename(),
             "op_statistic_20260102120000.csv");
   EXPECT_TRUE(summary_only.unused.empty());
   WriteFile(bare / "msprof_tx_20260102120000.csv", "");

@@ -1,10 +1,13 @@
-// The importers opscope has, one line each, in the order they are tried: the
-// only place a new importer is registered.
+// The importers and side-file readers opscope has, one line each, in the order
+// they are tried (importers) or run (readers): the only place a new one is
+// registered.
 #include "analyze/importer.h"
 #include "analyze/importers/ascend/db_importer.h"
 #include "analyze/importers/ascend/kernel_details_importer.h"
+#include "analyze/importers/ascend/side_file_readers.h"
 #include "analyze/importers/ascend/task_time_importer.h"
 #include "analyze/importers/chrome_json/chrome_json_importer.h"
+#include "analyze/side_files.h"
 
 namespace opscope::analyze {
 
@@ -16,6 +19,17 @@ const std::vector<Importer>& Importers() {
       TaskTimeImporter(),
   };
   return importers;
+}
+
+const std::vector<SideFileReader>& SideFileReaders() {
+  static const std::vector<SideFileReader> readers = [] {
+    std::vector<SideFileReader> all;
+    for (auto* vendor : {AscendSideFileReaders}) {
+      for (SideFileReader& r : vendor()) all.push_back(std::move(r));
+    }
+    return all;
+  }();
+  return readers;
 }
 
 }  // namespace opscope::analyze

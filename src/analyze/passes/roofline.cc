@@ -98,17 +98,19 @@ std::optional<RooflineCeilings> KnownDeviceCeilings(std::string_view name) {
   return c;
 }
 
-RooflineCeilings AscendChipCeilings(const AscendChip& chip, const RooflineCeilings& table) {
+RooflineCeilings ChipCeilings(const ReportedChip& chip, const RooflineCeilings& table) {
   RooflineCeilings c = table;
-  const double per_cycle = chip.ai_cores * chip.aic_mhz * 1e6;
-  c.flops_per_second["fp16"] = c.flops_per_second["bf16"] = per_cycle * 8192;
-  c.flops_per_second["int8"] = per_cycle * 16384;
+  std::string replaced;
+  for (const auto& [dtype, peak] : chip.flops_per_second) {
+    c.flops_per_second[dtype] = peak;
+    replaced += (replaced.empty() ? "" : "/") + dtype;
+  }
   c.source = fmt::format(
-      "{}'s AI Core from the run's {}: {} AI cores x {:g} MHz x 8192 FLOP/cycle = {:.1f} TFLOP/s "
-      "fp16/bf16, x 16384 = {:.1f} TOPS int8 (msprof-analyze's formula); fp32 and memory "
-      "bandwidth from the table: {}",
-      table.device.empty() ? std::string("the device") : table.device, chip.source, chip.ai_cores,
-      chip.aic_mhz, per_cycle * 8192 / 1e12, per_cycle * 16384 / 1e12, table.source);
+      "{}'s {} from the run's {}: {}; other peaks and memory bandwidth from "
+      "the table: {}",
+      table.device.empty() ? std::string("the device") : table.device,
+      chip.core_kind.empty() ? std::string("cores") : chip.core_kind, chip.source, chip.derivation,
+      table.source);
   return c;
 }
 

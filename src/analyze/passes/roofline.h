@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "analyze/passes/pass.h"
+#include "analyze/reported.h"
 #include "analyze/trace_model.h"
 
 namespace opscope::analyze {
@@ -24,20 +25,11 @@ struct RooflineCeilings {
   double bytes_per_second = 0;
 };
 
-// An Ascend chip as a CANN run records it (device_*/info.json.{N}, DeviceInfo:
-// importers/ascend/device_info.h).
-struct AscendChip {
-  int ai_cores = 0;    // ai_core_num: AI (Cube) cores
-  double aic_mhz = 0;  // aic_frequency
-  std::string source;  // the file
-};
-
-// `table` (the named variant's figures, or the assumed 910B's) with its
-// fp16/bf16 and int8 peaks replaced by the chip's: ai_cores x aic_mhz x 8192
-// FLOP/cycle (16x16x16 multiply-adds per Cube core a cycle) and x 16384 for
-// int8, msprof-analyze's ChipPeakFLOPSCalculator's formula. fp32 and the
+// `table` (the named variant's figures, or the assumed family's) with the
+// peaks the run's chip gives (reported.h: its cores x clock x work per core
+// cycle) in place of the table's for those data types; the others and the
 // memory bandwidth stay the table's, and the source says which is which.
-RooflineCeilings AscendChipCeilings(const AscendChip& chip, const RooflineCeilings& table);
+RooflineCeilings ChipCeilings(const ReportedChip& chip, const RooflineCeilings& table);
 
 // Datasheet figures (dense, no sparsity) of devices we know by name: H200,
 // H100 (SXM, PCIe), A100 (40/80 GB), V100, MI300X, MI250(X), Ascend 910B

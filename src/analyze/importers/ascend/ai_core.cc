@@ -16,19 +16,6 @@
 
 namespace opscope::analyze {
 
-const char* Name(AiCorePipe pipe) {
-  switch (pipe) {
-    case AiCorePipe::kCube: return "cube";
-    case AiCorePipe::kVector: return "vector";
-    case AiCorePipe::kScalar: return "scalar";
-    case AiCorePipe::kMte1: return "MTE1";
-    case AiCorePipe::kMte2: return "MTE2";
-    case AiCorePipe::kMte3: return "MTE3";
-    case AiCorePipe::kFixpipe: return "fixpipe";
-  }
-  return "?";
-}
-
 namespace {
 
 // Which core a PMU column describes: A2/A3 parts prefix aic_ (cube core) or
@@ -168,7 +155,7 @@ std::unordered_map<L2Key, std::deque<L2Rates>> ReadL2(Source& source) {
   return out;
 }
 
-void Judge(AscendOpPipeline& op) {
+void Judge(OpPipes& op) {
   int best = -1;
   for (int p = 0; p < kAiCorePipes; ++p) {
     if (op.ratio[p] >= 0 && (best < 0 || op.ratio[p] > op.ratio[best])) best = p;
@@ -234,7 +221,7 @@ struct AiCorePipelineBuilder::Impl {
   std::map<std::string, OpAccumulator, std::less<>> ops;
   std::vector<OpAccumulator*> op_of_id;  // by PipelineTask::name_id
   std::unordered_map<L2Key, std::deque<L2Rates>> l2;
-  AscendPipelineTable table;
+  PipeTable table;
 };
 
 AiCorePipelineBuilder::AiCorePipelineBuilder(std::string source,
@@ -402,12 +389,12 @@ void AiCorePipelineBuilder::AddFields(const PipelineTask& task,
   AddParsed(task, v);
 }
 
-AscendPipelineTable AiCorePipelineBuilder::Finish() {
+PipeTable AiCorePipelineBuilder::Finish() {
   Impl& m = *impl_;
-  AscendPipelineTable table = std::move(m.table);
+  PipeTable table = std::move(m.table);
   for (auto& [name, acc] : m.ops) {
     if (acc.measured == 0 && acc.l2_hit.weight == 0 && acc.l2_victim.weight == 0) continue;
-    AscendOpPipeline op;
+    OpPipes op;
     op.name = name;
     op.type = acc.type;
     op.core = acc.core;
@@ -422,13 +409,12 @@ AscendPipelineTable AiCorePipelineBuilder::Finish() {
     Judge(op);
     table.ops.push_back(std::move(op));
   }
-  std::stable_sort(
-      table.ops.begin(), table.ops.end(),
-      [](const AscendOpPipeline& a, const AscendOpPipeline& b) { return a.total_ns > b.total_ns; });
+  std::stable_sort(table.ops.begin(), table.ops.end(),
+                   [](const OpPipes& a, const OpPipes& b) { return a.total_ns > b.total_ns; });
   return table;
 }
 
-AscendPipelineTable ReadAiCorePipeline(Source& kernel_details, Source* l2_cache) {
+PipeTable ReadAiCorePipeline(Source& kernel_details, Source* l2_cache) {
   const std::string& path = kernel_details.name();
   CsvReader csv(kernel_details);
   const CsvHeader header = ReadCsvHeader(csv, path);

@@ -24,48 +24,10 @@
 #include <string_view>
 #include <vector>
 
+#include "analyze/reported.h"
 #include "analyze/source.h"
 
 namespace opscope::analyze {
-
-// The pipes, in the order reports list them.
-enum class AiCorePipe { kCube, kVector, kScalar, kMte1, kMte2, kMte3, kFixpipe };
-constexpr int kAiCorePipes = 7;
-const char* Name(AiCorePipe pipe);  // "cube", "vector", "scalar", "MTE1", ...
-
-// Shares of cycles at or above this bound an operator; an operator whose mean
-// task is shorter than kNotBoundMinTaskNs is not called "bound by none".
-constexpr double kPipeBoundRatio = 0.8;
-constexpr int64_t kNotBoundMinTaskNs = 20000;
-
-struct AscendOpPipeline {
-  std::string name;  // kernel name (Name / Op Name)
-  std::string type;  // op type (Type / OP Type), empty when N/A
-  std::string core;  // Accelerator Core / Task Type of its first task
-  int64_t count = 0, total_ns = 0;
-  int64_t measured = 0;  // tasks with at least one pipe ratio
-  // Duration-weighted mean over its measured tasks; -1 where no task has it.
-  // Scalar and MTE2 exist on both cores: the larger of the two is kept.
-  double ratio[kAiCorePipes] = {-1, -1, -1, -1, -1, -1, -1};
-  double cube_utilization_pct = -1;              // cube_utilization(%), weighted the same way
-  double mean_blocks = -1;                       // Block Dim / Block Num
-  double l2_hit_rate = -1, l2_victim_rate = -1;  // from l2_cache.csv, weighted; -1 N/A
-  // "cube-bound", "vector-bound", "scalar-bound", "memory-bound (MTE2)", ...,
-  // "bound by no pipe", or "" when not judged (no ratios, or short and no pipe
-  // at 80%); `evidence` says why in figures.
-  std::string bound;
-  std::string evidence;
-};
-
-struct AscendPipelineTable {
-  std::string source;  // the kernel_details.csv / op_summary read
-  std::string l2_source;
-  int64_t tasks = 0;     // rows read
-  int64_t task_ns = 0;   // their summed durations
-  int64_t with_pmu = 0;  // rows with a pipe ratio
-  bool has_pmu_columns = false;
-  std::vector<AscendOpPipeline> ops;  // by total time, descending; only ops with ratios
-};
 
 // One task's fields for the builder below (views valid during Add).
 struct PipelineTask {
@@ -105,7 +67,7 @@ class AiCorePipelineBuilder {
   void ParseFields(const std::vector<std::string_view>& fields, double* values,
                    const std::function<std::string()>& where) const;
   void AddParsed(const PipelineTask& task, const double* values);
-  AscendPipelineTable Finish();
+  PipeTable Finish();
 
  private:
   struct Impl;
@@ -124,7 +86,7 @@ bool ParseAscendNumber(std::string_view text, double& value);
 // Throws Error(kInvalidInput) naming the file, line and column of a ratio that
 // is not a number in [0, 1.5] (or N/A), or a header without Name and Duration.
 // `l2_cache` may be null.
-AscendPipelineTable ReadAiCorePipeline(Source& kernel_details, Source* l2_cache);
+PipeTable ReadAiCorePipeline(Source& kernel_details, Source* l2_cache);
 
 }  // namespace opscope::analyze
 

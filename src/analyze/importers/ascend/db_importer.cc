@@ -332,7 +332,7 @@ void ImportAscendDb(Source& source, TraceModel& model) {
   model.source = path;
 }
 
-AscendPipelineTable ReadDbPipeline(const std::string& path) {
+PipeTable ReadDbPipeline(const std::string& path) {
   const Db db(path);
   RequireTables(db, {"STRING_IDS", "TASK"});
   if (!db.HasTable("TASK_PMU_INFO") || !db.HasTable("COMPUTE_TASK_INFO")) {
@@ -413,22 +413,22 @@ AscendAnalysisDb ReadAnalysisDb(const std::string& path) {
   };
   if (db.HasTable("StepTraceTime")) {
     const std::vector<std::string> columns = db.Columns("StepTraceTime");
-    const std::pair<const char*, int64_t AscendStepTime::*> fields[] = {
-        {"computing", &AscendStepTime::computing_ns},
-        {"communication", &AscendStepTime::communication_ns},
-        {"communication_not_overlapped", &AscendStepTime::comm_not_overlapped_ns},
-        {"overlapped", &AscendStepTime::overlapped_ns},
-        {"free", &AscendStepTime::free_ns},
-        {"stage", &AscendStepTime::stage_ns},
-        {"bubble", &AscendStepTime::bubble_ns},
-        {"preparing", &AscendStepTime::preparing_ns}};
+    const std::pair<const char*, int64_t ReportedStep::*> fields[] = {
+        {"computing", &ReportedStep::computing_ns},
+        {"communication", &ReportedStep::communication_ns},
+        {"communication_not_overlapped", &ReportedStep::comm_not_overlapped_ns},
+        {"overlapped", &ReportedStep::overlapped_ns},
+        {"free", &ReportedStep::free_ns},
+        {"stage", &ReportedStep::stage_ns},
+        {"bubble", &ReportedStep::bubble_ns},
+        {"preparing", &ReportedStep::preparing_ns}};
     std::string sql =
         std::string("SELECT step, ") + (Has(columns, "deviceId") ? "deviceId" : "NULL");
     for (const auto& [name, member] : fields) {
       sql += std::string(", ") + (Has(columns, name) ? name : "NULL");
     }
     db.Query(sql + " FROM StepTraceTime", [&](sqlite3_stmt* s) {
-      AscendStepTime row;
+      ReportedStep row;
       row.step = std::string(Text(s, 0));
       if (!IsNull(s, 1)) row.device = std::string(Text(s, 1));
       int col = 2;
@@ -444,7 +444,7 @@ AscendAnalysisDb ReadAnalysisDb(const std::string& path) {
         "SELECT hccl_op_name, group_name, start_timestamp, elapse_time, transit_time, "
         "wait_time, synchronization_time, idle_time, step, type FROM CommAnalyzerTime",
         [&](sqlite3_stmt* s) {
-          AscendCollective c;
+          ReportedCollective c;
           c.op = std::string(Text(s, 0));
           c.group = std::string(Text(s, 1));
           c.start_ns = IsNull(s, 2) ? -1 : std::llround(sqlite3_column_double(s, 2) * 1e3);
@@ -475,8 +475,8 @@ AscendAnalysisDb ReadAnalysisDb(const std::string& path) {
           if (!seen.emplace(std::tuple{op, group, step, kind, transport}, true).second) return;
           const auto it = index.find({step, kind, op, group});
           if (it == index.end()) return;
-          AscendTransfer t{transport, ns_of(s, 5, 1e6, "CommAnalyzerBandwidth"),
-                           ns_of(s, 6, 1e6, "CommAnalyzerBandwidth")};
+          ReportedTransfer t{transport, ns_of(s, 5, 1e6, "CommAnalyzerBandwidth"),
+                             ns_of(s, 6, 1e6, "CommAnalyzerBandwidth")};
           if (t.bytes > 0 || t.time_ns > 0) out.collectives[it->second].transfers.push_back(t);
         });
   }
@@ -488,7 +488,7 @@ AscendAnalysisDb ReadAnalysisDb(const std::string& path) {
           const std::string key(Text(s, 0));
           const size_t dash = key.rfind('-');
           if (dash == std::string::npos || key.substr(dash + 1) != "total") return;
-          AscendLink l;
+          ReportedLink l;
           l.op_type = key.substr(0, dash);
           l.group = std::string(Text(s, 1));
           const auto rank = [&](int col) {

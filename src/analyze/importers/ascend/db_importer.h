@@ -38,12 +38,12 @@ bool SniffAscendDb(Source& source);
 void ImportAscendDb(Source& source, TraceModel& model);
 
 // The AI Core pipeline per operator from the database's TASK_PMU_INFO.
-AscendPipelineTable ReadDbPipeline(const std::string& path);
+PipeTable ReadDbPipeline(const std::string& path);
 
 struct AscendAnalysisDb {
-  std::vector<AscendStepTime> steps;
-  std::vector<AscendCollective> collectives;
-  std::vector<AscendLink> links;
+  std::vector<ReportedStep> steps;
+  std::vector<ReportedCollective> collectives;
+  std::vector<ReportedLink> links;
 };
 AscendAnalysisDb ReadAnalysisDb(const std::string& path);
 

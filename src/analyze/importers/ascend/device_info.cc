@@ -1,5 +1,6 @@
 #include "analyze/importers/ascend/device_info.h"
 
+#include <fmt/format.h>
 #include <simdjson.h>
 
 #include <charconv>
@@ -30,7 +31,7 @@ std::optional<double> Number(simdjson::dom::element e) {
 
 }  // namespace
 
-AscendChip ReadDeviceInfo(Source& source) {
+ReportedChip ReadDeviceInfo(Source& source) {
   const std::string& path = source.name();
   simdjson::dom::parser parser;
   const simdjson::dom::element root = ReadJsonFile(source, parser, kMaxBytes, "an info.json");
@@ -40,7 +41,7 @@ AscendChip ReadDeviceInfo(Source& source) {
       devices.at(0).get_object().get(device) != simdjson::SUCCESS) {
     throw Error(ErrorCode::kInvalidInput, path + ": no DeviceInfo list with a device in it");
   }
-  AscendChip chip;
+  ReportedChip chip;
   chip.source = path;
   const auto read = [&](const char* key, double max) {
     simdjson::dom::element e;
@@ -59,8 +60,18 @@ AscendChip ReadDeviceInfo(Source& source) {
     throw Error(ErrorCode::kInvalidInput,
                 path + ": DeviceInfo[0].ai_core_num is not a whole number");
   }
-  chip.ai_cores = static_cast<int>(cores);
-  chip.aic_mhz = read("aic_frequency", 100000);
+  chip.cores = static_cast<int>(cores);
+  chip.core_mhz = read("aic_frequency", 100000);
+  chip.core_kind = "AI Core";
+  // 16x16x16 multiply-adds per Cube core a cycle (8192 FLOP), twice that for
+  // int8: msprof-analyze's ChipPeakFLOPSCalculator's formula (ascend.md 7).
+  const double per_cycle = chip.cores * chip.core_mhz * 1e6;
+  chip.flops_per_second["fp16"] = chip.flops_per_second["bf16"] = per_cycle * 8192;
+  chip.flops_per_second["int8"] = per_cycle * 16384;
+  chip.derivation = fmt::format(
+      "{} AI cores x {:g} MHz x 8192 FLOP/cycle = {:.1f} TFLOP/s fp16/bf16, x 16384 = {:.1f} "
+      "TOPS int8 (msprof-analyze's formula)",
+      chip.cores, chip.core_mhz, per_cycle * 8192 / 1e12, per_cycle * 16384 / 1e12);
   return chip;
 }
 

@@ -3,11 +3,11 @@
 // included): DeviceInfo[0]'s `ai_core_num` and `aic_frequency` (MHz), the
 // two figures msprof-analyze reads to work out a chip's peak FLOP/s
 // (ascend.md 1.4 and 7). Roofline ceilings follow from them
-// (passes/roofline.h: AscendChipCeilings) where the trace names no variant.
+// (the chip's peaks, reported.h; passes/roofline.h: ChipCeilings).
 #ifndef OPSCOPE_ANALYZE_IMPORTERS_ASCEND_DEVICE_INFO_H_
 #define OPSCOPE_ANALYZE_IMPORTERS_ASCEND_DEVICE_INFO_H_
 
-#include "analyze/passes/roofline.h"
+#include "analyze/reported.h"
 #include "analyze/source.h"
 
 namespace opscope::analyze {
@@ -15,7 +15,7 @@ namespace opscope::analyze {
 // Throws Error(kInvalidInput) naming the file and key for text that is not
 // JSON, no DeviceInfo list, or a core count or frequency that is absent or
 // not a positive number (either may be written as a number or a string).
-AscendChip ReadDeviceInfo(Source& info_json);
+ReportedChip ReadDeviceInfo(Source& info_json);
 
 }  // namespace opscope::analyze
 

@@ -7,6 +7,7 @@
 
 #include "analyze/flat_map.h"
 #include "analyze/importers/ascend/op_type.h"
+#include "analyze/importers/ascend/side_file_readers.h"
 #include "analyze/importers/csv_reader.h"
 #include "analyze/importers/timestamps.h"
 #include "analyze/names.h"
@@ -85,6 +86,7 @@ Importer KernelDetailsImporter() {
       {"kernel_details*.csv", "op_summary_*.csv"},
       SniffKernelDetails,
       [](Source& source, TraceModel& model) { ImportKernelDetails(source, model); },
+      ImportKernelDetailsRank,
   };
 }
 

@@ -31,7 +31,7 @@ bool SniffKernelDetails(Source& source);
 // share of cycles: the tasks are imported all the same).
 struct KernelDetailsPipeline {
   Source* l2_cache = nullptr;
-  std::optional<AscendPipelineTable> table;
+  std::optional<PipeTable> table;
   std::string error, l2_error;
 };
 

@@ -11,8 +11,8 @@ namespace {
 
 constexpr double kKiB = 1024.0, kMiB = 1024.0 * 1024.0;
 
-std::vector<AscendMemoryHolder> Sorted(const std::map<std::string, AscendMemoryHolder>& m) {
-  std::vector<AscendMemoryHolder> v;
+std::vector<MemoryHolder> Sorted(const std::map<std::string, MemoryHolder>& m) {
+  std::vector<MemoryHolder> v;
   for (const auto& [name, h] : m) v.push_back(h);
   std::stable_sort(v.begin(), v.end(),
                    [](const auto& a, const auto& b) { return a.bytes > b.bytes; });
@@ -36,8 +36,8 @@ TotalColumn Total(const CsvColumns& r, const std::string& prefix) {
 
 }  // namespace
 
-AscendMemory ReadAscendMemory(Source* operator_memory, Source* memory_record) {
-  AscendMemory out;
+ReportedMemory ReadAscendMemory(Source* operator_memory, Source* memory_record) {
+  ReportedMemory out;
   if (operator_memory != nullptr) {
     CsvColumns r(*operator_memory, {"Name", "Size(KB)", "Allocation Time(us)"});
     out.source = r.path();
@@ -51,7 +51,7 @@ AscendMemory ReadAscendMemory(Source* operator_memory, Source* memory_record) {
       int64_t bytes, alloc_ns, release_ns;
     };
     std::vector<Block> blocks;
-    std::map<std::string, AscendMemoryHolder> by_op;
+    std::map<std::string, MemoryHolder> by_op;
     while (r.Next()) {
       const int64_t bytes = r.Size("Size(KB)", kKiB);
       const int64_t alloc = r.Micros("Allocation Time(us)");
@@ -63,7 +63,7 @@ AscendMemory ReadAscendMemory(Source* operator_memory, Source* memory_record) {
       if (bytes < 0 || alloc < 0) continue;
       ++out.blocks;
       out.allocated_bytes += bytes;
-      AscendMemoryHolder& h = by_op[name];
+      MemoryHolder& h = by_op[name];
       h.name = name, ++h.blocks, h.bytes += bytes;
       int64_t release = -1;
       if (release_time) {
@@ -82,12 +82,12 @@ AscendMemory ReadAscendMemory(Source* operator_memory, Source* memory_record) {
     }
     out.by_operator = Sorted(by_op);
     if (out.peak_ns >= 0) {
-      std::map<std::string, AscendMemoryHolder> live;
+      std::map<std::string, MemoryHolder> live;
       for (const Block& b : blocks) {
         if (b.alloc_ns > out.peak_ns || (b.release_ns >= 0 && b.release_ns <= out.peak_ns)) {
           continue;
         }
-        AscendMemoryHolder& h = live[b.name];
+        MemoryHolder& h = live[b.name];
         h.name = b.name, ++h.blocks, h.bytes += b.bytes;
         out.live_at_peak_bytes += b.bytes;
       }
@@ -99,10 +99,10 @@ AscendMemory ReadAscendMemory(Source* operator_memory, Source* memory_record) {
     out.record_source = r.path();
     const TotalColumn allocated_column = Total(r, "Total Allocated");
     const TotalColumn reserved_column = Total(r, "Total Reserved");
-    std::map<std::string, AscendMemoryComponent> components;
+    std::map<std::string, MemoryComponent> components;
     while (r.Next()) {
       const std::string name(r.Text("Component"));
-      AscendMemoryComponent& c = components[name];
+      MemoryComponent& c = components[name];
       c.component = name;
       const int64_t allocated = allocated_column.Bytes(r);
       const int64_t reserved = reserved_column.Bytes(r);

@@ -19,42 +19,14 @@
 #include <string>
 #include <vector>
 
+#include "analyze/reported.h"
 #include "analyze/source.h"
 
 namespace opscope::analyze {
 
-struct AscendMemoryHolder {
-  std::string name;  // the operator that allocated
-  int64_t blocks = 0, bytes = 0;
-};
-
-struct AscendMemoryComponent {
-  std::string component;                                        // PTA, GE, PTA+GE, APP, WORKSPACE
-  int64_t peak_allocated_bytes = -1, peak_reserved_bytes = -1;  // -1: not recorded
-  int64_t peak_reserved_ns = -1;
-};
-
-struct AscendMemory {
-  std::string source, record_source;
-  int64_t blocks = 0;           // allocations in the window (positive sizes)
-  int64_t before_window = 0;    // rows with a negative size
-  int64_t allocated_bytes = 0;  // their sizes summed
-  // The highest "Allocation Total Allocated" and when, with the operator whose
-  // allocation reached it, and the reserved total then.
-  int64_t peak_allocated_bytes = -1, peak_ns = -1, peak_reserved_bytes = -1;
-  std::string peak_operator;
-  // Blocks of the window live at the peak (allocated at or before it, not yet
-  // released), per operator, the largest first; and their sum.
-  std::vector<AscendMemoryHolder> live_at_peak;
-  int64_t live_at_peak_bytes = 0;
-  // Every operator's allocations in the window, the largest total first.
-  std::vector<AscendMemoryHolder> by_operator;
-  std::vector<AscendMemoryComponent> components;  // memory_record.csv, by name
-};
-
 // Either source may be null. Throws Error(kInvalidInput) naming the file, line
 // and column of a value that is not a number, or a header without the columns.
-AscendMemory ReadAscendMemory(Source* operator_memory, Source* memory_record);
+ReportedMemory ReadAscendMemory(Source* operator_memory, Source* memory_record);
 
 }  // namespace opscope::analyze
 

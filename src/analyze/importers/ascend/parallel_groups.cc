@@ -26,18 +26,19 @@ uint64_t HcclGroupHash(std::string_view hccl_name) {
   return uint64_t{high} << 32 | low;
 }
 
-std::vector<AscendGroup> ReadParallelGroups(Source& source) {
+std::vector<ReportedGroup> ReadParallelGroups(Source& source) {
   const std::string& path = source.name();
   simdjson::dom::parser parser;
   const simdjson::dom::element root = ReadJsonFile(source, parser, kMaxBytes, "profiler metadata");
   simdjson::dom::object groups;
   if (root["parallel_group_info"].get_object().get(groups) != simdjson::SUCCESS) return {};
-  std::vector<AscendGroup> out;
+  std::vector<ReportedGroup> out;
   for (const auto [name_key, info] : groups) {
-    AscendGroup g;
-    g.hccl_name = std::string(name_key);
-    g.hash = std::to_string(HcclGroupHash(g.hccl_name));
-    const std::string where = path + ": parallel_group_info/" + g.hccl_name;
+    ReportedGroup g;
+    g.library_name = std::string(name_key);
+    g.hash = std::to_string(HcclGroupHash(g.library_name));
+    g.source = path;
+    const std::string where = path + ": parallel_group_info/" + g.library_name;
     std::string_view role;
     if (info["group_name"].get_string().get(role) == simdjson::SUCCESS) g.role = std::string(role);
     simdjson::dom::array ranks;

@@ -12,16 +12,10 @@
 #include <string_view>
 #include <vector>
 
+#include "analyze/reported.h"
 #include "analyze/source.h"
 
 namespace opscope::analyze {
-
-struct AscendGroup {
-  std::string hccl_name;          // "10.174.216.241%enp189s0f1_55000_0_1738895486152654"
-  std::string role;               // its group_name: "dp", "tp", ...; empty when absent
-  std::string hash;               // HcclGroupHash of hccl_name, in decimal
-  std::vector<int> global_ranks;  // sorted: a group-local rank is an index into it
-};
 
 // The hash the communication files print after '@' (ascend.md 1.7): two
 // 32-bit polynomial rolling hashes of the name's bytes, multipliers 29 (high
@@ -31,7 +25,7 @@ uint64_t HcclGroupHash(std::string_view hccl_name);
 // Empty when the file has no parallel_group_info. Throws Error(kInvalidInput)
 // naming the file and key for text that is not JSON or a group whose
 // global_ranks is not a list of ranks.
-std::vector<AscendGroup> ReadParallelGroups(Source& profiler_metadata);
+std::vector<ReportedGroup> ReadParallelGroups(Source& profiler_metadata);
 
 }  // namespace opscope::analyze
 

@@ -8,12 +8,7 @@
 
 namespace opscope::analyze {
 
-int64_t AscendStepTime::StepNs() const {
-  if (computing_ns < 0 || comm_not_overlapped_ns < 0 || free_ns < 0) return -1;
-  return computing_ns + comm_not_overlapped_ns + free_ns;
-}
-
-std::vector<AscendStepTime> ReadStepTraceTime(Source& source) {
+std::vector<ReportedStep> ReadStepTraceTime(Source& source) {
   const std::string& path = source.name();
   CsvReader csv(source);
   std::vector<std::string> fields;
@@ -27,20 +22,20 @@ std::vector<AscendStepTime> ReadStepTraceTime(Source& source) {
     }
   }
   // Where each duration lands, by its column name.
-  const std::pair<const char*, int64_t AscendStepTime::*> durations[] = {
-      {"Computing", &AscendStepTime::computing_ns},
-      {"Communication", &AscendStepTime::communication_ns},
-      {"Communication(Not Overlapped)", &AscendStepTime::comm_not_overlapped_ns},
-      {"Overlapped", &AscendStepTime::overlapped_ns},
-      {"Free", &AscendStepTime::free_ns},
-      {"Stage", &AscendStepTime::stage_ns},
-      {"Bubble", &AscendStepTime::bubble_ns},
-      {"Preparing", &AscendStepTime::preparing_ns},
+  const std::pair<const char*, int64_t ReportedStep::*> durations[] = {
+      {"Computing", &ReportedStep::computing_ns},
+      {"Communication", &ReportedStep::communication_ns},
+      {"Communication(Not Overlapped)", &ReportedStep::comm_not_overlapped_ns},
+      {"Overlapped", &ReportedStep::overlapped_ns},
+      {"Free", &ReportedStep::free_ns},
+      {"Stage", &ReportedStep::stage_ns},
+      {"Bubble", &ReportedStep::bubble_ns},
+      {"Preparing", &ReportedStep::preparing_ns},
   };
-  std::vector<AscendStepTime> rows;
+  std::vector<ReportedStep> rows;
   while (header.NextRecord(csv, fields, path)) {
     const int line = csv.record_line();
-    AscendStepTime row;
+    ReportedStep row;
     if (const size_t c = header.Find("Device_id"); c != SIZE_MAX) row.device = TrimField(fields[c]);
     row.step = TrimField(fields[header.Find("Step")]);
     for (const auto& [name, member] : durations) {

@@ -25,12 +25,12 @@ class Peaks {
  public:
   void Add(std::string_view device, std::string name, int64_t bytes, int64_t ns) {
     if (bytes < 0) return;  // N/A, or "only a release was captured" (ascend.md 3.7)
-    AscendMemoryPeak& p = peaks_[{std::string(device), name}];
+    ReportedMemoryPeak& p = peaks_[{std::string(device), name}];
     p.device = device, p.name = std::move(name), ++p.samples;
     if (bytes > p.peak_bytes) p.peak_bytes = bytes, p.peak_ns = ns;
   }
-  std::vector<AscendMemoryPeak> Sorted() const {
-    std::vector<AscendMemoryPeak> out;
+  std::vector<ReportedMemoryPeak> Sorted() const {
+    std::vector<ReportedMemoryPeak> out;
     for (const auto& [key, p] : peaks_) out.push_back(p);
     std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) {
       return std::tie(a.device, b.peak_bytes) < std::tie(b.device, a.peak_bytes);
@@ -39,16 +39,16 @@ class Peaks {
   }
 
  private:
-  std::map<std::pair<std::string, std::string>, AscendMemoryPeak> peaks_;
+  std::map<std::pair<std::string, std::string>, ReportedMemoryPeak> peaks_;
 };
 
 }  // namespace
 
-std::vector<AscendTypeStat> ReadTypeStatistic(Source& source) {
+std::vector<ReportedTypeStat> ReadTypeStatistic(Source& source) {
   CsvColumns r(source, {"OP Type", "Count", "Total Time(us)"});
-  std::vector<AscendTypeStat> out;
+  std::vector<ReportedTypeStat> out;
   while (r.Next()) {
-    AscendTypeStat s;
+    ReportedTypeStat s;
     s.device = r.Text("Device_id");
     s.op_type = r.Text("OP Type");
     s.core_type = r.Text("Core Type");
@@ -64,11 +64,11 @@ std::vector<AscendTypeStat> ReadTypeStatistic(Source& source) {
   return out;
 }
 
-std::vector<AscendApiStat> ReadApiStatistic(Source& source) {
+std::vector<ReportedApiStat> ReadApiStatistic(Source& source) {
   CsvColumns r(source, {"API Name", "Time(us)", "Count"});
-  std::vector<AscendApiStat> out;
+  std::vector<ReportedApiStat> out;
   while (r.Next()) {
-    AscendApiStat s;
+    ReportedApiStat s;
     s.device = r.Text("Device_id");
     s.level = r.Text("Level");
     s.api = r.Text("API Name");
@@ -82,7 +82,7 @@ std::vector<AscendApiStat> ReadApiStatistic(Source& source) {
   return out;
 }
 
-std::vector<AscendFrameworkOp> ReadOperatorDetails(Source& source) {
+std::vector<ReportedOp> ReadOperatorDetails(Source& source) {
   CsvColumns r(source, {"Name"});
   // The code writes no space before "(us)"; the documentation shows one
   // (ascend.md 3.8): either is read.
@@ -103,12 +103,12 @@ std::vector<AscendFrameworkOp> ReadOperatorDetails(Source& source) {
     if (c == nullptr) return int64_t{0};
     return std::max<int64_t>(0, r.Micros(c));
   };
-  std::map<std::string, AscendFrameworkOp, std::less<>> ops;
+  std::map<std::string, ReportedOp, std::less<>> ops;
   while (r.Next()) {
     const std::string_view name = r.Text("Name");
     auto it = ops.find(name);
-    if (it == ops.end()) it = ops.emplace(std::string(name), AscendFrameworkOp{}).first;
-    AscendFrameworkOp& op = it->second;
+    if (it == ops.end()) it = ops.emplace(std::string(name), ReportedOp{}).first;
+    ReportedOp& op = it->second;
     op.name = it->first;
     ++op.rows;
     op.host_self_ns += ns(host_self);
@@ -118,7 +118,7 @@ std::vector<AscendFrameworkOp> ReadOperatorDetails(Source& source) {
     op.device_self_aicore_ns += ns(aicore_self);
     op.device_total_aicore_ns += ns(aicore_total);
   }
-  std::vector<AscendFrameworkOp> out;
+  std::vector<ReportedOp> out;
   for (auto& [name, op] : ops) out.push_back(std::move(op));
   std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) {
     return std::tie(a.device_self_ns, a.host_self_ns) > std::tie(b.device_self_ns, b.host_self_ns);
@@ -126,7 +126,7 @@ std::vector<AscendFrameworkOp> ReadOperatorDetails(Source& source) {
   return out;
 }
 
-std::vector<AscendMemoryPeak> ReadModuleMemory(Source& source) {
+std::vector<ReportedMemoryPeak> ReadModuleMemory(Source& source) {
   CsvColumns r(source, {"Component", "Timestamp(us)"});
   // torch_npu's copy converts CANN's KB to MB (ascend.md 3.7).
   const char* reserved = OneOf(r, {"Total Reserved(MB)", "Total Reserved(KB)"});
@@ -140,7 +140,7 @@ std::vector<AscendMemoryPeak> ReadModuleMemory(Source& source) {
   return peaks.Sorted();
 }
 
-std::vector<AscendMemoryPeak> ReadNpuMemory(Source& source) {
+std::vector<ReportedMemoryPeak> ReadNpuMemory(Source& source) {
   CsvColumns r(source, {"event", "timestamp(us)"});
   static constexpr std::pair<const char*, const char*> kKinds[] = {
       {"ddr(KB)", "ddr"}, {"hbm(KB)", "hbm"}, {"memory(KB)", "memory"}};
@@ -159,11 +159,11 @@ std::vector<AscendMemoryPeak> ReadNpuMemory(Source& source) {
   return peaks.Sorted();
 }
 
-std::vector<AscendIteration> ReadIterations(Source& source) {
+std::vector<ReportedIteration> ReadIterations(Source& source) {
   CsvColumns r(source, {"Iteration ID", "Iteration Time(us)"});
-  std::vector<AscendIteration> out;
+  std::vector<ReportedIteration> out;
   while (r.Next()) {
-    AscendIteration it;
+    ReportedIteration it;
     it.device = r.Text("Device_id");
     it.model_id = r.Text("Model ID");
     it.iteration = r.Text("Iteration ID");

@@ -1,0 +1,267 @@
+// What a profiler reported about a run beside its timeline, as typed model
+// tables: per-step breakdowns, collectives and links, communication groups,
+// memory, per-operator hardware-counter (pipe) figures, operator-type and
+// host-API statistics, graph iterations and the chip's properties. Producers
+// write them in files of their own (side files: side_files.h); the reader of
+// each lowers it into these tables (TraceModel::reported), in base units
+// (nanoseconds, bytes), so that analyses, rules and reports read one shape
+// whichever tool wrote them. Which reader fills which table, and from what, is
+// said by each reader (importers/<vendor>/) and in docs/formats/.
+//
+// -1 in a figure means the producer did not record it.
+#ifndef OPSCOPE_ANALYZE_REPORTED_H_
+#define OPSCOPE_ANALYZE_REPORTED_H_
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace opscope::analyze {
+
+// ---- Steps -------------------------------------------------------------------
+
+// One step of one device as the producer broke it down: the time it computed,
+// communicated without and with overlap, was free, spent in pipeline bubbles
+// (waiting to receive) and preparing (from the framework step's start to its
+// first device task).
+struct ReportedStep {
+  std::string device;  // the producer's device id; empty when not recorded
+  std::string step;    // empty when the run had no schedule steps
+  int64_t computing_ns = -1;
+  int64_t communication_ns = -1;
+  int64_t comm_not_overlapped_ns = -1;  // communication during which nothing computed
+  int64_t overlapped_ns = -1;           // communication - comm_not_overlapped
+  int64_t free_ns = -1;                 // neither computing nor communicating
+  int64_t stage_ns = -1;
+  int64_t bubble_ns = -1;
+  int64_t preparing_ns = -1;
+
+  // The step's wall time as the breakdown composes it: computing +
+  // communication not overlapped + free; -1 when one of them is absent.
+  int64_t StepNs() const;
+};
+
+// ---- Communication -----------------------------------------------------------
+
+struct ReportedTransfer {
+  std::string transport;  // RDMA, HCCS, PCIE, SIO, NVLink, ... (a sum of others left out)
+  int64_t bytes = 0, time_ns = 0;
+};
+
+// One collective or point-to-point operation of one rank.
+struct ReportedCollective {
+  std::string step;   // "step50"; "step" when the run had no schedule steps
+  std::string kind;   // "collective" or "p2p"
+  std::string op;     // the operation as the producer names it ("hcom_allReduce__586_0_1")
+  std::string group;  // the producer's key of its communication group; empty when absent
+  int64_t start_ns = -1;
+  // Its time, and of that: moving data, waiting for peers, synchronising, idle.
+  int64_t elapse_ns = 0, transit_ns = 0, wait_ns = 0, sync_ns = 0, idle_ns = 0;
+  std::vector<ReportedTransfer> transfers;  // transports that moved bytes
+};
+
+// One link: bytes and time summed over the operations of one type and group
+// between two ranks.
+struct ReportedLink {
+  std::string step, kind;
+  std::string op_type;  // "allreduce", as the producer keys it
+  std::string group;
+  int src = -1, dst = -1;  // ranks local to the communication group
+  std::string transport;   // LOCAL (a copy within the rank), HCCS, PCIE, RDMA, SIO, ...
+  int64_t bytes = 0, time_ns = 0;
+  // Set across ranks (CompareCommunication): the global ranks of src and dst
+  // (-1 unknown), the group's role ("dp", "tp"; empty unknown), and what gave
+  // the ranks (the groups' file, or "self-links": each rank's own LOCAL link
+  // k-k says its local rank k in the group).
+  int global_src = -1, global_dst = -1;
+  std::string group_role;
+  std::string ranks_from;
+  double Gbps() const { return time_ns > 0 ? static_cast<double>(bytes) / time_ns : 0; }
+};
+
+// A communication group: its name in the communication library, its role in
+// the parallel layout, the key the communication tables name it by, and its
+// global ranks.
+struct ReportedGroup {
+  std::string library_name;       // "10.174.216.241%enp189s0f1_55000_0_1738895486152654"
+  std::string role;               // "dp", "tp", ...; empty when absent
+  std::string hash;               // the key collectives and links name the group by
+  std::vector<int> global_ranks;  // sorted: a group-local rank is an index into it
+  std::string source;             // the file that gave it
+};
+
+// ---- Pipes of the compute cores (hardware counters per operator) ---------------
+
+// The pipes of a core whose counters give each pipe's share of the cycles:
+// matrix (cube), vector, scalar, the memory-transfer engines (MTE1: L1 -> L0,
+// MTE2: global memory -> core, MTE3: core -> global memory) and fixpipe (L0C
+// -> global memory / L1). In the order reports list them.
+enum class AiCorePipe { kCube, kVector, kScalar, kMte1, kMte2, kMte3, kFixpipe };
+constexpr int kAiCorePipes = 7;
+const char* Name(AiCorePipe pipe);  // "cube", "vector", "scalar", "MTE1", ...
+
+// Shares of cycles at or above this bound an operator; an operator whose mean
+// task is shorter than kNotBoundMinTaskNs is not called "bound by none".
+constexpr double kPipeBoundRatio = 0.8;
+constexpr int64_t kNotBoundMinTaskNs = 20000;
+
+struct OpPipes {
+  std::string name;  // kernel name
+  std::string type;  // operator type; empty when not recorded
+  std::string core;  // the core type of its first task
+  int64_t count = 0, total_ns = 0;
+  int64_t measured = 0;  // tasks with at least one pipe ratio
+  // Duration-weighted mean over its measured tasks; -1 where no task has it.
+  double ratio[kAiCorePipes] = {-1, -1, -1, -1, -1, -1, -1};
+  double cube_utilization_pct = -1;              // weighted the same way
+  double mean_blocks = -1;                       // blocks (thread groups) per task
+  double l2_hit_rate = -1, l2_victim_rate = -1;  // weighted; -1 not recorded
+  // "cube-bound", "vector-bound", "scalar-bound", "memory-bound (MTE2)", ...,
+  // "bound by no pipe", or "" when not judged (no ratios, or short and no pipe
+  // at 80%); `evidence` says why in figures.
+  std::string bound;
+  std::string evidence;
+};
+
+struct PipeTable {
+  std::string source;  // the file the counters came from
+  std::string l2_source;
+  int64_t tasks = 0;     // rows read
+  int64_t task_ns = 0;   // their summed durations
+  int64_t with_pmu = 0;  // rows with a pipe ratio
+  bool has_pmu_columns = false;
+  std::vector<OpPipes> ops;  // by total time, descending; only ops with ratios
+};
+
+// ---- Memory --------------------------------------------------------------------
+
+struct MemoryHolder {
+  std::string name;  // the operator that allocated
+  int64_t blocks = 0, bytes = 0;
+};
+
+struct MemoryComponent {
+  std::string component;  // the allocator or framework layer ("PTA", "GE", "APP", ...)
+  int64_t peak_allocated_bytes = -1, peak_reserved_bytes = -1;
+  int64_t peak_reserved_ns = -1;
+};
+
+// The allocations of a run's window: how high memory went, when, and which
+// operators held it at that moment.
+struct ReportedMemory {
+  std::string source, record_source;
+  int64_t blocks = 0;           // allocations in the window (positive sizes)
+  int64_t before_window = 0;    // blocks allocated before the window (released in it)
+  int64_t allocated_bytes = 0;  // the window's allocations summed
+  // The highest total allocated and when, with the operator whose allocation
+  // reached it, and the reserved total then.
+  int64_t peak_allocated_bytes = -1, peak_ns = -1, peak_reserved_bytes = -1;
+  std::string peak_operator;
+  // Blocks of the window live at the peak (allocated at or before it, not yet
+  // released), per operator, the largest first; and their sum.
+  std::vector<MemoryHolder> live_at_peak;
+  int64_t live_at_peak_bytes = 0;
+  // Every operator's allocations in the window, the largest total first.
+  std::vector<MemoryHolder> by_operator;
+  std::vector<MemoryComponent> components;  // over time, per component, by name
+};
+
+// ---- Summaries ------------------------------------------------------------------
+
+// Per operator type (or collective type) and core type: the producer's own
+// totals, to set beside the timeline's.
+struct ReportedTypeStat {
+  std::string device;  // empty when not recorded
+  std::string op_type;
+  std::string core_type;  // the core that ran it (AI_CORE, AI_CPU, ...); empty for collectives
+  int64_t count = -1;
+  int64_t total_ns = -1, min_ns = -1, avg_ns = -1, max_ns = -1;
+  double ratio_pct = -1;  // the type's share of the file's total, as the file says
+};
+
+// Host API calls per level (acl, runtime, node, model, communication).
+struct ReportedApiStat {
+  std::string device;  // "host" for host APIs; empty when not recorded
+  std::string level;
+  std::string api;
+  int64_t total_ns = -1, count = -1, avg_ns = -1, min_ns = -1, max_ns = -1;
+};
+
+// A framework operator as the producer summed it (over input shapes and call
+// stacks): its host and device time.
+struct ReportedOp {
+  std::string name;
+  int64_t rows = 0;
+  int64_t host_self_ns = 0, host_total_ns = 0;
+  int64_t device_self_ns = 0, device_total_ns = 0;
+  int64_t device_self_aicore_ns = 0, device_total_aicore_ns = 0;  // on the matrix cores
+};
+
+// The highest value a memory series reached, and when.
+struct ReportedMemoryPeak {
+  std::string device;
+  std::string name;  // the component, or the event and kind ("app hbm")
+  int64_t peak_bytes = -1, peak_ns = -1;
+  int64_t samples = 0;
+};
+
+// A graph-mode iteration.
+struct ReportedIteration {
+  std::string device, model_id, iteration;
+  int64_t iteration_ns = -1;
+  int64_t fp_to_bp_ns = -1;  // forward and backward
+  int64_t refresh_ns = -1;   // the update after backward
+  int64_t data_aug_ns = -1;  // waiting for data before forward
+};
+
+// A rank's summaries, each with the file it came from; empty where the rank
+// has no such file.
+struct ReportedSummaries {
+  std::vector<ReportedTypeStat> op_types;
+  std::string op_types_source;
+  std::vector<ReportedTypeStat> communication_types;
+  std::string communication_types_source;
+  std::vector<ReportedApiStat> apis;
+  std::string apis_source;
+  std::vector<ReportedOp> framework_ops;
+  std::string framework_ops_source;
+  std::vector<ReportedMemoryPeak> module_memory;
+  std::string module_memory_source;
+  std::vector<ReportedMemoryPeak> device_memory;
+  std::string device_memory_source;
+  std::vector<ReportedIteration> iterations;
+  std::string iterations_source;
+};
+
+// ---- The chip -------------------------------------------------------------------
+
+// The chip as the run recorded it, and the peaks its reader works out from
+// that (cores x clock x work per core cycle), which replace the datasheet's
+// for those data types.
+struct ReportedChip {
+  std::string source;  // the file
+  int cores = 0;       // compute cores of the kind the peaks are for
+  double core_mhz = 0;
+  std::string core_kind;                           // what the cores are ("AI Core")
+  std::map<std::string, double> flops_per_second;  // by dtype ("fp16", "bf16", "int8")
+  std::string derivation;  // how the peaks follow, in figures, with the formula's source
+};
+
+// ---- All of them ----------------------------------------------------------------
+
+struct ReportedTables {
+  std::vector<ReportedStep> steps;
+  std::vector<ReportedCollective> collectives;
+  std::vector<ReportedLink> links;
+  std::vector<ReportedGroup> groups;
+  std::optional<PipeTable> pipes;
+  std::optional<ReportedMemory> memory;
+  ReportedSummaries summaries;
+  std::optional<ReportedChip> chip;
+};
+
+}  // namespace opscope::analyze
+
+#endif  // OPSCOPE_ANALYZE_REPORTED_H_

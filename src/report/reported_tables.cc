@@ -1,0 +1,551 @@
+// The tables of what producers reported beside their timelines (reported.h):
+// per trace, its pipes, memory and summaries; across ranks, the reported step
+// breakdowns and communication.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+
+#include "report/analysis_tables.h"
+
+namespace opscope::report {
+namespace {
+
+double Us(int64_t ns) { return static_cast<double>(ns) / 1e3; }
+
+Value MsOrNone(int64_t ns) { return ns >= 0 ? Value{ns / 1e6} : Value{}; }
+
+// torch_npu's step_trace_time.csv of each rank, then the ranks compared by it.
+void AddReportedSteps(const analyze::AnalyzedSet& set, std::vector<ResultTable>& tables) {
+  for (const analyze::AnalyzedTrace& t : set.traces) {
+    if (t.reported.steps.empty()) continue;
+    ResultTable table;
+    table.section = "ascend_steps";
+    table.title = "NPU time per step (step_trace_time.csv or analysis.db): " + t.path;
+    table.columns = {{"trace", "Trace"},
+                     {"device", "Device"},
+                     {"step", "Step"},
+                     {"step_ms", "Step ms", 3},
+                     {"computing_ms", "Computing ms", 3},
+                     {"comm_not_overlapped_ms", "Comm not overlapped ms", 3},
+                     {"overlapped_ms", "Comm overlapped ms", 3},
+                     {"free_ms", "Free ms", 3},
+                     {"bubble_ms", "Bubble ms", 3},
+                     {"preparing_ms", "Preparing ms", 3}};
+    for (const auto& s : t.reported.steps) {
+      table.AddRow({t.path, s.device, s.step, MsOrNone(s.StepNs()), MsOrNone(s.computing_ns),
+                    MsOrNone(s.comm_not_overlapped_ns), MsOrNone(s.overlapped_ns),
+                    MsOrNone(s.free_ns), MsOrNone(s.bubble_ns), MsOrNone(s.preparing_ns)});
+    }
+    table.notes.push_back(
+        "As torch_npu computes them from its Overlap Analysis lane: step = computing + "
+        "communication not overlapped + free; bubble: hcom_receive time; preparing: from the "
+        "framework step's start to the first device task.");
+    tables.push_back(std::move(table));
+  }
+  if (!set.step_ranks || set.step_ranks->ranks.size() < 2) return;
+  const analyze::ReportedStepRanks& c = *set.step_ranks;
+  ResultTable table;
+  table.section = "ascend_ranks";
+  table.title =
+      c.slow_pct < 1
+          ? std::string("Ranks by step_trace_time.csv: mean steps agree within 1%")
+          : fmt::format(
+                "Ranks by step_trace_time.csv: rank {} is the slowest, {:.1f}% above the "
+                "median rank: {} {:.3f} ms over the median",
+                c.slow_rank, c.slow_pct, c.slow_component, c.slow_component_excess_ns / 1e6);
+  table.columns = {{"rank", "Rank"},
+                   {"trace", "Trace"},
+                   {"steps", "Steps"},
+                   {"step_ms", "Mean step ms", 3},
+                   {"computing_ms", "Computing ms", 3},
+                   {"comm_not_overlapped_ms", "Comm not overlapped ms", 3},
+                   {"free_ms", "Free ms", 3},
+                   {"bubble_ms", "Bubble ms", 3},
+                   {"preparing_ms", "Preparing ms", 3}};
+  for (const auto& r : c.ranks) {
+    table.AddRow({int64_t{r.rank}, r.path, r.steps, MsOrNone(r.step_ns), MsOrNone(r.computing_ns),
+                  MsOrNone(r.comm_not_overlapped_ns), MsOrNone(r.free_ns), MsOrNone(r.bubble_ns),
+                  MsOrNone(r.preparing_ns)});
+  }
+  table.notes.push_back(
+      "Means over each rank's steps. The slow component is the one of computing, communication "
+      "not overlapped and free whose mean exceeds the median over ranks by the most: free time "
+      "points at the host (data loading, launches), communication at waiting for other ranks or "
+      "slow links, computing at this rank's kernels.");
+  tables.push_back(std::move(table));
+}
+
+// The AI Core pipeline per operator from a rank's kernel_details.csv PMU columns.
+void AddReportedPipeline(const analyze::AnalyzedTrace& t, const AnalysisTableOptions& options,
+                         std::vector<ResultTable>& tables) {
+  if (!t.reported.pipes || t.reported.pipes->ops.empty()) return;
+  const analyze::PipeTable& p = *t.reported.pipes;
+  ResultTable table;
+  table.section = "ascend_ai_core";
+  table.title = fmt::format("AI Core pipeline per operator ({} of {} tasks with PMU ratios): {}",
+                            p.with_pmu, p.tasks, p.source);
+  table.columns = {{"trace", "Trace", 0, false},
+                   {"name", "Operator"},
+                   {"type", "Type"},
+                   {"core", "Core"},
+                   {"count", "Count"},
+                   {"total_us", "Total us", 3},
+                   {"pct_of_task_time", "% of task time", 1},
+                   {"measured", "Measured", 0, false},
+                   {"cube_ratio", "Cube", 2},
+                   {"vector_ratio", "Vector", 2},
+                   {"scalar_ratio", "Scalar", 2},
+                   {"mte1_ratio", "MTE1", 2},
+                   {"mte2_ratio", "MTE2", 2},
+                   {"mte3_ratio", "MTE3", 2},
+                   {"fixpipe_ratio", "Fixpipe", 2},
+                   {"cube_utilization_pct", "Cube util %", 1, false},
+                   {"mean_blocks", "Blocks", 1},
+                   {"l2_hit_rate", "L2 hit", 3},
+                   {"l2_victim_rate", "L2 victim", 3, false},
+                   {"bound", "Bound"},
+                   {"evidence", "Evidence", 0, false}};
+  const auto ratio = [](double v) { return v >= 0 ? Value{v} : Value{}; };
+  const size_t shown =
+      options.top == 0 ? p.ops.size() : std::min<size_t>(p.ops.size(), options.top);
+  for (size_t i = 0; i < shown; ++i) {
+    const analyze::OpPipes& op = p.ops[i];
+    std::vector<Value> row = {t.path,
+                              op.name,
+                              op.type,
+                              op.core,
+                              op.count,
+                              Us(op.total_ns),
+                              p.task_ns > 0 ? Value{100.0 * op.total_ns / p.task_ns} : Value{},
+                              op.measured};
+    for (const double r : op.ratio) row.push_back(ratio(r));
+    row.push_back(ratio(op.cube_utilization_pct));
+    row.push_back(ratio(op.mean_blocks));
+    row.push_back(ratio(op.l2_hit_rate));
+    row.push_back(ratio(op.l2_victim_rate));
+    row.push_back(op.bound);
+    row.push_back(op.evidence);
+    table.AddRow(std::move(row));
+  }
+  if (shown < p.ops.size()) {
+    table.notes.push_back(fmt::format("{} more (--top 0 lists all)", p.ops.size() - shown));
+  }
+  table.notes.push_back(fmt::format(
+      "Each ratio is the share of a core's cycles in one pipe's instructions, weighted by task "
+      "time (cube: aic_mac; vector: aiv_vec; scalar and MTE2: the larger of the cube and vector "
+      "cores'; MTE1, fixpipe: cube core; MTE3: vector core). Bound, as msprof-analyze's advisor "
+      "judges: a pipe at {:.0f}% or more of the cycles bounds the operator; with every pipe below "
+      "it and a mean task of {} us or more, it is bound by no pipe (it waits: latency, "
+      "dependencies, too few blocks). L2 rates from {}.",
+      100 * analyze::kPipeBoundRatio, analyze::kNotBoundMinTaskNs / 1000,
+      p.l2_source.empty() ? std::string("no l2_cache.csv") : p.l2_source));
+  tables.push_back(std::move(table));
+}
+
+// operator_memory.csv / memory_record.csv (or msprof's _*.csv): the peak and what held it.
+void AddReportedMemory(const analyze::AnalyzedTrace& t, const AnalysisTableOptions& options,
+                       std::vector<ResultTable>& tables) {
+  if (!t.reported.memory) return;
+  const analyze::ReportedMemory& m = *t.reported.memory;
+  constexpr double kMiB = 1024.0 * 1024.0;
+  if (m.peak_ns >= 0) {
+    ResultTable table;
+    table.section = "ascend_memory_peak";
+    table.title = fmt::format(
+        "NPU memory of rank {} ({}): peak {:.1f} MiB allocated ({} reserved) "
+        "when {} allocated; at the peak the window's blocks hold {:.1f} MiB, by operator",
+        t.rank, std::filesystem::path(m.source).filename().string(), m.peak_allocated_bytes / kMiB,
+        m.peak_reserved_bytes >= 0 ? fmt::format("{:.1f} MiB", m.peak_reserved_bytes / kMiB)
+                                   : std::string("n/a"),
+        m.peak_operator, m.live_at_peak_bytes / kMiB);
+    table.columns = {{"rank", "Rank", 0, false},
+                     {"operator", "Operator"},
+                     {"blocks", "Blocks"},
+                     {"mib", "MiB", 2},
+                     {"pct_of_peak", "% of peak", 1}};
+    const size_t shown = options.top == 0 ? m.live_at_peak.size()
+                                          : std::min<size_t>(m.live_at_peak.size(), options.top);
+    for (size_t i = 0; i < shown; ++i) {
+      const auto& h = m.live_at_peak[i];
+      table.AddRow({int64_t{t.rank}, h.name, h.blocks, h.bytes / kMiB,
+                    m.peak_allocated_bytes > 0
+                        ? Value{100.0 * static_cast<double>(h.bytes) / m.peak_allocated_bytes}
+                        : Value{}});
+    }
+    if (shown < m.live_at_peak.size()) {
+      table.notes.push_back(
+          fmt::format("{} more (--top 0 lists all)", m.live_at_peak.size() - shown));
+    }
+    table.notes.push_back(fmt::format(
+        "The peak is the highest 'Allocation Total Allocated' of the window's {} allocations "
+        "({:.1f} MiB in all; {} rows freed blocks allocated before the window). Blocks live at "
+        "the peak: allocated at or before it and not released by then; memory allocated before "
+        "the window is in the peak but not in this list. KB = 1024 bytes, MB = 1024 KB.",
+        m.blocks, m.allocated_bytes / kMiB, m.before_window));
+    tables.push_back(std::move(table));
+  }
+  if (!m.components.empty()) {
+    ResultTable table;
+    table.section = "ascend_memory_components";
+    table.title = fmt::format("NPU memory of rank {} by component ({})", t.rank,
+                              std::filesystem::path(m.record_source).filename().string());
+    table.columns = {{"rank", "Rank", 0, false},
+                     {"component", "Component"},
+                     {"peak_allocated_mib", "Peak allocated MiB", 2},
+                     {"peak_reserved_mib", "Peak reserved MiB", 2}};
+    for (const auto& c : m.components) {
+      table.AddRow({int64_t{t.rank}, c.component,
+                    c.peak_allocated_bytes >= 0 ? Value{c.peak_allocated_bytes / kMiB} : Value{},
+                    c.peak_reserved_bytes >= 0 ? Value{c.peak_reserved_bytes / kMiB} : Value{}});
+    }
+    table.notes.push_back(
+        "PTA: torch_npu's caching allocator; GE: the graph engine; APP: the whole process as the "
+        "driver sees it (reserved only).");
+    tables.push_back(std::move(table));
+  }
+}
+
+// A value of a summary file that may be absent (-1).
+Value MsOrNa(int64_t ns) { return ns >= 0 ? Value{ns / 1e6} : Value{}; }
+Value UsOrNa(int64_t ns) { return ns >= 0 ? Value{ns / 1e3} : Value{}; }
+Value CountOrNa(int64_t n) { return n >= 0 ? Value{n} : Value{}; }
+
+// op_statistic / communication_statistic: the file's own per-type totals.
+void AddTypeStats(const analyze::AnalyzedTrace& t, const std::vector<analyze::ReportedTypeStat>& v,
+                  const std::string& source, const char* section, const char* what,
+                  const AnalysisTableOptions& options, std::vector<ResultTable>& tables) {
+  if (v.empty()) return;
+  ResultTable table;
+  table.section = section;
+  table.title = fmt::format("{} of rank {} ({})", what, t.rank, source);
+  table.columns = {{"rank", "Rank", 0, false}, {"device", "Device", 0, false},
+                   {"op_type", "Type"},        {"core_type", "Core"},
+                   {"count", "Count"},         {"total_ms", "Total ms", 3},
+                   {"min_us", "Min us", 3},    {"avg_us", "Mean us", 3},
+                   {"max_us", "Max us", 3},    {"ratio_pct", "% of total", 1}};
+  const size_t shown = Shown(v.size(), options, table);
+  for (size_t i = 0; i < shown; ++i) {
+    const analyze::ReportedTypeStat& s = v[i];
+    table.AddRow({int64_t{t.rank}, s.device, s.op_type,
+                  s.core_type.empty() ? Value{} : Value{s.core_type}, CountOrNa(s.count),
+                  MsOrNa(s.total_ns), UsOrNa(s.min_ns), UsOrNa(s.avg_ns), UsOrNa(s.max_ns),
+                  s.ratio_pct >= 0 ? Value{s.ratio_pct} : Value{}});
+  }
+  table.notes.push_back(
+      "As the file gives them (msprof's own sums over the device tasks of each type, sorted by "
+      "total time); '% of total' is the type's share of the file's total.");
+  tables.push_back(std::move(table));
+}
+
+// The summaries beside a rank's timeline (importers/ascend/summaries.h).
+void AddReportedSummaries(const analyze::AnalyzedTrace& t, const AnalysisTableOptions& options,
+                          std::vector<ResultTable>& tables) {
+  const analyze::ReportedSummaries& s = t.reported.summaries;
+  constexpr double kMiB = 1024.0 * 1024.0;
+  AddTypeStats(t, s.op_types, s.op_types_source, "ascend_op_types", "Operator types", options,
+               tables);
+  AddTypeStats(t, s.communication_types, s.communication_types_source, "ascend_communication_types",
+               "Communication operator types", options, tables);
+  if (!s.apis.empty()) {
+    std::vector<const analyze::ReportedApiStat*> apis;
+    for (const auto& api : s.apis) apis.push_back(&api);
+    std::stable_sort(apis.begin(), apis.end(),
+                     [](const auto* a, const auto* b) { return a->total_ns > b->total_ns; });
+    ResultTable table;
+    table.section = "ascend_apis";
+    table.title =
+        fmt::format("Host API calls of rank {} by total time ({})", t.rank, s.apis_source);
+    table.columns = {{"rank", "Rank", 0, false}, {"device", "Device", 0, false},
+                     {"level", "Level"},         {"api", "API"},
+                     {"calls", "Calls"},         {"total_ms", "Total ms", 3},
+                     {"avg_us", "Mean us", 3},   {"min_us", "Min us", 3, false},
+                     {"max_us", "Max us", 3}};
+    const size_t shown = Shown(apis.size(), options, table);
+    for (size_t i = 0; i < shown; ++i) {
+      const analyze::ReportedApiStat& a = *apis[i];
+      table.AddRow({int64_t{t.rank}, a.device, a.level, a.api, CountOrNa(a.count),
+                    MsOrNa(a.total_ns), UsOrNa(a.avg_ns), UsOrNa(a.min_ns), UsOrNa(a.max_ns)});
+    }
+    table.notes.push_back(
+        "Levels: acl (AscendCL, with operator tiling and compilation), runtime, node (launches), "
+        "model, hccl/communication. aclopCompile* calls are operators compiled online.");
+    tables.push_back(std::move(table));
+  }
+  if (!s.framework_ops.empty()) {
+    ResultTable table;
+    table.section = "ascend_framework_ops";
+    table.title = fmt::format("Framework operators of rank {} by device self time ({})", t.rank,
+                              s.framework_ops_source);
+    table.columns = {{"rank", "Rank", 0, false},
+                     {"operator", "Operator"},
+                     {"rows", "Rows"},
+                     {"host_self_ms", "Host self ms", 3},
+                     {"host_total_ms", "Host total ms", 3},
+                     {"device_self_ms", "Device self ms", 3},
+                     {"device_total_ms", "Device total ms", 3},
+                     {"device_self_aicore_ms", "Device self AI Core ms", 3, false},
+                     {"device_total_aicore_ms", "Device total AI Core ms", 3, false}};
+    const size_t shown = Shown(s.framework_ops.size(), options, table);
+    for (size_t i = 0; i < shown; ++i) {
+      const analyze::ReportedOp& op = s.framework_ops[i];
+      table.AddRow({int64_t{t.rank}, op.name, op.rows, op.host_self_ns / 1e6,
+                    op.host_total_ns / 1e6, op.device_self_ns / 1e6, op.device_total_ns / 1e6,
+                    op.device_self_aicore_ns / 1e6, op.device_total_aicore_ns / 1e6});
+    }
+    table.notes.push_back(
+        "operator_details.csv's rows (one per operator, input shapes and call stack) summed per "
+        "operator. Self: the operator's own time (host) or the device tasks it launched itself "
+        "(device); total: with the operators it called.");
+    tables.push_back(std::move(table));
+  }
+  const auto memory = [&](const std::vector<analyze::ReportedMemoryPeak>& v,
+                          const std::string& source, const char* section, const char* what,
+                          const char* note) {
+    if (v.empty()) return;
+    ResultTable table;
+    table.section = section;
+    table.title = fmt::format("{} of rank {} at its peak ({})", what, t.rank, source);
+    table.columns = {
+        {"rank", "Rank", 0, false},  {"device", "Device"},           {"name", "Series"},
+        {"peak_mib", "Peak MiB", 2}, {"peak_us", "At us", 3, false}, {"samples", "Samples"}};
+    size_t zero = 0;
+    for (const auto& p : v) {
+      if (p.peak_bytes == 0) {
+        ++zero;
+        continue;
+      }
+      table.AddRow(
+          {int64_t{t.rank}, p.device, p.name, p.peak_bytes / kMiB, UsOrNa(p.peak_ns), p.samples});
+    }
+    if (zero > 0) table.notes.push_back(fmt::format("{} more series stayed at 0 MiB", zero));
+    table.notes.push_back(note);
+    tables.push_back(std::move(table));
+  };
+  memory(s.module_memory, s.module_memory_source, "ascend_module_memory",
+         "NPU memory reserved per driver module",
+         "Total Reserved per component (SLOG, HCCL, RUNTIME, GE, ...); MiB = 1024 KiB. A value "
+         "of -1 (only a release captured) is not a sample.");
+  memory(s.device_memory, s.device_memory_source, "ascend_npu_memory", "NPU memory (npu_mem)",
+         "app: this process; device: the whole NPU; ddr, hbm and their sum (memory); MiB = 1024 "
+         "KiB.");
+  if (!s.iterations.empty()) {
+    ResultTable table;
+    table.section = "ascend_iterations";
+    table.title = fmt::format("Graph-mode iterations of rank {} ({})", t.rank, s.iterations_source);
+    table.columns = {{"rank", "Rank", 0, false},
+                     {"device", "Device", 0, false},
+                     {"model_id", "Model"},
+                     {"iteration", "Iteration"},
+                     {"iteration_ms", "Iteration ms", 3},
+                     {"fp_to_bp_ms", "FP to BP ms", 3},
+                     {"refresh_ms", "Refresh ms", 3},
+                     {"data_aug_ms", "Data wait ms", 3}};
+    const size_t shown = Shown(s.iterations.size(), options, table);
+    for (size_t i = 0; i < shown; ++i) {
+      const analyze::ReportedIteration& it = s.iterations[i];
+      table.AddRow({int64_t{t.rank}, it.device, it.model_id, it.iteration, MsOrNa(it.iteration_ns),
+                    MsOrNa(it.fp_to_bp_ns), MsOrNa(it.refresh_ns), MsOrNa(it.data_aug_ns)});
+    }
+    table.notes.push_back(
+        "FP to BP: forward and backward; refresh: the update after backward; data wait (Data "
+        "Aug Bound): from the previous iteration's end to this forward's start, time the model "
+        "waited for input. n/a: not measured (inference has no BP; the first iteration has no "
+        "data wait).");
+    tables.push_back(std::move(table));
+  }
+}
+
+// GB/s of a transfer (bytes per ns), or none.
+Value Gbps(int64_t bytes, int64_t ns) {
+  return ns > 0 ? Value{static_cast<double>(bytes) / static_cast<double>(ns)} : Value{};
+}
+
+// communication.json and communication_matrix.json of the ranks.
+void AddReportedCommunication(const analyze::AnalyzedSet& set, const AnalysisTableOptions& options,
+                              std::vector<ResultTable>& tables) {
+  if (!set.communication) return;
+  const analyze::CommunicationCluster& c = *set.communication;
+  if (!c.ranks.empty()) {
+    ResultTable table;
+    table.section = "ascend_communication";
+    const auto waited = std::find_if(c.ranks.begin(), c.ranks.end(),
+                                     [&](const auto& r) { return r.rank == c.waited_for_rank; });
+    table.title =
+        waited != c.ranks.end()
+            ? fmt::format(
+                  "Communication per rank (communication.json or analysis.db): the others wait for "
+                  "rank {}: it "
+                  "arrives last in {} of its {} shared operations, {:.3f} ms of their waiting",
+                  waited->rank, waited->arrived_last, waited->shared,
+                  waited->others_waited_ns / 1e6)
+            : std::string("Communication per rank (communication.json or analysis.db)");
+    table.columns = {{"rank", "Rank"},
+                     {"trace", "Trace", 0, false},
+                     {"operations", "Operations"},
+                     {"elapse_ms", "Elapse ms", 3},
+                     {"transit_ms", "Transit ms", 3},
+                     {"wait_ms", "Wait ms", 3},
+                     {"sync_ms", "Sync ms", 3},
+                     {"idle_ms", "Idle ms", 3},
+                     {"wait_ratio", "Wait ratio", 3},
+                     {"arrived_last", "Arrived last"},
+                     {"shared", "Shared ops"},
+                     {"others_waited_ms", "Others waited ms", 3},
+                     {"transports", "Bandwidth by transport"}};
+    for (const auto& r : c.ranks) {
+      std::string transports;
+      for (const auto& t : r.transports) {
+        transports += fmt::format(
+            "{}{} {:.2f} GB/s ({:.1f} MB)", transports.empty() ? "" : ", ", t.transport,
+            t.time_ns > 0 ? static_cast<double>(t.bytes) / t.time_ns : 0.0, t.bytes / 1e6);
+      }
+      table.AddRow({int64_t{r.rank}, r.path, r.collectives, r.elapse_ns / 1e6, r.transit_ns / 1e6,
+                    r.wait_ns / 1e6, r.sync_ns / 1e6, r.idle_ns / 1e6,
+                    r.wait_ns + r.transit_ns > 0
+                        ? Value{static_cast<double>(r.wait_ns) / (r.wait_ns + r.transit_ns)}
+                        : Value{},
+                    r.arrived_last, r.shared, r.others_waited_ns / 1e6, transports});
+    }
+    table.notes.push_back(
+        "Sums over each rank's operations (communication.json: transit = moving data, wait = "
+        "waiting for peers before the transfer, sync = synchronising between ranks, idle = the "
+        "rest of the elapse). Wait ratio = wait / (wait + transit), as msprof-analyze computes "
+        "it. In an operation that several ranks' files hold, the rank that waited least arrived "
+        "last: 'others waited' sums the other ranks' mean wait in those operations. Bandwidth = "
+        "transit size / transit time per transport (MB = 10^6 bytes; SDMA, the sum of HCCS, "
+        "PCIE and SIO, left out).");
+    tables.push_back(std::move(table));
+  }
+  // Each rank's longest operations.
+  for (const analyze::AnalyzedTrace& t : set.traces) {
+    if (t.reported.collectives.empty()) continue;
+    std::vector<const analyze::ReportedCollective*> ops;
+    for (const auto& op : t.reported.collectives) ops.push_back(&op);
+    std::stable_sort(ops.begin(), ops.end(),
+                     [](const auto* a, const auto* b) { return a->elapse_ns > b->elapse_ns; });
+    ResultTable table;
+    table.section = "ascend_collectives";
+    table.title = fmt::format(
+        "Communication operations of rank {} by elapse (communication.json or analysis.db)",
+        t.rank);
+    table.columns = {{"rank", "Rank", 0, false},
+                     {"step", "Step"},
+                     {"kind", "Kind"},
+                     {"operation", "Operation"},
+                     {"group", "Group", 0, false},
+                     {"elapse_ms", "Elapse ms", 3},
+                     {"transit_ms", "Transit ms", 3},
+                     {"wait_ms", "Wait ms", 3},
+                     {"sync_ms", "Sync ms", 3},
+                     {"idle_ms", "Idle ms", 3},
+                     {"wait_ratio", "Wait ratio", 3},
+                     {"transport", "Main transport"},
+                     {"gbps", "GB/s", 2},
+                     {"mb", "MB", 3}};
+    const size_t shown = options.top == 0 ? ops.size() : std::min<size_t>(ops.size(), options.top);
+    for (size_t i = 0; i < shown; ++i) {
+      const analyze::ReportedCollective& op = *ops[i];
+      const analyze::ReportedTransfer* main = nullptr;
+      for (const auto& tr : op.transfers) {
+        if (main == nullptr || tr.bytes > main->bytes) main = &tr;
+      }
+      table.AddRow({int64_t{t.rank}, op.step, op.kind, op.op, op.group, op.elapse_ns / 1e6,
+                    op.transit_ns / 1e6, op.wait_ns / 1e6, op.sync_ns / 1e6, op.idle_ns / 1e6,
+                    op.wait_ns + op.transit_ns > 0
+                        ? Value{static_cast<double>(op.wait_ns) / (op.wait_ns + op.transit_ns)}
+                        : Value{},
+                    main ? Value{main->transport} : Value{},
+                    main ? Gbps(main->bytes, main->time_ns) : Value{},
+                    main ? Value{main->bytes / 1e6} : Value{}});
+    }
+    if (shown < ops.size()) {
+      table.notes.push_back(fmt::format("{} more (--top 0 lists all)", ops.size() - shown));
+    }
+    tables.push_back(std::move(table));
+  }
+  if (!c.links.empty()) {
+    ResultTable table;
+    table.section = "ascend_links";
+    table.title =
+        c.slow_links == 0
+            ? std::string(
+                  "Links (communication_matrix.json): none below 80% of the median of its "
+                  "transport")
+            : fmt::format(
+                  "Links (communication_matrix.json): {} slow, the slowest {}->{}{} ({}, group "
+                  "{}{}, rank {}'s file) at {:.2f} GB/s, {:.0f}% of the median {} link",
+                  c.slow_links, c.links[0].link.src, c.links[0].link.dst,
+                  c.links[0].link.global_src >= 0 && c.links[0].link.global_dst >= 0
+                      ? fmt::format(" (global ranks {}->{})", c.links[0].link.global_src,
+                                    c.links[0].link.global_dst)
+                      : std::string(),
+                  c.links[0].link.transport, c.links[0].link.group,
+                  c.links[0].link.group_role.empty() ? std::string()
+                                                     : " " + c.links[0].link.group_role,
+                  c.links[0].rank, c.links[0].link.Gbps(),
+                  100 * c.links[0].link.Gbps() / c.links[0].median_gbps, c.links[0].link.transport);
+    table.columns = {{"rank", "Rank"},
+                     {"step", "Step"},
+                     {"op_type", "Type"},
+                     {"group", "Group", 0, false},
+                     {"src", "Src"},
+                     {"dst", "Dst"},
+                     {"global_src", "Global src"},
+                     {"global_dst", "Global dst"},
+                     {"group_role", "Role"},
+                     {"ranks_from", "Global ranks from", 0, false},
+                     {"transport", "Transport"},
+                     {"mb", "MB", 3},
+                     {"transit_ms", "Transit ms", 3},
+                     {"gbps", "GB/s", 2},
+                     {"median_gbps", "Median GB/s", 2},
+                     {"pct_of_median", "% of median", 1},
+                     {"slow", "Slow"}};
+    const size_t shown =
+        options.top == 0 ? c.links.size() : std::min<size_t>(c.links.size(), options.top);
+    for (size_t i = 0; i < shown; ++i) {
+      const analyze::SlowLink& l = c.links[i];
+      const double pct = l.median_gbps > 0 ? 100 * l.link.Gbps() / l.median_gbps : 0;
+      const auto global = [](int r) { return r >= 0 ? Value{int64_t{r}} : Value{}; };
+      table.AddRow({int64_t{l.rank}, l.link.step, l.link.op_type, l.link.group, int64_t{l.link.src},
+                    int64_t{l.link.dst}, global(l.link.global_src), global(l.link.global_dst),
+                    l.link.group_role.empty() ? Value{} : Value{l.link.group_role},
+                    l.link.ranks_from.empty() ? Value{} : Value{l.link.ranks_from},
+                    l.link.transport, l.link.bytes / 1e6, l.link.time_ns / 1e6, l.link.Gbps(),
+                    l.median_gbps, pct,
+                    std::string(pct < 100 * analyze::kSlowLinkRatio ? "yes" : "no")});
+    }
+    if (shown < c.links.size()) {
+      table.notes.push_back(fmt::format("{} more (--top 0 lists all)", c.links.size() - shown));
+    }
+    table.notes.push_back(
+        "Each link's 'total' entry (size and time summed over the operations of one type and "
+        "group); source and destination are ranks within the group, and their global ranks come "
+        "from profiler_metadata.json's parallel_group_info (the group found by the hash after "
+        "'@'), else from each rank's own LOCAL link k-k (n/a: neither says). Links of a transport "
+        "are "
+        "compared when there are three or more that moved 1 MB or more (LOCAL copies left "
+        "out); slow: below 80% of their median. A slow link points at its hardware path (a "
+        "degraded HCCS/RoCE port, a PCIe switch) or at contention on it.");
+    tables.push_back(std::move(table));
+  }
+}
+
+}  // namespace
+
+void AddReportedTables(const analyze::AnalyzedTrace& t, const AnalysisTableOptions& options,
+                       std::vector<ResultTable>& tables) {
+  AddReportedPipeline(t, options, tables);
+  AddReportedMemory(t, options, tables);
+  AddReportedSummaries(t, options, tables);
+}
+
+void AddReportedRankTables(const analyze::AnalyzedSet& set, const AnalysisTableOptions& options,
+                           std::vector<ResultTable>& tables) {
+  AddReportedSteps(set, tables);
+  AddReportedCommunication(set, options, tables);
+}
+
+}  // namespace opscope::report
