@@ -1,5 +1,7 @@
 #include "analyze/side_files.h"
 
+#include <fnmatch.h>
+
 #include <algorithm>
 
 #include "opscope/opscope.h"
@@ -34,11 +36,23 @@ bool RankFiles::IsDone(std::string_view role) const {
   return std::find(done_.begin(), done_.end(), role) != done_.end();
 }
 
+std::string_view RoleOfFile(std::string_view file_name) {
+  const std::string name(file_name);
+  for (const SideFileReader& reader : SideFileReaders()) {
+    for (const auto& [role, patterns] : reader.roles) {
+      for (const std::string_view pattern : patterns) {
+        if (fnmatch(std::string(pattern).c_str(), name.c_str(), 0) == 0) return role;
+      }
+    }
+  }
+  return {};
+}
+
 void ReadSideFiles(RankFiles& files, TraceModel& model) {
   for (const SideFileReader& reader : SideFileReaders()) {
     const std::string* first = nullptr;
     bool done = false;
-    for (const std::string_view role : reader.roles) {
+    for (const auto& [role, patterns] : reader.roles) {
       done = done || files.IsDone(role);
       if (first == nullptr && !files.Path(role).empty()) first = &files.Path(role);
     }

@@ -44,11 +44,19 @@ class RankFiles {
   std::vector<std::string> done_;
 };
 
+// A role a reader reads, and the names of the files that play it in a
+// producer's output folder ('*' matches any run of characters; none: the
+// producer's discovery names the file, e.g. from another folder).
+struct SideFileRole {
+  std::string_view role;
+  std::vector<std::string_view> file_patterns;
+};
+
 struct SideFileReader {
   std::string_view name;  // stable key: "step_trace_time"
   // The roles it reads: it runs when the rank has a file for any of them (its
   // failure is listed under the first one present), unless one was Done.
-  std::vector<std::string_view> roles;
+  std::vector<SideFileRole> roles;
   std::string_view description;  // what it reads into which table
   void (*read)(RankFiles& files, TraceModel& model);
 };
@@ -56,6 +64,10 @@ struct SideFileReader {
 // Every side-file reader, in the order they run (a reader may fill a table
 // only where an earlier one left it empty).
 const std::vector<SideFileReader>& SideFileReaders();
+
+// The role of a file found in a producer's output folder: the first role, in
+// registry order, one of whose patterns its name matches; "" none.
+std::string_view RoleOfFile(std::string_view file_name);
 
 // Runs every reader that has a file in `files`, in order.
 void ReadSideFiles(RankFiles& files, TraceModel& model);

@@ -1,31 +1,22 @@
 // Which files of the inputs `opscope analyze` reads, and as which rank.
 //
-// Files named directly are read as given. A folder is searched (a few levels
-// deep) for the output trees of Ascend's profilers (../shared/formats/ascend.md,
-// section 1):
-// - a torch_npu `{worker}_{timestamp}_ascend_pt` or MindSpore `_ascend_ms`
-//   folder, its parent holding many ranks, or its `ASCEND_PROFILER_OUTPUT`
-//   alone: one rank each, the rank taken from `profiler_info_{rank}.json`'s
-//   name (msprof-analyze's rule), else its `rank_id` key, else the SQLite
-//   export's name `ascend_pytorch_profiler_{rank}.db`;
-// - an msprof `PROF_*` folder: its `mindstudio_profiler_output/msprof_*.json`,
-//   else its `op_summary_*.csv`, else its `task_time_*.csv`, else its
-//   `msprof_*.db`; the rank from `device_*/info.json.{N}`'s `rank_id`.
-// One file is the timeline of a rank (`trace_view.json`, else
-// `kernel_details.csv`, which holds the same kernels without the host side, else
-// `task_time.csv`, else the SQLite export), with the rank's other files beside
-// it: step_trace_time, communication, memory, AI Core metrics, and the
-// summaries (op_statistic, api_statistic, operator_details, module memory;
-// msprof's communication_statistic, npu_mem and step_trace too). Every other
-// file found is listed once with the reason it is not read, never an error.
-// When two runs claim one rank, the newest (by the timestamp in the folder's
-// name) is read, as msprof-analyze does.
+// Files named directly are read as given, with the side files a producer's
+// finder knows they bring (a database beside them; their own hardware
+// counters). A folder is searched by each registered tree finder
+// (importers/registry.cc) for its producer's output trees: one rank each,
+// its timeline and the rank's other files beside it, each named by the role
+// its side-file reader reads (side_files.h), and every other file found
+// listed once with the reason it is not read, never an error. When two runs
+// claim one rank, the newest (by the timestamp of its run) is read, as
+// msprof-analyze does. The Ascend finder (importers/ascend/output_trees.h)
+// says which trees, files and ranks.
 //
-// A folder without any of those trees is a folder of trace files, one per
+// A folder without any producer's tree is a folder of trace files, one per
 // rank: every file whose name an importer reads (importer.h).
 #ifndef OPSCOPE_ANALYZE_TRACE_INPUTS_H_
 #define OPSCOPE_ANALYZE_TRACE_INPUTS_H_
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -57,6 +48,40 @@ struct UnusedFile {
   std::string path;
   std::string reason;
 };
+
+// A producer's output tree found in a folder: where it lies, one rank's
+// timeline and side files (none: the tree holds no timeline opscope reads),
+// its run's timestamp (of two runs of a rank the newest is read; compared as
+// text of equal length) and the files in it that are not read, with why.
+struct FoundTree {
+  std::string root;
+  std::optional<TraceInput> trace;
+  std::string timestamp;
+  std::vector<UnusedFile> unused;
+};
+
+// How one producer's output trees are found: registered once
+// (importers/registry.cc), tried in order on every folder named.
+struct TreeFinder {
+  std::string_view name;        // "ascend"
+  std::string_view output;      // what it finds, for errors: "Ascend profiler output"
+  std::string_view tree_names;  // "*_ascend_pt, *_ascend_ms, ASCEND_PROFILER_OUTPUT, PROF_*"
+  std::string_view timelines;   // the timelines it reads in them, for errors
+  // Searches a folder for its trees, appending them (and the files it knows
+  // are not to be read, to `unused`); false when the folder holds none (the
+  // next finder, else the folder's trace files). Throws Error(kInvalidInput)
+  // for a folder holding only what is not a timeline, saying what to give.
+  bool (*find)(const std::string& dir, std::vector<FoundTree>& trees,
+               std::vector<UnusedFile>& unused);
+  // The side files a trace file named directly (or found in a folder of
+  // trace files) brings with it; may be null.
+  void (*beside)(TraceInput& trace);
+};
+
+const std::vector<TreeFinder>& TreeFinders();
+
+// Whether a folder holds files an importer reads by their name (for finders).
+bool HoldsTraceFiles(const std::string& dir);
 
 struct TraceInputs {
   std::vector<TraceInput> traces;  // known ranks in rank order first, then the rest as found

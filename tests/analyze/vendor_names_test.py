@@ -10,9 +10,8 @@ comments and string literals left out (a table title may say "Ascend"):
   `format.starts_with(...)` and the like): zero, everywhere;
 - identifiers that name a vendor (Ascend, Hccl, Nccl, Cuda, Rocm, Hip, Npu):
   at most as many per file as ALLOWED below, which lists what the model does
-  not yet hold (issue 34: the Ascend task cost model and the discovery of
-  Ascend output trees). The
-  counts only go down: a file over its count fails, and one under it is asked
+  not yet hold (issue 34: the Ascend task cost model). The counts only go
+  down: a file over its count fails, and one under it is asked
   to lower its entry, so the list shrinks as the code does.
 
     vendor_names_test.py SRC_DIR
@@ -37,7 +36,6 @@ ALLOWED = {
     "analyze/passes/ascend_cost.cc": 5,
     "analyze/passes/ascend_cost.h": 5,
     "analyze/passes/roofline.cc": 18,
-    "analyze/trace_inputs.cc": 7,
 }
 
 

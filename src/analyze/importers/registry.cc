@@ -1,13 +1,15 @@
-// The importers and side-file readers opscope has, one line each, in the order
-// they are tried (importers) or run (readers): the only place a new one is
-// registered.
+// The importers, side-file readers and output-tree finders opscope has, one
+// line each, in the order they are tried (importers, finders) or run
+// (readers): the only place a new one is registered.
 #include "analyze/importer.h"
 #include "analyze/importers/ascend/db_importer.h"
 #include "analyze/importers/ascend/kernel_details_importer.h"
+#include "analyze/importers/ascend/output_trees.h"
 #include "analyze/importers/ascend/side_file_readers.h"
 #include "analyze/importers/ascend/task_time_importer.h"
 #include "analyze/importers/chrome_json/chrome_json_importer.h"
 #include "analyze/side_files.h"
+#include "analyze/trace_inputs.h"
 
 namespace opscope::analyze {
 
@@ -30,6 +32,13 @@ const std::vector<SideFileReader>& SideFileReaders() {
     return all;
   }();
   return readers;
+}
+
+const std::vector<TreeFinder>& TreeFinders() {
+  static const std::vector<TreeFinder> finders = {
+      AscendTreeFinder(),
+  };
+  return finders;
 }
 
 }  // namespace opscope::analyze

@@ -55,6 +55,7 @@ std::unique_ptr<Source> OpenL2(RankFiles& files, KernelDetailsPipeline& fused) {
 // again where its importer did not build the pipeline.
 void ReadAiCoreMetrics(RankFiles& files, TraceModel& model) {
   const std::string& metrics = files.Path(kAiCoreMetrics);
+  if (metrics.empty()) return;  // an l2_cache.csv alone says nothing
   if (metrics.ends_with(".db")) {
     model.reported.pipes = ReadDbPipeline(metrics);
     return;
@@ -97,33 +98,34 @@ void ImportKernelDetailsRank(Source& source, RankFiles& files, TraceModel& model
 std::vector<SideFileReader> AscendSideFileReaders() {
   return {
       {"step_trace_time",
-       {"step_trace_time"},
+       {{"step_trace_time", {"step_trace_time.csv"}}},
        "torch_npu's step_trace_time.csv: each step's computing, communication (not) overlapped, "
        "free, bubble and preparing time -> steps",
        [](RankFiles& f, TraceModel& m) {
          Into<ReadStepTraceTime>("step_trace_time", f, m.reported.steps);
        }},
       {"communication",
-       {"communication"},
+       {{"communication", {"communication.json"}}},
        "communication.json: each collective's elapse, transit, wait, synchronisation and idle "
        "time, and bytes per transport -> collectives",
        [](RankFiles& f, TraceModel& m) {
          Into<ReadCommunication>("communication", f, m.reported.collectives);
        }},
       {"communication_matrix",
-       {"communication_matrix"},
+       {{"communication_matrix", {"communication_matrix.json"}}},
        "communication_matrix.json: bytes and time per link between two ranks -> links",
        [](RankFiles& f, TraceModel& m) {
          Into<ReadCommunicationMatrix>("communication_matrix", f, m.reported.links);
        }},
       {"ai_core_metrics",
-       {kAiCoreMetrics},
+       {{kAiCoreMetrics, {}}, {kL2Cache, {}}},
        "kernel_details.csv / op_summary_*.csv (PMU columns) and l2_cache.csv, or the SQLite "
        "export's TASK_PMU_INFO: each operator's pipe ratios and L2 rates -> pipes; the "
        "timeline's shapes, data types and formats from kernel_details.csv",
        ReadAiCoreMetrics},
       {"memory",
-       {"operator_memory", "memory_record"},
+       {{"operator_memory", {"operator_memory.csv", "operator_memory_*.csv"}},
+        {"memory_record", {"memory_record.csv", "memory_record_*.csv"}}},
        "operator_memory.csv and memory_record.csv: the peak, the operators holding memory at "
        "it, and each component's peak -> memory",
        [](RankFiles& f, TraceModel& m) {
@@ -133,7 +135,7 @@ std::vector<SideFileReader> AscendSideFileReaders() {
          m.reported.memory = ReadAscendMemory(ops.get(), record.get());
        }},
       {"device_info",
-       {"device_info"},
+       {{"device_info", {}}},
        "a CANN run's device_{id}/info.json.{id}: the AI Core count and clock, and the peaks "
        "they give -> chip",
        [](RankFiles& f, TraceModel& m) {
@@ -141,21 +143,21 @@ std::vector<SideFileReader> AscendSideFileReaders() {
          m.reported.chip = ReadDeviceInfo(*source);
        }},
       {"profiler_metadata",
-       {"profiler_metadata"},
+       {{"profiler_metadata", {}}},
        "profiler_metadata.json's parallel_group_info: each communication group's role and "
        "global ranks -> groups",
        [](RankFiles& f, TraceModel& m) {
          Into<ReadParallelGroups>("profiler_metadata", f, m.reported.groups);
        }},
       {"op_statistic",
-       {"op_statistic"},
+       {{"op_statistic", {"op_statistic.csv", "op_statistic_*.csv"}}},
        "op_statistic.csv: count and time per operator type and core type -> summaries",
        [](RankFiles& f, TraceModel& m) {
          Into<ReadTypeStatistic>("op_statistic", f, m.reported.summaries.op_types);
          m.reported.summaries.op_types_source = f.Path("op_statistic");
        }},
       {"communication_statistic",
-       {"communication_statistic"},
+       {{"communication_statistic", {"communication_statistic_*.csv", "hccl_statistic_*.csv"}}},
        "communication_statistic_*.csv: count and time per collective type -> summaries",
        [](RankFiles& f, TraceModel& m) {
          Into<ReadTypeStatistic>("communication_statistic", f,
@@ -163,42 +165,42 @@ std::vector<SideFileReader> AscendSideFileReaders() {
          m.reported.summaries.communication_types_source = f.Path("communication_statistic");
        }},
       {"api_statistic",
-       {"api_statistic"},
+       {{"api_statistic", {"api_statistic.csv", "api_statistic_*.csv"}}},
        "api_statistic.csv: host API calls per level -> summaries",
        [](RankFiles& f, TraceModel& m) {
          Into<ReadApiStatistic>("api_statistic", f, m.reported.summaries.apis);
          m.reported.summaries.apis_source = f.Path("api_statistic");
        }},
       {"operator_details",
-       {"operator_details"},
+       {{"operator_details", {"operator_details.csv"}}},
        "operator_details.csv: framework operators' host and device time -> summaries",
        [](RankFiles& f, TraceModel& m) {
          Into<ReadOperatorDetails>("operator_details", f, m.reported.summaries.framework_ops);
          m.reported.summaries.framework_ops_source = f.Path("operator_details");
        }},
       {"module_memory",
-       {"module_memory"},
+       {{"module_memory", {"npu_module_mem.csv", "npu_module_mem_*.csv"}}},
        "npu_module_mem.csv: memory reserved per driver module, at its peak -> summaries",
        [](RankFiles& f, TraceModel& m) {
          Into<ReadModuleMemory>("module_memory", f, m.reported.summaries.module_memory);
          m.reported.summaries.module_memory_source = f.Path("module_memory");
        }},
       {"npu_memory",
-       {"npu_memory"},
+       {{"npu_memory", {"npu_mem_*.csv"}}},
        "npu_mem_*.csv: the process's and the device's memory, at its peak -> summaries",
        [](RankFiles& f, TraceModel& m) {
          Into<ReadNpuMemory>("npu_memory", f, m.reported.summaries.device_memory);
          m.reported.summaries.device_memory_source = f.Path("npu_memory");
        }},
       {"iterations",
-       {"iterations"},
+       {{"iterations", {"step_trace_*.csv"}}},
        "msprof's step_trace_*.csv: graph-mode iterations -> summaries",
        [](RankFiles& f, TraceModel& m) {
          Into<ReadIterations>("iterations", f, m.reported.summaries.iterations);
          m.reported.summaries.iterations_source = f.Path("iterations");
        }},
       {"analysis_db",
-       {"analysis_db"},
+       {{"analysis_db", {}}},
        "analysis.db / communication_analyzer.db (an export_type=db run): steps, collectives "
        "and links where the text files left them empty",
        [](RankFiles& f, TraceModel& m) {
