@@ -1,7 +1,8 @@
 // What a profiler reported about a run beside its timeline, as typed model
 // tables: per-step breakdowns, collectives and links, communication groups,
 // memory, per-operator hardware-counter (pipe) figures, operator-type and
-// host-API statistics, graph iterations and the chip's properties. Producers
+// host-API statistics, graph iterations, the chip's properties and how the
+// run was recorded. Producers
 // write them in files of their own (side files: side_files.h); the reader of
 // each lowers it into these tables (TraceModel::reported), in base units
 // (nanoseconds, bytes), so that analyses, rules and reports read one shape
@@ -249,6 +250,23 @@ struct ReportedChip {
   std::string derivation;  // how the peaks follow, in figures, with the formula's source
 };
 
+// ---- How the run was recorded ----------------------------------------------------
+
+// One of the producer's recording settings as it wrote it: what it collected
+// (activities, shapes, memory, stacks, modules, hardware counters), its
+// level, schedule and export, its versions. Keys are the producer's, its own
+// decoration (leading '_') dropped; values its text (lists joined with ", ",
+// objects as "key=value, ...").
+struct ReportedSetting {
+  std::string key;
+  std::string value;
+};
+
+struct ReportedRecording {
+  std::string source;
+  std::vector<ReportedSetting> settings;  // in the file's order
+};
+
 // ---- All of them ----------------------------------------------------------------
 
 struct ReportedTables {
@@ -260,6 +278,7 @@ struct ReportedTables {
   std::optional<ReportedMemory> memory;
   ReportedSummaries summaries;
   std::optional<ReportedChip> chip;
+  std::optional<ReportedRecording> recording;
 };
 
 }  // namespace opscope::analyze

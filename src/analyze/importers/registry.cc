@@ -5,6 +5,7 @@
 #include "analyze/importers/ascend/db_importer.h"
 #include "analyze/importers/ascend/kernel_details_importer.h"
 #include "analyze/importers/ascend/output_trees.h"
+#include "analyze/importers/ascend/profiler_info.h"
 #include "analyze/importers/ascend/side_file_readers.h"
 #include "analyze/importers/ascend/task_time_importer.h"
 #include "analyze/importers/chrome_json/chrome_json_importer.h"
@@ -25,9 +26,11 @@ const std::vector<Importer>& Importers() {
 
 const std::vector<SideFileReader>& SideFileReaders() {
   static const std::vector<SideFileReader> readers = [] {
-    std::vector<SideFileReader> all;
-    for (auto* vendor : {AscendSideFileReaders}) {
-      for (SideFileReader& r : vendor()) all.push_back(std::move(r));
+    std::vector<SideFileReader> all = AscendSideFileReaders();
+    for (SideFileReader& r : std::vector<SideFileReader>{
+             ProfilerInfoReader(),
+         }) {
+      all.push_back(std::move(r));
     }
     return all;
   }();

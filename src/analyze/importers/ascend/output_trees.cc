@@ -309,8 +309,10 @@ void ReadRankRoot(const fs::path& root, RankTree& tree) {
       if (name == "profiler_info.json" && !rank) {
         if (const auto r = RankInProfilerInfo(entry)) rank = r, source = name + " rank_id";
       }
-      if (name == "profiler_metadata.json" && tree.trace) {
-        tree.trace->SetFile("profiler_metadata", entry.string());
+      // The rank's files beside its output folder that side-file readers read.
+      if (const std::string_view role = RoleOfFile(name);
+          tree.trace && !role.empty() && tree.trace->File(role).empty() && !IsDir(entry)) {
+        tree.trace->SetFile(role, entry.string());
       }
       if (!IsOutputFolder(root) && IsDir(entry)) {
         if (name == "FRAMEWORK") {

@@ -143,7 +143,7 @@ std::vector<SideFileReader> AscendSideFileReaders() {
          m.reported.chip = ReadDeviceInfo(*source);
        }},
       {"profiler_metadata",
-       {{"profiler_metadata", {}}},
+       {{"profiler_metadata", {"profiler_metadata.json"}}},
        "profiler_metadata.json's parallel_group_info: each communication group's role and "
        "global ranks -> groups",
        [](RankFiles& f, TraceModel& m) {
