@@ -53,6 +53,7 @@ struct EventRow {
   uint32_t input_dims = 0, input_type = 0, concrete_inputs = 0;
   uint32_t shapes = 0, dtype = 0, layout = 0, module = 0;
   uint32_t op_type = 0;
+  uint32_t compute_dtype = 0;
 };
 
 class TraceModel {
@@ -88,6 +89,10 @@ class TraceModel {
   // A device task's operator type where its reader knows one (Ascend: the
   // Type column, else from the kernel's name: "MatMulV2"); 0 none.
   IdColumn op_type;
+  // The data type an event's FLOPs (flops) are counted in, canonical ("fp32",
+  // "fp16", "bf16", "int8"), where its reader worked the FLOPs out itself
+  // (the Ascend readers, from a task's shapes and types); 0 none.
+  IdColumn compute_dtype;
 
   // The columns by element type, named once, so that code which appends,
   // merges or reserves columns cannot miss one. String columns hold ids of
@@ -102,7 +107,7 @@ class TraceModel {
       &TraceModel::name,       &TraceModel::category,   &TraceModel::kind,
       &TraceModel::input_dims, &TraceModel::input_type, &TraceModel::concrete_inputs,
       &TraceModel::shapes,     &TraceModel::dtype,      &TraceModel::layout,
-      &TraceModel::module,     &TraceModel::op_type};
+      &TraceModel::module,     &TraceModel::op_type,    &TraceModel::compute_dtype};
   template <typename F>
   void ForEachInt64Column(F&& f) {  // int64, compact and count columns
     for (const auto column : kInt64Columns) f(this->*column);
@@ -138,6 +143,7 @@ class TraceModel {
     layout.push_back(e.layout);
     module.push_back(e.module);
     op_type.push_back(e.op_type);
+    compute_dtype.push_back(e.compute_dtype);
   }
 
   // What PyTorch records on a collective's events (Kineto's NCCL kernels and

@@ -21,7 +21,7 @@ void AddReportedSteps(const analyze::AnalyzedSet& set, std::vector<ResultTable>&
   for (const analyze::AnalyzedTrace& t : set.traces) {
     if (t.reported.steps.empty()) continue;
     ResultTable table;
-    table.section = "ascend_steps";
+    table.section = "reported_steps";
     table.title = "NPU time per step (step_trace_time.csv or analysis.db): " + t.path;
     table.columns = {{"trace", "Trace"},
                      {"device", "Device"},
@@ -47,7 +47,7 @@ void AddReportedSteps(const analyze::AnalyzedSet& set, std::vector<ResultTable>&
   if (!set.step_ranks || set.step_ranks->ranks.size() < 2) return;
   const analyze::ReportedStepRanks& c = *set.step_ranks;
   ResultTable table;
-  table.section = "ascend_ranks";
+  table.section = "reported_step_ranks";
   table.title =
       c.slow_pct < 1
           ? std::string("Ranks by step_trace_time.csv: mean steps agree within 1%")
@@ -83,7 +83,7 @@ void AddReportedPipeline(const analyze::AnalyzedTrace& t, const AnalysisTableOpt
   if (!t.reported.pipes || t.reported.pipes->ops.empty()) return;
   const analyze::PipeTable& p = *t.reported.pipes;
   ResultTable table;
-  table.section = "ascend_ai_core";
+  table.section = "core_pipes";
   table.title = fmt::format("AI Core pipeline per operator ({} of {} tasks with PMU ratios): {}",
                             p.with_pmu, p.tasks, p.source);
   table.columns = {{"trace", "Trace", 0, false},
@@ -152,7 +152,7 @@ void AddReportedMemory(const analyze::AnalyzedTrace& t, const AnalysisTableOptio
   constexpr double kMiB = 1024.0 * 1024.0;
   if (m.peak_ns >= 0) {
     ResultTable table;
-    table.section = "ascend_memory_peak";
+    table.section = "reported_memory_peak";
     table.title = fmt::format(
         "NPU memory of rank {} ({}): peak {:.1f} MiB allocated ({} reserved) "
         "when {} allocated; at the peak the window's blocks hold {:.1f} MiB, by operator",
@@ -188,7 +188,7 @@ void AddReportedMemory(const analyze::AnalyzedTrace& t, const AnalysisTableOptio
   }
   if (!m.components.empty()) {
     ResultTable table;
-    table.section = "ascend_memory_components";
+    table.section = "reported_memory_components";
     table.title = fmt::format("NPU memory of rank {} by component ({})", t.rank,
                               std::filesystem::path(m.record_source).filename().string());
     table.columns = {{"rank", "Rank", 0, false},
@@ -244,9 +244,9 @@ void AddReportedSummaries(const analyze::AnalyzedTrace& t, const AnalysisTableOp
                           std::vector<ResultTable>& tables) {
   const analyze::ReportedSummaries& s = t.reported.summaries;
   constexpr double kMiB = 1024.0 * 1024.0;
-  AddTypeStats(t, s.op_types, s.op_types_source, "ascend_op_types", "Operator types", options,
+  AddTypeStats(t, s.op_types, s.op_types_source, "reported_op_types", "Operator types", options,
                tables);
-  AddTypeStats(t, s.communication_types, s.communication_types_source, "ascend_communication_types",
+  AddTypeStats(t, s.communication_types, s.communication_types_source, "reported_communication_types",
                "Communication operator types", options, tables);
   if (!s.apis.empty()) {
     std::vector<const analyze::ReportedApiStat*> apis;
@@ -254,7 +254,7 @@ void AddReportedSummaries(const analyze::AnalyzedTrace& t, const AnalysisTableOp
     std::stable_sort(apis.begin(), apis.end(),
                      [](const auto* a, const auto* b) { return a->total_ns > b->total_ns; });
     ResultTable table;
-    table.section = "ascend_apis";
+    table.section = "reported_apis";
     table.title =
         fmt::format("Host API calls of rank {} by total time ({})", t.rank, s.apis_source);
     table.columns = {{"rank", "Rank", 0, false}, {"device", "Device", 0, false},
@@ -275,7 +275,7 @@ void AddReportedSummaries(const analyze::AnalyzedTrace& t, const AnalysisTableOp
   }
   if (!s.framework_ops.empty()) {
     ResultTable table;
-    table.section = "ascend_framework_ops";
+    table.section = "reported_framework_ops";
     table.title = fmt::format("Framework operators of rank {} by device self time ({})", t.rank,
                               s.framework_ops_source);
     table.columns = {{"rank", "Rank", 0, false},
@@ -323,16 +323,16 @@ void AddReportedSummaries(const analyze::AnalyzedTrace& t, const AnalysisTableOp
     table.notes.push_back(note);
     tables.push_back(std::move(table));
   };
-  memory(s.module_memory, s.module_memory_source, "ascend_module_memory",
+  memory(s.module_memory, s.module_memory_source, "reported_module_memory",
          "NPU memory reserved per driver module",
          "Total Reserved per component (SLOG, HCCL, RUNTIME, GE, ...); MiB = 1024 KiB. A value "
          "of -1 (only a release captured) is not a sample.");
-  memory(s.device_memory, s.device_memory_source, "ascend_npu_memory", "NPU memory (npu_mem)",
+  memory(s.device_memory, s.device_memory_source, "reported_device_memory", "NPU memory (npu_mem)",
          "app: this process; device: the whole NPU; ddr, hbm and their sum (memory); MiB = 1024 "
          "KiB.");
   if (!s.iterations.empty()) {
     ResultTable table;
-    table.section = "ascend_iterations";
+    table.section = "reported_iterations";
     table.title = fmt::format("Graph-mode iterations of rank {} ({})", t.rank, s.iterations_source);
     table.columns = {{"rank", "Rank", 0, false},
                      {"device", "Device", 0, false},
@@ -369,7 +369,7 @@ void AddReportedCommunication(const analyze::AnalyzedSet& set, const AnalysisTab
   const analyze::CommunicationCluster& c = *set.communication;
   if (!c.ranks.empty()) {
     ResultTable table;
-    table.section = "ascend_communication";
+    table.section = "reported_communication";
     const auto waited = std::find_if(c.ranks.begin(), c.ranks.end(),
                                      [&](const auto& r) { return r.rank == c.waited_for_rank; });
     table.title =
@@ -426,7 +426,7 @@ void AddReportedCommunication(const analyze::AnalyzedSet& set, const AnalysisTab
     std::stable_sort(ops.begin(), ops.end(),
                      [](const auto* a, const auto* b) { return a->elapse_ns > b->elapse_ns; });
     ResultTable table;
-    table.section = "ascend_collectives";
+    table.section = "reported_collectives";
     table.title = fmt::format(
         "Communication operations of rank {} by elapse (communication.json or analysis.db)",
         t.rank);
@@ -467,7 +467,7 @@ void AddReportedCommunication(const analyze::AnalyzedSet& set, const AnalysisTab
   }
   if (!c.links.empty()) {
     ResultTable table;
-    table.section = "ascend_links";
+    table.section = "reported_links";
     table.title =
         c.slow_links == 0
             ? std::string(

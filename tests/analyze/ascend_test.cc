@@ -16,7 +16,7 @@
 #include "analyze/importers/ascend/summaries.h"
 #include "analyze/importers/ascend/task_time_importer.h"
 #include "analyze/model_builder.h"
-#include "analyze/passes/ascend_cost.h"
+#include "analyze/importers/ascend/ascend_cost.h"
 #include "analyze/pipeline.h"
 #include "analyze/source.h"
 #include "opscope/opscope.h"

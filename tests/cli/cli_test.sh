@@ -342,9 +342,9 @@ expect_status 0 "analyze a torch_npu output folder" "$opscope" analyze "$samples
 expect_grep '"section":"unused_files"' "$dir/out" "the files not read are listed"
 expect_grep 'ASCEND_PROFILER_OUTPUT","reason":"no analyse.done' "$dir/out" \
   "a folder whose parse may be partial is listed with its reason"
-expect_grep '"section":"ascend_apis"' "$dir/out" "api_statistic.csv is read beside the timeline"
-expect_grep '"section":"ascend_communication","rank":0' "$dir/out" "communication.json is read beside the timeline"
-expect_grep '"section":"ascend_links"' "$dir/out" "communication_matrix.json is read beside the timeline"
+expect_grep '"section":"reported_apis"' "$dir/out" "api_statistic.csv is read beside the timeline"
+expect_grep '"section":"reported_communication","rank":0' "$dir/out" "communication.json is read beside the timeline"
+expect_grep '"section":"reported_links"' "$dir/out" "communication_matrix.json is read beside the timeline"
 expect_status 0 "the files not read are in analysis.html" "$python" "$tools/check_html.py" \
   "$dir/tree-analysis/analysis.html" --script "$report_script" --contains "Files found and not read"
 if grep -q '"section":"ranks"' "$dir/out"; then echo "FAIL: one rank's files counted as several ranks"; failures=$((failures + 1)); else
@@ -379,7 +379,7 @@ expect_grep "rank 1 is the slowest, 15.5% above the median rank: free time 25.00
 # The AI Core pipeline of the level-1 folder (its PMU columns), in every output.
 expect_status 0 "analyze a level-1 folder for its AI Core pipeline" "$opscope" analyze "$samples/level1_text" \
   --format csv --out "$dir/ai-core-analysis"
-expect_grep '^ascend_ai_core,.*aclnnForeachAddListV2_ForeachAddListV2_ForeachAddList,.*memory-bound (MTE2)' "$dir/out" \
+expect_grep '^core_pipes,.*aclnnForeachAddListV2_ForeachAddListV2_ForeachAddList,.*memory-bound (MTE2)' "$dir/out" \
   "the foreach add is memory-bound (MTE2 0.98)"
 expect_grep 'AI Core, memory-bound (MTE2): 5 operators' "$dir/ai-core-analysis/analysis.html" \
   "the MTE2 finding is in analysis.html"
@@ -390,7 +390,7 @@ printf 'Stream Id,Task Id,Hit Rate,Victim Rate,Op Name\n2,1,N/A,-3,x\n' \
   > "$dir/l2-broken/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/l2_cache.csv"
 expect_status 0 "analyze a tree whose l2_cache.csv is broken" "$opscope" analyze "$dir/l2-broken" \
   --format csv --out "$dir/l2-broken-analysis"
-expect_grep '^ascend_ai_core,.*aclnnForeachAddListV2_ForeachAddListV2_ForeachAddList,.*memory-bound (MTE2)' \
+expect_grep '^core_pipes,.*aclnnForeachAddListV2_ForeachAddListV2_ForeachAddList,.*memory-bound (MTE2)' \
   "$dir/out" "the pipeline stands without L2 rates"
 expect_grep "l2_cache.csv,.*could not be read: .*line 2: 'Victim Rate' is not a rate: '-3'" "$dir/out" \
   "the broken l2_cache.csv is listed with its line and column"

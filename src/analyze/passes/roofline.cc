@@ -12,7 +12,6 @@
 #include "analyze/flat_map.h"
 #include "analyze/mapped.h"
 #include "analyze/names.h"
-#include "analyze/passes/ascend_cost.h"
 #include "core/datasheet.h"
 
 namespace opscope::analyze {
@@ -357,10 +356,6 @@ std::vector<OpRoofline> ComputeRoofline(const TraceModel& model, const RooflineC
   std::vector<Cost> costs;
   // (name, shapes) -> a, (a, types) -> b, (b, inputs) -> the index in `costs`, each + 1.
   Int64Map<uint32_t> by_shapes, by_types, by_inputs;
-  // The same for Ascend tasks: (name, type) -> a, (a, shapes) -> b, (b, types)
-  // -> c, (c, formats) -> the index in `ascend_costs`, each + 1.
-  Int64Map<uint32_t> by_ascend_type, by_ascend_shapes, by_ascend_dtype, by_ascend_layout;
-  std::vector<AscendCost> ascend_costs;
   const auto pair = [](uint32_t a, uint32_t b) {
     return static_cast<int64_t>(static_cast<uint64_t>(a) << 32 | b);
   };
@@ -388,26 +383,10 @@ std::vector<OpRoofline> ComputeRoofline(const TraceModel& model, const RooflineC
       if (cost.ok) flops = cost.flops, bytes = cost.bytes;
       dtype = cost.dtype;
     }
-    // Ascend tasks: FLOPs from kernel_details' shapes, types and formats, worked
-    // out once per distinct (name, type, shapes, types, formats).
-    if (flops < 0 && model.shapes[e] != 0 && model.kind[e] != 0 && IsDevice(model.cls[e])) {
-      uint32_t& a = by_ascend_type[pair(model.name[e], model.category[e])];
-      if (a == 0) a = static_cast<uint32_t>(by_ascend_type.size());
-      uint32_t& b = by_ascend_shapes[pair(a, model.shapes[e])];
-      if (b == 0) b = static_cast<uint32_t>(by_ascend_shapes.size());
-      uint32_t& c = by_ascend_dtype[pair(b, model.dtype[e])];
-      if (c == 0) c = static_cast<uint32_t>(by_ascend_dtype.size());
-      uint32_t& index = by_ascend_layout[pair(c, model.layout[e])];
-      if (index == 0) {
-        ascend_costs.push_back(
-            AscendTaskCost(model.String(model.op_type[e]), model.String(model.shapes[e]),
-                           model.String(model.dtype[e]), model.String(model.layout[e])));
-        index = static_cast<uint32_t>(ascend_costs.size());
-      }
-      const AscendCost& cost = ascend_costs[index - 1];
-      if (cost.flops >= 0) {
-        flops = cost.flops, bytes = cost.bytes, dtype = CanonicalDtype(cost.dtype);
-      }
+    // The data type a reader counted the FLOPs in (the Ascend readers, from
+    // each task's shapes and types).
+    if (dtype.empty() && model.compute_dtype[e] != 0) {
+      dtype = CanonicalDtype(model.String(model.compute_dtype[e]));
     }
     // A dtype the trace states (opscope's "dtype" argument) wins over one
     // inferred from input types.

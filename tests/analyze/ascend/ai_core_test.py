@@ -125,7 +125,7 @@ def main():
                        stdout=subprocess.DEVNULL)
         with open(os.path.join(tmp, "analysis.json")) as f:
             results = json.load(f)["results"]
-    got = {r["name"]: r for r in results if r.get("section") == "ascend_ai_core"}
+    got = {r["name"]: r for r in results if r.get("section") == "core_pipes"}
     if set(got) != set(want):
         failures.append("operators differ: only opscope %s, only expected %s" %
                         (sorted(set(got) - set(want))[:5], sorted(set(want) - set(got))[:5]))
@@ -156,7 +156,7 @@ def main():
                        stdin=f, stdout=subprocess.DEVNULL)
         with open(os.path.join(tmp, "analysis.json")) as out:
             piped = {r["name"]: r for r in json.load(out)["results"]
-                     if r.get("section") == "ascend_ai_core"}
+                     if r.get("section") == "core_pipes"}
     if set(piped) != set(want):
         failures.append("on standard input, operators differ: %d vs %d expected" %
                         (len(piped), len(want)))

@@ -125,7 +125,7 @@ def main():
         subprocess.run([opscope, "analyze", root, "--top", "0", "--format", "json", "--out",
                         os.path.join(tmp, "report")], check=True, stdout=subprocess.DEVNULL)
         results = json.load(open(os.path.join(tmp, "report", "analysis.json")))["results"]
-    got = {r["rank"]: r for r in results if r.get("section") == "ascend_communication"}
+    got = {r["rank"]: r for r in results if r.get("section") == "reported_communication"}
     for rank, want in ranks.items():
         g = got.get(rank)
         if g is None:
@@ -146,8 +146,8 @@ def main():
     if abs(got.get(1, {}).get("others_waited_ns", -1) - others_waited * 1e6) > 10:
         failures.append("others waited %s ns for rank 1, expected %s ms" %
                         (got.get(1, {}).get("others_waited_ns"), others_waited))
-    titles = [r for r in results if r.get("section") == "ascend_communication"]
-    links = [r for r in results if r.get("section") == "ascend_links"]
+    titles = [r for r in results if r.get("section") == "reported_communication"]
+    links = [r for r in results if r.get("section") == "reported_links"]
     flagged = [(r["rank"], "%d-%d" % (r["src"], r["dst"])) for r in links if r["slow"] == "yes"]
     want_flagged = [(l[0], l[1]) for l, _ in slow]
     if flagged != want_flagged or want_flagged != [(1, "1-5")]:
@@ -160,7 +160,7 @@ def main():
                 failures.append("slow link %s: %s of %s B/s, expected %s of %s GB/s" %
                                 (l[1], r["bytes_per_s"], r["median_bytes_per_s"], l[3], median))
     if not titles:
-        failures.append("no ascend_communication rows")
+        failures.append("no reported_communication rows")
     if failures:
         print("\n".join(failures))
         return 1

@@ -77,7 +77,7 @@ def check_real(opscope, data, tmp, failures):
                             (name, g["count"], g["total_ns"], count, total))
     analysis = connect(os.path.join(out_dir, "analysis.db"))
     (step, computing, free), = analysis.execute("SELECT step, computing, free FROM StepTraceTime")
-    steps = section(results, "ascend_steps")
+    steps = section(results, "reported_steps")
     if len(steps) != 1 or steps[0]["step"] != step or \
             abs(steps[0]["computing_ns"] - computing * 1e3) > 1 or \
             abs(steps[0]["free_ns"] - free * 1e3) > 1:
@@ -85,13 +85,13 @@ def check_real(opscope, data, tmp, failures):
                         (steps, step, computing, free))
     (ops, elapse, wait), = analysis.execute(
         "SELECT count(*), sum(elapse_time), sum(wait_time) FROM CommAnalyzerTime")
-    comm = section(results, "ascend_communication")
+    comm = section(results, "reported_communication")
     if len(comm) != 1 or comm[0]["operations"] != ops or \
             abs(comm[0]["elapse_ns"] - elapse * 1e6) > 10 or \
             abs(comm[0]["wait_ns"] - wait * 1e6) > 10:
         failures.append("real db: communication %s, expected %s ops, %s ms, wait %s ms" %
                         (comm, ops, elapse, wait))
-    if not section(results, "ascend_ai_core"):
+    if not section(results, "core_pipes"):
         failures.append("real db: no AI Core pipeline from TASK_PMU_INFO")
     # The same database as msprof writes it (--type=db): PROF_*/msprof_{ts}.db.
     prof = os.path.join(tmp, "PROF_000001_20250109080000000_ABCDEFGH")
@@ -239,16 +239,16 @@ def build_twin(text_dir, db_dir):
 # Per section: the key of a row and the fields compared.
 COMPARED = {
     "kernels": (("operator",), ("count", "total_ns", "category")),
-    "ascend_ai_core": (("name",), ("count", "total_ns", "measured", "cube_ratio", "vector_ratio",
+    "core_pipes": (("name",), ("count", "total_ns", "measured", "cube_ratio", "vector_ratio",
                                    "scalar_ratio", "mte1_ratio", "mte2_ratio", "mte3_ratio",
                                    "fixpipe_ratio", "mean_blocks", "bound")),
-    "ascend_steps": (("step",), ("step_ns", "computing_ns", "comm_not_overlapped_ns",
+    "reported_steps": (("step",), ("step_ns", "computing_ns", "comm_not_overlapped_ns",
                                  "overlapped_ns", "free_ns", "bubble_ns", "preparing_ns")),
-    "ascend_communication": (("rank",), ("operations", "elapse_ns", "transit_ns", "wait_ns",
+    "reported_communication": (("rank",), ("operations", "elapse_ns", "transit_ns", "wait_ns",
                                          "sync_ns", "idle_ns", "transports")),
-    "ascend_collectives": (("operation",), ("elapse_ns", "transit_ns", "wait_ns", "bytes_per_s",
+    "reported_collectives": (("operation",), ("elapse_ns", "transit_ns", "wait_ns", "bytes_per_s",
                                             "bytes")),
-    "ascend_links": (("src", "dst"), ("transport", "bytes", "transit_ns", "bytes_per_s",
+    "reported_links": (("src", "dst"), ("transport", "bytes", "transit_ns", "bytes_per_s",
                                       "median_bytes_per_s", "slow")),
     "layout_conversions": (("name",), ("count", "total_ns", "formats")),
 }

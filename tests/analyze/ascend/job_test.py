@@ -214,7 +214,7 @@ def analyze(opscope, tree, out):
 def section(results, name, rank=None):
     """A table's rows; of one rank: by its rank column, or by its trace column
     (per-trace tables), the rank's trace taken from the communication table."""
-    traces = {r["rank"]: r["trace"] for r in results if r.get("section") == "ascend_communication"}
+    traces = {r["rank"]: r["trace"] for r in results if r.get("section") == "reported_communication"}
     return [r for r in results if r.get("section") == name and
             (rank is None or r.get("rank") == rank or
              ("rank" not in r and r.get("trace") == traces.get(rank)))]
@@ -229,13 +229,13 @@ def close(a, b):
 
 
 def check_cluster(name, results, failures):
-    ranks = sorted(r["rank"] for r in section(results, "ascend_communication"))
+    ranks = sorted(r["rank"] for r in section(results, "reported_communication"))
     if ranks != [0, 1]:
         failures.append("%s: ranks %s, expected [0, 1]" % (name, ranks))
-    late = [r for r in section(results, "ascend_communication") if r["arrived_last"] > 0]
+    late = [r for r in section(results, "reported_communication") if r["arrived_last"] > 0]
     if [r["rank"] for r in late] != [1]:
         failures.append("%s: the rank waited for: %s, expected rank 1" % (name, late))
-    slow = [(r["rank"], r["src"], r["dst"]) for r in section(results, "ascend_links")
+    slow = [(r["rank"], r["src"], r["dst"]) for r in section(results, "reported_links")
             if r["slow"] == "yes"]
     if slow != [(1, 1, 5)]:
         failures.append("%s: slow links %s, expected rank 1's 1-5" % (name, slow))
@@ -263,7 +263,7 @@ def check_summaries(name, results, text_out, failures, msprof_out=None):
     """Every summary table against the raw files, for rank 0 and 1."""
     for rank in (0, 1):
         ops = rows(os.path.join(text_out[rank], "op_statistic.csv"))
-        got = section(results, "ascend_op_types", rank)
+        got = section(results, "reported_op_types", rank)
         want = [(o["OP Type"], o["Core Type"], int(o["Count"]), ns(o["Total Time(us)"]) / 1e6)
                 for o in ops]
         have = [(r["op_type"], r["core_type"], r["count"], r["total_ns"] / 1e6) for r in got]
@@ -272,7 +272,7 @@ def check_summaries(name, results, text_out, failures, msprof_out=None):
             failures.append("%s: rank %d op types %s, expected %s" % (name, rank, have[:3],
                                                                       want[:3]))
         apis = rows(os.path.join(text_out[rank], "api_statistic.csv"))
-        got = {(r["level"], r["api"]): r for r in section(results, "ascend_apis", rank)}
+        got = {(r["level"], r["api"]): r for r in section(results, "reported_apis", rank)}
         for a in apis:
             g = got.get((a["Level"], a["API Name"]))
             if g is None or g["calls"] != int(a["Count"]) or not close(
@@ -289,7 +289,7 @@ def check_summaries(name, results, text_out, failures, msprof_out=None):
         for m in rows(os.path.join(text_out[rank], "npu_module_mem.csv")):
             mods[m["Component"]] = max(mods[m["Component"]],
                                        round(float(m["Total Reserved(MB)"]) * 1048576))
-        got = {r["name"]: r for r in section(results, "ascend_module_memory", rank)}
+        got = {r["name"]: r for r in section(results, "reported_module_memory", rank)}
         want = {c: b for c, b in mods.items() if b > 0}
         if set(got) != set(want) or any(not close(got[c]["peak_bytes"] / 1048576, b / 1048576)
                                         for c, b in want.items()):
@@ -302,7 +302,7 @@ def check_summaries(name, results, text_out, failures, msprof_out=None):
                 t[0] += 1
                 t[1] += ns(d["Host Self Duration(us)"])
                 t[2] += ns(d["Device Self Duration(us)"])
-            got = {r["operator"]: r for r in section(results, "ascend_framework_ops", rank)}
+            got = {r["operator"]: r for r in section(results, "reported_framework_ops", rank)}
             if set(got) != set(details):
                 failures.append("%s: rank %d framework operators differ: %s" %
                                 (name, rank, sorted(set(got) ^ set(details))[:4]))
@@ -326,29 +326,29 @@ def check_summaries(name, results, text_out, failures, msprof_out=None):
             release = m["Release Time(us)"].strip()
             if ns(m["Allocation Time(us)"]) <= peak_ns and (not release or ns(release) > peak_ns):
                 live[m["Name"]] += float(m["Size(KB)"]) * 1024
-        got = {r["operator"]: r["bytes"] for r in section(results, "ascend_memory_peak", rank)}
+        got = {r["operator"]: r["bytes"] for r in section(results, "reported_memory_peak", rank)}
         if set(got) != set(live) or any(abs(got[k] - v) > 1 for k, v in live.items()):
             failures.append("%s: rank %d memory live at the peak %s, expected %s" %
                             (name, rank, got, dict(live)))
         ge = max(float(m["Total Reserved(MB)"])
                  for m in rows(os.path.join(text_out[rank], "memory_record.csv"))
                  if m["Component"] == "GE" and m["Total Reserved(MB)"].strip())
-        got = {r["component"]: r for r in section(results, "ascend_memory_components", rank)}
+        got = {r["component"]: r for r in section(results, "reported_memory_components", rank)}
         if set(got) != {"GE"} or not close(got["GE"]["peak_reserved_bytes"] / 2**20, ge):
             failures.append("%s: rank %d memory components %s, expected GE %s MiB" %
                             (name, rank, got, ge))
         comm = rows(os.path.join(out, "communication_statistic_%s.csv" % TS))
-        got = section(results, "ascend_communication_types", rank)
+        got = section(results, "reported_communication_types", rank)
         if [(c["OP Type"], int(c["Count"]), ns(c["Total Time(us)"]) / 1e6) for c in comm] != [
                 (r["op_type"], r["count"], r["total_ns"] / 1e6) for r in got]:
             failures.append("%s: rank %d communication types %s" % (name, rank, got))
         peak = max(ns(m["memory(KB)"]) for m in rows(os.path.join(out, "npu_mem_%s.csv" % TS)))
-        got = {r["name"]: r for r in section(results, "ascend_npu_memory", rank)}
+        got = {r["name"]: r for r in section(results, "reported_device_memory", rank)}
         if "app memory" not in got or not close(got["app memory"]["peak_bytes"] / 1048576,
                                                 peak / 1000 / 1024):
             failures.append("%s: rank %d npu_mem peak %s, expected %s MiB" %
                             (name, rank, got, peak / 1000 / 1024))
-        got = section(results, "ascend_iterations", rank)
+        got = section(results, "reported_iterations", rank)
         want = [(i, ns(t) / 1e6, ns(fb) / 1e6, ns(ref) / 1e6,
                  None if aug == "N/A" else ns(aug) / 1e6) for i, t, fb, ref, aug in ITERATIONS]
         def ms(value):  # analysis.json's ns as the file's ms
@@ -424,7 +424,7 @@ def add_metadata(text_root):
 
 
 def check_global_ranks(name, results, failures, from_metadata):
-    links = section(results, "ascend_links")
+    links = section(results, "reported_links")
     if not links:
         failures.append("%s: no links" % name)
     for r in links:
@@ -460,7 +460,7 @@ def main():
         # its timeline (task_time) has no formats, so no layout conversions by format.
         compare("msprof against text", text, msprof,
                 {k: v for k, v in db_test.COMPARED.items()
-                 if k not in ("ascend_steps", "layout_conversions")}, failures)
+                 if k not in ("reported_steps", "layout_conversions")}, failures)
         text_out = {r: rank_output(text_root, r) for r in (0, 1)}
         check_summaries("text", text, text_out, failures)
         msprof_out = {r: os.path.join(msprof_root, "PROF_00000%d_%s000_ABCDEFGH%d" % (r, TS, r),

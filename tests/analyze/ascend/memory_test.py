@@ -47,13 +47,13 @@ def main():
                        check=True, stdout=subprocess.DEVNULL)
         results = json.load(open(os.path.join(tmp, "analysis.json")))["results"]
     failures = []
-    got = {r["operator"]: r for r in results if r.get("section") == "ascend_memory_peak"}
+    got = {r["operator"]: r for r in results if r.get("section") == "reported_memory_peak"}
     if set(got) != set(live):
         failures.append("live operators %s, expected %s" % (sorted(got), sorted(live)))
     for name, bytes_ in live.items():
         if name in got and abs(got[name]["bytes"] - bytes_) > 1:
             failures.append("%s: %s bytes live, expected %s" % (name, got[name]["bytes"], bytes_))
-    comps = {r["component"]: r for r in results if r.get("section") == "ascend_memory_components"}
+    comps = {r["component"]: r for r in results if r.get("section") == "reported_memory_components"}
     for name, mb in reserved.items():
         if name not in comps or abs(comps[name]["peak_reserved_bytes"] / 2**20 - mb) > 1e-3:
             failures.append("%s: peak reserved %s, expected %s MiB" % (name, comps.get(name), mb))

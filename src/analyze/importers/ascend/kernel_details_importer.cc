@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "analyze/flat_map.h"
+#include "analyze/importers/ascend/ascend_cost.h"
 #include "analyze/importers/ascend/op_type.h"
 #include "analyze/importers/ascend/side_file_readers.h"
 #include "analyze/importers/csv_reader.h"
@@ -76,6 +77,7 @@ size_t EnrichFromKernelDetails(Source& kernel_details, TraceModel& model,
     if (model.kind[e] == 0) model.kind[e] = copy(rows.kind[r]);
     ++matched;
   }
+  CompleteAscendCosts(model);  // the tasks have their shapes now
   return matched;
 }
 

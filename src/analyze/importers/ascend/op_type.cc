@@ -4,6 +4,7 @@
 #include <cctype>
 
 #include "analyze/flat_map.h"
+#include "analyze/importers/ascend/ascend_cost.h"
 #include "analyze/names.h"
 
 namespace opscope::analyze {
@@ -49,6 +50,7 @@ void CompleteAscendModel(TraceModel& model) {
     model.op_type.Set(e, type);
   }
   if (model.implied_device.empty()) model.implied_device = "Ascend 910B";
+  CompleteAscendCosts(model);
 }
 
 }  // namespace opscope::analyze

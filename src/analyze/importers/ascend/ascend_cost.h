@@ -21,12 +21,14 @@
 //   output element.
 // Bytes are every input and output with a known shape and data type, read or
 // written once (the roofline's minimum traffic).
-#ifndef OPSCOPE_ANALYZE_PASSES_ASCEND_COST_H_
-#define OPSCOPE_ANALYZE_PASSES_ASCEND_COST_H_
+#ifndef OPSCOPE_ANALYZE_IMPORTERS_ASCEND_ASCEND_COST_H_
+#define OPSCOPE_ANALYZE_IMPORTERS_ASCEND_ASCEND_COST_H_
 
 #include <cstdint>
 #include <string>
 #include <string_view>
+
+#include "analyze/trace_model.h"
 
 namespace opscope::analyze {
 
@@ -39,6 +41,15 @@ struct AscendCost {
 AscendCost AscendTaskCost(std::string_view op_type, std::string_view shapes,
                           std::string_view dtypes, std::string_view formats);
 
+// Every device task of `model` with an operator type, shapes and a task kind
+// whose FLOPs are not yet known gets them, with its bytes and the data type
+// they are counted in (flops, bytes and compute_dtype columns), where
+// AscendTaskCost counts them; worked out once per distinct (name, category,
+// shapes, types, formats). The readers call it once the tasks have their
+// shapes (CompleteAscendModel, and after shapes are copied from
+// kernel_details.csv onto a trace_view.json timeline).
+void CompleteAscendCosts(TraceModel& model);
+
 }  // namespace opscope::analyze
 
-#endif  // OPSCOPE_ANALYZE_PASSES_ASCEND_COST_H_
+#endif  // OPSCOPE_ANALYZE_IMPORTERS_ASCEND_ASCEND_COST_H_

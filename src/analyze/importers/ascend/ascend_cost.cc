@@ -1,9 +1,11 @@
-#include "analyze/passes/ascend_cost.h"
+#include "analyze/importers/ascend/ascend_cost.h"
 
 #include <algorithm>
 #include <charconv>
 #include <optional>
 #include <vector>
+
+#include "analyze/flat_map.h"
 
 namespace opscope::analyze {
 namespace {
@@ -236,6 +238,42 @@ AscendCost AscendTaskCost(std::string_view op_type, std::string_view shapes,
   cost.flops = flops;
   cost.bytes = bytes;
   return cost;
+}
+
+void CompleteAscendCosts(TraceModel& model) {
+  const auto pair = [](uint32_t a, uint32_t b) {
+    return static_cast<int64_t>(static_cast<uint64_t>(a) << 32 | b);
+  };
+  // (name, category) -> a, (a, shapes) -> b, (b, types) -> c, (c, formats)
+  // -> the index in `costs`, each + 1; the cost's dtype interned once.
+  Int64Map<uint32_t> by_type, by_shapes, by_dtype, by_layout;
+  std::vector<std::pair<AscendCost, uint32_t>> costs;
+  for (size_t e = 0; e < model.size(); ++e) {
+    if (model.flops[e] >= 0 || model.shapes[e] == 0 || model.kind[e] == 0 ||
+        !IsDevice(model.cls[e])) {
+      continue;
+    }
+    uint32_t& a = by_type[pair(model.name[e], model.category[e])];
+    if (a == 0) a = static_cast<uint32_t>(by_type.size());
+    uint32_t& b = by_shapes[pair(a, model.shapes[e])];
+    if (b == 0) b = static_cast<uint32_t>(by_shapes.size());
+    uint32_t& c = by_dtype[pair(b, model.dtype[e])];
+    if (c == 0) c = static_cast<uint32_t>(by_dtype.size());
+    uint32_t& index = by_layout[pair(c, model.layout[e])];
+    if (index == 0) {
+      AscendCost cost =
+          AscendTaskCost(model.String(model.op_type[e]), model.String(model.shapes[e]),
+                         model.String(model.dtype[e]), model.String(model.layout[e]));
+      const uint32_t dtype = cost.dtype.empty() ? 0 : model.Intern(cost.dtype);
+      costs.emplace_back(std::move(cost), dtype);
+      index = static_cast<uint32_t>(costs.size());
+    }
+    const auto& [cost, dtype] = costs[index - 1];
+    if (cost.flops < 0) continue;
+    model.flops.Set(e, cost.flops);
+    model.bytes.Set(e, cost.bytes);
+    model.compute_dtype.Set(e, dtype);
+  }
 }
 
 }  // namespace opscope::analyze
