@@ -13,28 +13,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::vector<fs::path> Entries(const fs::path& dir) {
-  std::vector<fs::path> entries;
-  std::error_code ec;
-  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
-    entries.push_back(it->path());
-  }
-  if (ec) {
-    throw Error(ErrorCode::kIo,
-                "cannot list '" + core::EscapeForTerminal(dir.string()) + "': " + ec.message());
-  }
-  std::sort(entries.begin(), entries.end());
-  return entries;
-}
-
-bool IsDir(const fs::path& p) {
-  std::error_code ec;
-  return fs::is_directory(p, ec);
-}
-
 std::vector<std::string> TraceFilesIn(const std::string& dir) {
   std::vector<std::string> found;
-  for (const fs::path& entry : Entries(dir)) {
+  for (const fs::path& entry : FolderEntries(dir)) {
     std::error_code ec;
     if (fs::is_regular_file(entry, ec) && MatchesTraceName(entry.filename().string())) {
       found.push_back(entry.string());
@@ -78,6 +59,25 @@ void ReadPlainFolder(const std::string& input, TraceInputs& out) {
 
 }  // namespace
 
+std::vector<fs::path> FolderEntries(const fs::path& dir) {
+  std::vector<fs::path> entries;
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    entries.push_back(it->path());
+  }
+  if (ec) {
+    throw Error(ErrorCode::kIo,
+                "cannot list '" + core::EscapeForTerminal(dir.string()) + "': " + ec.message());
+  }
+  std::sort(entries.begin(), entries.end());
+  return entries;
+}
+
+bool IsFolder(const fs::path& p) {
+  std::error_code ec;
+  return fs::is_directory(p, ec);
+}
+
 bool HoldsTraceFiles(const std::string& dir) { return !TraceFilesIn(dir).empty(); }
 
 TraceInputs FindTraceInputs(const std::vector<std::string>& inputs) {
@@ -85,7 +85,7 @@ TraceInputs FindTraceInputs(const std::vector<std::string>& inputs) {
   std::vector<FoundTree> trees;
   std::vector<const TreeFinder*> found_by;  // per tree
   for (const std::string& input : inputs) {
-    if (input == "-" || !IsDir(input)) {
+    if (input == "-" || !IsFolder(input)) {
       TraceInput trace{input};
       if (input != "-") Beside(trace);
       out.traces.push_back(std::move(trace));

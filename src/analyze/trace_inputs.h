@@ -16,6 +16,7 @@
 #ifndef OPSCOPE_ANALYZE_TRACE_INPUTS_H_
 #define OPSCOPE_ANALYZE_TRACE_INPUTS_H_
 
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -79,6 +80,11 @@ struct TreeFinder {
 };
 
 const std::vector<TreeFinder>& TreeFinders();
+
+// A folder's entries, sorted; Error(kIo) naming the folder when it cannot be
+// listed. And whether a path is a folder (false when it cannot be told).
+std::vector<std::filesystem::path> FolderEntries(const std::filesystem::path& dir);
+bool IsFolder(const std::filesystem::path& path);
 
 // Whether a folder holds files an importer reads by their name (for finders).
 bool HoldsTraceFiles(const std::string& dir);

@@ -246,8 +246,8 @@ void AddReportedSummaries(const analyze::AnalyzedTrace& t, const AnalysisTableOp
   constexpr double kMiB = 1024.0 * 1024.0;
   AddTypeStats(t, s.op_types, s.op_types_source, "reported_op_types", "Operator types", options,
                tables);
-  AddTypeStats(t, s.communication_types, s.communication_types_source, "reported_communication_types",
-               "Communication operator types", options, tables);
+  AddTypeStats(t, s.communication_types, s.communication_types_source,
+               "reported_communication_types", "Communication operator types", options, tables);
   if (!s.apis.empty()) {
     std::vector<const analyze::ReportedApiStat*> apis;
     for (const auto& api : s.apis) apis.push_back(&api);

@@ -87,25 +87,6 @@ bool IsTaskSummaryName(std::string name) {
 
 bool IsOutputFolder(const fs::path& dir) { return dir.filename() == "ASCEND_PROFILER_OUTPUT"; }
 
-std::vector<fs::path> Entries(const fs::path& dir) {
-  std::vector<fs::path> entries;
-  std::error_code ec;
-  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
-    entries.push_back(it->path());
-  }
-  if (ec) {
-    throw Error(ErrorCode::kIo,
-                "cannot list '" + core::EscapeForTerminal(dir.string()) + "': " + ec.message());
-  }
-  std::sort(entries.begin(), entries.end());
-  return entries;
-}
-
-bool IsDir(const fs::path& p) {
-  std::error_code ec;
-  return fs::is_directory(p, ec);
-}
-
 // Whether `file` is one of the rank's side files (already given a role).
 bool IsSideFile(const TraceInput& trace, const fs::path& file) {
   return std::any_of(trace.files.begin(), trace.files.end(),
@@ -189,7 +170,7 @@ void Search(const fs::path& dir, int depth, std::vector<fs::path>& roots,
   // A cluster output folder: by name, or by a file no other tool writes (a
   // folder that only holds a communication_group.json is not taken for one).
   // The folder is listed once, for this and for the search below it.
-  const std::vector<fs::path> entries = Entries(dir);
+  const std::vector<fs::path> entries = FolderEntries(dir);
   const bool cluster = dir.filename() == "cluster_analysis_output" ||
                        std::any_of(entries.begin(), entries.end(), [](const fs::path& entry) {
                          const std::string name = entry.filename().string();
@@ -201,7 +182,7 @@ void Search(const fs::path& dir, int depth, std::vector<fs::path>& roots,
   }
   if (depth >= kSearchDepth) return;
   for (const fs::path& entry : entries) {
-    if (IsDir(entry)) Search(entry, depth + 1, roots, clusters);
+    if (IsFolder(entry)) Search(entry, depth + 1, roots, clusters);
   }
 }
 
@@ -214,7 +195,7 @@ struct RankTree {
 
 // One ASCEND_PROFILER_OUTPUT folder: its timeline and what is left.
 void ReadOutputFolder(const fs::path& output, RankTree& tree) {
-  const std::vector<fs::path> files = Entries(output);
+  const std::vector<fs::path> files = FolderEntries(output);
   const auto has = [&](const std::string& name) {
     return std::find(files.begin(), files.end(), output / name) != files.end();
   };
@@ -282,9 +263,9 @@ void ReadOutputFolder(const fs::path& output, RankTree& tree) {
 // A PROF_* folder's first device_{id}/info.json.{id} ("" none; msprof also
 // leaves info.json.{id}.done markers).
 std::string DeviceInfoFile(const fs::path& root) {
-  for (const fs::path& dir : Entries(root)) {
-    if (!IsDir(dir) || dir.filename().string().rfind("device_", 0) != 0) continue;
-    for (const fs::path& f : Entries(dir)) {
+  for (const fs::path& dir : FolderEntries(root)) {
+    if (!IsFolder(dir) || dir.filename().string().rfind("device_", 0) != 0) continue;
+    for (const fs::path& f : FolderEntries(dir)) {
       const std::string file = f.filename().string();
       if (file.rfind("info.json.", 0) == 0 && !EndsWith(file, ".done")) return f.string();
     }
@@ -300,8 +281,8 @@ void ReadRankRoot(const fs::path& root, RankTree& tree) {
   const fs::path info_dir = IsOutputFolder(root) ? root.parent_path() : root;
   std::optional<int> rank;
   std::string source;
-  if (IsDir(info_dir) && (IsOutputFolder(root) ? IsRankRoot(info_dir) : true)) {
-    for (const fs::path& entry : Entries(info_dir)) {
+  if (IsFolder(info_dir) && (IsOutputFolder(root) ? IsRankRoot(info_dir) : true)) {
+    for (const fs::path& entry : FolderEntries(info_dir)) {
       const std::string name = entry.filename().string();
       if (const auto r = RankInName(name, "profiler_info_", ".json"); r && !rank) {
         rank = r, source = name;
@@ -311,10 +292,10 @@ void ReadRankRoot(const fs::path& root, RankTree& tree) {
       }
       // The rank's files beside its output folder that side-file readers read.
       if (const std::string_view role = RoleOfFile(name);
-          tree.trace && !role.empty() && tree.trace->File(role).empty() && !IsDir(entry)) {
+          tree.trace && !role.empty() && tree.trace->File(role).empty() && !IsFolder(entry)) {
         tree.trace->SetFile(role, entry.string());
       }
-      if (!IsOutputFolder(root) && IsDir(entry)) {
+      if (!IsOutputFolder(root) && IsFolder(entry)) {
         if (name == "FRAMEWORK") {
           tree.unused.push_back(
               {entry.string(), "torch_npu's binary framework records: undocumented, not read"});
@@ -332,7 +313,7 @@ void ReadRankRoot(const fs::path& root, RankTree& tree) {
     }
   }
   if (!rank) {
-    for (const fs::path& entry : Entries(output)) {
+    for (const fs::path& entry : FolderEntries(output)) {
       const std::string name = entry.filename().string();
       for (const char* prefix : {"ascend_pytorch_profiler_", "ascend_mindspore_profiler_"}) {
         if (const auto r = RankInName(name, prefix, ".db")) rank = r, source = name;
@@ -348,10 +329,10 @@ void ReadRankRoot(const fs::path& root, RankTree& tree) {
 // The rank of a native msprof run: `rank_id` of its device_*/info.json.{N}
 // (msprof-analyze's rule, ascend.md 1.4), with the file it came from.
 std::optional<std::pair<int, std::string>> MsprofRank(const fs::path& root) {
-  for (const fs::path& dir : Entries(root)) {
+  for (const fs::path& dir : FolderEntries(root)) {
     const std::string name = dir.filename().string();
-    if (!IsDir(dir) || name.rfind("device_", 0) != 0) continue;
-    for (const fs::path& f : Entries(dir)) {
+    if (!IsFolder(dir) || name.rfind("device_", 0) != 0) continue;
+    for (const fs::path& f : FolderEntries(dir)) {
       const std::string file = f.filename().string();
       if (file.rfind("info.json.", 0) != 0) continue;
       if (const auto rank = RankInProfilerInfo(f)) {
@@ -366,7 +347,8 @@ void ReadMsprofRoot(const fs::path& root, RankTree& tree) {
   tree.root = root;
   tree.timestamp = RunTimestamp(root);
   const fs::path output = root / "mindstudio_profiler_output";
-  const std::vector<fs::path> files = IsDir(output) ? Entries(output) : std::vector<fs::path>();
+  const std::vector<fs::path> files =
+      IsFolder(output) ? FolderEntries(output) : std::vector<fs::path>();
   const auto named = [](const fs::path& f, const char* prefix, const char* suffix) {
     const std::string name = f.filename().string();
     return name.rfind(prefix, 0) == 0 && EndsWith(name, suffix);
@@ -381,7 +363,7 @@ void ReadMsprofRoot(const fs::path& root, RankTree& tree) {
   // A --type=db export: msprof_{ts}.db in the output folder or the run's root.
   if (!tree.trace) {
     std::vector<fs::path> candidates = files;
-    for (const fs::path& f : Entries(root)) candidates.push_back(f);
+    for (const fs::path& f : FolderEntries(root)) candidates.push_back(f);
     for (const fs::path& f : candidates) {
       if (!tree.trace && named(f, "msprof_", ".db")) {
         tree.trace = TraceInput{f.string()};
@@ -390,8 +372,8 @@ void ReadMsprofRoot(const fs::path& root, RankTree& tree) {
     }
   }
   // msprof --analyze=on writes the communication summaries to PROF_*/analyze/.
-  if (const fs::path analyze = root / "analyze"; IsDir(analyze)) {
-    for (const fs::path& f : Entries(analyze)) {
+  if (const fs::path analyze = root / "analyze"; IsFolder(analyze)) {
+    for (const fs::path& f : FolderEntries(analyze)) {
       const std::string name = f.filename().string();
       const std::string_view role = RoleOfFile(name);
       if (tree.trace && (role == "communication" || role == "communication_matrix") &&
