@@ -7,6 +7,7 @@
 #include <map>
 
 #include "analyze/names.h"
+#include "analyze/passes/pass.h"
 
 namespace opscope::analyze {
 
@@ -249,18 +250,28 @@ void RuleTransfers(const RuleContext& c, std::vector<Finding>& out) {
   // 4. Memory copies.
   for (const auto& tr : a.transfers) {
     if (tr.share_of_device_pct >= t.transfer_device_pct) {
-      const bool pageable = (tr.direction == "HtoD" || tr.direction == "DtoH") && tr.bytes > 0 &&
-                            tr.gbps < t.pageable_gbps;
+      // Pageable memory as the trace records it; where it does not say, a
+      // host copy's bandwidth suggests it.
+      const bool host = tr.direction == "HtoD" || tr.direction == "DtoH";
+      const bool recorded = tr.pinned + tr.pageable > 0;
+      const bool slow = host && tr.bytes > 0 && tr.gbps < t.pageable_gbps;
       out.push_back(
           {"transfers_" + tr.direction, Severity::kWarning,
            fmt::format("{} copies take {:.1f}% of device time", tr.direction,
                        tr.share_of_device_pct),
-           fmt::format("{} copies, {:.3f} ms{}", tr.count, tr.total_ns / 1e6,
-                       tr.bytes > 0 ? fmt::format(", {:.2f} GB/s", tr.gbps) : std::string()),
+           fmt::format("{} copies, {:.3f} ms{}{}", tr.count, tr.total_ns / 1e6,
+                       tr.bytes > 0 ? fmt::format(", {:.2f} GB/s", tr.gbps) : std::string(),
+                       recorded ? fmt::format(", {} from or to pageable memory, {} pinned",
+                                              tr.pageable, tr.pinned)
+                                : std::string()),
            std::string("Keep data on the device between steps and overlap copies with compute "
                        "(non_blocking=True)") +
-               (pageable ? "; this bandwidth suggests pageable memory: use pin_memory=True."
-                         : ".")});
+               (recorded && tr.pageable > 0
+                    ? "; pageable host memory makes each copy synchronous and slower: use "
+                      "pin_memory=True (DataLoader) or tensor.pin_memory()."
+                : !recorded && slow
+                    ? "; this bandwidth suggests pageable memory: use pin_memory=True."
+                    : ".")});
     }
   }
 }
@@ -421,8 +432,9 @@ void RuleDominantOperator(const RuleContext& c, std::vector<Finding>& out) {
       ++names;
       whole += cpu ? s.self_ns : s.total_ns;
       // Copies and collectives have their own findings.
-      if (s.cls == EventClass::kMemcpy || s.cls == EventClass::kMemset || IsCommunication(s.name))
-        continue;
+      // (On the CPU, collectives are framework operators known by name.)
+      if (s.cls != EventClass::kKernel && s.cls != EventClass::kHostOp) continue;
+      if (s.cls == EventClass::kHostOp && IsCommunication(s.name)) continue;
       if (top == nullptr || (cpu ? s.self_ns > top->self_ns : s.total_ns > top->total_ns)) top = &s;
     }
     const int64_t top_ns = top == nullptr ? 0 : cpu ? top->self_ns : top->total_ns;
@@ -680,8 +692,11 @@ void RuleOnlineCompilation(const RuleContext& c, std::vector<Finding>& out) {
 
 }  // namespace
 
-const std::vector<Rule>& Rules() {
-  static const std::vector<Rule> rules = {
+namespace {
+
+// The advisor's own rules, over the results of analysis.h's passes.
+std::vector<Rule> AdvisorRules() {
+  return {
       {"low_device_utilization",
        {"device_busy"},
        [](const Thresholds& t) {
@@ -824,6 +839,16 @@ const std::vector<Rule>& Rules() {
        },
        RuleOnlineCompilation},
   };
+}
+
+}  // namespace
+
+const std::vector<Rule>& Rules() {
+  static const std::vector<Rule> rules = [] {
+    std::vector<Rule> all = AdvisorRules();
+    for (const Pass& pass : Passes()) all.insert(all.end(), pass.rules.begin(), pass.rules.end());
+    return all;
+  }();
   return rules;
 }
 

@@ -3,7 +3,9 @@
 #ifndef OPSCOPE_ANALYZE_ANALYSIS_H_
 #define OPSCOPE_ANALYZE_ANALYSIS_H_
 
+#include <any>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string_view>
 #include <utility>
@@ -36,6 +38,32 @@ struct AnalysisOptions {
   std::vector<std::string_view> passes;
 };
 
+// The results of the passes that keep their result type in their own file
+// (passes/pass.h), one slot per pass by name. The pipeline makes every
+// pass's slot before any runs, so a pass setting its own while others run
+// changes no shared structure.
+class PassResults {
+ public:
+  // Makes pass `pass`'s slot, empty.
+  void Make(std::string_view pass) { slots_[pass]; }
+  // Sets pass `pass`'s result (its slot is made if it has none).
+  template <typename T>
+  const T& Set(std::string_view pass, T value) {
+    auto it = slots_.find(pass);
+    if (it == slots_.end()) it = slots_.emplace(pass, std::any()).first;
+    return it->second.emplace<T>(std::move(value));
+  }
+  // Pass `pass`'s result, or null when it did not run (or holds another type).
+  template <typename T>
+  const T* Get(std::string_view pass) const {
+    const auto it = slots_.find(pass);
+    return it == slots_.end() ? nullptr : std::any_cast<T>(&it->second);
+  }
+
+ private:
+  std::map<std::string_view, std::any, std::less<>> slots_;
+};
+
 struct Analysis {
   std::optional<RooflineCeilings> ceilings;  // resolved before any pass runs
   std::string ceilings_note;                 // why given ceilings were not used, or none apply
@@ -60,6 +88,7 @@ struct Analysis {
   TimelineSummary timeline;                  // timeline: a bounded summary to draw
   int64_t device_ns = 0;                     // device_time: all device event time
   int64_t fp32_gemm_ns = 0;  // device_time: device time in fp32 GEMM kernels (sgemm)
+  PassResults results;       // the passes whose result type is their own file's
   // The wall time of each pass, in the order they finished (passes run at once
   // on several threads, so these overlap): for --timings.
   std::vector<std::pair<std::string_view, double>> pass_ms;

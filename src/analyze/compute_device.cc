@@ -1,5 +1,7 @@
 #include "analyze/compute_device.h"
 
+#include <algorithm>
+
 #include "analyze/names.h"
 
 namespace opscope::analyze {
@@ -31,16 +33,32 @@ ComputeOn ComputeDeviceOf(const TraceModel& model) {
 std::vector<Work> ComputeWork(const TraceModel& model, ComputeOn on) {
   std::vector<Work> out(model.size(), Work::kNone);
   if (on == ComputeOn::kNone) return out;
+  if (on == ComputeOn::kDevice) {
+    // DMA tasks and device waits are the collectives' own where the trace has
+    // collectives (HCCL moves data by SDMA on its stream, and ranks wait on
+    // each other's notifies); without any, DMA is memory traffic and a wait
+    // is no work (the device idles until the event it waits for).
+    const bool collectives = std::find(model.cls.begin(), model.cls.end(),
+                                       EventClass::kCommunication) != model.cls.end();
+    for (size_t e = 0; e < model.size(); ++e) {
+      switch (model.cls[e]) {
+        case EventClass::kKernel: out[e] = Work::kCompute; break;
+        case EventClass::kCommunication: out[e] = Work::kCommunication; break;
+        case EventClass::kMemcpy:
+        case EventClass::kMemset: out[e] = Work::kMemory; break;
+        case EventClass::kDma: out[e] = collectives ? Work::kCommunication : Work::kMemory; break;
+        case EventClass::kDeviceWait:
+          out[e] = collectives ? Work::kCommunication : Work::kNone;
+          break;
+        default: break;
+      }
+    }
+    return out;
+  }
   const std::vector<bool> comm = ClassifyNames(model, IsCommunication);
   for (size_t e = 0; e < model.size(); ++e) {
     const EventClass cls = model.cls[e];
-    if (on == ComputeOn::kDevice) {
-      if (cls == EventClass::kMemcpy || cls == EventClass::kMemset) {
-        out[e] = Work::kMemory;
-      } else if (cls == EventClass::kKernel) {
-        out[e] = comm[model.name[e]] ? Work::kCommunication : Work::kCompute;
-      }
-    } else if (cls == EventClass::kHostOp) {
+    if (cls == EventClass::kHostOp) {
       out[e] = comm[model.name[e]] ? Work::kCommunication : Work::kCompute;
     } else if (cls == EventClass::kAnnotation && comm[model.name[e]]) {
       out[e] = Work::kCommunication;

@@ -20,8 +20,10 @@ const char* Name(ComputeOn on);  // "none", "device", "cpu"
 // operator (or collective annotation) lasts; else kNone.
 ComputeOn ComputeDeviceOf(const TraceModel& model);
 
-// What each event is on the compute device: on a device, its kernels (compute
-// or communication by name), copies and sets; on the CPU, framework operators
+// What each event is on the compute device: on a device, by its class (compute
+// kernels, communication kernels, copies and sets; DMA tasks and device waits
+// as communication where the trace has collectives, else as memory and as no
+// work); on the CPU, framework operators (compute or communication by name)
 // and the collectives the framework records as annotations (gloo:all_reduce).
 enum class Work : uint8_t { kNone, kCompute, kCommunication, kMemory };
 std::vector<Work> ComputeWork(const TraceModel& model, ComputeOn on);

@@ -8,6 +8,7 @@
 #include <map>
 #include <random>
 
+#include "analyze/compute_device.h"
 #include "analyze/median.h"
 #include "analyze/names.h"
 #include "analyze/passes/steps.h"
@@ -74,13 +75,13 @@ std::vector<FrameworkOpDelta> MatchOperators(const std::vector<OpDeviceRow>& bef
 std::map<std::string, int64_t> ByClass(const TraceModel& m, const Analysis& a) {
   std::map<std::string, int64_t> out = {
       {"compute", 0}, {"communication", 0}, {"memory", 0}, {"idle", 0}};
-  const std::vector<bool> comm = ClassifyNames(m, IsCommunication);
+  const std::vector<Work> work = ComputeWork(m, ComputeOn::kDevice);
   for (size_t e = 0; e < m.size(); ++e) {
-    const EventClass cls = m.cls[e];
-    if (cls == EventClass::kMemcpy || cls == EventClass::kMemset) {
-      out["memory"] += m.duration_ns[e];
-    } else if (cls == EventClass::kKernel) {
-      out[comm[m.name[e]] ? "communication" : "compute"] += m.duration_ns[e];
+    switch (work[e]) {
+      case Work::kCompute: out["compute"] += m.duration_ns[e]; break;
+      case Work::kCommunication: out["communication"] += m.duration_ns[e]; break;
+      case Work::kMemory: out["memory"] += m.duration_ns[e]; break;
+      case Work::kNone: break;
     }
   }
   if (a.busy.has_device) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "analyze/compute_device.h"
 #include "analyze/intervals.h"
 #include "analyze/median.h"
 #include "analyze/names.h"
@@ -21,22 +22,18 @@ RankSummary SummarizeRank(const TraceModel& model, int fallback_rank) {
       if (colon != std::string::npos) r.rank = std::atoi(info->second.c_str() + colon + 1);
     }
   }
-  const std::vector<bool> comm = ClassifyNames(model, IsCommunication);
+  // Compute kernels and communication (its kernels, and the DMA and waits of
+  // the collectives: compute_device.h) on the device.
+  const std::vector<Work> work = ComputeWork(model, ComputeOn::kDevice);
   Intervals compute, communication;
-  size_t kernels = 0, comm_kernels = 0;  // counted first: one allocation each, at its size
-  for (size_t e = 0; e < model.size(); ++e) {
-    if (model.cls[e] == EventClass::kKernel) {
-      ++kernels;
-      comm_kernels += comm[model.name[e]];
-    }
-  }
-  compute.reserve(kernels - comm_kernels);
-  communication.reserve(comm_kernels);
+  // Counted first: one allocation each, at its size.
+  compute.reserve(static_cast<size_t>(std::count(work.begin(), work.end(), Work::kCompute)));
+  communication.reserve(
+      static_cast<size_t>(std::count(work.begin(), work.end(), Work::kCommunication)));
   for (size_t e = 0; e < model.size(); ++e) {
     const Interval i{model.start_ns[e], model.start_ns[e] + model.duration_ns[e]};
-    if (model.cls[e] == EventClass::kKernel) {
-      (comm[model.name[e]] ? communication : compute).push_back(i);
-    }
+    if (work[e] == Work::kCompute) compute.push_back(i);
+    if (work[e] == Work::kCommunication) communication.push_back(i);
   }
   // Complete steps only (passes/steps.h): no warm-up, partial or empty step.
   const StepSummary steps = SummarizeSteps(ComputeSteps(model));

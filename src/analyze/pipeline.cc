@@ -145,6 +145,7 @@ Analysis AnalyzeTrace(const TraceModel& model, const AnalysisOptions& options) {
     }
     std::erase_if(order, [&](const Pass* p) { return !wanted.count(p->name); });
   }
+  for (const Pass* p : order) a.results.Make(p->name);
   const size_t workers = std::min<size_t>(
       order.size(), options.threads > 0 ? static_cast<size_t>(options.threads)
                                         : std::max(1u, std::thread::hardware_concurrency()));

@@ -20,6 +20,10 @@ const char* Name(EventClass cls) {
     case EventClass::kSync: return "sync";
     case EventClass::kDeviceAnnotation: return "device_annotation";
     case EventClass::kPython: return "python";
+    case EventClass::kCommunication: return "communication";
+    case EventClass::kDma: return "dma";
+    case EventClass::kDeviceWait: return "device_wait";
+    case EventClass::kDataLoading: return "data_loading";
     case EventClass::kDerived: return "derived";
     case EventClass::kOther: return "other";
   }
@@ -27,7 +31,31 @@ const char* Name(EventClass cls) {
 }
 
 bool IsDevice(EventClass cls) {
-  return cls == EventClass::kKernel || cls == EventClass::kMemcpy || cls == EventClass::kMemset;
+  return cls == EventClass::kKernel || cls == EventClass::kMemcpy || cls == EventClass::kMemset ||
+         cls == EventClass::kCommunication || cls == EventClass::kDma ||
+         cls == EventClass::kDeviceWait;
+}
+
+const char* Name(CopyDirection direction) {
+  switch (direction) {
+    case CopyDirection::kHostToDevice: return "HtoD";
+    case CopyDirection::kDeviceToHost: return "DtoH";
+    case CopyDirection::kDeviceToDevice: return "DtoD";
+    case CopyDirection::kPeerToPeer: return "PtoP";
+    case CopyDirection::kHostToHost: return "HtoH";
+    case CopyDirection::kUnknown: break;
+  }
+  return "other";
+}
+
+const char* Name(HostMemory memory) {
+  switch (memory) {
+    case HostMemory::kPinned: return "pinned";
+    case HostMemory::kPageable: return "pageable";
+    case HostMemory::kManaged: return "managed";
+    case HostMemory::kUnknown: break;
+  }
+  return "";
 }
 
 namespace {
@@ -141,10 +169,11 @@ void TraceModel::Reserve(size_t events) {
   });
   cls.reserve(events);
   AdviseHugePages(cls);
+  copy.reserve(events);
 }
 
 bool TraceModel::ColumnsAligned() const {
-  bool aligned = cls.size() == size() && track.size() == size();
+  bool aligned = cls.size() == size() && track.size() == size() && copy.size() == size();
   for (const auto column : kInt64Columns) aligned &= (this->*column).size() == size();
   for (const auto column : kCompactColumns) aligned &= (this->*column).size() == size();
   for (const auto column : kCountColumns) aligned &= (this->*column).size() == size();
@@ -202,6 +231,7 @@ void PartIds::MoveEvents(TraceModel& part, TraceModel& model) {
   }
   for (uint32_t id : part.track) model.track.push_back(Track(part, model, id));
   append(model.cls, part.cls);
+  model.copy.append(part.copy);
   for (TraceModel::CollectiveArgs a : part.collective_args) {
     a.event += static_cast<uint32_t>(first);
     a.op = String(part, model, a.op);
@@ -212,6 +242,7 @@ void PartIds::MoveEvents(TraceModel& part, TraceModel& model) {
   part.ForEachInt64Column([](auto& column) { column.clear(); });
   part.ForEachIdColumn([](auto& column) { column.clear(); });
   part.cls.clear();
+  part.copy.clear();
 }
 
 }  // namespace opscope::analyze

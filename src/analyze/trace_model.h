@@ -18,23 +18,64 @@
 
 namespace opscope::analyze {
 
-// What an event is, independent of the tool that recorded it.
+// What an event is, independent of the tool that recorded it: one closed set.
+// Each importer gives every event its class from what the event means in its
+// producer's terms (a category, a process, a task type); analyses read the
+// class, never a format's name.
 enum class EventClass : uint8_t {
   kHostOp,            // framework operator on the CPU (aten::*, cpu_op)
   kAnnotation,        // user annotation / record_function on the CPU
   kStep,              // ProfilerStep#N
-  kKernel,            // device kernel (CUDA, ROCm, Ascend AI Core / AI CPU task)
-  kMemcpy,            // device memory copy
+  kKernel,            // compute kernel on a device (CUDA, ROCm, Ascend AI Core / AI CPU task)
+  kMemcpy,            // device memory copy (direction and host memory: the copy column)
   kMemset,            // device memory set
   kRuntime,           // runtime or driver API on the CPU (cudaLaunchKernel, AscendCL@...)
   kSync,              // synchronization (cuda_sync)
   kDeviceAnnotation,  // annotation on a device timeline
   kPython,            // python_function
+  kCommunication,     // collective or point-to-point kernel on a device (NCCL, RCCL, HCCL)
+  kDma,               // a DMA engine's task that no copy call issued (Ascend SDMA tasks)
+  kDeviceWait,        // a device queue waiting on, or signalling, an event or another rank
+  kDataLoading,       // the host fetching the next batch (a DataLoader's __next__)
   kDerived,           // a tool's own summary rows (Ascend "Overlap Analysis")
-  kOther,
+  kOther,             // kept last: the classes are 0 .. kOther
 };
+constexpr size_t kEventClasses = static_cast<size_t>(EventClass::kOther) + 1;
+// Every class, in order.
+constexpr std::array<EventClass, kEventClasses> AllEventClasses() {
+  std::array<EventClass, kEventClasses> all{};
+  for (size_t c = 0; c < kEventClasses; ++c) all[c] = static_cast<EventClass>(c);
+  return all;
+}
 const char* Name(EventClass cls);
+// Work that occupies a device's queue: kernels, communication, copies, sets,
+// DMA tasks and device-side waits.
 bool IsDevice(EventClass cls);
+
+// Where a device memory copy goes, and the host memory at its host end.
+enum class CopyDirection : uint8_t {
+  kUnknown,
+  kHostToDevice,
+  kDeviceToHost,
+  kDeviceToDevice,
+  kPeerToPeer,  // between two devices
+  kHostToHost,
+};
+enum class HostMemory : uint8_t { kUnknown, kPinned, kPageable, kManaged };
+const char* Name(CopyDirection direction);  // "HtoD", "DtoH", "DtoD", "PtoP", "HtoH", "other"
+const char* Name(HostMemory memory);        // "pinned", "pageable", "managed", ""
+// A copy's direction and host memory in the one byte of the model's copy column.
+struct CopyInfo {
+  CopyDirection direction = CopyDirection::kUnknown;
+  HostMemory host_memory = HostMemory::kUnknown;
+  uint8_t Packed() const {
+    return static_cast<uint8_t>(static_cast<uint8_t>(direction) |
+                                (static_cast<uint8_t>(host_memory) << 4));
+  }
+  static CopyInfo Unpack(uint8_t packed) {
+    return {static_cast<CopyDirection>(packed & 0x0f), static_cast<HostMemory>(packed >> 4)};
+  }
+};
 
 struct Track {
   std::string process;  // name from process_name metadata, else the pid
@@ -54,6 +95,7 @@ struct EventRow {
   uint32_t shapes = 0, dtype = 0, layout = 0, module = 0;
   uint32_t op_type = 0;
   uint32_t compute_dtype = 0;
+  uint8_t copy = 0;  // CopyInfo::Packed()
 };
 
 class TraceModel {
@@ -93,6 +135,9 @@ class TraceModel {
   // "fp16", "bf16", "int8"), where its reader worked the FLOPs out itself
   // (the Ascend readers, from a task's shapes and types); 0 none.
   IdColumn compute_dtype;
+  // A memory copy's direction and host memory (CopyInfo, packed), where its
+  // importer knows them; 0 otherwise and for every other event.
+  DefaultColumn<uint8_t, 0> copy;
 
   // The columns by element type, named once, so that code which appends,
   // merges or reserves columns cannot miss one. String columns hold ids of
@@ -144,7 +189,9 @@ class TraceModel {
     module.push_back(e.module);
     op_type.push_back(e.op_type);
     compute_dtype.push_back(e.compute_dtype);
+    copy.push_back(e.copy);
   }
+  CopyInfo Copy(size_t e) const { return CopyInfo::Unpack(copy[e]); }
 
   // What PyTorch records on a collective's events (Kineto's NCCL kernels and
   // record_param_comms: "Collective name", "Process Group Name", "Seq",

@@ -6,6 +6,8 @@
 #include <filesystem>
 #include <map>
 
+#include "analyze/passes/pass.h"
+
 namespace opscope::report {
 
 size_t Shown(size_t rows, const AnalysisTableOptions& options, ResultTable& table) {
@@ -117,13 +119,29 @@ void AddAnalyses(const std::string& path, const analyze::Analysis& a,
     ResultTable table;
     table.section = "transfers";
     table.title = "Memory copies on the device";
-    table.columns = {{"trace", "Trace", 0, false}, {"direction", "Direction"},
-                     {"count", "Count"},           {"bytes", "Bytes"},
-                     {"total_us", "Total us", 3},  {"share_pct", "% device", 1},
-                     {"gbps", "GB/s", 2}};
+    table.columns = {{"trace", "Trace", 0, false},
+                     {"direction", "Direction"},
+                     {"count", "Count"},
+                     {"bytes", "Bytes"},
+                     {"total_us", "Total us", 3},
+                     {"share_pct", "% device", 1},
+                     {"gbps", "GB/s", 2},
+                     {"host_memory", "Host memory"},
+                     {"pageable", "Pageable", 0, false},
+                     {"pinned", "Pinned", 0, false}};
+    bool unrecorded = false;  // a host copy whose memory the trace does not give
     for (const auto& t : transfers) {
+      unrecorded |= (t.direction == "HtoD" || t.direction == "DtoH") && t.host_memory.empty();
       table.AddRow({path, t.direction, t.count, t.bytes >= 0 ? Value{t.bytes} : Value{},
-                    Us(t.total_ns), t.share_of_device_pct, t.bytes > 0 ? Value{t.gbps} : Value{}});
+                    Us(t.total_ns), t.share_of_device_pct, t.bytes > 0 ? Value{t.gbps} : Value{},
+                    t.host_memory.empty() ? Value{} : Value{t.host_memory},
+                    t.pinned + t.pageable > 0 ? Value{t.pageable} : Value{},
+                    t.pinned + t.pageable > 0 ? Value{t.pinned} : Value{}});
+    }
+    if (unrecorded) {
+      table.notes.push_back(
+          "Host memory n/a: the trace does not record whether these copies "
+          "used pinned or pageable memory.");
     }
     tables.push_back(std::move(table));
   }
@@ -435,12 +453,13 @@ void AddFindingsAndOperators(const analyze::AnalyzedTrace& t, const AnalysisTabl
   static const Kind kKinds[] = {
       {"operators", "Framework operators by self time", "% self",
        [](analyze::EventClass c) { return c == analyze::EventClass::kHostOp; }},
-      {"kernels", "Device kernels, copies and sets by time", "% device",
+      {"kernels", "Device kernels, collectives, copies, sets, DMA and waits by time", "% device",
        [](analyze::EventClass c) { return analyze::IsDevice(c); }},
-      {"host_calls", "Runtime calls, waits and Python functions by self time", nullptr,
+      {"host_calls", "Runtime calls, waits, data loading and Python functions by self time",
+       nullptr,
        [](analyze::EventClass c) {
          return c == analyze::EventClass::kRuntime || c == analyze::EventClass::kSync ||
-                c == analyze::EventClass::kPython;
+                c == analyze::EventClass::kPython || c == analyze::EventClass::kDataLoading;
        }},
       {"annotations", "Steps and annotations (spans, not operators)", nullptr,
        [](analyze::EventClass c) {
@@ -552,6 +571,10 @@ std::vector<ResultTable> AnalysisTables(const analyze::AnalyzedSet& set,
     AddFindingsAndOperators(t, options, tables);
     AddAnalyses(t.path, t.analysis, tables);
     AddMoreAnalyses(t.path, t.analysis, tables, options);
+    // The tables the passes bring with them (passes/pass.h).
+    for (const analyze::Pass& pass : analyze::Passes()) {
+      if (pass.tables != nullptr) pass.tables(t.analysis, {t.path, options.top}, tables);
+    }
     AddReportedTables(t, options, tables);
   }
   if (set.ranks) AddRanks(*set.ranks, tables);

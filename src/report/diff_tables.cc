@@ -111,7 +111,8 @@ std::vector<ResultTable> DiffTables(const std::string& before, const std::string
   }
   classes.notes.push_back(
       "Compute: kernels; communication: collective and point-to-point kernels (NCCL, RCCL, "
-      "HCCL); memory: copies and sets; idle: the compute window (first to last compute event) "
+      "HCCL), and where the trace has them, DMA tasks and device waits; memory: copies and sets "
+      "(and DMA without collectives); idle: the compute window (first to last compute event) "
       "less the time some compute event runs. Whole traces, warm-up included.");
   std::vector<ResultTable> tables = {verdict, summary, classes};
   const auto framework = [&](const std::vector<analyze::FrameworkOpDelta>& v, const char* section,

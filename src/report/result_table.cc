@@ -393,15 +393,6 @@ Format ParseFormat(std::string_view text) {
               "unknown format '" + core::EscapeForTerminal(text) + "': use table, json or csv");
 }
 
-void ResultTable::AddRow(std::vector<Value> row) {
-  if (row.size() != columns.size()) {
-    throw Error(ErrorCode::kInternal, "table '" + section + "': row has " +
-                                          std::to_string(row.size()) + " values for " +
-                                          std::to_string(columns.size()) + " columns");
-  }
-  rows.push_back(std::move(row));
-}
-
 void WriteTable(std::ostream& out, const std::vector<ResultTable>& tables) {
   constexpr size_t kTerminalWidth = 120;
   const auto prose = [&](const std::string& text) {

@@ -15,6 +15,8 @@
 #include <variant>
 #include <vector>
 
+#include "core/result_table.h"
+
 namespace opscope::report {
 
 enum class Format { kTable, kJson, kCsv };
@@ -22,30 +24,11 @@ enum class Format { kTable, kJson, kCsv };
 // Throws Error(kInvalidArgument) for anything but table, json or csv.
 Format ParseFormat(std::string_view text);
 
-// An absent value renders as "n/a" in tables and CSV and as null in JSON.
-using Value = std::variant<std::monostate, int64_t, double, std::string>;
-
-// A column's values carry the unit its key names ("self_us", "size_bytes",
-// "peak_mib": unit in the key). JSON and CSV write base units, the unit in the
-// key (MachineKey below: "self_us" 1.5 is "self_ns" 1500); tables for people
-// (terminal, HTML) humanise time and byte columns (TableView below).
-struct Column {
-  std::string key;       // snake_case JSON key
-  std::string header;    // table and CSV header
-  int precision = 2;     // decimals for doubles in table and CSV
-  bool terminal = true;  // false: in JSON and CSV only, to keep terminal tables narrow
-  bool json = true;      // false: a humanised copy of another column, terminal and HTML only
-};
-
-struct ResultTable {
-  std::string section;  // snake_case name of the table
-  std::string title;    // printed above the terminal table
-  std::vector<Column> columns;
-  std::vector<std::vector<Value>> rows;
-  std::vector<std::string> notes;  // printed under the terminal table
-
-  void AddRow(std::vector<Value> row);
-};
+// The table types themselves are core's (core/result_table.h), so that any
+// layer can build tables (an analysis pass its own); report/ renders them.
+using core::Column;
+using core::ResultTable;
+using core::Value;
 
 // The key and factor a column has in JSON and CSV: base units, named in the
 // key. Times in ns ("_us", "_ms" -> "_ns"), sizes in bytes ("mib", "_kib",

@@ -62,6 +62,7 @@ TEST(Advisor, RulesFireOnTheirEvidenceAndOnlyThen) {
   b.Kind("AI_CORE").Add(EventClass::kKernel, "TransData", 0, 40);
   b.Kind("AI_CPU").Add(EventClass::kKernel, "Cast", 40, 60);
   b.Kind("").Add(EventClass::kMemcpy, "Memcpy HtoD (Pageable -> Device)", 60, 80, 40000);  // 2 GB/s
+  b.Copy(CopyDirection::kHostToDevice, HostMemory::kPageable);
   b.Add(EventClass::kKernel, "MatMul", 1000, 1020);
   b.Add(EventClass::kSync, "aclrtSynchronizeStream", 80, 990);
   const auto findings = Advise(AnalyzeTrace(b.model));

@@ -488,7 +488,7 @@ TEST(TaskTime, KernelsByCoreAndTheTasksThatAreNotKernels) {
   EXPECT_EQ(model.String(model.kind[0]), "AI_CORE");
   EXPECT_EQ(model.String(model.kind[1]), "AI_CPU");
   EXPECT_EQ(model.String(model.name[2]), "EVENT_RECORD");
-  EXPECT_EQ(model.cls[2], EventClass::kSync);
+  EXPECT_EQ(model.cls[2], EventClass::kDeviceWait);  // the stream signalling an event
   EXPECT_EQ(model.cls[3], EventClass::kMemcpy);
   EXPECT_EQ(model.duration_ns[3], 10000);  // from its stop time
   EXPECT_EQ(model.cls[4], EventClass::kMemset);

@@ -35,6 +35,11 @@ class Builder {
     next_correlation = id;
     return *this;
   }
+  // The last event added is a copy of this direction and host memory.
+  Builder& Copy(CopyDirection direction, HostMemory memory = HostMemory::kUnknown) {
+    model.copy.Set(model.size() - 1, CopyInfo{direction, memory}.Packed());
+    return *this;
+  }
   Builder& Kind(std::string_view k) {
     kind = std::string(k);
     return *this;

@@ -24,10 +24,10 @@ TEST(MultiRank, StepTimesSlowRankAndOverlap) {
   Builder fast, slow;
   fast.Add(EventClass::kStep, "ProfilerStep#1", 0, 100);
   fast.Add(EventClass::kKernel, "gemm", 0, 60)
-      .Add(EventClass::kKernel, "ncclKernel_AllReduce", 40, 90);
+      .Add(EventClass::kCommunication, "ncclKernel_AllReduce", 40, 90);
   slow.Add(EventClass::kStep, "ProfilerStep#1", 0, 130);
   slow.Add(EventClass::kKernel, "gemm", 0, 80)
-      .Add(EventClass::kKernel, "ncclKernel_AllReduce", 100, 120);
+      .Add(EventClass::kCommunication, "ncclKernel_AllReduce", 100, 120);
   fast.model.metadata["distributedInfo"] =
       "{\"backend\": \"nccl\", \"rank\": 3, \"world_size\": 4}";
   const RankSummary f = SummarizeRank(fast.model, 0);

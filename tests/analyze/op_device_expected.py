@@ -33,6 +33,13 @@ DEVICE_PROCESSES = {"Ascend Hardware", "HCCL", "Communication"}
 MODULE = "nn.Module: "
 
 
+def is_data_loading(name):
+    """A DataLoader's iterator ("enumerate(DataLoader)#...__next__"), recorded
+    as a cpu_op: data loading, not a framework operator (schema 4's event
+    classes, docs/analysis-json.md)."""
+    return "dataloader" in name.lower() or "data_loader" in name.lower()
+
+
 def ns(value):
     return int((decimal.Decimal(str(value).strip()) * 1000).to_integral_value(
         decimal.ROUND_HALF_UP))
@@ -117,7 +124,8 @@ def expected(path):
             continue
         s = Span(i, e)
         process = process_names.get(s.thread[0], "")
-        if s.cat in ("cpu_op",) and not s.name.startswith("ProfilerStep#"):
+        if s.cat in ("cpu_op",) and not s.name.startswith("ProfilerStep#") and \
+                not is_data_loading(s.name):
             ops.append(s)
         elif s.cat == "python_function" and s.name.startswith(MODULE):
             modules.append(s)

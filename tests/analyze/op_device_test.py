@@ -119,6 +119,11 @@ checked += 1
 ops = {r["operator"]: r for r in results if r.get("section") == "operators"}
 for name, (self_ns, total_ns, rows) in sorted(operator_details(
         os.path.join(folder, "ASCEND_PROFILER_OUTPUT", "operator_details.csv")).items()):
+    if op_device_expected.is_data_loading(name):  # data loading, not an operator (no device time)
+        if name in ops or self_ns or total_ns:
+            problems.append(f"operator_details.csv {name!r}: a DataLoader iterator: opscope "
+                            f"{name in ops}, torch_npu {(self_ns, total_ns)}")
+        continue
     r = ops.get(name)
     got = r and (round(r["device_self_ns"]), round(r["device_total_ns"]))
     slack = rows + (r["kernels_total"] if r else 0)

@@ -26,7 +26,7 @@ TraceModel Rank(int rank, std::vector<int64_t> comm_us) {
     b.Add(EventClass::kStep, "ProfilerStep#" + std::to_string(7 + s), t, t + 100);
     b.Add(EventClass::kHostOp, "aten::mm", t + 1, t + 10);
     b.Add(EventClass::kKernel, "sgemm_128x64", t + 10, t + 40);
-    b.Add(EventClass::kKernel, "ncclKernel_AllReduce_RING_LL_Sum_float", t + 90 - comm_us[s],
+    b.Add(EventClass::kCommunication, "ncclKernel_AllReduce_RING_LL_Sum_float", t + 90 - comm_us[s],
           t + 90);
   }
   return std::move(b.model);

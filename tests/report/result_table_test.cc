@@ -45,7 +45,7 @@ TEST(ResultTable, JsonHasTheSharedShape) {
   std::ostringstream out;
   WriteJson(out, "bench", {Sample()});
   const std::string s = out.str();
-  EXPECT_EQ(s.rfind("{\"schema_version\":3,\"opscope_version\":\"", 0), 0u);
+  EXPECT_EQ(s.rfind("{\"schema_version\":4,\"opscope_version\":\"", 0), 0u);
   EXPECT_NE(s.find("\"command\":\"bench\""), std::string::npos);
   EXPECT_NE(s.find("\"machine\":{\"host\":"), std::string::npos);
   EXPECT_NE(s.find("{\"operator\":\"matmul\",\"count\":3,\"total_ns\":1500000}"),

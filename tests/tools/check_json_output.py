@@ -12,8 +12,8 @@ doc = json.load(sys.stdin)
 for key in ("schema_version", "opscope_version", "command", "machine", "results"):
     if key not in doc:
         sys.exit(f"missing top-level key {key!r}")
-if doc["schema_version"] != 3:
-    sys.exit("schema_version is not 3")
+if doc["schema_version"] != 4:
+    sys.exit("schema_version is not 4")
 for key in ("host", "cpu_model", "logical_cpus", "memory_bytes"):
     if key not in doc["machine"]:
         sys.exit(f"machine.{key} missing")

@@ -18,7 +18,8 @@ __extension__ typedef __int128 Int128;
 
 bool IsHostWork(EventClass cls) {
   return cls == EventClass::kHostOp || cls == EventClass::kRuntime ||
-         cls == EventClass::kAnnotation || cls == EventClass::kPython || cls == EventClass::kSync;
+         cls == EventClass::kAnnotation || cls == EventClass::kPython || cls == EventClass::kSync ||
+         cls == EventClass::kDataLoading;
 }
 
 // Categories that are known and deliberately not analysed as work.

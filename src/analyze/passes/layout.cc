@@ -29,16 +29,8 @@ std::string FamilyOfOperator(std::string_view name) {
 std::string CopyKind(const TraceModel& model, size_t e) {
   if (model.cls[e] == EventClass::kMemset) return "memset";
   if (model.cls[e] != EventClass::kMemcpy) return "copy kernel";
-  const std::string n = Lower(model.String(model.name[e]));
-  for (const char* d : {"htod", "dtoh", "dtod", "ptop"}) {
-    if (Contains(n, d)) {
-      std::string dir = d;
-      dir[0] = static_cast<char>(std::toupper(dir[0]));
-      dir[3] = static_cast<char>(std::toupper(dir[3]));
-      return "memcpy " + dir;
-    }
-  }
-  return "memcpy";
+  const CopyDirection direction = model.Copy(e).direction;
+  return direction == CopyDirection::kUnknown ? "memcpy" : std::string("memcpy ") + Name(direction);
 }
 
 // What a count and time are of ("NCHW->NC1HWC0", "Conv2D"), the four with the

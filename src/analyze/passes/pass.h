@@ -1,26 +1,45 @@
 // An analysis pass: one question about a trace, answered from the trace model
-// (and the results of the passes it names in `needs`) into its own fields of
-// Analysis. Each pass lives in one file of this folder and is registered in
-// registry.cc; the pipeline (analyze/pipeline.h) runs them, several at once
-// where their needs allow. A pass reads the model and its needs' results only,
-// and writes only its own fields, so passes never race.
+// (and the results of the passes it names in `needs`) into its own result in
+// Analysis: a field of analysis.h, or, for a pass that keeps everything in
+// its own file, its slot of Analysis::results. With its result a pass may
+// bring the tables it contributes to the report and the advisor rules that
+// read it, so that one analysis is one file (passes/host_waits.cc). Each pass
+// is registered in registry.cc; the pipeline (analyze/pipeline.h) runs them,
+// several at once where their needs allow. A pass reads the model and its
+// needs' results only, and writes only its own result, so passes never race.
 #ifndef OPSCOPE_ANALYZE_PASSES_PASS_H_
 #define OPSCOPE_ANALYZE_PASSES_PASS_H_
 
 #include <string_view>
 #include <vector>
 
+#include "analyze/rule.h"
 #include "analyze/trace_model.h"
+#include "core/result_table.h"
 
 namespace opscope::analyze {
 
 struct Analysis;
+
+// What a pass's tables are built for: the trace's path (each table's first
+// column) and how many rows a ranked table shows (0: all).
+struct TableContext {
+  std::string_view path;
+  int top = 20;
+};
 
 struct Pass {
   std::string_view name;                // a stable key: "device_busy"
   std::string_view question;            // what it answers, for docs and --help
   std::vector<std::string_view> needs;  // passes whose results it reads
   void (*run)(const TraceModel& model, Analysis& analysis);
+  // The tables it contributes to `opscope analyze` (terminal, JSON, CSV,
+  // HTML, Python), appended after the report's own for each trace; nothing
+  // when it did not run. Null: none, or built by report/analysis_tables.cc.
+  void (*tables)(const Analysis& analysis, const TableContext& context,
+                 std::vector<core::ResultTable>& out) = nullptr;
+  // The advisor rules that read its result (after advisor.cc's own).
+  std::vector<Rule> rules = {};
 };
 
 // Every pass, in registration order.

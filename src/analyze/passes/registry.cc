@@ -19,11 +19,15 @@
 
 namespace opscope::analyze {
 
+// Passes whose whole analysis is one file (its result, tables and rules)
+// declare their entry here, beside their registration.
+Pass HostWaitsPass();  // host_waits.cc
+
 const std::vector<Pass>& Passes() {
   static const std::vector<Pass> passes = {
       LinksPass(),    OpStatsPass(),    DeviceBusyPass(),  StepsPass(),    TransfersPass(),
       LayoutPass(),   LongTailPass(),   CpuFallbackPass(), LaunchPass(),   FusionPass(),
-      RooflinePass(), DeviceTimePass(), TimelinePass(),    OpDevicePass(),
+      RooflinePass(), DeviceTimePass(), TimelinePass(),    OpDevicePass(), HostWaitsPass(),
   };
   return passes;
 }

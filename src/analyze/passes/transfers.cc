@@ -4,7 +4,6 @@
 #include <map>
 
 #include "analyze/analysis.h"
-#include "analyze/names.h"
 
 namespace opscope::analyze {
 
@@ -15,20 +14,22 @@ std::vector<TransferStats> ComputeTransfers(const TraceModel& model) {
     if (!IsDevice(model.cls[e])) continue;
     device_total += model.duration_ns[e];
     if (model.cls[e] != EventClass::kMemcpy) continue;
-    const std::string name = Lower(model.String(model.name[e]));
-    const std::string direction = Contains(name, "htod")   ? "HtoD"
-                                  : Contains(name, "dtoh") ? "DtoH"
-                                  : Contains(name, "dtod") ? "DtoD"
-                                  : Contains(name, "ptop") ? "PtoP"
-                                                           : "other";
+    const CopyInfo copy = model.Copy(e);
+    const std::string direction = Name(copy.direction);
     TransferStats& t = by_direction[direction];
     t.direction = direction;
     ++t.count;
+    t.pinned += copy.host_memory == HostMemory::kPinned;
+    t.pageable += copy.host_memory == HostMemory::kPageable;
+    if (copy.host_memory == HostMemory::kManaged) t.host_memory = "managed";
     t.total_ns += model.duration_ns[e];
     if (model.bytes[e] >= 0) t.bytes = std::max<int64_t>(t.bytes, 0) + model.bytes[e];
   }
   std::vector<TransferStats> out;
   for (auto& [direction, t] : by_direction) {
+    if (t.pinned > 0 || t.pageable > 0) {
+      t.host_memory = t.pageable == 0 ? "pinned" : t.pinned == 0 ? "pageable" : "mixed";
+    }
     t.share_of_device_pct = device_total > 0 ? 100.0 * static_cast<double>(t.total_ns) /
                                                    static_cast<double>(device_total)
                                              : 0;

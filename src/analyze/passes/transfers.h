@@ -13,8 +13,13 @@
 namespace opscope::analyze {
 
 struct TransferStats {
-  std::string direction;  // "HtoD", "DtoH", "DtoD", "PtoP", "other"
+  std::string direction;  // "HtoD", "DtoH", "DtoD", "PtoP", "HtoH", "other"
   int64_t count = 0, bytes = -1, total_ns = 0;
+  // The host end's memory, as the trace records it (CopyInfo): the copies
+  // from or to pinned and pageable memory; "pinned", "pageable", "mixed",
+  // "managed" or "" (not recorded, or not a host copy).
+  int64_t pinned = 0, pageable = 0;
+  std::string host_memory;
   double share_of_device_pct = 0;
   double gbps = 0;  // bytes / time, when bytes are known
 };

@@ -17,11 +17,7 @@
 namespace opscope::analyze {
 namespace {
 
-constexpr std::array kClasses = {
-    EventClass::kHostOp,  EventClass::kAnnotation, EventClass::kStep,
-    EventClass::kKernel,  EventClass::kMemcpy,     EventClass::kMemset,
-    EventClass::kRuntime, EventClass::kSync,       EventClass::kDeviceAnnotation,
-    EventClass::kPython,  EventClass::kDerived,    EventClass::kOther};
+constexpr std::array kClasses = AllEventClasses();
 
 int64_t StepNumber(std::string_view name) {
   const auto hash = name.rfind('#');
@@ -162,11 +158,11 @@ RankTraceSummary SummarizeTrace(const TraceModel& model, const Analysis& analysi
   std::vector<bool> judged(model.string_count(), false);
   std::vector<uint32_t> calls;
   for (size_t e = 0; e < model.size(); ++e) {
-    if (model.cls[e] != EventClass::kKernel) continue;
+    if (model.cls[e] != EventClass::kCommunication) continue;
     const uint32_t name = model.name[e];
     if (!judged[name]) {
       judged[name] = true;
-      if (IsCommunication(model.String(name))) op_of_name[name] = CollectiveOp(model.String(name));
+      op_of_name[name] = CollectiveOp(model.String(name));
     }
     if (!op_of_name[name].empty()) calls.push_back(static_cast<uint32_t>(e));
   }

@@ -151,6 +151,12 @@ def expected_case(case, data, relative, fmt):
 # --- Judgement: what the advisor must and must not conclude, from the raw events.
 COMM = re.compile(r"(?i)nccl|hccl|rccl|hcom|gloo|c10d::|allreduce|all_reduce|allgather|all_gather|"
                   r"reducescatter|reduce_scatter|alltoall|all_to_all|^notify[ _](wait|record)")
+# torch_npu's device tasks that are not kernels, by their "Task Type" argument
+# (formats/ascend.md 3.1): the waits and signals by which streams and ranks
+# synchronise, HCCL's SDMA data movement, the profiler's own markers. With
+# collectives in the trace the waits and the SDMA are the collectives' (schema
+# 4, docs/analysis-json.md); without, SDMA is memory traffic and a wait no work.
+ASCEND_WAITS = {"Notify Wait", "Write Value", "EVENT_WAIT_SQE", "EVENT_RECORD_SQE"}
 LAYOUT_KERNEL = re.compile(r"(?i)transdata|nchwtonhwc|nhwctonchw")
 DEVICE_CATS = {"kernel", "gpu_memcpy", "gpu_memset", "mtia_ccp_events"}
 
@@ -224,9 +230,28 @@ def expected_judgement(events, relative, self_ns=None):
                     and (e.get("cat") == "cpu_op" or ("cat" not in e and processes.get(
                         e.get("pid"), e.get("pid")) == "CPU functions"))}
 
+    def task_type(e):
+        return (e.get("args") or {}).get("Task Type", "")
+
+    def on_process(e, *names):
+        return "cat" not in e and processes.get(e.get("pid")) in names
+
+    collectives = any(on_process(e, "HCCL", "Communication") or
+                      (e.get("cat") == "kernel" and COMM.search(e.get("name", ""))) for e in xs)
+
     def is_device(e):
+        if on_process(e, "Ascend Hardware"):
+            if task_type(e) == "PLACE_HOLDER_SQE":
+                return False  # a profiler marker
+            if task_type(e) in ASCEND_WAITS and not collectives:
+                return False  # a wait with nothing to wait for in the trace: idle
         return csv_rows or e.get("cat") in DEVICE_CATS or (
             "cat" not in e and processes.get(e.get("pid")) in ("Ascend Hardware", "HCCL", "Communication"))
+
+    def is_communication(e):
+        return COMM.search(e.get("name", "")) or on_process(e, "HCCL", "Communication") or (
+            collectives and on_process(e, "Ascend Hardware") and
+            (task_type(e) in ASCEND_WAITS or task_type(e) == "SDMA"))
 
     def span(e):
         b = ns(e["ts"]) if "ts" in e else ns(e["start"])
@@ -273,7 +298,7 @@ def expected_judgement(events, relative, self_ns=None):
                  or ("cat" not in e and processes.get(e.get("pid"), e.get("pid")) == "CPU functions"
                      and not e.get("name", "").startswith("ProfilerStep#"))]
     status = step_statuses(steps, work, op_starts)
-    comm = union([list(span(e)) for e in work_events if COMM.search(e.get("name", ""))])
+    comm = union([list(span(e)) for e in work_events if is_communication(e)])
     step_ns = sum(d for n, b, d in steps if status[n] == "complete")
     comm_ns = sum(covered(comm, b, b + d) for n, b, d in steps if status[n] == "complete")
     comm_pct = 100.0 * comm_ns / step_ns if step_ns else 0

@@ -37,7 +37,8 @@ TEST(Layout, NamedKernelsAndLaunchesOfLayoutOperators) {
   // A top-level copy_ whose work is a device-to-host memcpy: a transfer.
   b.External(9)
       .Add(EventClass::kHostOp, "aten::copy_", 200, 260)
-      .Add(EventClass::kMemcpy, "Memcpy DtoH (Device -> Pageable)", 240, 260);
+      .Add(EventClass::kMemcpy, "Memcpy DtoH (Device -> Pageable)", 240, 260)
+      .Copy(CopyDirection::kDeviceToHost, HostMemory::kPageable);
   // A sparse-data permute is not a memory-format change.
   b.External(-1).Add(EventClass::kHostOp, "fbgemm::permute_2D_sparse_data", 300, 400);
   const LayoutShare l = ComputeLayoutShare(b.model);

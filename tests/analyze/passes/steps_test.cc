@@ -23,7 +23,7 @@ TEST(Steps, DeviceTimeInsideEachStep) {
   b.Add(EventClass::kStep, "ProfilerStep#1", 0, 100)
       .Add(EventClass::kStep, "ProfilerStep#2", 100, 200)
       .Add(EventClass::kKernel, "gemm", 0, 30)
-      .Add(EventClass::kKernel, "ncclKernel_AllReduce_RING_LL_Sum_float", 20, 50)
+      .Add(EventClass::kCommunication, "ncclKernel_AllReduce_RING_LL_Sum_float", 20, 50)
       .Add(EventClass::kMemcpy, "Memcpy HtoD (Pageable -> Device)", 60, 70)
       .Add(EventClass::kKernel, "gemm", 90, 150);  // crosses into step 2
   const auto steps = ComputeSteps(b.model);

@@ -206,7 +206,7 @@ void ImportAscendDb(Source& source, TraceModel& model) {
           .name = model.Intern(name),
           .category = model.Intern(type == "N/A" ? "" : type),
           .track = model.TrackFor("Ascend Hardware", stream),
-          .cls = AscendTaskClass(name, type),
+          .cls = AscendTaskClass(name, type, core),
           .correlation = IsNull(s, 5) ? -1 : sqlite3_column_int64(s, 5),
           .kind = model.Intern(core == "N/A" ? "" : core),
           .shapes = shapes.empty() ? 0 : model.Intern(shapes),
@@ -229,7 +229,7 @@ void ImportAscendDb(Source& source, TraceModel& model) {
                    .duration_ns = end - start,
                    .name = model.Intern(name),
                    .track = model.TrackFor("Ascend Hardware", "communication"),
-                   .cls = EventClass::kKernel,
+                   .cls = EventClass::kCommunication,
                    .correlation = IsNull(s, 4) ? -1 : sqlite3_column_int64(s, 4),
                    .kind = model.Intern("COMMUNICATION"),
                });

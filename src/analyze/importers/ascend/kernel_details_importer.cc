@@ -246,7 +246,7 @@ void ParseKernelDetailsBatch(const std::string& path, const CsvHeader& header,
       const std::string_view core = texts[1] == "N/A" ? "" : texts[1];
       ids.type = model.Intern(type);
       uint8_t& cls = part.class_of[static_cast<int64_t>(uint64_t{name_id} << 32 | ids.type)];
-      if (cls == 0) cls = static_cast<uint8_t>(AscendTaskClass(name, type)) + 1;
+      if (cls == 0) cls = static_cast<uint8_t>(AscendTaskClass(name, type, core)) + 1;
       ids.cls = static_cast<EventClass>(cls - 1);
       ids.kind = model.Intern(core);
       ids.shapes = part.shapes_of(texts[2], texts[3], shapes_join);

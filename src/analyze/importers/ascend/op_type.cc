@@ -9,9 +9,26 @@
 
 namespace opscope::analyze {
 
-EventClass AscendTaskClass(std::string_view name, std::string_view op_type) {
+EventClass AscendTaskClass(std::string_view name, std::string_view op_type,
+                           std::string_view task_type) {
   const std::string type = Lower(op_type);
   const std::string lower = Lower(name);
+  const std::string task = Lower(task_type);
+  if (task == "communication" || task == "hccl" || lower.starts_with("hcom_")) {
+    return EventClass::kCommunication;
+  }
+  // The task type decides where the file gives one (a PLACE_HOLDER_SQE task
+  // may be named EVENT_RECORD); the names of such tasks otherwise.
+  if (task == "place_holder_sqe") return EventClass::kDeviceAnnotation;
+  for (const std::string_view wait :
+       {"notify wait", "notify_wait", "notify record", "notify_record", "write value", "event_wait",
+        "event_record", "event_wait_sqe", "event_record_sqe"}) {
+    if (lower == wait || task == wait) return EventClass::kDeviceWait;
+  }
+  if (lower == "sdma" || task == "sdma") return EventClass::kDma;
+  if (lower == "profiling_enable" || lower == "profiling_disable") {
+    return EventClass::kDeviceAnnotation;
+  }
   if (type == "memset" || lower == "memset" || lower.ends_with("_memset"))
     return EventClass::kMemset;
   if (type == "memcopy" || type == "memcpy" || lower.starts_with("memcpy_async") ||

@@ -19,12 +19,25 @@ namespace opscope::analyze {
 // "Conv2D1") is its own type: digits cannot be told from a version ("MatMulV2").
 std::string AscendOpType(std::string_view name, std::string_view category);
 
-// What an Ascend device task is (kernel_details.csv, op_summary, trace_view's
-// "Ascend Hardware" lane): a memory set when its op type is MemSet or its name
-// ends in "_MemSet" (Level0 writes no type: aclnnMm_MatMulCommon_MemSet), a copy
-// for the MEMCPY_ASYNC task or a MemCopy type, otherwise a kernel. Sets and
-// copies are not compute (ascend.md, issue 15).
-EventClass AscendTaskClass(std::string_view name, std::string_view op_type);
+// What an Ascend device task is (kernel_details.csv, op_summary, the DB's
+// TASK table, trace_view's "Ascend Hardware" lane), from its name, its op type
+// and its task type (trace_view's "Task Type", kernel_details' "Accelerator
+// Core"; the names of the tasks that are not kernels are their task types:
+// formats/ascend.md, trace_view):
+// - a collective: task type COMMUNICATION (older HCCL), or HCCL's operation
+//   names ("hcom_allReduce__586_0_1");
+// - a device wait: the waits and signals by which streams and ranks
+//   synchronise ("Notify Wait", "Write Value", EVENT_WAIT, EVENT_RECORD);
+// - DMA: HCCL's "SDMA" tasks (its data movement on its own stream; a copy the
+//   runtime issued is MEMCPY_ASYNC);
+// - a device annotation: the profiler's own markers (PLACE_HOLDER_SQE:
+//   PROFILING_ENABLE, PROFILING_DISABLE);
+// - a memory set when its op type is MemSet or its name ends in "_MemSet"
+//   (Level0 writes no type: aclnnMm_MatMulCommon_MemSet), a copy for the
+//   MEMCPY_ASYNC task or a MemCopy type; otherwise a kernel. Sets and copies
+//   are not compute (formats/ascend.md, issue 15).
+EventClass AscendTaskClass(std::string_view name, std::string_view op_type,
+                           std::string_view task_type = {});
 
 // What every Ascend reader adds to the model it read: the operator type
 // (AscendOpType of its name and category) of every device task that has none,

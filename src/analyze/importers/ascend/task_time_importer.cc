@@ -16,7 +16,7 @@ namespace {
 // every task that is not one, ascend.md 5.2), its core from the kernel type
 // under the names kernel_details.csv gives the same cores. An unnamed task is
 // known by its type: copies and sets as such, and the stream's own event and
-// notify records, which compute nothing, as synchronisation.
+// notify records and waits, which compute nothing, as device waits.
 struct TaskKind {
   std::string_view core;  // "" when not a kernel
   EventClass cls;
@@ -33,7 +33,7 @@ TaskKind KindOf(std::string_view type, std::string_view name, bool named) {
     for (const auto& [from, to] : kCores) {
       if (type == from) core = to;
     }
-    return {core, AscendTaskClass(name, "")};
+    return {core, AscendTaskClass(name, "", type)};
   }
   std::string lower(type);
   for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -41,7 +41,7 @@ TaskKind KindOf(std::string_view type, std::string_view name, bool named) {
   if (has("memcpy") || has("sdma")) return {"", EventClass::kMemcpy};
   if (has("memset")) return {"", EventClass::kMemset};
   if (has("event") || has("notify") || has("wait") || has("record")) {
-    return {"", EventClass::kSync};
+    return {"", EventClass::kDeviceWait};
   }
   return {"", EventClass::kOther};
 }

@@ -65,7 +65,62 @@ bool TimeNs(simdjson::ondemand::value value, int64_t& ns) {
   return MicrosToNs(text, ns);
 }
 
-EventClass ClassOf(std::string_view category, std::string_view name, std::string_view process) {
+bool ContainsLower(std::string_view text, std::string_view lower_word) {
+  if (lower_word.size() > text.size()) return false;
+  for (size_t i = 0; i + lower_word.size() <= text.size(); ++i) {
+    size_t k = 0;
+    while (k < lower_word.size() &&
+           std::tolower(static_cast<unsigned char>(text[i + k])) == lower_word[k]) {
+      ++k;
+    }
+    if (k == lower_word.size()) return true;
+  }
+  return false;
+}
+
+// A copy as Kineto (libkineto's CuptiActivity, and opscope's CUPTI records,
+// cupti_records.h) names it: "Memcpy HtoD (Pinned -> Device)", "Memcpy DtoH
+// (Device -> Pageable)", "Memcpy DtoD (Device -> Device)", "Memcpy PtoP
+// (Device -> Device)"; the memory kinds are CUPTI's (Pageable, Pinned,
+// Device, Array, Managed). The host end's memory is the source's for HtoD,
+// the destination's for DtoH.
+CopyInfo KinetoCopy(std::string_view name) {
+  CopyInfo c;
+  static constexpr std::pair<std::string_view, CopyDirection> kDirections[] = {
+      {"HtoD", CopyDirection::kHostToDevice},   {"DtoH", CopyDirection::kDeviceToHost},
+      {"DtoD", CopyDirection::kDeviceToDevice}, {"PtoP", CopyDirection::kPeerToPeer},
+      {"HtoH", CopyDirection::kHostToHost},     {"HtoA", CopyDirection::kHostToDevice},
+      {"AtoH", CopyDirection::kDeviceToHost},   {"DtoA", CopyDirection::kDeviceToDevice},
+      {"AtoD", CopyDirection::kDeviceToDevice}, {"AtoA", CopyDirection::kDeviceToDevice}};
+  for (const auto& [word, direction] : kDirections) {
+    if (name.find(word) != std::string_view::npos) {
+      c.direction = direction;
+      break;
+    }
+  }
+  const size_t open = name.find('('), arrow = name.find("->");
+  if (open == std::string_view::npos || arrow == std::string_view::npos || arrow < open) return c;
+  const auto memory_of = [](std::string_view side) {
+    if (side.find("Pinned") != std::string_view::npos) return HostMemory::kPinned;
+    if (side.find("Pageable") != std::string_view::npos) return HostMemory::kPageable;
+    if (side.find("Managed") != std::string_view::npos) return HostMemory::kManaged;
+    return HostMemory::kUnknown;
+  };
+  const std::string_view from = name.substr(open + 1, arrow - open - 1),
+                         to = name.substr(arrow + 2);
+  if (c.direction == CopyDirection::kHostToDevice) c.host_memory = memory_of(from);
+  if (c.direction == CopyDirection::kDeviceToHost) c.host_memory = memory_of(to);
+  if (c.direction == CopyDirection::kHostToHost) {
+    c.host_memory =
+        memory_of(from) == HostMemory::kPageable || memory_of(to) == HostMemory::kPageable
+            ? HostMemory::kPageable
+            : memory_of(from);
+  }
+  return c;
+}
+
+EventClass ClassOf(std::string_view category, std::string_view name, std::string_view process,
+                   std::string_view task_type) {
   // Host-side step spans: Kineto files them as user_annotation, torch_npu as cpu_op.
   const bool step = name.starts_with(schema::kStepPrefix);
   if (step &&
@@ -88,7 +143,10 @@ EventClass ClassOf(std::string_view category, std::string_view name, std::string
         if (lower.find("memcpy") != std::string::npos) return EventClass::kMemcpy;
         if (lower.find("memset") != std::string::npos) return EventClass::kMemset;
       }
-      return EventClass::kKernel;
+      // NCCL's and RCCL's kernels (ncclDevKernel_AllReduce_Sum_f32_RING_LL,
+      // ncclKernel_...), and other collectives by their operation's name
+      // (one_shot_all_reduce, ...): names.h IsCommunication.
+      return IsCommunication(name) ? EventClass::kCommunication : EventClass::kKernel;
     }
     if (category == "gpu_memcpy") return EventClass::kMemcpy;
     if (category == "gpu_memset") return EventClass::kMemset;
@@ -106,10 +164,10 @@ EventClass ClassOf(std::string_view category, std::string_view name, std::string
     if (category == "python_function") return EventClass::kPython;
     return EventClass::kOther;
   }
-  if (process == "Ascend Hardware") return AscendTaskClass(name, "");
+  if (process == "Ascend Hardware") return AscendTaskClass(name, "", task_type);
   // torch_npu's collective operators on the NPU (formats/ascend.md: "HCCL" in
   // older versions, "Communication" now).
-  if (process == "HCCL" || process == "Communication") return EventClass::kKernel;
+  if (process == "HCCL" || process == "Communication") return EventClass::kCommunication;
   if (process == "CANN") return EventClass::kRuntime;
   if (process == "Overlap Analysis") return EventClass::kDerived;
   if (process == "CPU functions") return EventClass::kHostOp;
@@ -651,9 +709,31 @@ void ImportChromeJson(Source& source, TraceModel& model, const ImportOptions& op
     if (it != model.process_names.end()) track.process = it->second;
   }
   bool ascend = false, legacy = false;
+  std::unordered_map<uint32_t, uint8_t> copy_of;  // a copy's name -> CopyInfo, once per name
+  std::vector<int8_t> loading;                    // by name: a DataLoader's span; -1 not yet known
   for (size_t e = 0; e < model.size(); ++e) {
     const std::string_view process = model.tracks[model.track[e]].process;
-    model.cls[e] = ClassOf(model.String(model.category[e]), model.String(model.name[e]), process);
+    model.cls[e] = ClassOf(model.String(model.category[e]), model.String(model.name[e]), process,
+                           model.String(model.kind[e]));
+    const EventClass cls = model.cls[e];
+    if (cls == EventClass::kHostOp || cls == EventClass::kAnnotation ||
+        cls == EventClass::kPython) {
+      // The DataLoader's iterator, as record_function names it
+      // ("enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__") and
+      // as with_stack's Python frames show it (".../torch/utils/data/dataloader.py(631):
+      // __next__").
+      const uint32_t name = model.name[e];
+      if (name >= loading.size()) loading.resize(model.string_count(), -1);
+      if (loading[name] < 0) {
+        const std::string_view n = model.String(name);
+        loading[name] = ContainsLower(n, "dataloader") || ContainsLower(n, "data_loader");
+      }
+      if (loading[name] == 1) model.cls[e] = EventClass::kDataLoading;
+    } else if (cls == EventClass::kMemcpy) {
+      const auto [at, fresh] = copy_of.try_emplace(model.name[e]);
+      if (fresh) at->second = KinetoCopy(model.String(model.name[e])).Packed();
+      if (at->second != 0) model.copy.Set(e, at->second);
+    }
     ascend |= process == "Ascend Hardware" || process == "CANN";
     legacy |= process == "CPU functions";
   }

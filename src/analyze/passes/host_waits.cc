@@ -1,0 +1,266 @@
+// Where the host blocks: explicit synchronisations, copies that block the
+// calling thread, and data loading. One analysis in one file: its pass, the
+// table it contributes and its advisor rule, registered with one line in
+// registry.cc (docs/seams.md).
+//
+// What blocks, by each runtime's documentation:
+// - a synchronisation: a runtime call that waits for the device
+//   (cudaDeviceSynchronize, cudaStreamSynchronize, cudaEventSynchronize,
+//   their hip* and cu* twins, AscendCL's aclrtSynchronizeStream/Device);
+// - a synchronous copy: a copy call that returns only once the copy is done
+//   (cudaMemcpy, hipMemcpy, hipMemcpyWithStream, aclrtMemcpy: any copy call
+//   without "Async" in its name), and an asynchronous one whose host memory
+//   is pageable (the CUDA Runtime API's "API synchronization behavior": a
+//   copy from pageable memory to the device first synchronises the stream,
+//   and one from the device to pageable memory returns only when it is
+//   done), its host memory from the copy it launched (the model's copy
+//   column, by correlation);
+// - data loading: the DataLoader's iterator (EventClass::kDataLoading).
+// Each kind's time is the union of its calls on the host threads, so nested
+// or duplicated records count once; inside the complete steps where the trace
+// has them (warm-up excluded), else over the host's whole span.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <any>
+#include <unordered_map>
+
+#include "analyze/analysis.h"
+#include "analyze/intervals.h"
+#include "analyze/names.h"
+#include "analyze/passes/pass.h"
+
+namespace opscope::analyze {
+namespace {
+
+constexpr std::string_view kPassName = "host_waits";
+// The rule's thresholds: a kind's share of the window, and its least time.
+constexpr double kBlockedPct = 10, kBlockedCriticalPct = 30;
+constexpr int64_t kBlockedMinNs = 1'000'000;
+
+struct HostWait {
+  std::string kind;  // "synchronization", "synchronous copy", "data loading"
+  int64_t calls = 0;
+  int64_t ns = 0;  // the union of its calls, inside the window
+  int64_t longest_ns = 0;
+  std::string longest;   // the longest call, and the operator it ran in
+  int64_t bytes = -1;    // synchronous copies: bytes copied, where recorded
+  int64_t pageable = 0;  // synchronous copies: async calls blocked by pageable memory
+};
+
+struct HostWaits {
+  std::vector<HostWait> kinds;  // the kinds that occur, most time first
+  int64_t window_ns = 0;        // the time the shares are of
+  int64_t complete_steps = 0;   // 0: the window is the host's span
+};
+
+enum Kind { kSyncCall, kSyncCopy, kLoading, kKinds };
+constexpr const char* kKindNames[kKinds] = {"synchronization", "synchronous copy", "data loading"};
+
+bool IsHostClass(EventClass cls) {
+  return cls == EventClass::kHostOp || cls == EventClass::kRuntime ||
+         cls == EventClass::kDataLoading || cls == EventClass::kPython ||
+         cls == EventClass::kAnnotation;
+}
+
+HostWaits Compute(const TraceModel& model, const Analysis& a) {
+  HostWaits out;
+  // The copies each launch produced, by correlation: pageable host memory, bytes.
+  struct Launched {
+    bool pageable = false;
+    int64_t bytes = -1;
+  };
+  std::unordered_map<int64_t, Launched> copies;
+  for (size_t e = 0; e < model.size(); ++e) {
+    if (model.cls[e] != EventClass::kMemcpy || model.correlation[e] < 0) continue;
+    Launched& l = copies[model.correlation[e]];
+    l.pageable |= model.Copy(e).host_memory == HostMemory::kPageable;
+    if (model.bytes[e] >= 0) l.bytes = std::max<int64_t>(l.bytes, 0) + model.bytes[e];
+  }
+  // Each distinct runtime call name's kind, once.
+  std::vector<int8_t> kind_of_name(model.string_count(), -2);  // -2 unknown, -1 none
+  const auto runtime_kind = [&](uint32_t name) {
+    int8_t& k = kind_of_name[name];
+    if (k == -2) {
+      const std::string n = Lower(BaseName(model.String(name)));
+      k = Contains(n, "synchronize") ? kSyncCall
+          : Contains(n, "memcpy")    ? (Contains(n, "async") ? -3 : kSyncCopy)
+                                     : -1;
+    }
+    return k;
+  };
+  Intervals spans[kKinds];
+  HostWait waits[kKinds];
+  std::vector<size_t> longest(kKinds, SIZE_MAX);
+  int64_t host_begin = INT64_MAX, host_end = INT64_MIN;
+  for (size_t e = 0; e < model.size(); ++e) {
+    const EventClass cls = model.cls[e];
+    if (!IsHostClass(cls)) continue;
+    const int64_t begin = model.start_ns[e], end = begin + model.duration_ns[e];
+    host_begin = std::min(host_begin, begin), host_end = std::max(host_end, end);
+    int k = -1;
+    if (cls == EventClass::kDataLoading) {
+      k = kLoading;
+    } else if (cls == EventClass::kRuntime) {
+      k = runtime_kind(model.name[e]);
+      if (k == -3) {  // an async copy: blocking where its host memory is pageable
+        const auto it = copies.find(model.correlation[e]);
+        k = it != copies.end() && it->second.pageable ? kSyncCopy : -1;
+        if (k == kSyncCopy) ++waits[kSyncCopy].pageable;
+      }
+      if (k == kSyncCopy) {
+        const auto it = copies.find(model.correlation[e]);
+        if (it != copies.end() && it->second.bytes >= 0) {
+          waits[kSyncCopy].bytes = std::max<int64_t>(waits[kSyncCopy].bytes, 0) + it->second.bytes;
+        }
+      }
+    }
+    if (k < 0) continue;
+    ++waits[k].calls;
+    spans[k].push_back({begin, end});
+    if (longest[k] == SIZE_MAX || model.duration_ns[e] > model.duration_ns[longest[k]]) {
+      longest[k] = e;
+    }
+  }
+  // The window: the complete steps, else the host's span.
+  Intervals window;
+  for (const StepBreakdown& s : a.steps) {
+    if (s.status == "complete") window.push_back({s.begin_ns, s.begin_ns + s.duration_ns});
+  }
+  out.complete_steps = static_cast<int64_t>(window.size());
+  if (window.empty() && host_begin < host_end) window.push_back({host_begin, host_end});
+  window = Union(std::move(window));
+  for (const Interval& w : window) out.window_ns += w.end - w.begin;
+  for (int k = 0; k < kKinds; ++k) {
+    if (waits[k].calls == 0) continue;
+    HostWait w = std::move(waits[k]);
+    w.kind = kKindNames[k];
+    const Intervals blocked = Union(std::move(spans[k]));
+    for (const Interval& in : window) w.ns += Covered(blocked, in.begin, in.end);
+    const size_t e = longest[k];
+    w.longest_ns = model.duration_ns[e];
+    w.longest = std::string(model.String(model.name[e]));
+    // The framework operator it ran in, which is what the user's code calls.
+    ForEachAncestor(a.links, a.links.parent[e], [&](int32_t p) {
+      if (model.cls[static_cast<size_t>(p)] != EventClass::kHostOp) return true;
+      w.longest += " in " + std::string(model.String(model.name[static_cast<size_t>(p)]));
+      return false;
+    });
+    out.kinds.push_back(std::move(w));
+  }
+  std::stable_sort(out.kinds.begin(), out.kinds.end(),
+                   [](const HostWait& x, const HostWait& y) { return x.ns > y.ns; });
+  return out;
+}
+
+double Pct(int64_t part, int64_t whole) {
+  return whole > 0 ? 100.0 * static_cast<double>(part) / static_cast<double>(whole) : 0;
+}
+
+std::string WindowText(const HostWaits& w) {
+  return w.complete_steps > 0
+             ? fmt::format("{} ({:.3f} ms)",
+                           w.complete_steps == 1
+                               ? std::string("the 1 complete step")
+                               : fmt::format("the {} complete steps", w.complete_steps),
+                           w.window_ns / 1e6)
+             : fmt::format("the host's span ({:.3f} ms; the trace has no complete steps)",
+                           w.window_ns / 1e6);
+}
+
+void Tables(const Analysis& a, const TableContext& context,
+            std::vector<core::ResultTable>& tables) {
+  const HostWaits* w = a.results.Get<HostWaits>(kPassName);
+  if (w == nullptr || w->kinds.empty()) return;
+  core::ResultTable table;
+  table.section = std::string(kPassName);
+  table.title = "Where the host blocks";
+  table.columns = {{"trace", "Trace", 0, false},
+                   {"kind", "Kind"},
+                   {"calls", "Calls"},
+                   {"blocked_us", "Blocked us", 3},
+                   {"share_pct", "% of window", 1},
+                   {"longest_us", "Longest us", 3},
+                   {"longest", "Longest call"},
+                   {"bytes", "Bytes", 0, false},
+                   {"pageable_calls", "Async on pageable", 0, false}};
+  for (const HostWait& k : w->kinds) {
+    const bool copy = k.kind == kKindNames[kSyncCopy];
+    table.AddRow({std::string(context.path), k.kind, k.calls, k.ns / 1e3, Pct(k.ns, w->window_ns),
+                  k.longest_ns / 1e3, k.longest,
+                  copy && k.bytes >= 0 ? core::Value{k.bytes} : core::Value{},
+                  copy ? core::Value{k.pageable} : core::Value{}});
+  }
+  table.notes.push_back(
+      "Blocked: the union of the calls on the host threads, within " + WindowText(*w) +
+      ". Synchronous copies: copy calls that return when the copy is done, and async copies "
+      "from or to pageable memory, which block too (CUDA's API synchronization behavior).");
+  tables.push_back(std::move(table));
+}
+
+void BlockedRule(const RuleContext& c, std::vector<Finding>& out) {
+  const HostWaits* w = c.analysis.results.Get<HostWaits>(kPassName);
+  if (w == nullptr || w->window_ns <= 0) return;
+  for (const HostWait& k : w->kinds) {
+    const double pct = Pct(k.ns, w->window_ns);
+    if (pct < kBlockedPct || k.ns < kBlockedMinNs) continue;
+    const std::string per_step =
+        w->complete_steps > 0 ? fmt::format(" ({:.3f} ms per step)",
+                                            k.ns / 1e6 / static_cast<double>(w->complete_steps))
+                              : std::string();
+    std::string action =
+        k.kind == kKindNames[kLoading]
+            ? "Load batches ahead of the step: DataLoader(num_workers>0, persistent_workers=True, "
+              "prefetch_factor), pin_memory=True, and lighter per-item work (decode, "
+              "augmentation) or a faster store."
+        : k.kind == kKindNames[kSyncCopy]
+            ? "Copy from pinned memory without blocking: pin_memory=True in the DataLoader or "
+              "tensor.pin_memory(), then .to(device, non_blocking=True); replace blocking copy "
+              "calls (cudaMemcpy, .cpu() in the loop) by asynchronous ones read later."
+            : "Take host synchronisations out of the step: .item(), .cpu(), printing or "
+              "comparing tensors on the host, torch.cuda.synchronize(); keep values on the "
+              "device and read them every N steps.";
+    action += fmt::format(
+        " Fixing it saves at most {:.3f} ms{}: the host's blocked time; how much of it the "
+        "step gains depends on what the device does meanwhile.",
+        k.ns / 1e6, per_step);
+    std::string id = "host_blocked_" + k.kind;
+    std::replace(id.begin(), id.end(), ' ', '_');
+    out.push_back(
+        {id, pct >= kBlockedCriticalPct ? Severity::kCritical : Severity::kWarning,
+         fmt::format("The host is blocked in {} for {:.1f}% of {}", k.kind, pct,
+                     w->complete_steps == 1  ? "the complete step"
+                     : w->complete_steps > 0 ? "the complete steps"
+                                             : "its span"),
+         fmt::format("{} calls, {:.3f} ms of {}{}; longest: '{}', {:.3f} ms", k.calls, k.ns / 1e6,
+                     WindowText(*w),
+                     k.pageable > 0 ? fmt::format("; {} asynchronous copies blocked by pageable "
+                                                  "host memory",
+                                                  k.pageable)
+                                    : std::string(),
+                     k.longest, k.longest_ns / 1e6),
+         std::move(action)});
+  }
+}
+
+}  // namespace
+
+Pass HostWaitsPass() {
+  return {kPassName,
+          "Where does the host block: synchronisations, copies that wait, data loading?",
+          {"links", "steps"},
+          [](const TraceModel& model, Analysis& a) { a.results.Set(kPassName, Compute(model, a)); },
+          Tables,
+          {{"host_blocked_<kind>",
+            {std::string_view(kPassName)},
+            [](const Thresholds&) {
+              return fmt::format(
+                  "synchronisations, synchronous copies or data loading (each a kind) block the "
+                  "host for at least {:g}% of the complete steps (of the host's span without "
+                  "them) and {:g} ms; critical from {:g}%",
+                  kBlockedPct, kBlockedMinNs / 1e6, kBlockedCriticalPct);
+            },
+            BlockedRule}}};
+}
+
+}  // namespace opscope::analyze

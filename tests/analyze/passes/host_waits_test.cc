@@ -1,0 +1,138 @@
+// The host_waits pass, through what it registers (passes/pass.h): its result
+// reaches the report only through its table and its rule, which are tested
+// here on models whose answers are known by construction.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "analyze/advisor.h"
+#include "analyze/model_builder.h"
+#include "analyze/passes/pass.h"
+#include "analyze/pipeline.h"
+
+namespace opscope::analyze {
+namespace {
+
+using model_builder::Builder;
+
+const Pass& HostWaits() {
+  const auto& passes = Passes();
+  const auto it = std::find_if(passes.begin(), passes.end(),
+                               [](const Pass& p) { return p.name == "host_waits"; });
+  EXPECT_NE(it, passes.end());
+  return *it;
+}
+
+std::vector<core::ResultTable> TablesOf(const Analysis& a) {
+  std::vector<core::ResultTable> out;
+  HostWaits().tables(a, {"t.json", 20}, out);
+  return out;
+}
+
+// The value in `column` of the row whose kind is `kind`.
+core::Value Cell(const core::ResultTable& t, const std::string& kind, const std::string& column) {
+  size_t col = 0;
+  while (col < t.columns.size() && t.columns[col].key != column) ++col;
+  for (const auto& row : t.rows) {
+    if (std::get<std::string>(row[1]) == kind) return row.at(col);
+  }
+  ADD_FAILURE() << "no row " << kind;
+  return {};
+}
+
+std::vector<Finding> FindingsOf(const Analysis& a) {
+  std::vector<Finding> out;
+  const Thresholds thresholds;
+  for (const Rule& r : HostWaits().rules) r.apply(RuleContext{a, thresholds}, out);
+  return out;
+}
+
+TEST(HostWaits, EachKindWithinTheCompleteSteps) {
+  Builder b;
+  // Three equal 100 us steps: all complete.
+  for (int s = 0; s < 3; ++s) {
+    const int t = s * 100;
+    b.Add(EventClass::kStep, "ProfilerStep#" + std::to_string(s), t, t + 100);
+    b.Add(EventClass::kDataLoading, "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__",
+          t, t + 30);
+    b.Add(EventClass::kHostOp, "aten::item", t + 40, t + 60);
+    b.Add(EventClass::kRuntime, "cudaStreamSynchronize", t + 45, t + 55);
+    // An async copy from pageable memory blocks; one from pinned memory does not.
+    b.Correlate(10 + s).Add(EventClass::kRuntime, "cudaMemcpyAsync", t + 60, t + 70);
+    b.Add(EventClass::kMemcpy, "Memcpy HtoD (Pageable -> Device)", t + 62, t + 70, 1000)
+        .Copy(CopyDirection::kHostToDevice, HostMemory::kPageable);
+    b.Correlate(20 + s).Add(EventClass::kRuntime, "cudaMemcpyAsync", t + 70, t + 72);
+    b.Add(EventClass::kMemcpy, "Memcpy HtoD (Pinned -> Device)", t + 72, t + 80, 5000)
+        .Copy(CopyDirection::kHostToDevice, HostMemory::kPinned);
+    b.Correlate(-1).Add(EventClass::kKernel, "gemm", t + 80, t + 99);
+  }
+  const Analysis a = AnalyzeTrace(b.model);
+  const auto tables = TablesOf(a);
+  ASSERT_EQ(tables.size(), 1u);
+  const core::ResultTable& t = tables[0];
+  EXPECT_EQ(t.section, "host_waits");
+  ASSERT_EQ(t.rows.size(), 3u);
+  // Most time first: data loading 90 us, the pageable copies 30 us, the syncs 30 us.
+  EXPECT_EQ(std::get<std::string>(t.rows[0][1]), "data loading");
+  EXPECT_EQ(std::get<int64_t>(Cell(t, "data loading", "calls")), 3);
+  EXPECT_DOUBLE_EQ(std::get<double>(Cell(t, "data loading", "blocked_us")), 90);
+  EXPECT_DOUBLE_EQ(std::get<double>(Cell(t, "data loading", "share_pct")), 30);
+  EXPECT_EQ(std::get<int64_t>(Cell(t, "synchronous copy", "calls")), 3);  // the pinned ones not
+  EXPECT_DOUBLE_EQ(std::get<double>(Cell(t, "synchronous copy", "blocked_us")), 30);
+  EXPECT_EQ(std::get<int64_t>(Cell(t, "synchronous copy", "bytes")), 3000);
+  EXPECT_EQ(std::get<int64_t>(Cell(t, "synchronous copy", "pageable_calls")), 3);
+  EXPECT_EQ(std::get<int64_t>(Cell(t, "synchronization", "calls")), 3);
+  EXPECT_DOUBLE_EQ(std::get<double>(Cell(t, "synchronization", "blocked_us")), 30);
+  // The longest call names the operator it ran in.
+  EXPECT_EQ(std::get<std::string>(Cell(t, "synchronization", "longest")),
+            "cudaStreamSynchronize in aten::item");
+  // The rule: 30% each, over the 10% threshold, but under its 1 ms floor.
+  EXPECT_TRUE(FindingsOf(a).empty());
+}
+
+TEST(HostWaits, TheRuleFiresOnItsShareAndFloorOnly) {
+  Builder b;
+  for (int s = 0; s < 3; ++s) {
+    const int t = s * 10000;  // 10 ms steps
+    b.Add(EventClass::kStep, "ProfilerStep#" + std::to_string(s), t, t + 10000);
+    b.Add(EventClass::kDataLoading, "enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__",
+          t, t + 4000);
+    b.Add(EventClass::kRuntime, "cudaDeviceSynchronize", t + 9000, t + 9500);  // 5%: no finding
+    b.Add(EventClass::kKernel, "gemm", t + 4000, t + 9000);
+  }
+  const auto findings = FindingsOf(AnalyzeTrace(b.model));
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_EQ(findings[0].id, "host_blocked_data_loading");
+  EXPECT_EQ(findings[0].severity, Severity::kCritical);  // 40% >= 30%
+  EXPECT_NE(findings[0].title.find("40.0%"), std::string::npos) << findings[0].title;
+  EXPECT_NE(findings[0].evidence.find("12.000 ms of the 3 complete steps (30.000 ms)"),
+            std::string::npos)
+      << findings[0].evidence;
+  EXPECT_NE(findings[0].action.find("num_workers"), std::string::npos);
+  EXPECT_NE(findings[0].action.find("saves at most 12.000 ms (4.000 ms per step)"),
+            std::string::npos)
+      << findings[0].action;
+}
+
+TEST(HostWaits, NothingBlocksNoTableNoFinding) {
+  Builder b;
+  b.Add(EventClass::kHostOp, "aten::mm", 0, 10).Add(EventClass::kKernel, "gemm", 5, 20);
+  const Analysis a = AnalyzeTrace(b.model);
+  EXPECT_TRUE(TablesOf(a).empty());
+  EXPECT_TRUE(FindingsOf(a).empty());
+}
+
+TEST(HostWaits, RegisteredWithItsTableAndRule) {
+  const Pass& p = HostWaits();
+  EXPECT_NE(p.tables, nullptr);
+  ASSERT_EQ(p.rules.size(), 1u);
+  const auto& rules = Rules();
+  EXPECT_NE(std::find_if(rules.begin(), rules.end(),
+                         [](const Rule& r) { return r.id == "host_blocked_<kind>"; }),
+            rules.end());
+}
+
+}  // namespace
+}  // namespace opscope::analyze
