@@ -692,9 +692,15 @@ void RuleOnlineCompilation(const RuleContext& c, std::vector<Finding>& out) {
 
 }  // namespace
 
+namespace {}  // namespace
+
+// Rules in files of their own (rules/), declared here beside their entry.
+Rule ExposedCommunicationRule();  // rules/exposed_communication.cc
+
 namespace {
 
-// The advisor's own rules, over the results of analysis.h's passes.
+// The advisor's own rules, over the results of analysis.h's passes and the
+// reported tables.
 std::vector<Rule> AdvisorRules() {
   return {
       {"low_device_utilization",
@@ -838,6 +844,7 @@ std::vector<Rule> AdvisorRules() {
              t.compile_min_ns / 1e6, t.compile_pct);
        },
        RuleOnlineCompilation},
+      ExposedCommunicationRule(),
   };
 }
 

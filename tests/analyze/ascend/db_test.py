@@ -314,6 +314,16 @@ def check_errors(opscope, tmp, failures):
     db.commit()
     db.close()
     cases.append((path, 3, "ascend_pytorch_profiler_3.db: TASK: a row runs from 100 to 50 ns"))
+    # Another producer's SQLite export (the tables of an Nsight Systems report)
+    # is not taken for Ascend's: opscope says it does not read it (exit 5).
+    path = os.path.join(tmp, "report.sqlite")
+    db = sqlite3.connect(path)
+    db.executescript("""
+        CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT);
+        CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER, end INTEGER, shortName INTEGER);""")
+    db.commit()
+    db.close()
+    cases.append((path, 5, "is not a trace format opscope reads"))
     gz = os.path.join(tmp, "ascend_pytorch_profiler_4.db.gz")
     subprocess.run(["sh", "-c", "gzip -c '%s' > '%s'" % (path, gz)], check=True)
     cases.append((gz, 5, "read from a plain file"))

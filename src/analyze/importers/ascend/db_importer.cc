@@ -166,7 +166,19 @@ bool IsAscendTraceDbName(const std::string& name) {
 
 bool SniffAscendDb(Source& source) {
   const std::string_view head = source.Peek(16);
-  return head == std::string_view("SQLite format 3\0", 16);
+  if (head != std::string_view("SQLite format 3\0", 16)) return false;
+  // Other producers write SQLite too (Nsight Systems' export): a database is
+  // Ascend's when it holds the tables every Ascend export has (STRING_IDS,
+  // TASK: formats/ascend.md 4). One that cannot be inspected here (not a
+  // plain file, or not a readable database) is claimed, so that the import
+  // says what is wrong with it.
+  if (source.container() != Container::kPlain || source.name() == "standard input") return true;
+  try {
+    const Db db(source.name());
+    return db.HasTable("STRING_IDS") || db.HasTable("TASK");
+  } catch (const Error&) {
+    return true;
+  }
 }
 
 Importer AscendDbImporter() {
