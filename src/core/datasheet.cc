@@ -78,7 +78,7 @@ const std::vector<Datasheet>& Datasheets() {
        3.2,
        "AMD Instinct MI250 datasheet: 90.5 TFLOP/s fp32 matrix, 362.1 bf16/fp16; 3.2 TB/s"},
       // Huawei publishes few per-SKU figures; these are third-party, low
-      // confidence (docs/formats: ascend.md, section 7). A run's own
+      // confidence (docs/formats: docs/formats/ascend.md, section 7). A run's own
       // info.json gives the AI Core peaks where it has one.
       {"Huawei",
        "Ascend 910B1",

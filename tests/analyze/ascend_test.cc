@@ -513,7 +513,7 @@ TEST(TaskTime, KernelsByCoreAndTheTasksThatAreNotKernels) {
 
 // A CANN run's device_0/info.json.0 (DeviceInfo as msprof writes it: numbers
 // or decimal strings) and the peaks that follow: 24 AI cores x 1.8 GHz x 8192
-// FLOP/cycle = 353.89 TFLOP/s, the 910B2's third-party figure (ascend.md 7).
+// FLOP/cycle = 353.89 TFLOP/s, the 910B2's third-party figure (docs/formats/ascend.md 7).
 TEST(DeviceInfo, TheChipsCoresAndClockGiveItsPeaks) {
   auto info = Source::FromBytes("device_0/info.json.0",
                                 R"({"DeviceInfo": [{"id": 0, "env_type": 3, "ai_core_num": 24,
@@ -570,7 +570,7 @@ TEST(DeviceInfo, TheChipsCoresAndClockGiveItsPeaks) {
 }
 
 TEST(ParallelGroups, TheDocumentedHashAndGlobalRanks) {
-  // ascend.md 1.7's example, verified there against a real sample.
+  // docs/formats/ascend.md 1.7's example, verified there against a real sample.
   EXPECT_EQ(HcclGroupHash("group_name_19"), 3985310405473756128u);
   EXPECT_EQ(HcclGroupHash(""), 0u);
   auto meta = Source::FromBytes("profiler_metadata.json",

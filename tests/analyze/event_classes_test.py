@@ -12,7 +12,7 @@ module, by the rules of each producer's own documentation:
   ("enumerate(DataLoader)#..."; with_stack's ".../dataloader.py(...)") is
   data loading, whatever its category (cpu_op, user_annotation,
   python_function; PyTorch 1.13's legacy profiler writes no category).
-- torch_npu's trace_view.json (formats/ascend.md 3.1): everything on the
+- torch_npu's trace_view.json (docs/formats/ascend.md 3.1): everything on the
   "HCCL"/"Communication" process is communication; an "Ascend Hardware" task
   is classed by its "Task Type" argument, not by its name as opscope's
   importer does: Notify Wait, Write Value, EVENT_WAIT_SQE and

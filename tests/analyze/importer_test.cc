@@ -358,7 +358,7 @@ TEST(ChromeJsonImporter, EventsWithoutANameImportWithAnEmptyOne) {
 }
 
 TEST(KernelDetailsImporter, ReadsMsprofOpSummaryAndTellsSetsAndCopiesFromKernels) {
-  // A fixture built to msprof's op_summary base columns as ascend.md 5.1.1
+  // A fixture built to msprof's op_summary base columns as docs/formats/ascend.md 5.1.1
   // lists them (no real op_summary sample is at hand): the same importer reads
   // them under their op_summary names. A MemSet (by type, or by the name Level0
   // writes with no type) is a memory set and MEMCPY_ASYNC a copy, not compute.

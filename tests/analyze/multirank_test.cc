@@ -62,7 +62,7 @@ TEST(AscendSteps, ReadsTheRealStepTraceTimeWithItsDocumentedIdentities) {
   EXPECT_EQ(r.comm_not_overlapped_ns, 101963203);
   EXPECT_EQ(r.free_ns, 25744050);
   EXPECT_EQ(r.preparing_ns, 17902500);
-  // ascend.md 3.4: Overlapped = Communication - Communication(Not Overlapped).
+  // docs/formats/ascend.md 3.4: Overlapped = Communication - Communication(Not Overlapped).
   EXPECT_NEAR(r.overlapped_ns, r.communication_ns - r.comm_not_overlapped_ns, 1);
   EXPECT_EQ(r.bubble_ns, 0);
   EXPECT_EQ(r.StepNs(), 8873756 + 101963203 + 25744050);

@@ -7,7 +7,7 @@ A device task belongs to the operator that launched it:
 - Kineto (CUDA, ROCm): the task's `correlation` names its launch call (a
   cuda_runtime / cuda_driver event with the same correlation); the launcher
   is the innermost cpu_op on the call's thread that encloses the call.
-- torch_npu's trace_view.json: an `async_npu` flow (ascend.md 3.1) starts on
+- torch_npu's trace_view.json: an `async_npu` flow (docs/formats/ascend.md 3.1) starts on
   the operator's thread inside the operator and ends at the task's start on
   its device lane (Ascend Hardware, HCCL / Communication); the launcher is the innermost cpu_op enclosing
   the flow's start.
@@ -27,7 +27,7 @@ import sys
 
 DEVICE_CATEGORIES = {"kernel", "gpu_memcpy", "gpu_memset"}
 RUNTIME_CATEGORIES = {"cuda_runtime", "cuda_driver"}
-# torch_npu's device lanes (ascend.md 3.1): tasks, and collectives ("HCCL"
+# torch_npu's device lanes (docs/formats/ascend.md 3.1): tasks, and collectives ("HCCL"
 # in older releases, "Communication" now).
 DEVICE_PROCESSES = {"Ascend Hardware", "HCCL", "Communication"}
 MODULE = "nn.Module: "

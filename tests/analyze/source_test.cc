@@ -306,7 +306,7 @@ TEST(Discovery, ClusterOutputAloneIsExplained) {
 }
 
 TEST(Discovery, AscendTreesGiveOneTimelinePerRankAndListTheRest) {
-  // A job folder as torch_npu leaves it (ascend.md, 1.2 and 1.7): two hosts,
+  // A job folder as torch_npu leaves it (docs/formats/ascend.md, 1.2 and 1.7): two hosts,
   // ranks from profiler_info_{rank}.json, a rank profiled twice, a rank whose
   // rank is only in profiler_info.json's rank_id (a string, as new releases
   // write it), one with only the SQLite export (its timeline, the rank in the
@@ -348,7 +348,7 @@ TEST(Discovery, AscendTreesGiveOneTimelinePerRankAndListTheRest) {
   WriteFile(prof.parent_path() / "device_1" / "info.json.1", "{}");
   WriteFile(prof / "msprof_20260102120000.json", "[]");
   WriteFile(prof / "op_summary_20260102120000.csv", "");
-  // msprof-analyze's cluster output in the job folder (ascend.md: under its input).
+  // msprof-analyze's cluster output in the job folder (docs/formats/ascend.md: under its input).
   std::filesystem::create_directories(job / "cluster_analysis_output");
   WriteFile(job / "cluster_analysis_output" / "cluster_communication.json", "{}");
   WriteFile(job / "cluster_analysis_output" / "cluster_step_trace_time.csv", "Step\n");

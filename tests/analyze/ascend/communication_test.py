@@ -10,7 +10,7 @@ as a real second rank's would differ, with two planted faults:
 - communication_matrix.json: local ranks 0 and 1 swap places (rank 1's own
   links: its LOCAL self-link 1-1, and 1-k), and link 1-5 takes three times as
   long (a slow HCCS link).
-The expected figures follow ascend.md 3.5/3.6: times in ms, sizes in MB of
+The expected figures follow docs/formats/ascend.md 3.5/3.6: times in ms, sizes in MB of
 10^6 bytes, bandwidth = size / time; "Total Op Info" and SDMA (the sum of the
 other transports) left out; only the "total" entries of the matrix; links of
 one transport compared with their median when three or more moved >= 1 MB,

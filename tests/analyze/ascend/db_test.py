@@ -3,13 +3,13 @@
 modules (nothing of opscope's):
 
 1. The real level-1 database sample (tests/data/ascend/level1_db): its kernels
-   by the join recipe of ascend.md 4.5 (COMPUTE_TASK_INFO JOIN TASK, plus
+   by the join recipe of docs/formats/ascend.md 4.5 (COMPUTE_TASK_INFO JOIN TASK, plus
    COMMUNICATION_OP), its step breakdown (analysis.db StepTraceTime, in
    microseconds) and its communication (CommAnalyzerTime, in ms) against what
    `opscope analyze` reports for the folder.
 2. The same figures from the text and the database forms of one run: the
    level-1 text sample is written into a database twin built to the
-   documented schema (ascend.md 4.3, 4.4, 4.6: STRING_IDS, TASK,
+   documented schema (docs/formats/ascend.md 4.3, 4.4, 4.6: STRING_IDS, TASK,
    COMPUTE_TASK_INFO, TASK_PMU_INFO without unit suffixes, COMMUNICATION_OP;
    analysis.db's StepTraceTime, CommAnalyzerTime, CommAnalyzerBandwidth with
    one row per packet-size bucket and the totals repeated, CommAnalyzerMatrix),

@@ -11,7 +11,7 @@ sqlite3 modules.
    ascend_pytorch_profiler_{rank}.db and analysis.db to the documented schema).
 3. msprof: the same job as two native `PROF_*` runs, one per rank
    (device_0/info.json.0 carries rank_id), their mindstudio_profiler_output
-   files converted from the rank's torch_npu files as ascend.md 3.2, 3.10 and
+   files converted from the rank's torch_npu files as docs/formats/ascend.md 3.2, 3.10 and
    5.2 document (op_summary: kernel_details' renamed columns, Device_id first;
    op_statistic, api_statistic, npu_module_mem (KB), l2_cache with Device_id;
    task_time and communication_statistic from the same tasks; operator_memory
@@ -98,7 +98,7 @@ def with_device(path, out):
     write_csv(out, ["Device_id"] + r[0], [["0"] + x for x in r[1:] if x])
 
 
-# Each run's chip as msprof's info.json records it (ascend.md 1.4), one with
+# Each run's chip as msprof's info.json records it (docs/formats/ascend.md 1.4), one with
 # strings and one with numbers: the roofline's peaks follow from them.
 CHIPS = {0: {"id": 0, "ai_core_num": 24, "aiv_num": 48, "aic_frequency": "1800"},
          1: {"id": 0, "ai_core_num": 20, "aiv_num": 40, "aic_frequency": 1650}}
@@ -168,7 +168,7 @@ def build_msprof(text_root, msprof_root):
                   [["0", "app", "0", repr(float(m["Total Reserved(MB)"]) * 1024),
                     repr(float(m["Total Reserved(MB)"]) * 1024), m["Timestamp(us)"]]
                    for m in app])
-        # operator_memory and memory_record as msprof writes them (ascend.md 5.2):
+        # operator_memory and memory_record as msprof writes them (docs/formats/ascend.md 5.2):
         # totals in KB, a block's Duration(us) instead of its release time, and
         # memory_record with GE's rows only.
         def kb(mb):
@@ -393,7 +393,7 @@ def check_task_time(opscope, text, msprof_root, tmp, failures):
 
 
 def hccl_hash(name):
-    """ascend.md 1.7: rolling hashes of the name, x29 (high word), x131 (low)."""
+    """docs/formats/ascend.md 1.7: rolling hashes of the name, x29 (high word), x131 (low)."""
     high = low = 0
     for byte in name.encode():
         high = (high * 29 + byte) % 2 ** 32

@@ -4,7 +4,7 @@ against an independent computation with Python's json module over the real
 torch_npu trace_view.json samples (tests/data/ascend/trace_view.json and the
 level-0 tree's).
 
-ascend.md 3.1: an "async_npu" flow (torch_to_npu) starts inside the torch
+docs/formats/ascend.md 3.1: an "async_npu" flow (torch_to_npu) starts inside the torch
 operator that launched a device task, on its thread, and ends at the task's
 start on its stream. For each TransData task: its flow's start, the innermost
 cpu_op open at that time on that thread (the latest started; the last in the

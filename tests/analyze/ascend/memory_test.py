@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The NPU memory tables of `opscope analyze` for the level-1 torch_npu sample,
 against an independent computation over its operator_memory.csv and
-memory_record.csv with Python's csv module. The rules, from ascend.md 3.7:
+memory_record.csv with Python's csv module. The rules, from docs/formats/ascend.md 3.7:
 sizes in KB of 1024 bytes, totals in MB of 1024 KB; the peak is the highest
 "Allocation Total Allocated"; a block is live at the peak when it was
 allocated at or before it and not released by then (an empty release: never).

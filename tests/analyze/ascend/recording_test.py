@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The "recording" table of `opscope analyze` (how each rank was recorded)
 against an independent reading of the samples' profiler_info_{rank}.json with
-Python's json module. The file's keys, from ascend.md 1.5: config.common_config
+Python's json module. The file's keys, from docs/formats/ascend.md 1.5: config.common_config
 and config.experimental_config (keys with torch_npu's leading '_' dropped),
 then torch_npu_version and cann_version where present. Values are rendered as
 the table documents: strings as they are, true/false, null as "none", lists

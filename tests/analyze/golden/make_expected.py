@@ -152,7 +152,7 @@ def expected_case(case, data, relative, fmt):
 COMM = re.compile(r"(?i)nccl|hccl|rccl|hcom|gloo|c10d::|allreduce|all_reduce|allgather|all_gather|"
                   r"reducescatter|reduce_scatter|alltoall|all_to_all|^notify[ _](wait|record)")
 # torch_npu's device tasks that are not kernels, by their "Task Type" argument
-# (formats/ascend.md 3.1): the waits and signals by which streams and ranks
+# (docs/formats/ascend.md 3.1): the waits and signals by which streams and ranks
 # synchronise, HCCL's SDMA data movement, the profiler's own markers. With
 # collectives in the trace the waits and the SDMA are the collectives' (schema
 # 4, docs/analysis-json.md); without, SDMA is memory traffic and a wait no work.

@@ -19,7 +19,7 @@ namespace opscope::analyze {
 namespace {
 
 // Which core a PMU column describes: A2/A3 parts prefix aic_ (cube core) or
-// aiv_ (vector core); older parts have one unprefixed set (ascend.md, 5.1.2).
+// aiv_ (vector core); older parts have one unprefixed set (docs/formats/ascend.md, 5.1.2).
 enum class Core { kCube, kVector, kSingle };
 
 struct PipeColumn {
@@ -138,7 +138,7 @@ std::unordered_map<L2Key, std::deque<L2Rates>> ReadL2(Source& source) {
     const auto rate = [&](size_t col, const char* what) {
       double v = -1;
       if (col == SIZE_MAX || NotAvailable(TrimField(fields[col]))) return -1.0;
-      // Victim Rate may exceed 1 on A2/A3 (ascend.md, 3.10); a negative or
+      // Victim Rate may exceed 1 on A2/A3 (docs/formats/ascend.md, 3.10); a negative or
       // non-numeric rate is a broken file.
       if (!ParseNumber(TrimField(fields[col]), v) || v < 0 || v > 100) {
         throw Error(ErrorCode::kInvalidInput,

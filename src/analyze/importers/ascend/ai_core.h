@@ -1,7 +1,7 @@
 // The AI Core pipeline of each Ascend operator, from the PMU columns that
 // kernel_details.csv (torch_npu) and op_summary_*.csv (msprof) carry when the
-// run collected aic_metrics=PipeUtilization (ascend.md, 3.2 and 5.1.2), and the
-// L2 cache rates of l2_cache.csv (ascend.md, 3.10).
+// run collected aic_metrics=PipeUtilization (docs/formats/ascend.md, 3.2 and 5.1.2), and the
+// L2 cache rates of l2_cache.csv (docs/formats/ascend.md, 3.10).
 //
 // Each `*_ratio` column is the share of a core's cycles spent in one pipe's
 // instructions (CANN's PipeUtilization reference): aic_* on the cube core

@@ -107,7 +107,7 @@ std::vector<ReportedCollective> ReadCommunication(Source& source) {
       root, path,
       [&](std::string_view step, std::string_view kind, std::string_view key,
           simdjson::dom::element info) {
-        // "Total Op Info" sums the others (ascend.md 3.5): recomputed, not read.
+        // "Total Op Info" sums the others (docs/formats/ascend.md 3.5): recomputed, not read.
         if (IsTotalEntry(key)) return;
         const auto where = [&] { return Where(path, {step, kind, key}); };
         simdjson::dom::object time;
@@ -136,7 +136,7 @@ std::vector<ReportedCollective> ReadCommunication(Source& source) {
           for (const auto [transport_key, figures] : bandwidth) {
             // A plain copy: clang before 16 cannot capture a structured binding in a lambda.
             const std::string_view transport = transport_key;
-            if (transport == "SDMA") continue;  // HCCS + PCIE + SIO (ascend.md 3.5)
+            if (transport == "SDMA") continue;  // HCCS + PCIE + SIO (docs/formats/ascend.md 3.5)
             simdjson::dom::object f;
             if (figures.get_object().get(f) != simdjson::SUCCESS) continue;
             const auto bw_where = [&] {

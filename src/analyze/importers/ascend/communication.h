@@ -1,10 +1,10 @@
-// torch_npu's communication.json and communication_matrix.json (ascend.md, 3.5
+// torch_npu's communication.json and communication_matrix.json (docs/formats/ascend.md, 3.5
 // and 3.6), and what a cluster of them says: per collective, the time spent
 // waiting for peers, moving data and synchronising; the rank the others wait
 // for; per link, the bandwidth against the other links of its transport.
 //
 // Units as the files write them: times in ms, sizes in MB of 10^6 bytes,
-// bandwidth in GB/s of 10^9 bytes (ascend.md, 2.4); kept here as ns and bytes.
+// bandwidth in GB/s of 10^9 bytes (docs/formats/ascend.md, 2.4); kept here as ns and bytes.
 #ifndef OPSCOPE_ANALYZE_IMPORTERS_ASCEND_COMMUNICATION_H_
 #define OPSCOPE_ANALYZE_IMPORTERS_ASCEND_COMMUNICATION_H_
 

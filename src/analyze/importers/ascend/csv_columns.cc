@@ -12,7 +12,7 @@ namespace opscope::analyze {
 namespace {
 
 // One pair of quotes around a number (a re-written file may quote a start time
-// with its tab inside the quotes, ascend.md 2.1), then spaces and tabs.
+// with its tab inside the quotes, docs/formats/ascend.md 2.1), then spaces and tabs.
 std::string_view Unquoted(std::string_view t) {
   if (t.size() >= 2 && (t.front() == '"' || t.front() == '\'') && t.back() == t.front()) {
     t = TrimField(t.substr(1, t.size() - 2));

@@ -1,4 +1,4 @@
-// The records of one of Ascend's CSV files, read by column name (ascend.md,
+// The records of one of Ascend's CSV files, read by column name (docs/formats/ascend.md,
 // section 0: never by position), with the conversions every such file needs:
 // text trimmed of the spaces and tabs the writers add, "N/A" and empty as
 // absent, times and durations in microseconds to exact nanoseconds, sizes in
@@ -19,7 +19,7 @@
 
 namespace opscope::analyze {
 
-// "N/A" or empty: not collected (ascend.md 2.2).
+// "N/A" or empty: not collected (docs/formats/ascend.md 2.2).
 bool AbsentField(std::string_view text);
 
 class CsvColumns {

@@ -169,7 +169,7 @@ bool SniffAscendDb(Source& source) {
   if (head != std::string_view("SQLite format 3\0", 16)) return false;
   // Other producers write SQLite too (Nsight Systems' export): a database is
   // Ascend's when it holds the tables every Ascend export has (STRING_IDS,
-  // TASK: formats/ascend.md 4). One that cannot be inspected here (not a
+  // TASK: docs/formats/ascend.md 4). One that cannot be inspected here (not a
   // plain file, or not a readable database) is claimed, so that the import
   // says what is wrong with it.
   if (source.container() != Container::kPlain || source.name() == "standard input") return true;
@@ -255,7 +255,8 @@ void ImportAscendDb(Source& source, TraceModel& model) {
     model.process_names.emplace(pid, process);
     return model.TrackFor(pid, std::to_string(gtid & 0xFFFFFFFFu));
   };
-  int64_t op_type = 50001;  // "op" (ascend.md 4.3); read from ENUM_API_TYPE when present
+  // "op" (docs/formats/ascend.md 4.3); read from ENUM_API_TYPE when present.
+  int64_t op_type = 50001;
   if (db.HasTable("ENUM_API_TYPE")) {
     db.Query("SELECT id FROM ENUM_API_TYPE WHERE name = 'op'",
              [&](sqlite3_stmt* s) { op_type = sqlite3_column_int64(s, 0); });

@@ -1,10 +1,10 @@
-// The SQLite exports of Ascend's profilers (ascend.md, section 4): the rank's
+// The SQLite exports of Ascend's profilers (docs/formats/ascend.md, section 4): the rank's
 // `ascend_pytorch_profiler_{rank}.db` (msprof's database renamed, plus
 // torch_npu's framework tables), MindSpore's `ascend_mindspore_profiler_*.db`,
 // msprof's `msprof_*.db`, and the summaries in `analysis.db` /
 // `communication_analyzer.db`.
 //
-// What is read, by the join recipes of ascend.md 4.5, so that the database and
+// What is read, by the join recipes of docs/formats/ascend.md 4.5, so that the database and
 // the text files of one run give the same figures:
 // - device work as kernel_details.csv lists it: COMPUTE_TASK_INFO joined with
 //   TASK (name, op type, core type, stream, blocks; ns times), and the

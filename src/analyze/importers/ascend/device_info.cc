@@ -64,7 +64,7 @@ ReportedChip ReadDeviceInfo(Source& source) {
   chip.core_mhz = read("aic_frequency", 100000);
   chip.core_kind = "AI Core";
   // 16x16x16 multiply-adds per Cube core a cycle (8192 FLOP), twice that for
-  // int8: msprof-analyze's ChipPeakFLOPSCalculator's formula (ascend.md 7).
+  // int8: msprof-analyze's ChipPeakFLOPSCalculator's formula (docs/formats/ascend.md 7).
   const double per_cycle = chip.cores * chip.core_mhz * 1e6;
   chip.flops_per_second["fp16"] = chip.flops_per_second["bf16"] = per_cycle * 8192;
   chip.flops_per_second["int8"] = per_cycle * 16384;

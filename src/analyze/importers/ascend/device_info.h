@@ -2,7 +2,7 @@
 // (msprof writes one per device, under each PROF_* folder, torch_npu's
 // included): DeviceInfo[0]'s `ai_core_num` and `aic_frequency` (MHz), the
 // two figures msprof-analyze reads to work out a chip's peak FLOP/s
-// (ascend.md 1.4 and 7). Roofline ceilings follow from them
+// (docs/formats/ascend.md 1.4 and 7). Roofline ceilings follow from them
 // (the chip's peaks, reported.h; passes/roofline.h: ChipCeilings).
 #ifndef OPSCOPE_ANALYZE_IMPORTERS_ASCEND_DEVICE_INFO_H_
 #define OPSCOPE_ANALYZE_IMPORTERS_ASCEND_DEVICE_INFO_H_

@@ -28,7 +28,7 @@ bool SniffKernelDetailsHead(std::string_view header) {
 }  // namespace
 
 std::string AscendShapes(std::string_view text) {
-  // The CSV writers keep one pair of quotes around shapes (ascend.md 2.1).
+  // The CSV writers keep one pair of quotes around shapes (docs/formats/ascend.md 2.1).
   if (text.size() >= 2 && text.front() == '"' && text.back() == '"') {
     text = text.substr(1, text.size() - 2);
   }
@@ -306,7 +306,7 @@ void ImportKernelDetails(Source& source, TraceModel& model, KernelDetailsPipelin
   const auto bad = [&](int at, const std::string& what) {
     return Error(ErrorCode::kInvalidInput, path + ": line " + std::to_string(at) + ": " + what);
   };
-  // kernel_details.csv renames msprof's op_summary columns (ascend.md, 3.2):
+  // kernel_details.csv renames msprof's op_summary columns (docs/formats/ascend.md, 3.2):
   // either name is read, so op_summary_*.csv goes through the same code.
   const auto find = [&](const char* kernel_details, const char* op_summary) {
     const size_t at = header.Find(kernel_details);

@@ -20,7 +20,7 @@ std::vector<MemoryHolder> Sorted(const std::map<std::string, MemoryHolder>& m) {
 }
 
 // The column of `prefix` in the unit the file uses: torch_npu writes totals in
-// MB, msprof in KB (ascend.md 3.7 and 5.2). Empty when the header has neither.
+// MB, msprof in KB (docs/formats/ascend.md 3.7 and 5.2). Empty when the header has neither.
 struct TotalColumn {
   std::string name;
   double unit = kMiB;

@@ -1,10 +1,10 @@
-// torch_npu's memory files (ascend.md 3.7): operator_memory.csv (one row per
+// torch_npu's memory files (docs/formats/ascend.md 3.7): operator_memory.csv (one row per
 // block an operator allocated: size, allocation and release times, the
 // allocator's totals at each) and memory_record.csv (the totals over time per
 // component). What they answer: how high memory went, when, and which
 // operators held it at that moment.
 //
-// msprof's operator_memory_*.csv and memory_record_*.csv (ascend.md 5.2) are
+// msprof's operator_memory_*.csv and memory_record_*.csv (docs/formats/ascend.md 5.2) are
 // read by the same code: the same columns with totals in KB, and a block's
 // Duration(us) in place of its release time.
 //

@@ -23,7 +23,7 @@ std::string AscendOpType(std::string_view name, std::string_view category);
 // TASK table, trace_view's "Ascend Hardware" lane), from its name, its op type
 // and its task type (trace_view's "Task Type", kernel_details' "Accelerator
 // Core"; the names of the tasks that are not kernels are their task types:
-// formats/ascend.md, trace_view):
+// docs/formats/ascend.md, trace_view):
 // - a collective: task type COMMUNICATION (older HCCL), or HCCL's operation
 //   names ("hcom_allReduce__586_0_1");
 // - a device wait: the waits and signals by which streams and ranks
@@ -35,7 +35,7 @@ std::string AscendOpType(std::string_view name, std::string_view category);
 // - a memory set when its op type is MemSet or its name ends in "_MemSet"
 //   (Level0 writes no type: aclnnMm_MatMulCommon_MemSet), a copy for the
 //   MEMCPY_ASYNC task or a MemCopy type; otherwise a kernel. Sets and copies
-//   are not compute (formats/ascend.md, issue 15).
+//   are not compute (docs/formats/ascend.md, issue 15).
 EventClass AscendTaskClass(std::string_view name, std::string_view op_type,
                            std::string_view task_type = {});
 

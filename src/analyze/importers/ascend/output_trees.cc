@@ -25,7 +25,7 @@ constexpr char kTimelines[] =
 constexpr int kSearchDepth = 4;  // a job folder > host folders > rank folders > outputs
 
 // Why each file of ASCEND_PROFILER_OUTPUT that carries analysis value is not
-// read (yet): ascend.md, section 3.
+// read (yet): docs/formats/ascend.md, section 3.
 const std::map<std::string, std::string, std::less<>>& OutputFileReasons() {
   static const std::map<std::string, std::string, std::less<>> reasons = {
       {"op_statistic.csv",
@@ -144,7 +144,7 @@ std::string RunTimestamp(const fs::path& root) {
   return tokens.size() >= 3 ? tokens[tokens.size() - 3] : std::string();
 }
 
-// msprof-analyze's cluster outputs (ascend.md, "cluster_analysis_output/"):
+// msprof-analyze's cluster outputs (docs/formats/ascend.md, "cluster_analysis_output/"):
 // summaries it computes from the ranks' own files, not timelines.
 bool IsClusterOutputName(const std::string& name) {
   for (const char* file :
@@ -203,7 +203,7 @@ void ReadOutputFolder(const fs::path& output, RankTree& tree) {
                         : has("kernel_details.csv") ? "kernel_details.csv"
                         : has("task_time.csv")      ? "task_time.csv"
                                                     : "";
-  // An export_type=db run: the rank's database is the timeline (ascend.md 4.1).
+  // An export_type=db run: the rank's database is the timeline (docs/formats/ascend.md 4.1).
   std::string analysis_db;
   for (const fs::path& file : files) {
     const std::string name = file.filename().string();
@@ -327,7 +327,7 @@ void ReadRankRoot(const fs::path& root, RankTree& tree) {
 }
 
 // The rank of a native msprof run: `rank_id` of its device_*/info.json.{N}
-// (msprof-analyze's rule, ascend.md 1.4), with the file it came from.
+// (msprof-analyze's rule, docs/formats/ascend.md 1.4), with the file it came from.
 std::optional<std::pair<int, std::string>> MsprofRank(const fs::path& root) {
   for (const fs::path& dir : FolderEntries(root)) {
     const std::string name = dir.filename().string();

@@ -1,4 +1,4 @@
-// The output trees of Ascend's profilers in a folder (../shared/formats/ascend.md,
+// The output trees of Ascend's profilers in a folder (../shared/docs/formats/ascend.md,
 // section 1), as a registered tree finder (trace_inputs.h):
 // - a torch_npu `{worker}_{timestamp}_ascend_pt` or MindSpore `_ascend_ms`
 //   folder, its parent holding many ranks, or its `ASCEND_PROFILER_OUTPUT`

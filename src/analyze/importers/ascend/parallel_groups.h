@@ -1,9 +1,9 @@
 // The communication groups of a torch_npu run, from profiler_metadata.json's
-// `parallel_group_info` (ascend.md 1.6): each HCCL group's name, its role
+// `parallel_group_info` (docs/formats/ascend.md 1.6): each HCCL group's name, its role
 // ("dp", "tp", "pp", ...) and the global ranks in it. communication.json and
 // communication_matrix.json name a group only by a hash of its HCCL name (the
 // number after '@') and its links by ranks local to the group; these give the
-// global ranks back, as msprof-analyze does (ascend.md 1.7).
+// global ranks back, as msprof-analyze does (docs/formats/ascend.md 1.7).
 #ifndef OPSCOPE_ANALYZE_IMPORTERS_ASCEND_PARALLEL_GROUPS_H_
 #define OPSCOPE_ANALYZE_IMPORTERS_ASCEND_PARALLEL_GROUPS_H_
 
@@ -17,7 +17,7 @@
 
 namespace opscope::analyze {
 
-// The hash the communication files print after '@' (ascend.md 1.7): two
+// The hash the communication files print after '@' (docs/formats/ascend.md 1.7): two
 // 32-bit polynomial rolling hashes of the name's bytes, multipliers 29 (high
 // word) and 131 (low word), each from 0 and modulo 2^32.
 uint64_t HcclGroupHash(std::string_view hccl_name);

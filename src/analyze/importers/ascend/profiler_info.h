@@ -1,4 +1,4 @@
-// torch_npu's profiler_info_{rank}.json (ascend.md 1.5): how the run was
+// torch_npu's profiler_info_{rank}.json (docs/formats/ascend.md 1.5): how the run was
 // recorded. Its config.common_config (activities, schedule, record_shapes,
 // profile_memory, with_stack, with_flops, with_modules) and
 // config.experimental_config (profiler level, AI Core metrics, L2 cache,

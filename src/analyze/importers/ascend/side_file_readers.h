@@ -1,4 +1,4 @@
-// The side files of torch_npu's and msprof's output trees (ascend.md, sections
+// The side files of torch_npu's and msprof's output trees (docs/formats/ascend.md, sections
 // 3 and 5), each a registered side-file reader (side_files.h) that lowers its
 // file into the model's reported tables (reported.h). The roles are the names
 // trace_inputs.cc gives the files it finds beside a rank's timeline:

@@ -1,4 +1,4 @@
-// torch_npu's step_trace_time.csv (ascend.md, 3.4): per device and step, the
+// torch_npu's step_trace_time.csv (docs/formats/ascend.md, 3.4): per device and step, the
 // time the NPU spent computing, communicating without and with overlap, free,
 // in pipeline bubbles (hcom_receive) and preparing (from the framework step's
 // start to the first device task). Values are microseconds; the columns are

@@ -24,7 +24,7 @@ const char* OneOf(const CsvColumns& r, std::initializer_list<const char*> names)
 class Peaks {
  public:
   void Add(std::string_view device, std::string name, int64_t bytes, int64_t ns) {
-    if (bytes < 0) return;  // N/A, or "only a release was captured" (ascend.md 3.7)
+    if (bytes < 0) return;  // N/A, or "only a release was captured" (docs/formats/ascend.md 3.7)
     ReportedMemoryPeak& p = peaks_[{std::string(device), name}];
     p.device = device, p.name = std::move(name), ++p.samples;
     if (bytes > p.peak_bytes) p.peak_bytes = bytes, p.peak_ns = ns;
@@ -85,7 +85,7 @@ std::vector<ReportedApiStat> ReadApiStatistic(Source& source) {
 std::vector<ReportedOp> ReadOperatorDetails(Source& source) {
   CsvColumns r(source, {"Name"});
   // The code writes no space before "(us)"; the documentation shows one
-  // (ascend.md 3.8): either is read.
+  // (docs/formats/ascend.md 3.8): either is read.
   const auto column = [&](const char* code, const char* doc, bool required) -> const char* {
     if (required) return OneOf(r, {code, doc});
     return r.FirstOf({code, doc});
@@ -128,7 +128,7 @@ std::vector<ReportedOp> ReadOperatorDetails(Source& source) {
 
 std::vector<ReportedMemoryPeak> ReadModuleMemory(Source& source) {
   CsvColumns r(source, {"Component", "Timestamp(us)"});
-  // torch_npu's copy converts CANN's KB to MB (ascend.md 3.7).
+  // torch_npu's copy converts CANN's KB to MB (docs/formats/ascend.md 3.7).
   const char* reserved = OneOf(r, {"Total Reserved(MB)", "Total Reserved(KB)"});
   const double unit = std::string_view(reserved).ends_with("(MB)") ? kMiB : kKiB;
   const char* device = r.FirstOf({"Device_id", "Device"});

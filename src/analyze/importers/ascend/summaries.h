@@ -1,4 +1,4 @@
-// The summary files of an Ascend run that are not a timeline (ascend.md 3.3,
+// The summary files of an Ascend run that are not a timeline (docs/formats/ascend.md 3.3,
 // 3.7-3.10 and 5.2): what each holds that the timeline does not, read by column
 // name from torch_npu's ASCEND_PROFILER_OUTPUT copies and msprof's
 // mindstudio_profiler_output originals alike.
@@ -17,7 +17,7 @@
 //   memory reserved per driver module, and the process's and device's memory,
 //   each at its peak;
 // - step_trace_*.csv: graph-mode iterations (FP/BP, refresh, data wait).
-// Sizes: KB = 1024 bytes, MB = 1024 KB (ascend.md 2.4). Times: microseconds in
+// Sizes: KB = 1024 bytes, MB = 1024 KB (docs/formats/ascend.md 2.4). Times: microseconds in
 // the files, nanoseconds here.
 #ifndef OPSCOPE_ANALYZE_IMPORTERS_ASCEND_SUMMARIES_H_
 #define OPSCOPE_ANALYZE_IMPORTERS_ASCEND_SUMMARIES_H_

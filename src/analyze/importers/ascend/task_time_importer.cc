@@ -13,7 +13,7 @@ namespace opscope::analyze {
 namespace {
 
 // What a task is. A named task is a kernel (msprof writes N/A as the name of
-// every task that is not one, ascend.md 5.2), its core from the kernel type
+// every task that is not one, docs/formats/ascend.md 5.2), its core from the kernel type
 // under the names kernel_details.csv gives the same cores. An unnamed task is
 // known by its type: copies and sets as such, and the stream's own event and
 // notify records and waits, which compute nothing, as device waits.

@@ -1,5 +1,5 @@
 // Importer for msprof's task_time_*.csv (and the task_time.csv torch_npu
-// copies; ascend.md 3.10, 5.2): every device task of the run, compute or not,
+// copies; docs/formats/ascend.md 3.10, 5.2): every device task of the run, compute or not,
 // with its kernel name (N/A for a task that is not a kernel), kernel type
 // (KERNEL_AICORE, KERNEL_AIVEC, KERNEL_AICPU, or the task's own type such as
 // MEMCPY_ASYNC, EVENT_RECORD), stream, start and stop in microseconds. It is the

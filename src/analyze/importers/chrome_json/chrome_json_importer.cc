@@ -165,7 +165,7 @@ EventClass ClassOf(std::string_view category, std::string_view name, std::string
     return EventClass::kOther;
   }
   if (process == "Ascend Hardware") return AscendTaskClass(name, "", task_type);
-  // torch_npu's collective operators on the NPU (formats/ascend.md: "HCCL" in
+  // torch_npu's collective operators on the NPU (docs/formats/ascend.md: "HCCL" in
   // older versions, "Communication" now).
   if (process == "HCCL" || process == "Communication") return EventClass::kCommunication;
   if (process == "CANN") return EventClass::kRuntime;
@@ -591,7 +591,7 @@ void Merge(Part& part, TraceModel& model,
 }
 
 // torch_npu's async_npu flows tie each device task to the torch operator that
-// launched it (ascend.md 3.1: the flow starts inside the operator on its
+// launched it (docs/formats/ascend.md 3.1: the flow starts inside the operator on its
 // thread and ends at the task's start on its stream). The pair shares an
 // External id, as Kineto's do, so the analyses find the launcher the same way:
 // the innermost framework operator enclosing the start, and the device task
