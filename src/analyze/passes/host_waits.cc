@@ -103,15 +103,15 @@ HostWaits Compute(const TraceModel& model, const Analysis& a) {
       k = kLoading;
     } else if (cls == EventClass::kRuntime) {
       k = runtime_kind(model.name[e]);
-      if (k == -3) {  // an async copy: blocking where its host memory is pageable
+      if (k == -3 || k == kSyncCopy) {
         const auto it = copies.find(model.correlation[e]);
-        k = it != copies.end() && it->second.pageable ? kSyncCopy : -1;
-        if (k == kSyncCopy) ++waits[kSyncCopy].pageable;
-      }
-      if (k == kSyncCopy) {
-        const auto it = copies.find(model.correlation[e]);
-        if (it != copies.end() && it->second.bytes >= 0) {
-          waits[kSyncCopy].bytes = std::max<int64_t>(waits[kSyncCopy].bytes, 0) + it->second.bytes;
+        const Launched* copy = it == copies.end() ? nullptr : &it->second;
+        if (k == -3) {  // an async copy: blocking where its host memory is pageable
+          k = copy != nullptr && copy->pageable ? kSyncCopy : -1;
+          if (k == kSyncCopy) ++waits[kSyncCopy].pageable;
+        }
+        if (k == kSyncCopy && copy != nullptr && copy->bytes >= 0) {
+          waits[kSyncCopy].bytes = std::max<int64_t>(waits[kSyncCopy].bytes, 0) + copy->bytes;
         }
       }
     }

@@ -65,19 +65,6 @@ bool TimeNs(simdjson::ondemand::value value, int64_t& ns) {
   return MicrosToNs(text, ns);
 }
 
-bool ContainsLower(std::string_view text, std::string_view lower_word) {
-  if (lower_word.size() > text.size()) return false;
-  for (size_t i = 0; i + lower_word.size() <= text.size(); ++i) {
-    size_t k = 0;
-    while (k < lower_word.size() &&
-           std::tolower(static_cast<unsigned char>(text[i + k])) == lower_word[k]) {
-      ++k;
-    }
-    if (k == lower_word.size()) return true;
-  }
-  return false;
-}
-
 // A copy as Kineto (libkineto's CuptiActivity, and opscope's CUPTI records,
 // cupti_records.h) names it: "Memcpy HtoD (Pinned -> Device)", "Memcpy DtoH
 // (Device -> Pageable)", "Memcpy DtoD (Device -> Device)", "Memcpy PtoP
@@ -725,8 +712,8 @@ void ImportChromeJson(Source& source, TraceModel& model, const ImportOptions& op
       const uint32_t name = model.name[e];
       if (name >= loading.size()) loading.resize(model.string_count(), -1);
       if (loading[name] < 0) {
-        const std::string_view n = model.String(name);
-        loading[name] = ContainsLower(n, "dataloader") || ContainsLower(n, "data_loader");
+        const std::string lower = Lower(model.String(name));
+        loading[name] = Contains(lower, "dataloader") || Contains(lower, "data_loader");
       }
       if (loading[name] == 1) model.cls[e] = EventClass::kDataLoading;
     } else if (cls == EventClass::kMemcpy) {
