@@ -1,10 +1,21 @@
 #!/usr/bin/env bash
 # The command line: version, help, output formats, exit codes, the demo trace.
+#
+#   cli_test.sh OPSCOPE PYTHON TOOLS [CASE ...]
+#
+# Each case_NAME function below is one ctest entry, cli_NAME (tests/CMakeLists.txt
+# reads the names from this file), so the cases run in parallel and a failure
+# names its case; with no CASE every case runs in turn.
 set -uo pipefail
 opscope=$1 python=$2 tools=$3
+shift 3
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 failures=0
+data=$(cd "$(dirname "$0")/../data" && pwd)
+samples=$data/ascend
+# analysis.html's only script is the report's own (src/report/report_script.js).
+report_script="$tools/../../src/report/report_script.js"
 
 expect_status() {  # expected-status description command...
   local expected=$1 what=$2; shift 2
@@ -23,6 +34,35 @@ expect_grep() {  # pattern file description
     echo "FAIL: $3: '$1' not in $2:"; cat "$2"; failures=$((failures + 1)); fi
 }
 
+expect_empty() {  # file description: nothing half-written on stdout
+  if [ -s "$1" ]; then echo "FAIL: $2: output was written:"; cat "$1"; failures=$((failures + 1)); else
+    echo "ok: $2: no partial output"; fi
+}
+
+demo_trace() {  # the demo's trace ($trace), for the cases that analyse one
+  if [ -z "${trace:-}" ]; then
+    "$opscope" demo --out "$dir/demo-trace" --threads 3 --steps 4 >/dev/null 2>&1
+    trace=$(ls "$dir"/demo-trace/*.opscope.json)
+  fi
+}
+
+steps_trace() {  # file step-us jitter-seed
+  "$python" - "$1" "$2" "$3" <<'PY'
+import json, random, sys
+path, step, seed = sys.argv[1], float(sys.argv[2]), int(sys.argv[3])
+rng = random.Random(seed)
+events, t = [], 0.0
+for i in range(12):
+    d = step * (1 + rng.uniform(-0.1, 0.1))
+    events.append({"ph": "X", "cat": "user_annotation", "name": f"ProfilerStep#{i}", "pid": 1, "tid": 1, "ts": t, "dur": d})
+    events.append({"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": t + 1, "dur": d / 2})
+    t += d
+json.dump(events, open(path, "w"))
+PY
+}
+
+# Version, help, usage errors, standard output that fails, --out onto special files.
+case_usage() {
 expect_status 0 "--version" "$opscope" --version
 expect_grep "opscope 0\." "$dir/out" "version printed"
 expect_status 0 "--help" "$opscope" --help
@@ -57,7 +97,6 @@ expect_status 5 "absent device" "$opscope" info --device cuda:0
 expect_grep "unavailable device 'cuda:0'" "$dir/err" "device error names the device"
 # A write to standard output that fails is an error (exit 4), never a silent success.
 if [ -w /dev/full ]; then
-  data=$(cd "$(dirname "$0")/../data" && pwd)
   for args in "info --format json" "smi --format json" "analyze $data/kineto/cpu_only.pt.trace.json.gz --format csv --out $dir/full-analysis"; do
     # shellcheck disable=SC2086
     "$opscope" $args > /dev/full 2> "$dir/err"; status=$?
@@ -77,7 +116,10 @@ if [ -p "$dir/fifo" ] && grep -q '"results"' "$dir/from_fifo"; then echo "ok: th
 mkdir -p "$dir/a_folder"
 expect_status 4 "--out onto a folder" "$opscope" info --format json --out "$dir/a_folder"
 expect_grep "not a regular file" "$dir/err" "the refusal says why"
+}
 
+# opscope trace.
+case_trace() {
 # opscope trace: with no CUDA here, a program that never initializes CUDA gives no
 # trace and says why; without the CUDA backend, the command says that instead.
 "$opscope" trace -o "$dir/traced.json" -- true >"$dir/out" 2>"$dir/err"
@@ -112,7 +154,10 @@ if [ $status -eq 1 ]; then
 fi
 expect_status 2 "trace without a program" "$opscope" trace -o "$dir/traced.json"
 expect_grep "after --" "$dir/err" "trace names the missing program"
+}
 
+# opscope info: table, JSON, CSV, the cached clock, --out.
+case_info() {
 expect_status 0 "info table" "$opscope" info
 expect_grep "cores_used" "$dir/out" "info table has cores"
 expect_grep "peak_fp32" "$dir/out" "info shows the fp32 peak"
@@ -144,7 +189,10 @@ expect_status 0 "info --out" "$opscope" info --format json --out "$dir/info.json
 expect_status 0 "info --out shape" "$python" "$tools/check_json_output.py" < "$dir/info.json"
 expect_status 4 "unwritable --out" "$opscope" info --out /nonexistent-dir/info.json
 expect_grep "/nonexistent-dir/info.json" "$dir/err" "io error names the path"
+}
 
+# opscope demo and its schedule.
+case_demo() {
 expect_status 0 "demo" "$opscope" demo --out "$dir/demo" --threads 3 --steps 4 --format json
 cp "$dir/out" "$dir/demo-stdout.json"
 expect_status 0 "demo json shape" "$python" "$tools/check_json_output.py" --require trace_file < "$dir/demo-stdout.json"
@@ -162,6 +210,12 @@ expect_status 2 "bad schedule" "$opscope" demo --out "$dir/bad" --schedule activ
 expect_grep "active" "$dir/err" "schedule error explains"
 expect_status 2 "unreadable schedule" "$opscope" demo --out "$dir/bad" --schedule 'wait=x'
 expect_status 2 "bad threads" "$opscope" demo --threads 0
+if [ -e "$dir/bad" ] && [ -n "$(ls -A "$dir/bad")" ]; then
+  echo "FAIL: failed demo left files"; failures=$((failures + 1)); fi
+}
+
+# Options at their limits: repeated keys, process ids, long watches, too many threads, SIGINT.
+case_limits() {
 expect_status 2 "conv2d: a key given twice" "$opscope" bench conv2d --configs mb16ic8ih8oc8kh3mb4
 expect_grep "mb is given twice" "$dir/err" "the repeated key is named"
 expect_status 2 "conv2d: an empty --configs" "$opscope" bench conv2d --configs ''
@@ -201,14 +255,10 @@ took = time.monotonic() - sent
 print(f"SIGINT took {took:.3f} s")
 sys.exit(0 if took < 3.0 and p.returncode == -signal.SIGINT else 1)
 PY
-if [ -e "$dir/bad" ] && [ -n "$(ls -A "$dir/bad")" ]; then
-  echo "FAIL: failed demo left files"; failures=$((failures + 1)); fi
-
-expect_empty() {  # file description: nothing half-written on stdout
-  if [ -s "$1" ]; then echo "FAIL: $2: output was written:"; cat "$1"; failures=$((failures + 1)); else
-    echo "ok: $2: no partial output"; fi
 }
 
+# opscope bench and bw: JSON and CSV shapes, sizes refused, ceilings files.
+case_bench() {
 quick=(--min-reps 2 --min-time 0 --warmup 0)
 expect_status 0 "bench matmul json" "$opscope" bench matmul --sizes 64,32x48x40 --dtype fp32,bf16 \
   --format json "${quick[@]}"
@@ -255,7 +305,10 @@ expect_grep "ceilings.json" "$dir/out" "the ceilings source is named"
 echo '{"kind":"opscope-ceilings","flops_per_second":{"fp32":"fast"}}' > "$dir/bad-ceilings.json"
 expect_status 3 "bad ceilings file" "$opscope" bench matmul --sizes 64 --ceilings "$dir/bad-ceilings.json"
 expect_grep "bad-ceilings.json" "$dir/err" "ceilings error names the file"
+}
 
+# opscope smi: snapshot, JSON, watch lines.
+case_smi() {
 expect_status 0 "smi snapshot" "$opscope" smi
 expect_grep "cpu_utilization_percent" "$dir/out" "smi shows utilization"
 expect_grep "no NVIDIA driver" "$dir/out" "smi names the missing NVIDIA driver"
@@ -279,6 +332,10 @@ assert any(m["metric"] == "cpu_utilization_percent" and m["value"] is not None f
 ' "$dir/watch.jsonl"
 expect_status 0 "smi watch csv" "$opscope" smi --watch 20ms --count 3 --format csv
 expect_grep "^time_s,sample_cost_us,cpu:cpu_utilization_percent" "$dir/out" "watch csv header"
+}
+
+# opscope monitor: built-in workloads, a busy baseline, a command.
+case_monitor() {
 expect_status 0 "monitor built-in workload" "$opscope" monitor --workload matmul:256 --duration 1s \
   --idle 300ms --interval 50ms --trace "$dir/monitor.json" --format json
 cp "$dir/out" "$dir/monitor-out.json"
@@ -299,7 +356,11 @@ expect_grep "exited with status 0" "$dir/out" "monitor reports the command's exi
 expect_status 2 "monitor unknown workload" "$opscope" monitor --workload conv:3
 expect_status 2 "monitor missing command" "$opscope" monitor --idle 100ms -- /nonexistent/program
 expect_grep "No such file" "$dir/err" "monitor says why the command did not run"
+}
 
+# opscope analyze: our own trace, hostile names, truncated and huge inputs.
+case_analyze() {
+demo_trace
 expect_status 0 "analyze our own trace" "$opscope" analyze "$trace" --format json
 expect_grep '"format":"opscope"' "$dir/out" "analyze recognises opscope traces"
 printf '[{"ph":"X","cat":"cpu_op","name":"\\u001b[2J<img src=x onerror=alert(1)>,=1+1","ts":1,"dur":2,"pid":1,"tid":1}]' > "$dir/hostile.json"
@@ -307,8 +368,6 @@ expect_status 0 "analyze hostile names" "$opscope" analyze "$dir/hostile.json"
 if grep -q $'\x1b' "$dir/out"; then echo "FAIL: an escape sequence reached the terminal"; failures=$((failures + 1)); else
   echo "ok: terminal output escapes control characters"; fi
 expect_grep '\\x1b\[2J<img' "$dir/out" "the name is shown, escaped"
-# analysis.html's only script is the report's own (src/report/report_script.js).
-report_script="$tools/../../src/report/report_script.js"
 expect_status 0 "analyze hostile names html" "$python" "$tools/check_html.py" "$dir/hostile.opscope-analysis/analysis.html" \
   --script "$report_script" --contains "<img src=x onerror=alert(1)>"
 expect_grep '"\\x1b\[2J<img src=x onerror=alert(1)>,=1+1"' "$dir/hostile.opscope-analysis/summary.csv" "summary.csv quotes and defuses the name"
@@ -333,10 +392,13 @@ PY
 expect_status 3 "analyze a gzip whose one event is 256 MiB" "$python" "$tools/peak_rss.py" 512 \
   "$opscope" analyze "$dir/huge_event.json.gz" --out "$dir/huge_event-analysis"
 expect_grep "huge_event.json.gz: byte 50: an event is longer than 64 MiB" "$dir/err" "the huge event is named by its byte"
+}
+
+# torch_npu output trees and job folders.
+case_ascend_tree() {
 # A torch_npu output tree (the real level-1 sample, and a job folder holding
 # two ranks of it): one timeline per rank, ranks from profiler_info_{rank}.json,
 # the other files listed with why they are not read, never counted as ranks.
-samples=$(cd "$(dirname "$0")/../data/ascend" && pwd)
 expect_status 0 "analyze a torch_npu output folder" "$opscope" analyze "$samples/level1_text" \
   --format json --out "$dir/tree-analysis"
 expect_grep '"section":"unused_files"' "$dir/out" "the files not read are listed"
@@ -357,6 +419,10 @@ echo '{"rank_id": "1"}' > "$dir/job/host/h_2_20260101000000000_ascend_pt/profile
 expect_status 0 "analyze a job folder of two ranks" "$opscope" analyze "$dir/job" --format csv --out "$dir/job-analysis"
 expect_grep '^ranks,0,.*h_1_20260101000000000_ascend_pt/ASCEND_PROFILER_OUTPUT/trace_view.json' "$dir/out" "rank 0 from profiler_info_0.json"
 expect_grep '^ranks,1,.*h_2_20260101000000000_ascend_pt/ASCEND_PROFILER_OUTPUT/trace_view.json' "$dir/out" "rank 1 from rank_id"
+}
+
+# Two ranks whose step_trace_time.csv differ.
+case_ascend_ranks() {
 # Two ranks of the level-1 folder, rank 1 given 50 ms more free time per step
 # in its step_trace_time.csv: rank 1 is the slow rank, and free time is why.
 mkdir -p "$dir/job2"
@@ -376,6 +442,10 @@ PY
 expect_status 0 "analyze two ranks with step_trace_time.csv" "$opscope" analyze "$dir/job2" --out "$dir/job2-analysis"
 expect_grep "rank 1 is the slowest, 15.5% above the median rank: free time 25.000 ms over the median" "$dir/out" \
   "the slow rank and its component (free: +50 ms over two ranks' median of +25)"
+}
+
+# Ascend side files: the AI Core pipeline, broken side files, layouts, AI CPU.
+case_ascend_side_files() {
 # The AI Core pipeline of the level-1 folder (its PMU columns), in every output.
 expect_status 0 "analyze a level-1 folder for its AI Core pipeline" "$opscope" analyze "$samples/level1_text" \
   --format csv --out "$dir/ai-core-analysis"
@@ -421,6 +491,11 @@ expect_status 0 "analyze a tree whose timeline has a broken PMU figure" "$opscop
 expect_grep "^kernels,.*,k,kernel,1," "$dir/out" "the timeline's task is analysed"
 expect_grep "kernel_details.csv,.could not be read: .*line 2: 'aic_mac_ratio' is not a share of cycles" "$dir/out" \
   "its pipeline is listed with the error"
+}
+
+# Inputs of every kind: unknown, missing, unwritable reports, pipes.
+case_analyze_inputs() {
+demo_trace
 printf 'hello' > "$dir/unknown.txt"
 expect_status 5 "analyze unknown format" "$opscope" analyze "$dir/unknown.txt"
 expect_status 4 "analyze missing file" "$opscope" analyze "$dir/absent.json"
@@ -435,7 +510,10 @@ expect_status 0 "analyze a gzip stream from a pipe" bash -c 'cd "$2" && "$1" ana
 expect_grep '"format":"opscope"' "$dir/out" "a gzip pipe is recognised"
 if ls -d "$dir"/*.opscope-analysis/analysis.json >/dev/null 2>&1; then echo "ok: the pipe's report is in the current folder"; else
   echo "FAIL: no report for the pipe in $dir"; ls "$dir"; failures=$((failures + 1)); fi
+}
 
+# opscope bench resnet50 and its trace.
+case_resnet50() {
 expect_status 0 "bench resnet50 small" "$opscope" bench resnet50 --batch 2 --image-size 64 \
   --warmup 0 --iters 1 --format json --trace "$dir/resnet.json"
 expect_grep '"parameters":25557032' "$dir/out" "resnet50 has torchvision's parameter count"
@@ -450,7 +528,11 @@ expect_status 2 "resnet50 bad batch" "$opscope" bench resnet50 --batch 0
 expect_status 2 "resnet50 bad sweep" "$opscope" bench resnet50 --threads-sweep 1,x
 expect_status 2 "resnet50 trace with a sweep" "$opscope" bench resnet50 --threads-sweep 1,2 --trace "$dir/t.json"
 expect_status 2 "resnet50 bad dtype" "$opscope" bench resnet50 --dtype int3
+}
 
+# opscope diff: gates, noise, rank folders.
+case_diff() {
+printf '{"traceEvents":[{"ph":"X","ts":1,' > "$dir/truncated.json"
 printf '[{"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","pid":1,"tid":1,"ts":0,"dur":1000},{"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":1,"dur":500}]' > "$dir/before.json"
 printf '[{"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","pid":1,"tid":1,"ts":0,"dur":1200},{"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":1,"dur":700}]' > "$dir/after.json"
 expect_status 7 "diff gate: 20% slower fails --fail-if-slower 10" "$opscope" diff "$dir/before.json" "$dir/after.json" --fail-if-slower 10
@@ -465,20 +547,6 @@ for bad in nan -5 inf 1e999 ''; do
 done
 # Many steps on each side: a 1% change within the noise between steps passes a
 # 0.5% gate; a 20% change beyond it fails. Folders of rank traces compare rank by rank.
-steps_trace() {  # file step-us jitter-seed
-  python3 - "$1" "$2" "$3" <<'PY'
-import json, random, sys
-path, step, seed = sys.argv[1], float(sys.argv[2]), int(sys.argv[3])
-rng = random.Random(seed)
-events, t = [], 0.0
-for i in range(12):
-    d = step * (1 + rng.uniform(-0.1, 0.1))
-    events.append({"ph": "X", "cat": "user_annotation", "name": f"ProfilerStep#{i}", "pid": 1, "tid": 1, "ts": t, "dur": d})
-    events.append({"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": t + 1, "dur": d / 2})
-    t += d
-json.dump(events, open(path, "w"))
-PY
-}
 mkdir -p "$dir/ranks_before" "$dir/ranks_after"
 steps_trace "$dir/noisy_a.json" 1000 1; steps_trace "$dir/noisy_b.json" 1010 2
 expect_status 0 "diff gate: 1% inside the noise passes a 0.5% gate" "$opscope" diff "$dir/noisy_a.json" "$dir/noisy_b.json" --fail-if-slower 0.5
@@ -487,5 +555,17 @@ steps_trace "$dir/ranks_before/rank0.json" 1000 1; steps_trace "$dir/ranks_befor
 steps_trace "$dir/ranks_after/rank0.json" 1000 4; steps_trace "$dir/ranks_after/rank1.json" 1200 5
 expect_status 7 "diff of rank folders: rank 1 is 20% slower" "$opscope" diff "$dir/ranks_before" "$dir/ranks_after" --fail-if-slower 10
 expect_grep "rank 1: slower by" "$dir/err" "the gate names the slow rank"
+}
 
+cases=("$@")
+if [ "${#cases[@]}" -eq 0 ]; then
+  mapfile -t cases < <(declare -F | awk '$3 ~ /^case_/ { print substr($3, 6) }')
+fi
+for name in "${cases[@]}"; do
+  if declare -F "case_$name" >/dev/null; then
+    echo "== $name"; "case_$name"
+  else
+    echo "FAIL: no case '$name' in $0"; failures=$((failures + 1))
+  fi
+done
 [ "$failures" -eq 0 ]
