@@ -18,16 +18,33 @@ namespace opscope::core {
 // An absent value renders as "n/a" in tables and CSV and as null in JSON.
 using Value = std::variant<std::monostate, int64_t, double, std::string>;
 
-// A column's values carry the unit its key names ("self_us", "size_bytes",
-// "peak_mib": unit in the key). JSON and CSV write base units, the unit in the
-// key (report's MachineKey: "self_us" 1.5 is "self_ns" 1500); tables for people
-// (terminal, HTML) humanise time and byte columns (report's TableView).
+// What a column's numbers measure. A column declares it; nothing reads a unit
+// from a key's spelling.
+enum class Unit : uint8_t {
+  kNone,
+  kTime,            // base: nanoseconds
+  kBytes,           // base: bytes
+  kFlop,            // base: floating-point operations
+  kFlopPerSecond,   // base: FLOP/s
+  kBytesPerSecond,  // base: bytes/s
+  kPercent,         // a share, 0-100
+  kCount,           // a number of things (calls, events, blocks)
+};
+
+// A column of a table. Its key is what JSON, CSV and Python call it and names
+// the base unit ("self_ns", "peak_bytes", "bytes_per_s"); JSON, CSV and Python
+// hold every number in that base unit. A table's own values may be in a
+// multiple of it (scale: 1e3 for microseconds of a kTime column, 1e9 for GB/s):
+// those writers multiply by scale. Tables for people (terminal, HTML) show
+// time and byte columns in the unit that suits each value (report's TableView).
 struct Column {
-  std::string key;       // snake_case JSON key
-  std::string header;    // table and CSV header
-  int precision = 2;     // decimals for doubles in table and CSV
+  std::string key;       // snake_case JSON key, in the base unit
+  std::string header;    // table header (CSV files use the key)
+  int precision = 2;     // decimals for doubles in tables
   bool terminal = true;  // false: in JSON and CSV only, to keep terminal tables narrow
   bool json = true;      // false: a humanised copy of another column, terminal and HTML only
+  Unit unit = Unit::kNone;
+  double scale = 1;  // base units per value in this table (1e3: values in µs)
 };
 
 struct ResultTable {

@@ -58,7 +58,7 @@ const char* CodeName(ErrorCode code) {
 // a list of str (None for absent).
 py::tuple ColumnOf(const report::ResultTable& table, size_t c) {
   const report::Column& column = table.columns[c];
-  const report::MachineKey key = report::MachineKeyOf(column.key);
+  const double scale = column.scale;
   bool text = false, all_int = true;
   for (const auto& row : table.rows) {
     const report::Value& v = row[c];
@@ -78,21 +78,21 @@ py::tuple ColumnOf(const report::ResultTable& table, size_t c) {
         values[r] = py::str(report::CsvValue(v, column));
       }
     }
-    return py::make_tuple(key.key, values);
+    return py::make_tuple(column.key, values);
   }
-  if (all_int && key.factor == 1) {
+  if (all_int && scale == 1) {
     py::array_t<int64_t> values(static_cast<py::ssize_t>(n));
     auto out = values.mutable_unchecked<1>();
     for (size_t r = 0; r < n; ++r) out(r) = std::get<int64_t>(table.rows[r][c]);
-    return py::make_tuple(key.key, values);
+    return py::make_tuple(column.key, values);
   }
   std::vector<double> scaled(n, std::nan(""));
-  bool whole = key.factor != 1;  // a time in ns, a size in bytes: integers when they all are
+  bool whole = scale != 1;  // a time in ns, a size in bytes: integers when they all are
   for (size_t r = 0; r < n; ++r) {
     const report::Value& v = table.rows[r][c];
-    if (const auto* d = std::get_if<double>(&v)) scaled[r] = report::MachineNumber(*d, key.factor);
+    if (const auto* d = std::get_if<double>(&v)) scaled[r] = report::MachineNumber(*d, scale);
     if (const auto* i = std::get_if<int64_t>(&v)) {
-      scaled[r] = report::MachineNumber(static_cast<double>(*i), key.factor);
+      scaled[r] = report::MachineNumber(static_cast<double>(*i), scale);
     }
     whole = whole && std::isfinite(scaled[r]) && scaled[r] == std::floor(scaled[r]) &&
             std::fabs(scaled[r]) < 9e15;
@@ -101,9 +101,10 @@ py::tuple ColumnOf(const report::ResultTable& table, size_t c) {
     py::array_t<int64_t> values(static_cast<py::ssize_t>(n));
     auto out = values.mutable_unchecked<1>();
     for (size_t r = 0; r < n; ++r) out(r) = static_cast<int64_t>(scaled[r]);
-    return py::make_tuple(key.key, values);
+    return py::make_tuple(column.key, values);
   }
-  return py::make_tuple(key.key, py::array_t<double>(static_cast<py::ssize_t>(n), scaled.data()));
+  return py::make_tuple(column.key,
+                        py::array_t<double>(static_cast<py::ssize_t>(n), scaled.data()));
 }
 
 // [(section, title, notes, [(key, values), ...]), ...] in the tables' order.

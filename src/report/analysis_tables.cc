@@ -29,13 +29,22 @@ void AddAnalyses(const std::string& path, const analyze::Analysis& a,
     ResultTable compute;
     compute.section = "compute";
     compute.title = "Where the operators ran";
-    compute.columns = {{"trace", "Trace", 0, false},
-                       {"compute_on", "Compute on"},
-                       {"device", "Device"},
-                       {"busy_pct", "Busy %", 1},
-                       {"busy_ms", "Busy ms", 3},
-                       {"window_ms", "Window ms", 3},
-                       {"gap_ms", "In gaps >= 50 us, ms", 3}};
+    compute.columns = {
+        {"trace", "Trace", 0, false},
+        {"compute_on", "Compute on"},
+        {"device", "Device"},
+        {.key = "busy_pct", .header = "Busy %", .precision = 1, .unit = Unit::kPercent},
+        {.key = "busy_ns", .header = "Busy ms", .precision = 3, .unit = Unit::kTime, .scale = 1e6},
+        {.key = "window_ns",
+         .header = "Window ms",
+         .precision = 3,
+         .unit = Unit::kTime,
+         .scale = 1e6},
+        {.key = "gap_ns",
+         .header = "In gaps >= 50 us, ms",
+         .precision = 3,
+         .unit = Unit::kTime,
+         .scale = 1e6}};
     compute.AddRow({path, busy.compute_on, a.device.empty() ? Value{} : Value{a.device},
                     busy.has_device ? Value{busy.busy_pct} : Value{}, busy.busy_ns / 1e6,
                     (busy.window_end_ns - busy.window_begin_ns) / 1e6, busy.gap_ns / 1e6});
@@ -59,10 +68,23 @@ void AddAnalyses(const std::string& path, const analyze::Analysis& a,
                   "Device busy {:.1f}% of {:.3f} ms (first to last device event); longest "
                   "idle gaps:",
                   busy.busy_pct, Us(busy.window_end_ns - busy.window_begin_ns) / 1e3);
-  gaps.columns = {{"trace", "Trace", 0, false},        {"compute_on", "Compute on", 0, false},
-                  {"busy_pct", "Busy %", 1, false},    {"start_us", "Start us", 3},
-                  {"duration_us", "Idle us", 3},       {"cause", "Likely cause"},
-                  {"host_busy_pct", "Host busy %", 1}, {"evidence", "Evidence"}};
+  gaps.columns = {
+      {"trace", "Trace", 0, false},
+      {"compute_on", "Compute on", 0, false},
+      {.key = "busy_pct",
+       .header = "Busy %",
+       .precision = 1,
+       .terminal = false,
+       .unit = Unit::kPercent},
+      {.key = "start_ns", .header = "Start us", .precision = 3, .unit = Unit::kTime, .scale = 1e3},
+      {.key = "duration_ns",
+       .header = "Idle us",
+       .precision = 3,
+       .unit = Unit::kTime,
+       .scale = 1e3},
+      {"cause", "Likely cause"},
+      {.key = "host_busy_pct", .header = "Host busy %", .precision = 1, .unit = Unit::kPercent},
+      {"evidence", "Evidence"}};
   for (const auto& g : busy.gaps) {
     gaps.AddRow({path, busy.compute_on, busy.busy_pct, Us(g.begin_ns - busy.window_begin_ns),
                  Us(g.duration_ns), g.cause, g.host_busy_pct, g.evidence});
@@ -91,16 +113,33 @@ void AddAnalyses(const std::string& path, const analyze::Analysis& a,
                               sum.complete > 0 ? fmt::format(", mean {:.3f} ms, median {:.3f} ms",
                                                              sum.mean_ns / 1e6, sum.median_ns / 1e6)
                                                : std::string());
-    table.columns = {{"trace", "Trace", 0, false},
-                     {"step", "Step"},
-                     {"status", "Status"},
-                     {"duration_us", "Step us", 3},
-                     {"compute_us", "Compute us", 3},
-                     {"communication_us", "Comm us", 3},
-                     {"memory_us", "Memcpy/set us", 3},
-                     {"idle_us", "Idle us", 3},
-                     {"idle_pct", "Idle %", 1},
-                     {"status_reason", "Why not averaged"}};
+    table.columns = {
+        {"trace", "Trace", 0, false},
+        {"step", "Step"},
+        {"status", "Status"},
+        {.key = "duration_ns",
+         .header = "Step us",
+         .precision = 3,
+         .unit = Unit::kTime,
+         .scale = 1e3},
+        {.key = "compute_ns",
+         .header = "Compute us",
+         .precision = 3,
+         .unit = Unit::kTime,
+         .scale = 1e3},
+        {.key = "communication_ns",
+         .header = "Comm us",
+         .precision = 3,
+         .unit = Unit::kTime,
+         .scale = 1e3},
+        {.key = "memory_ns",
+         .header = "Memcpy/set us",
+         .precision = 3,
+         .unit = Unit::kTime,
+         .scale = 1e3},
+        {.key = "idle_ns", .header = "Idle us", .precision = 3, .unit = Unit::kTime, .scale = 1e3},
+        {.key = "idle_pct", .header = "Idle %", .precision = 1, .unit = Unit::kPercent},
+        {"status_reason", "Why not averaged"}};
     for (const auto& s : steps) {
       table.AddRow({path, s.name, s.status, Us(s.duration_ns), Us(s.compute_ns),
                     Us(s.communication_ns), Us(s.memory_ns), Us(s.idle_ns),
@@ -119,16 +158,25 @@ void AddAnalyses(const std::string& path, const analyze::Analysis& a,
     ResultTable table;
     table.section = "transfers";
     table.title = "Memory copies on the device";
-    table.columns = {{"trace", "Trace", 0, false},
-                     {"direction", "Direction"},
-                     {"count", "Count"},
-                     {"bytes", "Bytes"},
-                     {"total_us", "Total us", 3},
-                     {"share_pct", "% device", 1},
-                     {"gbps", "GB/s", 2},
-                     {"host_memory", "Host memory"},
-                     {"pageable", "Pageable", 0, false},
-                     {"pinned", "Pinned", 0, false}};
+    table.columns = {
+        {"trace", "Trace", 0, false},
+        {"direction", "Direction"},
+        {.key = "count", .header = "Count", .unit = Unit::kCount},
+        {.key = "bytes", .header = "Bytes", .unit = Unit::kBytes},
+        {.key = "total_ns",
+         .header = "Total us",
+         .precision = 3,
+         .unit = Unit::kTime,
+         .scale = 1e3},
+        {.key = "share_pct", .header = "% device", .precision = 1, .unit = Unit::kPercent},
+        {.key = "bytes_per_s",
+         .header = "GB/s",
+         .precision = 2,
+         .unit = Unit::kBytesPerSecond,
+         .scale = 1e9},
+        {"host_memory", "Host memory"},
+        {"pageable", "Pageable", 0, false},
+        {"pinned", "Pinned", 0, false}};
     bool unrecorded = false;  // a host copy whose memory the trace does not give
     for (const auto& t : transfers) {
       unrecorded |= (t.direction == "HtoD" || t.direction == "DtoH") && t.host_memory.empty();
@@ -150,9 +198,17 @@ void AddAnalyses(const std::string& path, const analyze::Analysis& a,
     ResultTable table;
     table.section = "kernel_types";
     table.title = "Device tasks by operator type";
-    table.columns = {{"trace", "Trace", 0, false}, {"type", "Type"},
-                     {"count", "Count"},           {"names", "Kernel names"},
-                     {"total_us", "Total us", 3},  {"share_pct", "% device", 1}};
+    table.columns = {
+        {"trace", "Trace", 0, false},
+        {"type", "Type"},
+        {.key = "count", .header = "Count", .unit = Unit::kCount},
+        {"names", "Kernel names"},
+        {.key = "total_ns",
+         .header = "Total us",
+         .precision = 3,
+         .unit = Unit::kTime,
+         .scale = 1e3},
+        {.key = "share_pct", .header = "% device", .precision = 1, .unit = Unit::kPercent}};
     for (const auto& k : a.kernel_types) {
       table.AddRow({path, k.type, k.count, k.names, Us(k.total_ns), k.share_pct});
       if (table.rows.size() == 20) break;
@@ -170,8 +226,12 @@ void AddAnalyses(const std::string& path, const analyze::Analysis& a,
                      {"name", "Kernel or operator"},
                      {"family", "Conversion"},
                      {"how", "Found as"},
-                     {"count", "Count"},
-                     {"total_us", "Total us", 3},
+                     {.key = "count", .header = "Count", .unit = Unit::kCount},
+                     {.key = "total_ns",
+                      .header = "Total us",
+                      .precision = 3,
+                      .unit = Unit::kTime,
+                      .scale = 1e3},
                      {"formats", "Formats (in->out)"},
                      {"caused_by", "Launched from (operator)"}};
     for (const auto& item : layout.top) {
@@ -184,9 +244,17 @@ void AddAnalyses(const std::string& path, const analyze::Analysis& a,
     ResultTable table;
     table.section = "copies";
     table.title = "Copying operators by what they launched";
-    table.columns = {{"trace", "Trace", 0, false}, {"operator", "Operator"},
-                     {"what", "What it did"},      {"calls", "Calls"},
-                     {"host_us", "Host us", 3},    {"device_us", "Device us", 3}};
+    table.columns = {
+        {"trace", "Trace", 0, false},
+        {"operator", "Operator"},
+        {"what", "What it did"},
+        {"calls", "Calls"},
+        {.key = "host_ns", .header = "Host us", .precision = 3, .unit = Unit::kTime, .scale = 1e3},
+        {.key = "device_ns",
+         .header = "Device us",
+         .precision = 3,
+         .unit = Unit::kTime,
+         .scale = 1e3}};
     for (const auto& c : layout.copies) {
       table.AddRow({path, c.op, c.what, c.calls, Us(c.host_ns), Us(c.device_ns)});
       if (table.rows.size() == 10) break;
@@ -206,10 +274,15 @@ void AddMoreAnalyses(const std::string& path, const analyze::Analysis& a,
     ResultTable table;
     table.section = "long_tail";
     table.title = "Long-tail operators: p99 at least 3x the median (10+ calls)";
-    table.columns = {{"trace", "Trace", 0, false}, {"operator", "Operator"},
-                     {"category", "Category"},     {"count", "Count"},
-                     {"p50_us", "p50 us", 3},      {"p99_us", "p99 us", 3},
-                     {"max_us", "Max us", 3},      {"p99_over_p50", "p99/p50", 1}};
+    table.columns = {
+        {"trace", "Trace", 0, false},
+        {"operator", "Operator"},
+        {"category", "Category"},
+        {.key = "count", .header = "Count", .unit = Unit::kCount},
+        {.key = "p50_ns", .header = "p50 us", .precision = 3, .unit = Unit::kTime, .scale = 1e3},
+        {.key = "p99_ns", .header = "p99 us", .precision = 3, .unit = Unit::kTime, .scale = 1e3},
+        {.key = "max_ns", .header = "Max us", .precision = 3, .unit = Unit::kTime, .scale = 1e3},
+        {"p99_over_p50", "p99/p50", 1}};
     for (const auto& t : tail) {
       table.AddRow({path, t.name, std::string(analyze::Name(t.cls)), t.count, Us(t.p50_ns),
                     Us(t.p99_ns), Us(t.max_ns), t.ratio});
@@ -227,7 +300,11 @@ void AddMoreAnalyses(const std::string& path, const analyze::Analysis& a,
     table.columns = {{"trace", "Trace", 0, false},
                      {"kind", "Kind"},
                      {"operator", "Operator"},
-                     {"total_us", "Total us", 3},
+                     {.key = "total_ns",
+                      .header = "Total us",
+                      .precision = 3,
+                      .unit = Unit::kTime,
+                      .scale = 1e3},
                      {"why", "Type; data types (in->out)"}};
     for (size_t i = 0; i < fallback.ai_cpu_top.size(); ++i) {
       const auto& [name, ns] = fallback.ai_cpu_top[i];
@@ -247,12 +324,33 @@ void AddMoreAnalyses(const std::string& path, const analyze::Analysis& a,
                                       : "Kernel launches: not launch-bound";
     table.columns = {{"trace", "Trace", 0, false},
                      {"kernels", "Kernels"},
-                     {"median_kernel_us", "Median kernel us", 3},
-                     {"device_busy_pct", "Device busy %", 1},
-                     {"launch_delay_p50_us", "Launch delay p50 us", 3},
-                     {"launch_delay_p90_us", "Launch delay p90 us", 3},
-                     {"host_busy_in_idle_pct", "Host busy in idle %", 1},
-                     {"launch_in_idle_pct", "Launch calls in idle %", 1},
+                     {.key = "median_kernel_ns",
+                      .header = "Median kernel us",
+                      .precision = 3,
+                      .unit = Unit::kTime,
+                      .scale = 1e3},
+                     {.key = "device_busy_pct",
+                      .header = "Device busy %",
+                      .precision = 1,
+                      .unit = Unit::kPercent},
+                     {.key = "launch_delay_p50_ns",
+                      .header = "Launch delay p50 us",
+                      .precision = 3,
+                      .unit = Unit::kTime,
+                      .scale = 1e3},
+                     {.key = "launch_delay_p90_ns",
+                      .header = "Launch delay p90 us",
+                      .precision = 3,
+                      .unit = Unit::kTime,
+                      .scale = 1e3},
+                     {.key = "host_busy_in_idle_pct",
+                      .header = "Host busy in idle %",
+                      .precision = 1,
+                      .unit = Unit::kPercent},
+                     {.key = "launch_in_idle_pct",
+                      .header = "Launch calls in idle %",
+                      .precision = 1,
+                      .unit = Unit::kPercent},
                      {"launch_bound", "Launch-bound"},
                      {"reason", "Why"}};
     const auto pct = [](double v) { return v >= 0 ? Value{v} : Value{}; };
@@ -269,12 +367,26 @@ void AddMoreAnalyses(const std::string& path, const analyze::Analysis& a,
     ResultTable table;
     table.section = "roofline";
     table.title = "Roofline: " + (a.ceilings ? a.ceilings->source : a.ceilings_note);
-    table.columns = {{"trace", "Trace", 0, false}, {"operator", "Operator"},
-                     {"calls", "Calls"},           {"dtype", "Dtype"},
-                     {"gflop", "GFLOP", 3},        {"gbytes", "GB", 3},
-                     {"intensity", "FLOP/B", 1},   {"achieved_tflops", "TFLOP/s", 3},
-                     {"bound", "Bound"},           {"pct_of_attainable", "% of roofline", 1},
-                     {"time_source", "Time from"}, {"note", "Note"}};
+    table.columns = {
+        {"trace", "Trace", 0, false},
+        {"operator", "Operator"},
+        {"calls", "Calls"},
+        {"dtype", "Dtype"},
+        {.key = "flops", .header = "GFLOP", .precision = 3, .unit = Unit::kFlop, .scale = 1e9},
+        {.key = "bytes", .header = "GB", .precision = 3, .unit = Unit::kBytes, .scale = 1e9},
+        {"intensity", "FLOP/B", 1},
+        {.key = "achieved_flop_per_s",
+         .header = "TFLOP/s",
+         .precision = 3,
+         .unit = Unit::kFlopPerSecond,
+         .scale = 1e12},
+        {"bound", "Bound"},
+        {.key = "pct_of_attainable",
+         .header = "% of roofline",
+         .precision = 1,
+         .unit = Unit::kPercent},
+        {"time_source", "Time from"},
+        {"note", "Note"}};
     for (const auto& r : a.roofline) {
       table.AddRow({path, r.name, r.calls, r.dtype.empty() ? Value{} : Value{r.dtype},
                     r.flops / 1e9, r.bytes / 1e9, r.bytes > 0 ? Value{r.intensity} : Value{},
@@ -298,9 +410,16 @@ void AddMoreAnalyses(const std::string& path, const analyze::Analysis& a,
     table.section = "fusion";
     table.title =
         "Fusion candidates: an elementwise operator that reads a matmul/conv output (by shape)";
-    table.columns = {{"trace", "Trace", 0, false}, {"producer", "Producer"},
-                     {"consumer", "Consumer"},     {"shape", "Tensor"},
-                     {"count", "Count"},           {"consumer_us", "Consumer us", 3}};
+    table.columns = {{"trace", "Trace", 0, false},
+                     {"producer", "Producer"},
+                     {"consumer", "Consumer"},
+                     {"shape", "Tensor"},
+                     {.key = "count", .header = "Count", .unit = Unit::kCount},
+                     {.key = "consumer_ns",
+                      .header = "Consumer us",
+                      .precision = 3,
+                      .unit = Unit::kTime,
+                      .scale = 1e3}};
     for (const auto& f : fusion)
       table.AddRow({path, f.producer, f.consumer, f.shape, f.count, Us(f.consumer_ns)});
     tables.push_back(std::move(table));
@@ -320,10 +439,25 @@ void AddRanks(const analyze::RankComparison& c, std::vector<ResultTable>& tables
   table.columns = {{"rank", "Rank"},
                    {"trace", "Trace"},
                    {"steps", "Complete steps"},
-                   {"mean_step_us", "Mean complete step us", 3},
-                   {"compute_us", "Compute us", 3},
-                   {"communication_us", "Comm us", 3},
-                   {"overlap_pct", "Comm overlapped %", 1}};
+                   {.key = "mean_step_ns",
+                    .header = "Mean complete step us",
+                    .precision = 3,
+                    .unit = Unit::kTime,
+                    .scale = 1e3},
+                   {.key = "compute_ns",
+                    .header = "Compute us",
+                    .precision = 3,
+                    .unit = Unit::kTime,
+                    .scale = 1e3},
+                   {.key = "communication_ns",
+                    .header = "Comm us",
+                    .precision = 3,
+                    .unit = Unit::kTime,
+                    .scale = 1e3},
+                   {.key = "overlap_pct",
+                    .header = "Comm overlapped %",
+                    .precision = 1,
+                    .unit = Unit::kPercent}};
   for (const auto& r : c.ranks) {
     table.AddRow(
         {int64_t{r.rank}, r.path, r.steps, r.mean_step_ns / 1e3, r.compute_ns / 1e3,
@@ -370,10 +504,26 @@ void AddOperatorDeviceTables(const analyze::AnalyzedTrace& t, const AnalysisTabl
                      {"operator", "Name"},
                      {"input_shapes", "Input shapes"},
                      {"calls", "Calls"},
-                     {"host_self_us", "Host self us", 3},
-                     {"host_total_us", "Host total us", 3},
-                     {"device_self_us", "Device self us", 3},
-                     {"device_total_us", "Device total us", 3},
+                     {.key = "host_self_ns",
+                      .header = "Host self us",
+                      .precision = 3,
+                      .unit = Unit::kTime,
+                      .scale = 1e3},
+                     {.key = "host_total_ns",
+                      .header = "Host total us",
+                      .precision = 3,
+                      .unit = Unit::kTime,
+                      .scale = 1e3},
+                     {.key = "device_self_ns",
+                      .header = "Device self us",
+                      .precision = 3,
+                      .unit = Unit::kTime,
+                      .scale = 1e3},
+                     {.key = "device_total_ns",
+                      .header = "Device total us",
+                      .precision = 3,
+                      .unit = Unit::kTime,
+                      .scale = 1e3},
                      {"kernels", "Kernels"},
                      {"kernels_total", "Kernels in total", 0, false},
                      {"top_kernels", "Kernels behind it", 0, false}};
@@ -398,9 +548,21 @@ void AddOperatorDeviceTables(const analyze::AnalyzedTrace& t, const AnalysisTabl
     table.columns = {{"trace", "Trace", 0, false},
                      {"module", "Module"},
                      {"calls", "Calls"},
-                     {"host_total_us", "Host total us", 3},
-                     {"device_self_us", "Device self us", 3},
-                     {"device_total_us", "Device total us", 3},
+                     {.key = "host_total_ns",
+                      .header = "Host total us",
+                      .precision = 3,
+                      .unit = Unit::kTime,
+                      .scale = 1e3},
+                     {.key = "device_self_ns",
+                      .header = "Device self us",
+                      .precision = 3,
+                      .unit = Unit::kTime,
+                      .scale = 1e3},
+                     {.key = "device_total_ns",
+                      .header = "Device total us",
+                      .precision = 3,
+                      .unit = Unit::kTime,
+                      .scale = 1e3},
                      {"kernels", "Kernels"},
                      {"kernels_total", "Kernels in total", 0, false}};
     const size_t shown = Shown(d.modules.size(), options, table);
@@ -498,22 +660,49 @@ void AddFindingsAndOperators(const analyze::AnalyzedTrace& t, const AnalysisTabl
     ResultTable table;
     table.section = kind.section;
     table.title = kind.title;
-    table.columns = {{"trace", "Trace", 0, false},   {"format", "Format", 0, false},
-                     {"events", "Events", 0, false}, {"operator", "Name"},
-                     {"category", "Category"},       {"count", "Count"},
-                     {"self_us", "Self us", 3},      {"total_us", "Total us", 3},
-                     {"mean_us", "Mean us", 3},      {"p50_us", "p50 us", 3},
-                     {"p99_us", "p99 us", 3},        {"max_us", "Max us", 3}};
+    table.columns = {
+        {"trace", "Trace", 0, false},
+        {"format", "Format", 0, false},
+        {"events", "Events", 0, false},
+        {"operator", "Name"},
+        {"category", "Category"},
+        {.key = "count", .header = "Count", .unit = Unit::kCount},
+        {.key = "self_ns", .header = "Self us", .precision = 3, .unit = Unit::kTime, .scale = 1e3},
+        {.key = "total_ns",
+         .header = "Total us",
+         .precision = 3,
+         .unit = Unit::kTime,
+         .scale = 1e3},
+        {.key = "mean_ns", .header = "Mean us", .precision = 3, .unit = Unit::kTime, .scale = 1e3},
+        {.key = "p50_ns", .header = "p50 us", .precision = 3, .unit = Unit::kTime, .scale = 1e3},
+        {.key = "p99_ns", .header = "p99 us", .precision = 3, .unit = Unit::kTime, .scale = 1e3},
+        {.key = "max_ns", .header = "Max us", .precision = 3, .unit = Unit::kTime, .scale = 1e3}};
     if (kind.share != nullptr) table.columns.push_back({"share_pct", kind.share, 1});
     if (operators) {
-      table.columns.push_back({"device_self_us", "Device self us", 3});
-      table.columns.push_back({"device_total_us", "Device total us", 3});
+      table.columns.push_back({.key = "device_self_ns",
+                               .header = "Device self us",
+                               .precision = 3,
+                               .unit = Unit::kTime,
+                               .scale = 1e3});
+      table.columns.push_back({.key = "device_total_ns",
+                               .header = "Device total us",
+                               .precision = 3,
+                               .unit = Unit::kTime,
+                               .scale = 1e3});
       table.columns.push_back({"kernels", "Kernels"});
       table.columns.push_back({"kernels_total", "Kernels in total", 0, false});
       table.columns.push_back({"top_kernels", "Kernels behind it", 0, false});
     }
-    table.columns.push_back({"flops", "FLOPs", 0, false});
-    table.columns.push_back({"bytes", "Bytes", 0, false});
+    table.columns.push_back({.key = "flops",
+                             .header = "FLOPs",
+                             .precision = 0,
+                             .terminal = false,
+                             .unit = Unit::kFlop});
+    table.columns.push_back({.key = "bytes",
+                             .header = "Bytes",
+                             .precision = 0,
+                             .terminal = false,
+                             .unit = Unit::kBytes});
     const size_t shown =
         options.top == 0 ? rows.size() : std::min<size_t>(rows.size(), options.top);
     for (size_t i = 0; i < shown; ++i) {

@@ -15,11 +15,12 @@ std::vector<ResultTable> DiffTables(const std::string& before, const std::string
   ResultTable summary;
   summary.section = "summary";
   summary.title = fmt::format("{} -> {}", before, after);
-  summary.columns = {{"metric", "Metric"},
-                     {"before", "Before", 3},
-                     {"after", "After", 3},
-                     {"change", "Change", 3},
-                     {"change_pct", "Change %", 1}};
+  summary.columns = {
+      {"metric", "Metric"},
+      {"before", "Before", 3},
+      {"after", "After", 3},
+      {"change", "Change", 3},
+      {.key = "change_pct", .header = "Change %", .precision = 1, .unit = Unit::kPercent}};
   summary.AddRow({d.basis + " (ms)", d.before_ns / 1e6, d.after_ns / 1e6,
                   (d.after_ns - d.before_ns) / 1e6, d.change_pct});
   summary.AddRow({std::string("complete steps compared"), static_cast<double>(d.before_steps),
@@ -55,11 +56,20 @@ std::vector<ResultTable> DiffTables(const std::string& before, const std::string
   ResultTable ops;
   ops.section = "operators";
   ops.title = "Operators by change in total time";
-  ops.columns = {{"operator", "Operator"},       {"category", "Category"},
-                 {"change", "Change"},           {"before_count", "Calls before"},
-                 {"after_count", "Calls after"}, {"before_us", "Before us", 3},
-                 {"after_us", "After us", 3},    {"delta_us", "Delta us", 3},
-                 {"delta_pct", "Delta %", 1}};
+  ops.columns = {
+      {"operator", "Operator"},
+      {"category", "Category"},
+      {"change", "Change"},
+      {.key = "before_count", .header = "Calls before", .unit = Unit::kCount},
+      {.key = "after_count", .header = "Calls after", .unit = Unit::kCount},
+      {.key = "before_ns",
+       .header = "Before us",
+       .precision = 3,
+       .unit = Unit::kTime,
+       .scale = 1e3},
+      {.key = "after_ns", .header = "After us", .precision = 3, .unit = Unit::kTime, .scale = 1e3},
+      {.key = "delta_ns", .header = "Delta us", .precision = 3, .unit = Unit::kTime, .scale = 1e3},
+      {.key = "delta_pct", .header = "Delta %", .precision = 1, .unit = Unit::kPercent}};
   const size_t shown = top == 0 ? d.operators.size()
                                 : std::min<size_t>(d.operators.size(), static_cast<size_t>(top));
   for (size_t i = 0; i < shown; ++i) {
@@ -75,15 +85,16 @@ std::vector<ResultTable> DiffTables(const std::string& before, const std::string
   ResultTable verdict;
   verdict.section = "verdict";
   verdict.title = "Verdict";
-  verdict.columns = {{"basis", "Basis"},
-                     {"change_pct", "Change %", 1},
-                     {"ci_low_pct", "CI low %", 1},
-                     {"ci_high_pct", "CI high %", 1},
-                     {"p_value", "p", 4},
-                     {"verdict", "Verdict"},
-                     {"before_device", "Device before", 0, false},
-                     {"after_device", "Device after", 0, false},
-                     {"devices_differ", "Devices differ", 0, false}};
+  verdict.columns = {
+      {"basis", "Basis"},
+      {.key = "change_pct", .header = "Change %", .precision = 1, .unit = Unit::kPercent},
+      {.key = "ci_low_pct", .header = "CI low %", .precision = 1, .unit = Unit::kPercent},
+      {.key = "ci_high_pct", .header = "CI high %", .precision = 1, .unit = Unit::kPercent},
+      {"p_value", "p", 4},
+      {"verdict", "Verdict"},
+      {"before_device", "Device before", 0, false},
+      {"after_device", "Device after", 0, false},
+      {"devices_differ", "Devices differ", 0, false}};
   const auto device = [](const std::string& name) { return name.empty() ? Value{} : Value{name}; };
   verdict.AddRow({d.basis, d.change_pct, d.has_interval ? Value{d.ci_low_pct} : Value{},
                   d.has_interval ? Value{d.ci_high_pct} : Value{},
@@ -99,11 +110,16 @@ std::vector<ResultTable> DiffTables(const std::string& before, const std::string
       fmt::format("Device time by class{}",
                   d.devices_differ ? fmt::format(" ({} -> {})", d.before_device, d.after_device)
                                    : std::string());
-  classes.columns = {{"class", "Class"},
-                     {"before_us", "Before us", 3},
-                     {"after_us", "After us", 3},
-                     {"delta_us", "Delta us", 3},
-                     {"delta_pct", "Delta %", 1}};
+  classes.columns = {
+      {"class", "Class"},
+      {.key = "before_ns",
+       .header = "Before us",
+       .precision = 3,
+       .unit = Unit::kTime,
+       .scale = 1e3},
+      {.key = "after_ns", .header = "After us", .precision = 3, .unit = Unit::kTime, .scale = 1e3},
+      {.key = "delta_ns", .header = "Delta us", .precision = 3, .unit = Unit::kTime, .scale = 1e3},
+      {.key = "delta_pct", .header = "Delta %", .precision = 1, .unit = Unit::kPercent}};
   for (const auto& c : d.by_class) {
     classes.AddRow(
         {c.cls, c.before_ns / 1e3, c.after_ns / 1e3, (c.after_ns - c.before_ns) / 1e3,
@@ -127,14 +143,46 @@ std::vector<ResultTable> DiffTables(const std::string& before, const std::string
              {"change", "Change"},
              {"before_calls", "Calls before"},
              {"after_calls", "Calls after"},
-             {"before_device_us", "Device before us", 3},
-             {"after_device_us", "Device after us", 3},
-             {"delta_device_us", "Delta us", 3},
-             {"delta_pct", "Delta %", 1},
-             {"before_device_total_us", "Device total before us", 3, false},
-             {"after_device_total_us", "Device total after us", 3, false},
-             {"before_host_us", "Host self before us", 3, false},
-             {"after_host_us", "Host self after us", 3, false},
+             {.key = "before_device_ns",
+             .header = "Device before us",
+             .precision = 3,
+             .unit = Unit::kTime,
+             .scale = 1e3},
+             {.key = "after_device_ns",
+             .header = "Device after us",
+             .precision = 3,
+             .unit = Unit::kTime,
+             .scale = 1e3},
+             {.key = "delta_device_ns",
+             .header = "Delta us",
+             .precision = 3,
+             .unit = Unit::kTime,
+             .scale = 1e3},
+             {.key = "delta_pct", .header = "Delta %", .precision = 1, .unit = Unit::kPercent},
+             {.key = "before_device_total_ns",
+             .header = "Device total before us",
+             .precision = 3,
+             .terminal = false,
+             .unit = Unit::kTime,
+             .scale = 1e3},
+             {.key = "after_device_total_ns",
+             .header = "Device total after us",
+             .precision = 3,
+             .terminal = false,
+             .unit = Unit::kTime,
+             .scale = 1e3},
+             {.key = "before_host_ns",
+             .header = "Host self before us",
+             .precision = 3,
+             .terminal = false,
+             .unit = Unit::kTime,
+             .scale = 1e3},
+             {.key = "after_host_ns",
+             .header = "Host self after us",
+             .precision = 3,
+             .terminal = false,
+             .unit = Unit::kTime,
+             .scale = 1e3},
              {"before_kernels", "Kernels before", 0, false},
              {"after_kernels", "Kernels after", 0, false}}) {
       table.columns.push_back(c);
@@ -192,17 +240,22 @@ DiffOutcome DiffFiles(const std::string& before, const std::string& after, int t
   ResultTable ranks;
   ranks.section = "ranks";
   ranks.title = "Rank by rank";
-  ranks.columns = {{"rank", "Rank"},
-                   {"before", "Before"},
-                   {"after", "After"},
-                   {"basis", "Basis"},
-                   {"before_ms", "Before ms", 3},
-                   {"after_ms", "After ms", 3},
-                   {"change_pct", "Change %", 1},
-                   {"ci_low_pct", "CI low %", 1},
-                   {"ci_high_pct", "CI high %", 1},
-                   {"verdict", "Verdict"},
-                   {"gate", "Gate"}};
+  ranks.columns = {
+      {"rank", "Rank"},
+      {"before", "Before"},
+      {"after", "After"},
+      {"basis", "Basis"},
+      {.key = "before_ns",
+       .header = "Before ms",
+       .precision = 3,
+       .unit = Unit::kTime,
+       .scale = 1e6},
+      {.key = "after_ns", .header = "After ms", .precision = 3, .unit = Unit::kTime, .scale = 1e6},
+      {.key = "change_pct", .header = "Change %", .precision = 1, .unit = Unit::kPercent},
+      {.key = "ci_low_pct", .header = "CI low %", .precision = 1, .unit = Unit::kPercent},
+      {.key = "ci_high_pct", .header = "CI high %", .precision = 1, .unit = Unit::kPercent},
+      {"verdict", "Verdict"},
+      {"gate", "Gate"}};
   for (size_t r = 0; r < bs.size(); ++r) {
     const analyze::TraceModel b = analyze::ImportTrace(bs[r]), a = analyze::ImportTrace(as[r]);
     analyze::TraceDiff d = analyze::DiffTraces(b, a);

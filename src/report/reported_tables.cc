@@ -23,16 +23,37 @@ void AddReportedSteps(const analyze::AnalyzedSet& set, std::vector<ResultTable>&
     ResultTable table;
     table.section = "reported_steps";
     table.title = "NPU time per step (step_trace_time.csv or analysis.db): " + t.path;
-    table.columns = {{"trace", "Trace"},
-                     {"device", "Device"},
-                     {"step", "Step"},
-                     {"step_ms", "Step ms", 3},
-                     {"computing_ms", "Computing ms", 3},
-                     {"comm_not_overlapped_ms", "Comm not overlapped ms", 3},
-                     {"overlapped_ms", "Comm overlapped ms", 3},
-                     {"free_ms", "Free ms", 3},
-                     {"bubble_ms", "Bubble ms", 3},
-                     {"preparing_ms", "Preparing ms", 3}};
+    table.columns = {
+        {"trace", "Trace"},
+        {"device", "Device"},
+        {"step", "Step"},
+        {.key = "step_ns", .header = "Step ms", .precision = 3, .unit = Unit::kTime, .scale = 1e6},
+        {.key = "computing_ns",
+         .header = "Computing ms",
+         .precision = 3,
+         .unit = Unit::kTime,
+         .scale = 1e6},
+        {.key = "comm_not_overlapped_ns",
+         .header = "Comm not overlapped ms",
+         .precision = 3,
+         .unit = Unit::kTime,
+         .scale = 1e6},
+        {.key = "overlapped_ns",
+         .header = "Comm overlapped ms",
+         .precision = 3,
+         .unit = Unit::kTime,
+         .scale = 1e6},
+        {.key = "free_ns", .header = "Free ms", .precision = 3, .unit = Unit::kTime, .scale = 1e6},
+        {.key = "bubble_ns",
+         .header = "Bubble ms",
+         .precision = 3,
+         .unit = Unit::kTime,
+         .scale = 1e6},
+        {.key = "preparing_ns",
+         .header = "Preparing ms",
+         .precision = 3,
+         .unit = Unit::kTime,
+         .scale = 1e6}};
     for (const auto& s : t.reported.steps) {
       table.AddRow({t.path, s.device, s.step, MsOrNone(s.StepNs()), MsOrNone(s.computing_ns),
                     MsOrNone(s.comm_not_overlapped_ns), MsOrNone(s.overlapped_ns),
@@ -55,15 +76,36 @@ void AddReportedSteps(const analyze::AnalyzedSet& set, std::vector<ResultTable>&
                 "Ranks by step_trace_time.csv: rank {} is the slowest, {:.1f}% above the "
                 "median rank: {} {:.3f} ms over the median",
                 c.slow_rank, c.slow_pct, c.slow_component, c.slow_component_excess_ns / 1e6);
-  table.columns = {{"rank", "Rank"},
-                   {"trace", "Trace"},
-                   {"steps", "Steps"},
-                   {"step_ms", "Mean step ms", 3},
-                   {"computing_ms", "Computing ms", 3},
-                   {"comm_not_overlapped_ms", "Comm not overlapped ms", 3},
-                   {"free_ms", "Free ms", 3},
-                   {"bubble_ms", "Bubble ms", 3},
-                   {"preparing_ms", "Preparing ms", 3}};
+  table.columns = {
+      {"rank", "Rank"},
+      {"trace", "Trace"},
+      {"steps", "Steps"},
+      {.key = "step_ns",
+       .header = "Mean step ms",
+       .precision = 3,
+       .unit = Unit::kTime,
+       .scale = 1e6},
+      {.key = "computing_ns",
+       .header = "Computing ms",
+       .precision = 3,
+       .unit = Unit::kTime,
+       .scale = 1e6},
+      {.key = "comm_not_overlapped_ns",
+       .header = "Comm not overlapped ms",
+       .precision = 3,
+       .unit = Unit::kTime,
+       .scale = 1e6},
+      {.key = "free_ns", .header = "Free ms", .precision = 3, .unit = Unit::kTime, .scale = 1e6},
+      {.key = "bubble_ns",
+       .header = "Bubble ms",
+       .precision = 3,
+       .unit = Unit::kTime,
+       .scale = 1e6},
+      {.key = "preparing_ns",
+       .header = "Preparing ms",
+       .precision = 3,
+       .unit = Unit::kTime,
+       .scale = 1e6}};
   for (const auto& r : c.ranks) {
     table.AddRow({int64_t{r.rank}, r.path, r.steps, MsOrNone(r.step_ns), MsOrNone(r.computing_ns),
                   MsOrNone(r.comm_not_overlapped_ns), MsOrNone(r.free_ns), MsOrNone(r.bubble_ns),
@@ -86,27 +128,35 @@ void AddReportedPipeline(const analyze::AnalyzedTrace& t, const AnalysisTableOpt
   table.section = "core_pipes";
   table.title = fmt::format("AI Core pipeline per operator ({} of {} tasks with PMU ratios): {}",
                             p.with_pmu, p.tasks, p.source);
-  table.columns = {{"trace", "Trace", 0, false},
-                   {"name", "Operator"},
-                   {"type", "Type"},
-                   {"core", "Core"},
-                   {"count", "Count"},
-                   {"total_us", "Total us", 3},
-                   {"pct_of_task_time", "% of task time", 1},
-                   {"measured", "Measured", 0, false},
-                   {"cube_ratio", "Cube", 2},
-                   {"vector_ratio", "Vector", 2},
-                   {"scalar_ratio", "Scalar", 2},
-                   {"mte1_ratio", "MTE1", 2},
-                   {"mte2_ratio", "MTE2", 2},
-                   {"mte3_ratio", "MTE3", 2},
-                   {"fixpipe_ratio", "Fixpipe", 2},
-                   {"cube_utilization_pct", "Cube util %", 1, false},
-                   {"mean_blocks", "Blocks", 1},
-                   {"l2_hit_rate", "L2 hit", 3},
-                   {"l2_victim_rate", "L2 victim", 3, false},
-                   {"bound", "Bound"},
-                   {"evidence", "Evidence", 0, false}};
+  table.columns = {
+      {"trace", "Trace", 0, false},
+      {"name", "Operator"},
+      {"type", "Type"},
+      {"core", "Core"},
+      {.key = "count", .header = "Count", .unit = Unit::kCount},
+      {.key = "total_ns", .header = "Total us", .precision = 3, .unit = Unit::kTime, .scale = 1e3},
+      {.key = "pct_of_task_time",
+       .header = "% of task time",
+       .precision = 1,
+       .unit = Unit::kPercent},
+      {"measured", "Measured", 0, false},
+      {"cube_ratio", "Cube", 2},
+      {"vector_ratio", "Vector", 2},
+      {"scalar_ratio", "Scalar", 2},
+      {"mte1_ratio", "MTE1", 2},
+      {"mte2_ratio", "MTE2", 2},
+      {"mte3_ratio", "MTE3", 2},
+      {"fixpipe_ratio", "Fixpipe", 2},
+      {.key = "cube_utilization_pct",
+       .header = "Cube util %",
+       .precision = 1,
+       .terminal = false,
+       .unit = Unit::kPercent},
+      {"mean_blocks", "Blocks", 1},
+      {"l2_hit_rate", "L2 hit", 3},
+      {"l2_victim_rate", "L2 victim", 3, false},
+      {"bound", "Bound"},
+      {"evidence", "Evidence", 0, false}};
   const auto ratio = [](double v) { return v >= 0 ? Value{v} : Value{}; };
   const size_t shown =
       options.top == 0 ? p.ops.size() : std::min<size_t>(p.ops.size(), options.top);
@@ -160,11 +210,16 @@ void AddReportedMemory(const analyze::AnalyzedTrace& t, const AnalysisTableOptio
         m.peak_reserved_bytes >= 0 ? fmt::format("{:.1f} MiB", m.peak_reserved_bytes / kMiB)
                                    : std::string("n/a"),
         m.peak_operator, m.live_at_peak_bytes / kMiB);
-    table.columns = {{"rank", "Rank", 0, false},
-                     {"operator", "Operator"},
-                     {"blocks", "Blocks"},
-                     {"mib", "MiB", 2},
-                     {"pct_of_peak", "% of peak", 1}};
+    table.columns = {
+        {"rank", "Rank", 0, false},
+        {"operator", "Operator"},
+        {"blocks", "Blocks"},
+        {.key = "bytes",
+         .header = "MiB",
+         .precision = 2,
+         .unit = Unit::kBytes,
+         .scale = 1024.0 * 1024},
+        {.key = "pct_of_peak", .header = "% of peak", .precision = 1, .unit = Unit::kPercent}};
     const size_t shown = options.top == 0 ? m.live_at_peak.size()
                                           : std::min<size_t>(m.live_at_peak.size(), options.top);
     for (size_t i = 0; i < shown; ++i) {
@@ -193,8 +248,16 @@ void AddReportedMemory(const analyze::AnalyzedTrace& t, const AnalysisTableOptio
                               std::filesystem::path(m.record_source).filename().string());
     table.columns = {{"rank", "Rank", 0, false},
                      {"component", "Component"},
-                     {"peak_allocated_mib", "Peak allocated MiB", 2},
-                     {"peak_reserved_mib", "Peak reserved MiB", 2}};
+                     {.key = "peak_allocated_bytes",
+                      .header = "Peak allocated MiB",
+                      .precision = 2,
+                      .unit = Unit::kBytes,
+                      .scale = 1024.0 * 1024},
+                     {.key = "peak_reserved_bytes",
+                      .header = "Peak reserved MiB",
+                      .precision = 2,
+                      .unit = Unit::kBytes,
+                      .scale = 1024.0 * 1024}};
     for (const auto& c : m.components) {
       table.AddRow({int64_t{t.rank}, c.component,
                     c.peak_allocated_bytes >= 0 ? Value{c.peak_allocated_bytes / kMiB} : Value{},
@@ -220,11 +283,17 @@ void AddTypeStats(const analyze::AnalyzedTrace& t, const std::vector<analyze::Re
   ResultTable table;
   table.section = section;
   table.title = fmt::format("{} of rank {} ({})", what, t.rank, source);
-  table.columns = {{"rank", "Rank", 0, false}, {"device", "Device", 0, false},
-                   {"op_type", "Type"},        {"core_type", "Core"},
-                   {"count", "Count"},         {"total_ms", "Total ms", 3},
-                   {"min_us", "Min us", 3},    {"avg_us", "Mean us", 3},
-                   {"max_us", "Max us", 3},    {"ratio_pct", "% of total", 1}};
+  table.columns = {
+      {"rank", "Rank", 0, false},
+      {"device", "Device", 0, false},
+      {"op_type", "Type"},
+      {"core_type", "Core"},
+      {.key = "count", .header = "Count", .unit = Unit::kCount},
+      {.key = "total_ns", .header = "Total ms", .precision = 3, .unit = Unit::kTime, .scale = 1e6},
+      {.key = "min_ns", .header = "Min us", .precision = 3, .unit = Unit::kTime, .scale = 1e3},
+      {.key = "avg_ns", .header = "Mean us", .precision = 3, .unit = Unit::kTime, .scale = 1e3},
+      {.key = "max_ns", .header = "Max us", .precision = 3, .unit = Unit::kTime, .scale = 1e3},
+      {.key = "ratio_pct", .header = "% of total", .precision = 1, .unit = Unit::kPercent}};
   const size_t shown = Shown(v.size(), options, table);
   for (size_t i = 0; i < shown; ++i) {
     const analyze::ReportedTypeStat& s = v[i];
@@ -257,11 +326,25 @@ void AddReportedSummaries(const analyze::AnalyzedTrace& t, const AnalysisTableOp
     table.section = "reported_apis";
     table.title =
         fmt::format("Host API calls of rank {} by total time ({})", t.rank, s.apis_source);
-    table.columns = {{"rank", "Rank", 0, false}, {"device", "Device", 0, false},
-                     {"level", "Level"},         {"api", "API"},
-                     {"calls", "Calls"},         {"total_ms", "Total ms", 3},
-                     {"avg_us", "Mean us", 3},   {"min_us", "Min us", 3, false},
-                     {"max_us", "Max us", 3}};
+    table.columns = {
+        {"rank", "Rank", 0, false},
+        {"device", "Device", 0, false},
+        {"level", "Level"},
+        {"api", "API"},
+        {"calls", "Calls"},
+        {.key = "total_ns",
+         .header = "Total ms",
+         .precision = 3,
+         .unit = Unit::kTime,
+         .scale = 1e6},
+        {.key = "avg_ns", .header = "Mean us", .precision = 3, .unit = Unit::kTime, .scale = 1e3},
+        {.key = "min_ns",
+         .header = "Min us",
+         .precision = 3,
+         .terminal = false,
+         .unit = Unit::kTime,
+         .scale = 1e3},
+        {.key = "max_ns", .header = "Max us", .precision = 3, .unit = Unit::kTime, .scale = 1e3}};
     const size_t shown = Shown(apis.size(), options, table);
     for (size_t i = 0; i < shown; ++i) {
       const analyze::ReportedApiStat& a = *apis[i];
@@ -281,12 +364,38 @@ void AddReportedSummaries(const analyze::AnalyzedTrace& t, const AnalysisTableOp
     table.columns = {{"rank", "Rank", 0, false},
                      {"operator", "Operator"},
                      {"rows", "Rows"},
-                     {"host_self_ms", "Host self ms", 3},
-                     {"host_total_ms", "Host total ms", 3},
-                     {"device_self_ms", "Device self ms", 3},
-                     {"device_total_ms", "Device total ms", 3},
-                     {"device_self_aicore_ms", "Device self AI Core ms", 3, false},
-                     {"device_total_aicore_ms", "Device total AI Core ms", 3, false}};
+                     {.key = "host_self_ns",
+                      .header = "Host self ms",
+                      .precision = 3,
+                      .unit = Unit::kTime,
+                      .scale = 1e6},
+                     {.key = "host_total_ns",
+                      .header = "Host total ms",
+                      .precision = 3,
+                      .unit = Unit::kTime,
+                      .scale = 1e6},
+                     {.key = "device_self_ns",
+                      .header = "Device self ms",
+                      .precision = 3,
+                      .unit = Unit::kTime,
+                      .scale = 1e6},
+                     {.key = "device_total_ns",
+                      .header = "Device total ms",
+                      .precision = 3,
+                      .unit = Unit::kTime,
+                      .scale = 1e6},
+                     {.key = "device_self_aicore_ns",
+                      .header = "Device self AI Core ms",
+                      .precision = 3,
+                      .terminal = false,
+                      .unit = Unit::kTime,
+                      .scale = 1e6},
+                     {.key = "device_total_aicore_ns",
+                      .header = "Device total AI Core ms",
+                      .precision = 3,
+                      .terminal = false,
+                      .unit = Unit::kTime,
+                      .scale = 1e6}};
     const size_t shown = Shown(s.framework_ops.size(), options, table);
     for (size_t i = 0; i < shown; ++i) {
       const analyze::ReportedOp& op = s.framework_ops[i];
@@ -307,9 +416,21 @@ void AddReportedSummaries(const analyze::AnalyzedTrace& t, const AnalysisTableOp
     ResultTable table;
     table.section = section;
     table.title = fmt::format("{} of rank {} at its peak ({})", what, t.rank, source);
-    table.columns = {
-        {"rank", "Rank", 0, false},  {"device", "Device"},           {"name", "Series"},
-        {"peak_mib", "Peak MiB", 2}, {"peak_us", "At us", 3, false}, {"samples", "Samples"}};
+    table.columns = {{"rank", "Rank", 0, false},
+                     {"device", "Device"},
+                     {"name", "Series"},
+                     {.key = "peak_bytes",
+                      .header = "Peak MiB",
+                      .precision = 2,
+                      .unit = Unit::kBytes,
+                      .scale = 1024.0 * 1024},
+                     {.key = "peak_ns",
+                      .header = "At us",
+                      .precision = 3,
+                      .terminal = false,
+                      .unit = Unit::kTime,
+                      .scale = 1e3},
+                     {"samples", "Samples"}};
     size_t zero = 0;
     for (const auto& p : v) {
       if (p.peak_bytes == 0) {
@@ -338,10 +459,26 @@ void AddReportedSummaries(const analyze::AnalyzedTrace& t, const AnalysisTableOp
                      {"device", "Device", 0, false},
                      {"model_id", "Model"},
                      {"iteration", "Iteration"},
-                     {"iteration_ms", "Iteration ms", 3},
-                     {"fp_to_bp_ms", "FP to BP ms", 3},
-                     {"refresh_ms", "Refresh ms", 3},
-                     {"data_aug_ms", "Data wait ms", 3}};
+                     {.key = "iteration_ns",
+                      .header = "Iteration ms",
+                      .precision = 3,
+                      .unit = Unit::kTime,
+                      .scale = 1e6},
+                     {.key = "fp_to_bp_ns",
+                      .header = "FP to BP ms",
+                      .precision = 3,
+                      .unit = Unit::kTime,
+                      .scale = 1e6},
+                     {.key = "refresh_ns",
+                      .header = "Refresh ms",
+                      .precision = 3,
+                      .unit = Unit::kTime,
+                      .scale = 1e6},
+                     {.key = "data_aug_ns",
+                      .header = "Data wait ms",
+                      .precision = 3,
+                      .unit = Unit::kTime,
+                      .scale = 1e6}};
     const size_t shown = Shown(s.iterations.size(), options, table);
     for (size_t i = 0; i < shown; ++i) {
       const analyze::ReportedIteration& it = s.iterations[i];
@@ -381,19 +518,32 @@ void AddReportedCommunication(const analyze::AnalyzedSet& set, const AnalysisTab
                   waited->rank, waited->arrived_last, waited->shared,
                   waited->others_waited_ns / 1e6)
             : std::string("Communication per rank (communication.json or analysis.db)");
-    table.columns = {{"rank", "Rank"},
-                     {"trace", "Trace", 0, false},
-                     {"operations", "Operations"},
-                     {"elapse_ms", "Elapse ms", 3},
-                     {"transit_ms", "Transit ms", 3},
-                     {"wait_ms", "Wait ms", 3},
-                     {"sync_ms", "Sync ms", 3},
-                     {"idle_ms", "Idle ms", 3},
-                     {"wait_ratio", "Wait ratio", 3},
-                     {"arrived_last", "Arrived last"},
-                     {"shared", "Shared ops"},
-                     {"others_waited_ms", "Others waited ms", 3},
-                     {"transports", "Bandwidth by transport"}};
+    table.columns = {
+        {"rank", "Rank"},
+        {"trace", "Trace", 0, false},
+        {"operations", "Operations"},
+        {.key = "elapse_ns",
+         .header = "Elapse ms",
+         .precision = 3,
+         .unit = Unit::kTime,
+         .scale = 1e6},
+        {.key = "transit_ns",
+         .header = "Transit ms",
+         .precision = 3,
+         .unit = Unit::kTime,
+         .scale = 1e6},
+        {.key = "wait_ns", .header = "Wait ms", .precision = 3, .unit = Unit::kTime, .scale = 1e6},
+        {.key = "sync_ns", .header = "Sync ms", .precision = 3, .unit = Unit::kTime, .scale = 1e6},
+        {.key = "idle_ns", .header = "Idle ms", .precision = 3, .unit = Unit::kTime, .scale = 1e6},
+        {"wait_ratio", "Wait ratio", 3},
+        {"arrived_last", "Arrived last"},
+        {"shared", "Shared ops"},
+        {.key = "others_waited_ns",
+         .header = "Others waited ms",
+         .precision = 3,
+         .unit = Unit::kTime,
+         .scale = 1e6},
+        {"transports", "Bandwidth by transport"}};
     for (const auto& r : c.ranks) {
       std::string transports;
       for (const auto& t : r.transports) {
@@ -430,20 +580,33 @@ void AddReportedCommunication(const analyze::AnalyzedSet& set, const AnalysisTab
     table.title = fmt::format(
         "Communication operations of rank {} by elapse (communication.json or analysis.db)",
         t.rank);
-    table.columns = {{"rank", "Rank", 0, false},
-                     {"step", "Step"},
-                     {"kind", "Kind"},
-                     {"operation", "Operation"},
-                     {"group", "Group", 0, false},
-                     {"elapse_ms", "Elapse ms", 3},
-                     {"transit_ms", "Transit ms", 3},
-                     {"wait_ms", "Wait ms", 3},
-                     {"sync_ms", "Sync ms", 3},
-                     {"idle_ms", "Idle ms", 3},
-                     {"wait_ratio", "Wait ratio", 3},
-                     {"transport", "Main transport"},
-                     {"gbps", "GB/s", 2},
-                     {"mb", "MB", 3}};
+    table.columns = {
+        {"rank", "Rank", 0, false},
+        {"step", "Step"},
+        {"kind", "Kind"},
+        {"operation", "Operation"},
+        {"group", "Group", 0, false},
+        {.key = "elapse_ns",
+         .header = "Elapse ms",
+         .precision = 3,
+         .unit = Unit::kTime,
+         .scale = 1e6},
+        {.key = "transit_ns",
+         .header = "Transit ms",
+         .precision = 3,
+         .unit = Unit::kTime,
+         .scale = 1e6},
+        {.key = "wait_ns", .header = "Wait ms", .precision = 3, .unit = Unit::kTime, .scale = 1e6},
+        {.key = "sync_ns", .header = "Sync ms", .precision = 3, .unit = Unit::kTime, .scale = 1e6},
+        {.key = "idle_ns", .header = "Idle ms", .precision = 3, .unit = Unit::kTime, .scale = 1e6},
+        {"wait_ratio", "Wait ratio", 3},
+        {"transport", "Main transport"},
+        {.key = "bytes_per_s",
+         .header = "GB/s",
+         .precision = 2,
+         .unit = Unit::kBytesPerSecond,
+         .scale = 1e9},
+        {.key = "bytes", .header = "MB", .precision = 3, .unit = Unit::kBytes, .scale = 1e6}};
     const size_t shown = options.top == 0 ? ops.size() : std::min<size_t>(ops.size(), options.top);
     for (size_t i = 0; i < shown; ++i) {
       const analyze::ReportedCollective& op = *ops[i];
@@ -486,23 +649,36 @@ void AddReportedCommunication(const analyze::AnalyzedSet& set, const AnalysisTab
                                                      : " " + c.links[0].link.group_role,
                   c.links[0].rank, c.links[0].link.Gbps(),
                   100 * c.links[0].link.Gbps() / c.links[0].median_gbps, c.links[0].link.transport);
-    table.columns = {{"rank", "Rank"},
-                     {"step", "Step"},
-                     {"op_type", "Type"},
-                     {"group", "Group", 0, false},
-                     {"src", "Src"},
-                     {"dst", "Dst"},
-                     {"global_src", "Global src"},
-                     {"global_dst", "Global dst"},
-                     {"group_role", "Role"},
-                     {"ranks_from", "Global ranks from", 0, false},
-                     {"transport", "Transport"},
-                     {"mb", "MB", 3},
-                     {"transit_ms", "Transit ms", 3},
-                     {"gbps", "GB/s", 2},
-                     {"median_gbps", "Median GB/s", 2},
-                     {"pct_of_median", "% of median", 1},
-                     {"slow", "Slow"}};
+    table.columns = {
+        {"rank", "Rank"},
+        {"step", "Step"},
+        {"op_type", "Type"},
+        {"group", "Group", 0, false},
+        {"src", "Src"},
+        {"dst", "Dst"},
+        {"global_src", "Global src"},
+        {"global_dst", "Global dst"},
+        {"group_role", "Role"},
+        {"ranks_from", "Global ranks from", 0, false},
+        {"transport", "Transport"},
+        {.key = "bytes", .header = "MB", .precision = 3, .unit = Unit::kBytes, .scale = 1e6},
+        {.key = "transit_ns",
+         .header = "Transit ms",
+         .precision = 3,
+         .unit = Unit::kTime,
+         .scale = 1e6},
+        {.key = "bytes_per_s",
+         .header = "GB/s",
+         .precision = 2,
+         .unit = Unit::kBytesPerSecond,
+         .scale = 1e9},
+        {.key = "median_bytes_per_s",
+         .header = "Median GB/s",
+         .precision = 2,
+         .unit = Unit::kBytesPerSecond,
+         .scale = 1e9},
+        {.key = "pct_of_median", .header = "% of median", .precision = 1, .unit = Unit::kPercent},
+        {"slow", "Slow"}};
     const size_t shown =
         options.top == 0 ? c.links.size() : std::min<size_t>(c.links.size(), options.top);
     for (size_t i = 0; i < shown; ++i) {

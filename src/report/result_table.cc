@@ -35,7 +35,7 @@ size_t Width(std::string_view text) {
   }));
 }
 
-// A number times `factor` (MachineKey), in JSON's and CSV's form: an integer
+// A number times `factor` (its column's scale), in JSON's and CSV's form: an integer
 // when it is one, else rounded to a thousandth of the base unit (a picosecond,
 // a thousandth of a byte), the noise of the unit change left out.
 std::string Scaled(double v, double factor) {
@@ -65,23 +65,6 @@ void AppendJsonValue(std::string& out, const Value& value, double factor = 1) {
   }
 }
 
-// The unit a column's key names, as a multiple of its base (ns, bytes).
-struct KeyUnit {
-  enum Kind { kNone, kTime, kBytes } kind = kNone;
-  double to_base = 1;
-};
-
-KeyUnit UnitOfKey(std::string_view key) {
-  const auto ends = [&](std::string_view suffix) { return key.ends_with(suffix); };
-  if (ends("_ns")) return {KeyUnit::kTime, 1};
-  if (ends("_us")) return {KeyUnit::kTime, 1e3};
-  if (ends("_ms")) return {KeyUnit::kTime, 1e6};
-  if (key == "bytes" || ends("_bytes")) return {KeyUnit::kBytes, 1};
-  if (key == "kib" || ends("_kib")) return {KeyUnit::kBytes, 1024};
-  if (key == "mib" || ends("_mib")) return {KeyUnit::kBytes, 1024.0 * 1024};
-  return {};
-}
-
 std::optional<double> AsDouble(const Value& v) {
   if (const auto* d = std::get_if<double>(&v))
     return std::isfinite(*d) ? std::optional(*d) : std::nullopt;
@@ -92,13 +75,15 @@ std::optional<double> AsDouble(const Value& v) {
 bool IsWordChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_'; }
 
 // `header` without the unit it ends with ("Self us" -> "Self", "Start (ms)"
-// -> "Start"): each cell names its own unit.
-std::string WithoutUnit(std::string header) {
-  for (const std::string_view unit : {"(ns)", "(us)", "(µs)", "(ms)", "(s)", "ns", "us", "µs", "ms",
-                                      "MiB", "KiB", "GiB", "bytes", "Bytes"}) {
-    if (!header.ends_with(unit)) continue;
-    const size_t at = header.size() - unit.size();
-    if (at == 0 || IsWordChar(header[at - 1])) continue;
+// -> "Start"): each cell names its own unit. A header that is only a unit
+// ("MiB") becomes what the column measures ("Size").
+std::string WithoutUnit(std::string header, Unit unit) {
+  for (const std::string_view name : {"(ns)", "(us)", "(µs)", "(ms)", "(s)", "ns", "us", "µs", "ms",
+                                      "MiB", "KiB", "GiB", "MB", "KB", "GB", "bytes", "Bytes"}) {
+    if (!header.ends_with(name)) continue;
+    const size_t at = header.size() - name.size();
+    if (at == 0) return name.ends_with("ytes") ? header : unit == Unit::kTime ? "Time" : "Size";
+    if (IsWordChar(header[at - 1])) continue;
     std::string rest = header.substr(0, at);
     while (!rest.empty() && (rest.back() == ' ' || rest.back() == ',')) rest.pop_back();
     return rest.empty() ? header : rest;
@@ -253,7 +238,7 @@ size_t TotalWidth(const std::vector<size_t>& widths) {
 
 std::string CsvValue(const Value& value, const Column& column) {
   if (std::holds_alternative<std::monostate>(value)) return {};
-  const double factor = MachineKeyOf(column.key).factor;
+  const double factor = column.scale;
   if (const auto* d = std::get_if<double>(&value)) return Scaled(*d, factor);
   if (const auto* i = std::get_if<int64_t>(&value)) {
     return factor == 1 ? std::to_string(*i) : Scaled(static_cast<double>(*i), factor);
@@ -264,35 +249,6 @@ std::string CsvValue(const Value& value, const Column& column) {
 double MachineNumber(double v, double factor) {
   if (factor == 1 || !std::isfinite(v)) return v;
   return std::round(v * factor * 1000) / 1000;
-}
-
-MachineKey MachineKeyOf(std::string_view key) {
-  const auto stem = [&](size_t suffix) { return std::string(key.substr(0, key.size() - suffix)); };
-  if (key.ends_with("_us")) return {stem(3) + "_ns", 1e3};
-  if (key.ends_with("_ms")) return {stem(3) + "_ns", 1e6};
-  if (key == "mib") return {"bytes", 1024.0 * 1024};
-  if (key.ends_with("_mib")) return {stem(4) + "_bytes", 1024.0 * 1024};
-  if (key.ends_with("_kib")) return {stem(4) + "_bytes", 1024};
-  if (key == "mb") return {"bytes", 1e6};
-  if (key.ends_with("_mb")) return {stem(3) + "_bytes", 1e6};
-  if (key == "gbytes") return {"bytes", 1e9};
-  if (key == "gflop") return {"flops", 1e9};
-  // Rates: the token anywhere in the key ("gbps_p10", "median_gbps", "achieved_tflops").
-  for (const auto& [token, base, factor] :
-       {std::tuple<std::string_view, std::string_view, double>{"gbps", "bytes_per_s", 1e9},
-        {"gflops", "flop_per_s", 1e9},
-        {"tflops", "flop_per_s", 1e12}}) {
-    for (size_t at = key.find(token); at != std::string_view::npos; at = key.find(token, at + 1)) {
-      const bool starts = at == 0 || key[at - 1] == '_';
-      const bool ends = at + token.size() == key.size() || key[at + token.size()] == '_';
-      if (starts && ends) {
-        return {std::string(key.substr(0, at)) + std::string(base) +
-                    std::string(key.substr(at + token.size())),
-                factor};
-      }
-    }
-  }
-  return {std::string(key), 1};
 }
 
 std::string ShortenName(std::string_view text, size_t width) {
@@ -328,24 +284,23 @@ TableView ViewOf(const ResultTable& table, bool terminal_columns_only, size_t ma
       any = true;
     }
     view.numeric.push_back(numeric);
-    const KeyUnit unit = UnitOfKey(column.key);
-    const bool humanise = numeric && unit.kind != KeyUnit::kNone;
+    const bool humanise = numeric && (column.unit == Unit::kTime || column.unit == Unit::kBytes);
     // Whole microseconds (integer-µs timestamps) keep no decimals they lack.
-    bool whole_us = unit.kind == KeyUnit::kTime;
+    bool whole_us = column.unit == Unit::kTime;
     for (const auto& row : table.rows) {
       const auto v = AsDouble(row[i]);
       if (!humanise || !whole_us || !v) continue;
-      const double us = *v * unit.to_base / 1e3;
+      const double us = *v * column.scale / 1e3;
       whole_us = std::fabs(us - std::round(us)) < 1e-6;
     }
-    view.headers.push_back(humanise ? WithoutUnit(column.header) : column.header);
+    view.headers.push_back(humanise ? WithoutUnit(column.header, column.unit) : column.header);
     for (size_t r = 0; r < table.rows.size(); ++r) {
       const Value& v = table.rows[r][i];
       const auto number = AsDouble(v);
       if (humanise && number) {
-        const double base = *number * unit.to_base;
-        view.cells[r].push_back(unit.kind == KeyUnit::kTime ? HumanDuration(base, whole_us)
-                                                            : HumanBytes(base));
+        const double base = *number * column.scale;
+        view.cells[r].push_back(column.unit == Unit::kTime ? HumanDuration(base, whole_us)
+                                                           : HumanBytes(base));
       } else {
         view.cells[r].push_back(Render(v, column.precision));
       }
@@ -478,7 +433,7 @@ void WriteCsv(std::ostream& out, const std::vector<ResultTable>& tables) {
     bool first_column = true;
     for (const Column& column : table.columns) {
       if (!column.json) continue;
-      out << (first_column ? "" : ",") << core::EscapeCsvField(MachineKeyOf(column.key).key);
+      out << (first_column ? "" : ",") << core::EscapeCsvField(column.key);
       first_column = false;
     }
     out << '\n';
@@ -503,7 +458,7 @@ std::string TablesCsv(const std::vector<const ResultTable*>& tables) {
   bool first_column = true;
   for (const Column& column : columns) {
     if (!column.json) continue;
-    out += (first_column ? "" : ",") + core::EscapeCsvField(MachineKeyOf(column.key).key);
+    out += (first_column ? "" : ",") + core::EscapeCsvField(column.key);
     first_column = false;
   }
   out += '\n';
@@ -561,10 +516,9 @@ void AppendRowsJson(std::string& s, const std::vector<ResultTable>& tables, bool
         if (!table.columns[i].json) continue;
         if (!first_key) s += ',';
         first_key = false;
-        const MachineKey key = MachineKeyOf(table.columns[i].key);
-        core::AppendJsonString(s, key.key);
+        core::AppendJsonString(s, table.columns[i].key);
         s += ':';
-        AppendJsonValue(s, row[i], key.factor);
+        AppendJsonValue(s, row[i], table.columns[i].scale);
       }
       s += '}';
     }

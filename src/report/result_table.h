@@ -28,22 +28,13 @@ Format ParseFormat(std::string_view text);
 // layer can build tables (an analysis pass its own); report/ renders them.
 using core::Column;
 using core::ResultTable;
+using core::Unit;
 using core::Value;
 
-// The key and factor a column has in JSON and CSV: base units, named in the
-// key. Times in ns ("_us", "_ms" -> "_ns"), sizes in bytes ("mib", "_kib",
-// "mb" (10^6 B), "gbytes" -> "bytes"), rates in bytes/s ("gbps" ->
-// "bytes_per_s") and FLOP/s ("gflops", "tflops" -> "flop_per_s"), FLOP counts
-// in FLOPs ("gflop" -> "flops"); any other key unchanged (factor 1).
-struct MachineKey {
-  std::string key;
-  double factor = 1;
-};
-MachineKey MachineKeyOf(std::string_view key);
-// A number in its machine unit: `v * factor`, rounded to a thousandth of the
-// base unit when scaled (the noise of the unit change left out), as JSON and
-// CSV write it.
-double MachineNumber(double v, double factor);
+// A number in its column's base unit: `v * scale`, rounded to a thousandth of
+// the base unit when scaled (the noise of the unit change left out), as JSON,
+// CSV and Python have it.
+double MachineNumber(double v, double scale);
 // A value as JSON has it, as one CSV field: base units, every digit; empty
 // when absent.
 std::string CsvValue(const Value& value, const Column& column);
@@ -55,11 +46,11 @@ std::string RenderValue(const Value& value, int precision);
 // four significant digits at most): "1.355 ms"; whole microseconds as such.
 std::string HumanDuration(double ns, bool whole_us = false);
 
-// A table as people read it. Time columns (keys ending _ns, _us, _ms) and
-// byte columns (bytes, *_bytes, *_kib, *_mib) show each value in the unit
-// that suits it, with four significant digits at most ("1.355 ms", "29.93 s",
-// "1.50 GiB"; whole microseconds, from integer-µs timestamps, never get
-// decimals they do not have: "9 µs"), the unit gone from the header.
+// A table as people read it. Time and byte columns (Unit::kTime, kBytes) show
+// each value in the unit that suits it, with four significant digits at most
+// ("1.355 ms", "29.93 s", "1.50 GiB"; whole microseconds, from integer-µs
+// timestamps, never get decimals they do not have: "9 µs"), the unit gone from
+// the header.
 // With max_width > 0 (the terminal): control characters escaped
 // (EscapeForTerminal), then names (demangled kernels) shortened, templates and
 // argument lists first, and other text wrapped ('\n' between lines), until

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -29,14 +30,22 @@ const double* Number(const Value& v, double& scratch) {
   return nullptr;
 }
 
-// The column a chart of this table plots: the first rate or size it has.
+// The column a chart of this table plots: the first rate it has (bytes/s,
+// FLOP/s, images/s), else its iteration or median time, else a size.
 int ChartColumn(const ResultTable& t) {
-  static const char* kPreferred[] = {"gbps",         "tflops",    "gflops", "images_per_s",
-                                     "iteration_ms", "median_ms", "mib"};
-  for (const char* key : kPreferred) {
+  const auto first = [&](auto&& wanted) {
     for (size_t i = 0; i < t.columns.size(); ++i) {
-      if (t.columns[i].key == key) return static_cast<int>(i);
+      if (wanted(t.columns[i])) return static_cast<int>(i);
     }
+    return -1;
+  };
+  for (const auto& wanted : std::initializer_list<std::function<bool(const Column&)>>{
+           [](const Column& c) { return c.unit == Unit::kBytesPerSecond; },
+           [](const Column& c) { return c.unit == Unit::kFlopPerSecond; },
+           [](const Column& c) { return c.key == "images_per_s"; },
+           [](const Column& c) { return c.key == "iteration_ns" || c.key == "median_ns"; },
+           [](const Column& c) { return c.unit == Unit::kBytes && c.terminal; }}) {
+    if (const int i = first(wanted); i >= 0) return i;
   }
   return -1;
 }
@@ -74,7 +83,7 @@ Series& SeriesFor(std::vector<Series>& series, const std::string& name) {
 // transfer type and kernel, and where the arrays stop fitting a cache level
 // (the table's "Fits in" column) a marked boundary.
 std::string BandwidthChart(const ResultTable& t) {
-  const int size = ColumnOf(t, "size_bytes"), gbps = ColumnOf(t, "gbps"),
+  const int size = ColumnOf(t, "size_bytes"), gbps = ColumnOf(t, "bytes_per_s"),
             level = ColumnOf(t, "level"), type = ColumnOf(t, "type"),
             kernel = ColumnOf(t, "kernel");
   if (size < 0 || gbps < 0) return {};
@@ -85,8 +94,9 @@ std::string BandwidthChart(const ResultTable& t) {
   for (const auto& row : t.rows) {
     const auto x = NumberAt(row, size), y = NumberAt(row, gbps);
     if (!x || !y || *x <= 0) continue;
+    const double y_gbps = *y * t.columns[static_cast<size_t>(gbps)].scale / 1e9;
     const std::string name = TextAt(row, type) + " " + TextAt(row, kernel);
-    SeriesFor(c.series, name).points.emplace_back(*x, *y);
+    SeriesFor(c.series, name).points.emplace_back(*x, y_gbps);
     levels[name].emplace_back(*x, TextAt(row, level));
   }
   if (c.series.empty()) return {};
@@ -113,23 +123,25 @@ std::string BandwidthChart(const ResultTable& t) {
 // call), one line per dtype and implementation, with each dtype's theoretical
 // peak and measured ceiling as the table rates them (GFLOP/s / % of each).
 std::string OperatorChart(const ResultTable& t) {
-  const int flops = ColumnOf(t, "flops"), gflops = ColumnOf(t, "gflops"),
+  const int flops = ColumnOf(t, "flops"), rate = ColumnOf(t, "flop_per_s"),
             dtype = ColumnOf(t, "dtype"), impl = ColumnOf(t, "impl"),
             peak = ColumnOf(t, "pct_peak"), ceiling = ColumnOf(t, "pct_ceiling");
-  if (flops < 0 || gflops < 0) return {};
+  if (flops < 0 || rate < 0) return {};
+  const double scale = t.columns[static_cast<size_t>(rate)].scale;
   XyChart c;
   c.x = {"problem size (FLOP per call)", true, TickStyle::kSi};
   c.y = {"achieved (FLOP/s)", true, TickStyle::kSi};
   std::map<std::string, double> peaks, ceilings;  // dtype -> FLOP/s
   for (const auto& row : t.rows) {
-    const auto x = NumberAt(row, flops), y = NumberAt(row, gflops);
+    const auto x = NumberAt(row, flops), y = NumberAt(row, rate);
     if (!x || !y || *x <= 0 || *y <= 0) continue;
+    const double flop_per_s = *y * scale;
     const std::string dt = TextAt(row, dtype);
     const std::string name = impl >= 0 ? dt + " " + TextAt(row, impl) : dt;
-    SeriesFor(c.series, name).points.emplace_back(*x, *y * 1e9);
-    if (const auto p = NumberAt(row, peak); p && *p > 0) peaks.emplace(dt, *y * 1e9 * 100 / *p);
+    SeriesFor(c.series, name).points.emplace_back(*x, flop_per_s);
+    if (const auto p = NumberAt(row, peak); p && *p > 0) peaks.emplace(dt, flop_per_s * 100 / *p);
     if (const auto m = NumberAt(row, ceiling); m && *m > 0) {
-      ceilings.emplace(dt, *y * 1e9 * 100 / *m);
+      ceilings.emplace(dt, flop_per_s * 100 / *m);
     }
   }
   if (c.series.empty()) return {};
@@ -209,8 +221,7 @@ std::string RunSummaryCsv(const std::vector<RunStep>& steps) {
           if (std::holds_alternative<std::monostate>(row[i])) continue;
           if (!t.columns[i].json) continue;
           out += core::EscapeCsvField(step.title) + "," + core::EscapeCsvField(t.section) + "," +
-                 std::to_string(r) + "," +
-                 core::EscapeCsvField(MachineKeyOf(t.columns[i].key).key) + "," +
+                 std::to_string(r) + "," + core::EscapeCsvField(t.columns[i].key) + "," +
                  CsvValue(row[i], t.columns[i]) + '\n';
         }
       }

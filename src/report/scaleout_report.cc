@@ -86,21 +86,34 @@ ResultTable Ranks(const ScaleOutResult& r) {
   ResultTable t;
   t.section = "scaleout_ranks";
   t.title = "Ranks";
-  t.columns = {{"rank", "Rank"},
-               {"trace", "Trace", 2, false},
-               {"steps", "Complete steps"},
-               {"mean_step_ns", "Mean step"},
-               {"step_compute_ns", "Compute/step"},
-               {"step_communication_ns", "Comm/step"},
-               {"step_memory_ns", "Memory/step", 2, false},
-               {"step_idle_ns", "Idle/step"},
-               {"compute_ns", "Compute", 2, false},
-               {"communication_ns", "Comm", 2, false},
-               {"overlap_pct", "Comm overlapped %", 1},
-               {"collectives", "Collective calls", 2, false},
-               {"wait_ns", "Waiting in collectives"},
-               {"last_arrivals", "Arrived last"},
-               {"caused_wait_ns", "Others' wait caused"}};
+  t.columns = {
+      {"rank", "Rank"},
+      {"trace", "Trace", 2, false},
+      {"steps", "Complete steps"},
+      {.key = "mean_step_ns", .header = "Mean step", .unit = Unit::kTime},
+      {.key = "step_compute_ns", .header = "Compute/step", .unit = Unit::kTime},
+      {.key = "step_communication_ns", .header = "Comm/step", .unit = Unit::kTime},
+      {.key = "step_memory_ns",
+       .header = "Memory/step",
+       .precision = 2,
+       .terminal = false,
+       .unit = Unit::kTime},
+      {.key = "step_idle_ns", .header = "Idle/step", .unit = Unit::kTime},
+      {.key = "compute_ns",
+       .header = "Compute",
+       .precision = 2,
+       .terminal = false,
+       .unit = Unit::kTime},
+      {.key = "communication_ns",
+       .header = "Comm",
+       .precision = 2,
+       .terminal = false,
+       .unit = Unit::kTime},
+      {.key = "overlap_pct", .header = "Comm overlapped %", .precision = 1, .unit = Unit::kPercent},
+      {"collectives", "Collective calls", 2, false},
+      {.key = "wait_ns", .header = "Waiting in collectives", .unit = Unit::kTime},
+      {"last_arrivals", "Arrived last"},
+      {.key = "caused_wait_ns", .header = "Others' wait caused", .unit = Unit::kTime}};
   for (const analyze::MergedRank& m : r.ranks) {
     t.AddRow({int64_t{m.rank}, m.path, m.steps_complete, Ns(m.mean_step_ns), Ns(m.step_compute_ns),
               Ns(m.step_communication_ns), Ns(m.step_memory_ns), Ns(m.step_idle_ns), m.compute_ns,
@@ -123,10 +136,13 @@ ResultTable Steps(const ScaleOutResult& r) {
   t.title = "Steps across ranks";
   t.columns = {{"step", "Step"},
                {"ranks", "Ranks"},
-               {"median_ns", "Median"},
-               {"max_ns", "Longest"},
+               {.key = "median_ns", .header = "Median", .unit = Unit::kTime},
+               {.key = "max_ns", .header = "Longest", .unit = Unit::kTime},
                {"slowest_rank", "Slowest rank"},
-               {"spread_pct", "Longest over median %", 1}};
+               {.key = "spread_pct",
+                .header = "Longest over median %",
+                .precision = 1,
+                .unit = Unit::kPercent}};
   for (size_t s = 0; s < r.step_numbers.size(); ++s) {
     std::vector<int64_t> values;
     int slowest = -1;
@@ -149,8 +165,10 @@ ResultTable StepGrid(const ScaleOutResult& r) {
   ResultTable t;
   t.section = "scaleout_step_grid";
   t.title = "Step time per rank and step";
-  t.columns = {
-      {"rank", "Rank"}, {"step", "Step"}, {"duration_ns", "Duration"}, {"status", "Status"}};
+  t.columns = {{"rank", "Rank"},
+               {"step", "Step"},
+               {.key = "duration_ns", .header = "Duration", .unit = Unit::kTime},
+               {"status", "Status"}};
   for (size_t k = 0; k < r.ranks.size(); ++k) {
     for (size_t s = 0; s < r.step_numbers.size(); ++s) {
       if (r.step_ns[k][s] < 0) continue;
@@ -167,13 +185,13 @@ ResultTable Collectives(const ScaleOutResult& r, int top) {
   t.columns = {{"group", "Group"},
                {"seq", "Seq"},
                {"op", "Op"},
-               {"bytes", "Bytes"},
+               {.key = "bytes", .header = "Bytes", .unit = Unit::kBytes},
                {"ranks", "Ranks"},
-               {"fastest_ns", "Fastest (transfer)"},
-               {"slowest_ns", "Slowest"},
-               {"skew_ns", "Arrival skew"},
-               {"gap_ns", "Last's lateness"},
-               {"wait_ns", "Others' wait"},
+               {.key = "fastest_ns", .header = "Fastest (transfer)", .unit = Unit::kTime},
+               {.key = "slowest_ns", .header = "Slowest", .unit = Unit::kTime},
+               {.key = "skew_ns", .header = "Arrival skew", .unit = Unit::kTime},
+               {.key = "gap_ns", .header = "Last's lateness", .unit = Unit::kTime},
+               {.key = "wait_ns", .header = "Others' wait", .unit = Unit::kTime},
                {"last_rank", "Last to arrive"}};
   std::vector<const analyze::MergedCollective*> order;
   for (const auto& c : r.collectives) order.push_back(&c);
@@ -206,13 +224,13 @@ ResultTable Operators(const ScaleOutResult& r, int top) {
   t.columns = {{"name", "Operator"},
                {"class", "Class"},
                {"ranks", "Ranks"},
-               {"count", "Calls"},
-               {"total_ns", "Total"},
-               {"self_ns", "Self"},
-               {"mean_ns", "Mean"},
-               {"p50_ns", "p50"},
-               {"p99_ns", "p99"},
-               {"max_ns", "Max"},
+               {.key = "count", .header = "Calls", .unit = Unit::kCount},
+               {.key = "total_ns", .header = "Total", .unit = Unit::kTime},
+               {.key = "self_ns", .header = "Self", .unit = Unit::kTime},
+               {.key = "mean_ns", .header = "Mean", .unit = Unit::kTime},
+               {.key = "p50_ns", .header = "p50", .unit = Unit::kTime},
+               {.key = "p99_ns", .header = "p99", .unit = Unit::kTime},
+               {.key = "max_ns", .header = "Max", .unit = Unit::kTime},
                {"folded", "Folded names", 2, false}};
   size_t n = r.operators.size();
   if (top > 0 && n > static_cast<size_t>(top)) {

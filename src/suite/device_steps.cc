@@ -18,6 +18,7 @@
 namespace opscope::suite {
 namespace {
 
+using report::Unit;
 using report::Value;
 
 std::string Join(const std::vector<std::string>& items) {
@@ -138,22 +139,43 @@ StepOutput Bandwidth(devices::Device& device, const BandwidthOptions& options) {
       "Bandwidth on {} ({} threads): GB/s = (bytes read + bytes written) / "
       "median time{}",
       device.properties().id, device.properties().compute_units, busy_before.TitleSuffix());
-  table.columns = {{"case", "Case", 0, false},
-                   {"type", "Type"},
-                   {"kernel", "Kernel"},
-                   {"size", "Size"},
-                   {"size_bytes", "Bytes", 0, false},
-                   {"level", "Fits in"},
-                   {"status", "Status"},
-                   {"median_ms", "Median ms", 4},
-                   {"bytes_moved", "Bytes moved", 0, false},
-                   {"gbps", "GB/s", 1},
-                   {"gbps_p10", "GB/s p10", 1},
-                   {"gbps_p90", "GB/s p90", 1},
-                   {"spread_pct", "Spread %", 1},
-                   {"repeat", "Repeat", 0, false},
-                   {"flags", "Flags"},
-                   {"note", "Note"}};
+  table.columns = {
+      {"case", "Case", 0, false},
+      {"type", "Type"},
+      {"kernel", "Kernel"},
+      {"size", "Size"},
+      {.key = "size_bytes",
+       .header = "Bytes",
+       .precision = 0,
+       .terminal = false,
+       .unit = Unit::kBytes},
+      {"level", "Fits in"},
+      {"status", "Status"},
+      {.key = "median_ns",
+       .header = "Median ms",
+       .precision = 4,
+       .unit = Unit::kTime,
+       .scale = 1e6},
+      {"bytes_moved", "Bytes moved", 0, false},
+      {.key = "bytes_per_s",
+       .header = "GB/s",
+       .precision = 1,
+       .unit = Unit::kBytesPerSecond,
+       .scale = 1e9},
+      {.key = "bytes_per_s_p10",
+       .header = "GB/s p10",
+       .precision = 1,
+       .unit = Unit::kBytesPerSecond,
+       .scale = 1e9},
+      {.key = "bytes_per_s_p90",
+       .header = "GB/s p90",
+       .precision = 1,
+       .unit = Unit::kBytesPerSecond,
+       .scale = 1e9},
+      {.key = "spread_pct", .header = "Spread %", .precision = 1, .unit = Unit::kPercent},
+      {"repeat", "Repeat", 0, false},
+      {"flags", "Flags"},
+      {"note", "Note"}};
   int failed = 0;
   for (const auto& r : results) {
     const bool measured = r.status != workloads::Status::kWaived;

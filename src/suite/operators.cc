@@ -15,6 +15,7 @@
 namespace opscope::suite {
 namespace {
 
+using report::Unit;
 using report::Value;
 
 int64_t ParseDimension(const std::string& text, const std::string& whole) {
@@ -37,8 +38,20 @@ Value Pct(double pct) { return pct < 0 ? Value{} : Value{pct}; }
 
 // The timing columns every operator table shares, and their values for a result.
 std::vector<report::Column> TimingColumns() {
-  return {{"status", "Status"},      {"median_ms", "Median ms", 3}, {"p10_ms", "p10 ms", 3},
-          {"p90_ms", "p90 ms", 3},   {"spread_pct", "Spread %", 1}, {"first_run_ms", "First ms", 1},
+  return {{"status", "Status"},
+          {.key = "median_ns",
+           .header = "Median ms",
+           .precision = 3,
+           .unit = Unit::kTime,
+           .scale = 1e6},
+          {.key = "p10_ns", .header = "p10 ms", .precision = 3, .unit = Unit::kTime, .scale = 1e6},
+          {.key = "p90_ns", .header = "p90 ms", .precision = 3, .unit = Unit::kTime, .scale = 1e6},
+          {.key = "spread_pct", .header = "Spread %", .precision = 1, .unit = Unit::kPercent},
+          {.key = "first_run_ns",
+           .header = "First ms",
+           .precision = 1,
+           .unit = Unit::kTime,
+           .scale = 1e6},
           {"reps", "Reps", 0, false}};
 }
 
@@ -57,8 +70,8 @@ std::vector<Value> TimingValues(const workloads::OperatorResult& r) {
 
 // The closing columns: rates against peak and ceiling, verification, notes.
 std::vector<report::Column> RatingColumns() {
-  return {{"pct_peak", "% peak", 1},
-          {"pct_ceiling", "% ceiling", 1},
+  return {{.key = "pct_peak", .header = "% peak", .precision = 1, .unit = Unit::kPercent},
+          {.key = "pct_ceiling", .header = "% ceiling", .precision = 1, .unit = Unit::kPercent},
           {"max_rel_error", "Max rel err", 2, false},
           {"implementation", "Implementation", 0, false},
           {"flags", "Flags"},
@@ -233,7 +246,14 @@ StepOutput Matmul(devices::Device& device, const MatmulOptions& options) {
        {"k", "K", 0, false},
        {"dtype", "Dtype"},
        {"impl", "Impl"}},
-      TimingColumns(), {{"flops", "FLOPs", 0, false}, {"gflops", "GFLOP/s", 1}}, RatingColumns());
+      TimingColumns(),
+      {{.key = "flops", .header = "FLOPs", .precision = 0, .terminal = false, .unit = Unit::kFlop},
+       {.key = "flop_per_s",
+        .header = "GFLOP/s",
+        .precision = 1,
+        .unit = Unit::kFlopPerSecond,
+        .scale = 1e9}},
+      RatingColumns());
   int failed = 0;
   std::map<std::string, std::string> chosen;
   for (const auto& r : results) {
@@ -302,18 +322,29 @@ StepOutput Conv2d(devices::Device& device, const Conv2dOptions& options) {
   table.title =
       fmt::format("conv2d forward on {} ({} threads), fp32 output{}", device.properties().id,
                   device.properties().compute_units, busy_before.TitleSuffix());
-  table.columns = Concat<report::Column>({{"case", "Case", 0, false},
-                                          {"config", "Config"},
-                                          {"spec", "Spec", 0, false},
-                                          {"dtype", "Dtype"}},
-                                         TimingColumns(),
-                                         {{"macs", "MACs", 0, false},
-                                          {"flops", "FLOPs", 0, false},
-                                          // Human copies of macs and flops.
-                                          {"gmacs", "GMACs", 3, true, false},
-                                          {"gflop", "GFLOPs", 3, true, false},
-                                          {"tflops", "TFLOP/s", 3}},
-                                         RatingColumns());
+  table.columns = Concat<report::Column>(
+      {{"case", "Case", 0, false},
+       {"config", "Config"},
+       {"spec", "Spec", 0, false},
+       {"dtype", "Dtype"}},
+      TimingColumns(),
+      {{"macs", "MACs", 0, false},
+       {.key = "flops", .header = "FLOPs", .precision = 0, .terminal = false, .unit = Unit::kFlop},
+       // Human copies of macs and flops.
+       {"gmacs", "GMACs", 3, true, false},
+       {.key = "flops",
+        .header = "GFLOPs",
+        .precision = 3,
+        .terminal = true,
+        .json = false,
+        .unit = Unit::kFlop,
+        .scale = 1e9},
+       {.key = "flop_per_s",
+        .header = "TFLOP/s",
+        .precision = 3,
+        .unit = Unit::kFlopPerSecond,
+        .scale = 1e12}},
+      RatingColumns());
   int failed = 0;
   for (const auto& r : results) {
     const bool ok = r.status == workloads::Status::kOk;
@@ -350,17 +381,21 @@ StepOutput Roofline(devices::Device& device, const RooflineOptions& options) {
   table.section = "ceilings";
   table.title = fmt::format("Measured ceilings of {} ({}, {} threads)", device.properties().id,
                             device.properties().name, device.properties().compute_units);
-  table.columns = {{"ceiling", "Ceiling"},
-                   {"measured", "Measured", 0, false},
-                   {"unit", "Unit", 0, false},
-                   {"measured_g", "Measured", 1},
-                   {"unit_g", "Unit"},
-                   {"theoretical", "Theoretical", 0, false},
-                   {"theoretical_g", "Theoretical", 1},
-                   {"pct_of_theoretical", "% of theoretical", 1},
-                   {"spread_pct", "Spread %", 1},
-                   {"flags", "Flags"},
-                   {"method", "Method"}};
+  table.columns = {
+      {"ceiling", "Ceiling"},
+      {"measured", "Measured", 0, false},
+      {"unit", "Unit", 0, false},
+      {"measured_g", "Measured", 1},
+      {"unit_g", "Unit"},
+      {"theoretical", "Theoretical", 0, false},
+      {"theoretical_g", "Theoretical", 1},
+      {.key = "pct_of_theoretical",
+       .header = "% of theoretical",
+       .precision = 1,
+       .unit = Unit::kPercent},
+      {.key = "spread_pct", .header = "Spread %", .precision = 1, .unit = Unit::kPercent},
+      {"flags", "Flags"},
+      {"method", "Method"}};
   for (const auto& r : results) {
     const workloads::Stats& t = r.stats;
     const double spread = workloads::Spread(t);

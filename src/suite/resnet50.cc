@@ -9,9 +9,8 @@
 namespace opscope::suite {
 namespace {
 
+using report::Unit;
 using report::Value;
-
-double Mib(uint64_t bytes) { return static_cast<double>(bytes) / (1 << 20); }
 
 }  // namespace
 
@@ -42,23 +41,52 @@ StepOutput ResNet50(const DeviceOpener& open, const ResNet50StepOptions& options
   report::ResultTable time;
   time.section = "resnet50";
   time.title = what + ": time per iteration";
-  time.columns = {{"threads", "Threads"},
-                  {"parameters", "Parameters", 0, false},
-                  {"forward_ms", "Forward ms", 2},
-                  {"backward_ms", "Backward ms", 2},
-                  {"optimizer_ms", "Optimizer ms", 2},
-                  {"iteration_ms", "Iteration ms", 2},
-                  {"iteration_p10_ms", "p10 ms", 2},
-                  {"iteration_p90_ms", "p90 ms", 2},
-                  {"images_per_s", "Images/s", 1},
-                  {"images_per_s_p10", "Images/s p10", 1},
-                  {"images_per_s_p90", "Images/s p90", 1},
-                  {"spread_pct", "Spread %", 1},
-                  {"flags", "Flags"},
-                  {"first_iteration_ms", "First ms", 1},
-                  {"loss_first", "Loss first", 4, false},
-                  {"loss_last", "Loss last", 4, false},
-                  {"layout_conversions", "Reorders/iter"}};
+  time.columns = {
+      {"threads", "Threads"},
+      {"parameters", "Parameters", 0, false},
+      {.key = "forward_ns",
+       .header = "Forward ms",
+       .precision = 2,
+       .unit = Unit::kTime,
+       .scale = 1e6},
+      {.key = "backward_ns",
+       .header = "Backward ms",
+       .precision = 2,
+       .unit = Unit::kTime,
+       .scale = 1e6},
+      {.key = "optimizer_ns",
+       .header = "Optimizer ms",
+       .precision = 2,
+       .unit = Unit::kTime,
+       .scale = 1e6},
+      {.key = "iteration_ns",
+       .header = "Iteration ms",
+       .precision = 2,
+       .unit = Unit::kTime,
+       .scale = 1e6},
+      {.key = "iteration_p10_ns",
+       .header = "p10 ms",
+       .precision = 2,
+       .unit = Unit::kTime,
+       .scale = 1e6},
+      {.key = "iteration_p90_ns",
+       .header = "p90 ms",
+       .precision = 2,
+       .unit = Unit::kTime,
+       .scale = 1e6},
+      {"images_per_s", "Images/s", 1},
+      {"images_per_s_p10", "Images/s p10", 1},
+      {"images_per_s_p90", "Images/s p90", 1},
+      {.key = "spread_pct", .header = "Spread %", .precision = 1, .unit = Unit::kPercent},
+      {"flags", "Flags"},
+      {.key = "first_iteration_ns",
+       .header = "First ms",
+       .precision = 1,
+       .unit = Unit::kTime,
+       .scale = 1e6},
+      {"loss_first", "Loss first", 4, false},
+      {"loss_last", "Loss last", 4, false},
+      {"layout_conversions", "Reorders/iter"}};
   bool any_noisy = false;
   for (const auto& r : results) {
     // The iterations' p10-p90 spread over their median (workloads::kNoisySpread).
@@ -96,9 +124,9 @@ StepOutput ResNet50(const DeviceOpener& open, const ResNet50StepOptions& options
   memory.section = "resnet50_memory";
   memory.title = what + fmt::format(": memory ({} threads), from the device allocator's accounting",
                                     r.threads);
-  memory.columns = {{"what", "What"}, {"bytes", "Bytes", 0, false}, {"mib", "MiB", 1}};
+  memory.columns = {{"what", "What"}, {.key = "bytes", .header = "Size", .unit = Unit::kBytes}};
   const auto row = [&](const std::string& name, uint64_t bytes) {
-    memory.AddRow({name, static_cast<int64_t>(bytes), Mib(bytes)});
+    memory.AddRow({name, static_cast<int64_t>(bytes)});
   };
   row("parameters (fp32)", r.memory.parameters);
   row("buffers (BN running statistics, low-precision weight copies)", r.memory.buffers);

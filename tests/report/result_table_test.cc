@@ -14,7 +14,10 @@ ResultTable Sample() {
   ResultTable t;
   t.section = "ops";
   t.title = "Operators";
-  t.columns = {{"operator", "Operator"}, {"count", "Count"}, {"total_ms", "Total ms", 3}};
+  t.columns = {
+      {"operator", "Operator"},
+      {.key = "count", .header = "Count", .unit = Unit::kCount},
+      {.key = "total_ns", .header = "Total ms", .precision = 3, .unit = Unit::kTime, .scale = 1e6}};
   t.AddRow({std::string("matmul"), int64_t{3}, 1.5});
   t.AddRow({std::string("<img src=x onerror=alert(1)>,\"\n\x1b[2J"), int64_t{1}, Value{}});
   return t;
@@ -68,44 +71,52 @@ TEST(ResultTable, RowWidthMustMatchColumns) {
   EXPECT_THROW(ParseFormat("xml"), Error);
 }
 
-TEST(MachineKey, BaseUnitsNamedInTheKey) {
-  const auto is = [](std::string_view key, std::string_view want, double factor) {
-    const MachineKey k = MachineKeyOf(key);
-    EXPECT_EQ(k.key, want) << key;
-    EXPECT_EQ(k.factor, factor) << key;
-  };
-  is("self_us", "self_ns", 1e3);
-  is("median_ms", "median_ns", 1e6);
-  is("start_ns", "start_ns", 1);
-  is("mib", "bytes", 1024.0 * 1024);
-  is("peak_allocated_mib", "peak_allocated_bytes", 1024.0 * 1024);
-  is("mb", "bytes", 1e6);  // Ascend's MB: 10^6 bytes
-  is("gbytes", "bytes", 1e9);
-  is("gbps", "bytes_per_s", 1e9);
-  is("gbps_p10", "bytes_per_s_p10", 1e9);
-  is("median_gbps", "median_bytes_per_s", 1e9);
-  is("gflops", "flop_per_s", 1e9);
-  is("achieved_tflops", "achieved_flop_per_s", 1e12);
-  is("gflop", "flops", 1e9);
-  is("status", "status", 1);
-  is("focus_ms_total", "focus_ms_total", 1);  // a unit inside a key is not one
+TEST(ColumnUnits, TheDeclaredScaleNotTheKeysSpelling) {
+  // JSON writes a column's key as declared and its values times its scale; a
+  // key that looks like a unit ("x_us") is only a name.
+  ResultTable t;
+  t.columns = {
+      {.key = "x_ns", .header = "X us", .unit = Unit::kTime, .scale = 1e3},
+      {"y_us", "Y"},
+      {.key = "bytes_per_s", .header = "GB/s", .unit = Unit::kBytesPerSecond, .scale = 1e9},
+      {.key = "flops", .header = "GFLOP", .unit = Unit::kFlop, .scale = 1e9}};
+  t.AddRow({1.5, 1.5, 2.0, int64_t{3}});
+  std::ostringstream out;
+  WriteJson(out, "x", {t});
+  EXPECT_NE(out.str().find("{\"x_ns\":1500,\"y_us\":1.5,\"bytes_per_s\":2000000000,"
+                           "\"flops\":3000000000}"),
+            std::string::npos)
+      << out.str();
+  // People's tables render by the declared unit: a time humanised, a key
+  // spelt like a time but declared nothing left as it is.
+  const TableView v = ViewOf(t, true);
+  EXPECT_EQ(v.headers, (std::vector<std::string>{"X", "Y", "GB/s", "GFLOP"}));
+  EXPECT_EQ(v.cells[0][0], "1.500 µs");
+  EXPECT_EQ(v.cells[0][1], "1.50");
 }
 
-TEST(MachineKey, CsvValuesInBaseUnits) {
-  EXPECT_EQ(CsvValue(1.234, {"x_us", "X"}), "1234");
-  EXPECT_EQ(CsvValue(0.0005, {"x_us", "X"}), "0.5");
-  EXPECT_EQ(CsvValue(int64_t{3}, {"m_mib", "M"}), "3145728");
-  EXPECT_EQ(CsvValue(Value{}, {"x_us", "X"}), "");
+TEST(ColumnUnits, CsvValuesInBaseUnits) {
+  EXPECT_EQ(CsvValue(1.234, {.key = "x_ns", .header = "X", .unit = Unit::kTime, .scale = 1e3}),
+            "1234");
+  EXPECT_EQ(CsvValue(0.0005, {.key = "x_ns", .header = "X", .unit = Unit::kTime, .scale = 1e3}),
+            "0.5");
+  EXPECT_EQ(
+      CsvValue(int64_t{3},
+               {.key = "m_bytes", .header = "M", .unit = Unit::kBytes, .scale = 1024.0 * 1024}),
+      "3145728");
+  EXPECT_EQ(CsvValue(Value{}, {.key = "x_ns", .header = "X", .unit = Unit::kTime, .scale = 1e3}),
+            "");
   EXPECT_EQ(CsvValue(std::string("a,b"), {"s", "S"}), "\"a,b\"");
 }
 
 TEST(TableView, TimesAndBytesInTheUnitThatSuitsEachValue) {
   ResultTable t;
-  t.columns = {{"self_us", "Self us", 3},
-               {"wait_ms", "Wait (ms)", 3},
-               {"size_bytes", "Bytes"},
-               {"peak_mib", "Peak MiB"},
-               {"count", "Count"}};
+  t.columns = {
+      {.key = "self_ns", .header = "Self us", .precision = 3, .unit = Unit::kTime, .scale = 1e3},
+      {.key = "wait_ns", .header = "Wait (ms)", .precision = 3, .unit = Unit::kTime, .scale = 1e6},
+      {.key = "size_bytes", .header = "Bytes", .unit = Unit::kBytes},
+      {.key = "peak_bytes", .header = "Peak MiB", .unit = Unit::kBytes, .scale = 1024.0 * 1024},
+      {.key = "count", .header = "Count", .unit = Unit::kCount}};
   t.AddRow({1355.2, 29930.0, int64_t{512}, 1536.0, int64_t{7}});
   t.AddRow({0.5, 0.001, int64_t{3 << 20}, 0.5, int64_t{8}});
   const TableView v = ViewOf(t, true);
@@ -118,7 +129,8 @@ TEST(TableView, TimesAndBytesInTheUnitThatSuitsEachValue) {
 TEST(TableView, WholeMicrosecondsGetNoDecimals) {
   // Kineto's integer-microsecond timestamps: 9 us is "9 µs", not "9.000 µs".
   ResultTable t;
-  t.columns = {{"p50_us", "p50 us", 3}};
+  t.columns = {
+      {.key = "p50_ns", .header = "p50 us", .precision = 3, .unit = Unit::kTime, .scale = 1e3}};
   t.AddRow({9.0});
   t.AddRow({1234.0});
   const TableView v = ViewOf(t, true);

@@ -22,11 +22,12 @@ RunStep Step(ResultTable t) {
 TEST(RunIndexHtml, BandwidthSweepMarksWhereTheArraysLeaveACache) {
   ResultTable t;
   t.section = "bandwidth";
-  t.columns = {{"type", "Type"},
-               {"kernel", "Kernel"},
-               {"size_bytes", "Bytes"},
-               {"level", "Fits in"},
-               {"gbps", "GB/s"}};
+  t.columns = {
+      {"type", "Type"},
+      {"kernel", "Kernel"},
+      {.key = "size_bytes", .header = "Bytes", .unit = Unit::kBytes},
+      {"level", "Fits in"},
+      {.key = "bytes_per_s", .header = "GB/s", .unit = Unit::kBytesPerSecond, .scale = 1e9}};
   t.AddRow({std::string("d2d"), std::string("copy"), int64_t{4096}, std::string("L1d"), 500.0});
   t.AddRow({std::string("d2d"), std::string("copy"), int64_t{1 << 20}, std::string("L2"), 200.0});
   t.AddRow({std::string("d2d"), std::string("copy"), int64_t{1 << 28}, std::string("DRAM"), 20.0});
@@ -42,8 +43,13 @@ TEST(RunIndexHtml, BandwidthSweepMarksWhereTheArraysLeaveACache) {
 TEST(RunIndexHtml, OperatorChartDrawsThePeakAndCeilingTheTableRates) {
   ResultTable t;
   t.section = "matmul";
-  t.columns = {{"dtype", "Dtype"},    {"impl", "Impl"},       {"flops", "FLOPs"},
-               {"gflops", "GFLOP/s"}, {"pct_peak", "% peak"}, {"pct_ceiling", "% ceiling"}};
+  t.columns = {
+      {"dtype", "Dtype"},
+      {"impl", "Impl"},
+      {.key = "flops", .header = "FLOPs", .unit = Unit::kFlop},
+      {.key = "flop_per_s", .header = "GFLOP/s", .unit = Unit::kFlopPerSecond, .scale = 1e9},
+      {.key = "pct_peak", .header = "% peak", .unit = Unit::kPercent},
+      {.key = "pct_ceiling", .header = "% ceiling", .unit = Unit::kPercent}};
   // 100 GFLOP/s at 50% of the peak and 80% of the ceiling: 200 G and 125 G.
   t.AddRow({std::string("fp32"), std::string("onednn"), int64_t{2000000}, 100.0, 50.0, 80.0});
   t.AddRow({std::string("fp32"), std::string("onednn"), int64_t{2000000000}, 150.0, 75.0, 120.0});

@@ -175,19 +175,24 @@ void Tables(const Analysis& a, const TableContext& context,
   core::ResultTable table;
   table.section = std::string(kPassName);
   table.title = "Where the host blocks";
-  table.columns = {{"trace", "Trace", 0, false},
-                   {"kind", "Kind"},
-                   {"calls", "Calls"},
-                   {"blocked_us", "Blocked us", 3},
-                   {"share_pct", "% of window", 1},
-                   {"longest_us", "Longest us", 3},
-                   {"longest", "Longest call"},
-                   {"bytes", "Bytes", 0, false},
-                   {"pageable_calls", "Async on pageable", 0, false}};
+  table.columns = {
+      {"trace", "Trace", 0, false},
+      {"kind", "Kind"},
+      {"calls", "Calls"},
+      {.key = "blocked_ns", .header = "Blocked", .unit = core::Unit::kTime},
+      {.key = "share_pct", .header = "% of window", .precision = 1, .unit = core::Unit::kPercent},
+      {.key = "longest_ns", .header = "Longest", .unit = core::Unit::kTime},
+      {"longest", "Longest call"},
+      {.key = "bytes",
+       .header = "Bytes",
+       .precision = 0,
+       .terminal = false,
+       .unit = core::Unit::kBytes},
+      {"pageable_calls", "Async on pageable", 0, false}};
   for (const HostWait& k : w->kinds) {
     const bool copy = k.kind == kKindNames[kSyncCopy];
-    table.AddRow({std::string(context.path), k.kind, k.calls, k.ns / 1e3, Pct(k.ns, w->window_ns),
-                  k.longest_ns / 1e3, k.longest,
+    table.AddRow({std::string(context.path), k.kind, k.calls, k.ns, Pct(k.ns, w->window_ns),
+                  k.longest_ns, k.longest,
                   copy && k.bytes >= 0 ? core::Value{k.bytes} : core::Value{},
                   copy ? core::Value{k.pageable} : core::Value{}});
   }

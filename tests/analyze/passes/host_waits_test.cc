@@ -74,17 +74,20 @@ TEST(HostWaits, EachKindWithinTheCompleteSteps) {
   const core::ResultTable& t = tables[0];
   EXPECT_EQ(t.section, "host_waits");
   ASSERT_EQ(t.rows.size(), 3u);
+  // Base units in the table (its column declares them: Unit::kTime).
+  EXPECT_EQ(t.columns[3].unit, core::Unit::kTime);
+  EXPECT_EQ(t.columns[3].scale, 1);
   // Most time first: data loading 90 us, the pageable copies 30 us, the syncs 30 us.
   EXPECT_EQ(std::get<std::string>(t.rows[0][1]), "data loading");
   EXPECT_EQ(std::get<int64_t>(Cell(t, "data loading", "calls")), 3);
-  EXPECT_DOUBLE_EQ(std::get<double>(Cell(t, "data loading", "blocked_us")), 90);
+  EXPECT_EQ(std::get<int64_t>(Cell(t, "data loading", "blocked_ns")), 90000);
   EXPECT_DOUBLE_EQ(std::get<double>(Cell(t, "data loading", "share_pct")), 30);
   EXPECT_EQ(std::get<int64_t>(Cell(t, "synchronous copy", "calls")), 3);  // the pinned ones not
-  EXPECT_DOUBLE_EQ(std::get<double>(Cell(t, "synchronous copy", "blocked_us")), 30);
+  EXPECT_EQ(std::get<int64_t>(Cell(t, "synchronous copy", "blocked_ns")), 30000);
   EXPECT_EQ(std::get<int64_t>(Cell(t, "synchronous copy", "bytes")), 3000);
   EXPECT_EQ(std::get<int64_t>(Cell(t, "synchronous copy", "pageable_calls")), 3);
   EXPECT_EQ(std::get<int64_t>(Cell(t, "synchronization", "calls")), 3);
-  EXPECT_DOUBLE_EQ(std::get<double>(Cell(t, "synchronization", "blocked_us")), 30);
+  EXPECT_EQ(std::get<int64_t>(Cell(t, "synchronization", "blocked_ns")), 30000);
   // The longest call names the operator it ran in.
   EXPECT_EQ(std::get<std::string>(Cell(t, "synchronization", "longest")),
             "cudaStreamSynchronize in aten::item");
