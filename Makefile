@@ -66,7 +66,7 @@ test-fuzz: deps
 # visible), reusing build/release: `.venv/bin/python -c "import opscope"`.
 python: build
 	/usr/bin/python3 -m venv --system-site-packages .venv
-	OPSCOPE_BUILD_DIR=build/release .venv/bin/python -m pip install --quiet --no-build-isolation --no-index .
+	OPSCOPE_BUILD_DIR=build/release .venv/bin/python -m pip install --no-build-isolation --no-index .
 	@echo "opscope installed in .venv: .venv/bin/python -c 'import opscope'"
 
 # The benchmarks that decide the issues: each prints both sides and the ratio.

@@ -56,15 +56,29 @@ std::vector<Work> ComputeWork(const TraceModel& model, ComputeOn on) {
     return out;
   }
   const std::vector<bool> comm = ClassifyNames(model, IsCommunication);
+  const bool scopes = ScopesAreTheWork(model);
+  const std::vector<bool> data = scopes ? ClassifyNames(model, IsDataLoading) : std::vector<bool>();
   for (size_t e = 0; e < model.size(); ++e) {
     const EventClass cls = model.cls[e];
     if (cls == EventClass::kHostOp) {
       out[e] = comm[model.name[e]] ? Work::kCommunication : Work::kCompute;
     } else if (cls == EventClass::kAnnotation && comm[model.name[e]]) {
       out[e] = Work::kCommunication;
+    } else if (cls == EventClass::kAnnotation && scopes && !data[model.name[e]]) {
+      out[e] = Work::kCompute;
     }
   }
   return out;
+}
+
+bool ScopesAreTheWork(const TraceModel& model) {
+  bool scopes = false;
+  for (size_t e = 0; e < model.size(); ++e) {
+    const EventClass cls = model.cls[e];
+    if (cls == EventClass::kHostOp || IsDevice(cls)) return false;
+    scopes |= cls == EventClass::kAnnotation && model.duration_ns[e] > 0;
+  }
+  return scopes;
 }
 
 }  // namespace opscope::analyze

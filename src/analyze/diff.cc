@@ -9,6 +9,7 @@
 #include <random>
 
 #include "analyze/compute_device.h"
+#include "analyze/intervals.h"
 #include "analyze/median.h"
 #include "analyze/names.h"
 #include "analyze/passes/steps.h"
@@ -71,18 +72,27 @@ std::vector<FrameworkOpDelta> MatchOperators(const std::vector<OpDeviceRow>& bef
   return out;
 }
 
-// Device time by class, and idle time in the compute window.
+// Time by class on the trace's compute device, and idle time in the compute
+// window. On a device, the sum of its tasks' durations; on the CPU (no device
+// work), the union of each class's calls, so nested operators count once.
 std::map<std::string, int64_t> ByClass(const TraceModel& m, const Analysis& a) {
   std::map<std::string, int64_t> out = {
       {"compute", 0}, {"communication", 0}, {"memory", 0}, {"idle", 0}};
-  const std::vector<Work> work = ComputeWork(m, ComputeOn::kDevice);
+  const bool cpu = a.compute_on == ComputeOn::kCpu;
+  const std::vector<Work> work = ComputeWork(m, cpu ? ComputeOn::kCpu : ComputeOn::kDevice);
+  const char* const names[] = {"", "compute", "communication", "memory"};
+  Intervals spans[4];
   for (size_t e = 0; e < m.size(); ++e) {
-    switch (work[e]) {
-      case Work::kCompute: out["compute"] += m.duration_ns[e]; break;
-      case Work::kCommunication: out["communication"] += m.duration_ns[e]; break;
-      case Work::kMemory: out["memory"] += m.duration_ns[e]; break;
-      case Work::kNone: break;
+    if (work[e] == Work::kNone) continue;
+    const size_t k = static_cast<size_t>(work[e]);
+    if (cpu) {
+      spans[k].push_back({m.start_ns[e], m.start_ns[e] + m.duration_ns[e]});
+    } else {
+      out[names[k]] += m.duration_ns[e];
     }
+  }
+  for (size_t k = 1; cpu && k < 4; ++k) {
+    for (const Interval& i : Union(std::move(spans[k]))) out[names[k]] += i.end - i.begin;
   }
   if (a.busy.has_device) {
     out["idle"] = a.busy.window_end_ns - a.busy.window_begin_ns - a.busy.busy_ns;
@@ -236,6 +246,7 @@ TraceDiff DiffTraces(const TraceModel& before, const TraceModel& after) {
   const AnalysisOptions only{.passes = {"op_device", "device_busy"}};
   const Analysis ba = AnalyzeTrace(before, only), aa = AnalyzeTrace(after, only);
   d.before_device = ba.device, d.after_device = aa.device;
+  d.on_cpu = ba.compute_on == ComputeOn::kCpu && aa.compute_on == ComputeOn::kCpu;
   const bool device_work = ba.op_device.has_device || aa.op_device.has_device;
   if (Lower(ba.device) != Lower(aa.device)) {
     d.devices_differ = true;

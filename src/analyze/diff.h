@@ -68,6 +68,10 @@ struct TraceDiff {
   std::string before_device, after_device;
   bool devices_differ = false;
   std::string devices_note;
+  // Time by class on the compute device; on the CPU when neither trace has
+  // device work (on_cpu), the operators' time (a trace's own scopes where it
+  // records nothing else).
+  bool on_cpu = false;
   std::vector<ClassDelta> by_class;
   // Framework operators matched by name, and by name and input shapes: the
   // largest absolute change of device self time first (host self where

@@ -14,7 +14,7 @@
 
 namespace opscope::cli {
 
-// Exit statuses, documented in README.md.
+// Exit statuses, documented in docs/commands/README.md.
 enum class ExitCode : int {
   kOk = 0,
   kFailure = 1,            // an internal or unexpected failure

@@ -1,5 +1,6 @@
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -160,6 +161,17 @@ void Profiler::Stop() {
   EndStepSpan(/*final_step=*/true);
   started_ = false;
   FinishPendingSave();
+  // A scheduled window that recorded nothing (the loop ended as the window
+  // began, after its last Step()) is not a trace: none is written. Without a
+  // schedule the one trace asked for is always written; with a device tracer
+  // the device may have recorded what the host did not, so that window is kept.
+  const bool host_only = std::all_of(options_.activities.begin(), options_.activities.end(),
+                                     [](Activity a) { return a == Activity::kCpu; });
+  if (options_.schedule && collecting_ && host_only && ActiveCollection() &&
+      (action_ == ProfilerAction::kRecord || action_ == ProfilerAction::kRecordAndSave) &&
+      !collect::RecordedAnything(*ActiveCollection())) {
+    EndCollection(/*save=*/false);
+  }
   Transition(action_, ProfilerAction::kNone, /*stopping=*/true);
 }
 

@@ -287,6 +287,22 @@ bool RecordedSince(const Collection& collection, uint64_t ticks) {
   return false;
 }
 
+bool RecordedAnything(const Collection& collection) {
+  for (const auto& buffer : collection.Threads()) {
+    if (buffer->dropped.load(std::memory_order_relaxed) > 0) return true;
+    std::lock_guard lock(buffer->link_mutex);
+    if (buffer->head != buffer->tail) return true;  // a chunk was filled
+    const Chunk* tail = buffer->tail;
+    if (tail == nullptr) continue;
+    const uint32_t n = tail->Published();
+    for (uint32_t k = 0; k < n; ++k) {
+      if (static_cast<RecordKind>(tail->records[k].meta & 0xFF) != RecordKind::kStepSpan)
+        return true;
+    }
+  }
+  return false;
+}
+
 std::shared_ptr<Collection> CurrentCollection(uint32_t generation) {
   std::lock_guard lock(g_mutex);
   if (g_current && g_current->generation() == generation) return g_current;

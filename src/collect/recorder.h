@@ -195,6 +195,8 @@ void DetachCollection(const std::shared_ptr<Collection>& collection);
 // Whether some thread recorded an event that began at or after `ticks` (each
 // thread's latest 256 records are checked).
 bool RecordedSince(const Collection& collection, uint64_t ticks);
+// Whether some thread recorded anything but step spans (or dropped an event).
+bool RecordedAnything(const Collection& collection);
 // The open collection if its generation is `generation`.
 std::shared_ptr<Collection> CurrentCollection(uint32_t generation);
 

@@ -205,19 +205,24 @@ std::string TraceSectionHtml(const AnalyzedTrace& t, size_t i, bool timeline, si
          TimelineHtml(a, fmt::format("timeline-data-{}", i), event_budget, bins);
   }
   const bool cpu = a.compute_on == analyze::ComputeOn::kCpu;
-  h += cpu ? "<h3>CPU operators over time (no device work in this trace)</h3>\n"
-           : "<h3>Device busy over time</h3>\n";
+  const bool scopes = a.busy.scopes_are_work;
+  h += scopes ? "<h3>CPU scopes over time (no operators or device work in this trace: its "
+                "annotation scopes are the work)</h3>\n"
+       : cpu  ? "<h3>CPU operators over time (no device work in this trace)</h3>\n"
+              : "<h3>Device busy over time</h3>\n";
   if (a.busy.has_device)
     h += fmt::format("<p>Busy {:.1f}% of the {} window.</p>\n", a.busy.busy_pct,
-                     cpu ? "CPU operator" : "device");
+                     scopes ? "CPU scope" : cpu ? "CPU operator" : "device");
   h += Timeline(a.busy) + "\n";
   h += "<h3>Time by event class</h3>\n" + ClassShareChart(a) + "\n";
-  h += cpu ? "<h3>Top operators by self time</h3>\n"
-           : "<h3>Top device kernels, copies and sets by time</h3>\n";
+  h += scopes ? "<h3>Top scopes by self time</h3>\n"
+       : cpu  ? "<h3>Top operators by self time</h3>\n"
+              : "<h3>Top device kernels, copies and sets by time</h3>\n";
   std::vector<std::pair<std::string, double>> bars;
   std::vector<const analyze::OpStats*> ranked;
   for (const auto& s : a.operators) {
-    if (cpu ? s.cls == analyze::EventClass::kHostOp : analyze::IsDevice(s.cls))
+    if (cpu ? s.cls == (scopes ? analyze::EventClass::kAnnotation : analyze::EventClass::kHostOp)
+            : analyze::IsDevice(s.cls))
       ranked.push_back(&s);
   }
   if (!cpu) {

@@ -60,6 +60,12 @@ void AddAnalyses(const std::string& path, const analyze::Analysis& a,
   gaps.title =
       !busy.has_device
           ? std::string("No device work and no operators: busy share and idle gaps do not apply")
+      : cpu && busy.scopes_are_work
+          ? fmt::format(
+                "CPU (no operators or device work in this trace: its annotation scopes are the "
+                "work): scopes run {:.1f}% of {:.3f} ms (first to last scope); longest gaps "
+                "between scopes:",
+                busy.busy_pct, Us(busy.window_end_ns - busy.window_begin_ns) / 1e3)
       : cpu ? fmt::format(
                   "CPU (no device work in this trace): operators run {:.1f}% of {:.3f} ms "
                   "(first to last operator); longest gaps between operators:",
@@ -109,7 +115,10 @@ void AddAnalyses(const std::string& path, const analyze::Analysis& a,
     ResultTable table;
     table.section = "steps";
     table.title = fmt::format("Steps: {} time inside each ProfilerStep span; {} of {} complete{}",
-                              cpu ? "CPU operator" : "device", sum.complete, sum.steps,
+                              busy.scopes_are_work ? "CPU scope"
+                              : cpu                ? "CPU operator"
+                                                   : "device",
+                              sum.complete, sum.steps,
                               sum.complete > 0 ? fmt::format(", mean {:.3f} ms, median {:.3f} ms",
                                                              sum.mean_ns / 1e6, sum.median_ns / 1e6)
                                                : std::string());

@@ -107,7 +107,7 @@ std::vector<ResultTable> DiffTables(const std::string& before, const std::string
   ResultTable classes;
   classes.section = "time_by_class";
   classes.title =
-      fmt::format("Device time by class{}",
+      fmt::format("{} time by class{}", d.on_cpu ? "CPU (no device work)" : "Device",
                   d.devices_differ ? fmt::format(" ({} -> {})", d.before_device, d.after_device)
                                    : std::string());
   classes.columns = {
@@ -126,10 +126,15 @@ std::vector<ResultTable> DiffTables(const std::string& before, const std::string
          c.before_ns > 0 ? Value{100.0 * (c.after_ns - c.before_ns) / c.before_ns} : Value{}});
   }
   classes.notes.push_back(
-      "Compute: kernels; communication: collective and point-to-point kernels (NCCL, RCCL, "
-      "HCCL), and where the trace has them, DMA tasks and device waits; memory: copies and sets "
-      "(and DMA without collectives); idle: the compute window (first to last compute event) "
-      "less the time some compute event runs. Whole traces, warm-up included.");
+      d.on_cpu
+          ? "Compute: framework operators (a trace's own scopes where it records no operator), "
+            "nested calls counted once; communication: collectives on the CPU (gloo); idle: the "
+            "compute window (first to last operator) less the time some operator runs. Whole "
+            "traces, warm-up included."
+          : "Compute: kernels; communication: collective and point-to-point kernels (NCCL, RCCL, "
+            "HCCL), and where the trace has them, DMA tasks and device waits; memory: copies and "
+            "sets (and DMA without collectives); idle: the compute window (first to last compute "
+            "event) less the time some compute event runs. Whole traces, warm-up included.");
   std::vector<ResultTable> tables = {verdict, summary, classes};
   const auto framework = [&](const std::vector<analyze::FrameworkOpDelta>& v, const char* section,
                              const char* title, bool shapes) {

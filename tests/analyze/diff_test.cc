@@ -155,5 +155,32 @@ TEST(Diff, TwoDevicesAreSaidAndOperatorsCompareByTheirDeviceTime) {
   EXPECT_EQ(same.framework_ops[0].change, "slower");
 }
 
+// Two runs of a program profiled with its own scopes only (opscope's APIs):
+// the scopes are the work, so the steps are complete and the diff has a
+// verdict; the time by class is the CPU's, nested scopes counted once.
+TEST(Diff, ScopeOnlyTracesCompareOnTheCpu) {
+  const auto run = [](int64_t step_us) {
+    Builder b;
+    for (int i = 0; i < 6; ++i) {
+      const int64_t t = i * step_us;
+      b.Add(EventClass::kStep, "ProfilerStep#" + std::to_string(i), t, t + step_us)
+          .Add(EventClass::kAnnotation, "forward", t + 1, t + step_us - 1)
+          .Add(EventClass::kAnnotation, "layer", t + 2, t + step_us / 2);  // nested
+    }
+    return b;
+  };
+  const TraceDiff d = DiffTraces(run(1000).model, run(1500).model);
+  EXPECT_EQ(d.basis, "median complete step");
+  EXPECT_EQ(d.before_steps, 6);
+  EXPECT_EQ(d.after_steps, 6);
+  EXPECT_EQ(d.verdict, "slower");
+  EXPECT_TRUE(d.on_cpu);
+  const auto compute = std::find_if(d.by_class.begin(), d.by_class.end(),
+                                    [](const ClassDelta& c) { return c.cls == "compute"; });
+  ASSERT_NE(compute, d.by_class.end());
+  EXPECT_EQ(compute->before_ns, 6 * 998000);  // each step's "forward", "layer" inside it
+  EXPECT_EQ(compute->after_ns, 6 * 1498000);
+}
+
 }  // namespace
 }  // namespace opscope::analyze

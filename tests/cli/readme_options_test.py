@@ -82,6 +82,8 @@ def main():
     # docs/commands/: one page per top-level command (merge lives on analyze's).
     documented = set()
     for page in sorted(glob.glob(os.path.join(pages, "*.md"))):
+        if os.path.basename(page) == "README.md":  # the index and the exit codes
+            continue
         where = os.path.relpath(page, os.path.dirname(os.path.abspath(readme)))
         body = open(page, encoding="utf-8").read()
         headings = re.findall(r"^## `(opscope [^`]*)`", body, re.M)

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The C API from Python through ctypes, as the README shows it."""
+"""The C API from Python through ctypes, as docs/profiling.md describes it."""
 import ctypes
 import json
 import os

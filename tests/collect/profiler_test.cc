@@ -80,6 +80,35 @@ TEST(Profiler, NStepCallsGiveNStepSpans) {
   }
 }
 
+// The README's Python loop (wait 1, warm-up 1, active 3, repeating) over 12
+// batches: the 12th Step() begins a third window that Stop() ends with nothing
+// in it. Two traces are written, not a third that holds no event; a window
+// that did record something before Stop() is written.
+TEST(Profiler, AScheduledWindowThatRecordedNothingIsNotWritten) {
+  for (const bool work_after_last_step : {false, true}) {
+    std::vector<std::map<std::string, int>> traces;
+    ProfilerOptions opts;
+    opts.schedule = Schedule{.wait = 1, .warmup = 1, .active = 3};
+    opts.on_trace_ready = [&](TraceData& trace) { traces.push_back(NamesOf(trace)); };
+    Profiler prof(opts);
+    prof.Start();
+    for (int i = 0; i < 12; ++i) {
+      { OPSCOPE_SCOPE("work"); }
+      prof.Step();
+    }
+    if (work_after_last_step) {
+      OPSCOPE_SCOPE("tail");
+    }
+    prof.Stop();
+    ASSERT_EQ(traces.size(), work_after_last_step ? 3u : 2u);
+    for (size_t k = 0; k < 2; ++k) {
+      EXPECT_EQ(traces[k]["work"], 3) << k;
+      EXPECT_EQ(StepSpans(traces[k]), 3) << k;
+    }
+    if (work_after_last_step) EXPECT_EQ(traces[2]["tail"], 1);
+  }
+}
+
 // Step() from several threads at once: calls are serialised, none is lost,
 // nothing throws.
 TEST(Profiler, StepFromSeveralThreadsCountsEveryCall) {

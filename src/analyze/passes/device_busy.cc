@@ -39,6 +39,7 @@ DeviceBusy ComputeDeviceBusyOn(const TraceModel& model, ComputeOn on, int64_t mi
                                size_t max_gaps, int slices) {
   DeviceBusy out;
   out.compute_on = Name(on);
+  out.scopes_are_work = on == ComputeOn::kCpu && ScopesAreTheWork(model);
   // Each distinct name's meaning, once.
   std::vector<int8_t> meaning(model.string_count(), -1);  // 0 none, 1 data, 2 sync, 3 compile
   std::vector<std::string_view> compile_kind(model.string_count());

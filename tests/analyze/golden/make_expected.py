@@ -158,6 +158,8 @@ COMM = re.compile(r"(?i)nccl|hccl|rccl|hcom|gloo|c10d::|allreduce|all_reduce|all
 # 4, docs/analysis-json.md); without, SDMA is memory traffic and a wait no work.
 ASCEND_WAITS = {"Notify Wait", "Write Value", "EVENT_WAIT_SQE", "EVENT_RECORD_SQE"}
 LAYOUT_KERNEL = re.compile(r"(?i)transdata|nchwtonhwc|nhwctonchw")
+# Data loading (names.h IsDataLoading): waiting for the next batch.
+DATA_LOADING = re.compile(r"(?i)dataloader|data_loader|next_data|__next__")
 DEVICE_CATS = {"kernel", "gpu_memcpy", "gpu_memset", "mtia_ccp_events"}
 
 
@@ -265,6 +267,14 @@ def expected_judgement(events, relative, self_ns=None):
         work_events = [e for e in xs if not e.get("name", "").startswith("ProfilerStep#") and (
             e.get("cat") == "cpu_op" or processes.get(e.get("pid"), e.get("pid")) == "CPU functions"
             or (e.get("cat") == "user_annotation" and COMM.search(e.get("name", ""))))]
+        # A trace of the program's own scopes alone (no framework operator, no
+        # device event): its annotation scopes are the work, but data loading.
+        host_ops = [e for e in xs if not e.get("name", "").startswith("ProfilerStep#") and (
+            e.get("cat") in ("cpu_op", "hpu_op") or on_process(e, "CPU functions"))]
+        scopes = [e for e in xs if not e.get("name", "").startswith("ProfilerStep#")
+                  and e.get("cat") in ("user_annotation", "cuda_profiler_range", "xpu_scope_profiler")]
+        if not host_ops and not any(is_device(e) for e in xs) and any(ns(e["dur"]) > 0 for e in scopes):
+            work_events = [e for e in scopes if not DATA_LOADING.search(e.get("name", ""))]
     work = union([list(span(e)) for e in work_events])
     must, must_not = [], []
     if work:

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "analyze/compute_device.h"
 #include "analyze/model_builder.h"
 #include "analyze/names.h"
 #include "analyze/pipeline.h"
@@ -113,6 +114,36 @@ TEST(Steps, OnTheCpuWhenTheTraceHasNoDeviceWork) {
   EXPECT_EQ(steps[0].idle_ns, 35000);
   EXPECT_EQ(steps[1].compute_ns, 80000);
   EXPECT_EQ(steps[0].status, "complete");
+}
+
+// A trace of the program's own scopes alone (opscope's C, C++ and Python APIs,
+// record_function without operators): the scopes are the work. Nested scopes
+// count once, data loading is not compute, and where the trace has a single
+// framework operator the scopes are annotations again.
+TEST(Steps, ScopesAreTheWorkWhenTheTraceHasNothingElse) {
+  Builder b;
+  b.Add(EventClass::kStep, "ProfilerStep#1", 0, 100)
+      .Add(EventClass::kStep, "ProfilerStep#2", 100, 200)
+      .Add(EventClass::kAnnotation, "forward", 10, 60)
+      .Add(EventClass::kAnnotation, "layer1", 20, 40)  // nested: counted once
+      .Add(EventClass::kAnnotation, "DataLoader.__next__", 100, 130)
+      .Add(EventClass::kAnnotation, "forward", 130, 190);
+  EXPECT_TRUE(ScopesAreTheWork(b.model));
+  EXPECT_EQ(ComputeDeviceOf(b.model), ComputeOn::kCpu);
+  auto steps = ComputeSteps(b.model);
+  ASSERT_EQ(steps.size(), 2u);
+  EXPECT_EQ(steps[0].compute_ns, 50000);
+  EXPECT_EQ(steps[0].idle_ns, 50000);
+  EXPECT_EQ(steps[1].compute_ns, 60000);  // the 30 us of data loading is idle
+  EXPECT_EQ(steps[1].idle_ns, 40000);
+  EXPECT_EQ(steps[0].status, "complete");
+  EXPECT_EQ(steps[1].status, "complete");
+
+  b.Add(EventClass::kHostOp, "aten::mm", 150, 160);
+  EXPECT_FALSE(ScopesAreTheWork(b.model));
+  steps = ComputeSteps(b.model);
+  EXPECT_EQ(steps[0].status, "empty");
+  EXPECT_EQ(steps[1].compute_ns, 10000);
 }
 
 }  // namespace
