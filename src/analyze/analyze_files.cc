@@ -12,8 +12,10 @@
 
 namespace opscope::analyze {
 
-AnalyzedTrace AnalyzeInput(const TraceInput& input, size_t position, const AnalyzeOptions& options,
-                           std::vector<UnusedFile>& unused, TraceModel& model) {
+namespace {
+
+AnalyzedTrace AnalyzeOne(const TraceInput& input, size_t position, const AnalyzeOptions& options,
+                         std::vector<UnusedFile>& unused, TraceModel& model) {
   using Clock = std::chrono::steady_clock;
   const auto ms = [](Clock::duration d) {
     return std::chrono::duration<double, std::milli>(d).count();
@@ -37,7 +39,7 @@ AnalyzedTrace AnalyzeInput(const TraceInput& input, size_t position, const Analy
   // column) and the rest of the analysis stands.
   ReadSideFiles(files, model);
   AnalyzedTrace t;
-  t.path = input.path;
+  t.path = input.Shown();
   t.rank = input.rank >= 0 ? input.rank : static_cast<int>(position);
   t.format = model.format;
   t.events = model.size();
@@ -52,6 +54,26 @@ AnalyzedTrace AnalyzeInput(const TraceInput& input, size_t position, const Analy
   t.side_files_ms = ms(t2 - t1);
   t.analysis_ms = ms(Clock::now() - t2);
   return t;
+}
+
+}  // namespace
+
+AnalyzedTrace AnalyzeInput(const TraceInput& input, size_t position, const AnalyzeOptions& options,
+                           std::vector<UnusedFile>& unused, TraceModel& model) {
+  if (input.shown.empty()) return AnalyzeOne(input, position, options, unused, model);
+  // A file of an unpacked archive: its errors and unread side files name the
+  // archive's paths, not the scratch folder's.
+  const size_t before = unused.size();
+  try {
+    AnalyzedTrace t = AnalyzeOne(input, position, options, unused, model);
+    for (size_t i = before; i < unused.size(); ++i) {
+      unused[i].path = input.Reworded(unused[i].path);
+      unused[i].reason = input.Reworded(unused[i].reason);
+    }
+    return t;
+  } catch (const Error& e) {
+    throw Error(e.code(), input.Reworded(e.what()));
+  }
 }
 
 AnalyzedSet AnalyzeFiles(const AnalyzeOptions& options) {

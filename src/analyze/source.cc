@@ -162,8 +162,8 @@ class InflateSource final : public Source {
     if (next.find(std::string_view("PK\x03\x04", 4)) != std::string::npos) {
       throw Error(ErrorCode::kUnsupported,
                   "'" + name() +
-                      "' is a zip archive of several files; opscope reads a zip of one trace "
-                      "(unzip it and pass the files or their folder)");
+                      "' is a zip archive of several files, which opscope unpacks only from a "
+                      "file it can read twice: name the .zip file itself, not a pipe");
     }
   }
 

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <map>
 
+#include "analyze/archive_input.h"
 #include "analyze/importer.h"
 #include "core/text.h"
 #include "opscope/opscope.h"
@@ -48,7 +49,8 @@ void ReadPlainFolder(const std::string& input, TraceInputs& out) {
     }
     throw Error(ErrorCode::kInvalidInput, "'" + core::EscapeForTerminal(input) +
                                               "' holds no trace files (" + patterns +
-                                              ", plain or .gz/.zip)" + trees);
+                                              ", plain or .gz/.zip)" + trees +
+                                              "; a .zip, .tar or .tar.gz of a folder reads as the folder");
   }
   for (auto& path : found) {
     TraceInput trace{std::move(path)};
@@ -78,18 +80,67 @@ bool IsFolder(const fs::path& p) {
   return fs::is_directory(p, ec);
 }
 
+std::string TraceInput::Reworded(std::string text) const {
+  if (shown.empty()) return text;
+  // path = ROOT/inside, shown = ARCHIVE/inside: ROOT becomes ARCHIVE.
+  size_t common = 0;
+  while (common < path.size() && common < shown.size() &&
+         path[path.size() - 1 - common] == shown[shown.size() - 1 - common]) {
+    ++common;
+  }
+  const std::string root = path.substr(0, path.size() - common);
+  const std::string archive = shown.substr(0, shown.size() - common);
+  if (root.empty()) return text;
+  for (const std::string& from : {root, core::EscapeForTerminal(root)}) {
+    const std::string to = from == root ? archive : core::EscapeForTerminal(archive);
+    for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size())) {
+      text.replace(at, from.size(), to);
+    }
+  }
+  return text;
+}
+
 bool HoldsTraceFiles(const std::string& dir) { return !TraceFilesIn(dir).empty(); }
 
 TraceInputs FindTraceInputs(const std::vector<std::string>& inputs) {
   TraceInputs out;
   std::vector<FoundTree> trees;
   std::vector<const TreeFinder*> found_by;  // per tree
-  for (const std::string& input : inputs) {
+  std::vector<std::shared_ptr<const ExtractedArchive>> archives;
+  // The scratch folder's paths as the user knows them (inside the archive).
+  const auto shown = [&](const std::string& path) {
+    for (const auto& a : archives) {
+      const std::string s = a->Shown(path);
+      if (s != path) return s;
+    }
+    return path;
+  };
+  const auto reword = [&](const std::string& text) {
+    std::string s = text;
+    for (const auto& a : archives) {
+      const std::string root = core::EscapeForTerminal(a->root.string());
+      for (size_t at = s.find(root); at != std::string::npos; at = s.find(root, at)) {
+        s.replace(at, root.size(), core::EscapeForTerminal(a->archive.string()));
+      }
+    }
+    return s;
+  };
+  const auto read_input = [&](const std::string& given) {
+    std::string input = given;
+    if (input != "-" && IsArchiveOfFolder(input)) {
+      archives.push_back(ExtractArchive(input));
+      for (const auto& [entry, why] : archives.back()->skipped) out.unused.push_back({entry, why});
+      // A zip of a folder holds that folder: read it, as if it had been named.
+      fs::path at = archives.back()->root;
+      const std::vector<fs::path> top = FolderEntries(at);
+      if (top.size() == 1 && IsFolder(top.front())) at = top.front();
+      input = at.string();
+    }
     if (input == "-" || !IsFolder(input)) {
       TraceInput trace{input};
       if (input != "-") Beside(trace);
       out.traces.push_back(std::move(trace));
-      continue;
+      return;
     }
     bool claimed = false;
     for (const TreeFinder& finder : TreeFinders()) {
@@ -102,6 +153,14 @@ TraceInputs FindTraceInputs(const std::vector<std::string>& inputs) {
       trees.resize(before);
     }
     if (!claimed) ReadPlainFolder(input, out);
+  };
+  for (const std::string& given : inputs) {
+    try {
+      read_input(given);
+    } catch (const Error& e) {
+      if (archives.empty()) throw;
+      throw Error(e.code(), reword(e.what()));  // an archive's paths, not the scratch folder's
+    }
   }
   // One run per rank: the newest, as msprof-analyze does.
   std::map<int, size_t> newest;
@@ -134,7 +193,7 @@ TraceInputs FindTraceInputs(const std::vector<std::string>& inputs) {
     throw Error(ErrorCode::kInvalidInput,
                 "no timeline opscope reads in the " + std::string(finder.output) + " given (" +
                     std::string(finder.timelines) +
-                    "); found: " + core::EscapeForTerminal(trees.front().root));
+                    "); found: " + core::EscapeForTerminal(shown(trees.front().root)));
   }
   std::stable_sort(known.begin(), known.end(),
                    [](const TraceInput& a, const TraceInput& b) { return a.rank < b.rank; });
@@ -142,6 +201,15 @@ TraceInputs FindTraceInputs(const std::vector<std::string>& inputs) {
                     std::make_move_iterator(known.end()));
   out.traces.insert(out.traces.end(), std::make_move_iterator(unknown.begin()),
                     std::make_move_iterator(unknown.end()));
+  // Files of an unpacked archive: shown inside it, and keeping its folder.
+  for (TraceInput& t : out.traces) {
+    for (const auto& a : archives) {
+      if (a->Shown(t.path) == t.path) continue;
+      t.shown = a->Shown(t.path);
+      t.keep = a;
+    }
+  }
+  for (UnusedFile& u : out.unused) u.path = shown(u.path);
   std::sort(out.unused.begin(), out.unused.end(),
             [](const UnusedFile& a, const UnusedFile& b) { return a.path < b.path; });
   return out;

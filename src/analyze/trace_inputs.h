@@ -13,10 +13,16 @@
 //
 // A folder without any producer's tree is a folder of trace files, one per
 // rank: every file whose name an importer reads (importer.h).
+//
+// An archive of a folder (a zip of several files or of a folder, a tar or
+// tar.gz) is unpacked into a scratch folder (archive_input.h) and read as that
+// folder; its traces keep the folder alive and are shown as
+// "ARCHIVE/path/inside".
 #ifndef OPSCOPE_ANALYZE_TRACE_INPUTS_H_
 #define OPSCOPE_ANALYZE_TRACE_INPUTS_H_
 
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -38,6 +44,17 @@ struct TraceInput {
   std::string rank_source;  // what the rank was read from, e.g. "profiler_info_3.json"
   // The same rank's other files, found beside the timeline; one per role.
   std::vector<SideFile> files;
+  // The path as the user knows it ("run.zip/rank0_ascend_pt/x.json" for a file
+  // of an unpacked archive); empty: `path`.
+  std::string shown;
+  // What keeps `path` readable: the unpacked archive's folder, removed when the
+  // last input that reads it is gone; null for files of the user's own.
+  std::shared_ptr<const void> keep;
+
+  const std::string& Shown() const { return shown.empty() ? path : shown; }
+  // `text` (an error, a reason) with the scratch folder's paths written as the
+  // archive's; unchanged for files of the user's own.
+  std::string Reworded(std::string text) const;
 
   // The file of a role; "" none.
   const std::string& File(std::string_view role) const;

@@ -73,7 +73,7 @@ struct AnalyzeCommand {
     }
     const auto tables = report::AnalysisTables(set, {.top = top});
     const std::filesystem::path dir = out.empty()
-                                          ? report::DefaultAnalysisDir(set.traces.front().path)
+                                          ? report::DefaultAnalysisDir(options.inputs.front())
                                           : std::filesystem::path(out);
     const auto t0 = std::chrono::steady_clock::now();
     report::WriteAnalysisReport(dir, set.traces, tables);
@@ -136,7 +136,7 @@ struct AnalyzeCommand {
         analyze::SummarizeTraces(found.traces, {}, SummarizeOpts(), unused);
     ReportUnused(unused);
     std::vector<std::string> names;
-    for (const auto& t : found.traces) names.push_back(t.path);
+    for (const auto& t : found.traces) names.push_back(t.Shown());
     EmitScaleOut(analyze::MergeSummaryDocuments({docs.begin(), docs.end()}, names), out, format,
                  top);
   }

@@ -5,11 +5,12 @@
 #include <filesystem>
 #include <iostream>
 
+#include "cli/build_info.h"
 #include "cli/common.h"
+#include "cli/completion.h"
 #include "cli/usage_errors.h"
 #include "core/output.h"
 #include "core/text.h"
-#include "opscope/version.h"
 
 namespace opscope::cli {
 namespace {
@@ -46,10 +47,20 @@ int RunCli(int argc, char** argv, const std::function<void(CLI::App&, int&)>& ad
   // A run killed by SIGINT/SIGTERM removes the temporary files it was writing.
   core::InstallTempFileCleanup();
   CLI::App app{"opscope: performance analysis for AI accelerators"};
-  app.set_version_flag("--version", "opscope " OPSCOPE_VERSION_STRING);
+  app.set_version_flag("--version", std::string("opscope ") + BuildDescription());
   app.require_subcommand(1);
   int command_exit = 0;
   add_commands(app, command_exit);
+  // `completion bash`: the completion script from the commands just registered
+  // (hidden: it is not a command of the toolkit's own).
+  const std::string program = std::filesystem::path(argc > 0 ? argv[0] : "opscope").filename();
+  std::string shell;
+  CLI::App* completion = app.add_subcommand("completion", "print a shell completion script");
+  completion->group("");
+  completion->add_option("shell", shell, "the shell (bash)")
+      ->required()
+      ->check(CLI::IsMember({"bash"}));
+  completion->callback([&app, &program] { std::cout << BashCompletion(app, program); });
   try {
     app.parse(argc, argv);
     CheckStdout();  // the last buffered bytes reached their file

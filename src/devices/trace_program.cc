@@ -102,7 +102,8 @@ TraceProgramResult TraceProgram(const TraceProgramOptions& options) {
   for (const auto& entry : fs::directory_iterator(scratch, ec)) traces.push_back(entry.path());
   std::sort(traces.begin(), traces.end());
   if (traces.empty()) {
-    throw Error(ErrorCode::kFailedPrecondition,
+    // Nothing to profile here (exit status 5), not a failure of opscope's.
+    throw Error(ErrorCode::kUnsupported,
                 (outcome.empty() ? std::string() : outcome + "; ") +
                     "no trace: the program did not initialize CUDA (the tracer is loaded "
                     "by the CUDA driver when a program first uses CUDA), or it ended "

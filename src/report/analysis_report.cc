@@ -291,16 +291,22 @@ std::string AnalysisFragmentHtml(const std::vector<AnalyzedTrace>& traces) {
          "Analysis.save(dir).</p></div>\n";
 }
 
-std::filesystem::path DefaultAnalysisDir(const std::filesystem::path& first) {
-  if (first == "-") return "stdin.opscope-analysis";
-  std::string stem = first.filename().string();
-  for (const std::string_view suffix : {".gz", ".zip", ".json", ".csv"}) {
+std::filesystem::path DefaultAnalysisDir(const std::filesystem::path& first_input) {
+  if (first_input == "-") return "stdin.opscope-analysis";
+  // The input's own name, whatever its spelling: "run/", "." and "../x" name
+  // their folder. The report goes into the current folder: the data's folder
+  // may be read-only or shared.
+  std::error_code ec;
+  std::filesystem::path named = std::filesystem::absolute(first_input, ec).lexically_normal();
+  if (ec) named = first_input.lexically_normal();
+  if (named.filename().empty()) named = named.parent_path();
+  std::string stem = named.filename().string();
+  for (const std::string_view suffix : {".gz", ".tgz", ".tar", ".zip", ".json", ".csv", ".db"}) {
     if (stem.size() > suffix.size() && stem.ends_with(suffix))
       stem.resize(stem.size() - suffix.size());
   }
-  std::error_code ec;
-  const bool regular = std::filesystem::is_regular_file(first, ec);
-  return (regular ? first.parent_path() : std::filesystem::path()) / (stem + ".opscope-analysis");
+  if (stem.empty() || stem == "/" || stem == "." || stem == "..") stem = "analysis";
+  return stem + ".opscope-analysis";
 }
 
 void WriteAnalysisReport(const std::filesystem::path& dir, const std::vector<AnalyzedTrace>& traces,

@@ -26,10 +26,11 @@ std::string AnalysisHtml(const std::vector<AnalyzedTrace>& traces,
 // cell's output): its style scoped to it, no script, so no timeline.
 std::string AnalysisFragmentHtml(const std::vector<AnalyzedTrace>& traces);
 
-// Where a report goes by default: beside the trace ("t.json.gz" ->
-// "t.opscope-analysis"), or in the current folder for standard input ("-") and
-// pipes, whose folder (/dev/fd, /proc) is no place to write.
-std::filesystem::path DefaultAnalysisDir(const std::filesystem::path& first_trace);
+// Where a report goes by default: into the current folder, named after the
+// first input ("data/t.json.gz" -> "t.opscope-analysis", "runs/rank0_ascend_pt/"
+// -> "rank0_ascend_pt.opscope-analysis", "-" -> "stdin.opscope-analysis"). Never
+// into the data's folder, which may be read-only, shared, or /dev/fd.
+std::filesystem::path DefaultAnalysisDir(const std::filesystem::path& first_input);
 
 // Writes the three files into `dir` (created if needed), each atomically.
 void WriteAnalysisReport(const std::filesystem::path& dir, const std::vector<AnalyzedTrace>& traces,

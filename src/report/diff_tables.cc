@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "analyze/archive_input.h"
 #include "analyze/importer.h"
+#include "analyze/trace_inputs.h"
 #include "opscope/opscope.h"
 
 namespace opscope::report {
@@ -232,10 +234,14 @@ DiffOutcome DiffFiles(const std::string& before, const std::string& after, int t
                       std::optional<double> fail_if_slower) {
   if (top < 0) throw Error(ErrorCode::kInvalidArgument, "--top must be >= 0 (0: all)");
   std::error_code ec;
-  const bool folders =
-      std::filesystem::is_directory(before, ec) || std::filesystem::is_directory(after, ec);
-  const std::vector<std::string> bs = analyze::FindTraceFiles({before}),
-                                 as = analyze::FindTraceFiles({after});
+  const bool folders = std::filesystem::is_directory(before, ec) ||
+                       std::filesystem::is_directory(after, ec) ||
+                       analyze::IsArchiveOfFolder(before) || analyze::IsArchiveOfFolder(after);
+  // The inputs stay alive to the end: an archive's traces are read from its
+  // unpacked folder, removed with them.
+  const analyze::TraceInputs before_inputs = analyze::FindTraceInputs({before}),
+                             after_inputs = analyze::FindTraceInputs({after});
+  const std::vector<analyze::TraceInput>&bs = before_inputs.traces, &as = after_inputs.traces;
   if (folders && bs.size() != as.size()) {
     throw Error(ErrorCode::kInvalidArgument,
                 fmt::format("'{}' holds {} rank traces but '{}' holds {}: ranks cannot be paired",
@@ -262,7 +268,14 @@ DiffOutcome DiffFiles(const std::string& before, const std::string& after, int t
       {"verdict", "Verdict"},
       {"gate", "Gate"}};
   for (size_t r = 0; r < bs.size(); ++r) {
-    const analyze::TraceModel b = analyze::ImportTrace(bs[r]), a = analyze::ImportTrace(as[r]);
+    const auto import = [](const analyze::TraceInput& t) {
+      try {
+        return analyze::ImportTrace(t.path);
+      } catch (const Error& e) {
+        throw Error(e.code(), t.Reworded(e.what()));
+      }
+    };
+    const analyze::TraceModel b = import(bs[r]), a = import(as[r]);
     analyze::TraceDiff d = analyze::DiffTraces(b, a);
     const bool regressed = fail_if_slower && analyze::Regressed(d, *fail_if_slower);
     if (regressed && !out.failed) {
@@ -275,9 +288,9 @@ DiffOutcome DiffFiles(const std::string& before, const std::string& after, int t
     }
     out.failed |= regressed;
     if (!folders) {
-      out.tables = DiffTables(bs[r], as[r], d, top);
+      out.tables = DiffTables(bs[r].Shown(), as[r].Shown(), d, top);
     } else {
-      ranks.AddRow({static_cast<int64_t>(r), bs[r], as[r], d.basis, d.before_ns / 1e6,
+      ranks.AddRow({static_cast<int64_t>(r), bs[r].Shown(), as[r].Shown(), d.basis, d.before_ns / 1e6,
                     d.after_ns / 1e6, d.change_pct, d.has_interval ? Value{d.ci_low_pct} : Value{},
                     d.has_interval ? Value{d.ci_high_pct} : Value{}, d.verdict,
                     std::string(!fail_if_slower ? "-" : (regressed ? "fail" : "pass"))});

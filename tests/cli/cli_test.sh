@@ -13,6 +13,8 @@ dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 failures=0
 data=$(cd "$(dirname "$0")/../data" && pwd)
+# Reports written without --out land in the current folder: the scratch one.
+cd "$dir" || exit 1
 samples=$data/ascend
 # analysis.html's only script is the report's own (src/report/report_script.js).
 report_script="$tools/../../src/report/report_script.js"
@@ -65,6 +67,17 @@ PY
 case_usage() {
 expect_status 0 "--version" "$opscope" --version
 expect_grep "opscope 0\." "$dir/out" "version printed"
+# The version, where it was built from and the build type. In a git checkout,
+# the commit is the checkout's (the build ran from it; -dirty may differ).
+if grep -qE '^opscope [0-9]+\.[0-9]+\.[0-9]+ \((git [0-9a-z.-]+|not from a git checkout), [A-Za-z ]+\)$' "$dir/out"; then
+  echo "ok: --version names the build's source and type"
+else
+  echo "FAIL: --version: not 'opscope X.Y.Z (git DESCRIBED, TYPE)':"; cat "$dir/out"; failures=$((failures + 1))
+fi
+source_root="$tools/../.."
+if described=$(git -C "$source_root" describe --tags --always --abbrev=12 2>/dev/null); then
+  expect_grep "(git $described" "$dir/out" "--version carries git describe ($described)"
+fi
 expect_status 0 "--help" "$opscope" --help
 expect_grep "info" "$dir/out" "help lists info"
 expect_grep "demo" "$dir/out" "help lists demo"
@@ -122,9 +135,12 @@ expect_grep "not a regular file" "$dir/err" "the refusal says why"
 case_trace() {
 # opscope trace: with no CUDA here, a program that never initializes CUDA gives no
 # trace and says why; without the CUDA backend, the command says that instead.
+# Either way the status is 5, "unsupported here" (docs/commands/README.md).
 "$opscope" trace -o "$dir/traced.json" -- true >"$dir/out" 2>"$dir/err"
 status=$?
-if { [ $status -eq 1 ] && grep -q "did not initialize CUDA" "$dir/err"; } ||
+have_cuda_backend=0
+grep -q "did not initialize CUDA" "$dir/err" && have_cuda_backend=1
+if { [ $status -eq 5 ] && [ $have_cuda_backend -eq 1 ]; } ||
    { [ $status -eq 5 ] && grep -q "no cuda backend" "$dir/err"; }; then
   echo "ok: trace of a program without CUDA explained"
 else
@@ -137,7 +153,7 @@ else
 fi
 # The collection, with a stand-in for the injected library: the program writes
 # the per-process traces the library would, for itself and for one child.
-if [ $status -eq 1 ]; then
+if [ $have_cuda_backend -eq 1 ]; then
   "$opscope" trace -o "$dir/t/run.json" -- sh -c '
     [ -f "$CUDA_INJECTION64_PATH" ] || exit 9
     echo "{\"traceEvents\":[]}" > "$OPSCOPE_TRACE_DIR/opscope_cuda.$$.json"
@@ -364,7 +380,8 @@ demo_trace
 expect_status 0 "analyze our own trace" "$opscope" analyze "$trace" --format json
 expect_grep '"format":"opscope"' "$dir/out" "analyze recognises opscope traces"
 printf '[{"ph":"X","cat":"cpu_op","name":"\\u001b[2J<img src=x onerror=alert(1)>,=1+1","ts":1,"dur":2,"pid":1,"tid":1}]' > "$dir/hostile.json"
-expect_status 0 "analyze hostile names" "$opscope" analyze "$dir/hostile.json"
+# Without --out the report goes into the current folder, named after the input.
+expect_status 0 "analyze hostile names" sh -c 'cd "$1" && "$2" analyze "$3"' _ "$dir" "$opscope" "$dir/hostile.json"
 if grep -q $'\x1b' "$dir/out"; then echo "FAIL: an escape sequence reached the terminal"; failures=$((failures + 1)); else
   echo "ok: terminal output escapes control characters"; fi
 expect_grep '\\x1b\[2J<img' "$dir/out" "the name is shown, escaped"
@@ -372,6 +389,26 @@ expect_status 0 "analyze hostile names html" "$python" "$tools/check_html.py" "$
   --script "$report_script" --contains "<img src=x onerror=alert(1)>"
 expect_grep '"\\x1b\[2J<img src=x onerror=alert(1)>,=1+1"' "$dir/hostile.opscope-analysis/summary.csv" "summary.csv quotes and defuses the name"
 expect_status 0 "analysis.json shape" "$python" "$tools/check_json_output.py" < "$dir/hostile.opscope-analysis/analysis.json"
+# A read-only data folder: the report is written where the user stands, not beside the data.
+mkdir -p "$dir/readonly" "$dir/here"
+cp "$dir/hostile.json" "$dir/readonly/ro.json"
+chmod a-w "$dir/readonly"
+expect_status 0 "analyze a trace in a read-only folder" sh -c 'cd "$1" && "$2" analyze "$3"' _ \
+  "$dir/here" "$opscope" "$dir/readonly/ro.json"
+if [ -f "$dir/here/ro.opscope-analysis/analysis.json" ] && [ ! -e "$dir/readonly/ro.opscope-analysis" ]; then
+  echo "ok: the default report folder is in the current folder"
+else
+  echo "FAIL: the default report folder is not ./ro.opscope-analysis"; ls -R "$dir/here" "$dir/readonly"
+  failures=$((failures + 1))
+fi
+expect_status 0 "analyze a folder named with a trailing slash" sh -c 'cd "$1" && "$2" analyze "$3/"' _ \
+  "$dir/here" "$opscope" "$dir/readonly"
+if [ -f "$dir/here/readonly.opscope-analysis/analysis.json" ]; then
+  echo "ok: a folder's report is named after the folder"
+else
+  echo "FAIL: no ./readonly.opscope-analysis"; ls "$dir/here"; failures=$((failures + 1))
+fi
+chmod u+w "$dir/readonly"
 expect_status 0 "analyze hostile names csv" "$opscope" analyze "$dir/hostile.json" --format csv
 expect_grep '"\\x1b\[2J<img src=x onerror=alert(1)>,=1+1"' "$dir/out" "csv quotes the name" 
 printf '{"traceEvents":[{"ph":"X","ts":1,' > "$dir/truncated.json"
@@ -555,6 +592,99 @@ steps_trace "$dir/ranks_before/rank0.json" 1000 1; steps_trace "$dir/ranks_befor
 steps_trace "$dir/ranks_after/rank0.json" 1000 4; steps_trace "$dir/ranks_after/rank1.json" 1200 5
 expect_status 7 "diff of rank folders: rank 1 is 20% slower" "$opscope" diff "$dir/ranks_before" "$dir/ranks_after" --fail-if-slower 10
 expect_grep "rank 1: slower by" "$dir/err" "the gate names the slow rank"
+}
+
+# A zipped (or tarred) output folder reads as the folder: the same analysis,
+# its paths shown inside the archive, nothing left in the temporary folder.
+case_analyze_archive() {
+"$python" - "$samples/level1_text_2rank" "$dir" <<'PY'
+import os, sys, tarfile, zipfile
+src, out = sys.argv[1], sys.argv[2]
+with zipfile.ZipFile(os.path.join(out, "job.zip"), "w", zipfile.ZIP_DEFLATED) as z:
+    for root, _, files in os.walk(src):
+        for f in sorted(files):
+            p = os.path.join(root, f)
+            z.write(p, os.path.join("job", os.path.relpath(p, src)))
+with tarfile.open(os.path.join(out, "job.tar.gz"), "w:gz") as t:
+    t.add(src, arcname="job")
+with zipfile.ZipFile(os.path.join(out, "slip.zip"), "w") as z:
+    z.writestr("job/rank0.json", "[]")
+    z.writestr("../slip.json", "[]")
+PY
+scratch=${TMPDIR:-/tmp}
+before=$(ls -d "$scratch"/opscope-archive-* 2>/dev/null | wc -l)
+expect_status 0 "analyze the folder" "$opscope" analyze "$samples/level1_text_2rank" --format json --out "$dir/r-folder"
+sed "s#$samples/level1_text_2rank#JOB#g" "$dir/out" > "$dir/folder.json"
+for archive in job.zip job.tar.gz; do
+  expect_status 0 "analyze $archive" sh -c 'cd "$1" && "$2" analyze "$3" --format json' _ "$dir" "$opscope" "$dir/$archive"
+  sed "s#$dir/$archive/job#JOB#g" "$dir/out" > "$dir/archive.json"
+  if cmp -s "$dir/folder.json" "$dir/archive.json"; then echo "ok: $archive analyses as its folder, paths inside it"; else
+    echo "FAIL: $archive differs from its folder:"; diff "$dir/folder.json" "$dir/archive.json" | head -5; failures=$((failures + 1)); fi
+done
+expect_grep "job.tar.gz/job/" "$dir/out" "an archive's files are named inside it"
+if [ -f "$dir/job.opscope-analysis/analysis.json" ]; then echo "ok: the archive's report is named after it"; else
+  echo "FAIL: no job.opscope-analysis"; ls "$dir"; failures=$((failures + 1)); fi
+expect_status 3 "analyze a zip whose entry leaves its folder" "$opscope" analyze "$dir/slip.zip"
+expect_grep "slip.json" "$dir/err" "the escaping entry is named"
+if [ -e "$dir/../slip.json" ] || [ -e "$scratch/slip.json" ]; then echo "FAIL: the entry was written"; failures=$((failures + 1)); else
+  echo "ok: nothing was written outside"; fi
+after=$(ls -d "$scratch"/opscope-archive-* 2>/dev/null | wc -l)
+if [ "$after" -le "$before" ]; then echo "ok: no unpacked folder is left behind"; else
+  echo "FAIL: unpacked folders left in $scratch"; failures=$((failures + 1)); fi
+}
+
+# Bash completion: generated from the option table, so checked against --help,
+# which the same table prints: every command, every long option of each, and
+# the choices help shows in {a,b,c}.
+case_completion() {
+expect_status 0 "completion bash" "$opscope" completion bash
+cp "$dir/out" "$dir/completion.bash"
+built="$(dirname "$opscope")/completions/opscope"
+if cmp -s "$dir/completion.bash" "$built"; then echo "ok: the build's completion file is the program's"; else
+  echo "FAIL: $built differs from 'opscope completion bash'"; failures=$((failures + 1)); fi
+expect_status 2 "completion of an unknown shell" "$opscope" completion tcsh
+complete_words() {  # the completions of a command line whose last word is being typed
+  bash -c 'source "$1"; shift; COMP_WORDS=("$@"); COMP_CWORD=$((${#COMP_WORDS[@]} - 1))
+           _opscope; printf "%s\n" "${COMPREPLY[@]}"' _ "$dir/completion.bash" opscope "$@"
+}
+"$opscope" --help | awk '/^Subcommands:/ { on = 1; next } on && NF { print $1 }' > "$dir/commands"
+complete_words "" | sort > "$dir/got"
+if [ -s "$dir/commands" ] && diff <(sort "$dir/commands") "$dir/got" >/dev/null; then
+  echo "ok: 'opscope <TAB>' offers the $(wc -l < "$dir/commands") commands of --help"
+else
+  echo "FAIL: 'opscope <TAB>':"; diff <(sort "$dir/commands") "$dir/got"; failures=$((failures + 1)); fi
+while read -r command; do
+  # The options' own lines ("  -o,--out TEXT ..."), not the descriptions that name options.
+  "$opscope" "$command" --help | grep -E '^  +-' | awk '{ print $1 }' | tr ',' '\n' |
+    grep -- '^--' | sort -u > "$dir/options"
+  complete_words "$command" -- | sort -u > "$dir/got"
+  if [ -s "$dir/options" ] && diff "$dir/options" <(grep -- '^--' "$dir/got") >/dev/null; then
+    echo "ok: 'opscope $command --<TAB>' offers its $(wc -l < "$dir/options") options"
+  else
+    echo "FAIL: 'opscope $command --<TAB>':"; diff "$dir/options" <(grep -- '^--' "$dir/got")
+    failures=$((failures + 1))
+  fi
+done < "$dir/commands"
+"$opscope" analyze --help | grep -oE -- '--format TEXT:\{[a-z,]+\}' | sed 's/.*{//; s/}//; s/,/\n/g' | sort > "$dir/choices"
+for line in "analyze --format" "analyze --top 5 --format ="; do
+  # shellcheck disable=SC2086
+  complete_words $line "" | sort > "$dir/got"
+  if [ -s "$dir/choices" ] && diff "$dir/choices" "$dir/got" >/dev/null; then
+    echo "ok: 'opscope $line <TAB>' offers the choices of --help"
+  else
+    echo "FAIL: 'opscope $line <TAB>':"; cat "$dir/got"; failures=$((failures + 1)); fi
+done
+complete_words analyze --format=j > "$dir/got"
+expect_grep "^--format=json$" "$dir/got" "--format=j as one word completes to --format=json"
+complete_words bench "" | sort > "$dir/got"
+"$opscope" bench --help | awk '/^Subcommands:/ { on = 1; next } on && NF { print $1 }' | sort > "$dir/commands"
+if diff "$dir/commands" "$dir/got" >/dev/null; then echo "ok: nested commands complete"; else
+  echo "FAIL: 'opscope bench <TAB>':"; cat "$dir/got"; failures=$((failures + 1)); fi
+complete_words trace -o t.json -- bas > "$dir/got"
+expect_grep "^bash$" "$dir/got" "after -- a program's name completes"
+mkdir -p "$dir/comp files" && : > "$dir/comp files/a trace.json"
+complete_words analyze "$dir/comp files/a" > "$dir/got"
+expect_grep "^$dir/comp files/a trace.json$" "$dir/got" "a file name with spaces completes whole"
 }
 
 cases=("$@")
