@@ -183,15 +183,14 @@ class Analysis:
                                 dtype=np.int32)}
         for key in ("start_ns", "duration_ns"):
             data[key] = native[key]
-        data["name"] = pd.Categorical.from_codes(native["name"].astype(np.int32), strings)
-        data["category"] = pd.Categorical.from_codes(native["category"].astype(np.int32),
-                                                     strings)
-        data["cls"] = pd.Categorical.from_codes(native["cls"].astype(np.int8), self._classes)
+        data["name"] = _categorical(native["name"], strings)
+        data["category"] = _categorical(native["category"], strings)
+        data["cls"] = _categorical(native["cls"], self._classes)
         data["track"] = native["track"]
         for key in ("flops", "bytes", "correlation", "external_id"):
             data[key] = native[key]
         for key in ("module", "shapes", "dtype"):
-            data[key] = pd.Categorical.from_codes(native[key].astype(np.int32), strings)
+            data[key] = _categorical(native[key], strings)
         for value in data.values():
             if isinstance(value, np.ndarray):
                 value.flags.writeable = False
@@ -230,6 +229,21 @@ class Analysis:
         events = int(self.traces["events"].sum()) if n else 0
         return (f"<opscope.Analysis of {n} trace{'s' if n != 1 else ''}, {events} events, "
                 f"{len(self.findings)} findings, tables: {', '.join(self.tables)}>")
+
+
+def _categorical(codes, strings):
+    """A Categorical of `codes` (ids into `strings`, -1 for none) whose
+    categories are the strings the column uses, in the strings' order: a
+    column's groupby lists its own values, not every string of the trace.
+    One pass over the codes (bincount), no Python string per event."""
+    codes = np.asarray(codes)
+    valid = codes >= 0
+    counts = np.bincount(codes[valid].astype(np.intp), minlength=len(strings))
+    used = np.flatnonzero(counts)
+    remap = np.full(len(strings) + 1, -1, dtype=np.int32)  # the last slot: -1 stays -1
+    remap[used] = np.arange(len(used), dtype=np.int32)
+    compact = remap[np.where(valid, codes, len(strings))]
+    return pd.Categorical.from_codes(compact, strings[used])
 
 
 _STRING_COLUMNS = ("name", "category", "cls", "module", "shapes", "dtype")

@@ -66,6 +66,22 @@ AnalyzedTrace AnalyzeInput(const TraceInput& input, size_t position, const Analy
   const size_t before = unused.size();
   try {
     AnalyzedTrace t = AnalyzeOne(input, position, options, unused, model);
+    ReportedTables& r = t.reported;  // the side files it names
+    for (ReportedGroup& g : r.groups) g.source = input.Reworded(g.source);
+    if (r.pipes) r.pipes->source = input.Reworded(r.pipes->source);
+    if (r.memory) {
+      r.memory->source = input.Reworded(r.memory->source);
+      r.memory->record_source = input.Reworded(r.memory->record_source);
+    }
+    if (r.chip) r.chip->source = input.Reworded(r.chip->source);
+    if (r.recording) r.recording->source = input.Reworded(r.recording->source);
+    if (r.pipes) r.pipes->l2_source = input.Reworded(r.pipes->l2_source);
+    ReportedSummaries& m = r.summaries;
+    for (std::string* source : {&m.op_types_source, &m.communication_types_source, &m.apis_source,
+                                &m.framework_ops_source, &m.module_memory_source,
+                                &m.device_memory_source, &m.iterations_source}) {
+      *source = input.Reworded(*source);
+    }
     for (size_t i = before; i < unused.size(); ++i) {
       unused[i].path = input.Reworded(unused[i].path);
       unused[i].reason = input.Reworded(unused[i].reason);

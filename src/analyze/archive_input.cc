@@ -118,8 +118,8 @@ void WriteAll(int fd, const char* data, size_t n, const fs::path& where) {
     const ssize_t w = ::write(fd, data, n);
     if (w < 0 && errno == EINTR) continue;
     if (w <= 0) {
-      throw Error(ErrorCode::kIo, "cannot unpack into " + Quoted(where.string()) + ": " +
-                                      std::strerror(errno));
+      throw Error(ErrorCode::kIo,
+                  "cannot unpack into " + Quoted(where.string()) + ": " + std::strerror(errno));
     }
     data += w;
     n -= static_cast<size_t>(w);
@@ -254,15 +254,16 @@ std::shared_ptr<const ExtractedArchive> ExtractArchive(const fs::path& path) {
       continue;
     }
     fs::create_directories(target.parent_path(), ec);
-    const int fd = ec ? -1
-                      : ::open(target.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-                               0644);
+    const int fd =
+        ec ? -1
+           : ::open(target.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
     if (fd < 0) {
       throw Error(ErrorCode::kInvalidInput,
-                  "the archive " + Quoted(path.string()) + ": cannot unpack " + Quoted(name) + ": " +
-                      (ec ? ec.message()
-                          : errno == EEXIST ? std::string("it is named twice")
-                                            : std::string(std::strerror(errno))));
+                  "the archive " + Quoted(path.string()) + ": cannot unpack " + Quoted(name) +
+                      ": " +
+                      (ec                ? ec.message()
+                       : errno == EEXIST ? std::string("it is named twice")
+                                         : std::string(std::strerror(errno))));
     }
     struct Close {
       int fd;

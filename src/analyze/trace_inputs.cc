@@ -47,10 +47,10 @@ void ReadPlainFolder(const std::string& input, TraceInputs& out) {
       trees +=
           " and no " + std::string(finder.output) + " (" + std::string(finder.tree_names) + ")";
     }
-    throw Error(ErrorCode::kInvalidInput, "'" + core::EscapeForTerminal(input) +
-                                              "' holds no trace files (" + patterns +
-                                              ", plain or .gz/.zip)" + trees +
-                                              "; a .zip, .tar or .tar.gz of a folder reads as the folder");
+    throw Error(ErrorCode::kInvalidInput,
+                "'" + core::EscapeForTerminal(input) + "' holds no trace files (" + patterns +
+                    ", plain or .gz/.zip)" + trees +
+                    "; a .zip, .tar or .tar.gz of a folder reads as the folder");
   }
   for (auto& path : found) {
     TraceInput trace{std::move(path)};
@@ -93,7 +93,8 @@ std::string TraceInput::Reworded(std::string text) const {
   if (root.empty()) return text;
   for (const std::string& from : {root, core::EscapeForTerminal(root)}) {
     const std::string to = from == root ? archive : core::EscapeForTerminal(archive);
-    for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size())) {
+    for (size_t at = text.find(from); at != std::string::npos;
+         at = text.find(from, at + to.size())) {
       text.replace(at, from.size(), to);
     }
   }

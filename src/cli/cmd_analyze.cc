@@ -22,6 +22,7 @@ struct AnalyzeCommand {
   analyze::AnalyzeOptions options;
   std::string format = "table";
   std::string out;
+  std::string table;
   int top = 20;
   std::string ceilings_file;
   bool timings = false;
@@ -41,6 +42,14 @@ struct AnalyzeCommand {
                   "--summary-only, --scale-out and --mpi are three ways to run; pick one");
     }
     if (threads < 1) throw Error(ErrorCode::kInvalidArgument, "--threads must be >= 1");
+    // Refused before the work: an analysis always has several tables (findings,
+    // operators, ...), and CSV holds one.
+    if (format == "csv" && table.empty() && !summary_only) {
+      throw Error(ErrorCode::kInvalidArgument,
+                  "--format csv prints one table: name it with --table SECTION (findings, "
+                  "operators, kernels, steps, ...; `--format json` lists every section), or "
+                  "read the report's tables/*.csv, one file per table");
+    }
     if (options.inputs.empty() && !(mpi && !mpi_list.empty())) {
       throw Error(ErrorCode::kInvalidArgument,
                   "name at least one trace (or --mpi with --mpi-list)");
@@ -71,18 +80,22 @@ struct AnalyzeCommand {
         std::cerr << "opscope:   passes (ms, running at once): " << passes << "\n";
       }
     }
+    // The terminal and analysis.html show the top rows; analysis.json, the
+    // tables/*.csv files and --format json/csv hold every row.
     const auto tables = report::AnalysisTables(set, {.top = top});
+    const auto every_row = top == 0 ? tables : report::AnalysisTables(set, {.top = 0});
     const std::filesystem::path dir = out.empty()
                                           ? report::DefaultAnalysisDir(options.inputs.front())
                                           : std::filesystem::path(out);
     const auto t0 = std::chrono::steady_clock::now();
-    report::WriteAnalysisReport(dir, set.traces, tables);
+    report::WriteAnalysisReport(dir, set.traces, tables, every_row);
     if (timings) {
       std::cerr << fmt::format(
           "opscope: reports {:.1f} ms\n",
           std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
     }
-    Emit(CommonOptions{"", format, "", 0}, "analyze", tables);
+    Emit(CommonOptions{"", format, "", 0, table}, "analyze",
+         format == "table" ? tables : every_row);
     std::cerr << "opscope: wrote " << core::EscapeForTerminal((dir / "summary.csv").string())
               << ", analysis.json, analysis.html and tables/*.csv\n";
   }
@@ -138,7 +151,7 @@ struct AnalyzeCommand {
     std::vector<std::string> names;
     for (const auto& t : found.traces) names.push_back(t.Shown());
     EmitScaleOut(analyze::MergeSummaryDocuments({docs.begin(), docs.end()}, names), out, format,
-                 top);
+                 top, table);
   }
 
   void Mpi() {
@@ -159,7 +172,7 @@ struct AnalyzeCommand {
     }
     std::cerr << "opscope: " << run.processes << " MPI processes; traces per process: " << counts
               << "\n";
-    EmitScaleOut(*run.result, out, format, top);
+    EmitScaleOut(*run.result, out, format, top, table);
 #else
     throw Error(ErrorCode::kUnsupported,
                 "this opscope was built without MPI: install an MPI (Debian: libopenmpi-dev "
@@ -206,6 +219,7 @@ void RegisterAnalyze(CLI::App& app) {
                   "*_ascend_pt/_ascend_ms folder, their parent, ASCEND_PROFILER_OUTPUT, PROF_*)");
   sub->add_option("--format", command->format, "table, json or csv")
       ->check(CLI::IsMember({"table", "json", "csv"}));
+  AddTableOption(*sub, command->table);
   sub->add_option(
       "--out", command->out,
       "folder for summary.csv, analysis.json, analysis.html and tables/ (default: beside the "

@@ -14,6 +14,7 @@ struct DiffCommand {
   std::string before, after;
   std::string format = "table";
   std::string out;
+  std::string table;
   int top = 20;
   double fail_if_slower = -1;
   bool gate = false;
@@ -21,7 +22,7 @@ struct DiffCommand {
   int Run() const {
     const report::DiffOutcome d =
         report::DiffFiles(before, after, top, gate ? std::optional(fail_if_slower) : std::nullopt);
-    Emit(CommonOptions{"", format, out, 0}, "diff", d.tables);
+    Emit(CommonOptions{"", format, out, 0, table}, "diff", d.tables);
     if (d.failed) {
       std::cerr << "opscope: " << core::EscapeForTerminal(d.failure) << "\n";
       return static_cast<int>(ExitCode::kRegression);
@@ -44,6 +45,7 @@ void RegisterDiff(CLI::App& app, int& exit_code) {
   sub->add_option("--format", command->format, "table, json or csv")
       ->check(CLI::IsMember({"table", "json", "csv"}));
   sub->add_option("--out", command->out, "write the output to this file");
+  AddTableOption(*sub, command->table);
   sub->add_option("--top", command->top, "operators to list (default 20; 0: all)");
   // A command-line error (exit 2) naming the option: NaN, infinities and
   // negative values would make the gate never fire.

@@ -14,12 +14,13 @@
 namespace opscope::cli {
 
 void EmitScaleOut(const analyze::ScaleOutResult& result, const std::string& out,
-                  const std::string& format, int top) {
+                  const std::string& format, int top, const std::string& table) {
   if (top < 0) throw Error(ErrorCode::kInvalidArgument, "--top must be >= 0 (0: all)");
   const report::ScaleOutTables tables = report::MakeScaleOutTables(result, top);
   const std::filesystem::path dir(out.empty() ? std::string("opscope-merge") : out);
   report::WriteScaleOutReport(dir, result, tables);
-  Emit(CommonOptions{"", format, "", 0}, "merge", format == "table" ? tables.terminal : tables.all);
+  Emit(CommonOptions{"", format, "", 0, table}, "merge",
+       format == "table" ? tables.terminal : tables.all);
   std::cerr << "opscope: wrote " << core::EscapeForTerminal((dir / "merge.json").string())
             << ", merge.html and tables/*.csv (" << result.ranks.size() << " ranks)\n";
 }
@@ -28,7 +29,7 @@ namespace {
 
 struct MergeCommand {
   std::vector<std::string> inputs;
-  std::string out, format = "table";
+  std::string out, format = "table", table;
   int top = 20;
 
   void Run() {
@@ -52,7 +53,7 @@ struct MergeCommand {
         files.push_back(input);
       }
     }
-    EmitScaleOut(analyze::MergeSummaryFiles(files), out, format, top);
+    EmitScaleOut(analyze::MergeSummaryFiles(files), out, format, top, table);
   }
 };
 
@@ -70,6 +71,7 @@ void RegisterMerge(CLI::App& app) {
                   "folder for merge.json, merge.html and tables/ (default: opscope-merge)");
   sub->add_option("--format", command->format, "table, json or csv")
       ->check(CLI::IsMember({"table", "json", "csv"}));
+  AddTableOption(*sub, command->table);
   sub->add_option(
       "--top", command->top,
       "collective calls and operators printed (default 20; 0: all; the files hold all)");

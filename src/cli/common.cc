@@ -1,5 +1,6 @@
 #include "cli/common.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -39,16 +40,67 @@ void CheckStdout() {
   }
 }
 
+void AddTableOption(CLI::App& app, std::string& table) {
+  app.add_option("--table", table,
+                 "print only the tables of this section (e.g. operators); --format csv "
+                 "prints one table, so needs it where a command has several");
+}
+
 void Emit(const CommonOptions& options, const std::string& command,
-          const std::vector<report::ResultTable>& tables) {
+          const std::vector<report::ResultTable>& all_tables) {
   const report::Format format = report::ParseFormat(options.format);
+  const auto sections_of = [](const std::vector<const report::ResultTable*>& tables) {
+    std::vector<std::string> names;
+    for (const report::ResultTable* t : tables) {
+      if (std::find(names.begin(), names.end(), t->section) == names.end()) {
+        names.push_back(t->section);
+      }
+    }
+    std::string s;
+    for (const std::string& n : names) s += (s.empty() ? "" : ", ") + n;
+    return s;
+  };
+  std::vector<const report::ResultTable*> chosen;
+  for (const report::ResultTable& t : all_tables) {
+    if (options.table.empty() || t.section == options.table) chosen.push_back(&t);
+  }
+  std::vector<const report::ResultTable*> every;
+  for (const report::ResultTable& t : all_tables) every.push_back(&t);
+  if (!options.table.empty() && chosen.empty()) {
+    throw Error(ErrorCode::kInvalidArgument,
+                "--table " + core::EscapeForTerminal(options.table) + ": `opscope " + command +
+                    "` has no table of that section here; its tables: " + sections_of(every));
+  }
+  std::vector<report::ResultTable> tables;
+  for (const report::ResultTable* t : chosen) tables.push_back(*t);
+  std::string csv;  // one table: the same text as the report's tables/<section>.csv
+  if (format == report::Format::kCsv) {
+    const std::vector<report::CsvFile> files = report::SplitCsvFiles(chosen);
+    if (files.size() > 1) {
+      throw Error(ErrorCode::kInvalidArgument,
+                  "--format csv writes one table, and `opscope " + command + "` has " +
+                      std::to_string(files.size()) + " here (" + sections_of(chosen) +
+                      "): choose one with --table SECTION, or use --format json" +
+                      (command == "analyze" || command == "merge"
+                           ? ", or read the report's tables/*.csv (one file per table)"
+                           : ""));
+    }
+    if (!files.empty()) csv = report::TablesCsv(files.front().tables);
+  }
+  const auto write = [&](std::ostream& out) {
+    if (format == report::Format::kCsv) {
+      out << csv;
+    } else {
+      report::Write(out, format, command, tables);
+    }
+  };
   if (options.out.empty()) {
-    report::Write(std::cout, format, command, tables);
+    write(std::cout);
     CheckStdout();
     return;
   }
   std::ostringstream text;
-  report::Write(text, format, command, tables);
+  write(text);
   core::AtomicFileOutput file(options.out, core::HasGzipExtension(options.out));
   file.buffer() = text.str();
   file.Commit();

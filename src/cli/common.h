@@ -33,9 +33,10 @@ struct CommonOptions {
   std::string format = "table";
   std::string out;  // a file, or a folder for commands that write several files
   int threads = 0;  // CPU threads; 0: all
+  std::string table;  // --table: the one section to print; empty: every table
 };
 
-// Adds --device, --format, --out and --threads to a subcommand.
+// Adds --device, --format, --out, --threads and --table to a subcommand.
 void AddCommonOptions(CLI::App& app, CommonOptions& options, const std::string& out_help);
 
 // Opens --device; throws Error(kUnsupported) for a device this build cannot use.
@@ -48,6 +49,10 @@ using core::SplitList;
 // (a full disk, /dev/full, a closed pipe): output that was lost is an error.
 void CheckStdout();
 
+// --table keeps the tables of that section (an unknown one is a usage error
+// naming the sections there are). CSV is one table: several tables (of
+// different columns) are refused, naming them and --table, rather than
+// concatenated into a file no CSV reader reads.
 void Emit(const CommonOptions& options, const std::string& command,
           const std::vector<report::ResultTable>& tables);
 
@@ -59,7 +64,9 @@ namespace opscope::cli {
 // Writes a scale-out result's report files into `out` (default
 // "opscope-merge") and prints its tables (merge, analyze --scale-out/--mpi).
 void EmitScaleOut(const analyze::ScaleOutResult& result, const std::string& out,
-                  const std::string& format, int top);
+                  const std::string& format, int top, const std::string& table = "");
+// Adds --table (the one table to print, by its section) to a command.
+void AddTableOption(CLI::App& app, std::string& table);
 // Emits a step's tables, then fails (exit 1) when some of its cases failed.
 void EmitStep(const CommonOptions& options, const std::string& command,
               const suite::StepOutput& step);

@@ -16,6 +16,7 @@ void AddCommonOptions(CLI::App& app, CommonOptions& options, const std::string& 
       ->check(CLI::IsMember({"table", "json", "csv"}));
   app.add_option("--out", options.out, out_help);
   app.add_option("--threads", options.threads, "CPU threads to use (default: all)");
+  AddTableOption(app, options.table);
 }
 
 std::unique_ptr<devices::Device> OpenDevice(const CommonOptions& options) {

@@ -53,6 +53,10 @@ struct ResultTable {
   std::vector<Column> columns;
   std::vector<std::vector<Value>> rows;
   std::vector<std::string> notes;  // printed under the terminal table
+  // A table of an analysis that found nothing to list (no transfers in a CPU
+  // trace): it keeps its columns in the files (JSON's `tables`, tables/*.csv,
+  // the Python DataFrames), and the terminal and HTML leave it out when empty.
+  bool hidden_when_empty = false;
 
   // Throws Error(kInternal) when the row's width is not the columns'.
   void AddRow(std::vector<Value> row) {

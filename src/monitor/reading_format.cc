@@ -24,11 +24,11 @@ std::string ReadingJsonLine(const Reading& r, double time_s) {
       .Key("metrics")
       .BeginArray();
   for (const auto& m : r.metrics) {
-    json.BeginObject()
-        .Member("device", DeviceOf(m))
-        .Member("metric", m.Key())
-        .Member("value", m.value)
-        .Member("unit", m.unit);
+    json.BeginObject().Member("device", DeviceOf(m)).Member("metric", m.Key());
+    for (const auto& [k, v] : m.labels) {
+      if (k == "pid") json.Member("pid", v);  // whose it is: a label, not part of the name
+    }
+    json.Member("value", m.value).Member("unit", m.unit);
     if (!m.value) json.Member("unavailable", m.unavailable);
     json.EndObject();
   }

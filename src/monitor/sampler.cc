@@ -11,14 +11,26 @@
 
 namespace opscope::monitor {
 
+namespace {
+bool IsOwnerLabel(const std::string& key) { return key == "pid"; }
+}  // namespace
+
 std::string Metric::Key() const {
   std::string key = name;
   std::string extra;
   for (const auto& [k, v] : labels) {
-    if (k == "device") continue;
+    if (k == "device" || IsOwnerLabel(k)) continue;
     extra += (extra.empty() ? "" : ",") + k + "=" + v;
   }
   return extra.empty() ? key : key + "{" + extra + "}";
+}
+
+std::string Metric::Owner() const {
+  std::string owner;
+  for (const auto& [k, v] : labels) {
+    if (IsOwnerLabel(k)) owner += (owner.empty() ? "" : ",") + k + "=" + v;
+  }
+  return owner;
 }
 
 std::vector<std::unique_ptr<Sampler>> OpenSamplers(const std::string& which, int pid,

@@ -25,8 +25,12 @@ struct Metric {
   std::string unavailable;  // why there is no value
   std::string note;         // a caveat about the value, for display
 
-  // "cpu_utilization_percent{core=\"1\"}" without the device label.
+  // What is measured: "cpu_utilization_percent{core=1}", without the labels
+  // that say whose it is (the device, a process id), so one metric keeps one
+  // key whichever process it is read for.
   std::string Key() const;
+  // Those labels but the device: "pid=4242"; "" when there are none.
+  std::string Owner() const;
 };
 
 class Sampler {

@@ -507,8 +507,9 @@ PYBIND11_MODULE(_opscope, m) {
            [](const PyAnalysis& a) { return report::AnalysisFragmentHtml(a.set.traces); })
       .def("save", [](PyAnalysis& a, const std::filesystem::path& dir) {
         const auto& tables = a.ReportTables();
+        const auto& every_row = a.AllRows();
         py::gil_scoped_release release;
-        report::WriteAnalysisReport(dir, a.set.traces, tables);
+        report::WriteAnalysisReport(dir, a.set.traces, tables, every_row);
       });
   m.def("analyze", &Analyze, py::arg("inputs"), py::arg("ceilings") = py::none(),
         py::arg("keep_events") = true);

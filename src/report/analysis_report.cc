@@ -88,19 +88,30 @@ std::string Timeline(const analyze::DeviceBusy& busy) {
 
 const std::vector<std::string> kStepKinds = {"compute", "communication", "memory", "idle"};
 
-StackedRow StepRow(std::string label, const analyze::StepBreakdown& s) {
+// A step's time in parts that do not overlap (steps.h), so the bar is as
+// long as the step: compute, communication not overlapped by it, copies and
+// sets overlapped by neither, idle. `steps` > 1: the mean of that many steps.
+StackedRow StepRow(std::string label, const analyze::StepBreakdown& s, int64_t steps = 1) {
+  const double per = 1e6 * static_cast<double>(std::max<int64_t>(steps, 1));
   return {std::move(label),
-          {s.compute_ns / 1e6, s.communication_ns / 1e6, s.memory_ns / 1e6, s.idle_ns / 1e6}};
+          {s.compute_ns / per, s.communication_exposed_ns / per, s.memory_exposed_ns / per,
+           s.idle_ns / per}};
 }
+
+const char* kStepChartNote =
+    "<p class=\"note\">Each bar is its step: compute, then communication that compute does "
+    "not overlap, copies and sets that neither overlaps, then idle (the steps table's "
+    "compute_ns, communication_exposed_ns, memory_exposed_ns and idle_ns).</p>";
 
 std::string StepChart(const std::vector<analyze::StepBreakdown>& steps) {
   if (steps.empty()) return "<p>No ProfilerStep spans in this trace.</p>";
   std::vector<StackedRow> rows;
   for (const auto& s : steps) rows.push_back(StepRow(s.name + " (" + s.status + ")", s));
-  return StackedSvg(rows, kStepKinds, "ms");
+  return StackedSvg(rows, kStepKinds, "ms") + kStepChartNote;
 }
 
-// Each rank's complete steps, summed: where its step time goes.
+// Each rank's mean complete step: where its step time goes (the ranks
+// table's figures are per step too).
 std::string RankStepChart(const std::vector<AnalyzedTrace>& traces) {
   std::vector<StackedRow> rows;
   for (const auto& t : traces) {
@@ -108,14 +119,15 @@ std::string RankStepChart(const std::vector<AnalyzedTrace>& traces) {
     int64_t complete = 0;
     for (const auto& s : t.analysis.steps) {
       if (s.status != "complete") continue;
-      sum.compute_ns += s.compute_ns, sum.communication_ns += s.communication_ns;
-      sum.memory_ns += s.memory_ns, sum.idle_ns += s.idle_ns, ++complete;
+      sum.compute_ns += s.compute_ns, sum.communication_exposed_ns += s.communication_exposed_ns;
+      sum.memory_exposed_ns += s.memory_exposed_ns, sum.idle_ns += s.idle_ns, ++complete;
     }
     if (complete == 0) continue;
-    rows.push_back(StepRow(fmt::format("rank {} ({} steps)", t.rank, complete), sum));
+    rows.push_back(
+        StepRow(fmt::format("rank {} (mean of {} steps)", t.rank, complete), sum, complete));
   }
   if (rows.empty()) return "<p>No rank has complete ProfilerStep spans.</p>";
-  return StackedSvg(rows, kStepKinds, "ms");
+  return StackedSvg(rows, kStepKinds, "ms") + kStepChartNote;
 }
 
 // The trace's mix: device time by class (kernels, copies, sets), each a share
@@ -212,7 +224,9 @@ std::string TraceSectionHtml(const AnalyzedTrace& t, size_t i, bool timeline, si
               : "<h3>Device busy over time</h3>\n";
   if (a.busy.has_device)
     h += fmt::format("<p>Busy {:.1f}% of the {} window.</p>\n", a.busy.busy_pct,
-                     scopes ? "CPU scope" : cpu ? "CPU operator" : "device");
+                     scopes ? "CPU scope"
+                     : cpu  ? "CPU operator"
+                            : "device");
   h += Timeline(a.busy) + "\n";
   h += "<h3>Time by event class</h3>\n" + ClassShareChart(a) + "\n";
   h += scopes ? "<h3>Top scopes by self time</h3>\n"
@@ -266,15 +280,20 @@ std::string AnalysisHtml(const std::vector<AnalyzedTrace>& traces,
   for (size_t i = 0; i < traces.size(); ++i) {
     h += TraceSectionHtml(traces[i], i, true, event_budget, bins);
   }
-  h += "<h2 id=\"tables\">Every table</h2>\n<p>Click a column's header to sort by it. The same "
-       "tables are in analysis.json and tables/*.csv.</p>\n<nav><ul>";
+  h += "<h2 id=\"tables\">Every table</h2>\n<p>Click a column's header to sort by it. A long "
+       "table shows its top rows here and says how many more it has; analysis.json and "
+       "tables/*.csv hold every row of every table.</p>\n<nav><ul>";
+  const auto shown = [&](size_t i) {
+    return !tables[i].hidden_when_empty || !tables[i].rows.empty();
+  };
   for (size_t i = 0; i < tables.size(); ++i) {
+    if (!shown(i)) continue;
     h += fmt::format("<li><a href=\"#{}\">{}</a></li>", EscapeHtml(Anchor(tables[i], i)),
                      EscapeHtml(tables[i].title));
   }
   h += "</ul></nav>\n";
   for (size_t i = 0; i < tables.size(); ++i) {
-    h += TableHtml(tables[i], {.anchor = Anchor(tables[i], i)});
+    if (shown(i)) h += TableHtml(tables[i], {.anchor = Anchor(tables[i], i)});
   }
   return h + PageEnd();
 }
@@ -310,7 +329,8 @@ std::filesystem::path DefaultAnalysisDir(const std::filesystem::path& first_inpu
 }
 
 void WriteAnalysisReport(const std::filesystem::path& dir, const std::vector<AnalyzedTrace>& traces,
-                         const std::vector<ResultTable>& tables) {
+                         const std::vector<ResultTable>& shown,
+                         const std::vector<ResultTable>& every_row) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) throw Error(ErrorCode::kIo, "cannot create '" + dir.string() + "': " + ec.message());
@@ -327,14 +347,14 @@ void WriteAnalysisReport(const std::filesystem::path& dir, const std::vector<Ana
                 "cannot create '" + (dir / "tables").string() + "': " + ec.message());
   }
   std::vector<const ResultTable*> all;
-  for (const ResultTable& table : tables) all.push_back(&table);
+  for (const ResultTable& table : every_row) all.push_back(&table);
   for (const CsvFile& file : SplitCsvFiles(all)) {
     write(("tables/" + file.name).c_str(), TablesCsv(file.tables));
   }
   std::ostringstream json;
-  WriteJson(json, "analyze", tables);
+  WriteJson(json, "analyze", every_row);
   write("analysis.json", json.str());
-  write("analysis.html", AnalysisHtml(traces, tables));
+  write("analysis.html", AnalysisHtml(traces, shown));
 }
 
 }  // namespace opscope::report

@@ -32,9 +32,13 @@ std::string AnalysisFragmentHtml(const std::vector<AnalyzedTrace>& traces);
 // into the data's folder, which may be read-only, shared, or /dev/fd.
 std::filesystem::path DefaultAnalysisDir(const std::filesystem::path& first_input);
 
-// Writes the three files into `dir` (created if needed), each atomically.
+// Writes summary.csv, analysis.json, analysis.html and tables/<section>.csv
+// into `dir` (created if needed), each atomically. analysis.html shows
+// `shown` (the top rows of each table, with a note for the rest); analysis.json
+// and tables/*.csv hold `every_row` (AnalysisTables with top 0).
 void WriteAnalysisReport(const std::filesystem::path& dir, const std::vector<AnalyzedTrace>& traces,
-                         const std::vector<ResultTable>& tables);
+                         const std::vector<ResultTable>& shown,
+                         const std::vector<ResultTable>& every_row);
 
 }  // namespace opscope::report
 

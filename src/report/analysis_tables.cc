@@ -110,9 +110,10 @@ void AddAnalyses(const std::string& path, const analyze::Analysis& a,
   tables.push_back(std::move(gaps));
 
   const auto& steps = a.steps;
-  if (!steps.empty()) {
+  {  // always: empty when nothing was found, its columns kept
     const analyze::StepSummary& sum = a.step_summary;
     ResultTable table;
+    table.hidden_when_empty = steps.empty();
     table.section = "steps";
     table.title = fmt::format("Steps: {} time inside each ProfilerStep span; {} of {} complete{}",
                               busy.scopes_are_work ? "CPU scope"
@@ -146,12 +147,25 @@ void AddAnalyses(const std::string& path, const analyze::Analysis& a,
          .precision = 3,
          .unit = Unit::kTime,
          .scale = 1e3},
+        {.key = "communication_exposed_ns",
+         .header = "Comm not overlapped us",
+         .precision = 3,
+         .terminal = false,
+         .unit = Unit::kTime,
+         .scale = 1e3},
+        {.key = "memory_exposed_ns",
+         .header = "Memcpy/set not overlapped us",
+         .precision = 3,
+         .terminal = false,
+         .unit = Unit::kTime,
+         .scale = 1e3},
         {.key = "idle_ns", .header = "Idle us", .precision = 3, .unit = Unit::kTime, .scale = 1e3},
         {.key = "idle_pct", .header = "Idle %", .precision = 1, .unit = Unit::kPercent},
         {"status_reason", "Why not averaged"}};
     for (const auto& s : steps) {
       table.AddRow({path, s.name, s.status, Us(s.duration_ns), Us(s.compute_ns),
-                    Us(s.communication_ns), Us(s.memory_ns), Us(s.idle_ns),
+                    Us(s.communication_ns), Us(s.memory_ns), Us(s.communication_exposed_ns),
+                    Us(s.memory_exposed_ns), Us(s.idle_ns),
                     s.duration_ns > 0 ? 100.0 * s.idle_ns / s.duration_ns : 0.0, s.status_reason});
     }
     table.notes.push_back(fmt::format(
@@ -163,8 +177,9 @@ void AddAnalyses(const std::string& path, const analyze::Analysis& a,
   }
 
   const auto& transfers = a.transfers;
-  if (!transfers.empty()) {
+  {  // always: empty when nothing was found, its columns kept
     ResultTable table;
+    table.hidden_when_empty = transfers.empty();
     table.section = "transfers";
     table.title = "Memory copies on the device";
     table.columns = {
@@ -203,8 +218,9 @@ void AddAnalyses(const std::string& path, const analyze::Analysis& a,
     tables.push_back(std::move(table));
   }
 
-  if (!a.kernel_types.empty()) {
+  {  // always: empty when nothing was found, its columns kept
     ResultTable table;
+    table.hidden_when_empty = a.kernel_types.empty();
     table.section = "kernel_types";
     table.title = "Device tasks by operator type";
     table.columns = {
@@ -225,8 +241,9 @@ void AddAnalyses(const std::string& path, const analyze::Analysis& a,
     tables.push_back(std::move(table));
   }
   const auto& layout = a.layout;
-  if (layout.host_ns > 0 || layout.device_ns > 0) {
+  {  // always: empty when nothing was found, its columns kept
     ResultTable table;
+    table.hidden_when_empty = layout.host_ns <= 0 && layout.device_ns <= 0;
     table.section = "layout_conversions";
     table.title =
         fmt::format("Layout conversions: {:.1f}% of device time, {:.1f}% of host operator time",
@@ -249,8 +266,9 @@ void AddAnalyses(const std::string& path, const analyze::Analysis& a,
     }
     tables.push_back(std::move(table));
   }
-  if (!layout.copies.empty()) {
+  {  // always: empty when nothing was found, its columns kept
     ResultTable table;
+    table.hidden_when_empty = layout.copies.empty();
     table.section = "copies";
     table.title = "Copying operators by what they launched";
     table.columns = {
@@ -279,8 +297,9 @@ void AddAnalyses(const std::string& path, const analyze::Analysis& a,
 void AddMoreAnalyses(const std::string& path, const analyze::Analysis& a,
                      std::vector<ResultTable>& tables, const AnalysisTableOptions& options) {
   const auto& tail = a.long_tail;
-  if (!tail.empty()) {
+  {  // always: empty when nothing was found, its columns kept
     ResultTable table;
+    table.hidden_when_empty = tail.empty();
     table.section = "long_tail";
     table.title = "Long-tail operators: p99 at least 3x the median (10+ calls)";
     table.columns = {
@@ -299,8 +318,9 @@ void AddMoreAnalyses(const std::string& path, const analyze::Analysis& a,
     tables.push_back(std::move(table));
   }
   const auto& fallback = a.fallback;
-  if (fallback.ai_cpu_count > 0 || !fallback.host_only_ops.empty()) {
+  {  // always: empty when nothing was found, its columns kept
     ResultTable table;
+    table.hidden_when_empty = fallback.ai_cpu_count <= 0 && fallback.host_only_ops.empty();
     table.section = "cpu_fallback";
     table.title = fmt::format(
         "CPU fallback: {} AI CPU tasks, {:.1f}% of device time; long host operators that "
@@ -326,8 +346,9 @@ void AddMoreAnalyses(const std::string& path, const analyze::Analysis& a,
     tables.push_back(std::move(table));
   }
   const auto& launch = a.launch;
-  if (launch.kernels > 0) {
+  {  // always: empty when nothing was found, its columns kept
     ResultTable table;
+    table.hidden_when_empty = launch.kernels <= 0;
     table.section = "launch";
     table.title = launch.launch_bound ? "Launch-bound: many short kernels on a mostly idle device"
                                       : "Kernel launches: not launch-bound";
@@ -363,17 +384,21 @@ void AddMoreAnalyses(const std::string& path, const analyze::Analysis& a,
                      {"launch_bound", "Launch-bound"},
                      {"reason", "Why"}};
     const auto pct = [](double v) { return v >= 0 ? Value{v} : Value{}; };
-    table.AddRow({path, launch.kernels, Us(launch.median_kernel_ns), launch.busy_pct,
-                  launch.launch_delay_p50_ns >= 0 ? Value{Us(launch.launch_delay_p50_ns)} : Value{},
-                  launch.launch_delay_p90_ns >= 0 ? Value{Us(launch.launch_delay_p90_ns)} : Value{},
-                  pct(launch.host_busy_in_idle_pct), pct(launch.launch_in_idle_pct),
-                  std::string(launch.launch_bound ? "yes" : "no"), launch.reason});
+    if (launch.kernels > 0) {  // no kernels: no launches to judge, no row
+      table.AddRow(
+          {path, launch.kernels, Us(launch.median_kernel_ns), launch.busy_pct,
+           launch.launch_delay_p50_ns >= 0 ? Value{Us(launch.launch_delay_p50_ns)} : Value{},
+           launch.launch_delay_p90_ns >= 0 ? Value{Us(launch.launch_delay_p90_ns)} : Value{},
+           pct(launch.host_busy_in_idle_pct), pct(launch.launch_in_idle_pct),
+           std::string(launch.launch_bound ? "yes" : "no"), launch.reason});
+    }
     table.notes.push_back(
         "Launch delay: from the launch call's start to its kernel's start (by correlation id).");
     tables.push_back(std::move(table));
   }
-  if (!a.roofline.empty()) {
+  {  // always: empty when nothing was found, its columns kept
     ResultTable table;
+    table.hidden_when_empty = a.roofline.empty();
     table.section = "roofline";
     table.title = "Roofline: " + (a.ceilings ? a.ceilings->source : a.ceilings_note);
     table.columns = {
@@ -414,8 +439,9 @@ void AddMoreAnalyses(const std::string& path, const analyze::Analysis& a,
     tables.push_back(std::move(table));
   }
   const auto& fusion = a.fusion;
-  if (!fusion.empty()) {
+  {  // always: empty when nothing was found, its columns kept
     ResultTable table;
+    table.hidden_when_empty = fusion.empty();
     table.section = "fusion";
     table.title =
         "Fusion candidates: an elementwise operator that reads a matmul/conv output (by shape)";
@@ -504,8 +530,9 @@ void AddOperatorDeviceTables(const analyze::AnalyzedTrace& t, const AnalysisTabl
   const analyze::OpDeviceTime& d = t.analysis.op_device;
   const auto device = [&](int64_t ns) { return d.has_device ? Value{Us(ns)} : Value{}; };
   const auto count = [&](int64_t n) { return d.has_device ? Value{n} : Value{}; };
-  if (!d.by_shape.empty()) {
+  {  // always: empty when nothing was found, its columns kept
     ResultTable table;
+    table.hidden_when_empty = d.by_shape.empty();
     table.section = "operators_by_shape";
     table.title = d.has_device ? "Framework operators per input shapes, by device self time"
                                : "Framework operators per input shapes, by host self time";
@@ -550,8 +577,9 @@ void AddOperatorDeviceTables(const analyze::AnalyzedTrace& t, const AnalysisTabl
     if (d.has_device) table.notes.push_back(DeviceNote(d));
     tables.push_back(std::move(table));
   }
-  if (!d.modules.empty()) {
+  {  // always: empty when nothing was found, its columns kept
     ResultTable table;
+    table.hidden_when_empty = d.modules.empty();
     table.section = "modules";
     table.title = d.has_device ? "Modules by device time" : "Modules by host time";
     table.columns = {{"trace", "Trace", 0, false},
@@ -643,7 +671,6 @@ void AddFindingsAndOperators(const analyze::AnalyzedTrace& t, const AnalysisTabl
     for (const auto& s : analysis.operators) {
       if (kind.keep(s.cls)) rows.push_back(&s);
     }
-    if (rows.empty()) continue;
     const bool device = std::string_view(kind.section) == "kernels";
     const bool operators = std::string_view(kind.section) == "operators";
     if (device) {  // device work does not nest: rank by total time
@@ -668,6 +695,7 @@ void AddFindingsAndOperators(const analyze::AnalyzedTrace& t, const AnalysisTabl
     }
     ResultTable table;
     table.section = kind.section;
+    table.hidden_when_empty = rows.empty();
     table.title = kind.title;
     table.columns = {
         {"trace", "Trace", 0, false},

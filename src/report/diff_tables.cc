@@ -290,8 +290,9 @@ DiffOutcome DiffFiles(const std::string& before, const std::string& after, int t
     if (!folders) {
       out.tables = DiffTables(bs[r].Shown(), as[r].Shown(), d, top);
     } else {
-      ranks.AddRow({static_cast<int64_t>(r), bs[r].Shown(), as[r].Shown(), d.basis, d.before_ns / 1e6,
-                    d.after_ns / 1e6, d.change_pct, d.has_interval ? Value{d.ci_low_pct} : Value{},
+      ranks.AddRow({static_cast<int64_t>(r), bs[r].Shown(), as[r].Shown(), d.basis,
+                    d.before_ns / 1e6, d.after_ns / 1e6, d.change_pct,
+                    d.has_interval ? Value{d.ci_low_pct} : Value{},
                     d.has_interval ? Value{d.ci_high_pct} : Value{}, d.verdict,
                     std::string(!fail_if_slower ? "-" : (regressed ? "fail" : "pass"))});
     }

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "core/text.h"
@@ -87,6 +88,19 @@ std::string PageEnd() {
   return h;
 }
 
+std::string BreakAtSeparators(const std::string& escaped) {
+  if (escaped.find('/') == std::string::npos && escaped.find('\\') == std::string::npos) {
+    return escaped;
+  }
+  std::string out;
+  out.reserve(escaped.size() + escaped.size() / 8);
+  for (const char ch : escaped) {
+    out += ch;
+    if (ch == '/' || ch == '\\') out += "<wbr>";
+  }
+  return out;
+}
+
 std::string TableHtml(const ResultTable& t, const TableHtmlOptions& options) {
   std::string h =
       options.anchor.empty() ? "<h3>" : "<h3 id=\"" + EscapeHtml(options.anchor) + "\">";
@@ -94,15 +108,35 @@ std::string TableHtml(const ResultTable& t, const TableHtmlOptions& options) {
   if (!options.csv_link.empty()) {
     h += " <small><a href=\"" + EscapeHtml(options.csv_link) + "\">CSV</a></small>";
   }
-  h += "</h3>\n<div class=\"scroll\"><table class=\"sortable\"><thead><tr>";
-  const TableView view = ViewOf(t, !options.all_columns);
-  for (const std::string& header : view.headers) h += "<th>" + EscapeHtml(header) + "</th>";
+  h += "</h3>\n";
+  TableView view = ViewOf(t, !options.all_columns);
+  // What every row shares (the trace, its format, its event count) is said
+  // once above the table, not in a column that pushes the figures off-screen.
+  std::vector<size_t> shown;
+  std::string shared;
+  for (size_t c = 0; c < view.columns.size(); ++c) {
+    const std::string& key = t.columns[view.columns[c]].key;
+    const bool per_trace = key == "trace" || key == "format" || key == "events";
+    const bool same = !t.rows.empty() && std::all_of(view.cells.begin(), view.cells.end(),
+                                                     [&](const std::vector<std::string>& row) {
+                                                       return row[c] == view.cells[0][c];
+                                                     });
+    if (per_trace && same) {
+      shared += (shared.empty() ? "" : " · ") + EscapeHtml(view.headers[c]) + ": " +
+                BreakAtSeparators(EscapeHtml(view.cells[0][c]));
+    } else {
+      shown.push_back(c);
+    }
+  }
+  if (!shared.empty()) h += "<p class=\"note\">" + shared + "</p>\n";
+  h += "<div class=\"scroll\"><table class=\"sortable\"><thead><tr>";
+  for (const size_t c : shown) h += "<th>" + EscapeHtml(view.headers[c]) + "</th>";
   h += "</tr></thead><tbody>\n";
   for (size_t r = 0; r < t.rows.size(); ++r) {
     h += "<tr>";
-    for (size_t c = 0; c < view.columns.size(); ++c) {
+    for (const size_t c : shown) {
       const Value& v = t.rows[r][view.columns[c]];
-      const std::string text = EscapeHtml(view.cells[r][c]);
+      const std::string text = BreakAtSeparators(EscapeHtml(view.cells[r][c]));
       // Numbers sort by their full value (data-v), whatever unit they show in.
       if (const auto* n = std::get_if<int64_t>(&v)) {
         h += fmt::format("<td class=\"n\" data-v=\"{}\">{}</td>", *n, text);

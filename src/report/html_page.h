@@ -28,6 +28,10 @@ struct TableHtmlOptions {
 
 // The table's title as a heading, the table (sortable: numbers carry their
 // full value in data-v), its notes.
+// Escaped text with a line-break opportunity (<wbr>) after each path
+// separator: a long path wraps between its folders, never inside a name.
+std::string BreakAtSeparators(const std::string& escaped);
+
 std::string TableHtml(const ResultTable& t, const TableHtmlOptions& options);
 
 }  // namespace opscope::report

@@ -269,6 +269,46 @@ std::string ShortenName(std::string_view text, size_t width) {
   return CutTo(shorter, head, width - 1 - head);
 }
 
+// Different names that shortened alike (two kernels that differ only in
+// their template arguments) are told apart again: cut keeping more of their
+// ends, else numbered in row order ("…~2"). Equal names stay equal.
+void KeepDistinct(const std::vector<std::string>& whole, size_t width,
+                  std::vector<std::vector<std::string>>& cells, size_t c) {
+  // The rows whose short form is shared with a different name.
+  const auto clashing = [&](const std::vector<size_t>& rows) {
+    std::map<std::string, std::vector<size_t>> by_short;
+    for (const size_t r : rows) by_short[cells[r][c]].push_back(r);
+    std::vector<size_t> out;
+    for (const auto& [short_name, group] : by_short) {
+      const bool mixed = std::any_of(group.begin(), group.end(),
+                                     [&](size_t r) { return whole[r] != whole[group[0]]; });
+      if (mixed) out.insert(out.end(), group.begin(), group.end());
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+  };
+  std::vector<size_t> all(cells.size());
+  for (size_t r = 0; r < all.size(); ++r) all[r] = r;
+  std::vector<size_t> rows = clashing(all);
+  if (rows.empty() || width < 6) return;
+  for (const size_t r : rows) {
+    const size_t head = (width - 1) / 3;
+    cells[r][c] = CutTo(whole[r], head, width - 1 - head);
+  }
+  rows = clashing(all);
+  std::map<std::string, std::vector<std::string>> numbered;  // short form -> names, in row order
+  std::vector<std::string> key(cells.size());
+  for (const size_t r : rows) key[r] = cells[r][c];
+  for (const size_t r : rows) {
+    std::vector<std::string>& names = numbered[key[r]];
+    auto it = std::find(names.begin(), names.end(), whole[r]);
+    if (it == names.end()) it = names.insert(names.end(), whole[r]);
+    const std::string mark = "~" + std::to_string(it - names.begin() + 1);
+    const size_t room = width - 1 - mark.size(), head = room / 3;
+    cells[r][c] = CutTo(whole[r], head, room - head) + mark;
+  }
+}
+
 TableView ViewOf(const ResultTable& table, bool terminal_columns_only, size_t max_width) {
   TableView view;
   for (size_t i = 0; i < table.columns.size(); ++i) {
@@ -332,8 +372,12 @@ TableView ViewOf(const ResultTable& table, bool terminal_columns_only, size_t ma
       const size_t target = std::max({names ? kMinName : kMinProse, Width(view.headers[c]),
                                       widths[c] > excess ? widths[c] - excess : 0});
       if (target >= widths[c]) continue;
-      for (auto& row : view.cells)
+      std::vector<std::string> whole;
+      for (auto& row : view.cells) {
+        whole.push_back(row[c]);
         row[c] = names ? ShortenName(row[c], target) : Wrap(row[c], target);
+      }
+      if (names) KeepDistinct(whole, target, view.cells, c);
       widths[c] = ColumnWidth(view, c);
     }
   }
@@ -355,6 +399,7 @@ void WriteTable(std::ostream& out, const std::vector<ResultTable>& tables) {
   };
   bool first_table = true;
   for (const ResultTable& table : tables) {
+    if (table.hidden_when_empty && table.rows.empty()) continue;
     if (!first_table) out << '\n';
     first_table = false;
     if (!table.title.empty()) prose(table.title);
@@ -534,10 +579,57 @@ std::string JsonHead(std::string_view command) {
   return s;
 }
 
+namespace {
+
+std::string_view BaseUnit(Unit unit) {
+  switch (unit) {
+    case Unit::kNone: return "";
+    case Unit::kTime: return "ns";
+    case Unit::kBytes: return "bytes";
+    case Unit::kFlop: return "flop";
+    case Unit::kFlopPerSecond: return "flop_per_s";
+    case Unit::kBytesPerSecond: return "bytes_per_s";
+    case Unit::kPercent: return "percent";
+    case Unit::kCount: return "count";
+  }
+  return "";
+}
+
+}  // namespace
+
 void WriteJson(std::ostream& out, std::string_view command,
                const std::vector<ResultTable>& tables) {
   std::string s = JsonHead(command) + ",\"results\":[";
   AppendRowsJson(s, tables, tables.size() > 1);
+  // Every table, empty ones included, with its columns: what `results` holds
+  // rows of, and the columns of a table that has none.
+  s += "\n],\"tables\":[";
+  for (size_t i = 0; i < tables.size(); ++i) {
+    const ResultTable& t = tables[i];
+    s += i == 0 ? "\n{\"section\":" : ",\n{\"section\":";
+    core::AppendJsonString(s, t.section);
+    s += ",\"title\":";
+    core::AppendJsonString(s, t.title);
+    s += ",\"rows\":";
+    core::AppendInt(s, static_cast<int64_t>(t.rows.size()));
+    s += ",\"columns\":[";
+    bool first = true;
+    for (const Column& c : t.columns) {
+      if (!c.json) continue;
+      s += first ? "{\"key\":" : ",{\"key\":";
+      first = false;
+      core::AppendJsonString(s, c.key);
+      s += ",\"unit\":";
+      const std::string_view unit = BaseUnit(c.unit);
+      if (unit.empty()) {
+        s += "null";
+      } else {
+        core::AppendJsonString(s, unit);
+      }
+      s += '}';
+    }
+    s += "]}";
+  }
   s += "\n]}\n";
   out << s;
 }

@@ -92,12 +92,14 @@ StepOutput LoadSnapshot(const SnapshotOptions& options) {
   // beside it (bytes, %, W, ...); the terminal and HTML show it humanised.
   table.columns = {{"device", "Device"},
                    {"metric", "Metric"},
+                   {"labels", "Of"},
                    {"value", "Value", 1, false},
                    {"unit", "Unit", 0, false},
                    {"shown", "Value", 0, true, false},
                    {"note", "Note"}};
   for (const auto& m : reading.metrics) {
-    table.AddRow({monitor::DeviceOf(m), m.Key(), m.value ? Value{*m.value} : Value{}, m.unit,
+    table.AddRow({monitor::DeviceOf(m), m.Key(), m.Owner().empty() ? Value{} : Value{m.Owner()},
+                  m.value ? Value{*m.value} : Value{}, m.unit,
                   m.value ? HumanValue(*m.value, m.unit) : std::string("n/a"),
                   m.value ? m.note : m.unavailable});
   }

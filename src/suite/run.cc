@@ -170,7 +170,9 @@ SuiteResult RunSuite(const SuiteOptions& options) {
                      o.ceilings = analyze::LoadRooflineCeilings(ceilings);
                      const analyze::AnalyzedSet set = analyze::AnalyzeFiles(o);
                      auto tables = report::AnalysisTables(set, {.top = top});
-                     report::WriteAnalysisReport(analysis_dir, set.traces, tables);
+                     report::WriteAnalysisReport(
+                         analysis_dir, set.traces, tables,
+                         top == 0 ? tables : report::AnalysisTables(set, {.top = 0}));
                      return StepOutput{std::move(tables), ""};
                    }});
 

@@ -105,9 +105,8 @@ const std::string kTrace =
 
 TEST_F(ArchiveInput, AFolderIsUnpackedWholeAndRemovedWithItsLastReader) {
   const fs::path zip = dir_ / "run.zip";
-  WriteArchive(zip, {{"run/", "", AE_IFDIR},
-                     {"run/rank0.json", kTrace},
-                     {"run/sub/notes.txt", "hello"}});
+  WriteArchive(
+      zip, {{"run/", "", AE_IFDIR}, {"run/rank0.json", kTrace}, {"run/sub/notes.txt", "hello"}});
   EXPECT_TRUE(IsArchiveOfFolder(zip));
   std::shared_ptr<const ExtractedArchive> a = ExtractArchive(zip);
   const fs::path root = a->root;
@@ -138,8 +137,8 @@ TEST_F(ArchiveInput, ATarGzOfAFolderIsUnpacked) {
 }
 
 TEST_F(ArchiveInput, PathsThatLeaveTheFolderAreRefusedAndNothingIsWritten) {
-  for (const std::string name : {"../evil.json", "run/../../evil.json", "/tmp/evil.json",
-                                 "..\\evil.json", "run/..", ".."}) {
+  for (const std::string name :
+       {"../evil.json", "run/../../evil.json", "/tmp/evil.json", "..\\evil.json", "run/..", ".."}) {
     SCOPED_TRACE(name);
     const fs::path zip = dir_ / "slip.zip";
     WriteArchive(zip, {{"run/ok.json", kTrace}, {name, "pwned"}});
@@ -208,7 +207,8 @@ TEST_F(ArchiveInput, ScratchFoldersOfEndedProcessesAreSwept) {
 
 TEST_F(ArchiveInput, TraceInputsOfAnArchiveAreShownInsideItAndKeepItsFolder) {
   const fs::path zip = dir_ / "ranks.zip";
-  WriteArchive(zip, {{"ranks/rank0.json", kTrace}, {"ranks/rank1.json", kTrace},
+  WriteArchive(zip, {{"ranks/rank0.json", kTrace},
+                     {"ranks/rank1.json", kTrace},
                      {"ranks/link", "", AE_IFLNK, "rank0.json"}});
   TraceInputs found = FindTraceInputs({(dir_ / "ranks.zip").string()});
   ASSERT_EQ(found.traces.size(), 2u);

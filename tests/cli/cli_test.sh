@@ -110,7 +110,7 @@ expect_status 5 "absent device" "$opscope" info --device cuda:0
 expect_grep "unavailable device 'cuda:0'" "$dir/err" "device error names the device"
 # A write to standard output that fails is an error (exit 4), never a silent success.
 if [ -w /dev/full ]; then
-  for args in "info --format json" "smi --format json" "analyze $data/kineto/cpu_only.pt.trace.json.gz --format csv --out $dir/full-analysis"; do
+  for args in "info --format json" "smi --format json" "analyze $data/kineto/cpu_only.pt.trace.json.gz --format csv --table operators --out $dir/full-analysis"; do
     # shellcheck disable=SC2086
     "$opscope" $args > /dev/full 2> "$dir/err"; status=$?
     if [ "$status" -eq 4 ] && grep -q "cannot write to standard output" "$dir/err"; then echo "ok: '$args' > /dev/full exits 4"; else
@@ -409,8 +409,40 @@ else
   echo "FAIL: no ./readonly.opscope-analysis"; ls "$dir/here"; failures=$((failures + 1))
 fi
 chmod u+w "$dir/readonly"
-expect_status 0 "analyze hostile names csv" "$opscope" analyze "$dir/hostile.json" --format csv
+expect_status 0 "analyze hostile names csv" "$opscope" analyze "$dir/hostile.json" --format csv --table operators
 expect_grep '"\\x1b\[2J<img src=x onerror=alert(1)>,=1+1"' "$dir/out" "csv quotes the name" 
+# Every row in the report's files; the terminal lists the top 20 and says so.
+"$python" - "$dir/thirty.json" <<'PY'
+import json, sys
+json.dump([{"ph": "X", "cat": "cpu_op", "name": f"op{i:02d}", "pid": 1, "tid": 1, "ts": 10 * i,
+            "dur": 1 + i} for i in range(30)], open(sys.argv[1], "w"))
+PY
+expect_status 0 "analyze thirty operators" "$opscope" analyze "$dir/thirty.json" --out "$dir/thirty"
+expect_grep "10 more (--top 0 lists all)" "$dir/out" "the terminal says how many rows it leaves out"
+rows=$("$python" -c 'import csv, sys; print(sum(1 for _ in csv.DictReader(open(sys.argv[1]))))' "$dir/thirty/tables/operators.csv")
+if [ "$rows" = 30 ]; then echo "ok: tables/operators.csv holds all 30 operators"; else
+  echo "FAIL: tables/operators.csv holds $rows operators, not 30"; failures=$((failures + 1)); fi
+"$python" - "$dir/thirty/analysis.json" <<'PY' || failures=$((failures + 1))
+import json, sys
+rows = [r for r in json.load(open(sys.argv[1]))["results"] if r["section"] == "operators"]
+assert len(rows) == 30, f"analysis.json has {len(rows)} operators, not 30"
+print("ok: analysis.json holds all 30 operators")
+PY
+expect_status 0 "analyze --format csv --table operators" "$opscope" analyze "$dir/thirty.json" --format csv --table operators --out "$dir/thirty"
+"$python" - "$dir/out" <<'PY' || failures=$((failures + 1))
+import sys
+import pandas as pd
+frame = pd.read_csv(sys.argv[1])
+assert len(frame) == 30 and "self_ns" in frame.columns, frame
+print("ok: --format csv --table reads with pandas.read_csv, every row")
+PY
+# CSV is one table: several are refused before any work, naming --table.
+expect_status 2 "analyze --format csv without --table" "$opscope" analyze "$dir/hostile.json" --format csv
+expect_grep "prints one table: name it with --table SECTION" "$dir/err" "the refusal names --table"
+expect_status 2 "analyze --table of no such section" "$opscope" analyze "$dir/hostile.json" --table nosuch --out "$dir/nosuch"
+expect_grep "its tables: findings, operators" "$dir/err" "an unknown section is refused, naming the sections"
+expect_status 2 "info --format csv with several tables" "$opscope" info --format csv --table nosuch
+
 printf '{"traceEvents":[{"ph":"X","ts":1,' > "$dir/truncated.json"
 expect_status 3 "analyze truncated" "$opscope" analyze "$dir/truncated.json"
 expect_grep "truncated.json: byte 33: the JSON ends early" "$dir/err" "truncation names the byte"
@@ -453,9 +485,9 @@ cp -r "$samples/level0_text/rank0_ascend_pt" "$dir/job/host/h_1_2026010100000000
 cp -r "$samples/level0_text/rank0_ascend_pt" "$dir/job/host/h_2_20260101000000000_ascend_pt"
 echo '{}' > "$dir/job/host/h_1_20260101000000000_ascend_pt/profiler_info_0.json"
 echo '{"rank_id": "1"}' > "$dir/job/host/h_2_20260101000000000_ascend_pt/profiler_info.json"
-expect_status 0 "analyze a job folder of two ranks" "$opscope" analyze "$dir/job" --format csv --out "$dir/job-analysis"
-expect_grep '^ranks,0,.*h_1_20260101000000000_ascend_pt/ASCEND_PROFILER_OUTPUT/trace_view.json' "$dir/out" "rank 0 from profiler_info_0.json"
-expect_grep '^ranks,1,.*h_2_20260101000000000_ascend_pt/ASCEND_PROFILER_OUTPUT/trace_view.json' "$dir/out" "rank 1 from rank_id"
+expect_status 0 "analyze a job folder of two ranks" "$opscope" analyze "$dir/job" --out "$dir/job-analysis"
+expect_grep '^0,.*h_1_20260101000000000_ascend_pt/ASCEND_PROFILER_OUTPUT/trace_view.json' "$dir/job-analysis/tables/ranks.csv" "rank 0 from profiler_info_0.json"
+expect_grep '^1,.*h_2_20260101000000000_ascend_pt/ASCEND_PROFILER_OUTPUT/trace_view.json' "$dir/job-analysis/tables/ranks.csv" "rank 1 from rank_id"
 }
 
 # Two ranks whose step_trace_time.csv differ.
@@ -485,8 +517,8 @@ expect_grep "rank 1 is the slowest, 15.5% above the median rank: free time 25.00
 case_ascend_side_files() {
 # The AI Core pipeline of the level-1 folder (its PMU columns), in every output.
 expect_status 0 "analyze a level-1 folder for its AI Core pipeline" "$opscope" analyze "$samples/level1_text" \
-  --format csv --out "$dir/ai-core-analysis"
-expect_grep '^core_pipes,.*aclnnForeachAddListV2_ForeachAddListV2_ForeachAddList,.*memory-bound (MTE2)' "$dir/out" \
+  --out "$dir/ai-core-analysis"
+expect_grep 'aclnnForeachAddListV2_ForeachAddListV2_ForeachAddList,.*memory-bound (MTE2)' "$dir/ai-core-analysis/tables/core_pipes.csv" \
   "the foreach add is memory-bound (MTE2 0.98)"
 expect_grep 'AI Core, memory-bound (MTE2): 5 operators' "$dir/ai-core-analysis/analysis.html" \
   "the MTE2 finding is in analysis.html"
@@ -496,20 +528,20 @@ cp -r "$samples/level1_text" "$dir/l2-broken"
 printf 'Stream Id,Task Id,Hit Rate,Victim Rate,Op Name\n2,1,N/A,-3,x\n' \
   > "$dir/l2-broken/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/l2_cache.csv"
 expect_status 0 "analyze a tree whose l2_cache.csv is broken" "$opscope" analyze "$dir/l2-broken" \
-  --format csv --out "$dir/l2-broken-analysis"
-expect_grep '^core_pipes,.*aclnnForeachAddListV2_ForeachAddListV2_ForeachAddList,.*memory-bound (MTE2)' \
-  "$dir/out" "the pipeline stands without L2 rates"
-expect_grep "l2_cache.csv,.*could not be read: .*line 2: 'Victim Rate' is not a rate: '-3'" "$dir/out" \
+  --out "$dir/l2-broken-analysis"
+expect_grep 'aclnnForeachAddListV2_ForeachAddListV2_ForeachAddList,.*memory-bound (MTE2)' \
+  "$dir/l2-broken-analysis/tables/core_pipes.csv" "the pipeline stands without L2 rates"
+expect_grep "l2_cache.csv,.*could not be read: .*line 2: 'Victim Rate' is not a rate: '-3'" "$dir/l2-broken-analysis/tables/unused_files.csv" \
   "the broken l2_cache.csv is listed with its line and column"
 # Layout conversions by format, AI CPU fallbacks by type and data types
 # (kernel_details.csv's Input/Output Formats and Data Types; counted by
 # tests/data's own rows: 19 TransData NCHW->NC1HWC0, 9 NCHW->FRACTAL_Z; the
 # advisor sample's Cast tasks run INT32->UINT64 on the AI CPU, 579.6 us for trans_Cast_5).
-expect_grep '^layout_conversions,.*,TransData,TransData,layout kernel,57,.*NCHW->NC1HWC0 x19 .*NCHW->FRACTAL_Z x9' "$dir/out" \
+expect_grep ',TransData,TransData,layout kernel,57,.*NCHW->NC1HWC0 x19 .*NCHW->FRACTAL_Z x9' "$dir/l2-broken-analysis/tables/layout_conversions.csv" \
   "TransData is reported by format conversion"
 expect_status 0 "analyze the advisor sample's AI CPU tasks" "$opscope" analyze "$samples/kernel_details_advisor.csv" \
-  --format csv --out "$dir/ai-cpu-analysis"
-expect_grep '^cpu_fallback,.*,AI_CPU task,trans_Cast_5,579600,Cast; INT32->UINT64' "$dir/out" \
+  --format csv --table cpu_fallback --out "$dir/ai-cpu-analysis"
+expect_grep ',AI_CPU task,trans_Cast_5,579600,Cast; INT32->UINT64' "$dir/out" \
   "the AI CPU fallback names its op type and data types"
 # A broken side file is listed with its error; the timeline is still analysed.
 mkdir -p "$dir/job3"
@@ -524,9 +556,9 @@ expect_grep "kernel_details.csv: line 2: 'aic_mac_ratio' is not a share of cycle
 # tasks and pipeline): its tasks are analysed, its pipeline listed with the error.
 rm "$dir/job3/h_0_20260101000000000_ascend_pt/ASCEND_PROFILER_OUTPUT/trace_view.json"
 expect_status 0 "analyze a tree whose timeline has a broken PMU figure" "$opscope" analyze "$dir/job3" \
-  --format csv --out "$dir/job3-analysis"
-expect_grep "^kernels,.*,k,kernel,1," "$dir/out" "the timeline's task is analysed"
-expect_grep "kernel_details.csv,.could not be read: .*line 2: 'aic_mac_ratio' is not a share of cycles" "$dir/out" \
+  --out "$dir/job3-analysis"
+expect_grep ",k,kernel,1," "$dir/job3-analysis/tables/kernels.csv" "the timeline's task is analysed"
+expect_grep "kernel_details.csv,.could not be read: .*line 2: 'aic_mac_ratio' is not a share of cycles" "$dir/job3-analysis/tables/unused_files.csv" \
   "its pipeline is listed with the error"
 }
 

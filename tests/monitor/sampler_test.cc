@@ -54,7 +54,8 @@ TEST(CpuSampler, ReadsFabricatedProcAndSys) {
   EXPECT_DOUBLE_EQ(*m["cpu cpu_utilization_percent{core=1}"].value, 100.0);
   EXPECT_DOUBLE_EQ(*m["cpu memory_total_bytes"].value, 1024000.0);
   EXPECT_DOUBLE_EQ(*m["cpu memory_used_bytes"].value, 614400.0);
-  EXPECT_DOUBLE_EQ(*m["cpu process_resident_bytes{pid=42}"].value, 262144.0);
+  EXPECT_DOUBLE_EQ(*m["cpu process_resident_bytes"].value, 262144.0);
+  EXPECT_EQ(m["cpu process_resident_bytes"].Owner(), "pid=42");  // a label, not the name
   EXPECT_DOUBLE_EQ(*m["cpu cpu_frequency_mhz{core=1}"].value, 2400.5);
   EXPECT_DOUBLE_EQ(*m["cpu cpu_temperature_celsius{sensor=k10temp}"].value, 55.25);
   EXPECT_DOUBLE_EQ(*m["cpu cpu_package_energy_joules"].value, 3.0);
@@ -76,7 +77,7 @@ TEST(CpuSampler, MissingCountersAreNaWithAReasonNeverZero) {
   EXPECT_FALSE(m["cpu cpu_package_power_watts"].value.has_value());
   EXPECT_NE(m["cpu cpu_package_power_watts"].unavailable.find("RAPL"), std::string::npos);
   EXPECT_FALSE(m["cpu memory_total_bytes"].value.has_value());
-  EXPECT_FALSE(m["cpu process_resident_bytes{pid=999999}"].value.has_value());
+  EXPECT_FALSE(m["cpu process_resident_bytes"].value.has_value());
   EXPECT_FALSE(m["cpu cpu_utilization_percent"].value.has_value()) << "no time elapsed";
 }
 

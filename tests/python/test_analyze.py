@@ -48,11 +48,17 @@ def test_tables_have_every_row_and_analysis_json_names(data, cli, tmp_path):
     out = subprocess.run([cli, "analyze", str(sample), "--top", "0", "--format", "json",
                           "--out", str(tmp_path / "r")], capture_output=True, text=True,
                          check=True, timeout=120)
-    rows = json.loads(out.stdout)["results"]
+    doc = json.loads(out.stdout)
     by_section = {}
-    for r in rows:
+    for r in doc["results"]:
         by_section.setdefault(r["section"], []).append(r)
-    assert set(by_section) == set(a.tables)
+    # Every table the JSON lists, empty ones too, is a DataFrame with its columns.
+    assert {t["section"] for t in doc["tables"]} == set(a.tables)
+    for t in doc["tables"]:
+        if t["rows"] == 0:
+            frame = a.table(t["section"])
+            assert len(frame) == 0
+            assert [c for c in frame.columns if c != "rank"] == [c["key"] for c in t["columns"]]
     for section, want in by_section.items():
         frame = a.table(section)
         assert len(frame) == len(want), section
@@ -157,6 +163,23 @@ def test_events_columnar_and_filtered(data):
     with pytest.raises(opscope.InvalidArgumentError, match="unknown event class"):
         a.events(cls="kernels")
     assert len(a.events(name="no such operator")) == 0
+
+
+def test_each_string_column_has_its_own_categories(data):
+    raw = json.loads(open(data / "torch-cpu/small_cnn_train_3steps_torch1.13.json").read())
+    raw = raw["traceEvents"] if isinstance(raw, dict) else raw
+    complete = [e for e in raw if e.get("ph") == "X"]
+    ev = opscope.analyze(data / "torch-cpu/small_cnn_train_3steps_torch1.13.json").events()
+    # groupby with pandas' default (observed=False) lists a column's own values.
+    names = {e["name"] for e in complete}
+    assert set(ev["name"].cat.categories) == names
+    assert len(ev.groupby("name", observed=False).size()) == len(names)
+    categories = {e.get("cat", "") for e in complete}
+    assert set(ev["category"].cat.categories) == categories
+    assert set(ev["cls"].cat.categories) == set(ev["cls"].astype(str).unique())
+    mm = opscope.analyze(data / "torch-cpu/small_cnn_train_3steps_torch1.13.json").events(
+        name="aten::mm")
+    assert list(mm["name"].cat.categories) == ["aten::mm"]
 
 
 def test_events_of_several_ranks(data):
@@ -287,3 +310,23 @@ def test_diff_matches_cli(data, cli):
     assert gated.failed == (cli_gate.returncode == 7)
     with pytest.raises(opscope.InvalidArgumentError):
         opscope.diff(before, after, fail_if_slower=-1)
+
+
+def test_empty_tables_keep_their_columns(data, tmp_path):
+    # A CPU-only trace: no kernels, no transfers. The tables are there, empty,
+    # with the columns a trace with device work gets (checked against one).
+    cpu = opscope.analyze(data / "torch-cpu/small_cnn_train_3steps_torch1.13.json")
+    gpu = opscope.analyze(data / "kineto/sampled_rank-0.json.gz")
+    for name in ("kernels", "transfers"):
+        empty, full = getattr(cpu, name), getattr(gpu, name)
+        assert len(empty) == 0 and len(full) > 0, name
+        assert list(empty.columns) == list(full.columns), name
+    assert cpu.kernels["operator"].tolist() == []  # no KeyError
+    cpu.save(tmp_path / "report")
+    doc = json.loads((tmp_path / "report" / "analysis.json").read_text())
+    listed = {t["section"]: t for t in doc["tables"]}
+    assert listed["transfers"]["rows"] == 0
+    assert [c["key"] for c in listed["transfers"]["columns"]] == list(gpu.transfers.columns.drop(
+        "rank", errors="ignore"))
+    frame = pd.read_csv(tmp_path / "report" / "tables" / "transfers.csv")
+    assert len(frame) == 0 and list(frame.columns) == [c["key"] for c in listed["transfers"]["columns"]]

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <set>
 #include <sstream>
 
 #include "opscope/opscope.h"
@@ -178,6 +179,38 @@ TEST(TableView, TheTerminalTableFitsItsWidth) {
   EXPECT_LE(widest, 120u) << out.str();
   EXPECT_GT(rows, 3u + 3u);  // the reasons were wrapped onto more lines
   EXPECT_NE(out.str().find("void very::long::kernel<…>(int)"), std::string::npos) << out.str();
+}
+
+TEST(TableView, DifferentNamesStayDistinctWhenShortened) {
+  // Three kernels that differ only inside their template arguments, and one of
+  // them twice: collapsed alike ("kernel<…>(int)"), told apart again; the
+  // same name stays the same.
+  ResultTable t;
+  t.columns = {{"name", "Name"}, {"why", "Why"}};
+  const std::string why(90, 'w');
+  const std::vector<std::string> names = {
+      "void very::long::kernel<" + std::string(150, 'a') + ", float>(int)",
+      "void very::long::kernel<" + std::string(150, 'a') + ", half>(int)",
+      "void very::long::kernel<" + std::string(150, 'b') + ", float>(int)",
+      "void very::long::kernel<" + std::string(150, 'a') + ", float>(int)"};
+  for (const std::string& n : names) t.AddRow({n, why});
+  const TableView v = ViewOf(t, true, 120);
+  std::set<std::string> shown;
+  for (size_t r = 0; r < 3; ++r) {
+    EXPECT_LE(v.cells[r][0].size(), names[r].size());
+    shown.insert(v.cells[r][0]);
+  }
+  EXPECT_EQ(shown.size(), 3u) << v.cells[0][0] << " | " << v.cells[1][0] << " | " << v.cells[2][0];
+  EXPECT_EQ(v.cells[3][0], v.cells[0][0]);
+  std::ostringstream out;
+  WriteTable(out, {t});
+  std::istringstream lines(out.str());
+  for (std::string line; std::getline(lines, line);) {
+    EXPECT_LE(std::count_if(line.begin(), line.end(),
+                            [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }),
+              120)
+        << line;
+  }
 }
 
 // Twelve columns whose headers alone are wider than a terminal; row r holds

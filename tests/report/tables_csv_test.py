@@ -28,14 +28,23 @@ def check(opscope, inputs, out, failures):
     subprocess.run([opscope, "analyze"] + inputs + ["--top", "0", "--format", "json",
                                                     "--out", out],
                    check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    results = json.load(open(os.path.join(out, "analysis.json")))["results"]
+    doc = json.load(open(os.path.join(out, "analysis.json")))
     by_section = collections.defaultdict(list)
-    for r in results:
+    for r in doc["results"]:
         by_section[r["section"]].append(r)
+    # Every table, empty ones too, with its columns (analysis.json's `tables`).
+    listed = {}
+    for t in doc["tables"]:
+        listed.setdefault(t["section"], [c["key"] for c in t["columns"]])
+        if t["rows"] != 0 and t["section"] not in by_section:
+            failures.append("%s: %s lists %d rows, results has none" % (inputs, t["section"], t["rows"]))
+    for section, rows in by_section.items():
+        if sum(t["rows"] for t in doc["tables"] if t["section"] == section) != len(rows):
+            failures.append("%s: tables and results disagree on %s's rows" % (inputs, section))
     files = sorted(glob.glob(os.path.join(out, "tables", "*.csv")))
     names = {os.path.basename(f)[:-4] for f in files}
-    if names != set(by_section):
-        failures.append("%s: files %s, sections %s" % (inputs, sorted(names), sorted(by_section)))
+    if names != set(listed):
+        failures.append("%s: files %s, sections %s" % (inputs, sorted(names), sorted(listed)))
     for f in files:
         section = os.path.basename(f)[:-4]
         frame = pandas.read_csv(f, keep_default_na=False)
@@ -43,7 +52,7 @@ def check(opscope, inputs, out, failures):
         if len(set(columns)) != len(columns):
             failures.append("%s: duplicate columns %s" % (f, columns))
         rows = by_section.get(section, [])
-        keys = [k for k in rows[0] if k != "section"] if rows else []
+        keys = [k for k in rows[0] if k != "section"] if rows else listed.get(section, [])
         if columns != keys:
             failures.append("%s: columns %s, analysis.json has %s" % (f, columns, keys))
             continue

@@ -56,6 +56,10 @@ std::vector<StepBreakdown> Breakdown(const TraceModel& model, ComputeOn on) {
   all.reserve(c.size() + m.size() + mem.size());
   for (const auto* part : {&c, &m, &mem}) all.insert(all.end(), part->begin(), part->end());
   const auto any = Union(std::move(all));
+  Intervals both;  // compute or communication
+  both.reserve(c.size() + m.size());
+  for (const auto* part : {&c, &m}) both.insert(both.end(), part->begin(), part->end());
+  const auto compute_or_communication = Union(std::move(both));
   std::vector<StepBreakdown> steps;
   for (size_t e = 0; e < model.size(); ++e) {
     if (model.cls[e] != EventClass::kStep) continue;
@@ -67,7 +71,11 @@ std::vector<StepBreakdown> Breakdown(const TraceModel& model, ComputeOn on) {
     s.compute_ns = Covered(c, s.begin_ns, end);
     s.communication_ns = Covered(m, s.begin_ns, end);
     s.memory_ns = Covered(mem, s.begin_ns, end);
-    s.idle_ns = s.duration_ns - Covered(any, s.begin_ns, end);
+    const int64_t busy = Covered(any, s.begin_ns, end);
+    const int64_t compute_or_comm = Covered(compute_or_communication, s.begin_ns, end);
+    s.idle_ns = s.duration_ns - busy;
+    s.communication_exposed_ns = compute_or_comm - s.compute_ns;
+    s.memory_exposed_ns = busy - compute_or_comm;
     const auto first = std::lower_bound(work_starts.begin(), work_starts.end(), s.begin_ns);
     const auto last = std::lower_bound(first, work_starts.end(), std::max(end, s.begin_ns + 1));
     s.events = last - first;

@@ -34,6 +34,11 @@ struct StepBreakdown {
   // Time within the step on the compute device (the device, or the CPU threads
   // running operators when the trace has no device work).
   int64_t compute_ns = 0, communication_ns = 0, memory_ns = 0, idle_ns = 0;
+  // The same time split without overlap, so that the four parts add up to the
+  // step: communication not overlapped by compute, copies and sets overlapped
+  // by neither. compute_ns + communication_exposed_ns + memory_exposed_ns +
+  // idle_ns == duration_ns.
+  int64_t communication_exposed_ns = 0, memory_exposed_ns = 0;
   bool has_work = false;      // compute work overlaps it, or an operator starts inside it
   int64_t events = 0;         // operators and device events starting inside it
   std::string status;         // "complete", "warm-up", "partial", "empty"

@@ -36,6 +36,40 @@ TEST(Steps, DeviceTimeInsideEachStep) {
   EXPECT_EQ(steps[0].idle_ns, 100000 - 70000);  // busy: 0..50, 60..70, 90..100
   EXPECT_EQ(steps[1].compute_ns, 50000);
   EXPECT_EQ(steps[1].idle_ns, 50000);
+  // Without overlap, the parts add up to the step: communication 20..50 less
+  // compute's 20..30; the copy 60..70 overlaps neither.
+  EXPECT_EQ(steps[0].communication_exposed_ns, 20000);
+  EXPECT_EQ(steps[0].memory_exposed_ns, 10000);
+  for (const auto& s : steps) {
+    EXPECT_EQ(s.compute_ns + s.communication_exposed_ns + s.memory_exposed_ns + s.idle_ns,
+              s.duration_ns)
+        << s.name;
+  }
+}
+
+TEST(Steps, ExposedPartsAddUpWhateverOverlaps) {
+  // Random kernels, collectives and copies over five steps: the four parts
+  // add up to each step, and each exposed part is at most its whole.
+  std::mt19937 rng(7);
+  Builder b;
+  for (int i = 0; i < 5; ++i)
+    b.Add(EventClass::kStep, "ProfilerStep#" + std::to_string(i), i * 1000, (i + 1) * 1000);
+  const EventClass classes[] = {EventClass::kKernel, EventClass::kCommunication,
+                                EventClass::kMemcpy, EventClass::kMemset};
+  for (int i = 0; i < 300; ++i) {
+    const int64_t begin = std::uniform_int_distribution<int64_t>(0, 4990)(rng);
+    const int64_t length = std::uniform_int_distribution<int64_t>(1, 120)(rng);
+    b.Add(classes[i % 4], i % 4 == 1 ? "ncclKernel_AllReduce" : "k", begin, begin + length);
+  }
+  for (const auto& s : ComputeSteps(b.model)) {
+    EXPECT_EQ(s.compute_ns + s.communication_exposed_ns + s.memory_exposed_ns + s.idle_ns,
+              s.duration_ns)
+        << s.name;
+    EXPECT_LE(s.communication_exposed_ns, s.communication_ns);
+    EXPECT_LE(s.memory_exposed_ns, s.memory_ns);
+    EXPECT_GE(s.communication_exposed_ns, 0);
+    EXPECT_GE(s.memory_exposed_ns, 0);
+  }
 }
 
 // Steps from durations alone, for the status rules.
