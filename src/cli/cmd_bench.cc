@@ -2,6 +2,7 @@
 #include <optional>
 
 #include "cli/common.h"
+#include "cli/device_options.h"
 #include "suite/operators.h"
 
 namespace opscope::cli {

@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "cli/common.h"
+#include "cli/device_options.h"
 #include "core/text.h"
 #include "suite/resnet50.h"
 

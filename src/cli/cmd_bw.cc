@@ -1,5 +1,6 @@
 // `opscope bw`: flags to the suite's bandwidth step.
 #include "cli/common.h"
+#include "cli/device_options.h"
 #include "core/text.h"
 #include "suite/device_steps.h"
 

@@ -1,5 +1,6 @@
 // `opscope demo`: flags to the suite's demo step.
 #include "cli/common.h"
+#include "cli/device_options.h"
 #include "suite/demo.h"
 
 namespace opscope::cli {

@@ -1,6 +1,7 @@
 // `opscope info`: the machine, the device, its theoretical peaks and how they
 // were derived (suite::DeviceInfo).
 #include "cli/common.h"
+#include "cli/device_options.h"
 #include "suite/device_steps.h"
 
 namespace opscope::cli {

@@ -1,6 +1,7 @@
 // `opscope monitor`: flags to the suite's monitor step (an idle baseline, then
 // the same metrics under a built-in workload or a command).
 #include "cli/common.h"
+#include "cli/device_options.h"
 #include "monitor/watch.h"
 #include "suite/device_steps.h"
 

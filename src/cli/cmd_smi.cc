@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "cli/common.h"
+#include "cli/device_options.h"
 #include "core/clock.h"
 #include "core/text.h"
 #include "monitor/exporter.h"

@@ -7,10 +7,8 @@
 #include <vector>
 
 #include "core/text.h"
-#include "devices/device.h"
 #include "opscope/opscope.h"
 #include "report/result_table.h"
-#include "suite/step.h"
 
 namespace opscope::cli {
 
@@ -35,12 +33,6 @@ struct CommonOptions {
   int threads = 0;  // CPU threads; 0: all
   std::string table;  // --table: the one section to print; empty: every table
 };
-
-// Adds --device, --format, --out, --threads and --table to a subcommand.
-void AddCommonOptions(CLI::App& app, CommonOptions& options, const std::string& out_help);
-
-// Opens --device; throws Error(kUnsupported) for a device this build cannot use.
-std::unique_ptr<devices::Device> OpenDevice(const CommonOptions& options);
 
 using core::SplitList;
 
@@ -67,9 +59,6 @@ void EmitScaleOut(const analyze::ScaleOutResult& result, const std::string& out,
                   const std::string& format, int top, const std::string& table = "");
 // Adds --table (the one table to print, by its section) to a command.
 void AddTableOption(CLI::App& app, std::string& table);
-// Emits a step's tables, then fails (exit 1) when some of its cases failed.
-void EmitStep(const CommonOptions& options, const std::string& command,
-              const suite::StepOutput& step);
 
 void RegisterInfo(CLI::App& app);
 void RegisterDemo(CLI::App& app);

@@ -1,9 +1,10 @@
 // What the commands that run on a device share: --device opened, and a
 // measuring step's tables emitted. Apart from common.cc so that the programs
 // without devices (opscope-scaleout) link no backend.
+#include "cli/device_options.h"
+
 #include <iostream>
 
-#include "cli/common.h"
 #include "core/machine.h"
 #include "devices/registry.h"
 
