@@ -136,7 +136,12 @@ std::string ClassShareChart(const analyze::Analysis& a) {
   std::map<std::string, double> device, host;
   double device_all = 0, host_all = 0;
   for (const auto& s : a.operators) {
-    if (s.cls == analyze::EventClass::kStep || s.cls == analyze::EventClass::kDerived) continue;
+    // Spans over work counted already: steps, derived lanes, and device-side
+    // annotations (a range over kernels; it is no host time either).
+    if (s.cls == analyze::EventClass::kStep || s.cls == analyze::EventClass::kDerived ||
+        s.cls == analyze::EventClass::kDeviceAnnotation) {
+      continue;
+    }
     const bool on_device = analyze::IsDevice(s.cls);
     (on_device ? device : host)[analyze::Name(s.cls)] += static_cast<double>(s.self_ns);
     (on_device ? device_all : host_all) += static_cast<double>(s.self_ns);
