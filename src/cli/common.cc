@@ -76,6 +76,18 @@ void Emit(const CommonOptions& options, const std::string& command,
   std::string csv;  // one table: the same text as the report's tables/<section>.csv
   if (format == report::Format::kCsv) {
     const std::vector<report::CsvFile> files = report::SplitCsvFiles(chosen);
+    if (files.size() > 1 && !options.table.empty()) {
+      // One section whose tables differ in columns (one per kind of trace).
+      throw Error(ErrorCode::kInvalidArgument,
+                  "--format csv writes one table, and the " + std::to_string(files.size()) + " '" +
+                      core::EscapeForTerminal(options.table) +
+                      "' tables here have different columns (traces of different kinds): use "
+                      "--format json" +
+                      (command == "analyze" || command == "merge"
+                           ? ", or the report's tables/" + core::EscapeForTerminal(options.table) +
+                                 "*.csv, one file per kind"
+                           : std::string()));
+    }
     if (files.size() > 1) {
       throw Error(ErrorCode::kInvalidArgument,
                   "--format csv writes one table, and `opscope " + command + "` has " +
