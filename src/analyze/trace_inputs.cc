@@ -120,8 +120,10 @@ TraceInputs FindTraceInputs(const std::vector<std::string>& inputs) {
     std::string s = text;
     for (const auto& a : archives) {
       const std::string root = core::EscapeForTerminal(a->root.string());
-      for (size_t at = s.find(root); at != std::string::npos; at = s.find(root, at)) {
-        s.replace(at, root.size(), core::EscapeForTerminal(a->archive.string()));
+      const std::string archive = core::EscapeForTerminal(a->archive.string());
+      for (size_t at = s.find(root); at != std::string::npos;
+           at = s.find(root, at + archive.size())) {
+        s.replace(at, root.size(), archive);
       }
     }
     return s;

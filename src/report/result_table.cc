@@ -279,9 +279,11 @@ void KeepDistinct(const std::vector<std::string>& whole, size_t width,
     std::map<std::string, std::vector<size_t>> by_short;
     for (const size_t r : rows) by_short[cells[r][c]].push_back(r);
     std::vector<size_t> out;
-    for (const auto& [short_name, group] : by_short) {
+    for (const auto& entry : by_short) {
+      const std::vector<size_t>& group = entry.second;  // (a lambda may not capture a binding)
+      const size_t first = group[0];
       const bool mixed = std::any_of(group.begin(), group.end(),
-                                     [&](size_t r) { return whole[r] != whole[group[0]]; });
+                                     [&](size_t r) { return whole[r] != whole[first]; });
       if (mixed) out.insert(out.end(), group.begin(), group.end());
     }
     std::sort(out.begin(), out.end());
