@@ -29,8 +29,8 @@ ExitCode ExitCodeFor(ErrorCode code);
 struct CommonOptions {
   std::string device;  // empty: the best device present
   std::string format = "table";
-  std::string out;  // a file, or a folder for commands that write several files
-  int threads = 0;  // CPU threads; 0: all
+  std::string out;    // a file, or a folder for commands that write several files
+  int threads = 0;    // CPU threads; 0: all
   std::string table;  // --table: the one section to print; empty: every table
 };
 

@@ -161,20 +161,20 @@ SuiteResult RunSuite(const SuiteOptions& options) {
   traces.insert(traces.end(), options.extra_traces.begin(), options.extra_traces.end());
   const int top = 15;
   const std::filesystem::path analysis_dir = dir / "analysis";
-  steps.push_back({"Analysis of the traces",
-                   With(With({"analyze"}, traces), {"--out", analysis_dir.string(), "--top",
-                                                    std::to_string(top), "--ceilings", ceilings}),
-                   [&] {
-                     analyze::AnalyzeOptions o;
-                     o.inputs = traces;
-                     o.ceilings = analyze::LoadRooflineCeilings(ceilings);
-                     const analyze::AnalyzedSet set = analyze::AnalyzeFiles(o);
-                     auto tables = report::AnalysisTables(set, {.top = top});
-                     report::WriteAnalysisReport(
-                         analysis_dir, set.traces, tables,
-                         top == 0 ? tables : report::AnalysisTables(set, {.top = 0}));
-                     return StepOutput{std::move(tables), ""};
-                   }});
+  steps.push_back(
+      {"Analysis of the traces",
+       With(With({"analyze"}, traces),
+            {"--out", analysis_dir.string(), "--top", std::to_string(top), "--ceilings", ceilings}),
+       [&] {
+         analyze::AnalyzeOptions o;
+         o.inputs = traces;
+         o.ceilings = analyze::LoadRooflineCeilings(ceilings);
+         const analyze::AnalyzedSet set = analyze::AnalyzeFiles(o);
+         auto tables = report::AnalysisTables(set, {.top = top});
+         report::WriteAnalysisReport(analysis_dir, set.traces, tables,
+                                     top == 0 ? tables : report::AnalysisTables(set, {.top = 0}));
+         return StepOutput{std::move(tables), ""};
+       }});
 
   SuiteResult result;
   for (size_t i = 0; i < steps.size(); ++i) {

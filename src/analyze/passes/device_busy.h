@@ -37,9 +37,9 @@ struct IdleGap {
 };
 
 struct DeviceBusy {
-  bool has_device = false;                         // a compute timeline exists (device or CPU)
-  std::string compute_on = "none";                 // "device" or "cpu"
-  bool scopes_are_work = false;  // on the CPU, the annotation scopes (ScopesAreTheWork)
+  bool has_device = false;          // a compute timeline exists (device or CPU)
+  std::string compute_on = "none";  // "device" or "cpu"
+  bool scopes_are_work = false;     // on the CPU, the annotation scopes (ScopesAreTheWork)
   int64_t window_begin_ns = 0, window_end_ns = 0;  // from the first to the last compute event
   int64_t busy_ns = 0;
   double busy_pct = 0;
