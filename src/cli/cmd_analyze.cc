@@ -220,10 +220,9 @@ void RegisterAnalyze(CLI::App& app) {
   sub->add_option("--format", command->format, "table, json or csv")
       ->check(CLI::IsMember({"table", "json", "csv"}));
   AddTableOption(*sub, command->table);
-  sub->add_option(
-      "--out", command->out,
-      "folder for summary.csv, analysis.json, analysis.html and tables/ (default: beside the "
-      "first trace)");
+  sub->add_option("--out", command->out,
+                  "folder for summary.csv, analysis.json, analysis.html and tables/ (default: "
+                  "NAME.opscope-analysis in the current folder, NAME the first input's)");
   sub->add_option("--top", command->top, "operators per trace (default 20; 0: all)");
   sub->add_option("--ceilings", command->ceilings_file,
                   "ceilings.json from `opscope bench roofline`");

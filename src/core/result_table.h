@@ -58,6 +58,9 @@ struct ResultTable {
   // the Python DataFrames), and the terminal and HTML leave it out when empty.
   bool hidden_when_empty = false;
 
+  // Left out of the terminal and HTML: an empty table of that kind.
+  bool Hidden() const { return hidden_when_empty && rows.empty(); }
+
   // Throws Error(kInternal) when the row's width is not the columns'.
   void AddRow(std::vector<Value> row) {
     if (row.size() != columns.size()) {

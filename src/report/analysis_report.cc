@@ -288,17 +288,14 @@ std::string AnalysisHtml(const std::vector<AnalyzedTrace>& traces,
   h += "<h2 id=\"tables\">Every table</h2>\n<p>Click a column's header to sort by it. A long "
        "table shows its top rows here and says how many more it has; analysis.json and "
        "tables/*.csv hold every row of every table.</p>\n<nav><ul>";
-  const auto shown = [&](size_t i) {
-    return !tables[i].hidden_when_empty || !tables[i].rows.empty();
-  };
   for (size_t i = 0; i < tables.size(); ++i) {
-    if (!shown(i)) continue;
+    if (tables[i].Hidden()) continue;
     h += fmt::format("<li><a href=\"#{}\">{}</a></li>", EscapeHtml(Anchor(tables[i], i)),
                      EscapeHtml(tables[i].title));
   }
   h += "</ul></nav>\n";
   for (size_t i = 0; i < tables.size(); ++i) {
-    if (shown(i)) h += TableHtml(tables[i], {.anchor = Anchor(tables[i], i)});
+    if (!tables[i].Hidden()) h += TableHtml(tables[i], {.anchor = Anchor(tables[i], i)});
   }
   return h + PageEnd();
 }

@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <filesystem>
 
-#include "analyze/archive_input.h"
 #include "analyze/importer.h"
 #include "analyze/trace_inputs.h"
 #include "opscope/opscope.h"
@@ -233,15 +232,20 @@ namespace opscope::report {
 DiffOutcome DiffFiles(const std::string& before, const std::string& after, int top,
                       std::optional<double> fail_if_slower) {
   if (top < 0) throw Error(ErrorCode::kInvalidArgument, "--top must be >= 0 (0: all)");
-  std::error_code ec;
-  const bool folders = std::filesystem::is_directory(before, ec) ||
-                       std::filesystem::is_directory(after, ec) ||
-                       analyze::IsArchiveOfFolder(before) || analyze::IsArchiveOfFolder(after);
   // The inputs stay alive to the end: an archive's traces are read from its
   // unpacked folder, removed with them.
   const analyze::TraceInputs before_inputs = analyze::FindTraceInputs({before}),
                              after_inputs = analyze::FindTraceInputs({after});
   const std::vector<analyze::TraceInput>&bs = before_inputs.traces, &as = after_inputs.traces;
+  // Folders of ranks: named as folders, or archives of one (their traces keep
+  // the unpacked folder).
+  std::error_code ec;
+  const auto unpacked = [](const std::vector<analyze::TraceInput>& traces) {
+    return std::any_of(traces.begin(), traces.end(),
+                       [](const analyze::TraceInput& t) { return t.keep != nullptr; });
+  };
+  const bool folders = std::filesystem::is_directory(before, ec) ||
+                       std::filesystem::is_directory(after, ec) || unpacked(bs) || unpacked(as);
   if (folders && bs.size() != as.size()) {
     throw Error(ErrorCode::kInvalidArgument,
                 fmt::format("'{}' holds {} rank traces but '{}' holds {}: ranks cannot be paired",

@@ -109,7 +109,7 @@ std::string TableHtml(const ResultTable& t, const TableHtmlOptions& options) {
     h += " <small><a href=\"" + EscapeHtml(options.csv_link) + "\">CSV</a></small>";
   }
   h += "</h3>\n";
-  TableView view = ViewOf(t, !options.all_columns);
+  const TableView view = ViewOf(t, !options.all_columns);
   // What every row shares (the trace, its format, its event count) is said
   // once above the table, not in a column that pushes the figures off-screen.
   std::vector<size_t> shown;

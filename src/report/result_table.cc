@@ -401,7 +401,7 @@ void WriteTable(std::ostream& out, const std::vector<ResultTable>& tables) {
   };
   bool first_table = true;
   for (const ResultTable& table : tables) {
-    if (table.hidden_when_empty && table.rows.empty()) continue;
+    if (table.Hidden()) continue;
     if (!first_table) out << '\n';
     first_table = false;
     if (!table.title.empty()) prose(table.title);

@@ -271,6 +271,7 @@ std::string RunIndexHtml(const std::vector<RunStep>& steps, const std::string& d
       h += "<p class=\"failed\">" + EscapeHtml(s.status) + ": " + EscapeHtml(s.error) + "</p>\n";
     }
     for (const ResultTable& t : s.tables) {
+      if (t.Hidden()) continue;  // in the step's CSV and JSON, not on the page
       h += Chart(t);
       h += TableHtml(t, {.all_columns = false, .csv_link = csv[&t]});
     }
