@@ -13,9 +13,10 @@
 
 namespace opscope::analyze {
 
-// Every rule, in the order they are applied: the advisor's own (registered in
-// advisor.cc), then those of each analysis pass (Pass::rules, in the passes'
-// order). `opscope analyze --list-rules` and docs/rules.md list them.
+// Every rule, in the order they are applied: those of each analysis pass
+// (Pass::rules, in the passes' order), then those in files of their own
+// (rules/, registered in advisor.cc). `opscope analyze --list-rules` and
+// docs/rules.md list them.
 const std::vector<Rule>& Rules();
 
 // Every rule applied to a trace, the findings most severe first.
@@ -23,15 +24,15 @@ std::vector<Finding> Advise(const RuleContext& context);
 // The same without side tables.
 std::vector<Finding> Advise(const Analysis& analysis, const Thresholds& thresholds = {});
 
-// The pipes of the compute cores (reported.h: PipeTable): one finding per kind of
-// bound whose operators take at least ai_core_bound_pct of the time of the
-// tasks with PMU ratios, naming the largest operators and their ratios.
+// The pipes of the compute cores (reported.h: PipeTable; rules/ai_core_bound.cc): one finding per
+// kind of bound whose operators take at least ai_core_bound_pct of the time of the tasks with PMU
+// ratios, naming the largest operators and their ratios.
 std::vector<Finding> AdvisePipeline(const PipeTable& table, const Thresholds& thresholds = {});
 
-// The producer's summaries (reported.h): online operator compilation from
-// the host API statistics' aclopCompile* rows, when the timeline did
-// not already show it (a Level0 timeline has no CANN layer), at least
-// compile_min_ns long and, where the timeline gives a window, compile_pct of it.
+// The producer's summaries (reported.h; rules/online_compilation.cc): online operator compilation
+// from the host API statistics' aclopCompile* rows, when the timeline did not already show it (a
+// Level0 timeline has no CANN layer), at least compile_min_ns long and, where the timeline gives a
+// window, compile_pct of it.
 std::vector<Finding> AdviseSummaries(const ReportedSummaries& summaries, const Analysis& analysis,
                                      const Thresholds& thresholds = {});
 

@@ -1,5 +1,8 @@
-// The results of every analysis pass over one trace, each pass filling its own
-// fields (passes/pass.h), and what the pipeline is given.
+// The results of every analysis pass over one trace, and what the pipeline is
+// given. The passes most others read (operators, device busy, steps, the
+// operators' device time, the timeline) keep a field here; every other pass
+// keeps its result type in its own header and its result in its slot of
+// `results` (passes/pass.h), so an edit of such a pass rebuilds only what reads it.
 #ifndef OPSCOPE_ANALYZE_ANALYSIS_H_
 #define OPSCOPE_ANALYZE_ANALYSIS_H_
 
@@ -11,20 +14,14 @@
 #include <utility>
 #include <vector>
 
+#include "analyze/ceilings.h"
 #include "analyze/compute_device.h"
 #include "analyze/links.h"
-#include "analyze/passes/cpu_fallback.h"
 #include "analyze/passes/device_busy.h"
-#include "analyze/passes/fusion.h"
-#include "analyze/passes/launch.h"
-#include "analyze/passes/layout.h"
-#include "analyze/passes/long_tail.h"
 #include "analyze/passes/op_device.h"
 #include "analyze/passes/op_stats.h"
-#include "analyze/passes/roofline.h"
 #include "analyze/passes/steps.h"
 #include "analyze/passes/timeline.h"
-#include "analyze/passes/transfers.h"
 
 namespace opscope::analyze {
 
@@ -78,13 +75,6 @@ struct Analysis {
   DeviceBusy busy;                           // device_busy
   std::vector<StepBreakdown> steps;          // steps
   StepSummary step_summary;                  // steps: the complete steps
-  std::vector<TransferStats> transfers;      // transfers
-  LayoutShare layout;                        // layout
-  std::vector<LongTail> long_tail;           // long_tail
-  CpuFallback fallback;                      // cpu_fallback
-  LaunchBound launch;                        // launch
-  std::vector<FusionCandidate> fusion;       // fusion
-  std::vector<OpRoofline> roofline;          // roofline
   TimelineSummary timeline;                  // timeline: a bounded summary to draw
   int64_t device_ns = 0;                     // device_time: all device event time
   int64_t fp32_gemm_ns = 0;  // device_time: device time in fp32 GEMM kernels (sgemm)
@@ -92,6 +82,15 @@ struct Analysis {
   // The wall time of each pass, in the order they finished (passes run at once
   // on several threads, so these overlap): for --timings.
   std::vector<std::pair<std::string_view, double>> pass_ms;
+
+  // Whether pass `pass` ran (AnalysisOptions::passes); an analysis that
+  // records no pass timings (one built by hand) counts as having run them all.
+  bool Ran(std::string_view pass) const {
+    for (const auto& [name, ms] : pass_ms) {
+      if (name == pass) return true;
+    }
+    return pass_ms.empty();
+  }
 };
 
 }  // namespace opscope::analyze

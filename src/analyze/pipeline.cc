@@ -10,6 +10,7 @@
 #include <set>
 #include <thread>
 
+#include "analyze/passes/roofline.h"
 #include "opscope/opscope.h"
 
 namespace opscope::analyze {

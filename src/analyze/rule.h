@@ -1,6 +1,7 @@
 // An advisor rule and what it reads and makes: the thresholds, a finding,
 // the rule's context. Rules live with the analysis they read (a pass's file,
-// passes/pass.h) or in advisor.cc; advisor.h applies them all.
+// passes/pass.h), or, when they read what a producer reported, a file of
+// their own in rules/; advisor.h applies them all.
 #ifndef OPSCOPE_ANALYZE_RULE_H_
 #define OPSCOPE_ANALYZE_RULE_H_
 
@@ -50,6 +51,11 @@ struct RuleContext {
   const Thresholds& thresholds;
   const ReportedTables* reported = nullptr;
 };
+
+// `part` as a percentage of `whole`; 0 when `whole` is not positive.
+inline double Pct(int64_t part, int64_t whole) {
+  return whole > 0 ? 100.0 * static_cast<double>(part) / static_cast<double>(whole) : 0;
+}
 
 // An advisor rule: the finding it makes (its id; "<...>" stands for a part
 // the finding fills in), the passes whose results it reads (it is not applied

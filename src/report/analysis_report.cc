@@ -7,6 +7,7 @@
 #include <map>
 #include <sstream>
 
+#include "analyze/passes/roofline.h"
 #include "core/output.h"
 #include "core/text.h"
 #include "opscope/opscope.h"
@@ -23,14 +24,17 @@ using core::EscapeHtml;
 // Log-log roofline: FLOP/s against FLOP/byte, a labelled ceiling per dtype and
 // the memory slope, a dot per operator, the ones with the most time labelled.
 std::string RooflinePlot(const analyze::Analysis& a) {
-  if (a.roofline.empty()) return "<p>No operator with known FLOPs.</p>";
+  static const std::vector<analyze::OpRoofline> kNone;
+  const auto* found = a.results.Get<std::vector<analyze::OpRoofline>>(analyze::kRooflinePass);
+  const std::vector<analyze::OpRoofline>& roofline = found ? *found : kNone;
+  if (roofline.empty()) return "<p>No operator with known FLOPs.</p>";
   XyChart c;
   c.x = {"arithmetic intensity (FLOP/byte)", true, TickStyle::kPlain};
   c.y = {"achieved (FLOP/s)", true, TickStyle::kSi};
   Series ops{"operators", {}, false};
   double x_lo = 1e300, x_hi = 0;
   std::vector<const analyze::OpRoofline*> rated;
-  for (const auto& r : a.roofline) {
+  for (const auto& r : roofline) {
     if (r.intensity <= 0 || r.achieved <= 0) continue;
     ops.points.emplace_back(r.intensity, r.achieved);
     x_lo = std::min(x_lo, r.intensity), x_hi = std::max(x_hi, r.intensity);
@@ -162,7 +166,10 @@ std::string SummaryCsv(const std::vector<AnalyzedTrace>& traces) {
       "Arithmetic_Intensity,Achieved_TFLOPS,Utilization_pct,Bound\n";
   for (const auto& t : traces) {
     std::map<std::string, const analyze::OpRoofline*> roofline;
-    for (const auto& r : t.analysis.roofline) roofline[r.name] = &r;
+    if (const auto* rated =
+            t.analysis.results.Get<std::vector<analyze::OpRoofline>>(analyze::kRooflinePass)) {
+      for (const auto& r : *rated) roofline[r.name] = &r;
+    }
     for (const auto& s : t.analysis.operators) {
       const auto rl = roofline.find(s.name);
       const analyze::OpRoofline* r =

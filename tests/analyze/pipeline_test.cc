@@ -8,6 +8,8 @@
 
 #include "analyze/importer.h"
 #include "analyze/model_builder.h"
+#include "analyze/passes/launch.h"
+#include "analyze/passes/roofline.h"
 #include "opscope/opscope.h"
 
 namespace opscope::analyze {
@@ -94,8 +96,13 @@ TEST(Pipeline, TheSameAnalysisOnAnyThreadCount) {
       EXPECT_EQ(many.operators[i].total_ns, one.operators[i].total_ns);
     }
     EXPECT_EQ(many.busy.busy_ns, one.busy.busy_ns);
-    EXPECT_EQ(many.launch.launch_delay_p50_ns, one.launch.launch_delay_p50_ns);
-    EXPECT_EQ(many.roofline.size(), one.roofline.size());
+    const auto* launch = many.results.Get<LaunchBound>(kLaunchPass);
+    ASSERT_NE(launch, nullptr);
+    EXPECT_EQ(launch->launch_delay_p50_ns,
+              one.results.Get<LaunchBound>(kLaunchPass)->launch_delay_p50_ns);
+    const auto* roofline = many.results.Get<std::vector<OpRoofline>>(kRooflinePass);
+    ASSERT_NE(roofline, nullptr);
+    EXPECT_EQ(roofline->size(), one.results.Get<std::vector<OpRoofline>>(kRooflinePass)->size());
     EXPECT_EQ(many.steps.size(), one.steps.size());
     EXPECT_EQ(many.device_ns, one.device_ns);
   }

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "analyze/importer.h"
+#include "analyze/passes/launch.h"
 #include "analyze/pipeline.h"
 #include "core/clock.h"
 #include "opscope/opscope.h"

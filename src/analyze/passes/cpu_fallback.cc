@@ -1,4 +1,7 @@
+// Work that fell back to a CPU: the pass, its table and its rules.
 #include "analyze/passes/cpu_fallback.h"
+
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <map>
@@ -74,11 +77,92 @@ CpuFallback ComputeCpuFallback(const TraceModel& model) {
   return out;
 }
 
+namespace {
+
+using core::ResultTable;
+using core::Unit;
+
+void Tables(const Analysis& a, const TableContext& c, std::vector<ResultTable>& tables) {
+  const CpuFallback* fallback = a.results.Get<CpuFallback>(kCpuFallbackPass);
+  if (fallback == nullptr) return;
+  const std::string path(c.path);
+  ResultTable table;  // always: empty when nothing was found, its columns kept
+  table.hidden_when_empty = fallback->ai_cpu_count <= 0 && fallback->host_only_ops.empty();
+  table.section = "cpu_fallback";
+  table.title = fmt::format(
+      "CPU fallback: {} AI CPU tasks, {:.1f}% of device time; long host operators that "
+      "launched no device work",
+      fallback->ai_cpu_count, fallback->ai_cpu_share_pct);
+  table.columns = {{"trace", "Trace", 0, false},
+                   {"kind", "Kind"},
+                   {"operator", "Operator"},
+                   {.key = "total_ns", .header = "Total", .precision = 3, .unit = Unit::kTime},
+                   {"why", "Type; data types (in->out)"}};
+  for (size_t i = 0; i < fallback->ai_cpu_top.size(); ++i) {
+    const auto& [name, ns] = fallback->ai_cpu_top[i];
+    table.AddRow({path, std::string("AI_CPU task"), name, ns,
+                  i < fallback->ai_cpu_why.size() ? fallback->ai_cpu_why[i] : std::string()});
+  }
+  for (const auto& [name, ns] : fallback->host_only_ops) {
+    table.AddRow({path, std::string("host only"), name, ns, std::string()});
+  }
+  tables.push_back(std::move(table));
+}
+
+void CpuFallbackRule(const RuleContext& c, std::vector<Finding>& out) {
+  const CpuFallback* fallback = c.analysis.results.Get<CpuFallback>(kCpuFallbackPass);
+  if (fallback == nullptr || fallback->ai_cpu_share_pct < c.thresholds.ai_cpu_pct) return;
+  std::string top;
+  for (size_t i = 0; i < fallback->ai_cpu_top.size(); ++i) {
+    const auto& [name, ns] = fallback->ai_cpu_top[i];
+    const std::string why = i < fallback->ai_cpu_why.size() ? fallback->ai_cpu_why[i] : "";
+    top += fmt::format("{}{} {:.3f} ms{}", top.empty() ? "" : "; ", name, ns / 1e6,
+                       why.empty() ? std::string() : " (" + why + ")");
+  }
+  out.push_back(
+      {"cpu_fallback", Severity::kWarning,
+       fmt::format("{} operators run on the AI CPU: {:.1f}% of device time", fallback->ai_cpu_count,
+                   fallback->ai_cpu_share_pct),
+       top,
+       "Check CPU fallback: these operators lack an AI Core kernel for their data type or shape "
+       "(often int64 casts); change the dtype or use a supported operator."});
+}
+
+void HostOnlyRule(const RuleContext& c, std::vector<Finding>& out) {
+  const CpuFallback* fallback = c.analysis.results.Get<CpuFallback>(kCpuFallbackPass);
+  if (fallback == nullptr || fallback->host_only_ops.empty()) return;
+  out.push_back(
+      {"host_only_operators", Severity::kInfo,
+       fmt::format("'{}' ran {:.3f} ms on the CPU without launching device work",
+                   fallback->host_only_ops[0].first, fallback->host_only_ops[0].second / 1e6),
+       fmt::format("{} such operators of 1 ms or more", fallback->host_only_ops.size()),
+       "Check whether this work belongs on the device, or runs once outside the step."});
+}
+
+}  // namespace
+
 Pass CpuFallbackPass() {
-  return {"cpu_fallback",
+  return {kCpuFallbackPass,
           "What work fell back to a CPU?",
           {},
-          [](const TraceModel& model, Analysis& a) { a.fallback = ComputeCpuFallback(model); }};
+          [](const TraceModel& model, Analysis& a) {
+            a.results.Set(kCpuFallbackPass, ComputeCpuFallback(model));
+          },
+          Tables,
+          {{"cpu_fallback",
+            {kCpuFallbackPass},
+            [](const Thresholds& t) {
+              return fmt::format("AI CPU tasks take {:g}% or more of device time", t.ai_cpu_pct);
+            },
+            CpuFallbackRule},
+           {"host_only_operators",
+            {kCpuFallbackPass},
+            [](const Thresholds&) {
+              return std::string(
+                  "framework operators of 1 ms or more (waits for the device aside) during which "
+                  "no launch call ran, in a trace with device work and launch calls");
+            },
+            HostOnlyRule}}};
 }
 
 }  // namespace opscope::analyze

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -26,7 +27,9 @@ struct CpuFallback {
 
 CpuFallback ComputeCpuFallback(const TraceModel& model);
 
-// Its entry in the pass table.
+// Its entry in the pass table (with its table and rules); its result is its
+// slot of Analysis::results.
+inline constexpr std::string_view kCpuFallbackPass = "cpu_fallback";
 Pass CpuFallbackPass();
 
 }  // namespace opscope::analyze

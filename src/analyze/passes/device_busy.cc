@@ -1,3 +1,4 @@
+// The compute device's busy time and idle gaps: the pass, its tables and its rules.
 #include "analyze/passes/device_busy.h"
 
 #include <fmt/format.h>
@@ -226,13 +227,260 @@ DeviceBusy ComputeDeviceBusyOn(const TraceModel& model, ComputeOn on, int64_t mi
   return out;
 }
 
+std::string CompileAction(std::string_view kind) {
+  if (kind == "ACL operator compilation") {
+    return "Operators are compiled online by CANN: call torch_npu.npu.set_compile_mode("
+           "jit_compile=False) to use the prebuilt binary kernels, keep input shapes static "
+           "(pad to buckets) so compiled operators are reused, and keep the operator cache "
+           "(ACL_OP_COMPILER_CACHE_MODE / _DIR) between runs.";
+  }
+  if (kind == "torch.compile") {
+    return "torch.compile compiles on the first calls and on every recompilation: exclude "
+           "warm-up steps from measurements, avoid recompiles (torch._dynamo.config / "
+           "TORCH_LOGS=recompiles; mark dynamic shapes), and cache compiled artefacts between "
+           "runs (the inductor FX graph cache).";
+  }
+  if (kind == "module load") {
+    return "Kernel modules are loaded on first use: warm up before measuring; CUDA_MODULE_LOADING="
+           "LAZY (the default since CUDA 12) loads only the kernels used.";
+  }
+  return "Device memory is allocated and freed in the measured window: keep PyTorch's caching "
+         "allocator warm (do not call torch.cuda.empty_cache() in the loop), preallocate, and "
+         "exclude the first steps from measurements.";
+}
+
+namespace {
+
+using core::ResultTable;
+using core::Unit;
+using core::Value;
+
+void Tables(const Analysis& a, const TableContext& c, std::vector<ResultTable>& tables) {
+  const DeviceBusy& busy = a.busy;
+  const std::string path(c.path);
+  const int64_t window_ns = busy.window_end_ns - busy.window_begin_ns;
+  {
+    ResultTable compute;
+    compute.section = "compute";
+    compute.title = "Where the operators ran";
+    compute.columns = {
+        {"trace", "Trace", 0, false},
+        {"compute_on", "Compute on"},
+        {"device", "Device"},
+        {.key = "busy_pct", .header = "Busy %", .precision = 1, .unit = Unit::kPercent},
+        {.key = "busy_ns", .header = "Busy", .precision = 3, .unit = Unit::kTime},
+        {.key = "window_ns", .header = "Window", .precision = 3, .unit = Unit::kTime},
+        {.key = "gap_ns", .header = "In gaps (>= 50 us)", .precision = 3, .unit = Unit::kTime}};
+    compute.AddRow({path, busy.compute_on, a.device.empty() ? Value{} : Value{a.device},
+                    busy.has_device ? Value{busy.busy_pct} : Value{}, busy.busy_ns, window_ns,
+                    busy.gap_ns});
+    compute.notes.push_back(
+        "The compute device is the trace's device when it records device work, otherwise the "
+        "CPU threads that run operators; busy % is the share of the window (first to last "
+        "compute event) in which some compute event runs.");
+    tables.push_back(std::move(compute));
+  }
+  ResultTable gaps;
+  gaps.section = "idle_gaps";
+  const bool cpu = busy.compute_on == "cpu";
+  gaps.title =
+      !busy.has_device
+          ? std::string("No device work and no operators: busy share and idle gaps do not apply")
+      : cpu && busy.scopes_are_work
+          ? fmt::format(
+                "CPU (no operators or device work in this trace: its annotation scopes are the "
+                "work): scopes run {:.1f}% of {:.3f} ms (first to last scope); longest gaps "
+                "between scopes:",
+                busy.busy_pct, window_ns / 1e6)
+      : cpu ? fmt::format(
+                  "CPU (no device work in this trace): operators run {:.1f}% of {:.3f} ms "
+                  "(first to last operator); longest gaps between operators:",
+                  busy.busy_pct, window_ns / 1e6)
+            : fmt::format(
+                  "Device busy {:.1f}% of {:.3f} ms (first to last device event); longest "
+                  "idle gaps:",
+                  busy.busy_pct, window_ns / 1e6);
+  gaps.columns = {
+      {"trace", "Trace", 0, false},
+      {"compute_on", "Compute on", 0, false},
+      {.key = "busy_pct",
+       .header = "Busy %",
+       .precision = 1,
+       .terminal = false,
+       .unit = Unit::kPercent},
+      {.key = "start_ns", .header = "Start", .precision = 3, .unit = Unit::kTime},
+      {.key = "duration_ns", .header = "Idle", .precision = 3, .unit = Unit::kTime},
+      {"cause", "Likely cause"},
+      {.key = "host_busy_pct", .header = "Host busy %", .precision = 1, .unit = Unit::kPercent},
+      {"evidence", "Evidence"}};
+  for (const auto& g : busy.gaps) {
+    gaps.AddRow({path, busy.compute_on, busy.busy_pct, g.begin_ns - busy.window_begin_ns,
+                 g.duration_ns, g.cause, g.host_busy_pct, g.evidence});
+  }
+  for (const auto& [category, n] : busy.unclassified) {
+    gaps.notes.push_back(
+        fmt::format("warning: {} events of category '{}' are not understood and are in no figure",
+                    n, category));
+  }
+  if (busy.has_device && !busy.timeline_pct.empty()) {
+    static const char* kLevels[] = {" ", ".", ":", "-", "=", "+", "*", "#"};
+    std::string bars;
+    for (const double pct : busy.timeline_pct)
+      bars += kLevels[std::min(7, static_cast<int>(pct / 12.5))];
+    gaps.notes.push_back("Busy % over the window in 50 slices, ' ' 0% to '#' 100%: |" + bars + "|");
+  }
+  tables.push_back(std::move(gaps));
+}
+
+// What to do about idle time, by its dominant cause.
+std::string IdleAction(const std::string& cause) {
+  if (cause == "data loading") {
+    return "Feed the device faster: more DataLoader workers, pin_memory=True, prefetching, and "
+           "preprocessing off the training loop.";
+  }
+  if (cause == "compilation/warm-up") {
+    return "Compilation and first-use set-up, not steady-state work: see the 'compilation' "
+           "finding; profile steps after warm-up (a schedule with warmup steps) to see the "
+           "steady state.";
+  }
+  if (cause == "unknown") {
+    return "This file has no host events: analyze the matching host trace (trace_view.json or the "
+           "Kineto trace) to see what the host did while the device waited.";
+  }
+  if (cause == "no host activity") {
+    return "The traced host threads were idle while the device waited: the work is elsewhere "
+           "(DataLoader worker processes, other ranks in a collective, threads not traced). "
+           "Profile those too, and compare ranks for a slow one.";
+  }
+  if (cause == "host partly busy") {
+    return "The traced threads explain only part of the wait: trace the rest (Python with "
+           "with_stack, DataLoader workers, other threads) before cutting host work; then "
+           "reduce what the traced threads do between launches.";
+  }
+  if (cause == "synchronization wait") {
+    return "Remove host-device synchronizations from the loop: .item(), .cpu(), printing tensors, "
+           "explicit synchronize calls; log metrics every N steps instead.";
+  }
+  if (cause == "outside operators") {
+    return "The CPU spends this time between operators (Python and framework code): batch more "
+           "work per operator (a larger batch), remove Python work from the loop, or compile the "
+           "model (torch.compile, TorchScript) so fewer, larger operators run.";
+  }
+  return "Cut host overhead per step: a larger batch, fewer and larger operators (fusion, graph "
+         "compilation with torch.compile or CUDA Graphs / graph mode on Ascend), and less Python "
+         "work between launches.";
+}
+
+// Is the compute device busy? If not, why: the causes of its idle gaps.
+void LowUtilizationRule(const RuleContext& c, std::vector<Finding>& out) {
+  const Analysis& a = c.analysis;
+  const Thresholds& t = c.thresholds;
+  const bool cpu = a.compute_on == ComputeOn::kCpu;
+  if (!a.busy.has_device || a.busy.busy_pct >= t.busy_warning_pct) return;
+  std::map<std::string, int64_t> by_cause;
+  for (const auto& g : a.busy.gaps) by_cause[g.cause] += g.duration_ns;
+  std::string dominant = cpu ? "outside operators" : "host-bound";
+  int64_t dominant_ns = -1;
+  for (const auto& [cause, ns] : by_cause) {
+    if (ns > dominant_ns) dominant = cause, dominant_ns = ns;
+  }
+  std::string causes;
+  for (const auto& [cause, ns] : by_cause) {
+    causes += fmt::format("{}{} {:.3f} ms", causes.empty() ? "" : ", ", cause, ns / 1e6);
+  }
+  Finding f{"low_device_utilization",
+            a.busy.busy_pct < t.busy_critical_pct ? Severity::kCritical : Severity::kWarning,
+            cpu ? fmt::format("The CPU runs operators only {:.1f}% of the time", a.busy.busy_pct)
+                : fmt::format("The device is busy only {:.1f}% of the time", a.busy.busy_pct),
+            fmt::format("{} busy {:.3f} ms of a {:.3f} ms window; the {} longest gaps: {}",
+                        cpu ? "CPU" : "device", a.busy.busy_ns / 1e6,
+                        (a.busy.window_end_ns - a.busy.window_begin_ns) / 1e6, a.busy.gaps.size(),
+                        causes.empty() ? std::string("none listed") : causes),
+            IdleAction(dominant)};
+  if (!a.busy.gaps.empty()) {
+    f.evidence +=
+        fmt::format("; the longest gap, {:.3f} ms ({}): {}", a.busy.gaps[0].duration_ns / 1e6,
+                    a.busy.gaps[0].cause, a.busy.gaps[0].evidence);
+  }
+  out.push_back(std::move(f));
+}
+
+// Compilation and first-use set-up in the measured window.
+void CompilationRule(const RuleContext& c, std::vector<Finding>& out) {
+  const Analysis& a = c.analysis;
+  const Thresholds& t = c.thresholds;
+  if (a.busy.compile_ns.empty()) return;
+  int64_t total = 0;
+  std::string kinds;
+  for (const auto& [kind, ns] : a.busy.compile_ns) {
+    total += ns;
+    kinds += fmt::format("{}{} {:.3f} ms", kinds.empty() ? "" : ", ", kind, ns / 1e6);
+  }
+  const int64_t window = a.busy.window_end_ns - a.busy.window_begin_ns;
+  if (total < t.compile_min_ns || (window > 0 && Pct(total, window) < t.compile_pct)) return;
+  out.push_back(
+      {"compilation", Pct(total, window) >= 20 ? Severity::kWarning : Severity::kInfo,
+       fmt::format("Compilation and first-use set-up take {:.3f} ms{}", total / 1e6,
+                   window > 0 ? fmt::format(" ({:.1f}% of the {} window)", Pct(total, window),
+                                            a.compute_on == ComputeOn::kCpu ? "CPU" : "device")
+                              : std::string()),
+       "host time in: " + kinds, CompileAction(a.busy.compile_ns[0].first)});
+}
+
+// Events not understood.
+void UnclassifiedRule(const RuleContext& c, std::vector<Finding>& out) {
+  const Analysis& a = c.analysis;
+  if (a.busy.unclassified.empty()) return;
+  int64_t events = 0;
+  std::string cats;
+  for (const auto& [category, n] : a.busy.unclassified) {
+    events += n;
+    cats += fmt::format("{}'{}' {}", cats.empty() ? "" : ", ", category, n);
+  }
+  out.push_back({"unclassified_events", Severity::kInfo,
+                 fmt::format("{} events in categories opscope does not understand", events),
+                 "by category: " + cats,
+                 "These events are in no figure above (not device work, not host work). If "
+                 "they are device work, the busy and idle figures miss them: report the "
+                 "category so opscope learns it."});
+}
+
+}  // namespace
+
 Pass DeviceBusyPass() {
   return {"device_busy",
           "Is the compute device busy, and what fills its idle gaps?",
           {},
           [](const TraceModel& model, Analysis& a) {
             a.busy = ComputeDeviceBusyOn(model, a.compute_on);
-          }};
+          },
+          Tables,
+          {{"low_device_utilization",
+            {"device_busy"},
+            [](const Thresholds& t) {
+              return fmt::format(
+                  "the compute device (the CPU threads that run operators, when the trace has no "
+                  "device work) is busy under {:g}% of its window (critical under {:g}%); the "
+                  "action follows the cause that holds most of the longest idle gaps",
+                  t.busy_warning_pct, t.busy_critical_pct);
+            },
+            LowUtilizationRule},
+           {"compilation",
+            {"device_busy"},
+            [](const Thresholds& t) {
+              return fmt::format(
+                  "host calls of compilation or first-use set-up (torch.compile, ACL operator "
+                  "compilation, module loads, allocations) take at least {:g} ms and {:g}% of the "
+                  "compute window (a warning from 20%)",
+                  t.compile_min_ns / 1e6, t.compile_pct);
+            },
+            CompilationRule},
+           {"unclassified_events",
+            {"device_busy"},
+            [](const Thresholds&) {
+              return std::string("events of categories opscope does not understand are present");
+            },
+            UnclassifiedRule}}};
 }
 
 }  // namespace opscope::analyze

@@ -21,6 +21,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "analyze/compute_device.h"
@@ -59,7 +60,11 @@ DeviceBusy ComputeDeviceBusyOn(const TraceModel& model, ComputeOn on, int64_t mi
 DeviceBusy ComputeDeviceBusy(const TraceModel& model, int64_t min_gap_ns = 50000,
                              size_t max_gaps = 10, int slices = 50);
 
-// Its entry in the pass table.
+// What to do about compilation or first-use set-up of `kind` (DeviceBusy::compile_ns).
+std::string CompileAction(std::string_view kind);
+
+// Its entry in the pass table, with its tables (the compute device, its idle
+// gaps) and its rules (idle time, compilation, events not understood).
 Pass DeviceBusyPass();
 
 }  // namespace opscope::analyze

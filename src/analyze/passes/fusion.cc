@@ -1,3 +1,4 @@
+// Fusion candidates: the pass, its table and its rule.
 #include "analyze/passes/fusion.h"
 
 #include <fmt/format.h>
@@ -253,14 +254,75 @@ std::vector<FusionCandidate> ComputeFusionCandidates(const TraceModel& model,
   return out;
 }
 
+namespace {
+
+using core::ResultTable;
+using core::Unit;
+
+void Tables(const Analysis& a, const TableContext& c, std::vector<ResultTable>& tables) {
+  const auto* fusion = a.results.Get<std::vector<FusionCandidate>>(kFusionPass);
+  if (fusion == nullptr) return;
+  const std::string path(c.path);
+  ResultTable table;  // always: empty when nothing was found, its columns kept
+  table.hidden_when_empty = fusion->empty();
+  table.section = "fusion";
+  table.title =
+      "Fusion candidates: an elementwise operator that reads a matmul/conv output (by shape)";
+  table.columns = {
+      {"trace", "Trace", 0, false},
+      {"producer", "Producer"},
+      {"consumer", "Consumer"},
+      {"shape", "Tensor"},
+      {.key = "count", .header = "Count", .unit = Unit::kCount},
+      {.key = "consumer_ns", .header = "Consumer", .precision = 3, .unit = Unit::kTime}};
+  for (const auto& f : *fusion) {
+    table.AddRow({path, f.producer, f.consumer, f.shape, f.count, f.consumer_ns});
+  }
+  tables.push_back(std::move(table));
+}
+
+void FusionRule(const RuleContext& c, std::vector<Finding>& out) {
+  const Analysis& a = c.analysis;
+  const auto* fusion = a.results.Get<std::vector<FusionCandidate>>(kFusionPass);
+  if (fusion == nullptr || fusion->empty()) return;
+  const bool cpu = a.compute_on == ComputeOn::kCpu;
+  int64_t fusible = 0;
+  for (const auto& f : *fusion) fusible += f.consumer_ns;
+  const double pct = Pct(fusible, cpu ? a.busy.busy_ns : a.device_ns);
+  if (pct < c.thresholds.fusion_consumer_pct) return;
+  const FusionCandidate& most = fusion->front();
+  out.push_back(
+      {"fusion", Severity::kInfo,
+       fmt::format("Elementwise operators that consume a matmul/conv output take {:.1f}% of "
+                   "{} time",
+                   pct, cpu ? "CPU" : "device"),
+       fmt::format("most: {} -> {} ({} times; the consumer reads the producer's output, "
+                   "shape {})",
+                   most.producer, most.consumer, most.count, most.shape),
+       "Fuse the epilogue into the matmul/conv (torch.compile, fused kernels), saving a round "
+       "trip through memory."});
+}
+
+}  // namespace
+
 Pass FusionPass() {
   return {
-      "fusion",
+      kFusionPass,
       "Which producer-consumer pairs could be fused (the consumer reads the producer's output)?",
       {"links"},
       [](const TraceModel& model, Analysis& a) {
-        a.fusion = ComputeFusionCandidates(model, a.links);
-      }};
+        a.results.Set(kFusionPass, ComputeFusionCandidates(model, a.links));
+      },
+      Tables,
+      {{"fusion",
+        {kFusionPass, "device_busy", "device_time"},
+        [](const Thresholds& t) {
+          return fmt::format(
+              "elementwise operators that read a matmul/convolution output (matched by shape) "
+              "take {:g}% or more of the compute device's time",
+              t.fusion_consumer_pct);
+        },
+        FusionRule}}};
 }
 
 }  // namespace opscope::analyze

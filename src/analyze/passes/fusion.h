@@ -40,7 +40,9 @@ std::vector<std::vector<int64_t>> ParseShapes(std::string_view json);
 // Types as recorded ("[\"float\", \"c10::Half\", \"\"]").
 std::vector<std::string> ParseTypes(std::string_view json);
 
-// Its entry in the pass table.
+// Its entry in the pass table (with its table and rule); its result is its
+// slot of Analysis::results.
+inline constexpr std::string_view kFusionPass = "fusion";
 Pass FusionPass();
 
 }  // namespace opscope::analyze

@@ -153,10 +153,6 @@ HostWaits Compute(const TraceModel& model, const Analysis& a) {
   return out;
 }
 
-double Pct(int64_t part, int64_t whole) {
-  return whole > 0 ? 100.0 * static_cast<double>(part) / static_cast<double>(whole) : 0;
-}
-
 std::string WindowText(const HostWaits& w) {
   return w.complete_steps > 0
              ? fmt::format("{} ({:.3f} ms)",

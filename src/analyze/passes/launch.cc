@@ -1,3 +1,4 @@
+// Whether kernel launches set the pace: the pass, its table and its rule.
 #include "analyze/passes/launch.h"
 
 #include <fmt/format.h>
@@ -158,15 +159,89 @@ LaunchBound ComputeLaunchBound(const TraceModel& model, double busy_pct, const L
   return out;
 }
 
+namespace {
+
+using core::ResultTable;
+using core::Unit;
+using core::Value;
+
+void Tables(const Analysis& a, const TableContext& c, std::vector<ResultTable>& tables) {
+  const LaunchBound* launch = a.results.Get<LaunchBound>(kLaunchPass);
+  if (launch == nullptr) return;
+  ResultTable table;  // always: empty when nothing was found, its columns kept
+  table.hidden_when_empty = launch->kernels <= 0;
+  table.section = "launch";
+  table.title = launch->launch_bound ? "Launch-bound: many short kernels on a mostly idle device"
+                                     : "Kernel launches: not launch-bound";
+  table.columns = {
+      {"trace", "Trace", 0, false},
+      {"kernels", "Kernels"},
+      {.key = "median_kernel_ns", .header = "Median kernel", .precision = 3, .unit = Unit::kTime},
+      {.key = "device_busy_pct", .header = "Device busy %", .precision = 1, .unit = Unit::kPercent},
+      {.key = "launch_delay_p50_ns",
+       .header = "Launch delay p50",
+       .precision = 3,
+       .unit = Unit::kTime},
+      {.key = "launch_delay_p90_ns",
+       .header = "Launch delay p90",
+       .precision = 3,
+       .unit = Unit::kTime},
+      {.key = "host_busy_in_idle_pct",
+       .header = "Host busy in idle %",
+       .precision = 1,
+       .unit = Unit::kPercent},
+      {.key = "launch_in_idle_pct",
+       .header = "Launch calls in idle %",
+       .precision = 1,
+       .unit = Unit::kPercent},
+      {"launch_bound", "Launch-bound"},
+      {"reason", "Why"}};
+  const auto pct = [](double v) { return v >= 0 ? Value{v} : Value{}; };
+  const auto ns = [](int64_t v) { return v >= 0 ? Value{v} : Value{}; };
+  if (launch->kernels > 0) {  // no kernels: no launches to judge, no row
+    table.AddRow({std::string(c.path), launch->kernels, launch->median_kernel_ns, launch->busy_pct,
+                  ns(launch->launch_delay_p50_ns), ns(launch->launch_delay_p90_ns),
+                  pct(launch->host_busy_in_idle_pct), pct(launch->launch_in_idle_pct),
+                  std::string(launch->launch_bound ? "yes" : "no"), launch->reason});
+  }
+  table.notes.push_back(
+      "Launch delay: from the launch call's start to its kernel's start (by correlation id).");
+  tables.push_back(std::move(table));
+}
+
+// Many tiny kernels, launched as fast as the host can, on an idle device.
+void LaunchBoundRule(const RuleContext& c, std::vector<Finding>& out) {
+  const LaunchBound* launch = c.analysis.results.Get<LaunchBound>(kLaunchPass);
+  if (launch == nullptr || !launch->launch_bound) return;
+  out.push_back(
+      {"launch_bound", Severity::kWarning,
+       fmt::format("Launch-bound: {} kernels with a median of {:.1f} us", launch->kernels,
+                   launch->median_kernel_ns / 1e3),
+       launch->reason,
+       "Launch fewer, larger kernels: operator fusion, graph compilation (torch.compile, CUDA "
+       "Graphs, graph mode on Ascend), or a larger batch."});
+}
+
+}  // namespace
+
 Pass LaunchPass() {
-  return {"launch",
+  return {kLaunchPass,
           "Is the device waiting on kernel launches?",
           {"device_busy"},
           [](const TraceModel& model, Analysis& a) {
-            if (a.compute_on == ComputeOn::kDevice) {
-              a.launch = ComputeLaunchBound(model, a.busy.busy_pct);
-            }
-          }};
+            a.results.Set(kLaunchPass, a.compute_on == ComputeOn::kDevice
+                                           ? ComputeLaunchBound(model, a.busy.busy_pct)
+                                           : LaunchBound{});
+          },
+          Tables,
+          {{"launch_bound",
+            {kLaunchPass},
+            [](const Thresholds&) {
+              return std::string(
+                  "the launch pass's preconditions all hold (see passes/launch.h): many short "
+                  "kernels, a mostly idle device, launch calls filling the idle time");
+            },
+            LaunchBoundRule}}};
 }
 
 }  // namespace opscope::analyze

@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "analyze/passes/pass.h"
 #include "analyze/trace_model.h"
@@ -51,7 +52,9 @@ struct LaunchBound {
 LaunchBound ComputeLaunchBound(const TraceModel& model, double busy_pct,
                                const LaunchRules& rules = {});
 
-// Its entry in the pass table.
+// Its entry in the pass table (with its table and rule); its result is its
+// slot of Analysis::results (no kernels where the compute device is the CPU).
+inline constexpr std::string_view kLaunchPass = "launch";
 Pass LaunchPass();
 
 }  // namespace opscope::analyze

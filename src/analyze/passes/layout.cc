@@ -1,3 +1,4 @@
+// Layout conversions and what copies do: the pass, its tables and its rule.
 #include "analyze/passes/layout.h"
 
 #include <fmt/format.h>
@@ -244,12 +245,127 @@ LayoutShare ComputeLayoutShare(const TraceModel& model, const EventLinks& links)
   return out;
 }
 
+namespace {
+
+using core::ResultTable;
+using core::Unit;
+
+void Tables(const Analysis& a, const TableContext& c, std::vector<ResultTable>& tables) {
+  const LayoutShare* layout = a.results.Get<LayoutShare>(kLayoutPass);
+  if (layout == nullptr) return;
+  const std::string path(c.path);
+  {  // always: empty when nothing was found, its columns kept
+    ResultTable table;
+    table.hidden_when_empty = layout->host_ns <= 0 && layout->device_ns <= 0;
+    table.section = "layout_conversions";
+    table.title =
+        fmt::format("Layout conversions: {:.1f}% of device time, {:.1f}% of host operator time",
+                    layout->device_pct, layout->host_pct);
+    table.columns = {{"trace", "Trace", 0, false},
+                     {"name", "Kernel or operator"},
+                     {"family", "Conversion"},
+                     {"how", "Found as"},
+                     {.key = "count", .header = "Count", .unit = Unit::kCount},
+                     {.key = "total_ns", .header = "Total", .precision = 3, .unit = Unit::kTime},
+                     {"formats", "Formats (in->out)"},
+                     {"caused_by", "Launched from (operator)"}};
+    for (const auto& item : layout->top) {
+      table.AddRow({path, item.name, item.family, item.how, item.count, item.total_ns, item.formats,
+                    item.caused_by});
+    }
+    tables.push_back(std::move(table));
+  }
+  {  // always: empty when nothing was found, its columns kept
+    ResultTable table;
+    table.hidden_when_empty = layout->copies.empty();
+    table.section = "copies";
+    table.title = "Copying operators by what they launched";
+    table.columns = {{"trace", "Trace", 0, false},
+                     {"operator", "Operator"},
+                     {"what", "What it did"},
+                     {"calls", "Calls"},
+                     {.key = "host_ns", .header = "Host", .precision = 3, .unit = Unit::kTime},
+                     {.key = "device_ns", .header = "Device", .precision = 3, .unit = Unit::kTime}};
+    for (const auto& copy : layout->copies) {
+      table.AddRow({path, copy.op, copy.what, copy.calls, copy.host_ns, copy.device_ns});
+      if (table.rows.size() == 10) break;
+    }
+    table.notes.push_back(
+        "The outermost copy_/clone/to/contiguous of each nest; a memcpy of a direction is a "
+        "transfer, not a layout conversion.");
+    tables.push_back(std::move(table));
+  }
+}
+
+void LayoutRule(const RuleContext& c, std::vector<Finding>& out) {
+  const LayoutShare* layout = c.analysis.results.Get<LayoutShare>(kLayoutPass);
+  const Thresholds& t = c.thresholds;
+  if (layout == nullptr ||
+      (layout->device_pct < t.layout_device_pct && layout->host_pct < t.layout_host_pct)) {
+    return;
+  }
+  std::string top;
+  std::map<std::string, int64_t> families;
+  for (const auto& item : layout->top) {
+    top +=
+        fmt::format("{}{} ({}) {:.3f} ms{}{}", top.empty() ? "" : "; ", item.name, item.how,
+                    item.total_ns / 1e6, item.formats.empty() ? std::string() : ": " + item.formats,
+                    item.caused_by.empty() ? std::string() : ", launched from " + item.caused_by);
+    families[item.family] += item.total_ns;
+  }
+  std::string action;
+  if (families.count("TransData") || families.count("format cast")) {
+    action +=
+        "On Ascend, keep tensors in the operators' private formats (NZ/5HD) between "
+        "operators instead of casting back to ND (torch_npu.npu_format_cast once, outside "
+        "the loop), so TransData does not run around each operator. ";
+  }
+  if (families.count("NCHW<->NHWC")) {
+    action +=
+        "cuDNN converts between NCHW and NHWC around convolutions: run the model in "
+        "channels_last (model.to(memory_format=torch.channels_last) and the inputs too), "
+        "so no conversion is needed. ";
+  }
+  if (families.count("oneDNN reorder")) {
+    action +=
+        "oneDNN reorders between plain and blocked layouts: keep activations in the "
+        "blocked layout between layers (to_mkldnn / channels_last on CPU). ";
+  }
+  if (families.count("contiguous") || families.count("Transpose")) {
+    action +=
+        "Tensors are made contiguous (or transposed) in the hot loop: avoid .contiguous() "
+        "after permute/transpose where the next operator accepts strided input, or keep "
+        "the layout the consumer wants from the start. ";
+  }
+  if (!action.empty()) action.pop_back();
+  out.push_back(
+      {"layout_conversions",
+       layout->device_pct >= 2 * t.layout_device_pct ? Severity::kCritical : Severity::kWarning,
+       fmt::format("Layout conversions take {:.1f}% of device time ({:.1f}% of host operator time)",
+                   layout->device_pct, layout->host_pct),
+       "largest: " + top, action});
+}
+
+}  // namespace
+
 Pass LayoutPass() {
-  return {
-      "layout",
-      "How much time goes into layout conversions, and what do copies do?",
-      {"links"},
-      [](const TraceModel& model, Analysis& a) { a.layout = ComputeLayoutShare(model, a.links); }};
+  return {kLayoutPass,
+          "How much time goes into layout conversions, and what do copies do?",
+          {"links"},
+          [](const TraceModel& model, Analysis& a) {
+            a.results.Set(kLayoutPass, ComputeLayoutShare(model, a.links));
+          },
+          Tables,
+          {{"layout_conversions",
+            {kLayoutPass},
+            [](const Thresholds& t) {
+              return fmt::format(
+                  "layout conversions (TransData, NCHW<->NHWC, oneDNN reorders, contiguous) take "
+                  "{:g}% or more of device time or {:g}% of host operator time (critical from "
+                  "{:g}% of device time)",
+                  t.layout_device_pct, t.layout_host_pct, 2 * t.layout_device_pct);
+            },
+            LayoutRule}}};
 }
 
 }  // namespace opscope::analyze

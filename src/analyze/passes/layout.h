@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "analyze/links.h"
@@ -51,7 +52,9 @@ struct LayoutShare {
 LayoutShare ComputeLayoutShare(const TraceModel& model);
 LayoutShare ComputeLayoutShare(const TraceModel& model, const EventLinks& links);
 
-// Its entry in the pass table.
+// Its entry in the pass table (with its tables and rule); its result is its
+// slot of Analysis::results.
+inline constexpr std::string_view kLayoutPass = "layout";
 Pass LayoutPass();
 
 }  // namespace opscope::analyze

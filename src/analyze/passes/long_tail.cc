@@ -1,8 +1,12 @@
+// Operators with a long tail: the pass, its table and its rule.
 #include "analyze/passes/long_tail.h"
+
+#include <fmt/format.h>
 
 #include <algorithm>
 
 #include "analyze/analysis.h"
+#include "analyze/names.h"
 
 namespace opscope::analyze {
 
@@ -22,11 +26,72 @@ std::vector<LongTail> ComputeLongTail(const std::vector<OpStats>& operators) {
   return out;
 }
 
+namespace {
+
+using core::ResultTable;
+using core::Unit;
+
+void Tables(const Analysis& a, const TableContext& c, std::vector<ResultTable>& tables) {
+  const auto* tail = a.results.Get<std::vector<LongTail>>(kLongTailPass);
+  if (tail == nullptr) return;
+  const std::string path(c.path);
+  ResultTable table;  // always: empty when nothing was found, its columns kept
+  table.hidden_when_empty = tail->empty();
+  table.section = "long_tail";
+  table.title = "Long-tail operators: p99 at least 3x the median (10+ calls)";
+  table.columns = {{"trace", "Trace", 0, false},
+                   {"operator", "Operator"},
+                   {"category", "Category"},
+                   {.key = "count", .header = "Count", .unit = Unit::kCount},
+                   {.key = "p50_ns", .header = "p50", .precision = 3, .unit = Unit::kTime},
+                   {.key = "p99_ns", .header = "p99", .precision = 3, .unit = Unit::kTime},
+                   {.key = "max_ns", .header = "Max", .precision = 3, .unit = Unit::kTime},
+                   {"p99_over_p50", "p99/p50", 1}};
+  for (const auto& t : *tail) {
+    table.AddRow(
+        {path, t.name, std::string(Name(t.cls)), t.count, t.p50_ns, t.p99_ns, t.max_ns, t.ratio});
+  }
+  tables.push_back(std::move(table));
+}
+
+// Synchronizing host calls with a long tail.
+void SynchronizationsRule(const RuleContext& c, std::vector<Finding>& out) {
+  const auto* tail = c.analysis.results.Get<std::vector<LongTail>>(kLongTailPass);
+  if (tail == nullptr) return;
+  for (const auto& lt : *tail) {
+    // Host calls that block on the device (device-side waits are not .item()).
+    const bool sync = !IsDevice(lt.cls) && IsSyncCall(lt.name);
+    if (!sync || lt.ratio < c.thresholds.sync_tail_ratio) continue;
+    out.push_back(
+        {"synchronizations", Severity::kWarning,
+         fmt::format("'{}' waits for the device: p99 {:.3f} ms vs median {:.3f} ms", lt.name,
+                     lt.p99_ns / 1e6, lt.p50_ns / 1e6),
+         fmt::format("{} calls", lt.count),
+         "Fewer .item()/.cpu() synchronizations: keep values on the device and read them every "
+         "N steps."});
+    break;
+  }
+}
+
+}  // namespace
+
 Pass LongTailPass() {
-  return {"long_tail",
+  return {kLongTailPass,
           "Which operators have a long tail (p99 far above the median)?",
           {"op_stats"},
-          [](const TraceModel&, Analysis& a) { a.long_tail = ComputeLongTail(a.operators); }};
+          [](const TraceModel&, Analysis& a) {
+            a.results.Set(kLongTailPass, ComputeLongTail(a.operators));
+          },
+          Tables,
+          {{"synchronizations",
+            {kLongTailPass},
+            [](const Thresholds& t) {
+              return fmt::format(
+                  "a host call that waits for the device (.item(), synchronize, blocking copies) "
+                  "has a p99 {:g}x its median or more (10+ calls)",
+                  t.sync_tail_ratio);
+            },
+            SynchronizationsRule}}};
 }
 
 }  // namespace opscope::analyze

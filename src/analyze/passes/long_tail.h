@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "analyze/passes/op_stats.h"
@@ -23,7 +24,9 @@ struct LongTail {
 // from the operator statistics (steps left out).
 std::vector<LongTail> ComputeLongTail(const std::vector<OpStats>& operators);
 
-// Its entry in the pass table.
+// Its entry in the pass table (with its table and rule); its result is its
+// slot of Analysis::results.
+inline constexpr std::string_view kLongTailPass = "long_tail";
 Pass LongTailPass();
 
 }  // namespace opscope::analyze

@@ -247,12 +247,98 @@ OpDeviceTime ComputeOpDevice(const TraceModel& model, const EventLinks& links) {
   return out;
 }
 
+std::string DeviceNote(const OpDeviceTime& d) {
+  return fmt::format(
+      "Device self: the device tasks (kernels, copies, sets) the operator launched itself "
+      "(External id, or its launch call's correlation id); device total: with those launched by "
+      "the operators nested in it. {} of {} tasks, {:.3f} of {:.3f} ms of device time, have a "
+      "launching operator{}.",
+      d.linked_tasks, d.tasks, d.linked_ns / 1e6, d.device_ns / 1e6,
+      d.linked_tasks < d.tasks ? "; the rest (no launch record, or one outside every operator) "
+                                 "are in the kernels table only"
+                               : "");
+}
+
+namespace {
+
+using core::ResultTable;
+using core::Unit;
+using core::Value;
+
+// Operators per input shapes, and modules, with their device time.
+void Tables(const Analysis& a, const TableContext& c, std::vector<ResultTable>& tables) {
+  const OpDeviceTime& d = a.op_device;
+  const std::string path(c.path);
+  const auto device = [&](int64_t ns) { return d.has_device ? Value{ns} : Value{}; };
+  {  // always: empty when nothing was found, its columns kept
+    ResultTable table;
+    table.hidden_when_empty = d.by_shape.empty();
+    table.section = "operators_by_shape";
+    table.title = d.has_device ? "Framework operators per input shapes, by device self time"
+                               : "Framework operators per input shapes, by host self time";
+    table.columns = {
+        {"trace", "Trace", 0, false},
+        {"operator", "Name"},
+        {"input_shapes", "Input shapes"},
+        {"calls", "Calls"},
+        {.key = "host_self_ns", .header = "Host self", .precision = 3, .unit = Unit::kTime},
+        {.key = "host_total_ns", .header = "Host total", .precision = 3, .unit = Unit::kTime},
+        {.key = "device_self_ns", .header = "Device self", .precision = 3, .unit = Unit::kTime},
+        {.key = "device_total_ns", .header = "Device total", .precision = 3, .unit = Unit::kTime},
+        {"kernels", "Kernels"},
+        {"kernels_total", "Kernels in total", 0, false},
+        {"top_kernels", "Kernels behind it", 0, false}};
+    const size_t shown = c.Shown(d.by_shape.size(), table);
+    for (size_t i = 0; i < shown; ++i) {
+      const OpDeviceRow& r = d.by_shape[i];
+      table.AddRow({path, r.name, r.shapes, r.calls, r.host_self_ns, r.host_total_ns,
+                    device(r.device_self_ns), device(r.device_total_ns), device(r.kernels),
+                    device(r.kernels_total), d.has_device ? Value{r.top_kernels} : Value{}});
+    }
+    table.notes.push_back(
+        "One row per operator and input shapes as the trace records them (Kineto's Input Dims, "
+        "opscope's shapes); operators whose calls record no shapes are in the operators table "
+        "only.");
+    if (d.has_device) table.notes.push_back(DeviceNote(d));
+    tables.push_back(std::move(table));
+  }
+  {  // always: empty when nothing was found, its columns kept
+    ResultTable table;
+    table.hidden_when_empty = d.modules.empty();
+    table.section = "modules";
+    table.title = d.has_device ? "Modules by device time" : "Modules by host time";
+    table.columns = {
+        {"trace", "Trace", 0, false},
+        {"module", "Module"},
+        {"calls", "Calls"},
+        {.key = "host_total_ns", .header = "Host total", .precision = 3, .unit = Unit::kTime},
+        {.key = "device_self_ns", .header = "Device self", .precision = 3, .unit = Unit::kTime},
+        {.key = "device_total_ns", .header = "Device total", .precision = 3, .unit = Unit::kTime},
+        {"kernels", "Kernels"},
+        {"kernels_total", "Kernels in total", 0, false}};
+    const size_t shown = c.Shown(d.modules.size(), table);
+    for (size_t i = 0; i < shown; ++i) {
+      const OpDeviceRow& r = d.modules[i];
+      table.AddRow({path, r.name, r.calls, r.host_total_ns, device(r.device_self_ns),
+                    device(r.device_total_ns), device(r.kernels), device(r.kernels_total)});
+    }
+    table.notes.push_back(
+        "A module's path is the chain of nn.Module spans around it (Kineto with_modules or "
+        "with_stack), or opscope's module argument; device total: the tasks launched inside it; "
+        "device self: those not inside a nested module.");
+    tables.push_back(std::move(table));
+  }
+}
+
+}  // namespace
+
 Pass OpDevicePass() {
   return {
       "op_device",
       "Which framework operators (per input shapes, per module) cause the device time?",
-      {"links"},
-      [](const TraceModel& model, Analysis& a) { a.op_device = ComputeOpDevice(model, a.links); }};
+      {"links", "op_stats"},
+      [](const TraceModel& model, Analysis& a) { a.op_device = ComputeOpDevice(model, a.links); },
+      Tables};
 }
 
 }  // namespace opscope::analyze

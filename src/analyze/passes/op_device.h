@@ -60,7 +60,12 @@ struct OpDeviceTime {
 struct EventLinks;
 OpDeviceTime ComputeOpDevice(const TraceModel& model, const EventLinks& links);
 
-// Its entry in the pass table: needs "links".
+// How much of the device time the operators' device columns hold: the note
+// under every table of operators with device time.
+std::string DeviceNote(const OpDeviceTime& d);
+
+// Its entry in the pass table, with its tables (operators per input shapes,
+// modules): needs "links".
 Pass OpDevicePass();
 
 }  // namespace opscope::analyze

@@ -1,4 +1,7 @@
+// Operators, kernels and host calls by time: the pass, its tables and its rule.
 #include "analyze/passes/op_stats.h"
+
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <map>
@@ -208,6 +211,263 @@ std::vector<TypeStats> ComputeKernelTypes(const TraceModel& model) {
   return out;
 }
 
+namespace {
+
+using core::ResultTable;
+using core::Unit;
+using core::Value;
+
+// One table per kind of row, each with one denominator for its share.
+struct Kind {
+  const char* section;
+  const char* title;
+  const char* share;  // column title of the share, or nullptr
+  bool (*keep)(EventClass);
+};
+constexpr Kind kKinds[] = {
+    {"operators", "Framework operators by self time", "% self",
+     [](EventClass c) { return c == EventClass::kHostOp; }},
+    {"kernels", "Device kernels, collectives, copies, sets, DMA and waits by time", "% device",
+     [](EventClass c) { return IsDevice(c); }},
+    {"host_calls", "Runtime calls, waits, data loading and Python functions by self time", nullptr,
+     [](EventClass c) {
+       return c == EventClass::kRuntime || c == EventClass::kSync || c == EventClass::kPython ||
+              c == EventClass::kDataLoading;
+     }},
+    {"annotations", "Steps and annotations (spans, not operators)", nullptr,
+     [](EventClass c) {
+       return c == EventClass::kStep || c == EventClass::kAnnotation ||
+              c == EventClass::kDeviceAnnotation;
+     }},
+};
+
+// The operators, kernels, host calls and annotations; framework operators
+// with the device time they caused where op_device ran.
+void AddOperatorTables(const Analysis& a, const TableContext& c, std::vector<ResultTable>& tables) {
+  const std::string path(c.path);
+  const OpDeviceTime& op_device = a.op_device;
+  for (const Kind& kind : kKinds) {
+    std::vector<const OpStats*> rows;
+    for (const auto& s : a.operators) {
+      if (kind.keep(s.cls)) rows.push_back(&s);
+    }
+    const bool device = std::string_view(kind.section) == "kernels";
+    const bool operators = std::string_view(kind.section) == "operators";
+    if (device) {  // device work does not nest: rank by total time
+      std::stable_sort(rows.begin(), rows.end(),
+                       [](const auto* x, const auto* y) { return x->total_ns > y->total_ns; });
+    }
+    // Framework operators carry the device time they caused (op_device), and
+    // rank by it where the trace has device work.
+    std::map<std::string_view, const OpDeviceRow*> device_of;
+    if (operators) {
+      for (const auto& r : op_device.ops) device_of.emplace(r.name, &r);
+      if (op_device.has_device) {
+        const auto device_self = [&](const OpStats* s) {
+          const auto it = device_of.find(s->name);
+          return it == device_of.end() ? int64_t{0} : it->second->device_self_ns;
+        };
+        std::stable_sort(rows.begin(), rows.end(), [&](const auto* x, const auto* y) {
+          return device_self(x) > device_self(y);
+        });
+      }
+    }
+    ResultTable table;
+    table.section = kind.section;
+    table.hidden_when_empty = rows.empty();
+    table.title = kind.title;
+    table.columns = {{"trace", "Trace", 0, false},
+                     {"format", "Format", 0, false},
+                     {"events", "Events", 0, false},
+                     {"operator", "Name"},
+                     {"category", "Category"},
+                     {.key = "count", .header = "Count", .unit = Unit::kCount},
+                     {.key = "self_ns", .header = "Self", .precision = 3, .unit = Unit::kTime},
+                     {.key = "total_ns", .header = "Total", .precision = 3, .unit = Unit::kTime},
+                     {.key = "mean_ns", .header = "Mean", .precision = 3, .unit = Unit::kTime},
+                     {.key = "p50_ns", .header = "p50", .precision = 3, .unit = Unit::kTime},
+                     {.key = "p99_ns", .header = "p99", .precision = 3, .unit = Unit::kTime},
+                     {.key = "max_ns", .header = "Max", .precision = 3, .unit = Unit::kTime}};
+    if (kind.share != nullptr) table.columns.push_back({"share_pct", kind.share, 1});
+    if (operators) {
+      table.columns.push_back(
+          {.key = "device_self_ns", .header = "Device self", .precision = 3, .unit = Unit::kTime});
+      table.columns.push_back({.key = "device_total_ns",
+                               .header = "Device total",
+                               .precision = 3,
+                               .unit = Unit::kTime});
+      table.columns.push_back({"kernels", "Kernels"});
+      table.columns.push_back({"kernels_total", "Kernels in total", 0, false});
+      table.columns.push_back({"top_kernels", "Kernels behind it", 0, false});
+    }
+    table.columns.push_back({.key = "flops",
+                             .header = "FLOPs",
+                             .precision = 0,
+                             .terminal = false,
+                             .unit = Unit::kFlop});
+    table.columns.push_back({.key = "bytes",
+                             .header = "Bytes",
+                             .precision = 0,
+                             .terminal = false,
+                             .unit = Unit::kBytes});
+    const size_t shown = c.Shown(rows.size(), table);
+    for (size_t i = 0; i < shown; ++i) {
+      const auto& s = *rows[i];
+      std::vector<Value> row = {path,
+                                std::string(c.format),
+                                c.events,
+                                s.name,
+                                std::string(Name(s.cls)),
+                                s.count,
+                                s.self_ns,
+                                s.total_ns,
+                                s.mean_ns,
+                                s.p50_ns,
+                                s.p99_ns,
+                                s.max_ns};
+      if (kind.share != nullptr) row.emplace_back(s.share_pct);
+      if (operators) {
+        const auto it = device_of.find(s.name);
+        const OpDeviceRow* d = it == device_of.end() ? nullptr : it->second;
+        if (!op_device.has_device) {
+          row.insert(row.end(), 5, Value{});
+        } else {
+          row.push_back(d ? d->device_self_ns : 0);
+          row.push_back(d ? d->device_total_ns : 0);
+          row.push_back(d ? d->kernels : 0);
+          row.push_back(d ? d->kernels_total : 0);
+          row.push_back(d ? d->top_kernels : std::string());
+        }
+      }
+      row.push_back(s.flops >= 0 ? Value{s.flops} : Value{});
+      row.push_back(s.bytes >= 0 ? Value{s.bytes} : Value{});
+      table.AddRow(std::move(row));
+    }
+    if (operators) {
+      table.notes.push_back(
+          "Self: each call's time less the calls nested in it on the same thread; the shares of "
+          "self time add up to 100%.");
+      if (op_device.has_device) table.notes.push_back(DeviceNote(op_device));
+    }
+    tables.push_back(std::move(table));
+  }
+}
+
+void Tables(const Analysis& a, const TableContext& c, std::vector<ResultTable>& tables) {
+  AddOperatorTables(a, c, tables);
+  ResultTable table;  // always: empty when nothing was found, its columns kept
+  table.hidden_when_empty = a.kernel_types.empty();
+  table.section = "kernel_types";
+  table.title = "Device tasks by operator type";
+  table.columns = {
+      {"trace", "Trace", 0, false},
+      {"type", "Type"},
+      {.key = "count", .header = "Count", .unit = Unit::kCount},
+      {"names", "Kernel names"},
+      {.key = "total_ns", .header = "Total", .precision = 3, .unit = Unit::kTime},
+      {.key = "share_pct", .header = "% device", .precision = 1, .unit = Unit::kPercent}};
+  for (const auto& k : a.kernel_types) {
+    table.AddRow({std::string(c.path), k.type, k.count, k.names, k.total_ns, k.share_pct});
+    if (table.rows.size() == 20) break;
+  }
+  tables.push_back(std::move(table));
+}
+
+// A framework operator's family, for a share no single operator reaches; "" none.
+std::string OperatorFamily(std::string_view op) {
+  const std::string fn = Lower(FunctionOf(op));
+  const auto any = [&](std::initializer_list<std::string_view> names) {
+    return std::find(names.begin(), names.end(), fn) != names.end();
+  };
+  if (NamespaceOf(op) != "aten") return "";
+  if (any({"mm", "bmm", "addmm", "matmul", "linear", "baddbmm", "addbmm", "addmv", "mv", "dot"}))
+    return "Matrix multiplies";
+  if (fn.find("conv") != std::string::npos) return "Convolutions";
+  if (any({"copy_", "clone", "contiguous", "to", "_to_copy", "cat", "stack", "index_select",
+           "gather", "scatter", "index", "embedding"}))
+    return "Data movement (copies, cat, gather)";
+  if (fn.find("norm") != std::string::npos) return "Normalisations";
+  if (any({"bernoulli_", "dropout", "native_dropout", "rand", "randn", "uniform_", "normal_"}))
+    return "Random number generation (dropout)";
+  return "";
+}
+
+// One operator dominating the compute device; on the CPU, else one family.
+void DominantOperatorRule(const RuleContext& c, std::vector<Finding>& out) {
+  const Analysis& a = c.analysis;
+  const Thresholds& t = c.thresholds;
+  const bool cpu = a.compute_on == ComputeOn::kCpu;
+  const OpStats* top = nullptr;
+  int64_t whole = 0;
+  int names = 0;  // one operator alone is trivially "dominant"
+  for (const OpStats& s : a.operators) {
+    const bool on_device = cpu ? s.cls == EventClass::kHostOp : IsDevice(s.cls);
+    if (!on_device) continue;
+    ++names;
+    whole += cpu ? s.self_ns : s.total_ns;
+    // Copies and collectives have their own findings.
+    // (On the CPU, collectives are framework operators known by name.)
+    if (s.cls != EventClass::kKernel && s.cls != EventClass::kHostOp) continue;
+    if (s.cls == EventClass::kHostOp && IsCommunication(s.name)) continue;
+    if (top == nullptr || (cpu ? s.self_ns > top->self_ns : s.total_ns > top->total_ns)) top = &s;
+  }
+  const int64_t top_ns = top == nullptr ? 0 : cpu ? top->self_ns : top->total_ns;
+  if (top != nullptr && names >= 2 && whole > 0 && Pct(top_ns, whole) >= t.dominant_op_pct) {
+    const std::string n = Lower(top->name);
+    const bool heavy = Contains(n, "conv") || Contains(n, "gemm") || Contains(n, "mm") ||
+                       Contains(n, "matmul") || Contains(n, "linear");
+    std::string action =
+        heavy ? (cpu ? "It is a matmul/convolution: check its roofline row; on the CPU use "
+                       "oneDNN-backed layouts (channels_last), bf16 autocast where the CPU "
+                       "supports it (AVX-512 BF16, AMX), and enough intra-op threads "
+                       "(torch.set_num_threads)."
+                     : "It is a matmul/convolution: check its roofline row for how close it is "
+                       "to the device's peak, and its dtype (tensor cores need fp16/bf16/tf32).")
+              : fmt::format(
+                    "Find why it takes this long: {} calls, mean {:.3f} ms, p99 {:.3f} "
+                    "ms; avoid repeated calls or fuse it with its neighbours.",
+                    top->count, top->mean_ns / 1e6, top->p99_ns / 1e6);
+    out.push_back({"dominant_operator", Severity::kInfo,
+                   fmt::format("'{}' takes {:.1f}% of {} {} time", top->name, Pct(top_ns, whole),
+                               cpu ? "operator self" : "device", cpu ? "CPU" : "kernel"),
+                   fmt::format("{} calls, {:.3f} ms {}, of {:.3f} ms", top->count, top_ns / 1e6,
+                               cpu ? "self time" : "on the device", whole / 1e6),
+                   action});
+    return;
+  }
+  if (!cpu || whole <= 0) return;
+  // No single operator dominates: does one family of framework operators?
+  std::map<std::string, std::pair<int64_t, std::string>> families;  // -> self ns, members
+  for (const OpStats& s : a.operators) {
+    if (s.cls != EventClass::kHostOp) continue;
+    const std::string family = OperatorFamily(s.name);
+    if (family.empty()) continue;
+    auto& [ns, members] = families[family];
+    ns += s.self_ns;
+    if (s.self_ns * 100 >= whole) {  // name the members of 1% or more
+      members +=
+          fmt::format("{}{} {:.1f}%", members.empty() ? "" : ", ", s.name, Pct(s.self_ns, whole));
+    }
+  }
+  const auto best = std::max_element(
+      families.begin(), families.end(),
+      [](const auto& x, const auto& y) { return x.second.first < y.second.first; });
+  if (best == families.end() || Pct(best->second.first, whole) < t.dominant_op_pct) return;
+  out.push_back({"dominant_operator", Severity::kInfo,
+                 fmt::format("{} take {:.1f}% of operator self CPU time", best->first,
+                             Pct(best->second.first, whole)),
+                 fmt::format("{:.3f} ms of {:.3f} ms: {}", best->second.first / 1e6, whole / 1e6,
+                             best->second.second),
+                 best->first == "Matrix multiplies" || best->first == "Convolutions"
+                     ? "Check their achieved FLOP/s in the roofline table; on the CPU use oneDNN "
+                       "(channels_last for convolutions), bf16 autocast where the CPU supports it "
+                       "(AVX-512 BF16, AMX), and enough intra-op threads (torch.set_num_threads)."
+                     : "Look for calls that can be avoided or fused (torch.compile fuses "
+                       "elementwise and data-movement operators)."});
+}
+
+}  // namespace
+
 Pass OpStatsPass() {
   return {"op_stats",
           "Which operators take the time: count, total, percentiles, share.",
@@ -215,7 +475,19 @@ Pass OpStatsPass() {
           [](const TraceModel& model, Analysis& a) {
             a.operators = ComputeOpStats(model);
             a.kernel_types = ComputeKernelTypes(model);
-          }};
+          },
+          Tables,
+          {{"dominant_operator",
+            {"op_stats"},
+            [](const Thresholds& t) {
+              return fmt::format(
+                  "one operator (copies, sets and collectives aside; two or more operators "
+                  "present) takes {:g}% or more of the compute device's time; on the CPU, else "
+                  "one family of framework operators (matrix multiplies, convolutions, data "
+                  "movement, ...)",
+                  t.dominant_op_pct);
+            },
+            DominantOperatorRule}}};
 }
 
 }  // namespace opscope::analyze

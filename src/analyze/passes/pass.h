@@ -1,15 +1,18 @@
 // An analysis pass: one question about a trace, answered from the trace model
-// (and the results of the passes it names in `needs`) into its own result in
-// Analysis: a field of analysis.h, or, for a pass that keeps everything in
-// its own file, its slot of Analysis::results. With its result a pass may
-// bring the tables it contributes to the report and the advisor rules that
-// read it, so that one analysis is one file (passes/host_waits.cc). Each pass
-// is registered in registry.cc; the pipeline (analyze/pipeline.h) runs them,
+// (and the results of the passes it names in `needs`) into its own result:
+// its slot of Analysis::results, or for the few results most others read, a
+// field of analysis.h. With its result a pass brings the tables it
+// contributes to the report and the advisor rules that read it, so that one
+// analysis is one file (passes/host_waits.cc, passes/launch.cc). Each pass is
+// registered in registry.cc; the pipeline (analyze/pipeline.h) runs them,
 // several at once where their needs allow. A pass reads the model and its
 // needs' results only, and writes only its own result, so passes never race.
 #ifndef OPSCOPE_ANALYZE_PASSES_PASS_H_
 #define OPSCOPE_ANALYZE_PASSES_PASS_H_
 
+#include <algorithm>
+#include <cstdint>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -22,10 +25,23 @@ namespace opscope::analyze {
 struct Analysis;
 
 // What a pass's tables are built for: the trace's path (each table's first
-// column) and how many rows a ranked table shows (0: all).
+// column), its format and complete events (the operator tables carry them),
+// and how many rows a ranked table shows (0: all).
 struct TableContext {
   std::string_view path;
   int top = 20;
+  std::string_view format = {};
+  int64_t events = 0;
+
+  // How many of `rows` a ranked table shows (all with top 0); a note in
+  // `table` says how many more there are.
+  size_t Shown(size_t rows, core::ResultTable& table) const {
+    const size_t shown = top <= 0 ? rows : std::min<size_t>(rows, static_cast<size_t>(top));
+    if (shown < rows) {
+      table.notes.push_back(std::to_string(rows - shown) + " more (--top 0 lists all)");
+    }
+    return shown;
+  }
 };
 
 struct Pass {
@@ -34,11 +50,12 @@ struct Pass {
   std::vector<std::string_view> needs;  // passes whose results it reads
   void (*run)(const TraceModel& model, Analysis& analysis);
   // The tables it contributes to `opscope analyze` (terminal, JSON, CSV,
-  // HTML, Python), appended after the report's own for each trace; nothing
-  // when it did not run. Null: none, or built by report/analysis_tables.cc.
+  // HTML, Python), in the passes' order after each trace's findings; not
+  // called when the pass did not run. Values in the columns' base units
+  // (core::Column). Null: none.
   void (*tables)(const Analysis& analysis, const TableContext& context,
                  std::vector<core::ResultTable>& out) = nullptr;
-  // The advisor rules that read its result (after advisor.cc's own).
+  // The advisor rules that read its result (advisor.h applies them all).
   std::vector<Rule> rules = {};
 };
 

@@ -1,6 +1,6 @@
 // The analysis passes opscope runs, one line each: the only place a new pass is
-// registered. The order is the order of registration; the pipeline runs each
-// pass after the passes it needs.
+// registered, with its tables and rules (passes/pass.h). The pipeline runs
+// each pass after the passes it needs, several at once where they allow.
 #include "analyze/passes/cpu_fallback.h"
 #include "analyze/passes/device_busy.h"
 #include "analyze/passes/device_time.h"
@@ -24,10 +24,12 @@ namespace opscope::analyze {
 Pass HostWaitsPass();  // host_waits.cc
 
 const std::vector<Pass>& Passes() {
+  // The report lists each trace's tables in this order, and the advisor
+  // applies the passes' rules in it.
   static const std::vector<Pass> passes = {
-      LinksPass(),    OpStatsPass(),    DeviceBusyPass(),  StepsPass(),    TransfersPass(),
-      LayoutPass(),   LongTailPass(),   CpuFallbackPass(), LaunchPass(),   FusionPass(),
-      RooflinePass(), DeviceTimePass(), TimelinePass(),    OpDevicePass(), HostWaitsPass(),
+      LinksPass(),     OpStatsPass(), OpDevicePass(),   DeviceBusyPass(),  StepsPass(),
+      TransfersPass(), LayoutPass(),  LongTailPass(),   CpuFallbackPass(), LaunchPass(),
+      RooflinePass(),  FusionPass(),  DeviceTimePass(), TimelinePass(),    HostWaitsPass(),
   };
   return passes;
 }

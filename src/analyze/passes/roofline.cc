@@ -459,13 +459,92 @@ std::vector<OpRoofline> ComputeRoofline(const TraceModel& model, const RooflineC
   return out;
 }
 
+namespace {
+
+using core::ResultTable;
+using core::Unit;
+using core::Value;
+
+void Tables(const Analysis& a, const TableContext& c, std::vector<ResultTable>& tables) {
+  const auto* roofline = a.results.Get<std::vector<OpRoofline>>(kRooflinePass);
+  if (roofline == nullptr) return;
+  const std::string path(c.path);
+  ResultTable table;  // always: empty when nothing was found, its columns kept
+  table.hidden_when_empty = roofline->empty();
+  table.section = "roofline";
+  table.title = "Roofline: " + (a.ceilings ? a.ceilings->source : a.ceilings_note);
+  table.columns = {
+      {"trace", "Trace", 0, false},
+      {"operator", "Operator"},
+      {"calls", "Calls"},
+      {"dtype", "Dtype"},
+      {.key = "flops", .header = "GFLOP", .precision = 3, .unit = Unit::kFlop, .scale = 1e9},
+      {.key = "bytes", .header = "GB", .precision = 3, .unit = Unit::kBytes, .scale = 1e9},
+      {"intensity", "FLOP/B", 1},
+      {.key = "achieved_flop_per_s",
+       .header = "TFLOP/s",
+       .precision = 3,
+       .unit = Unit::kFlopPerSecond,
+       .scale = 1e12},
+      {"bound", "Bound"},
+      {.key = "pct_of_attainable",
+       .header = "% of roofline",
+       .precision = 1,
+       .unit = Unit::kPercent},
+      {"time_source", "Time from"},
+      {"note", "Note"}};
+  // The terminal shows FLOPs in G, bytes in GB and FLOP/s in T (scale): the
+  // files hold them in FLOP, bytes and FLOP/s.
+  for (const auto& r : *roofline) {
+    table.AddRow({path, r.name, r.calls, r.dtype.empty() ? Value{} : Value{r.dtype}, r.flops / 1e9,
+                  r.bytes / 1e9, r.bytes > 0 ? Value{r.intensity} : Value{}, r.achieved / 1e12,
+                  r.bound.empty() ? Value{} : Value{r.bound},
+                  r.pct_of_attainable >= 0 ? Value{r.pct_of_attainable} : Value{}, r.time_source,
+                  r.note});
+    if (c.top != 0 && table.rows.size() == 15) break;
+  }
+  if (table.rows.size() < roofline->size()) {
+    table.notes.push_back(
+        fmt::format("{} more (--top 0 lists all)", roofline->size() - table.rows.size()));
+  }
+  table.notes.push_back(
+      "FLOPs from the trace's arguments or from recorded shapes of matrix multiplies; "
+      "% of roofline = achieved / min(peak, intensity x bandwidth).");
+  tables.push_back(std::move(table));
+}
+
+// Rooflines above 100%: the ceilings or the counts are wrong.
+void InconsistentRule(const RuleContext& c, std::vector<Finding>& out) {
+  const auto* roofline = c.analysis.results.Get<std::vector<OpRoofline>>(kRooflinePass);
+  if (roofline == nullptr) return;
+  for (const auto& r : *roofline) {
+    if (!r.inconsistent) continue;
+    out.push_back(
+        {"roofline_inconsistent", Severity::kWarning,
+         fmt::format("'{}' measures {:.0f}% of its roofline", r.name, r.pct_of_attainable), r.note,
+         "Do not trust this operator's roofline figures until the ceilings match the "
+         "device and dtype and the FLOP count is confirmed."});
+    break;
+  }
+}
+
+}  // namespace
+
 Pass RooflinePass() {
-  return {"roofline",
+  return {kRooflinePass,
           "How close is each operator to its roofline?",
           {},
           [](const TraceModel& model, Analysis& a) {
-            a.roofline = ComputeRoofline(model, a.ceilings ? &*a.ceilings : nullptr);
-          }};
+            a.results.Set(kRooflinePass,
+                          ComputeRoofline(model, a.ceilings ? &*a.ceilings : nullptr));
+          },
+          Tables,
+          {{"roofline_inconsistent",
+            {kRooflinePass},
+            [](const Thresholds&) {
+              return std::string("an operator measures more than 100% of its roofline");
+            },
+            InconsistentRule}}};
 }
 
 }  // namespace opscope::analyze

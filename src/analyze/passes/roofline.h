@@ -12,18 +12,12 @@
 #include <string_view>
 #include <vector>
 
+#include "analyze/ceilings.h"
 #include "analyze/passes/pass.h"
 #include "analyze/reported.h"
 #include "analyze/trace_model.h"
 
 namespace opscope::analyze {
-
-struct RooflineCeilings {
-  std::string device;
-  std::string source;                              // where the figures come from
-  std::map<std::string, double> flops_per_second;  // by dtype: "fp32", "bf16"
-  double bytes_per_second = 0;
-};
 
 // `table` (the named variant's figures, or the assumed family's) with the
 // peaks the run's chip gives (reported.h: its cores x clock x work per core
@@ -82,7 +76,8 @@ struct OpRoofline {
 // Operators with known FLOPs, most FLOPs first.
 std::vector<OpRoofline> ComputeRoofline(const TraceModel& model, const RooflineCeilings* ceilings);
 
-// Its entry in the pass table.
+// Its entry in the pass table; its result is its slot of Analysis::results.
+inline constexpr std::string_view kRooflinePass = "roofline";
 Pass RooflinePass();
 
 }  // namespace opscope::analyze

@@ -1,3 +1,4 @@
+// What fills each step, and which steps are complete: the pass, its table and its rules.
 #include "analyze/passes/steps.h"
 
 #include <fmt/format.h>
@@ -159,6 +160,99 @@ std::vector<StepBreakdown> ComputeSteps(const TraceModel& model) {
   return steps;
 }
 
+namespace {
+
+using core::ResultTable;
+using core::Unit;
+
+void Tables(const Analysis& a, const TableContext& c, std::vector<ResultTable>& tables) {
+  const std::string path(c.path);
+  const StepSummary& sum = a.step_summary;
+  ResultTable table;  // always: empty when nothing was found, its columns kept
+  table.hidden_when_empty = a.steps.empty();
+  table.section = "steps";
+  table.title = fmt::format("Steps: {} time inside each ProfilerStep span; {} of {} complete{}",
+                            a.busy.scopes_are_work            ? "CPU scope"
+                            : a.compute_on == ComputeOn::kCpu ? "CPU operator"
+                                                              : "device",
+                            sum.complete, sum.steps,
+                            sum.complete > 0 ? fmt::format(", mean {:.3f} ms, median {:.3f} ms",
+                                                           sum.mean_ns / 1e6, sum.median_ns / 1e6)
+                                             : std::string());
+  table.columns = {
+      {"trace", "Trace", 0, false},
+      {"step", "Step"},
+      {"status", "Status"},
+      {.key = "duration_ns", .header = "Step", .precision = 3, .unit = Unit::kTime},
+      {.key = "compute_ns", .header = "Compute", .precision = 3, .unit = Unit::kTime},
+      {.key = "communication_ns", .header = "Comm", .precision = 3, .unit = Unit::kTime},
+      {.key = "memory_ns", .header = "Memcpy/set", .precision = 3, .unit = Unit::kTime},
+      {.key = "communication_exposed_ns",
+       .header = "Comm not overlapped",
+       .precision = 3,
+       .terminal = false,
+       .unit = Unit::kTime},
+      {.key = "memory_exposed_ns",
+       .header = "Memcpy/set not overlapped",
+       .precision = 3,
+       .terminal = false,
+       .unit = Unit::kTime},
+      {.key = "idle_ns", .header = "Idle", .precision = 3, .unit = Unit::kTime},
+      {.key = "idle_pct", .header = "Idle %", .precision = 1, .unit = Unit::kPercent},
+      {"status_reason", "Why not averaged"}};
+  for (const auto& s : a.steps) {
+    table.AddRow({path, s.name, s.status, s.duration_ns, s.compute_ns, s.communication_ns,
+                  s.memory_ns, s.communication_exposed_ns, s.memory_exposed_ns, s.idle_ns,
+                  Pct(s.idle_ns, s.duration_ns), s.status_reason});
+  }
+  table.notes.push_back(fmt::format(
+      "Means use complete steps only: not empty, not the last step cut off by the end of the "
+      "trace (under {:.0f}% of the others' median), not a leading warm-up step (over {:.1f}x the "
+      "median of the later ones).",
+      100 * kPartialRatio, kWarmupRatio));
+  tables.push_back(std::move(table));
+}
+
+// Communication inside (complete) steps.
+void CommunicationRule(const RuleContext& c, std::vector<Finding>& out) {
+  int64_t step_ns = 0, comm_ns = 0, complete = 0;
+  for (const auto& s : c.analysis.steps) {
+    if (s.status != "complete") continue;
+    step_ns += s.duration_ns, comm_ns += s.communication_ns, ++complete;
+  }
+  if (Pct(comm_ns, step_ns) < c.thresholds.communication_pct) return;
+  out.push_back(
+      {"communication", Severity::kWarning,
+       fmt::format("Communication kernels cover {:.1f}% of step time", Pct(comm_ns, step_ns)),
+       fmt::format("{} complete steps, {:.3f} ms of communication in {:.3f} ms", complete,
+                   comm_ns / 1e6, step_ns / 1e6),
+       "Overlap communication with computation (gradient bucketing, DDP overlap) or reduce its "
+       "volume (larger buckets, compression)."});
+}
+
+// Steps left out of means.
+void StepsExcludedRule(const RuleContext& c, std::vector<Finding>& out) {
+  const auto& steps = c.analysis.steps;
+  std::string left_out;
+  int excluded = 0;
+  for (const auto& s : steps) {
+    if (s.status == "complete") continue;
+    ++excluded;
+    if (excluded <= 3) {
+      left_out += fmt::format("{}{} ({}: {})", left_out.empty() ? "" : "; ", s.name, s.status,
+                              s.status_reason);
+    }
+  }
+  if (excluded == 0) return;
+  out.push_back({"steps_excluded", Severity::kInfo,
+                 fmt::format("{} of {} steps are left out of step means", excluded, steps.size()),
+                 left_out + (excluded > 3 ? "; ..." : ""),
+                 "Nothing to fix: step means, diffs and rank comparisons use the complete "
+                 "steps only. Record more steps after warm-up for steadier figures."});
+}
+
+}  // namespace
+
 Pass StepsPass() {
   return {"steps",
           "What fills each step: compute, communication, copies, idle? Which steps are complete?",
@@ -168,7 +262,22 @@ Pass StepsPass() {
             ClassifySteps(a.steps);
             a.step_summary = SummarizeSteps(a.steps);
             a.step_summary.compute_on = Name(a.compute_on);
-          }};
+          },
+          Tables,
+          {{"communication",
+            {"steps"},
+            [](const Thresholds& t) {
+              return fmt::format(
+                  "communication kernels cover {:g}% or more of complete steps' time",
+                  t.communication_pct);
+            },
+            CommunicationRule},
+           {"steps_excluded",
+            {"steps"},
+            [](const Thresholds&) {
+              return std::string("steps are left out of step means (warm-up, partial or empty)");
+            },
+            StepsExcludedRule}}};
 }
 
 }  // namespace opscope::analyze

@@ -1,4 +1,7 @@
+// Memory copies on the device by direction: the pass, its table and its rule.
 #include "analyze/passes/transfers.h"
+
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <map>
@@ -43,11 +46,102 @@ std::vector<TransferStats> ComputeTransfers(const TraceModel& model) {
   return out;
 }
 
+namespace {
+
+using core::ResultTable;
+using core::Unit;
+using core::Value;
+
+void Tables(const Analysis& a, const TableContext& c, std::vector<ResultTable>& tables) {
+  const auto* found = a.results.Get<std::vector<TransferStats>>(kTransfersPass);
+  if (found == nullptr) return;
+  const std::string path(c.path);
+  ResultTable table;  // always: empty when nothing was found, its columns kept
+  table.hidden_when_empty = found->empty();
+  table.section = "transfers";
+  table.title = "Memory copies on the device";
+  table.columns = {
+      {"trace", "Trace", 0, false},
+      {"direction", "Direction"},
+      {.key = "count", .header = "Count", .unit = Unit::kCount},
+      {.key = "bytes", .header = "Bytes", .unit = Unit::kBytes},
+      {.key = "total_ns", .header = "Total", .precision = 3, .unit = Unit::kTime},
+      {.key = "share_pct", .header = "% device", .precision = 1, .unit = Unit::kPercent},
+      {.key = "bytes_per_s",
+       .header = "GB/s",
+       .precision = 2,
+       .unit = Unit::kBytesPerSecond,
+       .scale = 1e9},
+      {"host_memory", "Host memory"},
+      {"pageable", "Pageable", 0, false},
+      {"pinned", "Pinned", 0, false}};
+  bool unrecorded = false;  // a host copy whose memory the trace does not give
+  for (const auto& t : *found) {
+    unrecorded |= (t.direction == "HtoD" || t.direction == "DtoH") && t.host_memory.empty();
+    // Bytes per nanosecond is GB/s: the column's values are in GB/s (scale 1e9).
+    table.AddRow({path, t.direction, t.count, t.bytes >= 0 ? Value{t.bytes} : Value{}, t.total_ns,
+                  t.share_of_device_pct, t.bytes > 0 ? Value{t.gbps} : Value{},
+                  t.host_memory.empty() ? Value{} : Value{t.host_memory},
+                  t.pinned + t.pageable > 0 ? Value{t.pageable} : Value{},
+                  t.pinned + t.pageable > 0 ? Value{t.pinned} : Value{}});
+  }
+  if (unrecorded) {
+    table.notes.push_back(
+        "Host memory n/a: the trace does not record whether these copies "
+        "used pinned or pageable memory.");
+  }
+  tables.push_back(std::move(table));
+}
+
+void TransfersRule(const RuleContext& c, std::vector<Finding>& out) {
+  const auto* found = c.analysis.results.Get<std::vector<TransferStats>>(kTransfersPass);
+  if (found == nullptr) return;
+  const Thresholds& t = c.thresholds;
+  for (const auto& tr : *found) {
+    if (tr.share_of_device_pct < t.transfer_device_pct) continue;
+    // Pageable memory as the trace records it; where it does not say, a
+    // host copy's bandwidth suggests it.
+    const bool host = tr.direction == "HtoD" || tr.direction == "DtoH";
+    const bool recorded = tr.pinned + tr.pageable > 0;
+    const bool slow = host && tr.bytes > 0 && tr.gbps < t.pageable_gbps;
+    out.push_back(
+        {"transfers_" + tr.direction, Severity::kWarning,
+         fmt::format("{} copies take {:.1f}% of device time", tr.direction, tr.share_of_device_pct),
+         fmt::format("{} copies, {:.3f} ms{}{}", tr.count, tr.total_ns / 1e6,
+                     tr.bytes > 0 ? fmt::format(", {:.2f} GB/s", tr.gbps) : std::string(),
+                     recorded ? fmt::format(", {} from or to pageable memory, {} pinned",
+                                            tr.pageable, tr.pinned)
+                              : std::string()),
+         std::string("Keep data on the device between steps and overlap copies with compute "
+                     "(non_blocking=True)") +
+             (recorded && tr.pageable > 0
+                  ? "; pageable host memory makes each copy synchronous and slower: use "
+                    "pin_memory=True (DataLoader) or tensor.pin_memory()."
+              : !recorded && slow
+                  ? "; this bandwidth suggests pageable memory: use pin_memory=True."
+                  : ".")});
+  }
+}
+
+}  // namespace
+
 Pass TransfersPass() {
-  return {"transfers",
+  return {kTransfersPass,
           "How much device time goes into memory copies, and how fast are they?",
           {},
-          [](const TraceModel& model, Analysis& a) { a.transfers = ComputeTransfers(model); }};
+          [](const TraceModel& model, Analysis& a) {
+            a.results.Set(kTransfersPass, ComputeTransfers(model));
+          },
+          Tables,
+          {{"transfers_<direction>",
+            {kTransfersPass},
+            [](const Thresholds& t) {
+              return fmt::format(
+                  "copies of one direction take {:g}% or more of device time; host-device copies "
+                  "under {:g} GB/s are said to suggest pageable memory",
+                  t.transfer_device_pct, t.pageable_gbps);
+            },
+            TransfersRule}}};
 }
 
 }  // namespace opscope::analyze

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "analyze/passes/pass.h"
@@ -26,7 +27,9 @@ struct TransferStats {
 
 std::vector<TransferStats> ComputeTransfers(const TraceModel& model);
 
-// Its entry in the pass table.
+// Its entry in the pass table (with its table and rule); its result, the
+// copies by direction, is its slot of Analysis::results.
+inline constexpr std::string_view kTransfersPass = "transfers";
 Pass TransfersPass();
 
 }  // namespace opscope::analyze

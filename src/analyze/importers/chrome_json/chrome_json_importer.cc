@@ -106,8 +106,12 @@ CopyInfo KinetoCopy(std::string_view name) {
   return c;
 }
 
+// `communication_name()` says whether `name` is a collective's (names.h
+// IsCommunication); the caller keeps its answer per name, since a trace
+// repeats a kernel's name in every launch.
+template <typename CommunicationName>
 EventClass ClassOf(std::string_view category, std::string_view name, std::string_view process,
-                   std::string_view task_type) {
+                   std::string_view task_type, CommunicationName communication_name) {
   // Host-side step spans: Kineto files them as user_annotation, torch_npu as cpu_op.
   const bool step = name.starts_with(schema::kStepPrefix);
   if (step &&
@@ -133,7 +137,7 @@ EventClass ClassOf(std::string_view category, std::string_view name, std::string
       // NCCL's and RCCL's kernels (ncclDevKernel_AllReduce_Sum_f32_RING_LL,
       // ncclKernel_...), and other collectives by their operation's name
       // (one_shot_all_reduce, ...): names.h IsCommunication.
-      return IsCommunication(name) ? EventClass::kCommunication : EventClass::kKernel;
+      return communication_name() ? EventClass::kCommunication : EventClass::kKernel;
     }
     if (category == "gpu_memcpy") return EventClass::kMemcpy;
     if (category == "gpu_memset") return EventClass::kMemset;
@@ -698,10 +702,19 @@ void ImportChromeJson(Source& source, TraceModel& model, const ImportOptions& op
   bool ascend = false, legacy = false;
   std::unordered_map<uint32_t, uint8_t> copy_of;  // a copy's name -> CopyInfo, once per name
   std::vector<int8_t> loading;                    // by name: a DataLoader's span; -1 not yet known
+  std::vector<int8_t> communication;              // by name: a collective's; -1 not yet known
   for (size_t e = 0; e < model.size(); ++e) {
     const std::string_view process = model.tracks[model.track[e]].process;
-    model.cls[e] = ClassOf(model.String(model.category[e]), model.String(model.name[e]), process,
-                           model.String(model.kind[e]));
+    const uint32_t name_id = model.name[e];
+    const auto communication_name = [&] {
+      if (name_id >= communication.size()) communication.resize(model.string_count(), -1);
+      if (communication[name_id] < 0) {
+        communication[name_id] = IsCommunication(model.String(name_id));
+      }
+      return communication[name_id] == 1;
+    };
+    model.cls[e] = ClassOf(model.String(model.category[e]), model.String(name_id), process,
+                           model.String(model.kind[e]), communication_name);
     const EventClass cls = model.cls[e];
     if (cls == EventClass::kHostOp || cls == EventClass::kAnnotation ||
         cls == EventClass::kPython) {
