@@ -6,7 +6,6 @@
 #ifndef OPSCOPE_ANALYZE_ANALYSIS_H_
 #define OPSCOPE_ANALYZE_ANALYSIS_H_
 
-#include <any>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -22,6 +21,7 @@
 #include "analyze/passes/op_stats.h"
 #include "analyze/passes/steps.h"
 #include "analyze/passes/timeline.h"
+#include "analyze/slots.h"
 
 namespace opscope::analyze {
 
@@ -39,27 +39,7 @@ struct AnalysisOptions {
 // (passes/pass.h), one slot per pass by name. The pipeline makes every
 // pass's slot before any runs, so a pass setting its own while others run
 // changes no shared structure.
-class PassResults {
- public:
-  // Makes pass `pass`'s slot, empty.
-  void Make(std::string_view pass) { slots_[pass]; }
-  // Sets pass `pass`'s result (its slot is made if it has none).
-  template <typename T>
-  const T& Set(std::string_view pass, T value) {
-    auto it = slots_.find(pass);
-    if (it == slots_.end()) it = slots_.emplace(pass, std::any()).first;
-    return it->second.emplace<T>(std::move(value));
-  }
-  // Pass `pass`'s result, or null when it did not run (or holds another type).
-  template <typename T>
-  const T* Get(std::string_view pass) const {
-    const auto it = slots_.find(pass);
-    return it == slots_.end() ? nullptr : std::any_cast<T>(&it->second);
-  }
-
- private:
-  std::map<std::string_view, std::any, std::less<>> slots_;
-};
+using PassResults = Slots;
 
 struct Analysis {
   std::optional<RooflineCeilings> ceilings;  // resolved before any pass runs

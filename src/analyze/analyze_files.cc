@@ -74,7 +74,6 @@ AnalyzedTrace AnalyzeInput(const TraceInput& input, size_t position, const Analy
       r.memory->record_source = input.Reworded(r.memory->record_source);
     }
     if (r.chip) r.chip->source = input.Reworded(r.chip->source);
-    if (r.recording) r.recording->source = input.Reworded(r.recording->source);
     if (r.pipes) r.pipes->l2_source = input.Reworded(r.pipes->l2_source);
     ReportedSummaries& m = r.summaries;
     for (std::string* source : {&m.op_types_source, &m.communication_types_source, &m.apis_source,

@@ -19,6 +19,8 @@
 #include <string>
 #include <vector>
 
+#include "analyze/slots.h"
+
 namespace opscope::analyze {
 
 // ---- Steps -------------------------------------------------------------------
@@ -252,21 +254,6 @@ struct ReportedChip {
 
 // ---- How the run was recorded ----------------------------------------------------
 
-// One of the producer's recording settings as it wrote it: what it collected
-// (activities, shapes, memory, stacks, modules, hardware counters), its
-// level, schedule and export, its versions. Keys are the producer's, its own
-// decoration (leading '_') dropped; values its text (lists joined with ", ",
-// objects as "key=value, ...").
-struct ReportedSetting {
-  std::string key;
-  std::string value;
-};
-
-struct ReportedRecording {
-  std::string source;
-  std::vector<ReportedSetting> settings;  // in the file's order
-};
-
 // ---- All of them ----------------------------------------------------------------
 
 struct ReportedTables {
@@ -278,7 +265,10 @@ struct ReportedTables {
   std::optional<ReportedMemory> memory;
   ReportedSummaries summaries;
   std::optional<ReportedChip> chip;
-  std::optional<ReportedRecording> recording;
+  // What a side-file reader keeps in a type of its own file, by the reader's
+  // name (side_files.h: SideFileReader::tables shows it), so a new reader
+  // changes no shared header: importers/ascend/profiler_info.h.
+  Slots own;
 };
 
 }  // namespace opscope::analyze

@@ -17,6 +17,7 @@
 #include <string_view>
 #include <vector>
 
+#include "analyze/table_context.h"
 #include "analyze/trace_inputs.h"
 #include "analyze/trace_model.h"
 
@@ -59,6 +60,12 @@ struct SideFileReader {
   std::vector<SideFileRole> roles;
   std::string_view description;  // what it reads into which table
   void (*read)(RankFiles& files, TraceModel& model);
+  // The tables it contributes to each rank's report from what it keeps in
+  // ReportedTables::own (its own file's types), after the report's tables of
+  // the reported records; null: none (a reader that fills the shared
+  // reported tables, whose tables the report builds).
+  void (*tables)(const ReportedTables& reported, const TableContext& context,
+                 std::vector<core::ResultTable>& out) = nullptr;
 };
 
 // Every side-file reader, in the order they run (a reader may fill a table

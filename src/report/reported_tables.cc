@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <map>
 
+#include "analyze/side_files.h"
 #include "report/analysis_tables.h"
 
 namespace opscope::report {
@@ -709,23 +710,6 @@ void AddReportedCommunication(const analyze::AnalyzedSet& set, const AnalysisTab
   }
 }
 
-// How the run was recorded, as its producer wrote it.
-void AddReportedRecording(const analyze::AnalyzedTrace& t, std::vector<ResultTable>& tables) {
-  if (!t.reported.recording) return;
-  const analyze::ReportedRecording& r = *t.reported.recording;
-  ResultTable table;
-  table.section = "recording";
-  table.title = fmt::format("How rank {} was recorded ({})", t.rank,
-                            std::filesystem::path(r.source).filename().string());
-  table.columns = {{"trace", "Trace", 0, false}, {"setting", "Setting"}, {"value", "Value"}};
-  for (const analyze::ReportedSetting& s : r.settings) table.AddRow({t.path, s.key, s.value});
-  table.notes.push_back(
-      "The profiler's own settings for this run, as it wrote them: what it collected decides "
-      "which tables and findings this report can have (no shapes: no FLOPs or layout checks; "
-      "no memory profiling: no memory tables; no pipe counters: no pipe bounds).");
-  tables.push_back(std::move(table));
-}
-
 }  // namespace
 
 void AddReportedTables(const analyze::AnalyzedTrace& t, const AnalysisTableOptions& options,
@@ -733,7 +717,11 @@ void AddReportedTables(const analyze::AnalyzedTrace& t, const AnalysisTableOptio
   AddReportedPipeline(t, options, tables);
   AddReportedMemory(t, options, tables);
   AddReportedSummaries(t, options, tables);
-  AddReportedRecording(t, tables);
+  // The tables of the readers that keep what they read in their own types.
+  const analyze::TableContext context{.path = t.path, .top = options.top, .rank = t.rank};
+  for (const analyze::SideFileReader& reader : analyze::SideFileReaders()) {
+    if (reader.tables != nullptr) reader.tables(t.reported, context, tables);
+  }
 }
 
 void AddReportedRankTables(const analyze::AnalyzedSet& set, const AnalysisTableOptions& options,

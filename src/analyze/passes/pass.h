@@ -17,32 +17,13 @@
 #include <vector>
 
 #include "analyze/rule.h"
+#include "analyze/table_context.h"
 #include "analyze/trace_model.h"
 #include "core/result_table.h"
 
 namespace opscope::analyze {
 
 struct Analysis;
-
-// What a pass's tables are built for: the trace's path (each table's first
-// column), its format and complete events (the operator tables carry them),
-// and how many rows a ranked table shows (0: all).
-struct TableContext {
-  std::string_view path;
-  int top = 20;
-  std::string_view format = {};
-  int64_t events = 0;
-
-  // How many of `rows` a ranked table shows (all with top 0); a note in
-  // `table` says how many more there are.
-  size_t Shown(size_t rows, core::ResultTable& table) const {
-    const size_t shown = top <= 0 ? rows : std::min<size_t>(rows, static_cast<size_t>(top));
-    if (shown < rows) {
-      table.notes.push_back(std::to_string(rows - shown) + " more (--top 0 lists all)");
-    }
-    return shown;
-  }
-};
 
 struct Pass {
   std::string_view name;                // a stable key: "device_busy"

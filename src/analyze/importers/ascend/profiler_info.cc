@@ -1,7 +1,9 @@
 #include "analyze/importers/ascend/profiler_info.h"
 
+#include <fmt/format.h>
 #include <simdjson.h>
 
+#include <filesystem>
 #include <string>
 #include <string_view>
 
@@ -47,7 +49,7 @@ std::string Text(simdjson::dom::element e, int depth = 0) {
   }
 }
 
-void Add(ReportedRecording& out, std::string_view key, simdjson::dom::element value) {
+void Add(Recording& out, std::string_view key, simdjson::dom::element value) {
   if (out.settings.size() >= kMaxSettings) return;
   while (key.starts_with('_')) key.remove_prefix(1);
   std::string text = Text(value);
@@ -57,7 +59,7 @@ void Add(ReportedRecording& out, std::string_view key, simdjson::dom::element va
 
 }  // namespace
 
-ReportedRecording ReadProfilerInfo(Source& source) {
+Recording ReadProfilerInfo(Source& source) {
   simdjson::dom::parser parser;
   const simdjson::dom::element root =
       ReadJsonFile(source, parser, kMaxBytes, "a profiler_info.json");
@@ -65,7 +67,7 @@ ReportedRecording ReadProfilerInfo(Source& source) {
   if (root["config"].get_object().get(config) != simdjson::SUCCESS) {
     throw Error(ErrorCode::kInvalidInput, source.name() + ": no 'config' object");
   }
-  ReportedRecording out;
+  Recording out;
   out.source = source.name();
   for (const char* part : {"common_config", "experimental_config"}) {
     simdjson::dom::object settings;
@@ -79,16 +81,42 @@ ReportedRecording ReadProfilerInfo(Source& source) {
   return out;
 }
 
+namespace {
+
+constexpr std::string_view kReaderName = "profiler_info";
+
+void Tables(const ReportedTables& reported, const TableContext& c,
+            std::vector<core::ResultTable>& tables) {
+  const Recording* r = reported.own.Get<Recording>(kReaderName);
+  if (r == nullptr) return;
+  core::ResultTable table;
+  table.section = "recording";
+  table.title = fmt::format("How rank {} was recorded ({})", c.rank,
+                            std::filesystem::path(r->source).filename().string());
+  table.columns = {{"trace", "Trace", 0, false}, {"setting", "Setting"}, {"value", "Value"}};
+  for (const RecordingSetting& s : r->settings) {
+    table.AddRow({std::string(c.path), s.key, s.value});
+  }
+  table.notes.push_back(
+      "The profiler's own settings for this run, as it wrote them: what it collected decides "
+      "which tables and findings this report can have (no shapes: no FLOPs or layout checks; "
+      "no memory profiling: no memory tables; no pipe counters: no pipe bounds).");
+  tables.push_back(std::move(table));
+}
+
+}  // namespace
+
 SideFileReader ProfilerInfoReader() {
-  return {"profiler_info",
+  return {kReaderName,
           {{"profiler_info", {"profiler_info.json", "profiler_info_*.json"}}},
           "torch_npu's profiler_info_{rank}.json: what the run recorded (activities, schedule, "
           "shapes, memory, stacks, modules, profiler level, AI Core metrics, export type, "
           "versions) -> recording",
           [](RankFiles& files, TraceModel& model) {
             const auto source = Source::Open(files.Path("profiler_info"));
-            model.reported.recording = ReadProfilerInfo(*source);
-          }};
+            model.reported.own.Set(kReaderName, ReadProfilerInfo(*source));
+          },
+          Tables};
 }
 
 }  // namespace opscope::analyze
