@@ -89,7 +89,7 @@ std::vector<ResultTable> AnalysisTables(const analyze::AnalyzedSet& set,
     AddFindings(t, tables);
     // The tables each pass that ran brings with it (passes/pass.h).
     const analyze::TableContext context{t.path, options.top, t.format,
-                                        static_cast<int64_t>(t.events)};
+                                        static_cast<int64_t>(t.events), t.rank};
     for (const analyze::Pass& pass : analyze::Passes()) {
       if (pass.tables != nullptr && t.analysis.Ran(pass.name)) {
         pass.tables(t.analysis, context, tables);
