@@ -8,6 +8,7 @@
 #include "analyze/side_files.h"
 #include "analyze/trace_inputs.h"
 #include "core/ceilings.h"
+#include "core/output.h"
 #include "opscope/opscope.h"
 
 namespace opscope::analyze {
@@ -92,6 +93,7 @@ AnalyzedTrace AnalyzeInput(const TraceInput& input, size_t position, const Analy
 }
 
 AnalyzedSet AnalyzeFiles(const AnalyzeOptions& options) {
+  core::ForgetInputs();  // a new command: its own inputs only (core/output.h)
   AnalyzedSet out;
   std::vector<RankSummary> ranks;
   TraceInputs inputs = FindTraceInputs(options.inputs);

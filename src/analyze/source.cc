@@ -10,6 +10,7 @@
 #include <cstring>
 #include <vector>
 
+#include "core/output.h"
 #include "opscope/opscope.h"
 
 namespace opscope::analyze {
@@ -259,6 +260,7 @@ std::unique_ptr<Source> Source::Open(const std::filesystem::path& path) {
       throw Error(ErrorCode::kIo, "cannot open '" + path.string() + "': " + std::strerror(errno));
     }
     raw = std::make_unique<RawInput>(fd, true, path.string());
+    core::ProtectInput(path);  // no output of this command may replace it
   }
   const bool stat_ok = ::fstat(raw->fd(), &st) == 0;
   if (stat_ok && S_ISDIR(st.st_mode)) {

@@ -6,6 +6,7 @@
 
 #include "analyze/archive_input.h"
 #include "analyze/importer.h"
+#include "core/output.h"
 #include "core/text.h"
 #include "opscope/opscope.h"
 
@@ -129,6 +130,9 @@ TraceInputs FindTraceInputs(const std::vector<std::string>& inputs) {
     return s;
   };
   const auto read_input = [&](const std::string& given) {
+    // Each input as given (a file, a folder, an archive): no output of this
+    // command may replace it (core/output.h).
+    if (given != "-") core::ProtectInput(given);
     std::string input = given;
     if (input != "-" && IsArchiveOfFolder(input)) {
       archives.push_back(ExtractArchive(input));

@@ -9,7 +9,9 @@
 #include <atomic>
 #include <cerrno>
 #include <cstring>
+#include <mutex>
 #include <random>
+#include <set>
 #include <string>
 
 #include "opscope/opscope.h"
@@ -127,13 +129,49 @@ int SweepStaleTempFiles(const std::filesystem::path& folder) {
 
 bool HasGzipExtension(const std::filesystem::path& path) { return path.extension() == ".gz"; }
 
+namespace {
+
+std::mutex g_inputs_mutex;
+std::set<std::pair<dev_t, ino_t>> g_inputs;  // ProtectInput's files and folders
+
+bool IsProtected(const struct stat& st) {
+  if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) return false;
+  std::lock_guard lock(g_inputs_mutex);
+  return g_inputs.count({st.st_dev, st.st_ino}) > 0;
+}
+
+}  // namespace
+
+void ProtectInput(const std::filesystem::path& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0 || !(S_ISREG(st.st_mode) || S_ISDIR(st.st_mode))) return;
+  std::lock_guard lock(g_inputs_mutex);
+  g_inputs.insert({st.st_dev, st.st_ino});
+}
+
+void ForgetInputs() {
+  std::lock_guard lock(g_inputs_mutex);
+  g_inputs.clear();
+}
+
+void RefuseInputAsOutput(const std::filesystem::path& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && IsProtected(st)) {
+    throw Error(ErrorCode::kInvalidArgument,
+                "refusing to write '" + path.string() +
+                    "': it is one of this command's inputs (name another output)");
+  }
+}
+
 AtomicFileOutput::AtomicFileOutput(std::filesystem::path final_path, bool gzip)
     : final_path_(std::move(final_path)) {
+  RefuseInputAsOutput(final_path_);
   // A character device (/dev/null, a terminal) or a FIFO is written into
   // directly: renaming a file over it would replace the device node. Any other
   // target that is not a regular file is refused.
   struct stat target {};
-  if (::stat(final_path_.c_str(), &target) == 0 && !S_ISREG(target.st_mode)) {
+  const bool exists = ::stat(final_path_.c_str(), &target) == 0;
+  if (exists && !S_ISREG(target.st_mode)) {
     if (!S_ISCHR(target.st_mode) && !S_ISFIFO(target.st_mode)) {
       throw Error(ErrorCode::kIo, "cannot write '" + final_path_.string() +
                                       "': it is not a regular file, a character device or a FIFO" +
@@ -156,6 +194,14 @@ AtomicFileOutput::AtomicFileOutput(std::filesystem::path final_path, bool gzip)
       temp_slot_ = -1;
       throw Error(ErrorCode::kIo, "cannot create '" + final_path_.string() + "' (temporary file '" +
                                       temp_path_.string() + "'): " + std::strerror(errno));
+    }
+    // A file it replaces keeps its permissions and, where this process may
+    // give them, its owner and group.
+    if (exists) {
+      (void)::fchmod(fd_, target.st_mode & 07777);
+      if (target.st_uid != ::geteuid() || target.st_gid != ::getegid()) {
+        (void)::fchown(fd_, target.st_uid, target.st_gid);
+      }
     }
   }
   if (gzip) {
@@ -232,6 +278,19 @@ void AtomicFileOutput::Commit() {
     Fail("cannot close");
   }
   fd_ = -1;
+  // The final path may have become an input's since (another output of the
+  // same command, a link made meanwhile): checked again before replacing it.
+  if (!direct_) {
+    try {
+      RefuseInputAsOutput(final_path_);
+    } catch (...) {
+      ::unlink(temp_path_.c_str());
+      ReleaseTempSlot(temp_slot_);
+      temp_slot_ = -1;
+      committed_ = true;  // nothing left to remove
+      throw;
+    }
+  }
   if (!direct_ && ::rename(temp_path_.c_str(), final_path_.c_str()) != 0) {
     Fail("cannot rename into");
   }

@@ -90,6 +90,22 @@ void InstallTempFileCleanup();
 void RemoveTempFilesForSignal() noexcept;
 int SweepStaleTempFiles(const std::filesystem::path& folder);
 
+// The command's own inputs, which no output may replace. Every trace or side
+// file the analyzer opens (analyze/source.h) and every folder it is given is
+// registered, by device and inode (so another spelling or a hard link of the
+// same file is the same input); AtomicFileOutput refuses a final path that is
+// one of them, when it is made and again before it renames into place, and
+// a command that writes a folder calls RefuseInputAsOutput on it first.
+// Regular files and folders only: a device or FIFO is written in place.
+void ProtectInput(const std::filesystem::path& path);
+// Throws Error(kInvalidArgument) naming `path` when it is a protected input.
+void RefuseInputAsOutput(const std::filesystem::path& path);
+// Forgets the inputs registered so far: a library call that starts a new
+// command (AnalyzeFiles, DiffFiles) begins with its own, so a long-lived
+// process (Python) neither refuses an earlier command's input nor a new file
+// that reuses a deleted one's inode.
+void ForgetInputs();
+
 // True when the path names a gzip file by its extension.
 bool HasGzipExtension(const std::filesystem::path& path);
 

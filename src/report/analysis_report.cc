@@ -340,6 +340,7 @@ std::filesystem::path DefaultAnalysisDir(const std::filesystem::path& first_inpu
 void WriteAnalysisReport(const std::filesystem::path& dir, const std::vector<AnalyzedTrace>& traces,
                          const std::vector<ResultTable>& shown,
                          const std::vector<ResultTable>& every_row) {
+  core::RefuseInputAsOutput(dir);  // a folder of the traces it reports on
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) throw Error(ErrorCode::kIo, "cannot create '" + dir.string() + "': " + ec.message());

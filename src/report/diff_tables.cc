@@ -7,6 +7,7 @@
 
 #include "analyze/importer.h"
 #include "analyze/trace_inputs.h"
+#include "core/output.h"
 #include "opscope/opscope.h"
 
 namespace opscope::report {
@@ -232,6 +233,7 @@ namespace opscope::report {
 DiffOutcome DiffFiles(const std::string& before, const std::string& after, int top,
                       std::optional<double> fail_if_slower) {
   if (top < 0) throw Error(ErrorCode::kInvalidArgument, "--top must be >= 0 (0: all)");
+  core::ForgetInputs();  // a new command: its own inputs only (core/output.h)
   // The inputs stay alive to the end: an archive's traces are read from its
   // unpacked folder, removed with them.
   const analyze::TraceInputs before_inputs = analyze::FindTraceInputs({before}),

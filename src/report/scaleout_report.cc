@@ -282,6 +282,7 @@ std::string ScaleOutHtml(const ScaleOutResult& r, const ScaleOutTables& tables) 
 
 void WriteScaleOutReport(const std::filesystem::path& dir, const ScaleOutResult& result,
                          const ScaleOutTables& tables) {
+  core::RefuseInputAsOutput(dir);  // a folder of the summaries it merges
   std::error_code ec;
   std::filesystem::create_directories(dir / "tables", ec);
   if (ec)

@@ -634,6 +634,33 @@ expect_status 7 "diff of rank folders: rank 1 is 20% slower" "$opscope" diff "$d
 expect_grep "rank 1: slower by" "$dir/err" "the gate names the slow rank"
 }
 
+# An output never replaces one of the command's own inputs (issue 39): the
+# summary onto its trace, a diff onto one side, a report folder onto the
+# folder of traces, a hard link of the input; each exits 2 naming the path,
+# and the input is byte for byte what it was.
+case_outputs_never_inputs() {
+steps_trace "$dir/own.json" 1000 1
+steps_trace "$dir/other.json" 1100 2
+ln "$dir/own.json" "$dir/own_link.json"
+sum=$(md5sum < "$dir/own.json")
+expect_status 2 "--summary-only onto its own trace" "$opscope" analyze --summary-only "$dir/own.json" --out "$dir/own.json"
+expect_grep "one of this command's inputs" "$dir/err" "the refusal says why"
+expect_status 2 "diff onto its first trace" "$opscope" diff "$dir/own.json" "$dir/other.json" --out "$dir/own.json"
+expect_grep "own.json" "$dir/err" "the refusal names the path"
+expect_status 2 "diff onto a hard link of its first trace" "$opscope" diff "$dir/own.json" "$dir/other.json" --out "$dir/own_link.json"
+expect_status 2 "analyze --format json onto its trace" "$opscope" analyze "$dir/own.json" --format json --out "$dir/own.json"
+[ "$(md5sum < "$dir/own.json")" = "$sum" ] || { echo "FAIL: an input was changed"; failures=$((failures + 1)); }
+mkdir -p "$dir/traces_in"
+cp "$dir/own.json" "$dir/traces_in/rank0.json"
+expect_status 2 "a report folder onto the folder of traces" "$opscope" analyze "$dir/traces_in" --out "$dir/traces_in"
+[ ! -e "$dir/traces_in/analysis.json" ] || { echo "FAIL: a report was written into the input folder"; failures=$((failures + 1)); }
+expect_status 0 "an output elsewhere is written" "$opscope" diff "$dir/own.json" "$dir/other.json" --out "$dir/diff.txt"
+# A file it replaces keeps its mode.
+printf 'old' > "$dir/private.txt"; chmod 600 "$dir/private.txt"
+expect_status 0 "diff replaces an older output" "$opscope" diff "$dir/own.json" "$dir/other.json" --out "$dir/private.txt"
+[ "$(stat -c %a "$dir/private.txt")" = 600 ] || { echo "FAIL: the replaced file lost its mode: $(stat -c %a "$dir/private.txt")"; failures=$((failures + 1)); }
+}
+
 # A zipped (or tarred) output folder reads as the folder: the same analysis,
 # its paths shown inside the archive, nothing left in the temporary folder.
 case_analyze_archive() {

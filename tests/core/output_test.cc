@@ -97,6 +97,67 @@ TEST(AtomicFileOutput, FifosAndDevicesAreWrittenIntoNotReplaced) {
 // A writer killed by SIGTERM removes its temporary file; one killed by SIGKILL
 // leaves it, and the next write into the folder sweeps it (its process is gone);
 // a live process's temporary file is left alone.
+// An output never replaces one of the command's inputs (issue 39: `analyze
+// --summary-only T --out T` and `diff A B --out A` overwrote the trace): by
+// device and inode, so another spelling or a hard link is caught too; the
+// input is left as it was and no temporary file stays behind.
+TEST(AtomicFileOutput, NeverReplacesAnInput) {
+  TempDir dir;
+  const auto input = dir.path() / "trace.json";
+  { std::ofstream(input) << "{\"traceEvents\": []}"; }
+  const auto link = dir.path() / "same.json";
+  ASSERT_EQ(::link(input.c_str(), link.c_str()), 0);
+  const auto other = dir.path() / "other.json";
+  std::ofstream(other) << "x";
+  ProtectInput(input);
+  for (const auto& target : {input, link, dir.path() / "." / "trace.json"}) {
+    try {
+      AtomicFileOutput out(target, false);
+      ADD_FAILURE() << "wrote over the input as " << target;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
+      EXPECT_NE(std::string(e.what()).find("one of this command's inputs"), std::string::npos)
+          << e.what();
+    }
+  }
+  // Becoming an input while it is written (another output of the same run)
+  // is caught before the rename.
+  {
+    AtomicFileOutput out(other, false);
+    out.buffer() = "replaced";
+    ProtectInput(other);
+    EXPECT_THROW(out.Commit(), Error);
+  }
+  EXPECT_EQ(ReadFile(input), "{\"traceEvents\": []}");
+  EXPECT_EQ(ReadFile(other), "x");
+  EXPECT_EQ(ListFiles(dir.path()).size(), 3u) << "temporary file left behind";
+  // A folder given as input is refused as an output folder.
+  ProtectInput(dir.path());
+  EXPECT_THROW(RefuseInputAsOutput(dir.path()), Error);
+  EXPECT_NO_THROW(RefuseInputAsOutput(dir.path() / "new-folder"));
+  // A new command forgets the last one's inputs.
+  ForgetInputs();
+  EXPECT_NO_THROW(RefuseInputAsOutput(dir.path()));
+  EXPECT_NO_THROW(AtomicFileOutput(input, false));
+}
+
+// A file an output replaces keeps its permissions (a 600 file stays 600).
+TEST(AtomicFileOutput, AReplacedFileKeepsItsMode) {
+  TempDir dir;
+  const auto path = dir.path() / "private.json";
+  std::ofstream(path) << "old";
+  ASSERT_EQ(::chmod(path.c_str(), 0600), 0);
+  {
+    AtomicFileOutput out(path, false);
+    out.buffer() = "new";
+    out.Commit();
+  }
+  struct stat st {};
+  ASSERT_EQ(::stat(path.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0600u);
+  EXPECT_EQ(ReadFile(path), "new");
+}
+
 TEST(AtomicFileOutput, KilledWritersLeaveNoTemporaryFiles) {
   TempDir dir;
   const pid_t child = ::fork();
