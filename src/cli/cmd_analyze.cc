@@ -116,11 +116,25 @@ struct AnalyzeCommand {
     const std::vector<std::string> docs =
         analyze::SummarizeTraces(found.traces, {}, SummarizeOpts(), unused);
     ReportUnused(unused);
-    // One trace: --out is the file. Several: --out is a folder of rank-<R>.summary.
+    // One trace: --out is the file ("-": standard output). Several: --out is
+    // a folder of rank-<R>.summary.
+    if (out == "-" && docs.size() != 1) {
+      throw Error(ErrorCode::kInvalidArgument,
+                  "--out - writes one trace's summary to standard output; these inputs hold " +
+                      std::to_string(docs.size()) + " traces (name a folder)");
+    }
     const bool one = docs.size() == 1 && !std::filesystem::is_directory(out);
     for (const std::string& doc : docs) {
       analyze::RankTraceSummary s = analyze::ParseSummaryBytes(doc, "summary");
       if (rank >= 0) s.rank = rank;
+      if (out == "-") {  // the gzip file's bytes, every write checked
+        std::cout << analyze::CompressSummary(analyze::SerializeSummary(s));
+        CheckStdout();
+        std::cerr << "opscope: wrote the summary to standard output (rank " << s.rank << ", "
+                  << s.operators.size() << " operators, " << s.steps.size() << " steps, "
+                  << s.collectives.size() << " collective calls)\n";
+        continue;
+      }
       const std::string name = "rank-" + std::to_string(s.rank) + ".summary";
       const std::filesystem::path path =
           one && !out.empty()

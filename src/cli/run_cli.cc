@@ -42,6 +42,23 @@ void ExecScaleOut() {
   // Not replaced: run here, as if it were not installed.
 }
 
+namespace {
+
+// --help and --version print to standard output too: a write that failed
+// (a full disk, /dev/full, a closed pipe) is an I/O error, not success.
+int HelpExit(const CLI::App& app, const CLI::Error& e) {
+  const int code = app.exit(e);
+  try {
+    CheckStdout();
+  } catch (const Error& error) {
+    std::cerr << "opscope: error: " << core::EscapeForTerminal(error.what()) << '\n';
+    return static_cast<int>(ExitCodeFor(error.code()));
+  }
+  return code;
+}
+
+}  // namespace
+
 int RunCli(int argc, char** argv, const std::function<void(CLI::App&, int&)>& add_commands) {
   Arguments().assign(argv, argv + argc);
   // A run killed by SIGINT/SIGTERM removes the temporary files it was writing.
@@ -65,9 +82,9 @@ int RunCli(int argc, char** argv, const std::function<void(CLI::App&, int&)>& ad
     app.parse(argc, argv);
     CheckStdout();  // the last buffered bytes reached their file
   } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
+    return HelpExit(app, e);
   } catch (const CLI::CallForVersion& e) {
-    return app.exit(e);
+    return HelpExit(app, e);
   } catch (const CLI::ParseError& e) {
     std::cerr << UsageMessage(app, e, std::vector<std::string>(argv + 1, argv + argc)) << '\n';
     return static_cast<int>(ExitCode::kUsage);

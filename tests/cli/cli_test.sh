@@ -659,6 +659,18 @@ expect_status 0 "an output elsewhere is written" "$opscope" diff "$dir/own.json"
 printf 'old' > "$dir/private.txt"; chmod 600 "$dir/private.txt"
 expect_status 0 "diff replaces an older output" "$opscope" diff "$dir/own.json" "$dir/other.json" --out "$dir/private.txt"
 [ "$(stat -c %a "$dir/private.txt")" = 600 ] || { echo "FAIL: the replaced file lost its mode: $(stat -c %a "$dir/private.txt")"; failures=$((failures + 1)); }
+# Standard output that cannot be written (a full disk: /dev/full) is an I/O
+# error (exit 4), for --help and --version too; --out - is standard output.
+for args in "--help" "--version" "analyze --help" "analyze --summary-only $dir/own.json --out -"; do
+  # shellcheck disable=SC2086
+  "$opscope" $args > /dev/full 2> "$dir/err"; status=$?
+  [ "$status" -eq 4 ] || { echo "FAIL: '$args' into /dev/full: exit $status, expected 4"; cat "$dir/err"; failures=$((failures + 1)); }
+done
+expect_status 0 "--summary-only --out - writes the summary to standard output" "$opscope" analyze --summary-only "$dir/own.json" --out -
+[ ! -e ./- ] && [ ! -e "$dir/-" ] || { echo "FAIL: --out - made a file named '-'"; failures=$((failures + 1)); }
+cp "$dir/out" "$dir/stdout.summary"
+expect_status 0 "the summary from standard output merges" "$opscope" merge "$dir/stdout.summary" --out "$dir/merged"
+expect_status 2 "--out - with several traces" "$opscope" analyze --summary-only "$dir/own.json" "$dir/other.json" --out -
 }
 
 # A zipped (or tarred) output folder reads as the folder: the same analysis,
