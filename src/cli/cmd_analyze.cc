@@ -236,7 +236,8 @@ void RegisterAnalyze(CLI::App& app) {
   AddTableOption(*sub, command->table);
   sub->add_option("--out", command->out,
                   "folder for summary.csv, analysis.json, analysis.html and tables/ (default: "
-                  "NAME.opscope-analysis in the current folder, NAME the first input's)");
+                  "NAME.opscope-analysis in the current folder, NAME the first input's)")
+      ->check(NotEmpty());
   sub->add_option("--top", command->top, "operators per trace (default 20; 0: all)");
   sub->add_option("--ceilings", command->ceilings_file,
                   "ceilings.json from `opscope bench roofline`");
@@ -256,7 +257,8 @@ void RegisterAnalyze(CLI::App& app) {
       "--threads", command->threads,
       "with --summary-only, --scale-out or --mpi: traces summarised at once (default 1)");
   sub->add_option("--rank", command->rank,
-                  "with --summary-only: the rank of the one trace, when it does not say");
+                  "with --summary-only: the rank of the one trace, when it does not say")
+      ->check(CLI::NonNegativeNumber);
   sub->add_flag("--list-rules", command->list_rules,
                 "list the advisor's rules (finding, passes read, when it fires) and exit");
   sub->add_flag("--timings", command->timings,

@@ -1,5 +1,6 @@
 // `opscope diff BEFORE AFTER`: what got faster or slower, and a gate for CI.
 // Files are compared as traces; folders of rank traces rank by rank.
+#include <cctype>
 #include <cmath>
 #include <iostream>
 
@@ -44,7 +45,7 @@ void RegisterDiff(CLI::App& app, int& exit_code) {
       ->required();
   sub->add_option("--format", command->format, "table, json or csv")
       ->check(CLI::IsMember({"table", "json", "csv"}));
-  sub->add_option("--out", command->out, "write the output to this file");
+  sub->add_option("--out", command->out, "write the output to this file")->check(NotEmpty());
   AddTableOption(*sub, command->table);
   sub->add_option("--top", command->top, "operators to list (default 20; 0: all)");
   // A command-line error (exit 2) naming the option: NaN, infinities and
@@ -54,9 +55,15 @@ void RegisterDiff(CLI::App& app, int& exit_code) {
                   "beyond the noise between steps (a finite percentage >= 0; for CI gates)")
       ->check(CLI::Validator(
           [](std::string& text) -> std::string {
+            // Decimal only: strtod would also read hexadecimal (0x10 as 16),
+            // leading white space and "inf".
+            const bool decimal =
+                !text.empty() &&
+                (std::isdigit(static_cast<unsigned char>(text[0])) || text[0] == '.') &&
+                text.find_first_not_of("0123456789.eE+-") == std::string::npos;
             char* end = nullptr;
             const double v = std::strtod(text.c_str(), &end);
-            if (text.empty() || end == text.c_str() || *end != '\0' || !std::isfinite(v) || v < 0) {
+            if (!decimal || end == text.c_str() || *end != '\0' || !std::isfinite(v) || v < 0) {
               return "must be a finite percentage >= 0, not '" + text + "'";
             }
             return {};

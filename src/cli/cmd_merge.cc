@@ -68,7 +68,8 @@ void RegisterMerge(CLI::App& app) {
   sub->add_option("summaries", command->inputs, "rank summary files, or folders of *.summary files")
       ->required();
   sub->add_option("--out", command->out,
-                  "folder for merge.json, merge.html and tables/ (default: opscope-merge)");
+                  "folder for merge.json, merge.html and tables/ (default: opscope-merge)")
+      ->check(NotEmpty());
   sub->add_option("--format", command->format, "table, json or csv")
       ->check(CLI::IsMember({"table", "json", "csv"}));
   AddTableOption(*sub, command->table);

@@ -136,7 +136,7 @@ void RegisterSmi(CLI::App& app) {
   sub->add_option("--device", command->device, "cpu, cuda:N or all (default all present)");
   sub->add_option("--format", command->format, "table, json or csv (with --watch: json lines)")
       ->check(CLI::IsMember({"table", "json", "csv"}));
-  sub->add_option("--out", command->out, "write the snapshot to this file");
+  sub->add_option("--out", command->out, "write the snapshot to this file")->check(NotEmpty());
   sub->add_option("--watch", command->watch,
                   "stream a sample every interval (e.g. 100ms; >= 10ms)");
   sub->add_option("--count", command->count, "samples to stream (default: until interrupted)");

@@ -40,6 +40,15 @@ void CheckStdout() {
   }
 }
 
+const CLI::Validator& NotEmpty() {
+  static const CLI::Validator validator(
+      [](std::string& text) -> std::string {
+        return text.empty() ? std::string("must not be empty") : std::string();
+      },
+      "", "not empty");
+  return validator;
+}
+
 void AddTableOption(CLI::App& app, std::string& table) {
   app.add_option("--table", table,
                  "print only the tables of this section (e.g. operators); --format csv "

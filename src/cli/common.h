@@ -58,6 +58,9 @@ namespace opscope::cli {
 void EmitScaleOut(const analyze::ScaleOutResult& result, const std::string& out,
                   const std::string& format, int top, const std::string& table = "");
 // Adds --table (the one table to print, by its section) to a command.
+// Refuses an empty value (`--out ''`): a usage error naming the option.
+const CLI::Validator& NotEmpty();
+
 void AddTableOption(CLI::App& app, std::string& table);
 
 void RegisterInfo(CLI::App& app);

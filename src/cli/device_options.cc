@@ -15,7 +15,7 @@ void AddCommonOptions(CLI::App& app, CommonOptions& options, const std::string& 
                  "device: cpu or cuda:N (default: " + devices::DefaultDevice() + ")");
   app.add_option("--format", options.format, "output format: table, json or csv")
       ->check(CLI::IsMember({"table", "json", "csv"}));
-  app.add_option("--out", options.out, out_help);
+  app.add_option("--out", options.out, out_help)->check(NotEmpty());
   app.add_option("--threads", options.threads, "CPU threads to use (default: all)");
   AddTableOption(app, options.table);
 }

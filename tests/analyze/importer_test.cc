@@ -59,6 +59,23 @@ TEST(MicrosToNs, ExactDecimalsAndFallbacks) {
   ASSERT_TRUE(MicrosToNs("4000000000000000", ns));
 }
 
+// A refused time that is a number all the same is "out of range", not "not a
+// time" (issue 39: 17364088837041000.212 us was called "not a time").
+TEST(MicrosToNs, OutOfRangeIsToldFromNotANumber) {
+  int64_t ns = 0;
+  for (const char* big : {"17364088837041000.212", "99999999999999999999", "-4.1e15", "1e400",
+                          "4000000000000001"}) {
+    EXPECT_FALSE(MicrosToNs(big, ns)) << big;
+    EXPECT_TRUE(MicrosOutOfRange(big)) << big;
+    EXPECT_EQ(WhyNotMicros(big, "not a time").rfind("out of range", 0), 0u) << big;
+  }
+  for (const char* bad : {"", "abc", "12abc", "1.2.3", "--5", "0x10", "1e", "."}) {
+    EXPECT_FALSE(MicrosToNs(bad, ns)) << bad;
+    EXPECT_FALSE(MicrosOutOfRange(bad)) << bad;
+    EXPECT_EQ(WhyNotMicros(bad, "not a time"), "not a time") << bad;
+  }
+}
+
 TEST(JsonEventReader, FindsEventsAndKeepsMembersInAnyOrder) {
   testing::TempDir dir;
   const auto path =

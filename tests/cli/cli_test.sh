@@ -671,6 +671,23 @@ expect_status 0 "--summary-only --out - writes the summary to standard output" "
 cp "$dir/out" "$dir/stdout.summary"
 expect_status 0 "the summary from standard output merges" "$opscope" merge "$dir/stdout.summary" --out "$dir/merged"
 expect_status 2 "--out - with several traces" "$opscope" analyze --summary-only "$dir/own.json" "$dir/other.json" --out -
+# Values that were accepted and meant something else (issue 39).
+expect_status 2 "--fail-if-slower in hexadecimal" "$opscope" diff "$dir/own.json" "$dir/other.json" --fail-if-slower 0x10
+expect_grep "fail-if-slower" "$dir/err" "the refusal names the option"
+expect_status 2 "--rank -1" "$opscope" analyze --summary-only "$dir/own.json" --rank -1 --out "$dir/r.summary"
+expect_grep "rank" "$dir/err" "the refusal names --rank"
+for cmd in "diff $dir/own.json $dir/other.json" "analyze $dir/own.json" "merge $dir/stdout.summary" "demo"; do
+  # shellcheck disable=SC2086
+  expect_status 2 "$cmd --out ''" "$opscope" $cmd --out ''
+  expect_grep "out" "$dir/err" "the refusal of an empty --out names it"
+done
+# A start time beyond 64-bit nanoseconds is out of range, not "not a time".
+printf 'Step Id,Name,Type,Start Time(us),Duration(us)\n1,MatMul,MatMul,17364088837041000.212,5\n' > "$dir/kernel_details.csv"
+expect_status 3 "kernel_details.csv with a start out of range" "$opscope" analyze "$dir/kernel_details.csv" --out "$dir/kd"
+expect_grep "out of range" "$dir/err" "the error says out of range"
+printf '{"traceEvents":[{"ph":"X","name":"a","pid":1,"tid":1,"ts":1e400,"dur":1}]}' > "$dir/far.json"
+expect_status 3 "a Chrome trace with ts out of range" "$opscope" analyze "$dir/far.json" --out "$dir/far"
+expect_grep "out of range" "$dir/err" "the Chrome error says out of range"
 }
 
 # A zipped (or tarred) output folder reads as the folder: the same analysis,

@@ -54,4 +54,27 @@ bool MicrosToNs(std::string_view text, int64_t& ns) {
   return true;
 }
 
+bool MicrosOutOfRange(std::string_view text) {
+  // A plain decimal ([-]digits[.digits]) or what from_chars reads as a number.
+  size_t i = text.starts_with('-') ? 1 : 0;
+  const size_t digits = i;
+  while (i < text.size() && text[i] >= '0' && text[i] <= '9') ++i;
+  if (i > digits && (i == text.size() || text[i] == '.')) {
+    size_t j = i + (i < text.size() ? 1 : 0);
+    while (j < text.size() && text[j] >= '0' && text[j] <= '9') ++j;
+    if (j == text.size()) return true;  // a number, refused: too large
+  }
+  double value = 0;
+  const auto result = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (result.ptr != text.data() + text.size()) return false;
+  return result.ec == std::errc::result_out_of_range ||
+         (result.ec == std::errc() && std::isfinite(value) &&
+          std::abs(value) * 1000 > static_cast<double>(kMaxTimeNs));
+}
+
+std::string WhyNotMicros(std::string_view text, std::string_view otherwise) {
+  return MicrosOutOfRange(text) ? "out of range (beyond 4e18 ns, about 126 years)"
+                                : std::string(otherwise);
+}
+
 }  // namespace opscope::analyze

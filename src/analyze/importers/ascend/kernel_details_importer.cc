@@ -210,12 +210,16 @@ void ParseKernelDetailsBatch(const std::string& path, const CsvHeader& header,
     const int record_line = csv.record_line();
     int64_t start = 0, duration = 0;
     if (!MicrosToNs(TrimField(fields[c.start]), start)) {
-      throw bad(record_line,
-                "'" + c.start_name + "' is not a time: '" + std::string(fields[c.start]) + "'");
+      throw bad(record_line, "'" + c.start_name + "' is " +
+                                 WhyNotMicros(TrimField(fields[c.start]), "not a time") + ": '" +
+                                 std::string(fields[c.start]) + "'");
     }
     if (!MicrosToNs(TrimField(fields[c.dur]), duration) || duration < 0) {
       throw bad(record_line,
-                "'" + c.dur_name + "' is not a duration: '" + std::string(fields[c.dur]) + "'");
+                "'" + c.dur_name + "' is " +
+                    (duration < 0 ? std::string("not a duration")
+                                  : WhyNotMicros(TrimField(fields[c.dur]), "not a duration")) +
+                    ": '" + std::string(fields[c.dur]) + "'");
     }
     const auto text = [&](size_t col) {
       return col == SIZE_MAX ? std::string_view() : TrimField(fields[col]);

@@ -53,16 +53,16 @@ std::string_view IdText(simdjson::ondemand::value value, std::string& scratch) {
   return scratch;
 }
 
-bool TimeNs(simdjson::ondemand::value value, int64_t& ns) {
+// A time's text: a number's token, or a string's contents ("" neither).
+std::string_view TimeText(simdjson::ondemand::value value) {
   json_type type;
-  if (value.type().get(type)) return false;
+  if (value.type().get(type)) return {};
   std::string_view text;
   if (type == json_type::string) {
-    if (value.get_string().get(text)) return false;
-  } else {
-    text = Trim(value.raw_json_token());
+    if (value.get_string().get(text)) return {};
+    return text;
   }
-  return MicrosToNs(text, ns);
+  return Trim(value.raw_json_token());
 }
 
 // A copy as Kineto (libkineto's CuptiActivity, and opscope's CUPTI records,
@@ -404,10 +404,17 @@ void ParseEvent(const std::string& path, std::string_view json, uint64_t offset,
     } else if (key == "ts"sv) {
       json_type type;
       part.string_timestamps |= !value.type().get(type) && type == json_type::string;
-      if (!TimeNs(value, ts)) throw bad(offset, "\"ts\" is not a time in microseconds");
+      // The value is read once (simdjson's on-demand values): its text, then the time.
+      const std::string_view text = TimeText(value);
+      if (!MicrosToNs(text, ts)) {
+        throw bad(offset, "\"ts\" is " + WhyNotMicros(text, "not a time in microseconds"));
+      }
       has_ts = true;
     } else if (key == "dur"sv) {
-      if (!TimeNs(value, dur)) throw bad(offset, "\"dur\" is not a duration in microseconds");
+      const std::string_view text = TimeText(value);
+      if (!MicrosToNs(text, dur)) {
+        throw bad(offset, "\"dur\" is " + WhyNotMicros(text, "not a duration in microseconds"));
+      }
       has_dur = true;
     } else if (key == "args"sv) {
       simdjson::ondemand::object args;
