@@ -63,8 +63,8 @@ TEST(MicrosToNs, ExactDecimalsAndFallbacks) {
 // time" (issue 39: 17364088837041000.212 us was called "not a time").
 TEST(MicrosToNs, OutOfRangeIsToldFromNotANumber) {
   int64_t ns = 0;
-  for (const char* big : {"17364088837041000.212", "99999999999999999999", "-4.1e15", "1e400",
-                          "4000000000000001"}) {
+  for (const char* big :
+       {"17364088837041000.212", "99999999999999999999", "-4.1e15", "1e400", "4000000000000001"}) {
     EXPECT_FALSE(MicrosToNs(big, ns)) << big;
     EXPECT_TRUE(MicrosOutOfRange(big)) << big;
     EXPECT_EQ(WhyNotMicros(big, "not a time").rfind("out of range", 0), 0u) << big;
