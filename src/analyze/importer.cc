@@ -1,6 +1,8 @@
 #include "analyze/importer.h"
 
+#include <fmt/format.h>
 #include <fnmatch.h>
+#include <simdjson.h>
 
 #include <algorithm>
 #include <mutex>
@@ -33,9 +35,91 @@ const Importer* FindImporter(Source& source) {
   return nullptr;
 }
 
+namespace {
+
+// What is wrong with an input no importer recognised, when its first bytes
+// tell: empty, white space only, not text, or JSON that does not parse (the
+// byte where it goes wrong, for the mistakes that show one). "" when they do
+// not: the input is well-formed text of a format opscope does not read.
+// Sets `code` to kInvalidInput for a broken file.
+std::string WhatIsWrong(Source& source, ErrorCode& code) {
+  code = ErrorCode::kInvalidInput;
+  const std::string_view head = source.Peek(kMaxPeekBytes);
+  const std::string name = "'" + source.name() + "'";
+  if (head.empty() && source.PeekedAll()) return name + " is empty (0 bytes)";
+  const size_t text = head.find_first_not_of(" \t\r\n");
+  if (text == std::string_view::npos && source.PeekedAll()) {
+    return fmt::format("{} holds only white space ({} bytes)", name, head.size());
+  }
+  // A database of another kind: the list of formats says which ones opscope reads.
+  if (head.starts_with(std::string_view("SQLite format 3\0", 16))) return "";
+  // Not text: a NUL or another control byte (the first 64 KiB are enough to tell).
+  const std::string_view sample = head.substr(0, size_t{64} << 10);
+  for (size_t i = 0; i < sample.size(); ++i) {
+    const auto c = static_cast<unsigned char>(sample[i]);
+    if (c == 0 || (c < 0x20 && c != '\t' && c != '\r' && c != '\n' && c != '\f')) {
+      code = ErrorCode::kUnsupported;
+      return fmt::format("{} is not text: byte {} is {} (0x{:02x})", name, i,
+                         c == 0 ? "a NUL" : "a control character", c);
+    }
+  }
+  if (text == std::string_view::npos) return "";
+  const char first = head[text];
+  const bool json_like =
+      first == '{' || first == '[' || first == '"' || head.substr(text).starts_with("null") ||
+      head.substr(text).starts_with("true") || head.substr(text).starts_with("false");
+  if (!json_like) return "";
+  // A single-quoted key or string, as Python's repr writes: the first quote
+  // outside a double-quoted string.
+  bool in_string = false;
+  for (size_t i = text; i < head.size(); ++i) {
+    const char c = head[i];
+    if (in_string) {
+      if (c == '\\') {
+        ++i;
+      } else if (c == '"') {
+        in_string = false;
+      }
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '\'') {
+      return fmt::format(
+          "{} is not JSON: byte {} is a single quote (JSON strings take double quotes; Python's "
+          "repr() or str() wrote it, json.dump writes JSON)",
+          name, i);
+    }
+  }
+  if (!source.PeekedAll()) return "";  // larger than a peek: the format's own reader says
+  simdjson::dom::parser parser;
+  simdjson::dom::element root;
+  if (const auto error = parser.parse(head.data(), head.size()).get(root); error) {
+    return fmt::format("{} is not JSON: {}", name, simdjson::error_message(error));
+  }
+  code = ErrorCode::kUnsupported;
+  switch (root.type()) {
+    case simdjson::dom::element_type::OBJECT:
+    case simdjson::dom::element_type::ARRAY: return "";  // JSON of another kind: the list below
+    default:
+      return fmt::format(
+          "{} is JSON but holds a single {} value, not a trace (a Chrome trace is an object with "
+          "\"traceEvents\" or an array of events)",
+          name,
+          root.type() == simdjson::dom::element_type::NULL_VALUE ? "null"
+          : root.type() == simdjson::dom::element_type::STRING   ? "string"
+          : root.type() == simdjson::dom::element_type::BOOL     ? "true/false"
+                                                                 : "number");
+  }
+}
+
+}  // namespace
+
 TraceModel ImportTrace(Source& source) {
   const Importer* importer = FindImporter(source);
   if (importer == nullptr) {
+    ErrorCode code = ErrorCode::kUnsupported;
+    if (const std::string wrong = WhatIsWrong(source, code); !wrong.empty()) {
+      throw Error(code, wrong);
+    }
     std::string formats;
     for (const Importer& i : Importers()) {
       formats += (formats.empty() ? "" : "; ") + std::string(i.description);

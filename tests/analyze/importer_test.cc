@@ -119,6 +119,27 @@ TEST(JsonEventReader, TruncatedAndMalformedInputsNameTheByte) {
       << not_object;
   const std::string unknown = ErrorOf(Write(dir, "x.csv", "a,b,c\n1,2,3\n"));
   EXPECT_NE(unknown.find("is not a trace format opscope reads"), std::string::npos) << unknown;
+  // Inputs no reader recognises say what is wrong with them (issue 39), where
+  // their bytes tell, instead of "not a trace format".
+  const std::pair<std::string, const char*> kBroken[] = {
+      {"", "is empty (0 bytes)"},
+      {" \n\t ", "holds only white space (4 bytes)"},
+      {"null", "is JSON but holds a single null value, not a trace"},
+      {"42", ""},  // a number is not JSON-like text here: the list of formats
+      {"{'traceEvents': []}", "is not JSON: byte 1 is a single quote"},
+      {"[{\"a\": \"it's\"}, 'x']", "is not JSON: byte 16 is a single quote"},
+      {"{\"a\": [1, 2,]}", "is not JSON: "},
+      {std::string("ab\0cd", 5), "is not text: byte 2 is a NUL (0x00)"},
+      {"ab\x07", "is not text: byte 2 is a control character (0x07)"},
+  };
+  for (const auto& [bytes, want] : kBroken) {
+    const std::string error = ErrorOf(Write(dir, "broken.json", bytes));
+    if (*want == '\0') {
+      EXPECT_NE(error.find("is not a trace format opscope reads"), std::string::npos) << error;
+    } else {
+      EXPECT_NE(error.find(want), std::string::npos) << "'" << bytes << "': " << error;
+    }
+  }
   EXPECT_NE(ErrorOf(dir.path()).find("is a folder, not a trace file"), std::string::npos);
 }
 
