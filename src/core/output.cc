@@ -28,10 +28,20 @@ namespace {
 std::filesystem::path TempPathFor(const std::filesystem::path& final_path) {
   static std::atomic<uint64_t> counter{0};
   std::random_device device;
-  std::string name = "." + final_path.filename().string() + ".tmp." + std::to_string(getpid()) +
-                     "." + std::to_string(counter.fetch_add(1)) + "." +
-                     std::to_string(device() & 0xFFFFFF);
-  return final_path.parent_path() / name;
+  const std::string suffix = ".tmp." + std::to_string(getpid()) + "." +
+                             std::to_string(counter.fetch_add(1)) + "." +
+                             std::to_string(device() & 0xFFFFFF);
+  // A file name holds 255 bytes at most (NAME_MAX): a final name that long
+  // has its temporary's copy of it shortened (at a UTF-8 character's start),
+  // the suffix that the sweep reads kept whole.
+  std::string base = final_path.filename().string();
+  constexpr size_t kNameMax = 255;
+  if (1 + base.size() + suffix.size() > kNameMax) {
+    size_t keep = kNameMax - 1 - suffix.size();
+    while (keep > 0 && (static_cast<unsigned char>(base[keep]) & 0xC0) == 0x80) --keep;
+    base.resize(keep);
+  }
+  return final_path.parent_path() / ("." + base + suffix);
 }
 
 // Temporary files being written, kept where a signal handler can reach them

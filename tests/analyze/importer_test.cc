@@ -260,6 +260,30 @@ std::string ReadBatched(const std::string& text, size_t batch_bytes) {
   return out;
 }
 
+// A record holding a NUL byte is refused with its line and field, by both
+// ways of reading (issue 39: it was accepted).
+TEST(CsvReader, ANulByteIsRefusedWithItsLineAndField) {
+  const std::string text = std::string("a,b\n1,2\n3,x") + '\0' + "y\n";
+  for (const bool views : {false, true}) {
+    auto source = Source::FromBytes("nul.csv", text);
+    CsvReader reader(*source);
+    std::vector<std::string> fields;
+    std::vector<std::string_view> field_views;
+    const auto next = [&] { return views ? reader.NextViews(field_views) : reader.Next(fields); };
+    ASSERT_TRUE(next());
+    ASSERT_TRUE(next());
+    try {
+      next();
+      ADD_FAILURE() << "a record with a NUL byte was read (views " << views << ")";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::kInvalidInput);
+      EXPECT_NE(std::string(e.what()).find("nul.csv: line 3: field 2 holds a NUL byte"),
+                std::string::npos)
+          << e.what();
+    }
+  }
+}
+
 TEST(CsvReader, ViewsAreTheRecordsNextReads) {
   const std::vector<std::string> cases = {"",
                                           "\n",

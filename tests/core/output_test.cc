@@ -158,6 +158,27 @@ TEST(AtomicFileOutput, AReplacedFileKeepsItsMode) {
   EXPECT_EQ(ReadFile(path), "new");
 }
 
+// A final name of 255 bytes (the most a file name holds) is written: its
+// temporary file's name is shortened to fit (issue 39: it failed, the
+// temporary name being longer).
+TEST(AtomicFileOutput, ALongestFileNameIsWritten) {
+  TempDir dir;
+  std::string accented = "a";  // 255 bytes of two-byte characters: cut at a character's start
+  for (int i = 0; i < 127; ++i) accented += "\xc3\xa9";
+  for (const std::string& name :
+       {std::string(255, 'a'), std::string(250, 'b') + ".json", accented}) {
+    ASSERT_EQ(name.size(), 255u);
+    const auto path = dir.path() / name;
+    {
+      AtomicFileOutput out(path, false);
+      out.buffer() = "ok";
+      out.Commit();
+    }
+    EXPECT_EQ(ReadFile(path), "ok") << name.size();
+  }
+  EXPECT_EQ(ListFiles(dir.path()).size(), 3u) << "temporary file left behind";
+}
+
 TEST(AtomicFileOutput, KilledWritersLeaveNoTemporaryFiles) {
   TempDir dir;
   const pid_t child = ::fork();

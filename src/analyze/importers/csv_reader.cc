@@ -199,6 +199,24 @@ bool CsvReader::PeekChar(char& c) {
 // Scans runs of ordinary characters in the buffer at once and appends them
 // whole; the strings of `fields` keep their capacity from record to record, so
 // a file of like records allocates almost nothing after its first.
+namespace {
+
+// A CSV record is text: a NUL byte in a field is a corrupt or binary file,
+// not a value (it would end the field wherever C strings read it).
+template <typename Field>
+void RefuseNul(const std::vector<Field>& fields, const std::string& name, int line) {
+  for (size_t f = 0; f < fields.size(); ++f) {
+    const std::string_view text(fields[f]);
+    if (const size_t at = text.find('\0'); at != std::string_view::npos) {
+      throw Error(ErrorCode::kInvalidInput, name + ": line " + std::to_string(line) + ": field " +
+                                                std::to_string(f + 1) +
+                                                " holds a NUL byte (a CSV record is text)");
+    }
+  }
+}
+
+}  // namespace
+
 bool CsvReader::Next(std::vector<std::string>& fields) {
   record_line_ = line_;
   size_t n = 0;  // fields of this record so far, the current one excluded
@@ -265,11 +283,13 @@ bool CsvReader::Next(std::vector<std::string>& fields) {
     } else if (c == '\n') {
       ++line_;
       fields.resize(n + 1);
+      RefuseNul(fields, name_, record_line_);
       return true;
     }  // '\r' outside quotes is dropped
   }
   if (quoted) throw fail("a quoted field is not closed before the end of the file");
   fields.resize(any ? n + 1 : 0);
+  RefuseNul(fields, name_, record_line_);
   return any;
 }
 
@@ -382,6 +402,7 @@ int CsvReader::ParseViews(std::vector<std::string_view>& fields) {
     if (record_end) break;
   }
   record_line_ = line_;
+  RefuseNul(fields, name_, record_line_);
   line_ += newlines;
   at_ += static_cast<size_t>(p - begin);
   return 1;
