@@ -89,6 +89,15 @@ class PlainSource final : public Source {
   std::unique_ptr<RawInput> raw_;
 };
 
+// A zip of several entries read through Source (a pipe): only its first
+// entry could be read, so it is refused.
+Error SeveralEntries(const std::string& name) {
+  return Error(ErrorCode::kUnsupported,
+               "'" + name +
+                   "' is a zip archive of several files, which opscope unpacks only from a file "
+                   "it can read twice: name the .zip file itself, not a pipe");
+}
+
 // Inflates a gzip stream (concatenated members as one, as gzip does) or the
 // raw deflate data of one zip entry.
 class InflateSource final : public Source {
@@ -161,10 +170,7 @@ class InflateSource final : public Source {
       next += more;
     }
     if (next.find(std::string_view("PK\x03\x04", 4)) != std::string::npos) {
-      throw Error(ErrorCode::kUnsupported,
-                  "'" + name() +
-                      "' is a zip archive of several files, which opscope unpacks only from a "
-                      "file it can read twice: name the .zip file itself, not a pipe");
+      throw SeveralEntries(name());
     }
   }
 
@@ -192,12 +198,31 @@ class StoredSource final : public Source {
                   "'" + name() + "': the zip entry ends early (the file is truncated)");
     }
     left_ -= got;
+    if (left_ == 0 && !checked_) CheckNoSecondEntry();
     return got;
   }
 
  private:
+  // As InflateSource's: a second entry after this one's data would be left
+  // unread without a word (issue 39: a stored zip of two traces piped in read
+  // as its first).
+  void CheckNoSecondEntry() {
+    checked_ = true;
+    char next[4];
+    size_t got = 0;
+    while (got < sizeof(next)) {
+      const size_t n = raw_->Read(next + got, sizeof(next) - got);
+      if (n == 0) break;
+      got += n;
+    }
+    if (got == sizeof(next) && std::string_view(next, 4) == std::string_view("PK\x03\x04", 4)) {
+      throw SeveralEntries(name());
+    }
+  }
+
   std::unique_ptr<RawInput> raw_;
   uint64_t left_;
+  bool checked_ = false;
 };
 
 uint32_t Le32(const unsigned char* p) {

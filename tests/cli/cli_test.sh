@@ -727,6 +727,23 @@ if [ -e "$dir/../slip.json" ] || [ -e "$scratch/slip.json" ]; then echo "FAIL: t
 after=$(ls -d "$scratch"/opscope-archive-* 2>/dev/null | wc -l)
 if [ "$after" -le "$before" ]; then echo "ok: no unpacked folder is left behind"; else
   echo "FAIL: unpacked folders left in $scratch"; failures=$((failures + 1)); fi
+# A zip of two traces through a pipe, stored or deflated, is refused: only its
+# first entry could be read (issue 39: a stored one was read as its first).
+for method in ZIP_STORED ZIP_DEFLATED; do
+  "$python" - "$dir/two_$method.zip" "$method" <<'PY'
+import sys, zipfile
+event = '{"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":1,"dur":5}'
+with zipfile.ZipFile(sys.argv[1], "w", getattr(zipfile, sys.argv[2])) as z:
+    z.writestr("a.json", '{"traceEvents":[' + event + ']}')
+    z.writestr("b.json", '{"traceEvents":[' + event + ']}')
+PY
+  "$opscope" analyze - --out "$dir/piped_$method" < "$dir/two_$method.zip" > "$dir/out" 2> "$dir/err"; status=$?
+  if [ "$status" -eq 5 ] && grep -q "zip archive of several files" "$dir/err"; then
+    echo "ok: a piped $method zip of two traces is refused"
+  else
+    echo "FAIL: a piped $method zip of two traces: exit $status"; cat "$dir/err"; failures=$((failures + 1))
+  fi
+done
 }
 
 # Bash completion: generated from the option table, so checked against --help,
