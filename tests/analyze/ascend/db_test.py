@@ -314,6 +314,28 @@ def check_errors(opscope, tmp, failures):
     db.commit()
     db.close()
     cases.append((path, 3, "ascend_pytorch_profiler_3.db: TASK: a row runs from 100 to 50 ns"))
+    # A NULL start or end is no time: SQLite would read it as 0 (issue 39).
+    for table, row in (("TASK", "(NULL, 50, 1, 2, 3, 4)"), ("PYTORCH_API", None)):
+        path = os.path.join(tmp, "ascend_pytorch_profiler_null_%s.db" % table)
+        db = sqlite3.connect(path)
+        db.executescript("""
+            CREATE TABLE STRING_IDS (id INTEGER PRIMARY KEY, value TEXT);
+            INSERT INTO STRING_IDS VALUES (0, 'mm');
+            CREATE TABLE TASK (startNs INTEGER, endNs INTEGER, globalTaskId INTEGER,
+                               streamId INTEGER, taskId INTEGER, connectionId INTEGER);
+            CREATE TABLE COMPUTE_TASK_INFO (name INTEGER, globalTaskId INTEGER, blockNum INTEGER,
+                                            taskType INTEGER, opType INTEGER);
+            INSERT INTO COMPUTE_TASK_INFO VALUES (0, 1, 8, 0, 0);
+            CREATE TABLE PYTORCH_API (startNs TEXT, endNs TEXT, globalTid INTEGER, name INTEGER);""")
+        if row:
+            db.execute("INSERT INTO TASK VALUES " + row)
+        else:
+            db.execute("INSERT INTO TASK VALUES (10, 50, 1, 2, 3, 4)")
+            db.execute("INSERT INTO PYTORCH_API VALUES ('5', NULL, 4294967297, 0)")
+        db.commit()
+        db.close()
+        cases.append((path, 3, "%s: a row's %s is NULL: not a time" %
+                      (table, "start" if row else "end")))
     # Another producer's SQLite export (the tables of an Nsight Systems report)
     # is not taken for Ascend's: opscope says it does not read it (exit 5).
     path = os.path.join(tmp, "report.sqlite")

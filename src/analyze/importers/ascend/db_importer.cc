@@ -135,6 +135,22 @@ void CheckSpan(const Db& db, const char* table, int64_t start, int64_t end) {
   }
 }
 
+// A row's start and end (columns `start_col`, `end_col`), checked: NULL is no
+// time (SQLite reads it as 0: issue 39), nor is a span that runs backwards.
+std::pair<int64_t, int64_t> Span(const Db& db, const char* table, sqlite3_stmt* s, int start_col,
+                                 int end_col) {
+  for (const int col : {start_col, end_col}) {
+    if (IsNull(s, col)) {
+      throw Error(ErrorCode::kInvalidInput,
+                  fmt::format("{}: {}: a row's {} is NULL: not a time", db.path(), table,
+                              col == start_col ? "start" : "end"));
+    }
+  }
+  const int64_t start = sqlite3_column_int64(s, start_col), end = sqlite3_column_int64(s, end_col);
+  CheckSpan(db, table, start, end);
+  return {start, end};
+}
+
 // The block count column: blockNum in current schemas, blockDim in old ones.
 std::string BlocksColumn(const std::vector<std::string>& columns) {
   return Has(columns, "blockNum") ? "c.blockNum" : Has(columns, "blockDim") ? "c.blockDim" : "-1";
@@ -205,8 +221,7 @@ void ImportAscendDb(Source& source, TraceModel& model) {
   // Device work, as kernel_details.csv lists it.
   if (db.HasTable("COMPUTE_TASK_INFO")) {
     db.Query(ComputeTasksSql(db) + " ORDER BY t.startNs", [&](sqlite3_stmt* s) {
-      const int64_t start = sqlite3_column_int64(s, 1), end = sqlite3_column_int64(s, 2);
-      CheckSpan(db, "TASK", start, end);
+      const auto [start, end] = Span(db, "TASK", s, 1, 2);
       const std::string_view name = str(s, 6), type = str(s, 7), core = str(s, 8);
       const std::string stream = std::to_string(sqlite3_column_int64(s, 3));
       const std::string shapes = AscendInOut(AscendShapes(str(s, 10)), AscendShapes(str(s, 15)));
@@ -233,8 +248,7 @@ void ImportAscendDb(Source& source, TraceModel& model) {
     db.Query(std::string("SELECT opName, startNs, endNs, NULL, ") +
                  (linked ? "connectionId" : "NULL") + " FROM COMMUNICATION_OP",
              [&](sqlite3_stmt* s) {
-               const int64_t start = sqlite3_column_int64(s, 1), end = sqlite3_column_int64(s, 2);
-               CheckSpan(db, "COMMUNICATION_OP", start, end);
+               const auto [start, end] = Span(db, "COMMUNICATION_OP", s, 1, 2);
                const std::string_view name = str(s, 0);
                model.Append(EventRow{
                    .start_ns = start,
@@ -271,8 +285,7 @@ void ImportAscendDb(Source& source, TraceModel& model) {
                     Has(db.Columns("PYTORCH_API"), "type") ? fmt::format("WHERE type = {}", op_type)
                                                            : std::string()),
         [&](sqlite3_stmt* s) {
-          const int64_t start = sqlite3_column_int64(s, 0), end = sqlite3_column_int64(s, 1);
-          CheckSpan(db, "PYTORCH_API", start, end);
+          const auto [start, end] = Span(db, "PYTORCH_API", s, 0, 1);
           const uint32_t track = thread(s, 2, "Python");
           ++ops_per_track[track];
           const std::string_view name = str(s, 3);
@@ -292,8 +305,7 @@ void ImportAscendDb(Source& source, TraceModel& model) {
             (Has(db.Columns("CANN_API"), "connectionId") ? "connectionId" : "NULL") +
             " FROM CANN_API ORDER BY 1",
         [&](sqlite3_stmt* s) {
-          const int64_t start = sqlite3_column_int64(s, 0), end = sqlite3_column_int64(s, 1);
-          CheckSpan(db, "CANN_API", start, end);
+          const auto [start, end] = Span(db, "CANN_API", s, 0, 1);
           model.Append(EventRow{.start_ns = start,
                                 .duration_ns = end - start,
                                 .name = model.Intern(str(s, 3)),
@@ -312,8 +324,7 @@ void ImportAscendDb(Source& source, TraceModel& model) {
     }
     if (main_track == UINT32_MAX) main_track = model.TrackFor("steps", "0");
     db.Query("SELECT id, startNs, endNs FROM STEP_TIME ORDER BY startNs", [&](sqlite3_stmt* s) {
-      const int64_t start = sqlite3_column_int64(s, 1), end = sqlite3_column_int64(s, 2);
-      CheckSpan(db, "STEP_TIME", start, end);
+      const auto [start, end] = Span(db, "STEP_TIME", s, 1, 2);
       model.Append(EventRow{
           .start_ns = start,
           .duration_ns = end - start,
@@ -382,8 +393,7 @@ PipeTable ReadDbPipeline(const std::string& path) {
   size_t next = 0;
   db.Query(ComputeTasksSql(db) + " ORDER BY t.globalTaskId", [&](sqlite3_stmt* s) {
     const int64_t id = sqlite3_column_int64(s, 0);
-    const int64_t start = sqlite3_column_int64(s, 1), end = sqlite3_column_int64(s, 2);
-    CheckSpan(db, "TASK", start, end);
+    const auto [start, end] = Span(db, "TASK", s, 1, 2);
     std::fill(values.begin(), values.end(), std::string());
     while (next < pending.size() && pending[next].task < id) ++next;
     for (; next < pending.size() && pending[next].task == id; ++next) {
