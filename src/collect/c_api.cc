@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "collect/recorder.h"
 #include "opscope/opscope.h"
 #include "opscope/opscope_c.h"
 
@@ -15,6 +16,9 @@ struct opscope_session {
 namespace {
 
 thread_local std::string t_last_error;
+// Whether this thread's recorder state was made before t_scopes (a trivial
+// thread-local: reading it makes nothing).
+constinit thread_local bool t_prepared = false;
 // Scopes opened through the C API on this thread, innermost last.
 thread_local std::vector<std::unique_ptr<opscope::detail::DynamicScopeGuard>> t_scopes;
 
@@ -98,8 +102,13 @@ const char* opscope_session_trace_path(const opscope_session* session, size_t in
 
 int opscope_scope_begin(const char* name) {
   if (name == nullptr) return Fail("opscope_scope_begin: name is NULL");
-  return Guarded(
-      [&] { t_scopes.push_back(std::make_unique<opscope::detail::DynamicScopeGuard>(name)); });
+  return Guarded([&] {
+    // The recorder's thread state is made before t_scopes, so it outlives
+    // it: scopes still open when the thread exits end into the trace
+    // (collect/recorder.h PrepareThread).
+    if (!t_prepared) opscope::collect::PrepareThread(), t_prepared = true;
+    t_scopes.push_back(std::make_unique<opscope::detail::DynamicScopeGuard>(name));
+  });
 }
 
 int opscope_scope_end(void) {

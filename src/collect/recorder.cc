@@ -39,12 +39,16 @@ uint32_t g_last_generation = 0;         // guarded by g_mutex
 // TLS guard check per access.
 constinit thread_local ThreadBuffer* t_buffer_raw = nullptr;
 constinit thread_local PayloadCache* t_payload_cache = nullptr;  // made at the first runtime name
+// Set when the thread's state below is destroyed (thread exit): from then on
+// records are dropped, not written through a destroyed object.
+constinit thread_local bool t_state_gone = false;
 struct ThreadState {
   std::shared_ptr<ThreadBuffer> buffer;
   std::unique_ptr<PayloadCache> cache;
   ~ThreadState() {
     t_buffer_raw = nullptr;
     t_payload_cache = nullptr;
+    t_state_gone = true;
   }
 };
 thread_local ThreadState t_state;
@@ -64,6 +68,7 @@ std::string DefaultThreadName() {
 ThreadBuffer* BufferFor(uint32_t generation) {
   detail::ThreadWriter& writer = detail::t_writer;
   if (writer.generation == generation && t_buffer_raw != nullptr) return t_buffer_raw;
+  if (t_state_gone) return nullptr;  // the thread is exiting: its state is destroyed
   std::shared_ptr<Collection> collection = CurrentCollection(generation);
   if (!collection) return nullptr;  // the window closed: outside any trace
   t_state.buffer = collection->Register(OsThreadId(), DefaultThreadName());
@@ -307,6 +312,14 @@ std::shared_ptr<Collection> CurrentCollection(uint32_t generation) {
   std::lock_guard lock(g_mutex);
   if (g_current && g_current->generation() == generation) return g_current;
   return nullptr;
+}
+
+void PrepareThread() {
+  if (t_state_gone) return;
+  // Odr-uses make both thread-locals now (the name first: it is read while
+  // the state registers a buffer).
+  t_thread_name.size();
+  t_state.buffer.get();
 }
 
 }  // namespace collect

@@ -184,6 +184,14 @@ class Collection {
   std::vector<std::shared_ptr<ThreadBuffer>> threads_;
 };
 
+// Makes the calling thread's recording state now rather than at its first
+// record. A thread-local object whose destructor may record (the C API's
+// stack of open scopes, ended at thread exit) calls this before it is made
+// itself: thread-local objects are destroyed in the reverse order of their
+// making, so the recording state then outlives it. A record made after the
+// state is gone is dropped (counted by no thread), never written through it.
+void PrepareThread();
+
 // Opens a new collection and makes it the one the hot path records into. Throws
 // Error(kFailedPrecondition) if another collection is open.
 std::shared_ptr<Collection> BeginCollection(size_t budget_bytes, bool record_shapes);
