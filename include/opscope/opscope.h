@@ -164,6 +164,12 @@ TraceReadyHandler DefaultTraceHandler(std::filesystem::path output_dir, bool gzi
 // window's trace is written at the Step() after its last active step (or at
 // Stop()), so that scopes still open when its last step ends (a per-iteration
 // scope around Step()) are in it; scopes opened after the window are not.
+//
+// fork(): a child of a recording process records nothing and writes no trace:
+// its copy of the profiler is inert (Step() and Stop() return at once, its
+// destructor does nothing), so it never waits on the parent's threads or
+// locks, and the parent's trace is the parent's alone. A profiler the child
+// makes and starts itself records the child.
 class Profiler {
  public:
   explicit Profiler(ProfilerOptions options = {});
@@ -202,6 +208,8 @@ class Profiler {
   std::vector<std::filesystem::path> files_;
   std::shared_ptr<PendingSave> pending_;
   std::mutex mutex_;  // serialises Start, Step and Stop
+  int pid_ = 0;       // the process that started it (a forked child's copy is inert)
+  bool Forked();      // in a child of the process that started it: made inert
 };
 
 // Arguments of a runtime-named scope. Strings are copied when the scope starts;

@@ -1,3 +1,4 @@
+#include <pthread.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -19,6 +20,13 @@ namespace {
 // The collection the active Profiler records into; one at a time per process.
 std::shared_ptr<collect::Collection>& ActiveCollection() {
   static std::shared_ptr<collect::Collection> collection;
+  // In a forked child the parent's collection is never released (it would
+  // wait on the parent's threads; recorder.cc), so a profiler the child
+  // starts itself finds none.
+  static const int fork_handler = ::pthread_atfork(nullptr, nullptr, [] {
+    if (collection) new std::shared_ptr<collect::Collection>(std::move(collection));
+  });
+  (void)fork_handler;
   return collection;
 }
 
@@ -113,8 +121,21 @@ Profiler::Profiler(ProfilerOptions options) : options_(std::move(options)) {
   record_steps_ = options_.schedule.has_value();
 }
 
+// In a child forked while this profiler ran: its state is the parent's copy,
+// its mutex possibly held by a thread the child does not have, its collection
+// read by threads the child does not have either. It is made inert, its
+// references to the parent's objects left unreleased (releasing them would
+// wait on those threads).
+bool Profiler::Forked() {
+  if (!started_ || pid_ == ::getpid()) return false;
+  started_ = false;
+  collecting_ = false;
+  new std::shared_ptr<PendingSave>(std::move(pending_));  // never released, by design
+  return true;
+}
+
 Profiler::~Profiler() {
-  if (!started_) return;
+  if (!started_ || Forked()) return;
   try {
     Stop();
   } catch (const std::exception& e) {
@@ -129,6 +150,8 @@ struct Profiler::PendingSave {
 };
 
 void Profiler::Start() {
+  if (Forked())
+    throw Error(ErrorCode::kFailedPrecondition, "Profiler::Start: a forked child's copy");
   std::lock_guard lock(mutex_);
   if (started_) throw Error(ErrorCode::kFailedPrecondition, "Profiler::Start: already started");
   if (ActiveCollection() || IsRecording()) {
@@ -136,12 +159,14 @@ void Profiler::Start() {
                 "Profiler::Start: another opscope profiler is already recording in this process");
   }
   started_ = true;
+  pid_ = ::getpid();
   action_ = options_.schedule ? (*options_.schedule)(step_num_) : ProfilerAction::kRecord;
   Transition(ProfilerAction::kNone, action_, /*stopping=*/false);
   BeginStepSpan();
 }
 
 void Profiler::Step() {
+  if (Forked()) return;
   std::lock_guard lock(mutex_);
   if (!started_) throw Error(ErrorCode::kFailedPrecondition, "Profiler::Step: not started");
   // A window that ended at the previous Step(): its open scopes have had a step to end.
@@ -156,6 +181,7 @@ void Profiler::Step() {
 }
 
 void Profiler::Stop() {
+  if (Forked()) return;
   std::lock_guard lock(mutex_);
   if (!started_) return;
   EndStepSpan(/*final_step=*/true);

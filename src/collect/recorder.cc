@@ -241,8 +241,28 @@ void Collection::ReleaseMemory() {
   for (const auto& buffer : Threads()) buffer->ReleaseMemory();
 }
 
+namespace {
+
+// fork() while recording: the child has only the forking thread, so the
+// collection's other writers and its chunk reserve's helper thread are gone,
+// and a lock one of them held stays held. The child records nothing (the
+// generation is 0) and never releases the parent's collection (that would
+// wait on the helper thread); g_mutex is held across the fork, so the child
+// gets it in a known state. Profiler's copy in the child is inert (profiler.cc).
+void ForkPrepare() { g_mutex.lock(); }
+void ForkParent() { g_mutex.unlock(); }
+void ForkChild() {
+  detail::g_generation.store(0, std::memory_order_release);
+  if (g_current) new std::shared_ptr<Collection>(std::move(g_current));  // never released
+  g_mutex.unlock();
+}
+
+}  // namespace
+
 std::shared_ptr<Collection> BeginCollection(size_t budget_bytes, bool record_shapes) {
   core::InitClockAnchor();
+  static std::once_flag fork_handlers;
+  std::call_once(fork_handlers, [] { ::pthread_atfork(ForkPrepare, ForkParent, ForkChild); });
   std::lock_guard lock(g_mutex);
   if (g_current) {
     throw Error(ErrorCode::kFailedPrecondition,

@@ -1,7 +1,14 @@
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <cstdlib>
 #include <map>
+#include <memory>
 #include <set>
 #include <thread>
 
@@ -191,6 +198,69 @@ TEST(Profiler, AThreadThatExitsWithScopesOpenLeavesAReadableTrace) {
     EXPECT_EQ(names["inner"], 1) << round;
     EXPECT_EQ(names["only_opened"], 1) << round;
   }
+}
+
+// fork() while recording, with another thread recording at the same time:
+// every child records and leaves (by _exit, by exit() with the profiler's
+// copy destroyed, and after starting a profiler of its own) without hanging,
+// and the parent's trace is its own (issue 39: 3 children of 30 hung).
+TEST(Profiler, ForkWhileRecordingNeverHangsTheChild) {
+  std::map<std::string, int> names;
+  ProfilerOptions opts;
+  opts.on_trace_ready = [&](TraceData& trace) { names = NamesOf(trace); };
+  auto prof = std::make_unique<Profiler>(opts);
+  prof->Start();
+  std::atomic<bool> stop{false};
+  std::thread busy([&] {
+    while (!stop.load()) {
+      OPSCOPE_SCOPE("busy");
+    }
+  });
+  int hung = 0, failed = 0;
+  for (int round = 0; round < 30; ++round) {
+    const pid_t child = ::fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+      {
+        OPSCOPE_SCOPE("in_child");  // records nothing: the child is not traced
+      }
+      prof->Step();
+      if (round % 3 == 0) ::_exit(0);
+      prof->Stop();
+      if (round % 3 == 1) {
+        prof.reset();
+        std::exit(0);  // static destructors run: nothing may wait on the parent's threads
+      }
+      TempDir own;
+      ProfilerOptions child_opts;
+      child_opts.output_dir = own.path();
+      Profiler mine(child_opts);  // a profiler of the child's own records the child
+      mine.Start();
+      { OPSCOPE_SCOPE("child_own"); }
+      mine.Stop();
+      ::_exit(mine.trace_files().size() == 1 ? 0 : 3);
+    }
+    int status = 0;
+    bool done = false;
+    for (int wait_ms = 0; wait_ms < 10000 && !done; wait_ms += 5) {
+      done = ::waitpid(child, &status, WNOHANG) == child;
+      if (!done) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    if (!done) {
+      ++hung;
+      ::kill(child, SIGKILL);
+      ::waitpid(child, &status, 0);
+    } else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+      ++failed;
+    }
+  }
+  stop = true;
+  busy.join();
+  prof->Stop();
+  EXPECT_EQ(hung, 0) << "children that hung";
+  EXPECT_EQ(failed, 0) << "children that failed";
+  EXPECT_GT(names["busy"], 0);
+  EXPECT_EQ(names.count("in_child"), 0u) << "a child's scope in the parent's trace";
 }
 
 TEST(Profiler, RaiiStopsAndWrites) {
