@@ -9,9 +9,7 @@
 namespace opscope::report {
 
 size_t Shown(size_t rows, const AnalysisTableOptions& options, ResultTable& table) {
-  const size_t shown = options.top == 0 ? rows : std::min<size_t>(rows, options.top);
-  if (shown < rows) table.notes.push_back(fmt::format("{} more (--top 0 lists all)", rows - shown));
-  return shown;
+  return analyze::TableContext{.top = options.top}.Shown(rows, table);  // the passes' rule
 }
 
 namespace {
