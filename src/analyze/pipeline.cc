@@ -192,6 +192,18 @@ Analysis AnalyzeTrace(const TraceModel& model, const AnalysisOptions& options) {
       if (failure && !error) error = failure;
       done[order[next]->name] = true;
       ++finished;
+      // A scratch result goes once every pass that reads it has finished.
+      for (const std::string_view need : order[next]->needs) {
+        const auto owner = std::find_if(order.begin(), order.end(),
+                                        [&](const Pass* p) { return p->name == need; });
+        if (owner == order.end() || !(*owner)->scratch) continue;
+        if (std::all_of(order.begin(), order.end(), [&](const Pass* p) {
+              return done[p->name] ||
+                     std::find(p->needs.begin(), p->needs.end(), need) == p->needs.end();
+            })) {
+          a.results.Drop(need);
+        }
+      }
       changed.notify_all();
     }
   };

@@ -24,6 +24,11 @@ class Slots {
     if (it == slots_.end()) it = slots_.emplace(name, std::any()).first;
     return it->second.emplace<T>(std::move(value));
   }
+  // Empties `name`'s slot, its value destroyed (its slot stays).
+  void Drop(std::string_view name) {
+    const auto it = slots_.find(name);
+    if (it != slots_.end()) it->second.reset();
+  }
   // `name`'s value, or null when it has none (or holds another type).
   template <typename T>
   const T* Get(std::string_view name) const {

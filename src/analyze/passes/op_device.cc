@@ -92,8 +92,12 @@ void Rank(std::vector<OpDeviceRow>& rows, bool by_total) {
 }  // namespace
 
 OpDeviceTime ComputeOpDevice(const TraceModel& model, const EventLinks& links) {
+  return ComputeOpDevice(model, links, SelfTimes(model));
+}
+
+OpDeviceTime ComputeOpDevice(const TraceModel& model, const EventLinks& links,
+                             std::span<const int64_t> self) {
   OpDeviceTime out;
-  const MappedVector<int64_t> self = SelfTimes(model);
   Rows ops, shapes, modules;
   // Input shapes as recorded (Kineto's Input Dims, else opscope's shapes),
   // without white space: a file written indented and one written compact
@@ -333,12 +337,14 @@ void Tables(const Analysis& a, const TableContext& c, std::vector<ResultTable>& 
 }  // namespace
 
 Pass OpDevicePass() {
-  return {
-      "op_device",
-      "Which framework operators (per input shapes, per module) cause the device time?",
-      {"links", "op_stats"},
-      [](const TraceModel& model, Analysis& a) { a.op_device = ComputeOpDevice(model, a.links); },
-      Tables};
+  return {"op_device",
+          "Which framework operators (per input shapes, per module) cause the device time?",
+          // After op_stats, not beside it: the two passes' temporaries are not held at once.
+          {"links", "op_stats", kSelfTimesPass},
+          [](const TraceModel& model, Analysis& a) {
+            a.op_device = ComputeOpDevice(model, a.links, SelfTimesOf(a));
+          },
+          Tables};
 }
 
 }  // namespace opscope::analyze

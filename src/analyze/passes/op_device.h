@@ -23,6 +23,7 @@
 #define OPSCOPE_ANALYZE_PASSES_OP_DEVICE_H_
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -59,6 +60,9 @@ struct OpDeviceTime {
 
 struct EventLinks;
 OpDeviceTime ComputeOpDevice(const TraceModel& model, const EventLinks& links);
+// The same with each event's self time given (SelfTimes).
+OpDeviceTime ComputeOpDevice(const TraceModel& model, const EventLinks& links,
+                             std::span<const int64_t> self);
 
 // How much of the device time the operators' device columns hold: the note
 // under every table of operators with device time.

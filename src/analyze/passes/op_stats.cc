@@ -11,6 +11,7 @@
 #include "analyze/flat_map.h"
 #include "analyze/mapped.h"
 #include "analyze/names.h"
+#include "opscope/opscope.h"
 
 namespace opscope::analyze {
 namespace {
@@ -26,8 +27,7 @@ size_t RankIndex(size_t n, int percent) {
 // The events grouped by name and class, in order of first appearance: count,
 // total, mean, p50, p99, max, flops, bytes (no share yet). Derived rows and
 // spans of the whole trace (class kOther) are left out.
-std::vector<OpStats> GroupByNameAndClass(const TraceModel& model) {
-  MappedVector<int64_t> self = SelfTimes(model);
+std::vector<OpStats> GroupByNameAndClass(const TraceModel& model, std::span<const int64_t> self) {
   // Pass 1: each event's group, and the sums.
   Int64Map<uint32_t> index;  // (name << 8 | class) -> group + 1
   MappedVector<uint32_t> group_of(model.size(), UINT32_MAX);
@@ -57,7 +57,6 @@ std::vector<OpStats> GroupByNameAndClass(const TraceModel& model) {
     s.flops += std::max<int64_t>(model.flops[e], 0);
     s.bytes += std::max<int64_t>(model.bytes[e], 0);
   }
-  MappedVector<int64_t>().swap(self);  // done with: the durations below take its place
   // Pass 2: the durations of each group side by side, then its percentiles.
   std::vector<size_t> begin(out.size() + 1, 0);
   for (size_t g = 0; g < out.size(); ++g) begin[g + 1] = begin[g] + out[g].count;
@@ -147,7 +146,11 @@ void Percentiles(std::span<int64_t> values, int64_t& p50, int64_t& p99, int64_t&
 }
 
 std::vector<OpStats> ComputeOpStats(const TraceModel& model) {
-  std::vector<OpStats> out = GroupByNameAndClass(model);
+  return ComputeOpStats(model, SelfTimes(model));
+}
+
+std::vector<OpStats> ComputeOpStats(const TraceModel& model, std::span<const int64_t> self) {
+  std::vector<OpStats> out = GroupByNameAndClass(model, self);
   int64_t device_total = 0, host_op_self = 0;
   for (const OpStats& s : out) {
     if (IsDevice(s.cls)) device_total += s.total_ns;
@@ -468,12 +471,29 @@ void DominantOperatorRule(const RuleContext& c, std::vector<Finding>& out) {
 
 }  // namespace
 
+Pass SelfTimesPass() {
+  Pass pass{kSelfTimesPass,
+            "How long is each event the innermost one open on its track (its self time)?",
+            {},
+            [](const TraceModel& model, Analysis& a) {
+              a.results.Set(kSelfTimesPass, SelfTimes(model));
+            }};
+  pass.scratch = true;  // a column the size of the trace, read by op_stats and op_device
+  return pass;
+}
+
+std::span<const int64_t> SelfTimesOf(const Analysis& a) {
+  const auto* self = a.results.Get<MappedVector<int64_t>>(kSelfTimesPass);
+  if (self == nullptr) throw Error(ErrorCode::kInternal, "the self_times pass has not run");
+  return {self->data(), self->size()};
+}
+
 Pass OpStatsPass() {
   return {"op_stats",
           "Which operators take the time: count, total, percentiles, share.",
-          {},
+          {kSelfTimesPass},
           [](const TraceModel& model, Analysis& a) {
-            a.operators = ComputeOpStats(model);
+            a.operators = ComputeOpStats(model, SelfTimesOf(a));
             a.kernel_types = ComputeKernelTypes(model);
           },
           Tables,

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "analyze/mapped.h"
@@ -46,6 +47,8 @@ std::vector<TypeStats> ComputeKernelTypes(const TraceModel& model);
 // Sorted by self time, longest first, then by total time. Derived rows and
 // spans of the whole trace (class kOther) are left out.
 std::vector<OpStats> ComputeOpStats(const TraceModel& model);
+// The same with each event's self time given (SelfTimes).
+std::vector<OpStats> ComputeOpStats(const TraceModel& model, std::span<const int64_t> self);
 
 // Each event's self time. A host event's (operator, annotation, step, runtime
 // call, Python frame): the time during which it is the innermost event open on
@@ -62,6 +65,14 @@ void Percentiles(std::span<int64_t> values, int64_t& p50, int64_t& p99, int64_t&
 
 // Its entry in the pass table.
 Pass OpStatsPass();
+
+// The pass that works out SelfTimes once for the passes that read it
+// (op_stats, op_device): a scratch result, dropped when they have finished.
+inline constexpr std::string_view kSelfTimesPass = "self_times";
+Pass SelfTimesPass();
+// Its result; throws Error(kInternal) when it has not run (a pass that reads
+// it must name it in its needs).
+std::span<const int64_t> SelfTimesOf(const Analysis& analysis);
 
 }  // namespace opscope::analyze
 

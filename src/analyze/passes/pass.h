@@ -38,6 +38,10 @@ struct Pass {
                  std::vector<core::ResultTable>& out) = nullptr;
   // The advisor rules that read its result (advisor.h applies them all).
   std::vector<Rule> rules = {};
+  // A result only the passes that need it read (a column the size of the
+  // trace, in its slot of Analysis::results): the pipeline drops it once they
+  // have all finished, so it is not held through the rest of the analysis.
+  bool scratch = false;
 };
 
 // Every pass, in registration order.

@@ -27,9 +27,10 @@ const std::vector<Pass>& Passes() {
   // The report lists each trace's tables in this order, and the advisor
   // applies the passes' rules in it.
   static const std::vector<Pass> passes = {
-      LinksPass(),     OpStatsPass(), OpDevicePass(),   DeviceBusyPass(),  StepsPass(),
-      TransfersPass(), LayoutPass(),  LongTailPass(),   CpuFallbackPass(), LaunchPass(),
-      RooflinePass(),  FusionPass(),  DeviceTimePass(), TimelinePass(),    HostWaitsPass(),
+      SelfTimesPass(),  LinksPass(),       OpStatsPass(),   OpDevicePass(),
+      DeviceBusyPass(), StepsPass(),       TransfersPass(), LayoutPass(),
+      LongTailPass(),   CpuFallbackPass(), LaunchPass(),    RooflinePass(),
+      FusionPass(),     DeviceTimePass(),  TimelinePass(),  HostWaitsPass(),
   };
   return passes;
 }

@@ -288,7 +288,7 @@ std::vector<OpRoofline> ComputeRoofline(const TraceModel& model, const RooflineC
     }
   }
   std::sort(kernel_ns.begin(), kernel_ns.end());
-  size_t ids = 0;  // summed in place: one entry per id
+  size_t ids = 0;  // summed in place: one entry per id, looked up there (no copy)
   for (size_t i = 0; i < kernel_ns.size(); ++i) {
     if (ids > 0 && kernel_ns[ids - 1].first == kernel_ns[i].first) {
       kernel_ns[ids - 1].second += kernel_ns[i].second;
@@ -296,20 +296,23 @@ std::vector<OpRoofline> ComputeRoofline(const TraceModel& model, const RooflineC
       kernel_ns[ids++] = kernel_ns[i];
     }
   }
-  SortedIdMap<int64_t> kernel_ns_by_correlation;
-  kernel_ns_by_correlation.Reserve(ids);
-  for (size_t i = 0; i < ids; ++i)
-    kernel_ns_by_correlation.Add(kernel_ns[i].first, kernel_ns[i].second);
-  kernel_ns = {};
+  const auto kernel_ns_of = [&](int64_t correlation) -> const int64_t* {
+    const auto end = kernel_ns.begin() + static_cast<std::ptrdiff_t>(ids);
+    const auto it =
+        std::lower_bound(kernel_ns.begin(), end, correlation,
+                         [](const auto& entry, int64_t id) { return entry.first < id; });
+    return it != end && it->first == correlation ? &it->second : nullptr;
+  };
   // Per track, the launch calls in time order with running sums of their
   // kernels' time, of those whose kernels were found, and of launches whose
   // kernels are missing (a sampled trace): any operator's window is two lookups.
+  // The counts fit 32 bits (a track's launches are model events).
   struct Launches {
     MappedVector<int64_t> start;
     MappedVector<int64_t> kernel_ns{0};
-    MappedVector<int64_t> found{0};
-    MappedVector<int64_t> missing{0};
-    MappedVector<int64_t> tf32{0};  // launches whose kernels are TF32 tensor-core kernels
+    MappedVector<uint32_t> found{0};
+    MappedVector<uint32_t> missing{0};
+    MappedVector<uint32_t> tf32{0};  // launches whose kernels are TF32 tensor-core kernels
   };
   std::vector<Launches> by_track(model.tracks.size());
   std::vector<int8_t> launch_name(model.string_count(), -1);  // per name id; -1: not yet known
@@ -318,11 +321,11 @@ std::vector<OpRoofline> ComputeRoofline(const TraceModel& model, const RooflineC
     std::sort(launches.begin(), launches.end(),
               [&](uint32_t a, uint32_t b) { return model.start_ns[a] < model.start_ns[b]; });
     Launches& l = by_track[t];
-    for (auto* v : {&l.start, &l.kernel_ns, &l.found, &l.missing, &l.tf32}) {
-      v->reserve(launches.size() + 1);
-    }
+    l.start.reserve(launches.size());
+    l.kernel_ns.reserve(launches.size() + 1);
+    for (auto* v : {&l.found, &l.missing, &l.tf32}) v->reserve(launches.size() + 1);
     for (const uint32_t e : launches) {
-      const int64_t* k = kernel_ns_by_correlation.Find(model.correlation[e]);
+      const int64_t* k = kernel_ns_of(model.correlation[e]);
       int8_t& launch = launch_name[model.name[e]];
       if (k == nullptr && launch < 0) {
         launch = model.String(model.name[e]).find("Launch") != std::string_view::npos;
@@ -335,6 +338,7 @@ std::vector<OpRoofline> ComputeRoofline(const TraceModel& model, const RooflineC
     }
     launches = {};
   }
+  kernel_ns = {};
   // An operator's device time: the kernels of the launches made on its thread
   // while it ran; unknown (-1) when none were found or one of them is missing.
   const auto device_ns = [&](size_t op, bool& tf32) -> int64_t {
