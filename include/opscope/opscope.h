@@ -166,10 +166,12 @@ TraceReadyHandler DefaultTraceHandler(std::filesystem::path output_dir, bool gzi
 // scope around Step()) are in it; scopes opened after the window are not.
 //
 // fork(): a child of a recording process records nothing and writes no trace:
-// its copy of the profiler is inert (Step() and Stop() return at once, its
-// destructor does nothing), so it never waits on the parent's threads or
-// locks, and the parent's trace is the parent's alone. A profiler the child
-// makes and starts itself records the child.
+// its copy of a profiler the parent started is inert, whatever state it was
+// in (recording, stopping on another thread, stopped): Step() and Stop()
+// return at once, Start() throws, its destructor does nothing. So it never
+// waits on the parent's threads or locks, and the parent's trace is the
+// parent's alone. A profiler the child makes and starts itself records the
+// child.
 class Profiler {
  public:
   explicit Profiler(ProfilerOptions options = {});

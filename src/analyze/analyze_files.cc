@@ -1,5 +1,7 @@
 #include "analyze/analyze_files.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <chrono>
 
@@ -15,6 +17,32 @@ namespace opscope::analyze {
 
 namespace {
 
+// The input with its side files checked before any reader opens one: each is
+// an input no output may replace (core/output.h), and one that is not a
+// regular file (a FIFO, a device, a socket: opening or reading it could block
+// or never end) is listed as not read, with why, and left out.
+TraceInput CheckedSideFiles(const TraceInput& input, std::vector<UnusedFile>& unused) {
+  TraceInput checked = input;
+  std::erase_if(checked.files, [&](const SideFile& f) {
+    struct stat st {};
+    if (f.path == input.path || ::stat(f.path.c_str(), &st) != 0) {
+      return false;  // the timeline itself, or one the reader says it cannot open
+    }
+    if (S_ISREG(st.st_mode)) {
+      core::ProtectInput(f.path);
+      return false;
+    }
+    const char* what = S_ISFIFO(st.st_mode)   ? "a FIFO"
+                       : S_ISDIR(st.st_mode)  ? "a folder"
+                       : S_ISSOCK(st.st_mode) ? "a socket"
+                                              : "a device";
+    unused.push_back({f.path, std::string("could not be read: not a regular file (") + what +
+                                  "): opscope reads side files only from regular files"});
+    return true;
+  });
+  return checked;
+}
+
 AnalyzedTrace AnalyzeOne(const TraceInput& input, size_t position, const AnalyzeOptions& options,
                          std::vector<UnusedFile>& unused, TraceModel& model) {
   using Clock = std::chrono::steady_clock;
@@ -22,7 +50,8 @@ AnalyzedTrace AnalyzeOne(const TraceInput& input, size_t position, const Analyze
     return std::chrono::duration<double, std::milli>(d).count();
   };
   const auto t0 = Clock::now();
-  RankFiles files(input, unused);
+  const TraceInput checked = CheckedSideFiles(input, unused);
+  RankFiles files(checked, unused);  // holds `checked` by reference
   {
     const auto source = Source::Open(input.path);
     const Importer* importer = FindImporter(*source);
@@ -94,6 +123,7 @@ AnalyzedTrace AnalyzeInput(const TraceInput& input, size_t position, const Analy
 
 AnalyzedSet AnalyzeFiles(const AnalyzeOptions& options) {
   core::ForgetInputs();  // a new command: its own inputs only (core/output.h)
+  for (const std::string& file : options.other_inputs) core::ProtectInput(file);
   AnalyzedSet out;
   std::vector<RankSummary> ranks;
   TraceInputs inputs = FindTraceInputs(options.inputs);

@@ -25,6 +25,9 @@ namespace opscope::analyze {
 struct AnalyzeOptions {
   std::vector<std::string> inputs;           // trace files, folders of them, "-"
   std::optional<RooflineCeilings> ceilings;  // measured; else from the trace's device
+  // The other files the command read (--ceilings): inputs no output may
+  // replace, as the traces are (core/output.h).
+  std::vector<std::string> other_inputs;
   Thresholds thresholds;
   // Keep each trace's event model in AnalyzedTrace::model (the Python
   // package's event tables); otherwise it is dropped once analysed.

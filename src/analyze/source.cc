@@ -279,6 +279,7 @@ std::unique_ptr<Source> Source::Open(const std::filesystem::path& path) {
   struct stat st {};
   if (path == "-") {
     raw = std::make_unique<RawInput>(STDIN_FILENO, false, "standard input");
+    core::ProtectInput(STDIN_FILENO);  // a file redirected in is an input too
   } else {
     const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) {

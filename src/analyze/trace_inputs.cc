@@ -1,5 +1,7 @@
 #include "analyze/trace_inputs.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <map>
@@ -132,7 +134,11 @@ TraceInputs FindTraceInputs(const std::vector<std::string>& inputs) {
   const auto read_input = [&](const std::string& given) {
     // Each input as given (a file, a folder, an archive): no output of this
     // command may replace it (core/output.h).
-    if (given != "-") core::ProtectInput(given);
+    if (given != "-") {
+      core::ProtectInput(given);
+    } else {
+      core::ProtectInput(STDIN_FILENO);
+    }
     std::string input = given;
     if (input != "-" && IsArchiveOfFolder(input)) {
       archives.push_back(ExtractArchive(input));

@@ -8,6 +8,7 @@
 #include "analyze/scaleout/scaleout.h"
 #include "cli/common.h"
 #include "cli/run_cli.h"
+#include "core/output.h"
 #include "core/text.h"
 #include "report/analysis_report.h"
 #include "report/analysis_tables.h"
@@ -36,7 +37,12 @@ struct AnalyzeCommand {
   void Run() {
     if (list_rules) return ListRules();
     if (top < 0) throw Error(ErrorCode::kInvalidArgument, "--top must be >= 0 (0: all)");
-    if (!ceilings_file.empty()) options.ceilings = analyze::LoadRooflineCeilings(ceilings_file);
+    if (!ceilings_file.empty()) {
+      options.ceilings = analyze::LoadRooflineCeilings(ceilings_file);
+      // An input: no output of this command may replace it (core/output.h).
+      core::ProtectInput(ceilings_file);
+      options.other_inputs.push_back(ceilings_file);
+    }
     if (summary_only + scale_out + mpi > 1) {
       throw Error(ErrorCode::kInvalidArgument,
                   "--summary-only, --scale-out and --mpi are three ways to run; pick one");

@@ -122,13 +122,15 @@ Profiler::Profiler(ProfilerOptions options) : options_(std::move(options)) {
   record_steps_ = options_.schedule.has_value();
 }
 
-// In a child forked while this profiler ran: its state is the parent's copy,
-// its mutex possibly held by a thread the child does not have, its collection
+// In a child forked from the process that started this profiler, whatever
+// state it was in (running, stopping on another thread, stopped): its state is
+// the parent's copy, its mutex possibly held by a thread the child does not
+// have (a Stop() in progress has already cleared started_), its collection
 // read by threads the child does not have either. It is made inert, its
 // references to the parent's objects left unreleased (releasing them would
 // wait on those threads).
 bool Profiler::Forked() {
-  if (!started_ || pid_ == ::getpid()) return false;
+  if (pid_ == 0 || pid_ == ::getpid()) return false;
   started_ = false;
   collecting_ = false;
   // Never released, kept where a static reaches it (no leak to a leak checker).

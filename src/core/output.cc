@@ -159,6 +159,13 @@ void ProtectInput(const std::filesystem::path& path) {
   g_inputs.insert({st.st_dev, st.st_ino});
 }
 
+void ProtectInput(int fd) {
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !(S_ISREG(st.st_mode) || S_ISDIR(st.st_mode))) return;
+  std::lock_guard lock(g_inputs_mutex);
+  g_inputs.insert({st.st_dev, st.st_ino});
+}
+
 void ForgetInputs() {
   std::lock_guard lock(g_inputs_mutex);
   g_inputs.clear();

@@ -98,6 +98,9 @@ int SweepStaleTempFiles(const std::filesystem::path& folder);
 // a command that writes a folder calls RefuseInputAsOutput on it first.
 // Regular files and folders only: a device or FIFO is written in place.
 void ProtectInput(const std::filesystem::path& path);
+// The same for an open descriptor: standard input ("-") is an input too, so
+// `analyze - --out F < F` never replaces F.
+void ProtectInput(int fd);
 // Throws Error(kInvalidArgument) naming `path` when it is a protected input.
 void RefuseInputAsOutput(const std::filesystem::path& path);
 // Forgets the inputs registered so far: a library call that starts a new

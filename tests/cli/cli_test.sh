@@ -690,6 +690,39 @@ expect_status 3 "a Chrome trace with ts out of range" "$opscope" analyze "$dir/f
 expect_grep "out of range" "$dir/err" "the Chrome error says out of range"
 }
 
+# Inputs by other routes (issue 51): standard input, a companion database the
+# run reads beside the rank's .db, and --ceilings are inputs no output
+# replaces; a side file that is a FIFO is listed as not read, never waited on.
+case_inputs_by_other_routes() {
+steps_trace "$dir/in.json" 1000 1
+steps_trace "$dir/other.json" 1100 2
+sum=$(md5sum < "$dir/in.json")
+expect_status 2 "--summary-only - onto the file on standard input" sh -c '"$1" analyze --summary-only - --out "$2" < "$2"' _ "$opscope" "$dir/in.json"
+expect_grep "one of this command's inputs" "$dir/err" "the refusal says why"
+expect_status 2 "diff - onto the file on standard input" sh -c '"$1" diff - "$3" --out "$2" < "$2"' _ "$opscope" "$dir/in.json" "$dir/other.json"
+[ "$(md5sum < "$dir/in.json")" = "$sum" ] || { echo "FAIL: the trace on standard input was replaced"; failures=$((failures + 1)); }
+expect_status 0 "--summary-only - elsewhere is written" sh -c '"$1" analyze --summary-only - --out "$2" < "$3"' _ "$opscope" "$dir/in.summary" "$dir/in.json"
+cp -a "$samples/level1_db/rank0_ascend_pt" "$dir/rank0_ascend_pt"
+db="$dir/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/analysis.db"
+dbsum=$(md5sum < "$db")
+expect_status 2 "--summary-only onto the analysis.db the run reads" "$opscope" analyze --summary-only "$dir/rank0_ascend_pt" --out "$db"
+expect_grep "analysis.db" "$dir/err" "the refusal names the database"
+[ "$(md5sum < "$db")" = "$dbsum" ] || { echo "FAIL: analysis.db was replaced"; failures=$((failures + 1)); }
+mkdir -p "$dir/ce"
+printf '{"kind":"opscope-ceilings","device":{"id":"cpu","name":"test cpu"},"flops_per_second":{"fp32":1e11},"memory_bytes_per_second":1e10}\n' > "$dir/ce/analysis.json"
+cesum=$(md5sum < "$dir/ce/analysis.json")
+expect_status 2 "a report folder over its --ceilings file" "$opscope" analyze "$dir/in.json" --ceilings "$dir/ce/analysis.json" --out "$dir/ce"
+expect_grep "ceilings\|analysis.json" "$dir/err" "the refusal names the ceilings file"
+[ "$(md5sum < "$dir/ce/analysis.json")" = "$cesum" ] || { echo "FAIL: the ceilings file was replaced"; failures=$((failures + 1)); }
+expect_status 2 "--summary-only onto its --ceilings file" "$opscope" analyze --summary-only "$dir/in.json" --ceilings "$dir/ce/analysis.json" --out "$dir/ce/analysis.json"
+[ "$(md5sum < "$dir/ce/analysis.json")" = "$cesum" ] || { echo "FAIL: the ceilings file was replaced by a summary"; failures=$((failures + 1)); }
+# profiler_info_0.json as a FIFO nobody writes: the analysis ends, and says so.
+rm "$dir/rank0_ascend_pt/profiler_info_0.json"
+mkfifo "$dir/rank0_ascend_pt/profiler_info_0.json"
+expect_status 0 "a rank whose profiler_info is a FIFO" timeout 60 "$opscope" analyze "$dir/rank0_ascend_pt" --format json --out "$dir/fifo-report"
+expect_grep "not a regular file (a FIFO)" "$dir/out" "the FIFO is listed as not read, with why"
+}
+
 # A zipped (or tarred) output folder reads as the folder: the same analysis,
 # its paths shown inside the archive, nothing left in the temporary folder.
 case_analyze_archive() {

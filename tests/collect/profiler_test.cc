@@ -266,6 +266,55 @@ TEST(Profiler, ForkWhileRecordingNeverHangsTheChild) {
   EXPECT_EQ(names.count("in_child"), 0u) << "a child's scope in the parent's trace";
 }
 
+// fork() while another thread is inside Stop() (issue 51): Stop() has
+// already cleared started_ and holds the profiler's mutex while it hands the
+// trace over, so a copy that judged itself by started_ locked that mutex in
+// the child and hung. The copy is inert whatever state the parent was in.
+TEST(Profiler, AChildForkedDuringStopNeverHangs) {
+  std::atomic<bool> inside{false}, forked{false};
+  ProfilerOptions opts;
+  opts.on_trace_ready = [&](TraceData&) {
+    inside = true;  // inside Stop(), the mutex held, started_ already false
+    for (int i = 0; i < 2000 && !forked.load(); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  };
+  Profiler prof(opts);
+  prof.Start();
+  for (int i = 0; i < 1000; ++i) {
+    OPSCOPE_SCOPE("work");
+  }
+  std::thread stopper([&] { prof.Stop(); });
+  for (int i = 0; i < 5000 && !inside.load(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  ASSERT_TRUE(inside.load()) << "the trace was never handed over";
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    for (int i = 0; i < 1000; ++i) {
+      OPSCOPE_SCOPE("in_child");
+    }
+    prof.Step();
+    prof.Stop();
+    ::_exit(0);
+  }
+  forked = true;
+  stopper.join();
+  int status = 0;
+  bool done = false;
+  for (int wait_ms = 0; wait_ms < 10000 && !done; wait_ms += 5) {
+    done = ::waitpid(child, &status, WNOHANG) == child;
+    if (!done) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  if (!done) {
+    ::kill(child, SIGKILL);
+    ::waitpid(child, &status, 0);
+  }
+  EXPECT_TRUE(done) << "the child hung in its copy's Stop()";
+  EXPECT_TRUE(done && WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
 TEST(Profiler, RaiiStopsAndWrites) {
   TempDir dir;
   {

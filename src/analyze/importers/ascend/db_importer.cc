@@ -12,6 +12,7 @@
 #include "analyze/importers/ascend/kernel_details_importer.h"
 #include "analyze/importers/ascend/op_type.h"
 #include "analyze/names.h"
+#include "core/output.h"
 #include "core/text.h"
 #include "opscope/opscope.h"
 
@@ -39,6 +40,7 @@ class Db {
       db_ = nullptr;
       throw Error(ErrorCode::kInvalidInput, path_ + ": SQLite cannot open it: " + why);
     }
+    core::ProtectInput(path_);  // a companion database is an input: no output replaces it
   }
   ~Db() { sqlite3_close(db_); }
   Db(const Db&) = delete;
