@@ -1,6 +1,7 @@
 // The analysis passes opscope runs, one line each: the only place a new pass is
 // registered, with its tables and rules (passes/pass.h). The pipeline runs
 // each pass after the passes it needs, several at once where they allow.
+#include "analyze/passes/attribution.h"
 #include "analyze/passes/cpu_fallback.h"
 #include "analyze/passes/device_busy.h"
 #include "analyze/passes/device_time.h"
@@ -27,10 +28,10 @@ const std::vector<Pass>& Passes() {
   // The report lists each trace's tables in this order, and the advisor
   // applies the passes' rules in it.
   static const std::vector<Pass> passes = {
-      SelfTimesPass(),  LinksPass(),       OpStatsPass(),   OpDevicePass(),
-      DeviceBusyPass(), StepsPass(),       TransfersPass(), LayoutPass(),
-      LongTailPass(),   CpuFallbackPass(), LaunchPass(),    RooflinePass(),
-      FusionPass(),     DeviceTimePass(),  TimelinePass(),  HostWaitsPass(),
+      SelfTimesPass(), LinksPass(),       OpStatsPass(), OpDevicePass(),   DeviceBusyPass(),
+      StepsPass(),     TransfersPass(),   LayoutPass(),  LongTailPass(),   CpuFallbackPass(),
+      LaunchPass(),    RooflinePass(),    FusionPass(),  DeviceTimePass(), TimelinePass(),
+      HostWaitsPass(), AttributionPass(),
   };
   return passes;
 }

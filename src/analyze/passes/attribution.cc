@@ -1,0 +1,644 @@
+// The attribution of the steps' time to states (attribution.h): the pass and
+// its table.
+#include "analyze/passes/attribution.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+
+#include "analyze/analysis.h"
+#include "analyze/compute_device.h"
+#include "analyze/flat_map.h"
+#include "analyze/intervals.h"
+#include "analyze/names.h"
+
+namespace opscope::analyze {
+
+namespace {
+
+constexpr size_t kTop = 5;
+
+struct StateText {
+  std::string_view key, label;
+};
+constexpr std::array<StateText, kStepStates> kStateText = {{
+    {"compute", "device compute"},
+    {"communication_exposed", "exposed communication"},
+    {"memory", "memory traffic (copies, sets, DMA)"},
+    {"device_wait", "device waiting on an event or a peer"},
+    {"queued", "device waiting, work queued behind a dependency"},
+    {"data_loading", "data loading"},
+    {"compilation", "compilation and warm-up"},
+    {"setup", "one-off set-up"},
+    {"launch", "host launch overhead"},
+    {"framework", "framework and Python overhead"},
+    {"blocked", "host blocked in a synchronisation"},
+    {"annotation_only", "untraced, inside an annotation only"},
+    {"untraced", "untraced"},
+}};
+
+size_t Index(StepState s) { return static_cast<size_t>(s); }
+
+int64_t Sum(const Intervals& v) {
+  int64_t n = 0;
+  for (const Interval& i : v) n += i.end - i.begin;
+  return n;
+}
+
+// Both sorted, disjoint: their intersection.
+Intervals Intersect(const Intervals& a, const Intervals& b) {
+  Intervals out;
+  size_t i = 0, j = 0;
+  while (i < a.size() && j < b.size()) {
+    const int64_t lo = std::max(a[i].begin, b[j].begin), hi = std::min(a[i].end, b[j].end);
+    if (lo < hi) out.push_back({lo, hi});
+    if (a[i].end < b[j].end) {
+      ++i;
+    } else {
+      ++j;
+    }
+  }
+  return out;
+}
+
+// Both sorted, disjoint: a without b.
+Intervals Subtract(const Intervals& a, const Intervals& b) {
+  Intervals out;
+  size_t j = 0;
+  for (const Interval& x : a) {
+    int64_t at = x.begin;
+    while (j < b.size() && b[j].end <= at) ++j;
+    for (size_t k = j; k < b.size() && b[k].begin < x.end; ++k) {
+      if (b[k].begin > at) out.push_back({at, b[k].begin});
+      at = std::max(at, b[k].end);
+      if (at >= x.end) break;
+    }
+    if (at < x.end) out.push_back({at, x.end});
+  }
+  return out;
+}
+
+bool IsHost(EventClass cls) {
+  return cls == EventClass::kHostOp || cls == EventClass::kAnnotation || cls == EventClass::kStep ||
+         cls == EventClass::kRuntime || cls == EventClass::kSync || cls == EventClass::kPython ||
+         cls == EventClass::kDataLoading;
+}
+
+// Operators that only describe tensors (allocation, views, dtype plumbing):
+// on a CPU trace they are the framework's time, not compute.
+bool IsBookkeeping(std::string_view op) {
+  static constexpr std::string_view kNames[] = {"empty",
+                                                "empty_strided",
+                                                "empty_like",
+                                                "view",
+                                                "as_strided",
+                                                "detach",
+                                                "detach_",
+                                                "alias",
+                                                "reshape",
+                                                "_reshape_alias",
+                                                "t",
+                                                "transpose",
+                                                "expand",
+                                                "squeeze",
+                                                "unsqueeze",
+                                                "select",
+                                                "slice",
+                                                "permute",
+                                                "resize_",
+                                                "set_",
+                                                "lift_fresh",
+                                                "_unsafe_view",
+                                                "unbind",
+                                                "split",
+                                                "chunk",
+                                                "narrow",
+                                                "flatten",
+                                                "numel",
+                                                "size",
+                                                "stride",
+                                                "result_type",
+                                                "is_nonzero",
+                                                "_has_compatible_shallow_copy_type",
+                                                "expand_as",
+                                                "view_as",
+                                                "contiguous"};
+  const std::string_view fn = FunctionOf(op);
+  return std::find(std::begin(kNames), std::end(kNames), fn) != std::end(kNames);
+}
+
+// What a runtime call is, by its name (the event may refine it).
+enum class RuntimeKind : uint8_t { kUnknown, kLaunch, kBlocked, kAsyncCopy, kSetup, kCompile };
+
+RuntimeKind RuntimeKindOf(std::string_view name) {
+  const std::string_view compile = CompileKind(name);
+  if (compile == "memory allocation") return RuntimeKind::kSetup;
+  if (!compile.empty()) return RuntimeKind::kCompile;
+  const std::string n = Lower(BaseName(name));
+  // Asynchronous: it enqueues a wait on the device; the host goes on.
+  if (Contains(n, "streamwaitevent") || Contains(n, "streamwaitvalue")) return RuntimeKind::kLaunch;
+  if (Contains(n, "synchronize") || Contains(n, "eventquery") || Contains(n, "streamquery")) {
+    return RuntimeKind::kBlocked;  // waits for the device, or polls it
+  }
+  if (Contains(n, "memcpy")) {
+    return Contains(n, "async") ? RuntimeKind::kAsyncCopy : RuntimeKind::kBlocked;
+  }
+  for (const std::string_view setup :
+       {"streamcreate", "streamdestroy", "eventcreate", "eventdestroy", "graphcreate",
+        "graphinstantiate", "graphdestroy", "graphexecdestroy", "setdevice", "devicereset",
+        "ctxcreate", "hostregister", "hostunregister", "createcontext", "createstream"}) {
+    if (Contains(n, setup)) return RuntimeKind::kSetup;
+  }
+  return RuntimeKind::kLaunch;
+}
+
+// The start (label) or end (~label) of a span of a labelled contributor.
+struct Edge {
+  int64_t at;
+  int32_t label;
+};
+
+// Each label's time within `exclusive`, split evenly among the labels whose
+// spans are open at each instant (two threads in the same state share it):
+// the shares add up to the time the spans cover there.
+std::vector<double> SplitEvenly(std::vector<Edge>& edges, size_t labels,
+                                const Intervals& exclusive) {
+  std::sort(edges.begin(), edges.end(), [](const Edge& x, const Edge& y) { return x.at < y.at; });
+  std::vector<int32_t> open(labels, 0);
+  std::vector<int32_t> active;
+  std::vector<double> ns(labels, 0);
+  for (size_t k = 0; k < edges.size(); ++k) {
+    const Edge& edge = edges[k];
+    if (edge.label >= 0) {
+      if (open[static_cast<size_t>(edge.label)]++ == 0) active.push_back(edge.label);
+    } else if (--open[static_cast<size_t>(~edge.label)] == 0) {
+      const auto it = std::find(active.begin(), active.end(), ~edge.label);
+      *it = active.back();
+      active.pop_back();
+    }
+    if (active.empty() || k + 1 == edges.size() || edges[k + 1].at <= edge.at) continue;
+    const int64_t covered = Covered(exclusive, edge.at, edges[k + 1].at);
+    if (covered == 0) continue;
+    const double share = static_cast<double>(covered) / static_cast<double>(active.size());
+    for (const int32_t l : active) ns[static_cast<size_t>(l)] += share;
+  }
+  return ns;
+}
+
+// Contributors named by text (kernel families, copy kinds, wait names).
+struct Labels {
+  std::vector<std::string> names;
+  std::vector<Edge> edges;
+  void Add(const std::string& name, int64_t begin, int64_t end) {
+    auto it = std::find(names.begin(), names.end(), name);
+    if (it == names.end()) it = names.insert(names.end(), name);
+    const auto label = static_cast<int32_t>(it - names.begin());
+    edges.push_back({begin, label});
+    edges.push_back({end, ~label});
+  }
+};
+
+void KeepTop(std::vector<std::pair<std::string, int64_t>>& v) {
+  std::stable_sort(v.begin(), v.end(),
+                   [](const auto& x, const auto& y) { return x.second > y.second; });
+  if (v.size() > kTop) v.resize(kTop);
+}
+
+class Attributor {
+ public:
+  Attributor(const TraceModel& model, const Analysis& a) : model_(model), a_(a) {
+    out_.cpu_is_device = a.compute_on == ComputeOn::kCpu;
+    scopes_are_work_ = out_.cpu_is_device && ScopesAreTheWork(model);
+  }
+
+  Attribution Run() {
+    Window();
+    if (window_.empty()) return std::move(out_);
+    DeviceTasks();
+    TrackGroups host = GroupByTrack(model_, [&](size_t e) { return IsHost(model_.cls[e]); });
+    for (size_t t = 0; t + 1 < host.begin.size(); ++t) {
+      auto* first = host.events.data() + host.begin[t];
+      auto* last = host.events.data() + host.begin[t + 1];
+      std::sort(first, last, [&](uint32_t x, uint32_t y) {
+        return model_.start_ns[x] != model_.start_ns[y]
+                   ? model_.start_ns[x] < model_.start_ns[y]
+                   : model_.duration_ns[x] > model_.duration_ns[y];
+      });
+    }
+    // The host's states, each the union over its threads.
+    SweepHost(host, [&](int64_t begin, int64_t end, StepState s, uint32_t) {
+      spans_[Index(s)].Add({begin, end});
+    });
+    // Each instant to the first state that holds there.
+    std::array<Intervals, kStepStates> unions;
+    for (size_t s = 0; s < kStepStates; ++s) unions[s] = spans_[s].Take();
+    out_.communication_overlapped_ns =
+        Sum(Intersect(Intersect(window_, unions[Index(StepState::kCommunication)]),
+                      unions[Index(StepState::kCompute)]));
+    Intervals remaining = window_;
+    for (size_t s = 0; s + 1 < kStepStates; ++s) {
+      exclusive_[s] = Intersect(remaining, unions[s]);
+      out_.ns[s] = Sum(exclusive_[s]);
+      remaining = Subtract(remaining, unions[s]);
+      unions[s] = {};
+    }
+    out_.ns[Index(StepState::kUntraced)] = Sum(remaining);
+    Contributors(host);
+    return std::move(out_);
+  }
+
+ private:
+  void Window() {
+    UnionBuilder window;
+    for (const StepBreakdown& s : a_.steps) {
+      if (s.status == "complete") {
+        window.Add({s.begin_ns, s.begin_ns + s.duration_ns});
+        ++out_.complete_steps;
+      }
+    }
+    if (out_.complete_steps == 0) {
+      int64_t begin = INT64_MAX, end = INT64_MIN;
+      for (size_t e = 0; e < model_.size(); ++e) {
+        const EventClass cls = model_.cls[e];
+        if (cls == EventClass::kDerived || cls == EventClass::kOther) continue;
+        begin = std::min(begin, model_.start_ns[e]);
+        end = std::max(end, model_.start_ns[e] + model_.duration_ns[e]);
+      }
+      if (begin < end) window.Add({begin, end});
+    }
+    window_ = window.Take();
+    out_.window_ns = Sum(window_);
+  }
+
+  // The device's states, the launches behind its tasks (by correlation), and
+  // which launches load their kernel's code on first use.
+  void DeviceTasks() {
+    Int64Map<uint32_t> task_of;  // correlation -> device task + 1 (the first)
+    for (size_t e = 0; e < model_.size(); ++e) {
+      const EventClass cls = model_.cls[e];
+      if (!IsDevice(cls)) continue;
+      const int64_t begin = model_.start_ns[e], end = begin + model_.duration_ns[e];
+      StepState s = StepState::kCompute;
+      if (cls == EventClass::kCommunication) {
+        s = StepState::kCommunication;
+      } else if (cls == EventClass::kMemcpy || cls == EventClass::kMemset ||
+                 cls == EventClass::kDma) {
+        s = StepState::kMemory;
+      } else if (cls == EventClass::kDeviceWait) {
+        s = StepState::kDeviceWait;
+      }
+      spans_[Index(s)].Add({begin, end});
+      if (model_.correlation[e] >= 0) {
+        uint32_t& t = task_of[model_.correlation[e]];
+        if (t == 0) t = static_cast<uint32_t>(e + 1);
+      }
+    }
+    // Launch calls: each kind of call by name once, then per event.
+    std::vector<RuntimeKind> kind_of_name(model_.string_count(), RuntimeKind::kUnknown);
+    runtime_state_.assign(model_.size(), StepState::kLaunch);  // read for kRuntime events only
+    struct Launch {
+      uint32_t kernel_name, event;
+    };
+    std::vector<Launch> launches;
+    size_t first_call = SIZE_MAX;
+    bool first_call_launches = false;
+    for (size_t e = 0; e < model_.size(); ++e) {
+      if (model_.cls[e] != EventClass::kRuntime) continue;
+      if (first_call == SIZE_MAX || model_.start_ns[e] < model_.start_ns[first_call]) {
+        first_call = e;
+      }
+      RuntimeKind& kind = kind_of_name[model_.name[e]];
+      if (kind == RuntimeKind::kUnknown) kind = RuntimeKindOf(model_.String(model_.name[e]));
+      const uint32_t* t =
+          model_.correlation[e] >= 0 ? task_of.Find(model_.correlation[e]) : nullptr;
+      const size_t task = t != nullptr && *t != 0 ? *t - 1 : SIZE_MAX;
+      StepState s = StepState::kLaunch;
+      switch (kind) {
+        case RuntimeKind::kBlocked: s = StepState::kBlocked; break;
+        case RuntimeKind::kSetup: s = StepState::kSetup; break;
+        case RuntimeKind::kCompile: s = StepState::kCompilation; break;
+        case RuntimeKind::kAsyncCopy:
+          // Blocking where the host memory is pageable, or a copy to host
+          // memory not known to be pinned (CUDA's "API synchronization behavior").
+          if (task != SIZE_MAX && model_.cls[task] == EventClass::kMemcpy) {
+            const CopyInfo copy = model_.Copy(task);
+            if (copy.host_memory == HostMemory::kPageable ||
+                (copy.direction == CopyDirection::kDeviceToHost &&
+                 copy.host_memory != HostMemory::kPinned)) {
+              s = StepState::kBlocked;
+            }
+          }
+          break;
+        default: break;
+      }
+      runtime_state_[e] = s;
+      if (e == first_call) first_call_launches = task != SIZE_MAX;
+      if (task == SIZE_MAX) continue;
+      // Work launched and not started: the device waits on a dependency.
+      const int64_t ready = model_.start_ns[e] + model_.duration_ns[e] + kQueuedGraceNs;
+      if (model_.start_ns[task] > ready) {
+        spans_[Index(StepState::kQueued)].Add({ready, model_.start_ns[task]});
+        queued_.push_back({ready, model_.start_ns[task], static_cast<uint32_t>(task)});
+      }
+      if (s == StepState::kLaunch && model_.cls[task] == EventClass::kKernel) {
+        launches.push_back({model_.name[task], static_cast<uint32_t>(e)});
+      }
+    }
+    // The trace's first runtime call, when it neither launches work nor waits
+    // for it and takes long: the runtime creating its context.
+    if (first_call != SIZE_MAX && !first_call_launches &&
+        runtime_state_[first_call] == StepState::kLaunch &&
+        model_.duration_ns[first_call] >= kSetupFirstCallNs) {
+      runtime_state_[first_call] = StepState::kSetup;
+    }
+    // A kernel's first launch that takes kFirstUseNs or more while every
+    // later one takes under a tenth of it: the kernel's code loaded on use.
+    std::sort(launches.begin(), launches.end(), [&](const Launch& x, const Launch& y) {
+      return x.kernel_name != y.kernel_name ? x.kernel_name < y.kernel_name
+                                            : model_.start_ns[x.event] < model_.start_ns[y.event];
+    });
+    for (size_t i = 0; i < launches.size();) {
+      size_t j = i + 1;
+      int64_t later = 0;
+      while (j < launches.size() && launches[j].kernel_name == launches[i].kernel_name) {
+        later = std::max(later, model_.duration_ns[launches[j].event]);
+        ++j;
+      }
+      const int64_t first = model_.duration_ns[launches[i].event];
+      if (j > i + 1 && first >= kFirstUseNs && later * 10 < first) {
+        runtime_state_[launches[i].event] = StepState::kCompilation;
+      }
+      i = j;
+    }
+  }
+
+  StepState HostState(size_t e) const {
+    const EventClass cls = model_.cls[e];
+    const std::string_view name = model_.String(model_.name[e]);
+    switch (cls) {
+      case EventClass::kDataLoading: return StepState::kDataLoading;
+      case EventClass::kSync: return StepState::kBlocked;
+      case EventClass::kRuntime: return runtime_state_[e];
+      case EventClass::kStep: return StepState::kAnnotationOnly;
+      case EventClass::kAnnotation:
+        // On a CPU trace a collective's annotation (gloo:all_reduce) is the
+        // communication itself, and the program's own scopes are its work.
+        if (out_.cpu_is_device && IsCommunication(name)) return StepState::kCommunication;
+        return scopes_are_work_ ? StepState::kCompute : StepState::kAnnotationOnly;
+      case EventClass::kPython:
+        return CompileKind(name) == "torch.compile" ? StepState::kCompilation
+                                                    : StepState::kFramework;
+      case EventClass::kHostOp: {
+        if (CompileKind(name) == "torch.compile") return StepState::kCompilation;
+        if (out_.cpu_is_device) {
+          if (IsCommunication(name)) return StepState::kCommunication;
+          return IsBookkeeping(name) ? StepState::kFramework : StepState::kCompute;
+        }
+        const std::string_view fn = FunctionOf(name);
+        return fn == "item" || fn == "_local_scalar_dense" ? StepState::kBlocked
+                                                           : StepState::kFramework;
+      }
+      default: return StepState::kFramework;
+    }
+  }
+
+  // Each host thread's innermost event over time: emit(begin, end, state,
+  // event), the event the state is named after (a data-loading or
+  // compilation region's own event inside one).
+  template <typename Emit>
+  void SweepHost(const TrackGroups& host, Emit&& emit) {
+    struct Open {
+      int64_t end;
+      StepState state;
+      uint32_t named;
+    };
+    std::vector<Open> stack;
+    std::vector<StepState> state_of_name(model_.string_count(), StepState::kUntraced);
+    std::vector<uint8_t> known(model_.string_count(), 0);
+    for (size_t t = 0; t + 1 < host.begin.size(); ++t) {
+      stack.clear();
+      int64_t at = INT64_MIN;
+      const auto close_until = [&](int64_t limit) {
+        while (!stack.empty() && stack.back().end <= limit) {
+          const Open top = stack.back();
+          stack.pop_back();
+          if (top.end > at) emit(at, top.end, top.state, top.named);
+          at = std::max(at, top.end);
+        }
+      };
+      for (size_t k = host.begin[t]; k < host.begin[t + 1]; ++k) {
+        const uint32_t e = host.events[k];
+        const int64_t begin = model_.start_ns[e];
+        close_until(begin);
+        if (!stack.empty() && begin > at) emit(at, begin, stack.back().state, stack.back().named);
+        at = std::max(at, begin);
+        int64_t end = begin + model_.duration_ns[e];
+        if (!stack.empty()) end = std::min(end, stack.back().end);  // nested in its parent
+        StepState s;
+        if (model_.cls[e] == EventClass::kRuntime) {
+          s = runtime_state_[e];
+        } else if (known[model_.name[e]] != 0 &&
+                   static_cast<EventClass>(known[model_.name[e]] - 1) == model_.cls[e]) {
+          s = state_of_name[model_.name[e]];
+        } else {
+          s = HostState(e);
+          state_of_name[model_.name[e]] = s;
+          known[model_.name[e]] = static_cast<uint8_t>(static_cast<uint8_t>(model_.cls[e]) + 1);
+        }
+        uint32_t named = e;
+        if (!stack.empty() &&
+            (stack.back().state == StepState::kDataLoading ||
+             stack.back().state == StepState::kCompilation) &&
+            s != StepState::kDataLoading) {
+          s = stack.back().state;  // inside a region: the region's state
+          named = stack.back().named;
+        }
+        stack.push_back({end, s, named});
+      }
+      close_until(INT64_MAX);
+    }
+  }
+
+  void Contributors(const TrackGroups& host) {
+    const auto add = [&](size_t s, std::string name, double ns) {
+      const auto rounded = static_cast<int64_t>(ns + 0.5);
+      if (rounded > 0) out_.top[s].emplace_back(std::move(name), rounded);
+    };
+    // Host states (and a CPU trace's compute): the innermost events' names.
+    // Only the spans that count somewhere are kept.
+    std::array<std::vector<Edge>, kStepStates> by_name;
+    SweepHost(host, [&](int64_t begin, int64_t end, StepState s, uint32_t e) {
+      if (Covered(exclusive_[Index(s)], begin, end) == 0) return;
+      const auto name = static_cast<int32_t>(model_.name[e]);
+      by_name[Index(s)].push_back({begin, name});
+      by_name[Index(s)].push_back({end, ~name});
+    });
+    for (size_t s = 0; s < kStepStates; ++s) {
+      if (by_name[s].empty()) continue;
+      const std::vector<double> ns = SplitEvenly(by_name[s], model_.string_count(), exclusive_[s]);
+      std::vector<Edge>().swap(by_name[s]);
+      for (size_t name = 0; name < ns.size(); ++name) {
+        if (ns[name] > 0) add(s, std::string(model_.String(static_cast<uint32_t>(name))), ns[name]);
+      }
+    }
+    // Device states: kernel families, collectives, copy kinds, wait names.
+    std::array<Labels, kStepStates> device;
+    std::vector<std::string> family_of(model_.string_count());
+    const auto family = [&](size_t e) -> const std::string& {
+      std::string& f = family_of[model_.name[e]];
+      if (f.empty()) f = KernelFamily(model_.String(model_.name[e]));
+      return f;
+    };
+    for (size_t e = 0; e < model_.size(); ++e) {
+      const EventClass cls = model_.cls[e];
+      const int64_t begin = model_.start_ns[e], end = begin + model_.duration_ns[e];
+      if (end <= begin) continue;
+      if (cls == EventClass::kKernel) {
+        device[Index(StepState::kCompute)].Add(family(e), begin, end);
+      } else if (cls == EventClass::kCommunication) {
+        device[Index(StepState::kCommunication)].Add(
+            std::string(BaseName(model_.String(model_.name[e]))), begin, end);
+      } else if (cls == EventClass::kMemcpy) {
+        device[Index(StepState::kMemory)].Add(std::string("copy ") + Name(model_.Copy(e).direction),
+                                              begin, end);
+      } else if (cls == EventClass::kMemset) {
+        device[Index(StepState::kMemory)].Add("memset", begin, end);
+      } else if (cls == EventClass::kDma) {
+        device[Index(StepState::kMemory)].Add("DMA", begin, end);
+      } else if (cls == EventClass::kDeviceWait) {
+        device[Index(StepState::kDeviceWait)].Add(std::string(model_.String(model_.name[e])), begin,
+                                                  end);
+      }
+    }
+    for (const QueuedSpan& q : queued_) {
+      device[Index(StepState::kQueued)].Add(family(q.task), q.begin, q.end);
+    }
+    for (size_t s = 0; s < kStepStates; ++s) {
+      Labels& l = device[s];
+      if (l.edges.empty()) continue;
+      const std::vector<double> ns = SplitEvenly(l.edges, l.names.size(), exclusive_[s]);
+      for (size_t k = 0; k < ns.size(); ++k) add(s, l.names[k], ns[k]);
+    }
+    for (auto& top : out_.top) KeepTop(top);
+  }
+
+  struct QueuedSpan {
+    int64_t begin, end;
+    uint32_t task;
+  };
+
+  const TraceModel& model_;
+  const Analysis& a_;
+  Attribution out_;
+  bool scopes_are_work_ = false;
+  Intervals window_;
+  std::array<UnionBuilder, kStepStates> spans_;
+  std::array<Intervals, kStepStates> exclusive_;
+  std::vector<StepState> runtime_state_;
+  std::vector<QueuedSpan> queued_;
+};
+
+std::string TopText(const std::vector<std::pair<std::string, int64_t>>& top) {
+  std::string s;
+  for (const auto& [name, ns] : top) {
+    if (!s.empty()) s += ", ";
+    s += fmt::format("{} {:.3f} ms", name, ns / 1e6);
+  }
+  return s;
+}
+
+std::string WindowText(const Attribution& at) {
+  return at.complete_steps > 0
+             ? fmt::format("the {} complete step{} ({:.3f} ms)", at.complete_steps,
+                           at.complete_steps == 1 ? "" : "s", at.window_ns / 1e6)
+             : fmt::format("the trace's span ({:.3f} ms; it has no complete steps)",
+                           at.window_ns / 1e6);
+}
+
+void Tables(const Analysis& a, const TableContext& context,
+            std::vector<core::ResultTable>& tables) {
+  const Attribution* at = a.results.Get<Attribution>(kAttributionPass);
+  if (at == nullptr || at->window_ns <= 0) return;
+  core::ResultTable table;
+  table.section = std::string(kAttributionPass);
+  table.title = "Where the steps' time went";
+  table.columns = {
+      {"trace", "Trace", 0, false},
+      {"state", "State"},
+      {"what", "What"},
+      {.key = "time_ns", .header = "Time", .unit = core::Unit::kTime},
+      {.key = "share_pct", .header = "% of window", .precision = 1, .unit = core::Unit::kPercent},
+      {"top", "Largest parts"}};
+  for (size_t s = 0; s < kStepStates; ++s) {
+    if (at->ns[s] == 0) continue;
+    table.AddRow({std::string(context.path), std::string(kStateText[s].key),
+                  std::string(kStateText[s].label), at->ns[s], Pct(at->ns[s], at->window_ns),
+                  TopText(at->top[s])});
+  }
+  table.notes.push_back(
+      "Each instant of " + WindowText(*at) +
+      " counted once: what the device does first (compute, then communication not overlapped "
+      "by compute, memory traffic, a device-side wait, work launched but not started), and "
+      "where it idles, what the host does (data loading, compilation and warm-up, one-off "
+      "set-up, launching, framework and Python, then blocked in a synchronisation); the rows "
+      "add up to the window." +
+      (at->cpu_is_device ? " The trace has no device work: its operators on the CPU threads "
+                           "are the compute."
+                         : ""));
+  if (at->communication_overlapped_ns > 0) {
+    table.notes.push_back(fmt::format(
+        "Communication overlapped by compute, not in the rows above: {:.3f} ms ({:.1f}% of "
+        "the window).",
+        at->communication_overlapped_ns / 1e6,
+        Pct(at->communication_overlapped_ns, at->window_ns)));
+  }
+  tables.push_back(std::move(table));
+}
+
+}  // namespace
+
+std::string_view Key(StepState state) { return kStateText[Index(state)].key; }
+std::string_view Label(StepState state) { return kStateText[Index(state)].label; }
+bool IsDeviceState(StepState state) { return Index(state) <= Index(StepState::kQueued); }
+
+std::string_view KernelFamily(std::string_view kernel_name) {
+  const std::string n = Lower(kernel_name);
+  const auto any = [&](std::initializer_list<std::string_view> words) {
+    return std::any_of(words.begin(), words.end(),
+                       [&](std::string_view w) { return Contains(n, w); });
+  };
+  if (any({"flash", "attention", "attn", "fmha", "sdpa", "mha_"})) return "attention";
+  if (any({"conv", "winograd", "implicit_gemm", "fft2d", "dgrad", "wgrad"})) return "convolution";
+  if (any({"gemm", "matmul", "cutlass", "cublas", "sgemm", "hgemm", "wmma", "mma_", "nvjet", "xmma",
+           "_ogs", "bmm", "gemv", "dot_"}))
+    return "GEMM";
+  if (any({"reduce", "reduction", "softmax", "norm", "sum_", "mean", "argmax", "topk", "scan",
+           "cumsum"}))
+    return "reduction and normalization";
+  if (any({"copy", "transpose", "permute", "cat_", "concat", "gather", "scatter", "index",
+           "transdata", "nchw", "nhwc"}))
+    return "copy and layout";
+  if (any({"elementwise", "vectorized", "unrolled", "pointwise", "triton_poi", "fused_", "add",
+           "mul",         "relu",       "gelu",     "silu",      "sigmoid",    "tanh",   "cast",
+           "fill",        "clamp",      "where",    "dropout",   "uniform",    "exp"}))
+    return "elementwise";
+  return "other";
+}
+
+Attribution ComputeAttribution(const TraceModel& model, const Analysis& analysis) {
+  return Attributor(model, analysis).Run();
+}
+
+Pass AttributionPass() {
+  return {kAttributionPass,
+          "Where did the steps' time go: each instant to one state (compute, exposed "
+          "communication, memory, waits, set-up, warm-up, launch, framework, blocked, untraced)?",
+          {"steps"},
+          [](const TraceModel& model, Analysis& a) {
+            a.results.Set(kAttributionPass, ComputeAttribution(model, a));
+          },
+          Tables};
+}
+
+}  // namespace opscope::analyze

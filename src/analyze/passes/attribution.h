@@ -1,0 +1,100 @@
+// Analysis pass "attribution": one account of where the time of the steps
+// went, adding up to the window (issue 36). Each instant of the window is in
+// exactly one state, decided in this order:
+//
+//  1. What the device does (the device's tracks; on a trace without device
+//     work, the CPU threads' operators stand for it): compute kernels, then
+//     communication not overlapped by compute, then memory traffic (copies,
+//     sets, DMA), then a device-side wait (an event or a peer), then work
+//     launched and not yet started more than kQueuedGraceNs after its launch
+//     call returned (a dependency on another stream, an event or a peer).
+//  2. Where the device idles, what the host does. Each traced host thread is
+//     in the state of its innermost event (inside data loading or a
+//     compilation region, that region's state), and across threads work
+//     explains the idle device before a wait: data loading, compilation and
+//     warm-up, one-off set-up, host launch overhead, framework and Python,
+//     then the host blocked in a synchronisation, then a user annotation with
+//     nothing recorded below it.
+//  3. Nothing on the host: untraced.
+//
+// A blocking call (a synchronisation, a synchronous copy, an asynchronous
+// copy to or from pageable memory, .item()) is a wait, never work: where the
+// device is busy meanwhile, the device's state wins. One-off set-up is memory
+// allocation, stream, event and graph creation, and the trace's first runtime
+// call when it launches nothing, waits for nothing and lasts kSetupFirstCallNs
+// or more (the runtime creates its context there); compilation and warm-up is module loading,
+// compile frames, and a launch of kFirstUseNs or more that is its kernel's first while every later
+// launch of it takes under a tenth of that (a first-use code load).
+//
+// The window is the complete steps (steps.h), else the trace's span.
+#ifndef OPSCOPE_ANALYZE_PASSES_ATTRIBUTION_H_
+#define OPSCOPE_ANALYZE_PASSES_ATTRIBUTION_H_
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "analyze/passes/pass.h"
+
+namespace opscope::analyze {
+
+inline constexpr int64_t kQueuedGraceNs = 50'000;
+inline constexpr int64_t kSetupFirstCallNs = 10'000'000;
+inline constexpr int64_t kFirstUseNs = 1'000'000;
+
+// The states, in the order that decides an instant (see above).
+enum class StepState : uint8_t {
+  kCompute,
+  kCommunication,  // exposed: not overlapped by compute
+  kMemory,
+  kDeviceWait,
+  kQueued,
+  kDataLoading,
+  kCompilation,
+  kSetup,
+  kLaunch,
+  kFramework,
+  kBlocked,
+  kAnnotationOnly,
+  kUntraced,  // kept last
+};
+inline constexpr size_t kStepStates = static_cast<size_t>(StepState::kUntraced) + 1;
+// A stable key ("compute", "communication_exposed", ...) and a label.
+std::string_view Key(StepState state);
+std::string_view Label(StepState state);
+// Device-side states: the device (or, on a CPU trace, the CPU) is working or
+// waiting on device work; the others are host states on an idle device.
+bool IsDeviceState(StepState state);
+
+struct Attribution {
+  int64_t window_ns = 0;
+  int64_t complete_steps = 0;  // 0: the window is the trace's span
+  bool cpu_is_device = false;  // a trace without device work: its operators are the compute
+  std::array<int64_t, kStepStates> ns{};
+  // The largest contributors of each state, most time first (at most 5):
+  // kernel families for compute, copy directions for memory, event names
+  // for the others.
+  std::array<std::vector<std::pair<std::string, int64_t>>, kStepStates> top;
+  int64_t communication_overlapped_ns = 0;  // beside the account, never added to it
+
+  int64_t Of(StepState s) const { return ns[static_cast<size_t>(s)]; }
+};
+
+// The kernel family of a compute kernel's name: "GEMM", "convolution",
+// "attention", "elementwise", "reduction and normalization", "copy and
+// layout", "other". Indicative: names only.
+std::string_view KernelFamily(std::string_view kernel_name);
+
+struct Analysis;
+Attribution ComputeAttribution(const TraceModel& model, const Analysis& analysis);
+
+// Its entry in the pass table; its result is in its slot (a.results).
+inline constexpr std::string_view kAttributionPass = "attribution";
+Pass AttributionPass();
+
+}  // namespace opscope::analyze
+
+#endif  // OPSCOPE_ANALYZE_PASSES_ATTRIBUTION_H_

@@ -1,0 +1,144 @@
+#!/usr/bin/env python3
+"""The attribution of the steps' time (issue 36): every state `opscope analyze
+--table attribution` reports must equal, to the nanosecond, what
+attribution_expected.py (beside this script) computes from the raw JSON on its
+own, instant by instant; and the states must add up to the window.
+
+The cases: real Kineto samples (ROCm with a first-use launch, CUDA set-up,
+CPU-only gloo, NCCL with queued work, an H100 step), and a planted trace in
+which each state occurs where it was put (data loading, a pageable copy that
+blocks, .item(), a first-use launch, torch.compile, a collective partly under
+compute, work queued behind it, a synchronisation, an allocation, another
+thread's work while one thread waits).
+
+    attribution_test.py OPSCOPE DATA_DIR
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import attribution_expected  # noqa: E402
+
+opscope, data = sys.argv[1:3]
+
+CASES = [
+    ("kineto/mi250_rocm_train.json.gz", ["ProfilerStep#1"]),
+    ("kineto/cuda_event_sync_multi_stream.json.gz", []),
+    ("kineto/cpu_only.pt.trace.json.gz", ["ProfilerStep#551"]),
+    ("kineto/alexnet_cuda_rank0.json.gz", []),
+    ("kineto/sampled_rank-0.json.gz", ["ProfilerStep#551", "ProfilerStep#552"]),
+    ("kineto/h100_Qwen1.5-0.5B-Chat.json.gz", ["ProfilerStep#6"]),
+]
+
+failures = 0
+
+
+def check(ok, what):
+    global failures
+    print(("ok: " if ok else "FAIL: ") + what)
+    if not ok:
+        failures += 1
+
+
+def planted(path):
+    """Three 10 ms steps; times in us from each step's start T (see the
+    comments: the state each span must get)."""
+    ev = []
+    corr = [100]
+
+    def x(name, cat, ts, dur, tid=1, pid=1, **args):
+        e = {"ph": "X", "name": name, "cat": cat, "pid": pid, "tid": tid, "ts": ts, "dur": dur}
+        if args:
+            e["args"] = args
+        ev.append(e)
+
+    def launch(call, t, dur, task, cat, start, length, stream=7):
+        corr[0] += 1
+        x(call, "cuda_runtime", t, dur, correlation=corr[0])
+        x(task, cat, start, length, pid=0, tid=stream, correlation=corr[0], stream=stream, device=0)
+
+    for k in range(3):
+        T = 1000 + k * 10000
+        x(f"ProfilerStep#{k + 1}", "user_annotation", T, 10000)
+        # 0-2000: data loading, an operator inside it included.
+        x("enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", "cpu_op", T, 2000)
+        x("aten::stack", "cpu_op", T + 100, 1400)
+        # 2000-2600: framework, a launch (2100-2150), then the GEMM computes 2200-4200.
+        x("aten::mm", "cpu_op", T + 2000, 600)
+        launch("cudaLaunchKernel", T + 2100, 50, "ampere_sgemm_128x64_nn", "kernel", T + 2200, 2000)
+        # .item(): a pageable device-to-host copy blocks; the device is busy
+        # until 4200, copies 4250-4260; another thread works 4200-4230.
+        x("aten::item", "cpu_op", T + 2700, 1800)
+        x("aten::_local_scalar_dense", "cpu_op", T + 2710, 1780)
+        launch("cudaMemcpyAsync", T + 2720, 1680, "Memcpy DtoH (Device -> Pageable)",
+               "gpu_memcpy", T + 4250, 10)
+        x("aten::add", "cpu_op", T + 4200, 30, tid=2)
+        # A kernel's first launch takes 2 ms (a code load), later ones 10 us.
+        launch("cudaLaunchKernel", T + 4600, 2000 if k == 0 else 10,
+               "void at::native::fused_layernorm_kernel<float>()", "kernel", T + 6700, 50)
+        # torch.compile's frame on the host, the device idle.
+        x("torch/_dynamo/eval_frame.py(100): _fn", "python_function", T + 6800, 200)
+        # A collective 7500-8500, compute over 8000-8200; both launched early
+        # (queued from 50 us after their launch calls).
+        launch("cudaLaunchKernel", T + 7000, 10, "ncclDevKernel_AllReduce_Sum_f32_RING_LL",
+               "kernel", T + 7500, 1000, stream=9)
+        launch("cudaLaunchKernel", T + 7020, 10, "void elementwise_kernel<128>()", "kernel",
+               T + 8000, 200)
+        # A synchronisation with the device idle, then an allocation.
+        x("cudaStreamSynchronize", "cuda_runtime", T + 9500, 400)
+        x("cudaMalloc", "cuda_runtime", T + 9900, 50)
+    with open(path, "w") as f:
+        json.dump({"traceEvents": ev, "deviceProperties": [{"id": 0, "name": "test GPU"}]}, f)
+
+
+def opscope_states(trace):
+    run = subprocess.run([opscope, "analyze", trace, "--format", "json", "--table", "attribution"],
+                         capture_output=True, text=True, check=False)
+    if run.returncode != 0:
+        raise SystemExit(f"opscope analyze {trace}: exit {run.returncode}: {run.stderr}")
+    rows = json.loads(run.stdout)["results"]
+    states = {}
+    for r in rows:
+        key = "communication" if r["state"] == "communication_exposed" else r["state"]
+        states[key] = r["time_ns"]
+    return states, rows
+
+
+def compare(trace, steps, label):
+    got, rows = opscope_states(trace)
+    want = attribution_expected.expected(trace, steps)
+    want = {k: v for k, v in want.items() if v > 0}
+    check(got == want, f"{label}: every state as computed from the raw JSON"
+          + ("" if got == want else f"\n  opscope  {got}\n  expected {want}"))
+    shares = sum(r["share_pct"] for r in rows)
+    check(abs(shares - 100) < 0.01, f"{label}: the shares add up to 100% ({shares:.4f})")
+    return got
+
+
+for case, steps in CASES:
+    compare(os.path.join(data, case), steps, case)
+
+with tempfile.TemporaryDirectory() as tmp:
+    trace = os.path.join(tmp, "planted.json")
+    planted(trace)
+    got = compare(trace, ["ProfilerStep#1", "ProfilerStep#2", "ProfilerStep#3"], "planted")
+    # The planted figures themselves, summed over the three steps (us -> ns).
+    us = 1000
+    expected_by_hand = {
+        "data_loading": 3 * 2000 * us,
+        "compute": 3 * (2000 + 50 + 200) * us,  # GEMM, layernorm, elementwise
+        "memory": 3 * 10 * us,
+        "communication": 3 * 800 * us,  # 1000 us, 200 of them under compute
+        "compilation": (2000 + 3 * 200) * us,  # the first-use launch once, the frame thrice
+        "setup": 3 * 50 * us,
+    }
+    for state, ns in expected_by_hand.items():
+        check(got.get(state) == ns, f"planted: {state} is {ns} ns (got {got.get(state)})")
+    check(got.get("blocked", 0) > 0 and got.get("framework", 0) > 0,
+          "planted: the blocked copy and the framework's time both appear")
+
+print(f"{failures} failure(s)")
+sys.exit(1 if failures else 0)
