@@ -79,6 +79,88 @@ Intervals Subtract(const Intervals& a, const Intervals& b) {
   return out;
 }
 
+// Covered() for queries whose begins mostly do not decrease (time-ordered
+// pieces, track after track): each advances a cursor, and a query that goes
+// back in time (the next track) finds its place by binary search.
+class CoverCursor {
+ public:
+  explicit CoverCursor(const Intervals& merged) : v_(&merged) {}
+  int64_t Covered(int64_t begin, int64_t end) {
+    const Intervals& v = *v_;
+    if (begin < last_) {
+      i_ = static_cast<size_t>(
+          std::partition_point(v.begin(), v.end(),
+                               [&](const Interval& x) { return x.end <= begin; }) -
+          v.begin());
+    }
+    last_ = begin;
+    while (i_ < v.size() && v[i_].end <= begin) ++i_;
+    int64_t n = 0;
+    for (size_t j = i_; j < v.size() && v[j].begin < end; ++j) {
+      n += std::min(end, v[j].end) - std::max(begin, v[j].begin);
+    }
+    return n;
+  }
+
+ private:
+  const Intervals* v_;
+  size_t i_ = 0;
+  int64_t last_ = INT64_MIN;
+};
+
+// Sorted runs of intervals (one per host track), merged into their union in
+// O(n log runs): the runs are merged pairwise, then touching ones joined.
+struct SortedRuns {
+  Intervals v;
+  std::vector<size_t> starts;
+  void NewRun() {
+    if (starts.empty() || starts.back() != v.size()) starts.push_back(v.size());
+  }
+  Intervals TakeUnion() {
+    std::vector<size_t> s = starts;
+    s.push_back(v.size());
+    const auto by_begin = [](const Interval& x, const Interval& y) { return x.begin < y.begin; };
+    while (s.size() > 2) {
+      std::vector<size_t> merged;
+      for (size_t i = 0; i + 2 < s.size(); i += 2) {
+        std::inplace_merge(v.begin() + static_cast<std::ptrdiff_t>(s[i]),
+                           v.begin() + static_cast<std::ptrdiff_t>(s[i + 1]),
+                           v.begin() + static_cast<std::ptrdiff_t>(s[i + 2]), by_begin);
+        merged.push_back(s[i]);
+      }
+      if (s.size() % 2 == 0) merged.push_back(s[s.size() - 2]);
+      merged.push_back(s.back());
+      s = std::move(merged);
+    }
+    Intervals out;
+    for (const Interval& x : v) {
+      if (!out.empty() && x.begin <= out.back().end) {
+        out.back().end = std::max(out.back().end, x.end);
+      } else {
+        out.push_back(x);
+      }
+    }
+    v = {};
+    starts.clear();
+    return out;
+  }
+};
+
+// Two sorted unions, joined.
+Intervals Join(const Intervals& a, const Intervals& b) {
+  Intervals out;
+  size_t i = 0, j = 0;
+  while (i < a.size() || j < b.size()) {
+    const Interval x = j == b.size() || (i < a.size() && a[i].begin < b[j].begin) ? a[i++] : b[j++];
+    if (!out.empty() && x.begin <= out.back().end) {
+      out.back().end = std::max(out.back().end, x.end);
+    } else {
+      out.push_back(x);
+    }
+  }
+  return out;
+}
+
 bool IsHost(EventClass cls) {
   return cls == EventClass::kHostOp || cls == EventClass::kAnnotation || cls == EventClass::kStep ||
          cls == EventClass::kRuntime || cls == EventClass::kSync || cls == EventClass::kPython ||
@@ -168,6 +250,7 @@ std::vector<double> SplitEvenly(std::vector<Edge>& edges, size_t labels,
   std::vector<int32_t> open(labels, 0);
   std::vector<int32_t> active;
   std::vector<double> ns(labels, 0);
+  CoverCursor cover(exclusive);
   for (size_t k = 0; k < edges.size(); ++k) {
     const Edge& edge = edges[k];
     if (edge.label >= 0) {
@@ -178,7 +261,7 @@ std::vector<double> SplitEvenly(std::vector<Edge>& edges, size_t labels,
       active.pop_back();
     }
     if (active.empty() || k + 1 == edges.size() || edges[k + 1].at <= edge.at) continue;
-    const int64_t covered = Covered(exclusive, edge.at, edges[k + 1].at);
+    const int64_t covered = cover.Covered(edge.at, edges[k + 1].at);
     if (covered == 0) continue;
     const double share = static_cast<double>(covered) / static_cast<double>(active.size());
     for (const int32_t l : active) ns[static_cast<size_t>(l)] += share;
@@ -227,12 +310,19 @@ class Attributor {
       });
     }
     // The host's states, each the union over its threads.
-    SweepHost(host, [&](int64_t begin, int64_t end, StepState s, uint32_t) {
-      spans_[Index(s)].Add({begin, end});
-    });
+    std::array<SortedRuns, kStepStates> runs;
+    SweepHost(
+        host, false,
+        [&](int64_t begin, int64_t end, StepState s, uint32_t) {
+          runs[Index(s)].v.push_back({begin, end});
+        },
+        [&] {
+          for (SortedRuns& r : runs) r.NewRun();
+        });
     // Each instant to the first state that holds there.
     std::array<Intervals, kStepStates> unions;
-    for (size_t s = 0; s < kStepStates; ++s) unions[s] = spans_[s].Take();
+    for (size_t s = 0; s < kStepStates; ++s)
+      unions[s] = Join(spans_[s].Take(), runs[s].TakeUnion());
     out_.communication_overlapped_ns =
         Sum(Intersect(Intersect(window_, unions[Index(StepState::kCommunication)]),
                       unions[Index(StepState::kCompute)]));
@@ -297,10 +387,13 @@ class Attributor {
     // Launch calls: each kind of call by name once, then per event.
     std::vector<RuntimeKind> kind_of_name(model_.string_count(), RuntimeKind::kUnknown);
     runtime_state_.assign(model_.size(), StepState::kLaunch);  // read for kRuntime events only
-    struct Launch {
-      uint32_t kernel_name, event;
+    // Per kernel name: its earliest launch, and the longest of the others.
+    struct Launches {
+      uint32_t first = UINT32_MAX;
+      uint32_t count = 0;
+      int64_t later_ns = 0;
     };
-    std::vector<Launch> launches;
+    std::vector<Launches> launches(model_.string_count());
     size_t first_call = SIZE_MAX;
     bool first_call_launches = false;
     for (size_t e = 0; e < model_.size(); ++e) {
@@ -342,7 +435,16 @@ class Attributor {
         queued_.push_back({ready, model_.start_ns[task], static_cast<uint32_t>(task)});
       }
       if (s == StepState::kLaunch && model_.cls[task] == EventClass::kKernel) {
-        launches.push_back({model_.name[task], static_cast<uint32_t>(e)});
+        Launches& l = launches[model_.name[task]];
+        ++l.count;
+        if (l.first == UINT32_MAX) {
+          l.first = static_cast<uint32_t>(e);
+        } else if (model_.start_ns[e] < model_.start_ns[l.first]) {
+          l.later_ns = std::max(l.later_ns, model_.duration_ns[l.first]);
+          l.first = static_cast<uint32_t>(e);
+        } else {
+          l.later_ns = std::max(l.later_ns, model_.duration_ns[e]);
+        }
       }
     }
     // The trace's first runtime call, when it neither launches work nor waits
@@ -354,22 +456,12 @@ class Attributor {
     }
     // A kernel's first launch that takes kFirstUseNs or more while every
     // later one takes under a tenth of it: the kernel's code loaded on use.
-    std::sort(launches.begin(), launches.end(), [&](const Launch& x, const Launch& y) {
-      return x.kernel_name != y.kernel_name ? x.kernel_name < y.kernel_name
-                                            : model_.start_ns[x.event] < model_.start_ns[y.event];
-    });
-    for (size_t i = 0; i < launches.size();) {
-      size_t j = i + 1;
-      int64_t later = 0;
-      while (j < launches.size() && launches[j].kernel_name == launches[i].kernel_name) {
-        later = std::max(later, model_.duration_ns[launches[j].event]);
-        ++j;
+    for (const Launches& l : launches) {
+      if (l.count < 2) continue;
+      const int64_t first = model_.duration_ns[l.first];
+      if (first >= kFirstUseNs && l.later_ns * 10 < first) {
+        runtime_state_[l.first] = StepState::kCompilation;
       }
-      const int64_t first = model_.duration_ns[launches[i].event];
-      if (j > i + 1 && first >= kFirstUseNs && later * 10 < first) {
-        runtime_state_[launches[i].event] = StepState::kCompilation;
-      }
-      i = j;
     }
   }
 
@@ -406,8 +498,10 @@ class Attributor {
   // Each host thread's innermost event over time: emit(begin, end, state,
   // event), the event the state is named after (a data-loading or
   // compilation region's own event inside one).
-  template <typename Emit>
-  void SweepHost(const TrackGroups& host, Emit&& emit) {
+  // Adjacent pieces in the same state (and, with by_name, named after the
+  // same event name) are emitted as one.
+  template <typename Emit, typename OnTrack>
+  void SweepHost(const TrackGroups& host, bool by_name, Emit&& emit_joined, OnTrack&& on_track) {
     struct Open {
       int64_t end;
       StepState state;
@@ -416,7 +510,26 @@ class Attributor {
     std::vector<Open> stack;
     std::vector<StepState> state_of_name(model_.string_count(), StepState::kUntraced);
     std::vector<uint8_t> known(model_.string_count(), 0);
+    Open pending{0, StepState::kUntraced, UINT32_MAX};
+    int64_t pending_begin = 0;
+    const auto flush = [&] {
+      if (pending.named != UINT32_MAX)
+        emit_joined(pending_begin, pending.end, pending.state, pending.named);
+      pending.named = UINT32_MAX;
+    };
+    const auto emit = [&](int64_t begin, int64_t end, StepState state, uint32_t named) {
+      if (pending.named != UINT32_MAX && pending.end == begin && pending.state == state &&
+          (!by_name || model_.name[pending.named] == model_.name[named])) {
+        pending.end = end;
+        return;
+      }
+      flush();
+      pending = {end, state, named};
+      pending_begin = begin;
+    };
     for (size_t t = 0; t + 1 < host.begin.size(); ++t) {
+      flush();
+      on_track();
       stack.clear();
       int64_t at = INT64_MIN;
       const auto close_until = [&](int64_t limit) {
@@ -458,6 +571,7 @@ class Attributor {
       }
       close_until(INT64_MAX);
     }
+    flush();
   }
 
   void Contributors(const TrackGroups& host) {
@@ -468,12 +582,16 @@ class Attributor {
     // Host states (and a CPU trace's compute): the innermost events' names.
     // Only the spans that count somewhere are kept.
     std::array<std::vector<Edge>, kStepStates> by_name;
-    SweepHost(host, [&](int64_t begin, int64_t end, StepState s, uint32_t e) {
-      if (Covered(exclusive_[Index(s)], begin, end) == 0) return;
-      const auto name = static_cast<int32_t>(model_.name[e]);
-      by_name[Index(s)].push_back({begin, name});
-      by_name[Index(s)].push_back({end, ~name});
-    });
+    std::vector<CoverCursor> cover(exclusive_.begin(), exclusive_.end());
+    SweepHost(
+        host, true,
+        [&](int64_t begin, int64_t end, StepState s, uint32_t e) {
+          if (out_.ns[Index(s)] == 0 || cover[Index(s)].Covered(begin, end) == 0) return;
+          const auto name = static_cast<int32_t>(model_.name[e]);
+          by_name[Index(s)].push_back({begin, name});
+          by_name[Index(s)].push_back({end, ~name});
+        },
+        [] {});
     for (size_t s = 0; s < kStepStates; ++s) {
       if (by_name[s].empty()) continue;
       const std::vector<double> ns = SplitEvenly(by_name[s], model_.string_count(), exclusive_[s]);
