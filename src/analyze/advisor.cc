@@ -19,9 +19,13 @@ const char* Name(Severity severity) {
   return "?";
 }
 
+// By severity, then by what fixing each would save (those that project no
+// saving last), then in the rules' order.
 void SortFindings(std::vector<Finding>& findings) {
-  std::stable_sort(findings.begin(), findings.end(),
-                   [](const Finding& x, const Finding& y) { return x.severity > y.severity; });
+  std::stable_sort(findings.begin(), findings.end(), [](const Finding& x, const Finding& y) {
+    if (x.severity != y.severity) return x.severity > y.severity;
+    return x.saving_ns > y.saving_ns;
+  });
 }
 
 // The rules in files of their own (rules/), one line each.

@@ -42,4 +42,37 @@ int64_t Covered(const Intervals& merged, int64_t begin, int64_t end) {
   return total;
 }
 
+// Both sorted, disjoint: their intersection.
+Intervals Intersect(const Intervals& a, const Intervals& b) {
+  Intervals out;
+  size_t i = 0, j = 0;
+  while (i < a.size() && j < b.size()) {
+    const int64_t lo = std::max(a[i].begin, b[j].begin), hi = std::min(a[i].end, b[j].end);
+    if (lo < hi) out.push_back({lo, hi});
+    if (a[i].end < b[j].end) {
+      ++i;
+    } else {
+      ++j;
+    }
+  }
+  return out;
+}
+
+// Both sorted, disjoint: a without b.
+Intervals Subtract(const Intervals& a, const Intervals& b) {
+  Intervals out;
+  size_t j = 0;
+  for (const Interval& x : a) {
+    int64_t at = x.begin;
+    while (j < b.size() && b[j].end <= at) ++j;
+    for (size_t k = j; k < b.size() && b[k].begin < x.end; ++k) {
+      if (b[k].begin > at) out.push_back({at, b[k].begin});
+      at = std::max(at, b[k].end);
+      if (at >= x.end) break;
+    }
+    if (at < x.end) out.push_back({at, x.end});
+  }
+  return out;
+}
+
 }  // namespace opscope::analyze

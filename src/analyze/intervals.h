@@ -42,6 +42,9 @@ class UnionBuilder {
 
 // Time the union covers within [begin, end).
 int64_t Covered(const Intervals& merged, int64_t begin, int64_t end);
+// Two unions (sorted, disjoint): their intersection, and a without b.
+Intervals Intersect(const Intervals& a, const Intervals& b);
+Intervals Subtract(const Intervals& a, const Intervals& b);
 
 }  // namespace opscope::analyze
 

@@ -42,6 +42,10 @@ struct Finding {
   std::string title;
   std::string evidence;
   std::string action;
+  // What fixing it would save, projected on the window the finding is about
+  // (the attribution's states are exclusive, so savings of different states
+  // never count the same instant twice); -1: the finding projects none.
+  int64_t saving_ns = -1;
 };
 
 // What a rule reads: a trace's analysis, the thresholds, and what the

@@ -222,6 +222,7 @@ py::list Findings(const PyAnalysis& a) {
       d["title"] = f.title;
       d["evidence"] = f.evidence;
       d["action"] = f.action;
+      d["saving_ns"] = f.saving_ns >= 0 ? py::cast(f.saving_ns) : py::none();
       out.append(d);
     }
   }

@@ -220,9 +220,11 @@ std::string TraceSectionHtml(const AnalyzedTrace& t, size_t i, bool timeline, si
   for (const auto& f : t.findings) {
     h += fmt::format(
         "<div class=\"finding\"><span class=\"{0}\">{0}</span> {1}<br><b>Evidence:</b> {2}<br>"
-        "<b>Action:</b> {3}</div>\n",
+        "<b>Action:</b> {3}{4}</div>\n",
         analyze::Name(f.severity), EscapeHtml(f.title), EscapeHtml(f.evidence),
-        EscapeHtml(f.action));
+        EscapeHtml(f.action),
+        f.saving_ns >= 0 ? fmt::format("<br><b>Projected saving:</b> {:.3f} ms", f.saving_ns / 1e6)
+                         : std::string());
   }
   if (timeline) {
     h += "<h3>Timeline</h3>\n" +

@@ -65,12 +65,14 @@ void AddFindings(const analyze::AnalyzedTrace& t, std::vector<ResultTable>& tabl
                     {"severity", "Severity"},
                     {"id", "Finding", 0, false},
                     {"title", "What"},
+                    {.key = "saving_ns", .header = "Saves", .unit = core::Unit::kTime},
                     {"evidence", "Evidence", 0, false},
                     {"action", "Recommended action", 0, false}};
   for (size_t i = 0; i < findings.size(); ++i) {
     const auto& f = findings[i];
     advice.AddRow({path, static_cast<int64_t>(i + 1), std::string(analyze::Name(f.severity)), f.id,
-                   f.title, f.evidence, f.action});
+                   f.title, f.saving_ns >= 0 ? core::Value{f.saving_ns} : core::Value{}, f.evidence,
+                   f.action});
     // On a terminal the long columns read better as lines under the table.
     advice.notes.push_back(fmt::format("{}. evidence: {}", i + 1, f.evidence));
     advice.notes.push_back(fmt::format("   action:   {}", f.action));

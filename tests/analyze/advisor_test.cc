@@ -41,21 +41,33 @@ TEST(Advisor, EveryRuleIsRegisteredOnceAndReadsRegisteredPasses) {
 }
 
 TEST(Advisor, ARuleWhosePassesDidNotRunIsNotApplied) {
-  // An idle device: low_device_utilization fires when device_busy ran, and
-  // not when only op_stats did (its input would be empty, not healthy).
+  // An idle device: low_device_utilization fires when device_busy ran (and
+  // the attribution, whose diagnosis supersedes it, did not), and not when
+  // only op_stats did (its input would be empty, not healthy).
   Builder b;
   b.Add(EventClass::kKernel, "k", 0, 10).Add(EventClass::kKernel, "k", 1000, 1010);
-  const auto all = Ids(Advise(AnalyzeTrace(b.model)));
-  EXPECT_NE(std::find(all.begin(), all.end(), "low_device_utilization"), all.end());
+  const auto busy = Ids(Advise(AnalyzeTrace(b.model, {.passes = {"device_busy"}})));
+  EXPECT_NE(std::find(busy.begin(), busy.end(), "low_device_utilization"), busy.end());
   const auto some = Ids(Advise(AnalyzeTrace(b.model, {.passes = {"op_stats"}})));
   EXPECT_EQ(std::find(some.begin(), some.end(), "low_device_utilization"), some.end());
+  // With every pass the step-time diagnosis accounts for the idle time (98%
+  // of the span has nothing in it), and the busy-share rule stays silent.
+  const auto all = Ids(Advise(AnalyzeTrace(b.model)));
+  EXPECT_EQ(std::find(all.begin(), all.end(), "low_device_utilization"), all.end());
+  ASSERT_FALSE(all.empty());
+  EXPECT_EQ(all[0], "step_untraced");
 }
 
 TEST(Advisor, RulesFireOnTheirEvidenceAndOnlyThen) {
-  // A busy device with nothing wrong: no findings.
+  // A busy device with nothing wrong: only the diagnosis, which says the
+  // device sets the pace and which kernels a speed-up would have to come from.
   Builder healthy;
   for (int i = 0; i < 10; ++i) healthy.Add(EventClass::kKernel, "hgemm", i * 100, i * 100 + 99);
-  EXPECT_TRUE(Advise(AnalyzeTrace(healthy.model)).empty());
+  const auto fine = Advise(AnalyzeTrace(healthy.model));
+  ASSERT_EQ(fine.size(), 1u);
+  EXPECT_EQ(fine[0].id, "step_compute");
+  EXPECT_NE(fine[0].title.find("device-bound; GEMM kernels"), std::string::npos) << fine[0].title;
+  EXPECT_EQ(fine[0].saving_ns, 990 * 1000 / 2);  // half the GEMM time (the builder takes us)
 
   // Idle device waiting on syncs, TransData, AI CPU tasks and slow pageable copies.
   Builder b;
@@ -68,14 +80,16 @@ TEST(Advisor, RulesFireOnTheirEvidenceAndOnlyThen) {
   const auto findings = Advise(AnalyzeTrace(b.model));
   const auto ids = Ids(findings);
   for (const char* id :
-       {"low_device_utilization", "layout_conversions", "cpu_fallback", "transfers_HtoD"}) {
+       {"step_host_blocked", "layout_conversions", "cpu_fallback", "transfers_HtoD"}) {
     EXPECT_NE(std::find(ids.begin(), ids.end(), id), ids.end()) << id;
   }
+  // First: the host blocked while the device idles, 910 of 1,020 us, all of
+  // which removing the wait could save.
+  EXPECT_EQ(findings[0].id, "step_host_blocked");
   EXPECT_EQ(findings[0].severity, Severity::kCritical);
-  const auto low = std::find_if(findings.begin(), findings.end(),
-                                [](const Finding& f) { return f.id == "low_device_utilization"; });
-  EXPECT_NE(low->evidence.find("synchronization wait"), std::string::npos) << low->evidence;
-  EXPECT_NE(low->action.find(".item()"), std::string::npos);
+  EXPECT_EQ(findings[0].saving_ns, 910 * 1000);
+  EXPECT_NE(findings[0].evidence.find("aclrtSynchronizeStream"), std::string::npos)
+      << findings[0].evidence;
   const auto copies = std::find_if(findings.begin(), findings.end(),
                                    [](const Finding& f) { return f.id == "transfers_HtoD"; });
   EXPECT_NE(copies->action.find("pin_memory"), std::string::npos);
@@ -84,8 +98,9 @@ TEST(Advisor, RulesFireOnTheirEvidenceAndOnlyThen) {
   Thresholds lenient;
   lenient.busy_warning_pct = 1, lenient.layout_device_pct = 90, lenient.layout_host_pct = 90;
   lenient.ai_cpu_pct = 90, lenient.transfer_device_pct = 90, lenient.dominant_op_pct = 101;
-  EXPECT_TRUE(Advise(AnalyzeTrace(b.model), lenient).empty())
-      << Ids(Advise(AnalyzeTrace(b.model), lenient))[0];
+  // The diagnosis stays: it always names what decided the window.
+  EXPECT_EQ(Ids(Advise(AnalyzeTrace(b.model), lenient)),
+            std::vector<std::string>{"step_host_blocked"});
 }
 
 const Finding* Find(const std::vector<Finding>& findings, std::string_view id) {
@@ -104,14 +119,26 @@ TEST(Advisor, CpuTracesGetCpuFindings) {
         .Add(EventClass::kHostOp, "aten::relu", t + 500, t + 600)
         .Add(EventClass::kPython, "forward", t + 600, t + 1000);
   }
+  // Without the attribution, the busy-share rule speaks of the CPU.
+  const Analysis busy = AnalyzeTrace(b.model, {.passes = {"device_busy"}});
+  const auto busy_findings = Advise(busy);
+  const Finding* low = Find(busy_findings, "low_device_utilization");
+  ASSERT_NE(low, nullptr);
+  EXPECT_NE(low->title.find("CPU"), std::string::npos);
+  EXPECT_NE(low->evidence.find("outside operators"), std::string::npos) << low->evidence;
   const Analysis a = AnalyzeTrace(b.model);
   EXPECT_EQ(a.compute_on, ComputeOn::kCpu);
   EXPECT_NEAR(a.busy.busy_pct, 100.0 * 6000 / 9600, 0.01);
   const auto findings = Advise(a);
-  const Finding* low = Find(findings, "low_device_utilization");
-  ASSERT_NE(low, nullptr);
-  EXPECT_NE(low->title.find("CPU"), std::string::npos);
-  EXPECT_NE(low->evidence.find("outside operators"), std::string::npos) << low->evidence;
+  EXPECT_EQ(Find(findings, "low_device_utilization"), nullptr);
+  // The diagnosis: the CPU's operators are the compute (600 of each 1,000
+  // us of the 10,000 us span; the Python frames are framework time), conv2d
+  // the largest.
+  ASSERT_FALSE(findings.empty());
+  EXPECT_EQ(findings[0].id, "step_compute");
+  EXPECT_NE(findings[0].title.find("The CPU computes 60.0%"), std::string::npos)
+      << findings[0].title;
+  EXPECT_NE(findings[0].title.find("aten::conv2d is the largest part"), std::string::npos);
   const Finding* dominant = Find(findings, "dominant_operator");
   ASSERT_NE(dominant, nullptr);
   EXPECT_NE(dominant->title.find("aten::conv2d"), std::string::npos);

@@ -46,39 +46,6 @@ int64_t Sum(const Intervals& v) {
   return n;
 }
 
-// Both sorted, disjoint: their intersection.
-Intervals Intersect(const Intervals& a, const Intervals& b) {
-  Intervals out;
-  size_t i = 0, j = 0;
-  while (i < a.size() && j < b.size()) {
-    const int64_t lo = std::max(a[i].begin, b[j].begin), hi = std::min(a[i].end, b[j].end);
-    if (lo < hi) out.push_back({lo, hi});
-    if (a[i].end < b[j].end) {
-      ++i;
-    } else {
-      ++j;
-    }
-  }
-  return out;
-}
-
-// Both sorted, disjoint: a without b.
-Intervals Subtract(const Intervals& a, const Intervals& b) {
-  Intervals out;
-  size_t j = 0;
-  for (const Interval& x : a) {
-    int64_t at = x.begin;
-    while (j < b.size() && b[j].end <= at) ++j;
-    for (size_t k = j; k < b.size() && b[k].begin < x.end; ++k) {
-      if (b[k].begin > at) out.push_back({at, b[k].begin});
-      at = std::max(at, b[k].end);
-      if (at >= x.end) break;
-    }
-    if (at < x.end) out.push_back({at, x.end});
-  }
-  return out;
-}
-
 // Covered() for queries whose begins mostly do not decrease (time-ordered
 // pieces, track after track): each advances a cursor, and a query that goes
 // back in time (the next track) finds its place by binary search.
@@ -714,6 +681,208 @@ void Tables(const Analysis& a, const TableContext& context,
   tables.push_back(std::move(table));
 }
 
+// The step-time diagnosis: the two field documents' order of questions,
+// asked of the attribution. Is the window mostly untraced (the trace cannot
+// say)? One-off set-up? Warm-up? Else the largest of: the device computing,
+// the device waiting (exposed communication, a peer, queued work), memory
+// traffic, data loading, host overhead (launch, framework, Python), the host
+// blocked while the device idles.
+struct Verdict {
+  std::string_view id;
+  std::vector<StepState> states;  // what it adds up
+  int64_t ns = 0;
+};
+
+std::vector<Verdict> Verdicts(const Attribution& at) {
+  using S = StepState;
+  std::vector<Verdict> v = {
+      {"step_untraced", {S::kUntraced, S::kAnnotationOnly}},
+      {"step_setup", {S::kSetup}},
+      {"step_compilation", {S::kCompilation}},
+      {"step_compute", {S::kCompute}},
+      {"step_device_waiting", {S::kCommunication, S::kDeviceWait, S::kQueued}},
+      {"step_memory", {S::kMemory}},
+      {"step_data_loading", {S::kDataLoading}},
+      {"step_host_overhead", {S::kLaunch, S::kFramework}},
+      {"step_host_blocked", {S::kBlocked}},
+  };
+  for (Verdict& x : v) {
+    for (const S s : x.states) x.ns += at.Of(s);
+  }
+  return v;
+}
+
+// The verdict the diagnosis names: untraced from kUntracedPct, set-up from
+// kSetupPct, warm-up from kWarmupPct, in that order; else the largest.
+constexpr double kUntracedPct = 50, kSetupPct = 50, kWarmupPct = 30;
+
+Verdict Choose(const Attribution& at) {
+  const std::vector<Verdict> v = Verdicts(at);
+  const double w = static_cast<double>(at.window_ns);
+  if (100.0 * v[0].ns / w >= kUntracedPct) return v[0];
+  if (100.0 * v[1].ns / w >= kSetupPct) return v[1];
+  if (100.0 * v[2].ns / w >= kWarmupPct) return v[2];
+  return *std::max_element(v.begin(), v.end(),
+                           [](const Verdict& x, const Verdict& y) { return x.ns < y.ns; });
+}
+
+std::string PartsText(const Attribution& at, StepState s, size_t n = 3) {
+  std::string text;
+  const auto& top = at.top[Index(s)];
+  for (size_t i = 0; i < top.size() && i < n; ++i) {
+    text +=
+        fmt::format("{}{} {:.3f} ms", text.empty() ? "" : ", ", top[i].first, top[i].second / 1e6);
+  }
+  return text;
+}
+
+void DiagnosisRule(const RuleContext& c, std::vector<Finding>& out) {
+  const Attribution* at = c.analysis.results.Get<Attribution>(kAttributionPass);
+  if (at == nullptr || at->window_ns <= 0) return;
+  const Verdict v = Choose(*at);
+  if (v.ns <= 0) return;
+  const double pct = Pct(v.ns, at->window_ns);
+  const std::string window = WindowText(*at);
+  const int64_t steps = std::max<int64_t>(at->complete_steps, 1);
+  // The account behind it: every state of the verdict with its parts.
+  std::string evidence;
+  for (const StepState s : v.states) {
+    if (at->Of(s) == 0) continue;
+    evidence += fmt::format("{}{} {:.3f} ms ({:.1f}%){}", evidence.empty() ? "" : "; ", Label(s),
+                            at->Of(s) / 1e6, Pct(at->Of(s), at->window_ns),
+                            at->top[Index(s)].empty() ? "" : ": " + PartsText(*at, s));
+  }
+  evidence += fmt::format(" (of {}; the attribution table has every state)", window);
+  const auto after = [&](int64_t saved) {
+    return fmt::format(
+        "the window would take {:.3f} ms instead of {:.3f} ms ({:.1f}%{})",
+        (at->window_ns - saved) / 1e6, at->window_ns / 1e6, -Pct(saved, at->window_ns),
+        at->complete_steps > 1 ? fmt::format(", {:.3f} ms less per step", saved / 1e6 / steps)
+                               : std::string());
+  };
+  Finding f{std::string(v.id),
+            pct >= 50   ? Severity::kCritical
+            : pct >= 20 ? Severity::kWarning
+                        : Severity::kInfo,
+            "", evidence, ""};
+  const std::string share = fmt::format("{:.1f}% of {}", pct, window);
+  if (v.id == "step_untraced") {
+    f.severity = Severity::kWarning;
+    f.title = fmt::format(
+        "Nothing explains {}: no device work and no host event below an "
+        "annotation; the trace cannot say what the program waited on",
+        share);
+    f.action =
+        "Record what the window runs: the host's operators and runtime calls with the device "
+        "(torch.profiler activities CPU and CUDA/NPU), steps that cover the work, threads that "
+        "do it; a micro-test this short supports no step diagnosis.";
+  } else if (v.id == "step_setup") {
+    f.severity = Severity::kWarning;
+    f.title = fmt::format("One-off set-up fills {}: this is start-up, not steady state", share);
+    f.action =
+        "Judge steady-state steps: profile after warm-up (torch.profiler schedule with wait "
+        "and warmup steps). If allocation recurs in every step, keep the caching allocator "
+        "warm (no torch.cuda.empty_cache() in the loop) and reuse buffers. Saving, were "
+        "it all one-off: " +
+        after(v.ns) + ".";
+    f.saving_ns = v.ns;
+  } else if (v.id == "step_compilation") {
+    f.title = fmt::format("Warm-up fills {}: compilation and first-use code loading", share);
+    f.action =
+        "Exclude warm-up from what you measure (profile after it), or pay it once: "
+        "cache compiled code (torch.compile's cache, lazy-loading settings), warm kernels "
+        "up before timing. Without it " +
+        after(v.ns) + ".";
+    f.saving_ns = v.ns;
+  } else if (v.id == "step_compute") {
+    // The largest lever: a kernel family (elementwise and copy kernels
+    // together: unfused eager code), or on a CPU trace an operator.
+    std::string lead = "compute";
+    int64_t lead_ns = v.ns;
+    const auto& top = at->top[Index(StepState::kCompute)];
+    if (!top.empty()) {
+      lead = top[0].first, lead_ns = top[0].second;
+      if (!at->cpu_is_device) {
+        int64_t eager = 0;
+        for (const auto& [family, ns] : top) {
+          if (family == "elementwise" || family == "copy and layout") eager += ns;
+        }
+        if (eager > lead_ns) lead = "elementwise and copy", lead_ns = eager;
+      }
+    }
+    const char* what = at->cpu_is_device ? "CPU" : "device";
+    f.severity = pct >= 50 ? Severity::kWarning : Severity::kInfo;
+    f.title = fmt::format(
+        "The {} computes {}: the step is {}-bound; {} {} the largest part "
+        "({:.3f} ms)",
+        what, share, what, lead, at->cpu_is_device ? "is" : "kernels are", lead_ns / 1e6);
+    f.action = fmt::format(
+        "Make the device work less: {} If {} took half as long, {}.",
+        lead == "elementwise" || lead == "copy and layout" || lead == "elementwise and copy"
+            ? "fuse the small elementwise and copy kernels (torch.compile, fused optimizers and "
+              "norms), avoid layout copies (.contiguous(), dtype casts in the loop)."
+        : lead == "GEMM" || lead == "convolution" || lead == "attention"
+            ? "lower precision (bf16/fp16, TF32 or FP8 where accuracy allows), shapes that tile "
+              "well (multiples of 64/128), fused attention kernels."
+            : "look at the kernels table for the longest kernels and their operators.",
+        lead, after(lead_ns / 2));
+    f.saving_ns = lead_ns / 2;
+  } else if (v.id == "step_device_waiting") {
+    const int64_t exposed = at->Of(StepState::kCommunication);
+    const int64_t waits = at->Of(StepState::kDeviceWait);
+    const int64_t queued = at->Of(StepState::kQueued);
+    f.title = fmt::format(
+        "The device waits {}: {}", share,
+        queued > exposed + waits
+            ? "work is queued behind a dependency (another stream, an event or a peer)"
+        : waits > exposed ? "on events and peers (another stream, other ranks to arrive)"
+                          : "in communication that compute does not overlap");
+    f.action =
+        "Find what the device waits for before speeding anything up: in a collective, the rank "
+        "that arrives last (compare the ranks' step times and the communication tables; the "
+        "slow rank's own step shows why it is late); behind a dependency, the stream or event "
+        "it waits on. Where the collective itself is slow, overlap it with compute (bucketed "
+        "gradient all-reduce, prefetching) only if there is compute to overlap. At most " +
+        after(v.ns) + ".";
+    f.saving_ns = v.ns;
+  } else if (v.id == "step_memory") {
+    f.title = fmt::format("Memory copies fill {}: the step is transfer-bound", share);
+    f.action =
+        "Move less between host and device: keep tensors on the device, copy once, "
+        "overlap copies with compute (non_blocking copies from pinned memory on a side "
+        "stream). At most " +
+        after(v.ns) + ".";
+    f.saving_ns = v.ns;
+  } else if (v.id == "step_data_loading") {
+    f.title = fmt::format("The device idles while the host loads data: {}", share);
+    f.action =
+        "Load batches ahead of the step: DataLoader(num_workers>0, persistent_workers=True, "
+        "prefetch_factor), pin_memory=True, lighter per-item work. At most " +
+        after(v.ns) + ".";
+    f.saving_ns = v.ns;
+  } else if (v.id == "step_host_overhead") {
+    f.title = fmt::format(
+        "The device idles while the host runs framework code and launches "
+        "work: {} (host-bound)",
+        share);
+    f.action =
+        "Give the device more work per host operation: a larger batch, fewer and larger "
+        "kernels (torch.compile, fused operators), CUDA Graphs / graph mode for "
+        "launch-heavy steps, less Python between launches. At most " +
+        after(v.ns) + ".";
+    f.saving_ns = v.ns;
+  } else {  // step_host_blocked
+    f.title = fmt::format("The host waits with the device idle: {}", share);
+    f.action =
+        "The device is not what the host waits for here: look at what the blocking calls "
+        "wait on (a copy from pageable memory, a synchronisation after the device has "
+        "finished, a slow runtime call) and remove or defer them. At most " +
+        after(v.ns) + ".";
+    f.saving_ns = v.ns;
+  }
+  out.push_back(std::move(f));
+}
+
 }  // namespace
 
 std::string_view Key(StepState state) { return kStateText[Index(state)].key; }
@@ -728,8 +897,8 @@ std::string_view KernelFamily(std::string_view kernel_name) {
   };
   if (any({"flash", "attention", "attn", "fmha", "sdpa", "mha_"})) return "attention";
   if (any({"conv", "winograd", "implicit_gemm", "fft2d", "dgrad", "wgrad"})) return "convolution";
-  if (any({"gemm", "matmul", "cutlass", "cublas", "sgemm", "hgemm", "wmma", "mma_", "nvjet", "xmma",
-           "_ogs", "bmm", "gemv", "dot_"}))
+  if (any({"gemm", "matmul", "cutlass", "cublas", "sgemm", "hgemm", "wmma", "mma_", "nvjet",
+           "cijk_", "tensile", "rocblas", "hipblaslt", "xmma", "_ogs", "bmm", "gemv", "dot_"}))
     return "GEMM";
   if (any({"reduce", "reduction", "softmax", "norm", "sum_", "mean", "argmax", "topk", "scan",
            "cumsum"}))
@@ -756,7 +925,23 @@ Pass AttributionPass() {
           [](const TraceModel& model, Analysis& a) {
             a.results.Set(kAttributionPass, ComputeAttribution(model, a));
           },
-          Tables};
+          Tables,
+          {{"step_<state>",
+            {kAttributionPass},
+            [](const Thresholds&) {
+              return fmt::format(
+                  "always, once per trace with a window: the state that decided the window's "
+                  "time, by the attribution: untraced when nothing explains {:g}% or more, "
+                  "else one-off set-up from {:g}%, else warm-up (compilation, first-use loads) "
+                  "from {:g}%, else the largest of compute, device waiting (exposed "
+                  "communication, peers, queued work), memory, data loading, host overhead "
+                  "(launch, framework) and the host blocked with the device idle; critical "
+                  "from 50% of the window, warning from 20% (compute: warning from 50%, set-up "
+                  "and untraced: warning); the saving is the state's time (compute: half of its "
+                  "largest kernel family)",
+                  kUntracedPct, kSetupPct, kWarmupPct);
+            },
+            DiagnosisRule}}};
 }
 
 }  // namespace opscope::analyze

@@ -42,6 +42,9 @@ struct HostWait {
   std::string kind;  // "synchronization", "synchronous copy", "data loading"
   int64_t calls = 0;
   int64_t ns = 0;  // the union of its calls, inside the window
+  // Of ns, the time the device (on a CPU trace: no operator) was working: a
+  // wait the device's work sets the pace of, which removing it cannot save.
+  int64_t device_busy_ns = 0;
   int64_t longest_ns = 0;
   std::string longest;   // the longest call, and the operator it ran in
   int64_t bytes = -1;    // synchronous copies: bytes copied, where recorded
@@ -131,12 +134,27 @@ HostWaits Compute(const TraceModel& model, const Analysis& a) {
   if (window.empty() && host_begin < host_end) window.push_back({host_begin, host_end});
   window = Union(std::move(window));
   for (const Interval& w : window) out.window_ns += w.end - w.begin;
+  // What the device does meanwhile (a CPU trace's device is its operators).
+  UnionBuilder working;
+  const bool cpu = a.compute_on == ComputeOn::kCpu;
+  for (size_t e = 0; e < model.size(); ++e) {
+    const EventClass cls = model.cls[e];
+    if (cpu ? cls == EventClass::kHostOp : IsDevice(cls)) {
+      working.Add({model.start_ns[e], model.start_ns[e] + model.duration_ns[e]});
+    }
+  }
+  const Intervals busy = working.Take();
   for (int k = 0; k < kKinds; ++k) {
     if (waits[k].calls == 0) continue;
     HostWait w = std::move(waits[k]);
     w.kind = kKindNames[k];
     const Intervals blocked = Union(std::move(spans[k]));
     for (const Interval& in : window) w.ns += Covered(blocked, in.begin, in.end);
+    // The part of it the device worked through: each blocked span against
+    // the device's busy time, inside the window.
+    for (const Interval& in : Intersect(blocked, window)) {
+      w.device_busy_ns += Covered(busy, in.begin, in.end);
+    }
     const size_t e = longest[k];
     w.longest_ns = model.duration_ns[e];
     w.longest = std::string(model.String(model.name[e]));
@@ -177,6 +195,7 @@ void Tables(const Analysis& a, const TableContext& context,
       {"calls", "Calls"},
       {.key = "blocked_ns", .header = "Blocked", .unit = core::Unit::kTime},
       {.key = "share_pct", .header = "% of window", .precision = 1, .unit = core::Unit::kPercent},
+      {.key = "device_busy_ns", .header = "Device working", .unit = core::Unit::kTime},
       {.key = "longest_ns", .header = "Longest", .unit = core::Unit::kTime},
       {"longest", "Longest call"},
       {.key = "bytes",
@@ -188,14 +207,16 @@ void Tables(const Analysis& a, const TableContext& context,
   for (const HostWait& k : w->kinds) {
     const bool copy = k.kind == kKindNames[kSyncCopy];
     table.AddRow({std::string(context.path), k.kind, k.calls, k.ns, Pct(k.ns, w->window_ns),
-                  k.longest_ns, k.longest,
+                  k.device_busy_ns, k.longest_ns, k.longest,
                   copy && k.bytes >= 0 ? core::Value{k.bytes} : core::Value{},
                   copy ? core::Value{k.pageable} : core::Value{}});
   }
   table.notes.push_back(
       "Blocked: the union of the calls on the host threads, within " + WindowText(*w) +
       ". Synchronous copies: copy calls that return when the copy is done, and async copies "
-      "from or to pageable memory, which block too (CUDA's API synchronization behavior).");
+      "from or to pageable memory, which block too (CUDA's API synchronization behavior). Device "
+      "working: the part of it during which the device (on a CPU trace, an operator) worked; "
+      "only the rest is time the wait costs.");
   tables.push_back(std::move(table));
 }
 
@@ -203,12 +224,11 @@ void BlockedRule(const RuleContext& c, std::vector<Finding>& out) {
   const HostWaits* w = c.analysis.results.Get<HostWaits>(kPassName);
   if (w == nullptr || w->window_ns <= 0) return;
   for (const HostWait& k : w->kinds) {
-    const double pct = Pct(k.ns, w->window_ns);
-    if (pct < kBlockedPct || k.ns < kBlockedMinNs) continue;
-    const std::string per_step =
-        w->complete_steps > 0 ? fmt::format(" ({:.3f} ms per step)",
-                                            k.ns / 1e6 / static_cast<double>(w->complete_steps))
-                              : std::string();
+    // Blocked is not busy: only the time the device idled meanwhile can be
+    // saved; while the device works, its work sets the pace.
+    const int64_t idle = k.ns - k.device_busy_ns;
+    const double pct = Pct(idle, w->window_ns);
+    if (pct < kBlockedPct || idle < kBlockedMinNs) continue;
     std::string action =
         k.kind == kKindNames[kLoading]
             ? "Load batches ahead of the step: DataLoader(num_workers>0, persistent_workers=True, "
@@ -221,26 +241,31 @@ void BlockedRule(const RuleContext& c, std::vector<Finding>& out) {
             : "Take host synchronisations out of the step: .item(), .cpu(), printing or "
               "comparing tensors on the host, torch.cuda.synchronize(); keep values on the "
               "device and read them every N steps.";
+    const std::string per_step =
+        w->complete_steps > 0 ? fmt::format(" ({:.3f} ms per step)",
+                                            idle / 1e6 / static_cast<double>(w->complete_steps))
+                              : std::string();
     action += fmt::format(
-        " Fixing it saves at most {:.3f} ms{}: the host's blocked time; how much of it the "
-        "step gains depends on what the device does meanwhile.",
-        k.ns / 1e6, per_step);
+        " Fixing it saves at most {:.3f} ms{}: the blocked time during which the device idled.",
+        idle / 1e6, per_step);
     std::string id = "host_blocked_" + k.kind;
     std::replace(id.begin(), id.end(), ' ', '_');
     out.push_back(
         {id, pct >= kBlockedCriticalPct ? Severity::kCritical : Severity::kWarning,
-         fmt::format("The host is blocked in {} for {:.1f}% of {}", k.kind, pct,
+         fmt::format("The host is blocked in {} with the device idle for {:.1f}% of {}", k.kind,
+                     pct,
                      w->complete_steps == 1  ? "the complete step"
                      : w->complete_steps > 0 ? "the complete steps"
                                              : "its span"),
-         fmt::format("{} calls, {:.3f} ms of {}{}; longest: '{}', {:.3f} ms", k.calls, k.ns / 1e6,
-                     WindowText(*w),
+         fmt::format("{} calls, {:.3f} ms of {}, of which the device worked {:.3f} ms (its work "
+                     "set the pace then){}; longest: '{}', {:.3f} ms",
+                     k.calls, k.ns / 1e6, WindowText(*w), k.device_busy_ns / 1e6,
                      k.pageable > 0 ? fmt::format("; {} asynchronous copies blocked by pageable "
                                                   "host memory",
                                                   k.pageable)
                                     : std::string(),
                      k.longest, k.longest_ns / 1e6),
-         std::move(action)});
+         std::move(action), idle});
   }
 }
 
@@ -257,8 +282,10 @@ Pass HostWaitsPass() {
             [](const Thresholds&) {
               return fmt::format(
                   "synchronisations, synchronous copies or data loading (each a kind) block the "
-                  "host for at least {:g}% of the complete steps (of the host's span without "
-                  "them) and {:g} ms; critical from {:g}%",
+                  "host while the device idles (the time the device works meanwhile is its "
+                  "pace, not the wait's cost) for at least {:g}% of the complete steps (of the "
+                  "host's span without them) and {:g} ms; critical from {:g}%; the saving is "
+                  "that device-idle time",
                   kBlockedPct, kBlockedMinNs / 1e6, kBlockedCriticalPct);
             },
             BlockedRule}}};

@@ -103,6 +103,10 @@ for case in cases:
             elif got_f["severity"] != f["severity"] or f["figure"] not in got_f["title"]:
                 problems.append(f"finding {f['id']}: {got_f['severity']} '{got_f['title']}', "
                                 f"expected {f['severity']} with {f['figure']}")
+        rows = [r for r in results if r.get("section") == "findings" and "id" in r]
+        if "first" in judgement and (not rows or rows[0]["id"] != judgement["first"]):
+            problems.append(f"first finding {rows[0]['id'] if rows else None}, "
+                            f"expected {judgement['first']}")
         for absent in judgement["absent_findings"]:
             if absent in findings:
                 problems.append(f"finding {absent} must not appear: '{findings[absent]['title']}'")

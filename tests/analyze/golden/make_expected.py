@@ -21,6 +21,9 @@ import os
 import re
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import attribution_expected  # noqa: E402  (tests/analyze/attribution_expected.py)
+
 # Traces whose every complete event is a host event: their operators' self
 # times are expected too.
 HOST_ONLY = {"cpu_only", "torch_cpu_small_cnn", "torch_cpu_cnn_3steps", "torch_cpu_transformer_3steps"}
@@ -145,7 +148,56 @@ def expected_case(case, data, relative, fmt):
     else:
         out["judgement"] = expected_judgement(
             events, relative, {n: o["self_ns"] for n, o in operators.items() if "self_ns" in o})
+    if relative.startswith("kineto/"):
+        # The step-time diagnosis, from the attribution that
+        # analyze/attribution_expected.py computes from the raw JSON over the
+        # complete steps (the trace's span without them).
+        steps = [n for n, s in out["judgement"]["steps"].items() if s == "complete"]
+        states = attribution_expected.expected(os.path.join(data, relative), steps)
+        verdict = expected_diagnosis(states)
+        if verdict:
+            out["judgement"]["findings"].insert(0, verdict)
+            out["judgement"]["first"] = verdict["id"]
     return out
+
+
+def expected_diagnosis(states):
+    """The step_<state> finding the advisor must make first, restated from its
+    documented rule (docs/rules.md, step_<state>): untraced when nothing
+    explains 50% or more of the window, else one-off set-up from 50%, else
+    warm-up from 30%, else the largest group; the severity by its share."""
+    window = sum(states.values())
+    if not window:
+        return None
+    groups = [
+        ("step_untraced", states.get("untraced", 0) + states.get("annotation_only", 0)),
+        ("step_setup", states.get("setup", 0)),
+        ("step_compilation", states.get("compilation", 0)),
+        ("step_compute", states.get("compute", 0)),
+        ("step_device_waiting", states.get("communication", 0) + states.get("device_wait", 0)
+         + states.get("queued", 0)),
+        ("step_memory", states.get("memory", 0)),
+        ("step_data_loading", states.get("data_loading", 0)),
+        ("step_host_overhead", states.get("launch", 0) + states.get("framework", 0)),
+        ("step_host_blocked", states.get("blocked", 0)),
+    ]
+    pct = {g: 100.0 * v / window for g, v in groups}
+    if pct["step_untraced"] >= 50:
+        chosen = "step_untraced"
+    elif pct["step_setup"] >= 50:
+        chosen = "step_setup"
+    elif pct["step_compilation"] >= 30:
+        chosen = "step_compilation"
+    else:
+        chosen = max(groups, key=lambda g: g[1])[0]  # the first of equals
+    share = pct[chosen]
+    if chosen in ("step_untraced", "step_setup"):
+        severity = "warning"
+    elif chosen == "step_compute":
+        severity = "warning" if share >= 50 else "info"
+    else:
+        severity = "critical" if share >= 50 else "warning" if share >= 20 else "info"
+    return {"id": chosen, "severity": severity, "figure": f"{share:.1f}%"}
 
 
 # --- Judgement: what the advisor must and must not conclude, from the raw events.
@@ -281,12 +333,12 @@ def expected_judgement(events, relative, self_ns=None):
         busy = sum(e - b for b, e in work)
         window = work[-1][1] - work[0][0]
         busy_pct = 100.0 * busy / window if window else 100.0
-        if busy_pct < 80:
-            must.append({"id": "low_device_utilization",
-                         "severity": "critical" if busy_pct < 50 else "warning",
-                         "figure": f"{busy_pct:.1f}%"})
-        else:
-            must_not.append("low_device_utilization")
+        # Where the device idles is the step-time diagnosis's (step_<state>):
+        # the attribution accounts for every instant of a trace with events,
+        # so the busy-share and compilation rules, which would say it again
+        # from the longest gaps, stay silent.
+        must_not.append("low_device_utilization")
+        must_not.append("compilation")
     else:
         busy_pct = None
     kernels = sorted(ns(e["dur"]) for e in device if e.get("cat", "kernel") == "kernel" or csv_rows)

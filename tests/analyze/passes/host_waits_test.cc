@@ -119,6 +119,43 @@ TEST(HostWaits, TheRuleFiresOnItsShareAndFloorOnly) {
       << findings[0].action;
 }
 
+// Blocked is not busy (issue 36): a host blocked in a synchronisation while
+// the device works is the device setting the pace; only the part of the wait
+// with the device idle is a cost, and the finding's saving is that part.
+TEST(HostWaits, AWaitTheDeviceWorksThroughIsNoFinding) {
+  Builder busy;
+  for (int s = 0; s < 3; ++s) {
+    const int t = s * 10000;
+    busy.Add(EventClass::kStep, "ProfilerStep#" + std::to_string(s), t, t + 10000);
+    busy.Add(EventClass::kRuntime, "cudaDeviceSynchronize", t + 1000, t + 9000);  // 80% blocked
+    busy.Add(EventClass::kKernel, "gemm", t, t + 9000);  // ... while the device computes
+  }
+  const Analysis a = AnalyzeTrace(busy.model);
+  const auto tables = TablesOf(a);
+  ASSERT_EQ(tables.size(), 1u);
+  EXPECT_EQ(std::get<int64_t>(Cell(tables[0], "synchronization", "blocked_ns")), 24'000'000);
+  EXPECT_EQ(std::get<int64_t>(Cell(tables[0], "synchronization", "device_busy_ns")), 24'000'000);
+  EXPECT_TRUE(FindingsOf(a).empty()) << FindingsOf(a)[0].title;
+
+  // The same wait with the device idle for its last 4 ms of each step: those
+  // 12 ms (40%) are the finding, and its saving.
+  Builder idle;
+  for (int s = 0; s < 3; ++s) {
+    const int t = s * 10000;
+    idle.Add(EventClass::kStep, "ProfilerStep#" + std::to_string(s), t, t + 10000);
+    idle.Add(EventClass::kRuntime, "cudaDeviceSynchronize", t + 1000, t + 9000);
+    idle.Add(EventClass::kKernel, "gemm", t, t + 5000);
+  }
+  const auto findings = FindingsOf(AnalyzeTrace(idle.model));
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_EQ(findings[0].id, "host_blocked_synchronization");
+  EXPECT_EQ(findings[0].saving_ns, 12'000'000);
+  EXPECT_NE(findings[0].title.find("with the device idle for 40.0%"), std::string::npos)
+      << findings[0].title;
+  EXPECT_NE(findings[0].evidence.find("the device worked 12.000 ms"), std::string::npos)
+      << findings[0].evidence;
+}
+
 TEST(HostWaits, NothingBlocksNoTableNoFinding) {
   Builder b;
   b.Add(EventClass::kHostOp, "aten::mm", 0, 10).Add(EventClass::kKernel, "gemm", 5, 20);
