@@ -16,11 +16,14 @@ struct Analysis;
 struct ReportedTables;
 
 struct Thresholds {
-  double busy_critical_pct = 50;     // device busy below this: critical
-  double busy_warning_pct = 80;      // below this: warning
-  double layout_device_pct = 10;     // layout conversions, share of device time
-  double layout_host_pct = 15;       // share of host operator time
-  double transfer_device_pct = 10;   // memory copies, share of device time
+  double busy_critical_pct = 50;    // device busy below this: critical
+  double busy_warning_pct = 80;     // below this: warning
+  double layout_device_pct = 10;    // layout conversions, share of device time
+  double layout_host_pct = 15;      // share of host operator time
+  double transfer_device_pct = 10;  // memory copies, share of device time
+  // The least time a rule's subject (copies of one direction, a dominant
+  // operator, fp32 GEMMs) must take to be judged: less cannot matter.
+  int64_t min_judged_ns = 1000000;
   double pageable_gbps = 8;          // host-device copies slower than this: pageable memory
   double ai_cpu_pct = 5;             // AI CPU tasks, share of device time
   double sync_tail_ratio = 10;       // .item()-like operators with p99/p50 above this

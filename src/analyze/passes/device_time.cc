@@ -12,7 +12,10 @@ namespace {
 // fp32 GEMMs: mixed precision, in the types this device supports.
 void MixedPrecisionRule(const RuleContext& c, std::vector<Finding>& out) {
   const Analysis& a = c.analysis;
-  if (Pct(a.fp32_gemm_ns, a.device_ns) < c.thresholds.fp32_gemm_pct) return;
+  if (Pct(a.fp32_gemm_ns, a.device_ns) < c.thresholds.fp32_gemm_pct ||
+      a.fp32_gemm_ns < c.thresholds.min_judged_ns) {
+    return;
+  }
   std::string action;
   if (a.compute_major >= 8) {
     action =
@@ -60,9 +63,9 @@ Pass DeviceTimePass() {
         {"device_time"},
         [](const Thresholds& t) {
           return fmt::format(
-              "fp32 GEMM kernels (*sgemm*) take {:g}% or more of device time; the advice "
-              "follows the GPU's compute capability",
-              t.fp32_gemm_pct);
+              "fp32 GEMM kernels (*sgemm*) take {:g}% or more of device time and {:g} ms; the "
+              "advice follows the GPU's compute capability",
+              t.fp32_gemm_pct, t.min_judged_ns / 1e6);
         },
         MixedPrecisionRule}}};
 }

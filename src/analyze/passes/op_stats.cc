@@ -415,7 +415,13 @@ void DominantOperatorRule(const RuleContext& c, std::vector<Finding>& out) {
     if (top == nullptr || (cpu ? s.self_ns > top->self_ns : s.total_ns > top->total_ns)) top = &s;
   }
   const int64_t top_ns = top == nullptr ? 0 : cpu ? top->self_ns : top->total_ns;
-  if (top != nullptr && names >= 2 && whole > 0 && Pct(top_ns, whole) >= t.dominant_op_pct) {
+  // Dominant by one outlier call (ten times its median or more, and without
+  // it under the threshold): run-to-run noise, not the operator's cost.
+  const int64_t longest = top == nullptr ? 0 : std::min(top->max_ns, top_ns);
+  const bool outlier = top != nullptr && longest >= 10 * top->p50_ns && whole > longest &&
+                       Pct(top_ns - longest, whole - longest) < t.dominant_op_pct;
+  if (top != nullptr && names >= 2 && whole > 0 && top_ns >= t.min_judged_ns && !outlier &&
+      Pct(top_ns, whole) >= t.dominant_op_pct) {
     const std::string n = Lower(top->name);
     const bool heavy = Contains(n, "conv") || Contains(n, "gemm") || Contains(n, "mm") ||
                        Contains(n, "matmul") || Contains(n, "linear");
@@ -438,7 +444,9 @@ void DominantOperatorRule(const RuleContext& c, std::vector<Finding>& out) {
                    action});
     return;
   }
-  if (!cpu || whole <= 0) return;
+  // One that would dominate but for an outlier or its few microseconds: no
+  // family either (the family would be dominated by the same).
+  if (!cpu || whole <= 0 || (top != nullptr && Pct(top_ns, whole) >= t.dominant_op_pct)) return;
   // No single operator dominates: does one family of framework operators?
   std::map<std::string, std::pair<int64_t, std::string>> families;  // -> self ns, members
   for (const OpStats& s : a.operators) {
@@ -455,7 +463,10 @@ void DominantOperatorRule(const RuleContext& c, std::vector<Finding>& out) {
   const auto best = std::max_element(
       families.begin(), families.end(),
       [](const auto& x, const auto& y) { return x.second.first < y.second.first; });
-  if (best == families.end() || Pct(best->second.first, whole) < t.dominant_op_pct) return;
+  if (best == families.end() || Pct(best->second.first, whole) < t.dominant_op_pct ||
+      best->second.first < t.min_judged_ns) {
+    return;
+  }
   out.push_back({"dominant_operator", Severity::kInfo,
                  fmt::format("{} take {:.1f}% of operator self CPU time", best->first,
                              Pct(best->second.first, whole)),
@@ -502,10 +513,11 @@ Pass OpStatsPass() {
             [](const Thresholds& t) {
               return fmt::format(
                   "one operator (copies, sets and collectives aside; two or more operators "
-                  "present) takes {:g}% or more of the compute device's time; on the CPU, else "
-                  "one family of framework operators (matrix multiplies, convolutions, data "
-                  "movement, ...)",
-                  t.dominant_op_pct);
+                  "present) takes {:g}% or more of the compute device's time and {:g} ms, and "
+                  "not by one outlier call (ten times its median or more, without which it "
+                  "would be under {:g}%); on the CPU, else one family of framework operators "
+                  "(matrix multiplies, convolutions, data movement, ...)",
+                  t.dominant_op_pct, t.min_judged_ns / 1e6, t.dominant_op_pct);
             },
             DominantOperatorRule}}};
 }

@@ -13,6 +13,12 @@ namespace opscope::analyze {
 std::vector<TransferStats> ComputeTransfers(const TraceModel& model) {
   std::map<std::string, TransferStats> by_direction;
   int64_t device_total = 0;
+  int64_t first_compute = INT64_MAX;
+  for (size_t e = 0; e < model.size(); ++e) {
+    if (model.cls[e] == EventClass::kKernel && model.duration_ns[e] > 0) {
+      first_compute = std::min(first_compute, model.start_ns[e]);
+    }
+  }
   for (size_t e = 0; e < model.size(); ++e) {
     if (!IsDevice(model.cls[e])) continue;
     device_total += model.duration_ns[e];
@@ -26,6 +32,10 @@ std::vector<TransferStats> ComputeTransfers(const TraceModel& model) {
     t.pageable += copy.host_memory == HostMemory::kPageable;
     if (copy.host_memory == HostMemory::kManaged) t.host_memory = "managed";
     t.total_ns += model.duration_ns[e];
+    if (model.start_ns[e] + model.duration_ns[e] <= first_compute) {
+      ++t.before_compute;
+      t.before_compute_ns += model.duration_ns[e];
+    }
     if (model.bytes[e] >= 0) t.bytes = std::max<int64_t>(t.bytes, 0) + model.bytes[e];
   }
   std::vector<TransferStats> out;
@@ -98,7 +108,14 @@ void TransfersRule(const RuleContext& c, std::vector<Finding>& out) {
   if (found == nullptr) return;
   const Thresholds& t = c.thresholds;
   for (const auto& tr : *found) {
-    if (tr.share_of_device_pct < t.transfer_device_pct) continue;
+    // One-off uploads before the device first computed are set-up, not steps'
+    // work (pinning their memory would save nothing per step).
+    const int64_t steady_ns = tr.total_ns - tr.before_compute_ns;
+    const double steady_pct = tr.total_ns > 0
+                                  ? tr.share_of_device_pct * static_cast<double>(steady_ns) /
+                                        static_cast<double>(tr.total_ns)
+                                  : 0;
+    if (steady_pct < t.transfer_device_pct || steady_ns < t.min_judged_ns) continue;
     // Pageable memory as the trace records it; where it does not say, a
     // host copy's bandwidth suggests it.
     const bool host = tr.direction == "HtoD" || tr.direction == "DtoH";
@@ -106,8 +123,13 @@ void TransfersRule(const RuleContext& c, std::vector<Finding>& out) {
     const bool slow = host && tr.bytes > 0 && tr.gbps < t.pageable_gbps;
     out.push_back(
         {"transfers_" + tr.direction, Severity::kWarning,
-         fmt::format("{} copies take {:.1f}% of device time", tr.direction, tr.share_of_device_pct),
-         fmt::format("{} copies, {:.3f} ms{}{}", tr.count, tr.total_ns / 1e6,
+         fmt::format("{} copies take {:.1f}% of device time", tr.direction, steady_pct),
+         fmt::format("{} copies, {:.3f} ms{}{}{}", tr.count - tr.before_compute, steady_ns / 1e6,
+                     tr.before_compute > 0
+                         ? fmt::format(" (and {} before the device first computed, {:.3f} ms: "
+                                       "one-off uploads, left out)",
+                                       tr.before_compute, tr.before_compute_ns / 1e6)
+                         : std::string(),
                      tr.bytes > 0 ? fmt::format(", {:.2f} GB/s", tr.gbps) : std::string(),
                      recorded ? fmt::format(", {} from or to pageable memory, {} pinned",
                                             tr.pageable, tr.pinned)
@@ -137,9 +159,11 @@ Pass TransfersPass() {
             {kTransfersPass},
             [](const Thresholds& t) {
               return fmt::format(
-                  "copies of one direction take {:g}% or more of device time; host-device copies "
-                  "under {:g} GB/s are said to suggest pageable memory",
-                  t.transfer_device_pct, t.pageable_gbps);
+                  "copies of one direction take {:g}% or more of device time and {:g} ms, "
+                  "leaving out those that ended before the device first computed (one-off "
+                  "uploads); host-device copies under {:g} GB/s are said to suggest pageable "
+                  "memory",
+                  t.transfer_device_pct, t.min_judged_ns / 1e6, t.pageable_gbps);
             },
             TransfersRule}}};
 }

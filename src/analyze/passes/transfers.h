@@ -23,6 +23,9 @@ struct TransferStats {
   std::string host_memory;
   double share_of_device_pct = 0;
   double gbps = 0;  // bytes / time, when bytes are known
+  // Copies that ended before the device computed anything (its first compute
+  // kernel): a one-off upload (weights, the first batch), not step work.
+  int64_t before_compute = 0, before_compute_ns = 0;
 };
 
 std::vector<TransferStats> ComputeTransfers(const TraceModel& model);

@@ -161,6 +161,16 @@ def expected_case(case, data, relative, fmt):
     return out
 
 
+def outlier(top, whole, calls):
+    """One call ten times the operator's median or more (nearest-rank p50),
+    without which it would take under 30%: dominant by one outlier."""
+    calls = sorted(calls)
+    p50 = calls[max(0, -(-len(calls) * 50 // 100) - 1)]
+    longest = min(calls[-1], top)
+    return longest >= 10 * p50 and whole > longest and \
+        100.0 * (top - longest) / (whole - longest) < 30
+
+
 def expected_diagnosis(states):
     """The step_<state> finding the advisor must make first, restated from its
     documented rule (docs/rules.md, step_<state>): untraced when nothing
@@ -222,6 +232,24 @@ def union(spans):
             out[-1][1] = max(out[-1][1], e)
         else:
             out.append([b, e])
+    return out
+
+
+def subtract(merged, minus):
+    """The time of `merged` (sorted, disjoint) that `minus` (the same) leaves."""
+    out, j = [], 0
+    for b, e in merged:
+        at = b
+        while j < len(minus) and minus[j][1] <= at:
+            j += 1
+        k = j
+        while k < len(minus) and minus[k][0] < e:
+            if minus[k][0] > at:
+                out.append([at, minus[k][0]])
+            at = max(at, minus[k][1])
+            k += 1
+        if at < e:
+            out.append([at, e])
     return out
 
 
@@ -307,6 +335,15 @@ def expected_judgement(events, relative, self_ns=None):
             collectives and on_process(e, "Ascend Hardware") and
             (task_type(e) in ASCEND_WAITS or task_type(e) == "SDMA"))
 
+    def is_memory(e):
+        name = e.get("name", "").lower()
+        # Kineto's copy and set categories; torch_npu's copy and set tasks by
+        # name (MEMCPY_ASYNC on a PCIe or SDMA queue, MEMSET), and HCCL's SDMA
+        # where there is no collective for it to belong to.
+        return e.get("cat") in ("gpu_memcpy", "gpu_memset") or name.startswith("memcpy_async") \
+            or name in ("memcopy", "memset") or name.endswith("_memset") \
+            or (on_process(e, "Ascend Hardware") and not collectives and task_type(e) == "SDMA")
+
     def span(e):
         b = ns(e["ts"]) if "ts" in e else ns(e["start"])
         return b, b + ns(e["dur"])
@@ -362,7 +399,13 @@ def expected_judgement(events, relative, self_ns=None):
     status = step_statuses(steps, work, op_starts)
     comm = union([list(span(e)) for e in work_events if is_communication(e)])
     step_ns = sum(d for n, b, d in steps if status[n] == "complete")
-    comm_ns = sum(covered(comm, b, b + d) for n, b, d in steps if status[n] == "complete")
+    # Only the communication that compute does not overlap (an overlapped
+    # collective costs the step nothing): compute is the work that is neither
+    # communication nor a copy or a memset.
+    compute = union([list(span(e)) for e in work_events if not is_communication(e)
+                     and not is_memory(e)])
+    exposed = subtract(comm, compute)
+    comm_ns = sum(covered(exposed, b, b + d) for n, b, d in steps if status[n] == "complete")
     comm_pct = 100.0 * comm_ns / step_ns if step_ns else 0
     if comm_pct >= 20:
         must.append({"id": "communication", "severity": "warning", "figure": f"{comm_pct:.1f}%"})
@@ -381,16 +424,21 @@ def expected_judgement(events, relative, self_ns=None):
                       if not COMM.search(n) and (csv_rows or any(
                           e.get("name") == n and e.get("cat", "kernel") == "kernel" for e in device))}
         if len(by_name) >= 2 and candidates and whole:
-            top = max(candidates.values())
-            if 100.0 * top / whole >= 30:
+            name = max(candidates, key=candidates.get)
+            top = candidates[name]
+            calls = [ns(e["dur"]) for e in device if e.get("name", "") == name]
+            if 100.0 * top / whole >= 30 and top >= 1_000_000 and not outlier(top, whole, calls):
                 dominant = 100.0 * top / whole
     elif self_ns:
         host_ops = {n for n in self_ns if n in cpu_op_names}
         whole = sum(self_ns[n] for n in host_ops)
         if len(host_ops) >= 2 and whole:
-            top = max(self_ns[n] for n in host_ops if not COMM.search(n))
+            name = max((n for n in host_ops if not COMM.search(n)), key=lambda n: self_ns[n])
+            top = self_ns[name]
+            calls = [ns(e["dur"]) for e in xs if e.get("name", "") == name]
             if 100.0 * top / whole >= 30:
-                dominant = 100.0 * top / whole
+                if top >= 1_000_000 and not outlier(top, whole, calls):
+                    dominant = 100.0 * top / whole
             else:
                 families = collections.Counter()
                 for n in host_ops:
@@ -400,7 +448,8 @@ def expected_judgement(events, relative, self_ns=None):
                         families["conv"] += self_ns[n]
                     elif n.startswith("aten::") and "norm" in n[6:]:
                         families["norm"] += self_ns[n]
-                if families and 100.0 * max(families.values()) / whole >= 30:
+                if families and 100.0 * max(families.values()) / whole >= 30 \
+                        and max(families.values()) >= 1_000_000:
                     dominant = 100.0 * max(families.values()) / whole
     if dominant is not None:
         must.append({"id": "dominant_operator", "severity": "info", "figure": f"{dominant:.1f}%"})
