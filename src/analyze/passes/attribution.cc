@@ -11,6 +11,7 @@
 #include "analyze/compute_device.h"
 #include "analyze/flat_map.h"
 #include "analyze/intervals.h"
+#include "analyze/mapped.h"
 #include "analyze/names.h"
 
 namespace opscope::analyze {
@@ -202,51 +203,49 @@ RuntimeKind RuntimeKindOf(std::string_view name) {
   return RuntimeKind::kLaunch;
 }
 
-// The start (label) or end (~label) of a span of a labelled contributor.
-struct Edge {
-  int64_t at;
-  int32_t label;
-};
-
-// Each label's time within `exclusive`, split evenly among the labels whose
-// spans are open at each instant (two threads in the same state share it):
-// the shares add up to the time the spans cover there.
-std::vector<double> SplitEvenly(std::vector<Edge>& edges, size_t labels,
-                                const Intervals& exclusive) {
-  std::sort(edges.begin(), edges.end(), [](const Edge& x, const Edge& y) { return x.at < y.at; });
-  std::vector<int32_t> open(labels, 0);
-  std::vector<int32_t> active;
-  std::vector<double> ns(labels, 0);
-  CoverCursor cover(exclusive);
-  for (size_t k = 0; k < edges.size(); ++k) {
-    const Edge& edge = edges[k];
-    if (edge.label >= 0) {
-      if (open[static_cast<size_t>(edge.label)]++ == 0) active.push_back(edge.label);
-    } else if (--open[static_cast<size_t>(~edge.label)] == 0) {
-      const auto it = std::find(active.begin(), active.end(), ~edge.label);
-      *it = active.back();
-      active.pop_back();
+// Correlation id -> the first device task that carries it. The ids are a
+// producer's counter, so where their range allows (at most four slots per
+// task) a direct table, else a hash map.
+class TaskOfCorrelation {
+ public:
+  explicit TaskOfCorrelation(const TraceModel& model) {
+    int64_t lo = INT64_MAX, hi = INT64_MIN;
+    size_t n = 0;
+    for (size_t e = 0; e < model.size(); ++e) {
+      if (!IsDevice(model.cls[e]) || model.correlation[e] < 0) continue;
+      lo = std::min(lo, model.correlation[e]), hi = std::max(hi, model.correlation[e]);
+      ++n;
     }
-    if (active.empty() || k + 1 == edges.size() || edges[k + 1].at <= edge.at) continue;
-    const int64_t covered = cover.Covered(edge.at, edges[k + 1].at);
-    if (covered == 0) continue;
-    const double share = static_cast<double>(covered) / static_cast<double>(active.size());
-    for (const int32_t l : active) ns[static_cast<size_t>(l)] += share;
+    if (n == 0) return;
+    dense_ = static_cast<uint64_t>(hi - lo) < 4 * n + 1024;
+    lo_ = lo;
+    if (dense_) table_.assign(static_cast<size_t>(hi - lo) + 1, 0);
+    for (size_t e = 0; e < model.size(); ++e) {
+      if (!IsDevice(model.cls[e]) || model.correlation[e] < 0) continue;
+      uint32_t& t = dense_ ? table_[static_cast<size_t>(model.correlation[e] - lo)]
+                           : map_[model.correlation[e]];
+      if (t == 0) t = static_cast<uint32_t>(e + 1);
+    }
   }
-  return ns;
-}
+  // The task, or SIZE_MAX.
+  size_t Find(int64_t correlation) const {
+    if (correlation < 0) return SIZE_MAX;
+    uint32_t t = 0;
+    if (dense_) {
+      if (correlation >= lo_ && static_cast<size_t>(correlation - lo_) < table_.size()) {
+        t = table_[static_cast<size_t>(correlation - lo_)];
+      }
+    } else if (const uint32_t* found = map_.Find(correlation)) {
+      t = *found;
+    }
+    return t == 0 ? SIZE_MAX : t - 1;
+  }
 
-// Contributors named by text (kernel families, copy kinds, wait names).
-struct Labels {
-  std::vector<std::string> names;
-  std::vector<Edge> edges;
-  void Add(const std::string& name, int64_t begin, int64_t end) {
-    auto it = std::find(names.begin(), names.end(), name);
-    if (it == names.end()) it = names.insert(names.end(), name);
-    const auto label = static_cast<int32_t>(it - names.begin());
-    edges.push_back({begin, label});
-    edges.push_back({end, ~label});
-  }
+ private:
+  bool dense_ = false;
+  int64_t lo_ = 0;
+  MappedVector<uint32_t> table_;
+  Int64Map<uint32_t> map_;
 };
 
 void KeepTop(std::vector<std::pair<std::string, int64_t>>& v) {
@@ -276,20 +275,32 @@ class Attributor {
                    : model_.duration_ns[x] > model_.duration_ns[y];
       });
     }
+    // The device's states first: a host piece while the device works or
+    // waits on its own work counts as the device's, so only the pieces that
+    // reach outside that time are kept (on a busy device, few).
+    std::array<Intervals, kStepStates> unions;
+    Intervals device;
+    for (size_t s = 0; s <= Index(StepState::kQueued); ++s) {
+      unions[s] = spans_[s].Take();
+      device = Join(device, unions[s]);
+    }
     // The host's states, each the union over its threads.
     std::array<SortedRuns, kStepStates> runs;
+    CoverCursor on_device(device);
     SweepHost(
         host, false,
         [&](int64_t begin, int64_t end, StepState s, uint32_t) {
-          runs[Index(s)].v.push_back({begin, end});
+          if (on_device.Covered(begin, end) < end - begin) runs[Index(s)].v.push_back({begin, end});
         },
         [&] {
           for (SortedRuns& r : runs) r.NewRun();
         });
+    Intervals().swap(device);
     // Each instant to the first state that holds there.
-    std::array<Intervals, kStepStates> unions;
-    for (size_t s = 0; s < kStepStates; ++s)
-      unions[s] = Join(spans_[s].Take(), runs[s].TakeUnion());
+    for (size_t s = 0; s < kStepStates; ++s) {
+      unions[s] =
+          Join(s <= Index(StepState::kQueued) ? unions[s] : spans_[s].Take(), runs[s].TakeUnion());
+    }
     out_.communication_overlapped_ns =
         Sum(Intersect(Intersect(window_, unions[Index(StepState::kCommunication)]),
                       unions[Index(StepState::kCompute)]));
@@ -331,7 +342,7 @@ class Attributor {
   // The device's states, the launches behind its tasks (by correlation), and
   // which launches load their kernel's code on first use.
   void DeviceTasks() {
-    Int64Map<uint32_t> task_of;  // correlation -> device task + 1 (the first)
+    const TaskOfCorrelation task_of(model_);
     for (size_t e = 0; e < model_.size(); ++e) {
       const EventClass cls = model_.cls[e];
       if (!IsDevice(cls)) continue;
@@ -346,10 +357,6 @@ class Attributor {
         s = StepState::kDeviceWait;
       }
       spans_[Index(s)].Add({begin, end});
-      if (model_.correlation[e] >= 0) {
-        uint32_t& t = task_of[model_.correlation[e]];
-        if (t == 0) t = static_cast<uint32_t>(e + 1);
-      }
     }
     // Launch calls: each kind of call by name once, then per event.
     std::vector<RuntimeKind> kind_of_name(model_.string_count(), RuntimeKind::kUnknown);
@@ -370,9 +377,7 @@ class Attributor {
       }
       RuntimeKind& kind = kind_of_name[model_.name[e]];
       if (kind == RuntimeKind::kUnknown) kind = RuntimeKindOf(model_.String(model_.name[e]));
-      const uint32_t* t =
-          model_.correlation[e] >= 0 ? task_of.Find(model_.correlation[e]) : nullptr;
-      const size_t task = t != nullptr && *t != 0 ? *t - 1 : SIZE_MAX;
+      const size_t task = task_of.Find(model_.correlation[e]);
       StepState s = StepState::kLaunch;
       switch (kind) {
         case RuntimeKind::kBlocked: s = StepState::kBlocked; break;
@@ -399,7 +404,7 @@ class Attributor {
       const int64_t ready = model_.start_ns[e] + model_.duration_ns[e] + kQueuedGraceNs;
       if (model_.start_ns[task] > ready) {
         spans_[Index(StepState::kQueued)].Add({ready, model_.start_ns[task]});
-        queued_.push_back({ready, model_.start_ns[task], static_cast<uint32_t>(task)});
+        queued_.push_back({static_cast<uint32_t>(e), static_cast<uint32_t>(task)});
       }
       if (s == StepState::kLaunch && model_.cls[task] == EventClass::kKernel) {
         Launches& l = launches[model_.name[task]];
@@ -541,76 +546,101 @@ class Attributor {
     flush();
   }
 
+  // The largest parts of each state: each piece's time in the state's
+  // exclusive time, by name (kernel family, copy kind, event name). Where
+  // pieces overlap (two threads in the same state, two streams computing),
+  // the names' times are scaled to add up to the state's time: each keeps
+  // its proportion.
   void Contributors(const TrackGroups& host) {
-    const auto add = [&](size_t s, std::string name, double ns) {
-      const auto rounded = static_cast<int64_t>(ns + 0.5);
-      if (rounded > 0) out_.top[s].emplace_back(std::move(name), rounded);
-    };
-    // Host states (and a CPU trace's compute): the innermost events' names.
-    // Only the spans that count somewhere are kept.
-    std::array<std::vector<Edge>, kStepStates> by_name;
-    std::vector<CoverCursor> cover(exclusive_.begin(), exclusive_.end());
-    SweepHost(
-        host, true,
-        [&](int64_t begin, int64_t end, StepState s, uint32_t e) {
-          if (out_.ns[Index(s)] == 0 || cover[Index(s)].Covered(begin, end) == 0) return;
-          const auto name = static_cast<int32_t>(model_.name[e]);
-          by_name[Index(s)].push_back({begin, name});
-          by_name[Index(s)].push_back({end, ~name});
-        },
-        [] {});
-    for (size_t s = 0; s < kStepStates; ++s) {
-      if (by_name[s].empty()) continue;
-      const std::vector<double> ns = SplitEvenly(by_name[s], model_.string_count(), exclusive_[s]);
-      std::vector<Edge>().swap(by_name[s]);
-      for (size_t name = 0; name < ns.size(); ++name) {
-        if (ns[name] > 0) add(s, std::string(model_.String(static_cast<uint32_t>(name))), ns[name]);
-      }
+    Int64Map<int64_t> by_name;  // state << 32 | name -> ns
+    std::array<int64_t, kStepStates> counted{};
+    {
+      std::vector<CoverCursor> cover(exclusive_.begin(), exclusive_.end());
+      SweepHost(
+          host, true,
+          [&](int64_t begin, int64_t end, StepState s, uint32_t e) {
+            if (out_.ns[Index(s)] == 0) return;
+            const int64_t ns = cover[Index(s)].Covered(begin, end);
+            if (ns == 0) return;
+            by_name[static_cast<int64_t>(Index(s)) << 32 | model_.name[e]] += ns;
+            counted[Index(s)] += ns;
+          },
+          [] {});
     }
-    // Device states: kernel families, collectives, copy kinds, wait names.
-    std::array<Labels, kStepStates> device;
+    // Device states: a small set of labels each.
+    std::vector<std::string> labels;
     std::vector<std::string> family_of(model_.string_count());
+    const auto label = [&](const std::string& name) -> int64_t {
+      const auto it = std::find(labels.begin(), labels.end(), name);
+      if (it != labels.end()) return it - labels.begin();
+      labels.push_back(name);
+      return static_cast<int64_t>(labels.size() - 1);
+    };
     const auto family = [&](size_t e) -> const std::string& {
       std::string& f = family_of[model_.name[e]];
       if (f.empty()) f = KernelFamily(model_.String(model_.name[e]));
       return f;
     };
-    for (size_t e = 0; e < model_.size(); ++e) {
-      const EventClass cls = model_.cls[e];
-      const int64_t begin = model_.start_ns[e], end = begin + model_.duration_ns[e];
-      if (end <= begin) continue;
-      if (cls == EventClass::kKernel) {
-        device[Index(StepState::kCompute)].Add(family(e), begin, end);
-      } else if (cls == EventClass::kCommunication) {
-        device[Index(StepState::kCommunication)].Add(
-            std::string(BaseName(model_.String(model_.name[e]))), begin, end);
-      } else if (cls == EventClass::kMemcpy) {
-        device[Index(StepState::kMemory)].Add(std::string("copy ") + Name(model_.Copy(e).direction),
-                                              begin, end);
-      } else if (cls == EventClass::kMemset) {
-        device[Index(StepState::kMemory)].Add("memset", begin, end);
-      } else if (cls == EventClass::kDma) {
-        device[Index(StepState::kMemory)].Add("DMA", begin, end);
-      } else if (cls == EventClass::kDeviceWait) {
-        device[Index(StepState::kDeviceWait)].Add(std::string(model_.String(model_.name[e])), begin,
-                                                  end);
+    Int64Map<int64_t> by_label;  // state << 32 | label -> ns
+    {
+      std::vector<CoverCursor> cover(exclusive_.begin(), exclusive_.end());
+      const auto add = [&](StepState s, int64_t l, int64_t begin, int64_t end) {
+        if (out_.ns[Index(s)] == 0 || end <= begin) return;
+        const int64_t ns = cover[Index(s)].Covered(begin, end);
+        if (ns == 0) return;
+        by_label[static_cast<int64_t>(Index(s)) << 32 | l] += ns;
+        counted[Index(s)] += ns;
+      };
+      for (size_t e = 0; e < model_.size(); ++e) {
+        const EventClass cls = model_.cls[e];
+        if (!IsDevice(cls)) continue;
+        const int64_t begin = model_.start_ns[e], end = begin + model_.duration_ns[e];
+        if (cls == EventClass::kKernel) {
+          add(StepState::kCompute, label(family(e)), begin, end);
+        } else if (cls == EventClass::kCommunication) {
+          add(StepState::kCommunication,
+              label(std::string(BaseName(model_.String(model_.name[e])))), begin, end);
+        } else if (cls == EventClass::kMemcpy) {
+          add(StepState::kMemory, label(std::string("copy ") + Name(model_.Copy(e).direction)),
+              begin, end);
+        } else if (cls == EventClass::kMemset) {
+          add(StepState::kMemory, label("memset"), begin, end);
+        } else if (cls == EventClass::kDma) {
+          add(StepState::kMemory, label("DMA"), begin, end);
+        } else if (cls == EventClass::kDeviceWait) {
+          add(StepState::kDeviceWait, label(std::string(model_.String(model_.name[e]))), begin,
+              end);
+        }
+      }
+      for (const QueuedSpan& q : queued_) {
+        const size_t launch = q.launch, task = q.task;
+        add(StepState::kQueued, label(family(task)),
+            model_.start_ns[launch] + model_.duration_ns[launch] + kQueuedGraceNs,
+            model_.start_ns[task]);
       }
     }
-    for (const QueuedSpan& q : queued_) {
-      device[Index(StepState::kQueued)].Add(family(q.task), q.begin, q.end);
-    }
-    for (size_t s = 0; s < kStepStates; ++s) {
-      Labels& l = device[s];
-      if (l.edges.empty()) continue;
-      const std::vector<double> ns = SplitEvenly(l.edges, l.names.size(), exclusive_[s]);
-      for (size_t k = 0; k < ns.size(); ++k) add(s, l.names[k], ns[k]);
-    }
+    const auto scaled = [&](int64_t key, int64_t ns) {
+      const auto s = static_cast<size_t>(key >> 32);
+      return std::pair<size_t, int64_t>(
+          s, counted[s] > 0
+                 ? static_cast<int64_t>(
+                       static_cast<double>(ns) * out_.ns[s] / static_cast<double>(counted[s]) + 0.5)
+                 : 0);
+    };
+    by_name.ForEach([&](int64_t key, int64_t ns) {
+      const auto [s, part] = scaled(key, ns);
+      if (part > 0)
+        out_.top[s].emplace_back(std::string(model_.String(static_cast<uint32_t>(key))), part);
+    });
+    by_label.ForEach([&](int64_t key, int64_t ns) {
+      const auto [s, part] = scaled(key, ns);
+      if (part > 0) out_.top[s].emplace_back(labels[static_cast<uint32_t>(key)], part);
+    });
     for (auto& top : out_.top) KeepTop(top);
   }
 
   struct QueuedSpan {
-    int64_t begin, end;
-    uint32_t task;
+    uint32_t launch, task;  // a launch call, and the work it launched that waited
   };
 
   const TraceModel& model_;
