@@ -14,6 +14,7 @@ size=${3:-520}
 runs=${4:-5}
 trace=${TMPDIR:-/tmp}/opscope-bench-kineto-${size}MB.json
 [ -f "$trace" ] || /usr/bin/python3 bench/make_big_trace.py tests/data/kineto/sampled_rank-0.json.gz "$trace" "$size" >&2
+size_bytes=$(stat -L -c %s "$trace")
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 cat "$trace" > /dev/null  # both sides read it from the page cache
@@ -24,7 +25,7 @@ for ((i = 0; i < runs; ++i)); do
       --out "$out/report" > /dev/null 2>&1
   done
 done
-/usr/bin/python3 - "$out/times" "$(stat -c %s "$trace")" "$runs" <<'PY'
+/usr/bin/python3 - "$out/times" "$size_bytes" "$runs" <<'PY'
 import statistics, sys
 rows = [line.split() for line in open(sys.argv[1]) if line.strip()]
 mb, runs = int(sys.argv[2]) / 1e6, sys.argv[3]

@@ -21,14 +21,26 @@ CommunicationCluster CompareCommunication(const std::vector<CommunicationInput>&
     std::map<std::string, ReportedTransfer> transports;
     for (const ReportedCollective& c : *in.collectives) {
       ++r.collectives;
-      r.elapse_ns += c.elapse_ns, r.transit_ns += c.transit_ns, r.wait_ns += c.wait_ns;
-      r.sync_ns += c.sync_ns, r.idle_ns += c.idle_ns;
+      // A time the file left out (-1) is absent: never summed as a value.
+      bool missing = false;
+      for (const auto& [sum, value] :
+           {std::pair{&r.elapse_ns, c.elapse_ns}, std::pair{&r.transit_ns, c.transit_ns},
+            std::pair{&r.wait_ns, c.wait_ns}, std::pair{&r.sync_ns, c.sync_ns},
+            std::pair{&r.idle_ns, c.idle_ns}}) {
+        if (value >= 0) {
+          *sum += value;
+        } else {
+          missing = true;
+        }
+      }
+      r.incomplete += missing;
       for (const ReportedTransfer& t : c.transfers) {
         ReportedTransfer& sum = transports[t.transport];
         sum.transport = t.transport;
         sum.bytes += t.bytes, sum.time_ns += t.time_ns;
       }
-      shared[{c.step, c.kind, c.op, c.group}].push_back({out.ranks.size(), c.wait_ns});
+      if (c.wait_ns >= 0)
+        shared[{c.step, c.kind, c.op, c.group}].push_back({out.ranks.size(), c.wait_ns});
     }
     for (auto& [name, t] : transports) r.transports.push_back(t);
     out.ranks.push_back(std::move(r));

@@ -21,6 +21,9 @@ struct RankCommunication {
   std::string path;
   int64_t collectives = 0;
   int64_t elapse_ns = 0, transit_ns = 0, wait_ns = 0, sync_ns = 0, idle_ns = 0;
+  // Operations whose file left one of those times out (NULL, -1 in
+  // ReportedCollective): the sums above leave the missing values out.
+  int64_t incomplete = 0;
   // Per transport: bytes and time summed over the rank's operations.
   std::vector<ReportedTransfer> transports;
   // Operations shared with other ranks in which this rank waited least: it

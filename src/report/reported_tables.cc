@@ -552,6 +552,12 @@ void AddReportedCommunication(const analyze::AnalyzedSet& set, const AnalysisTab
             "{}{} {:.2f} GB/s ({:.1f} MB)", transports.empty() ? "" : ", ", t.transport,
             t.time_ns > 0 ? static_cast<double>(t.bytes) / t.time_ns : 0.0, t.bytes / 1e6);
       }
+      if (r.incomplete > 0) {
+        table.notes.push_back(fmt::format(
+            "rank {}: {} operation{} without some of their times in {} (NULL in the file): "
+            "those values are left out of the sums",
+            r.rank, r.incomplete, r.incomplete == 1 ? "" : "s", r.path));
+      }
       table.AddRow({int64_t{r.rank}, r.path, r.collectives, r.elapse_ns / 1e6, r.transit_ns / 1e6,
                     r.wait_ns / 1e6, r.sync_ns / 1e6, r.idle_ns / 1e6,
                     r.wait_ns + r.transit_ns > 0
@@ -608,6 +614,16 @@ void AddReportedCommunication(const analyze::AnalyzedSet& set, const AnalysisTab
          .unit = Unit::kBytesPerSecond,
          .scale = 1e9},
         {.key = "bytes", .header = "MB", .precision = 3, .unit = Unit::kBytes, .scale = 1e6}};
+    size_t missing = 0;  // operations whose file left a time out (NULL: -1)
+    for (const analyze::ReportedCollective* op : ops) {
+      missing += op->elapse_ns < 0 || op->transit_ns < 0 || op->wait_ns < 0 || op->sync_ns < 0 ||
+                 op->idle_ns < 0;
+    }
+    if (missing > 0) {
+      table.notes.push_back(fmt::format(
+          "{} operation{} without some of their times in the file (NULL): those cells are empty",
+          missing, missing == 1 ? "" : "s"));
+    }
     const size_t shown = options.top == 0 ? ops.size() : std::min<size_t>(ops.size(), options.top);
     for (size_t i = 0; i < shown; ++i) {
       const analyze::ReportedCollective& op = *ops[i];
@@ -615,9 +631,11 @@ void AddReportedCommunication(const analyze::AnalyzedSet& set, const AnalysisTab
       for (const auto& tr : op.transfers) {
         if (main == nullptr || tr.bytes > main->bytes) main = &tr;
       }
-      table.AddRow({int64_t{t.rank}, op.step, op.kind, op.op, op.group, op.elapse_ns / 1e6,
-                    op.transit_ns / 1e6, op.wait_ns / 1e6, op.sync_ns / 1e6, op.idle_ns / 1e6,
-                    op.wait_ns + op.transit_ns > 0
+      // A time the file left out (NULL: -1) is absent, never a negative time.
+      const auto ms = [](int64_t ns) { return ns >= 0 ? Value{ns / 1e6} : Value{}; };
+      table.AddRow({int64_t{t.rank}, op.step, op.kind, op.op, op.group, ms(op.elapse_ns),
+                    ms(op.transit_ns), ms(op.wait_ns), ms(op.sync_ns), ms(op.idle_ns),
+                    op.wait_ns >= 0 && op.transit_ns >= 0 && op.wait_ns + op.transit_ns > 0
                         ? Value{static_cast<double>(op.wait_ns) / (op.wait_ns + op.transit_ns)}
                         : Value{},
                     main ? Value{main->transport} : Value{},

@@ -24,6 +24,7 @@ import csv
 import decimal
 import json
 import os
+import re
 import shutil
 import sqlite3
 import subprocess
@@ -357,6 +358,52 @@ def check_errors(opscope, tmp, failures):
                             (os.path.basename(path), p.returncode, code, p.stderr[-300:], message))
 
 
+def check_null_times(opscope, data, tmp, failures):
+    """Issue 51: the text 'NULL' in a time column is no time (SQLite reads it as
+    0: a 55-year window), and NULLs in analysis.db's CommAnalyzerTime are
+    absent values, never negative times."""
+    src = os.path.join(data, "ascend", "level1_db", "rank0_ascend_pt")
+    rank = os.path.join(tmp, "nulls", "rank0_ascend_pt")
+    shutil.copytree(src, rank)
+    out = os.path.join(rank, "ASCEND_PROFILER_OUTPUT")
+    db_path = os.path.join(out, "ascend_pytorch_profiler_0.db")
+    db = sqlite3.connect(db_path)
+    db.execute("UPDATE TASK SET startNs='NULL' WHERE rowid % 11 = 0")
+    db.commit()
+    db.close()
+    p = subprocess.run([opscope, "analyze", db_path, "--out", os.path.join(tmp, "nulls-report")],
+                       capture_output=True, text=True)
+    want = r"TASK: a row's start is the text 'NULL': not a time \(row \d+, column startNs\)"
+    if p.returncode != 3 or not re.search(want, p.stderr):
+        failures.append("text NULL in TASK.startNs: exit %d, stderr %r lacks %r" %
+                        (p.returncode, p.stderr[-300:], want))
+    shutil.copy(os.path.join(src, "ASCEND_PROFILER_OUTPUT", "ascend_pytorch_profiler_0.db"),
+                db_path)
+    db = sqlite3.connect(os.path.join(out, "analysis.db"))
+    db.execute("UPDATE CommAnalyzerTime SET start_timestamp=NULL, elapse_time=NULL")
+    db.commit()
+    db.close()
+    p = subprocess.run([opscope, "analyze", rank, "--format", "json", "--out",
+                        os.path.join(tmp, "nulls-report2")], capture_output=True, text=True)
+    if p.returncode != 0:
+        failures.append("NULLs in CommAnalyzerTime: exit %d: %s" % (p.returncode, p.stderr[-300:]))
+        return
+    results = json.loads(p.stdout)["results"]
+    negative = [(r.get("section"), k, v) for r in results for k, v in r.items()
+                if k.endswith("_ns") and isinstance(v, (int, float)) and v < 0]
+    if negative:
+        failures.append("NULLs in CommAnalyzerTime: negative times shown: %r" % negative[:5])
+    ops = section(results, "reported_collectives")
+    if not ops or any(r["elapse_ns"] is not None for r in ops):
+        failures.append("NULLs in CommAnalyzerTime: elapse_ns must be absent (null) on every "
+                        "operation: %r" % [r["elapse_ns"] for r in ops][:5])
+    p = subprocess.run([opscope, "analyze", rank, "--table", "reported_collectives", "--out",
+                        os.path.join(tmp, "nulls-report3")], capture_output=True, text=True)
+    if "without some of their times in the file (NULL)" not in p.stdout:
+        failures.append("NULLs in CommAnalyzerTime: the table does not say the file left times "
+                        "out: %r" % p.stdout[-400:])
+
+
 def check_minimal_schema(opscope, tmp, failures):
     """A database with fewer columns than torch_npu writes (no connectionId in
     COMMUNICATION_OP or CANN_API, no type in PYTORCH_API) is still read."""
@@ -394,6 +441,7 @@ def main():
         check_real(opscope, data, tmp, failures)
         check_twin(opscope, data, tmp, failures)
         check_errors(opscope, tmp, failures)
+        check_null_times(opscope, data, tmp, failures)
         check_minimal_schema(opscope, tmp, failures)
     if failures:
         print("\n".join(failures[:40]))

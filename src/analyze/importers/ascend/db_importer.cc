@@ -4,6 +4,7 @@
 #include <sqlite3.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <map>
 #include <tuple>
@@ -47,6 +48,8 @@ class Db {
   Db& operator=(const Db&) = delete;
 
   const std::string& path() const { return path_; }
+  // The row Query is at (1: the first), for errors that name it.
+  int64_t row() const { return row_; }
 
   // Runs `sql`, calling `row(stmt)` for each result row.
   template <typename F>
@@ -58,8 +61,9 @@ class Db {
       throw Error(ErrorCode::kInvalidInput, path_ + ": SQLite: " + why);
     }
     int rc = SQLITE_ROW;
+    row_ = 0;
     try {
-      while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) row(stmt);
+      while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) ++row_, row(stmt);
     } catch (...) {
       sqlite3_finalize(stmt);
       throw;
@@ -86,6 +90,7 @@ class Db {
 
  private:
   std::string path_;
+  mutable int64_t row_ = 0;
   sqlite3* db_ = nullptr;
 };
 
@@ -137,18 +142,38 @@ void CheckSpan(const Db& db, const char* table, int64_t start, int64_t end) {
   }
 }
 
-// A row's start and end (columns `start_col`, `end_col`), checked: NULL is no
-// time (SQLite reads it as 0: issue 39), nor is a span that runs backwards.
+// A time column's value: an integer, or text of one (torch_npu writes
+// PYTORCH_API's times as text). NULL, other text ('NULL'), a real or a blob is
+// no time (SQLite would read them as 0: issues 39 and 51): an error naming the
+// table, the row and the column.
+int64_t TimeValue(const Db& db, const char* table, sqlite3_stmt* s, int col, const char* what) {
+  const auto fail = [&](const std::string& held) {
+    return Error(ErrorCode::kInvalidInput,
+                 fmt::format("{}: {}: a row's {} is {}: not a time (row {}, column {})", db.path(),
+                             table, what, held, db.row(),
+                             sqlite3_column_name(s, col) ? sqlite3_column_name(s, col) : "?"));
+  };
+  switch (sqlite3_column_type(s, col)) {
+    case SQLITE_INTEGER: return sqlite3_column_int64(s, col);
+    case SQLITE_NULL: throw fail("NULL");
+    case SQLITE_TEXT: {
+      const std::string_view text = Text(s, col);
+      int64_t v = 0;
+      const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+      if (ec == std::errc() && end == text.data() + text.size() && !text.empty()) return v;
+      throw fail(fmt::format("the text '{}'", core::EscapeForTerminal(text.substr(0, 40))));
+    }
+    case SQLITE_FLOAT: throw fail(fmt::format("the real {}", sqlite3_column_double(s, col)));
+    default: throw fail("a blob");
+  }
+}
+
+// A row's start and end (columns `start_col`, `end_col`), checked: each a
+// time (TimeValue), and a span that does not run backwards.
 std::pair<int64_t, int64_t> Span(const Db& db, const char* table, sqlite3_stmt* s, int start_col,
                                  int end_col) {
-  for (const int col : {start_col, end_col}) {
-    if (IsNull(s, col)) {
-      throw Error(ErrorCode::kInvalidInput,
-                  fmt::format("{}: {}: a row's {} is NULL: not a time", db.path(), table,
-                              col == start_col ? "start" : "end"));
-    }
-  }
-  const int64_t start = sqlite3_column_int64(s, start_col), end = sqlite3_column_int64(s, end_col);
+  const int64_t start = TimeValue(db, table, s, start_col, "start"),
+                end = TimeValue(db, table, s, end_col, "end");
   CheckSpan(db, table, start, end);
   return {start, end};
 }
@@ -476,8 +501,8 @@ AscendAnalysisDb ReadAnalysisDb(const std::string& path) {
           c.elapse_ns = ns_of(s, 3, 1e6, "CommAnalyzerTime");
           c.transit_ns = ns_of(s, 4, 1e6, "CommAnalyzerTime");
           c.wait_ns = ns_of(s, 5, 1e6, "CommAnalyzerTime");
-          c.sync_ns = std::max<int64_t>(0, ns_of(s, 6, 1e6, "CommAnalyzerTime"));
-          c.idle_ns = std::max<int64_t>(0, ns_of(s, 7, 1e6, "CommAnalyzerTime"));
+          c.sync_ns = ns_of(s, 6, 1e6, "CommAnalyzerTime");  // -1: NULL, absent
+          c.idle_ns = ns_of(s, 7, 1e6, "CommAnalyzerTime");
           c.step = std::string(Text(s, 8));
           c.kind = std::string(Text(s, 9));
           if (IsTotalEntry(c.op)) return;
