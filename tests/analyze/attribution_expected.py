@@ -158,13 +158,12 @@ def expected(path, steps):
             e.state = "blocked"
         elif any(w in n for w in ("dataloader", "data_loader", "next_data", "__next__")):
             e.state = "data_loading"
+        elif e.name.startswith("ProfilerStep#") and e.cat in ("user_annotation", "cpu_op",
+                                                               "Operator"):
+            e.state = "annotation_only"
         elif e.cat == "user_annotation":
-            if e.name.startswith("ProfilerStep#"):
-                e.state = "annotation_only"
-            elif cpu_is_device and is_collective(e.name):
-                e.state = "communication"
-            else:
-                e.state = "annotation_only"
+            e.state = ("communication" if cpu_is_device and is_collective(e.name)
+                       else "annotation_only")
         elif any(w in n for w in TORCH_COMPILE):
             e.state = "compilation"
         elif e.cat == "python_function":
@@ -184,7 +183,7 @@ def expected(path, steps):
     # The window.
     if steps:
         window = [(e.start, e.end) for e in events
-                  if e.cat == "user_annotation" and e.name in steps]
+                  if e.cat in ("user_annotation", "cpu_op", "Operator") and e.name in steps]
     else:
         # The trace's extent: its events, not the profiler's own span of the
         # session ("Trace").

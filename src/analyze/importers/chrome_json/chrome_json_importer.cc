@@ -114,19 +114,24 @@ EventClass ClassOf(std::string_view category, std::string_view name, std::string
                    std::string_view task_type, CommunicationName communication_name) {
   // Host-side step spans: Kineto files them as user_annotation, torch_npu as cpu_op.
   const bool step = name.starts_with(schema::kStepPrefix);
-  if (step &&
-      (category == "cpu_op" || category == "user_annotation" || process == "CPU functions")) {
+  if (step && (category == "cpu_op" || category == "user_annotation" || category == "Operator" ||
+               process == "CPU functions")) {
     return EventClass::kStep;
   }
   if (!category.empty()) {
     // Kineto's activity types (libkineto ActivityType.cpp), including other
-    // vendors' device and runtime categories.
-    if (category == "cpu_op" || category == "hpu_op") return EventClass::kHostOp;
+    // vendors' device and runtime categories. Early Kineto (libkineto's
+    // output_json.cpp of PyTorch 1.8 and 1.9) spelled five of them otherwise:
+    // "Operator" for framework operators (and record_function ranges), and
+    // "Kernel", "Memcpy", "Memset", "Runtime".
+    if (category == "cpu_op" || category == "hpu_op" || category == "Operator") {
+      return EventClass::kHostOp;
+    }
     if (category == "user_annotation" || category == "cuda_profiler_range" ||
         category == "xpu_scope_profiler") {
       return EventClass::kAnnotation;
     }
-    if (category == "kernel" || category == "mtia_ccp_events") {
+    if (category == "kernel" || category == "Kernel" || category == "mtia_ccp_events") {
       if (category == "mtia_ccp_events") {
         // MTIA's command processor records kernels, copies and sets alike.
         std::string lower(name);
@@ -139,13 +144,13 @@ EventClass ClassOf(std::string_view category, std::string_view name, std::string
       // (one_shot_all_reduce, ...): names.h IsCommunication.
       return communication_name() ? EventClass::kCommunication : EventClass::kKernel;
     }
-    if (category == "gpu_memcpy") return EventClass::kMemcpy;
-    if (category == "gpu_memset") return EventClass::kMemset;
-    if (category == "cuda_runtime" || category == "cuda_driver" || category == "enqueue" ||
-        category == "dequeue" || category == "mtia_runtime" || category == "xpu_runtime" ||
-        category == "xpu_driver" || category == "privateuse1_runtime" ||
-        category == "privateuse1_driver" || category == "glow_runtime" ||
-        category == "cuda_event") {
+    if (category == "gpu_memcpy" || category == "Memcpy") return EventClass::kMemcpy;
+    if (category == "gpu_memset" || category == "Memset") return EventClass::kMemset;
+    if (category == "cuda_runtime" || category == "Runtime" || category == "cuda_driver" ||
+        category == "enqueue" || category == "dequeue" || category == "mtia_runtime" ||
+        category == "xpu_runtime" || category == "xpu_driver" ||
+        category == "privateuse1_runtime" || category == "privateuse1_driver" ||
+        category == "glow_runtime" || category == "cuda_event") {
       return EventClass::kRuntime;
     }
     if (category == "cuda_sync" || category == "xpu_sync") return EventClass::kSync;
