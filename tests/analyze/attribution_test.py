@@ -156,5 +156,42 @@ with tempfile.TemporaryDirectory() as tmp:
     check(got_early == got, "planted: early Kineto's spellings read as today's"
           + ("" if got_early == got else f"\n  early {got_early}\n  today {got}"))
 
+# A CPU trace recorded with a DataLoader that sleeps 2 ms an item (PyTorch
+# 1.13 without Kineto; tests/data/PROVENANCE.md): the diagnosis names data
+# loading first, with its share of the steps computed here from the raw JSON,
+# and says it once (not again as host_blocked_data_loading).
+def steps_and_loading(path):
+    with open(path, encoding="utf-8") as f:
+        doc = json.load(f, parse_float=attribution_expected.decimal.Decimal)
+    events = doc["traceEvents"] if isinstance(doc, dict) else doc
+    xs = [e for e in events if e.get("ph") == "X"]
+
+    def span(e):
+        b = attribution_expected.ns(e["ts"])
+        return b, b + attribution_expected.ns(e["dur"])
+    steps = [span(e) for e in xs if e.get("name", "").startswith("ProfilerStep#")]
+    loading = sorted(span(e) for e in xs if "dataloader" in e.get("name", "").lower())
+    merged = []
+    for b, e in loading:
+        if merged and b <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], e)
+        else:
+            merged.append([b, e])
+    inside = sum(max(0, min(e, s1) - max(b, s0)) for s0, s1 in steps for b, e in merged)
+    return 100.0 * inside / sum(s1 - s0 for s0, s1 in steps)
+
+
+loader = os.path.join(data, "torch-cpu/mlp_dataloader_3steps_torch1.13.json")
+run = subprocess.run([opscope, "analyze", loader, "--format", "json", "--table", "findings"],
+                     capture_output=True, text=True, check=False)
+findings = json.loads(run.stdout)["results"] if run.returncode == 0 else []
+share = steps_and_loading(loader)
+check(bool(findings) and findings[0]["id"] == "step_data_loading"
+      and f"{share:.1f}%" in findings[0]["title"],
+      f"recorded DataLoader trace: data loading first at {share:.1f}% of the steps"
+      + ("" if not findings else f" (got {findings[0]['id']}: {findings[0]['title']})"))
+check(all(f["id"] != "host_blocked_data_loading" for f in findings),
+      "recorded DataLoader trace: data loading said once")
+
 print(f"{failures} failure(s)")
 sys.exit(1 if failures else 0)

@@ -796,6 +796,8 @@ void DiagnosisRule(const RuleContext& c, std::vector<Finding>& out) {
                         : Severity::kInfo,
             "", evidence, ""};
   const std::string share = fmt::format("{:.1f}% of {}", pct, window);
+  // On a trace without device work the CPU's operators are the compute.
+  const char* idles = at->cpu_is_device ? "No operator computes" : "The device idles";
   if (v.id == "step_untraced") {
     f.severity = Severity::kWarning;
     f.title = fmt::format(
@@ -884,7 +886,7 @@ void DiagnosisRule(const RuleContext& c, std::vector<Finding>& out) {
         after(v.ns) + ".";
     f.saving_ns = v.ns;
   } else if (v.id == "step_data_loading") {
-    f.title = fmt::format("The device idles while the host loads data: {}", share);
+    f.title = fmt::format("{} while the host loads data: {}", idles, share);
     f.action =
         "Load batches ahead of the step: DataLoader(num_workers>0, persistent_workers=True, "
         "prefetch_factor), pin_memory=True, lighter per-item work. At most " +
@@ -892,9 +894,9 @@ void DiagnosisRule(const RuleContext& c, std::vector<Finding>& out) {
     f.saving_ns = v.ns;
   } else if (v.id == "step_host_overhead") {
     f.title = fmt::format(
-        "The device idles while the host runs framework code and launches "
-        "work: {} (host-bound)",
-        share);
+        "{} while the host runs framework code and launches work: {} "
+        "(host-bound)",
+        idles, share);
     f.action =
         "Give the device more work per host operation: a larger batch, fewer and larger "
         "kernels (torch.compile, fused operators), CUDA Graphs / graph mode for "
@@ -902,7 +904,8 @@ void DiagnosisRule(const RuleContext& c, std::vector<Finding>& out) {
         after(v.ns) + ".";
     f.saving_ns = v.ns;
   } else {  // step_host_blocked
-    f.title = fmt::format("The host waits with the device idle: {}", share);
+    f.title = fmt::format("The host waits with {}: {}",
+                          at->cpu_is_device ? "no operator computing" : "the device idle", share);
     f.action =
         "The device is not what the host waits for here: look at what the blocking calls "
         "wait on (a copy from pageable memory, a synchronisation after the device has "
@@ -941,6 +944,13 @@ std::string_view KernelFamily(std::string_view kernel_name) {
            "fill",        "clamp",      "where",    "dropout",   "uniform",    "exp"}))
     return "elementwise";
   return "other";
+}
+
+std::string_view Diagnosis(const Analysis& analysis) {
+  const Attribution* at = analysis.results.Get<Attribution>(kAttributionPass);
+  if (at == nullptr || at->window_ns <= 0) return {};
+  const Verdict v = Choose(*at);
+  return v.ns > 0 ? v.id : std::string_view();
 }
 
 Attribution ComputeAttribution(const TraceModel& model, const Analysis& analysis) {

@@ -91,6 +91,12 @@ std::string_view KernelFamily(std::string_view kernel_name);
 struct Analysis;
 Attribution ComputeAttribution(const TraceModel& model, const Analysis& analysis);
 
+// The id of the step-time diagnosis the trace gets (step_<state>), "" where
+// the attribution did not run or has no window: a rule that would say the
+// same of the same time stays silent.
+struct Analysis;
+std::string_view Diagnosis(const Analysis& analysis);
+
 // Its entry in the pass table; its result is in its slot (a.results).
 inline constexpr std::string_view kAttributionPass = "attribution";
 Pass AttributionPass();

@@ -28,6 +28,7 @@
 #include "analyze/analysis.h"
 #include "analyze/intervals.h"
 #include "analyze/names.h"
+#include "analyze/passes/attribution.h"
 #include "analyze/passes/pass.h"
 
 namespace opscope::analyze {
@@ -227,6 +228,8 @@ void BlockedRule(const RuleContext& c, std::vector<Finding>& out) {
     // Blocked is not busy: only the time the device idled meanwhile can be
     // saved; while the device works, its work sets the pace.
     const int64_t idle = k.ns - k.device_busy_ns;
+    // The step-time diagnosis already names data loading, with this advice.
+    if (k.kind == kKindNames[kLoading] && Diagnosis(c.analysis) == "step_data_loading") continue;
     const double pct = Pct(idle, w->window_ns);
     if (pct < kBlockedPct || idle < kBlockedMinNs) continue;
     std::string action =
