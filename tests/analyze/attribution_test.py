@@ -34,6 +34,8 @@ CASES = [
 ]
 
 failures = 0
+# Reports go here, never into the current folder.
+scratch = tempfile.TemporaryDirectory()
 
 
 def check(ok, what):
@@ -105,7 +107,8 @@ def planted(path, early=False):
 
 
 def opscope_states(trace):
-    run = subprocess.run([opscope, "analyze", trace, "--format", "json", "--table", "attribution"],
+    run = subprocess.run([opscope, "analyze", trace, "--format", "json", "--table", "attribution",
+                          "--out", os.path.join(scratch.name, "report")],
                          capture_output=True, text=True, check=False)
     if run.returncode != 0:
         raise SystemExit(f"opscope analyze {trace}: exit {run.returncode}: {run.stderr}")
@@ -182,7 +185,8 @@ def steps_and_loading(path):
 
 
 loader = os.path.join(data, "torch-cpu/mlp_dataloader_3steps_torch1.13.json")
-run = subprocess.run([opscope, "analyze", loader, "--format", "json", "--table", "findings"],
+run = subprocess.run([opscope, "analyze", loader, "--format", "json", "--table", "findings",
+                      "--out", os.path.join(scratch.name, "report")],
                      capture_output=True, text=True, check=False)
 findings = json.loads(run.stdout)["results"] if run.returncode == 0 else []
 share = steps_and_loading(loader)
