@@ -200,6 +200,18 @@ TEST(Profiler, AThreadThatExitsWithScopesOpenLeavesAReadableTrace) {
   }
 }
 
+// Waits up to 10 s for `child` to end; kills it and returns false when it
+// does not (a hang).
+bool WaitForChild(pid_t child, int& status) {
+  for (int wait_ms = 0; wait_ms < 10000; wait_ms += 5) {
+    if (::waitpid(child, &status, WNOHANG) == child) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  ::kill(child, SIGKILL);
+  ::waitpid(child, &status, 0);
+  return false;
+}
+
 // fork() while recording, with another thread recording at the same time:
 // every child records and leaves (by _exit, by exit() with the profiler's
 // copy destroyed, and after starting a profiler of its own) without hanging,
@@ -241,15 +253,8 @@ TEST(Profiler, ForkWhileRecordingNeverHangsTheChild) {
       ::_exit(mine.trace_files().size() == 1 ? 0 : 3);
     }
     int status = 0;
-    bool done = false;
-    for (int wait_ms = 0; wait_ms < 10000 && !done; wait_ms += 5) {
-      done = ::waitpid(child, &status, WNOHANG) == child;
-      if (!done) std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    }
-    if (!done) {
+    if (!WaitForChild(child, status)) {
       ++hung;
-      ::kill(child, SIGKILL);
-      ::waitpid(child, &status, 0);
     } else if (!WIFEXITED(status) || (WEXITSTATUS(status) != 0 && round % 3 != 1)) {
       // A child that left by exit() must have exited, not necessarily with 0:
       // under ASan, LeakSanitizer reports at exit what the parent's other
@@ -302,15 +307,7 @@ TEST(Profiler, AChildForkedDuringStopNeverHangs) {
   forked = true;
   stopper.join();
   int status = 0;
-  bool done = false;
-  for (int wait_ms = 0; wait_ms < 10000 && !done; wait_ms += 5) {
-    done = ::waitpid(child, &status, WNOHANG) == child;
-    if (!done) std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  if (!done) {
-    ::kill(child, SIGKILL);
-    ::waitpid(child, &status, 0);
-  }
+  const bool done = WaitForChild(child, status);
   EXPECT_TRUE(done) << "the child hung in its copy's Stop()";
   EXPECT_TRUE(done && WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }
