@@ -119,10 +119,17 @@ bool IsDataLoading(std::string_view name) {
 std::string_view CompileKind(std::string_view name) {
   const std::string n = Lower(name);
   if (Contains(n, "aclopcompile")) return "ACL operator compilation";
-  if (Contains(n, "_dynamo") || Contains(n, "torchdynamo") || Contains(n, "compile_fx") ||
-      Contains(n, "_inductor") || Contains(n, "compile_inner") || Contains(n, "async_compile") ||
-      Contains(n, "call_user_compiler") || Contains(n, "graphlowering") ||
-      Contains(n, "aot_autograd") || Contains(n, "aotautograd"))
+  // Dynamo's eval_frame wrappers (_fn, compile_wrapper) run the compiled code
+  // on every call, and Inductor's runtime (triton_heuristics' launchers)
+  // launches its kernels: both are the compiled program running, not
+  // compilation.
+  const bool runs_compiled = Contains(n, "eval_frame") || Contains(n, "triton_heuristics") ||
+                             Contains(n, "_inductor/runtime");
+  if (!runs_compiled &&
+      (Contains(n, "_dynamo") || Contains(n, "torchdynamo") || Contains(n, "compile_fx") ||
+       Contains(n, "_inductor") || Contains(n, "compile_inner") || Contains(n, "async_compile") ||
+       Contains(n, "call_user_compiler") || Contains(n, "graphlowering") ||
+       Contains(n, "aot_autograd") || Contains(n, "aotautograd")))
     return "torch.compile";
   if (Contains(n, "cumoduleload") || Contains(n, "culibraryload") || Contains(n, "nvrtc") ||
       Contains(n, "hipmoduleload") || Contains(n, "cumodulegetfunction") || Contains(n, "hiprtc"))

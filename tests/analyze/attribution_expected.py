@@ -164,7 +164,8 @@ def expected(path, steps):
         elif e.cat == "user_annotation":
             e.state = ("communication" if cpu_is_device and is_collective(e.name)
                        else "annotation_only")
-        elif any(w in n for w in TORCH_COMPILE):
+        elif any(w in n for w in TORCH_COMPILE) and not any(
+                w in n for w in ("eval_frame", "triton_heuristics", "_inductor/runtime")):
             e.state = "compilation"
         elif e.cat == "python_function":
             e.state = "framework"
@@ -224,6 +225,41 @@ def expected(path, steps):
                     state = next((s for s in HOST_ORDER if s in held), "untraced")
             out[state] = out.get(state, 0) + (b - a)
     return out
+
+
+def capture_ns(path, steps):
+    """The window's time inside a graph capture: from a stream's begin-capture
+    runtime call to the end of the end-capture call that closes it."""
+    opener = gzip.open if path.endswith(".gz") else open
+    with opener(path, "rt", encoding="utf-8") as f:
+        doc = json.load(f, parse_float=decimal.Decimal)
+    raw = doc["traceEvents"] if isinstance(doc, dict) else doc
+    events = [Ev(e) for e in raw if e.get("ph") == "X" and "ts" in e]
+    marks = []
+    for e in events:
+        if e.cat in ("cuda_runtime", "cuda_driver", "Runtime"):
+            n = call_name(e.name)
+            if "streambegincapture" in n:
+                marks.append((e.start, 1))
+            elif "streamendcapture" in n:
+                marks.append((e.end, -1))
+    spans, depth, since = [], 0, 0
+    for at, step in sorted(marks):
+        if step > 0:
+            if depth == 0:
+                since = at
+            depth += 1
+        elif depth > 0:
+            depth -= 1
+            if depth == 0:
+                spans.append((since, at))
+    if steps:
+        window = [(e.start, e.end) for e in events
+                  if e.cat in ("user_annotation", "cpu_op", "Operator") and e.name in steps]
+    else:
+        spans_all = [e for e in events if e.cat not in ("Trace", "")]
+        window = [(min(e.start for e in spans_all), max(e.end for e in spans_all))]
+    return sum(max(0, min(b1, w1) - max(b0, w0)) for w0, w1 in window for b0, b1 in spans)
 
 
 def device_state(device, queued, t):

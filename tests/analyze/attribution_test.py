@@ -92,7 +92,7 @@ def planted(path, early=False):
         launch("cudaLaunchKernel", T + 4600, 2000 if k == 0 else 10,
                "void at::native::fused_layernorm_kernel<float>()", "kernel", T + 6700, 50)
         # torch.compile's frame on the host, the device idle.
-        x("torch/_dynamo/eval_frame.py(100): _fn", "python_function", T + 6800, 200)
+        x("torch/_dynamo/convert_frame.py(100): _compile", "python_function", T + 6800, 200)
         # A collective 7500-8500, compute over 8000-8200; both launched early
         # (queued from 50 us after their launch calls).
         launch("cudaLaunchKernel", T + 7000, 10, "ncclDevKernel_AllReduce_Sum_f32_RING_LL",
@@ -196,6 +196,31 @@ check(bool(findings) and findings[0]["id"] == "step_data_loading"
       + ("" if not findings else f" (got {findings[0]['id']}: {findings[0]['title']})"))
 check(all(f["id"] != "host_blocked_data_loading" for f in findings),
       "recorded DataLoader trace: data loading said once")
+
+# A graph capture (issue 36: "capture and replay traces are recognised"):
+# launches between a stream's begin-capture and end-capture calls are recorded,
+# not run. Planted: 8 of 10 ms inside the capture; the diagnosis says what the
+# trace is, first, and names no step problem.
+with tempfile.TemporaryDirectory() as tmp:
+    capture = os.path.join(tmp, "capture.json")
+    ev = [{"ph": "X", "cat": "cuda_runtime", "name": "cudaStreamBeginCapture", "pid": 1, "tid": 1,
+           "ts": 1000, "dur": 10},
+          {"ph": "X", "cat": "cuda_runtime", "name": "cudaStreamEndCapture", "pid": 1, "tid": 1,
+           "ts": 8990, "dur": 10},
+          {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 0, "dur": 10000}]
+    ev += [{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1,
+            "ts": 1100 + 100 * i, "dur": 20} for i in range(50)]
+    with open(capture, "w") as f:
+        json.dump({"traceEvents": ev}, f)
+    share = 100.0 * attribution_expected.capture_ns(capture, []) / 10_000_000
+    run = subprocess.run([opscope, "analyze", capture, "--format", "json", "--table", "findings",
+                          "--out", os.path.join(scratch.name, "capture")],
+                         capture_output=True, text=True, check=False)
+    found = json.loads(run.stdout)["results"] if run.returncode == 0 else []
+    check(abs(share - 80.0) < 1e-9 and bool(found) and found[0]["id"] == "step_capture"
+          and "80.0%" in found[0]["title"],
+          f"planted capture: named first, {share:.1f}% of the window"
+          + ("" if not found else f" (got {found[0]['id']}: {found[0]['title'][:80]})"))
 
 print(f"{failures} failure(s)")
 sys.exit(1 if failures else 0)

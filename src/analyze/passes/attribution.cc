@@ -370,6 +370,7 @@ class Attributor {
     std::vector<Launches> launches(model_.string_count());
     size_t first_call = SIZE_MAX;
     bool first_call_launches = false;
+    std::vector<std::pair<int64_t, int>> captures;  // begin (+1) and end (-1) of captures
     for (size_t e = 0; e < model_.size(); ++e) {
       if (model_.cls[e] != EventClass::kRuntime) continue;
       if (first_call == SIZE_MAX || model_.start_ns[e] < model_.start_ns[first_call]) {
@@ -399,6 +400,14 @@ class Attributor {
       }
       runtime_state_[e] = s;
       if (e == first_call) first_call_launches = task != SIZE_MAX;
+      // Graph capture: a stream's begin-capture and end-capture calls.
+      if (kind_of_name[model_.name[e]] == RuntimeKind::kLaunch) {
+        const std::string n = Lower(BaseName(model_.String(model_.name[e])));
+        if (Contains(n, "streambegincapture")) captures.push_back({model_.start_ns[e], +1});
+        if (Contains(n, "streamendcapture")) {
+          captures.push_back({model_.start_ns[e] + model_.duration_ns[e], -1});
+        }
+      }
       if (task == SIZE_MAX) continue;
       // Work launched and not started: the device waits on a dependency.
       const int64_t ready = model_.start_ns[e] + model_.duration_ns[e] + kQueuedGraceNs;
@@ -419,6 +428,17 @@ class Attributor {
         }
       }
     }
+    // The time some capture is open: from each begin to the end that closes it.
+    std::sort(captures.begin(), captures.end());
+    UnionBuilder captured;
+    int open = 0;
+    int64_t since = 0;
+    for (const auto& [at, step] : captures) {
+      if (step > 0 && open++ == 0) since = at;
+      if (step < 0 && open > 0 && --open == 0) captured.Add({since, at});
+    }
+    const Intervals capture = captured.Take();
+    for (const Interval& w : window_) out_.capture_ns += Covered(capture, w.begin, w.end);
     // The trace's first runtime call, when it neither launches work nor waits
     // for it and takes long: the runtime creating its context.
     if (first_call != SIZE_MAX && !first_call_launches &&
@@ -742,13 +762,15 @@ std::vector<Verdict> Verdicts(const Attribution& at) {
   return v;
 }
 
-// The verdict the diagnosis names: untraced from kUntracedPct, set-up from
-// kSetupPct, warm-up from kWarmupPct, in that order; else the largest.
-constexpr double kUntracedPct = 50, kSetupPct = 50, kWarmupPct = 30;
+// The verdict the diagnosis names: a graph capture from kCapturePct, else
+// untraced from kUntracedPct, set-up from kSetupPct, warm-up from
+// kWarmupPct, in that order; else the largest.
+constexpr double kCapturePct = 50, kUntracedPct = 50, kSetupPct = 50, kWarmupPct = 30;
 
 Verdict Choose(const Attribution& at) {
   const std::vector<Verdict> v = Verdicts(at);
   const double w = static_cast<double>(at.window_ns);
+  if (100.0 * at.capture_ns / w >= kCapturePct) return {"step_capture", {}, at.capture_ns};
   if (100.0 * v[0].ns / w >= kUntracedPct) return v[0];
   if (100.0 * v[1].ns / w >= kSetupPct) return v[1];
   if (100.0 * v[2].ns / w >= kWarmupPct) return v[2];
@@ -798,7 +820,20 @@ void DiagnosisRule(const RuleContext& c, std::vector<Finding>& out) {
   const std::string share = fmt::format("{:.1f}% of {}", pct, window);
   // On a trace without device work the CPU's operators are the compute.
   const char* idles = at->cpu_is_device ? "No operator computes" : "The device idles";
-  if (v.id == "step_untraced") {
+  if (v.id == "step_capture") {
+    f.severity = Severity::kWarning;
+    f.evidence = fmt::format(
+        "inside stream capture (begin-capture to end-capture calls): {:.3f} ms "
+        "of {}; device work that ran: {:.3f} ms",
+        v.ns / 1e6, window, at->Of(StepState::kCompute) / 1e6);
+    f.title = fmt::format(
+        "A graph capture fills {}: work launched while capturing is recorded "
+        "into the graph, not run; this trace is not a run to diagnose",
+        share);
+    f.action =
+        "Profile the replay (the steps that launch the captured graph), not the capture; the "
+        "capture itself is one-off set-up, paid once per graph and batch size.";
+  } else if (v.id == "step_untraced") {
     f.severity = Severity::kWarning;
     f.title = fmt::format(
         "Nothing explains {}: no device work and no host event below an "
@@ -971,7 +1006,8 @@ Pass AttributionPass() {
             [](const Thresholds&) {
               return fmt::format(
                   "always, once per trace with a window: the state that decided the window's "
-                  "time, by the attribution: untraced when nothing explains {:g}% or more, "
+                  "time, by the attribution: a graph capture when stream capture covers {:g}% "
+                  "or more of the window, else untraced when nothing explains {:g}% or more, "
                   "else one-off set-up from {:g}%, else warm-up (compilation, first-use loads) "
                   "from {:g}%, else the largest of compute, device waiting (exposed "
                   "communication, peers, queued work), memory, data loading, host overhead "
@@ -979,7 +1015,7 @@ Pass AttributionPass() {
                   "from 50% of the window, warning from 20% (compute: warning from 50%, set-up "
                   "and untraced: warning); the saving is the state's time (compute: half of its "
                   "largest kernel family)",
-                  kUntracedPct, kSetupPct, kWarmupPct);
+                  kCapturePct, kUntracedPct, kSetupPct, kWarmupPct);
             },
             DiagnosisRule}}};
 }

@@ -79,6 +79,9 @@ struct Attribution {
   // for the others.
   std::array<std::vector<std::pair<std::string, int64_t>>, kStepStates> top;
   int64_t communication_overlapped_ns = 0;  // beside the account, never added to it
+  // Window time inside a graph capture (a stream's begin-capture call to its
+  // end-capture call): work launched then is recorded into a graph, not run.
+  int64_t capture_ns = 0;
 
   int64_t Of(StepState s) const { return ns[static_cast<size_t>(s)]; }
 };

@@ -154,7 +154,8 @@ def expected_case(case, data, relative, fmt):
         # complete steps (the trace's span without them).
         steps = [n for n, s in out["judgement"]["steps"].items() if s == "complete"]
         states = attribution_expected.expected(os.path.join(data, relative), steps)
-        verdict = expected_diagnosis(states)
+        verdict = expected_diagnosis(
+            states, attribution_expected.capture_ns(os.path.join(data, relative), steps))
         if verdict:
             out["judgement"]["findings"].insert(0, verdict)
             out["judgement"]["first"] = verdict["id"]
@@ -171,14 +172,18 @@ def outlier(top, whole, calls):
         100.0 * (top - longest) / (whole - longest) < 30
 
 
-def expected_diagnosis(states):
+def expected_diagnosis(states, capture=0):
     """The step_<state> finding the advisor must make first, restated from its
-    documented rule (docs/rules.md, step_<state>): untraced when nothing
-    explains 50% or more of the window, else one-off set-up from 50%, else
-    warm-up from 30%, else the largest group; the severity by its share."""
+    documented rule (docs/rules.md, step_<state>): a graph capture when stream
+    capture covers 50% or more of the window, else untraced when nothing
+    explains 50% or more, else one-off set-up from 50%, else warm-up from 30%,
+    else the largest group; the severity by its share."""
     window = sum(states.values())
     if not window:
         return None
+    if 100.0 * capture / window >= 50:
+        return {"id": "step_capture", "severity": "warning",
+                "figure": f"{100.0 * capture / window:.1f}%"}
     groups = [
         ("step_untraced", states.get("untraced", 0) + states.get("annotation_only", 0)),
         ("step_setup", states.get("setup", 0)),

@@ -131,6 +131,10 @@ TEST(Names, MatchOnWordsAndExactOperators) {
   EXPECT_FALSE(IsSyncCall("cudaMemcpyAsync"));
   EXPECT_EQ(CompileKind("AscendCL@aclopCompileAndExecute"), "ACL operator compilation");
   EXPECT_EQ(CompileKind("_compile.compile_inner (dynamo_timed)"), "torch.compile");
+  EXPECT_EQ(CompileKind("torch/_dynamo/convert_frame.py(1034): _compile"), "torch.compile");
+  // The wrappers that run compiled code on every call are not compilation.
+  EXPECT_EQ(CompileKind("torch/_dynamo/eval_frame.py(632): _fn"), "");
+  EXPECT_EQ(CompileKind("torch/_inductor/runtime/triton_heuristics.py(1050): run"), "");
   EXPECT_EQ(CompileKind("cuModuleLoadData"), "module load");
   EXPECT_EQ(CompileKind("cudaMalloc"), "memory allocation");
   EXPECT_EQ(CompileKind("cudaMallocAsync"), "");
