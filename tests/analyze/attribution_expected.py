@@ -77,6 +77,8 @@ def runtime_state(name, copy):
     if any(fn.startswith(p) and fn[len(p):] in ALLOCATION for p in ("cuda", "cu", "hip", "aclrt")) \
             or fn in ("cumemalloc_v2", "cumemfree_v2"):
         return "setup"
+    if "compileandexecute" in n:
+        return "launch"
     if any(w in n for w in MODULE_LOAD) or "aclopcompile" in n:
         return "compilation"
     if "streamwaitevent" in n or "streamwaitvalue" in n:

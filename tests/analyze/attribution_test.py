@@ -222,5 +222,21 @@ with tempfile.TemporaryDirectory() as tmp:
           f"planted capture: named first, {share:.1f}% of the window"
           + ("" if not found else f" (got {found[0]['id']}: {found[0]['title'][:80]})"))
 
+# torch_npu's legacy operator path: aclopCompileAndExecute executes an
+# operator and compiles it only on a cache miss (a nested opCompile shows the
+# compilation), so its time is the launch path, not warm-up: the expert's
+# reading of this sample names host launch overhead first and forbids calling
+# the execute calls compilation.
+run = subprocess.run([opscope, "analyze", os.path.join(data, "ascend/trace_view.json"), "--format",
+                      "json", "--out", os.path.join(scratch.name, "npu")],
+                     capture_output=True, text=True, check=False)
+results = json.loads(run.stdout)["results"] if run.returncode == 0 else []
+first = next((r for r in results if r.get("section") == "findings"), {})
+states = {r["state"]: r for r in results if r.get("section") == "attribution"}
+check(first.get("id") == "step_host_overhead"
+      and "aclopCompileAndExecute" in states.get("launch", {}).get("top", "")
+      and "aclopCompileAndExecute" not in states.get("compilation", {}).get("top", ""),
+      f"Ascend aclop path: launch overhead first (got {first.get('id')})")
+
 print(f"{failures} failure(s)")
 sys.exit(1 if failures else 0)

@@ -182,6 +182,10 @@ bool IsBookkeeping(std::string_view op) {
 enum class RuntimeKind : uint8_t { kUnknown, kLaunch, kBlocked, kAsyncCopy, kSetup, kCompile };
 
 RuntimeKind RuntimeKindOf(std::string_view name) {
+  // An operator's execute call that compiles only on a cache miss
+  // (aclopCompileAndExecute) is the launch path; a compilation it does
+  // shows as its own nested call (opCompile).
+  if (Contains(Lower(name), "compileandexecute")) return RuntimeKind::kLaunch;
   const std::string_view compile = CompileKind(name);
   if (compile == "memory allocation") return RuntimeKind::kSetup;
   if (!compile.empty()) return RuntimeKind::kCompile;
