@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <iostream>
+#include <limits>
 
 #include "analyze/analyze_files.h"
 #include "analyze/scaleout/scaleout.h"
@@ -36,6 +37,12 @@ struct AnalyzeCommand {
 
   void Run() {
     if (list_rules) return ListRules();
+    if (out == "-" && !summary_only) {
+      throw Error(ErrorCode::kInvalidArgument,
+                  "--out: '-' is standard output, and analyze writes a report folder (only "
+                  "--summary-only of one trace writes one file): name a folder, or print a "
+                  "table with --format json or csv and no --out");
+    }
     if (top < 0) throw Error(ErrorCode::kInvalidArgument, "--top must be >= 0 (0: all)");
     if (!ceilings_file.empty()) {
       options.ceilings = analyze::LoadRooflineCeilings(ceilings_file);
@@ -130,6 +137,9 @@ struct AnalyzeCommand {
                       std::to_string(docs.size()) + " traces (name a folder)");
     }
     const bool one = docs.size() == 1 && !std::filesystem::is_directory(out);
+    // A folder of summaries is never a folder of the command's inputs (the
+    // traces' own folder): its summaries would land among the traces.
+    if (!one && !out.empty()) core::RefuseInputAsOutput(out);
     for (const std::string& doc : docs) {
       analyze::RankTraceSummary s = analyze::ParseSummaryBytes(doc, "summary");
       if (rank >= 0) s.rank = rank;
@@ -264,7 +274,7 @@ void RegisterAnalyze(CLI::App& app) {
       "with --summary-only, --scale-out or --mpi: traces summarised at once (default 1)");
   sub->add_option("--rank", command->rank,
                   "with --summary-only: the rank of the one trace, when it does not say")
-      ->check(CLI::NonNegativeNumber);
+      ->check(CLI::Range(0, std::numeric_limits<int>::max(), "an integer from 0"));
   sub->add_flag("--list-rules", command->list_rules,
                 "list the advisor's rules (finding, passes read, when it fires) and exit");
   sub->add_flag("--timings", command->timings,

@@ -72,6 +72,11 @@ struct RooflineCommand {
 
   void Run() const {
     suite::RooflineOptions options;
+    if (common.out == "-") {
+      throw Error(ErrorCode::kInvalidArgument,
+                  "--out: '-' is standard output, and bench roofline writes a ceilings file "
+                  "that analyze --ceilings reads back: name one");
+    }
     if (!common.out.empty()) options.out = common.out;
     options.runner = runner.Options();
     auto device = OpenDevice(common);

@@ -31,7 +31,7 @@ void RegisterDemo(CLI::App& app) {
   sub->add_option("--format", command->common.format, "output format: table, json or csv")
       ->check(CLI::IsMember({"table", "json", "csv"}));
   sub->add_option("--out", command->common.out, "folder for the trace (default opscope-report)")
-      ->check(NotEmpty());
+      ->check(FolderOut());
   sub->add_option("--threads", command->options.threads, "worker threads (default 2)");
   sub->add_option("--steps", command->options.steps, "profiler steps (default 5)");
   sub->add_option("--size", command->options.size, "matmul size N of each step (default 96)");

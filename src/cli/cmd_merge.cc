@@ -69,7 +69,7 @@ void RegisterMerge(CLI::App& app) {
       ->required();
   sub->add_option("--out", command->out,
                   "folder for merge.json, merge.html and tables/ (default: opscope-merge)")
-      ->check(NotEmpty());
+      ->check(FolderOut());
   sub->add_option("--format", command->format, "table, json or csv")
       ->check(CLI::IsMember({"table", "json", "csv"}));
   AddTableOption(*sub, command->table);

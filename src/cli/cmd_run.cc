@@ -17,7 +17,7 @@ void RegisterRun(CLI::App& app) {
   CLI::App* sub = app.add_subcommand(
       "run", "the whole suite on one device into one report (index.html, results.json)");
   sub->add_option("--device", options->device, "device to use (default: the best present)");
-  sub->add_option("--out", *out, "report folder (default opscope-report)")->check(NotEmpty());
+  sub->add_option("--out", *out, "report folder (default opscope-report)")->check(FolderOut());
   sub->add_flag("--quick", options->quick, "small sizes: the whole run in under 30 s");
   sub->add_option("--analyze", options->extra_traces,
                   "further traces to analyze into the report (e.g. from PyTorch)");

@@ -49,6 +49,20 @@ const CLI::Validator& NotEmpty() {
   return validator;
 }
 
+const CLI::Validator& FolderOut() {
+  static const CLI::Validator validator(
+      [](std::string& text) -> std::string {
+        if (text.empty()) return "must not be empty";
+        if (text == "-") {
+          return "'-' is standard output, and this command writes a folder (or a file it reads "
+                 "back): name one";
+        }
+        return {};
+      },
+      "", "a folder");
+  return validator;
+}
+
 void AddTableOption(CLI::App& app, std::string& table) {
   app.add_option("--table", table,
                  "print only the tables of this section (e.g. operators); --format csv "
@@ -115,7 +129,7 @@ void Emit(const CommonOptions& options, const std::string& command,
       report::Write(out, format, command, tables);
     }
   };
-  if (options.out.empty()) {
+  if (options.out.empty() || options.out == "-") {  // "-": standard output, as without --out
     write(std::cout);
     CheckStdout();
     return;

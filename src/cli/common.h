@@ -60,6 +60,10 @@ void EmitScaleOut(const analyze::ScaleOutResult& result, const std::string& out,
 // Adds --table (the one table to print, by its section) to a command.
 // Refuses an empty value (`--out ''`): a usage error naming the option.
 const CLI::Validator& NotEmpty();
+// For --out of a command that writes a folder (or a file opscope reads back):
+// not empty, and not "-", which means standard output where the output is one
+// printed file (issue 51).
+const CLI::Validator& FolderOut();
 
 void AddTableOption(CLI::App& app, std::string& table);
 

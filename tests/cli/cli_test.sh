@@ -676,11 +676,28 @@ expect_status 2 "--fail-if-slower in hexadecimal" "$opscope" diff "$dir/own.json
 expect_grep "fail-if-slower" "$dir/err" "the refusal names the option"
 expect_status 2 "--rank -1" "$opscope" analyze --summary-only "$dir/own.json" --rank -1 --out "$dir/r.summary"
 expect_grep "rank" "$dir/err" "the refusal names --rank"
+# Its range in integers (issue 51: it printed DBL_MAX in full, 422 bytes).
+expect_status 2 "--rank -5" "$opscope" analyze --summary-only "$dir/own.json" --rank -5 --out "$dir/r.summary"
+expect_grep "not in range 0 to 2147483647 " "$dir/err" "the range is said in integers"
+[ "$(wc -c < "$dir/err")" -lt 200 ] || { echo "FAIL: the --rank refusal is $(wc -c < "$dir/err") bytes"; failures=$((failures + 1)); }
 for cmd in "diff $dir/own.json $dir/other.json" "analyze $dir/own.json" "merge $dir/stdout.summary" "demo"; do
   # shellcheck disable=SC2086
   expect_status 2 "$cmd --out ''" "$opscope" $cmd --out ''
   expect_grep "out" "$dir/err" "the refusal of an empty --out names it"
 done
+# --out - (issue 51, fault 8): standard output where the output is one
+# printed file; refused (exit 2, nothing named '-') where it is a folder or a
+# file opscope reads back.
+mkdir -p "$dir/dash" && cd "$dir/dash" || exit 1
+expect_status 0 "diff --out - prints the diff" "$opscope" diff "$dir/own.json" "$dir/other.json" --out -
+expect_grep "Verdict" "$dir/out" "the diff is on standard output"
+for cmd in "analyze $dir/own.json" "analyze --scale-out $dir/own.json" "merge $dir/stdout.summary" "demo" "run --quick" "bench roofline"; do
+  # shellcheck disable=SC2086
+  expect_status 2 "$cmd --out -" "$opscope" $cmd --out -
+  expect_grep "standard output" "$dir/err" "the refusal of --out - for $cmd says why"
+done
+[ ! -e "$dir/dash/-" ] || { echo "FAIL: --out - made a file or folder named '-'"; failures=$((failures + 1)); }
+cd "$dir" || exit 1
 # A start time beyond 64-bit nanoseconds is out of range, not "not a time".
 printf 'Step Id,Name,Type,Start Time(us),Duration(us)\n1,MatMul,MatMul,17364088837041000.212,5\n' > "$dir/kernel_details.csv"
 expect_status 3 "kernel_details.csv with a start out of range" "$opscope" analyze "$dir/kernel_details.csv" --out "$dir/kd"
@@ -716,6 +733,12 @@ expect_grep "ceilings\|analysis.json" "$dir/err" "the refusal names the ceilings
 [ "$(md5sum < "$dir/ce/analysis.json")" = "$cesum" ] || { echo "FAIL: the ceilings file was replaced"; failures=$((failures + 1)); }
 expect_status 2 "--summary-only onto its --ceilings file" "$opscope" analyze --summary-only "$dir/in.json" --ceilings "$dir/ce/analysis.json" --out "$dir/ce/analysis.json"
 [ "$(md5sum < "$dir/ce/analysis.json")" = "$cesum" ] || { echo "FAIL: the ceilings file was replaced by a summary"; failures=$((failures + 1)); }
+# Summaries of a folder of traces into that same folder (issue 51, fault 10).
+mkdir -p "$dir/two"
+cp "$dir/in.json" "$dir/two/rank0.json"; cp "$dir/other.json" "$dir/two/rank1.json"
+expect_status 2 "--summary-only DIR --out DIR" "$opscope" analyze --summary-only "$dir/two" --out "$dir/two"
+[ -z "$(ls "$dir/two" | grep summary)" ] || { echo "FAIL: summaries were written among the traces"; failures=$((failures + 1)); }
+expect_status 0 "--summary-only DIR --out another folder" "$opscope" analyze --summary-only "$dir/two" --out "$dir/two-summaries"
 # profiler_info_0.json as a FIFO nobody writes: the analysis ends, and says so.
 rm "$dir/rank0_ascend_pt/profiler_info_0.json"
 mkfifo "$dir/rank0_ascend_pt/profiler_info_0.json"
