@@ -142,6 +142,30 @@ TEST(Advisor, OneOffUploadsAndTinyCopiesAreNoTransferFinding) {
   EXPECT_NE(steady->title.find("33.3%"), std::string::npos) << steady->title;
 }
 
+// Complete steps that differ twice over are said to (issue 36, class 7);
+// steps within that spread are not.
+TEST(Advisor, StepsThatDifferTwiceOverAreSaidTo) {
+  const auto findings = [](const std::vector<int64_t>& durations_us) {
+    Builder b;
+    int64_t t = 0;
+    for (size_t i = 0; i < durations_us.size(); ++i) {
+      b.Add(EventClass::kStep, "ProfilerStep#" + std::to_string(i), t, t + durations_us[i]);
+      b.Add(EventClass::kKernel, "gemm", t, t + durations_us[i] - 10);
+      t += durations_us[i];
+    }
+    return Advise(AnalyzeTrace(b.model));
+  };
+  const auto varied = findings({10000, 10000, 25000, 10000, 10000});
+  const Finding* vary = Find(varied, "steps_vary");
+  ASSERT_NE(vary, nullptr);
+  EXPECT_NE(vary->title.find("2.5x: the slowest, ProfilerStep#2, takes 25.000 ms against a "
+                             "median of 10.000 ms"),
+            std::string::npos)
+      << vary->title;
+  EXPECT_EQ(vary->saving_ns, 15'000'000);
+  EXPECT_EQ(Find(findings({10000, 10000, 19000, 10000, 10000}), "steps_vary"), nullptr);
+}
+
 TEST(Advisor, CpuTracesGetCpuFindings) {
   // A CPU-only trace: operators 60% of the time, one of them dominant.
   Builder b;

@@ -248,6 +248,45 @@ void CommunicationRule(const RuleContext& c, std::vector<Finding>& out) {
 }
 
 // Steps left out of means.
+// Complete steps that differ twice over (issue 36, class 7): a mean of them
+// describes none, and the slow ones have a cause of their own to find.
+constexpr double kStepSpread = 2;
+
+void StepsVaryRule(const RuleContext& c, std::vector<Finding>& out) {
+  std::vector<const StepBreakdown*> complete;
+  for (const auto& s : c.analysis.steps) {
+    if (s.status == "complete") complete.push_back(&s);
+  }
+  if (complete.size() < 3) return;
+  std::vector<int64_t> durations;
+  for (const StepBreakdown* s : complete) durations.push_back(s->duration_ns);
+  std::sort(durations.begin(), durations.end());
+  const int64_t median = durations[(durations.size() - 1) / 2];
+  const auto slowest = *std::max_element(complete.begin(), complete.end(),
+                                         [](const StepBreakdown* x, const StepBreakdown* y) {
+                                           return x->duration_ns < y->duration_ns;
+                                         });
+  if (median <= 0 || slowest->duration_ns < kStepSpread * static_cast<double>(median)) return;
+  int64_t over = 0;  // what the steps slower than the median take beyond it
+  int slow = 0;
+  for (const int64_t d : durations) {
+    if (d >= kStepSpread * static_cast<double>(median)) over += d - median, ++slow;
+  }
+  out.push_back(
+      {"steps_vary", Severity::kWarning,
+       fmt::format("Complete steps differ {:.1f}x: the slowest, {}, takes {:.3f} ms against a "
+                   "median of {:.3f} ms",
+                   static_cast<double>(slowest->duration_ns) / static_cast<double>(median),
+                   slowest->name, slowest->duration_ns / 1e6, median / 1e6),
+       fmt::format("{} complete steps; {} of them take {:g}x the median or more", complete.size(),
+                   slow, kStepSpread),
+       "Look at the slow steps on their own (the steps table; the timeline around them): a "
+       "periodic cause (checkpointing, evaluation, logging, a garbage collection, a slow rank) "
+       "or noise from other work on the machine. Averages over these steps describe none of "
+       "them.",
+       over});
+}
+
 void StepsExcludedRule(const RuleContext& c, std::vector<Finding>& out) {
   const auto& steps = c.analysis.steps;
   std::string left_out;
@@ -296,7 +335,16 @@ Pass StepsPass() {
             [](const Thresholds&) {
               return std::string("steps are left out of step means (warm-up, partial or empty)");
             },
-            StepsExcludedRule}}};
+            StepsExcludedRule},
+           {"steps_vary",
+            {"steps"},
+            [](const Thresholds&) {
+              return fmt::format(
+                  "three or more complete steps, and the slowest takes {:g}x their median or "
+                  "more; the saving is the time the slow steps take beyond the median",
+                  kStepSpread);
+            },
+            StepsVaryRule}}};
 }
 
 }  // namespace opscope::analyze
