@@ -135,12 +135,21 @@ HostWaits Compute(const TraceModel& model, const Analysis& a) {
   if (window.empty() && host_begin < host_end) window.push_back({host_begin, host_end});
   window = Union(std::move(window));
   for (const Interval& w : window) out.window_ns += w.end - w.begin;
-  // What the device does meanwhile (a CPU trace's device is its operators).
+  // What the device does meanwhile (a CPU trace's device is its operators,
+  // those run while loading data aside: they are the loading).
   UnionBuilder working;
   const bool cpu = a.compute_on == ComputeOn::kCpu;
+  const auto loading = [&](size_t e) {
+    bool inside = false;
+    ForEachAncestor(a.links, a.links.parent[e], [&](int32_t p) {
+      inside = model.cls[static_cast<size_t>(p)] == EventClass::kDataLoading;
+      return !inside;
+    });
+    return inside;
+  };
   for (size_t e = 0; e < model.size(); ++e) {
     const EventClass cls = model.cls[e];
-    if (cpu ? cls == EventClass::kHostOp : IsDevice(cls)) {
+    if (cpu ? cls == EventClass::kHostOp && !loading(e) : IsDevice(cls)) {
       working.Add({model.start_ns[e], model.start_ns[e] + model.duration_ns[e]});
     }
   }
