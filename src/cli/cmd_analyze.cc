@@ -213,6 +213,23 @@ struct AnalyzeCommand {
 
   // The advisor's rules as the registry holds them, with the thresholds in force.
   void ListRules() const {
+    // Nothing else is done with --list-rules: an option it would ignore is
+    // refused, not silently dropped (issue 51).
+    const std::vector<std::pair<bool, const char*>> ignored = {
+        {!options.inputs.empty(), "a trace"},
+        {!out.empty(), "--out"},
+        {summary_only, "--summary-only"},
+        {scale_out, "--scale-out"},
+        {mpi, "--mpi"},
+        {!ceilings_file.empty(), "--ceilings"},
+        {table != "" && table != "rules", "--table other than rules"}};
+    for (const auto& [given, what] : ignored) {
+      if (given) {
+        throw Error(
+            ErrorCode::kInvalidArgument,
+            std::string("--list-rules only lists the rules: ") + what + " is not used with it");
+      }
+    }
     report::ResultTable table;
     table.section = "rules";
     table.title = "The advisor's rules, in the order they are applied";

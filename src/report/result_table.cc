@@ -602,7 +602,8 @@ std::string_view BaseUnit(Unit unit) {
 void WriteJson(std::ostream& out, std::string_view command,
                const std::vector<ResultTable>& tables) {
   std::string s = JsonHead(command) + ",\"results\":[";
-  AppendRowsJson(s, tables, tables.size() > 1);
+  // Every row names its table, one table or several (docs/analysis-json.md).
+  AppendRowsJson(s, tables, /*name_sections=*/true);
   // Every table, empty ones included, with its columns: what `results` holds
   // rows of, and the columns of a table that has none.
   s += "\n],\"tables\":[";

@@ -733,6 +733,15 @@ expect_grep "ceilings\|analysis.json" "$dir/err" "the refusal names the ceilings
 [ "$(md5sum < "$dir/ce/analysis.json")" = "$cesum" ] || { echo "FAIL: the ceilings file was replaced"; failures=$((failures + 1)); }
 expect_status 2 "--summary-only onto its --ceilings file" "$opscope" analyze --summary-only "$dir/in.json" --ceilings "$dir/ce/analysis.json" --out "$dir/ce/analysis.json"
 [ "$(md5sum < "$dir/ce/analysis.json")" = "$cesum" ] || { echo "FAIL: the ceilings file was replaced by a summary"; failures=$((failures + 1)); }
+# --list-rules (issue 51, fault 12): its JSON rows name their section, as
+# every output's rows do, and what it would ignore is refused.
+expect_status 0 "--list-rules --format json" "$opscope" analyze --list-rules --format json
+expect_grep '"section":"rules","id":"dominant_operator"' "$dir/out" "each rule's row names its section"
+for extra in "--table nosuch" "--out $dir/rules.txt" "$dir/in.json" "--summary-only"; do
+  # shellcheck disable=SC2086
+  expect_status 2 "--list-rules $extra" "$opscope" analyze --list-rules $extra
+  expect_grep "not used with it" "$dir/err" "the refusal of $extra with --list-rules says why"
+done
 # Summaries of a folder of traces into that same folder (issue 51, fault 10).
 mkdir -p "$dir/two"
 cp "$dir/in.json" "$dir/two/rank0.json"; cp "$dir/other.json" "$dir/two/rank1.json"
