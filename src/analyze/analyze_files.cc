@@ -132,6 +132,7 @@ AnalyzedSet AnalyzeFiles(const AnalyzeOptions& options) {
     TraceModel model;
     AnalyzedTrace t = AnalyzeInput(input, out.traces.size(), options, out.unused, model);
     ranks.push_back(SummarizeRank(model, t.rank));
+    ranks.back().path = t.path;  // as shown: an archive's file by its path inside the archive
     if (options.keep_models) t.model = std::make_shared<const TraceModel>(std::move(model));
     out.traces.push_back(std::move(t));
   }

@@ -783,6 +783,17 @@ for archive in job.zip job.tar.gz; do
     echo "FAIL: $archive differs from its folder:"; diff "$dir/folder.json" "$dir/archive.json" | head -5; failures=$((failures + 1)); fi
 done
 expect_grep "job.tar.gz/job/" "$dir/out" "an archive's files are named inside it"
+# Every table, the ranks table too (issue 51, fault 9), names the archive's
+# files inside it, never the deleted scratch folder: a job of two ranks.
+mkdir -p "$dir/ranks_job/job"
+cp "$data/kineto/sampled_rank-0.json.gz" "$data/kineto/sampled_rank-1.json.gz" "$dir/ranks_job/job/"
+tar -czf "$dir/ranks.tar.gz" -C "$dir/ranks_job" job
+expect_status 0 "analyze a .tar.gz of two ranks" "$opscope" analyze "$dir/ranks.tar.gz" --format json --out "$dir/r-ranks"
+expect_grep '"section":"ranks"' "$dir/out" "the two ranks are compared"
+if grep -q "opscope-archive-" "$dir/out"; then
+  echo "FAIL: a table names the archive's scratch folder:"; grep -o '"section":"[a-z_]*"[^}]*opscope-archive-[^"]*' "$dir/out" | head -3
+  failures=$((failures + 1))
+else echo "ok: no table names the scratch folder"; fi
 if [ -f "$dir/job.opscope-analysis/analysis.json" ]; then echo "ok: the archive's report is named after it"; else
   echo "FAIL: no job.opscope-analysis"; ls "$dir"; failures=$((failures + 1)); fi
 expect_status 3 "analyze a zip whose entry leaves its folder" "$opscope" analyze "$dir/slip.zip"
