@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <optional>
 
@@ -188,7 +189,13 @@ std::shared_ptr<const ExtractedArchive> ExtractArchive(const fs::path& path) {
   const uint64_t archive_size = fs::file_size(path, ec);
   if (ec) throw Error(ErrorCode::kIo, "cannot read " + Quoted(path.string()) + ": " + ec.message());
   const fs::path parent = fs::temp_directory_path(ec);
-  if (ec) throw Error(ErrorCode::kIo, "no folder for temporary files: " + ec.message());
+  if (ec) {
+    const char* tmpdir = std::getenv("TMPDIR");
+    throw Error(ErrorCode::kIo,
+                "no folder for temporary files to unpack " + Quoted(path.string()) + " into" +
+                    (tmpdir != nullptr ? " (TMPDIR is " + Quoted(tmpdir) + ")" : std::string()) +
+                    ": " + ec.message());
+  }
   SweepStaleArchives(parent);
 
   auto out = std::make_shared<ExtractedArchive>();

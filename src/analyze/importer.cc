@@ -53,6 +53,20 @@ std::string WhatIsWrong(Source& source, ErrorCode& code) {
   }
   // A database of another kind: the list of formats says which ones opscope reads.
   if (head.starts_with(std::string_view("SQLite format 3\0", 16))) return "";
+  // An archive that its name does not say is one (or read from standard
+  // input): opscope unpacks archives it can name (archive_input.h).
+  if (head.size() >= 262 && head.substr(257, 5) == "ustar") {
+    code = ErrorCode::kUnsupported;
+    return name +
+           " is a tar archive: give it a name ending in .tar, .tar.gz or .tgz (opscope "
+           "unpacks those) or unpack it";
+  }
+  if (head.starts_with("PK\x03\x04")) {
+    code = ErrorCode::kUnsupported;
+    return name +
+           " is a zip archive: give it a name ending in .zip (opscope unpacks those) or "
+           "unpack it";
+  }
   // Not text: a NUL or another control byte (the first 64 KiB are enough to tell).
   const std::string_view sample = head.substr(0, size_t{64} << 10);
   for (size_t i = 0; i < sample.size(); ++i) {

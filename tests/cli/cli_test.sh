@@ -794,6 +794,15 @@ if grep -q "opscope-archive-" "$dir/out"; then
   echo "FAIL: a table names the archive's scratch folder:"; grep -o '"section":"[a-z_]*"[^}]*opscope-archive-[^"]*' "$dir/out" | head -3
   failures=$((failures + 1))
 else echo "ok: no table names the scratch folder"; fi
+# An archive its name does not call one, or on standard input, is said to be
+# one; a TMPDIR that is not there is named (issue 51, fault 9).
+cp "$dir/ranks.tar.gz" "$dir/ranks_renamed.json.gz"
+expect_status 5 "a .tar.gz under another name" "$opscope" analyze "$dir/ranks_renamed.json.gz" --out "$dir/r-renamed"
+expect_grep "is a tar archive: give it a name ending in .tar" "$dir/err" "the renamed archive is said to be one"
+expect_status 5 "a .tar.gz on standard input" sh -c '"$1" analyze - --out "$2" < "$3"' _ "$opscope" "$dir/r-stdin" "$dir/ranks.tar.gz"
+expect_grep "'standard input' is a tar archive" "$dir/err" "the archive on standard input is said to be one"
+expect_status 4 "an archive with TMPDIR pointing nowhere" env TMPDIR="$dir/nowhere" "$opscope" analyze "$dir/ranks.tar.gz" --out "$dir/r-tmp"
+expect_grep "TMPDIR is '$dir/nowhere'" "$dir/err" "the missing TMPDIR is named"
 if [ -f "$dir/job.opscope-analysis/analysis.json" ]; then echo "ok: the archive's report is named after it"; else
   echo "FAIL: no job.opscope-analysis"; ls "$dir"; failures=$((failures + 1)); fi
 expect_status 3 "analyze a zip whose entry leaves its folder" "$opscope" analyze "$dir/slip.zip"
