@@ -46,7 +46,18 @@ void Collect(CLI::App& app, const std::string& path, std::map<std::string, Comma
   }
   for (CLI::Option* o : app.get_options([](CLI::Option*) { return true; })) {
     if (o->get_positional()) {
-      t.positional = true;
+      // A positional of fixed words (completion's shell) completes to them,
+      // any other to file names.
+      const std::string choices = ChoicesOf(*o);
+      std::string word;
+      for (const char c : choices + " ") {
+        if (c != ' ') {
+          word += c;
+        } else if (!word.empty()) {
+          t.subcommands.push_back(word), word.clear();
+        }
+      }
+      t.positional = t.positional || choices.empty();
       continue;
     }
     if (o->get_group().empty()) continue;
@@ -92,7 +103,15 @@ std::string BashCompletion(CLI::App& app, const std::string& program) {
                   " completion bash` from the program's own option table: do not edit.\n"
                   "# Installed by `cmake --install` into share/bash-completion/completions/; or\n"
                   "#   source <(" +
-                  program + " completion bash)\n" + fn +
+                  program + " completion bash)\n" +
+                  "# File names that begin with $1, each whole (spaces and newlines too).\n" + fn +
+                  "_files() {\n"
+                  "  local f\n"
+                  "  for f in \"$1\"*; do [[ -e $f || -L $f ]] && COMPREPLY+=(\"$f\"); done\n"
+                  "  compopt -o filenames 2>/dev/null\n"
+                  "  return 0\n"
+                  "}\n" +
+                  fn +
                   "() {\n"
                   "  local cur=${COMP_WORDS[COMP_CWORD]} prev=\"\" option=\"\" i w path=" +
                   Quote(program) +
@@ -118,14 +137,15 @@ std::string BashCompletion(CLI::App& app, const std::string& program) {
       "    if ((skip)); then skip=0; continue; fi\n"
       "    if [[ $w == -- ]]; then\n"
       "      if ((i == COMP_CWORD - 1)); then COMPREPLY=($(compgen -c -- \"$cur\")); else\n"
-      "        mapfile -t COMPREPLY < <(compgen -f -- \"$cur\"); compopt -o filenames 2>/dev/null; "
-      "fi\n"
+      "        COMPREPLY=(); " +
+      fn +
+      "_files \"$cur\"; fi\n"
       "      return 0\n"
       "    fi\n"
-      "    if [[ $w != -* && \" ${subs[$path]} \" == *\" $w \"* ]]; then\n"
+      "    if [[ $w != -* && \" ${subs[$path]-} \" == *\" $w \"* ]]; then\n"
       "      path=\"$path $w\"; continue\n"
       "    fi\n"
-      "    if [[ $w != *=* && ${valued[$path]} == *\" $w \"* ]]; then skip=1; option=$w; fi\n"
+      "    if [[ $w != *=* && ${valued[$path]-} == *\" $w \"* ]]; then skip=1; option=$w; fi\n"
       "  done\n"
       "  ((skip)) && prev=$option\n"
       "  [[ $cur == = ]] && cur=\"\"\n"
@@ -134,21 +154,22 @@ std::string BashCompletion(CLI::App& app, const std::string& program) {
       "  if [[ -z $prev && $cur == -*=* ]]; then prev=${cur%%=*}; inline=$prev=; cur=${cur#*=}; "
       "fi\n"
       "  if [[ -n $prev ]]; then\n"
-      "    if [[ -n ${choices[\"$path $prev\"]} ]]; then\n"
+      "    if [[ -n ${choices[\"$path $prev\"]-} ]]; then\n"
       "      COMPREPLY=($(compgen -P \"$inline\" -W \"${choices[\"$path $prev\"]}\" -- \"$cur\"))\n"
       "    else\n"
-      "      mapfile -t COMPREPLY < <(compgen -f -- \"$cur\"); compopt -o filenames 2>/dev/null\n"
+      "      COMPREPLY=(); " +
+      fn +
+      "_files \"$cur\"\n"
       "    fi\n"
       "    return 0\n"
       "  fi\n"
       "  if [[ $cur == -* ]]; then\n"
-      "    COMPREPLY=($(compgen -W \"${opts[$path]}\" -- \"$cur\"))\n"
+      "    COMPREPLY=($(compgen -W \"${opts[$path]-}\" -- \"$cur\"))\n"
       "  else\n"
-      "    COMPREPLY=($(compgen -W \"${subs[$path]}\" -- \"$cur\"))\n"
-      "    if [[ ${files[$path]} == 1 ]]; then\n"
-      "      mapfile -t -O \"${#COMPREPLY[@]}\" COMPREPLY < <(compgen -f -- \"$cur\")\n"
-      "      compopt -o filenames 2>/dev/null\n"
-      "    fi\n"
+      "    COMPREPLY=($(compgen -W \"${subs[$path]-}\" -- \"$cur\"))\n"
+      "    if [[ ${files[$path]-} == 1 ]]; then " +
+      fn +
+      "_files \"$cur\"; fi\n"
       "  fi\n"
       "  return 0\n"
       "}\n"

@@ -69,11 +69,10 @@ int RunCli(int argc, char** argv, const std::function<void(CLI::App&, int&)>& ad
   int command_exit = 0;
   add_commands(app, command_exit);
   // `completion bash`: the completion script from the commands just registered
-  // (hidden: it is not a command of the toolkit's own).
+  // (and this one: it is listed and completed too).
   const std::string program = std::filesystem::path(argc > 0 ? argv[0] : "opscope").filename();
   std::string shell;
   CLI::App* completion = app.add_subcommand("completion", "print a shell completion script");
-  completion->group("");
   completion->add_option("shell", shell, "the shell (bash)")
       ->required()
       ->check(CLI::IsMember({"bash"}));

@@ -883,6 +883,19 @@ expect_grep "^bash$" "$dir/got" "after -- a program's name completes"
 mkdir -p "$dir/comp files" && : > "$dir/comp files/a trace.json"
 complete_words analyze "$dir/comp files/a" > "$dir/got"
 expect_grep "^$dir/comp files/a trace.json$" "$dir/got" "a file name with spaces completes whole"
+# Issue 51, fault 11: a name with a newline completes as one name; the script
+# runs under set -u; completion itself is offered, with its shell.
+: > "$dir/comp files/two
+lines.json"
+n=$(bash -c 'source "$1"; COMP_WORDS=(opscope analyze "$2/comp files/two"); COMP_CWORD=2
+             _opscope; echo "${#COMPREPLY[@]}"' _ "$dir/completion.bash" "$dir")
+[ "$n" = 1 ] || { echo "FAIL: a file name with a newline completes as $n names"; failures=$((failures + 1)); }
+bash -uc 'source "$1"; COMP_WORDS=(opscope analyze --format ""); COMP_CWORD=3; _opscope
+          COMP_WORDS=(opscope analyze --out ""); COMP_CWORD=3; _opscope
+          COMP_WORDS=(opscope completion ""); COMP_CWORD=2; _opscope; printf "%s\n" "${COMPREPLY[@]}"' \
+  _ "$dir/completion.bash" > "$dir/got" 2> "$dir/err"
+[ ! -s "$dir/err" ] || { echo "FAIL: the script under set -u:"; cat "$dir/err"; failures=$((failures + 1)); }
+expect_grep "^bash$" "$dir/got" "'opscope completion <TAB>' offers bash"
 }
 
 cases=("$@")
