@@ -21,6 +21,7 @@
 
 #include "analyze/analyze_files.h"
 #include "analyze/diff.h"
+#include "collect/recorder.h"
 #include "opscope/opscope.h"
 #include "report/analysis_report.h"
 #include "report/analysis_tables.h"
@@ -415,7 +416,40 @@ struct OpenScope {
   uint64_t begin;
   uint32_t generation;
 };
-thread_local std::vector<OpenScope> t_open;
+
+// Ends a scope into the trace (or counts it dropped) at `end`.
+void EndScope(const OpenScope& s, uint64_t end) {
+  if (__builtin_expect(s.generation == 0, 1)) return;
+  if (s.payload == nullptr) {
+    detail::CountDrop(s.generation);
+    return;
+  }
+  detail::Append(s.generation,
+                 detail::Record{s.payload, s.begin, end,
+                                static_cast<uint64_t>(detail::RecordKind::kDynamicScope)});
+}
+
+// A thread's open scopes. Those still open when the thread exits (entered
+// with __enter__ and never exited) end there, into the trace, as the C API's
+// do (opscope_c.h); the recorder's thread state is made before this object,
+// so it outlives it and takes those last records (collect/recorder.h).
+struct OpenScopes {
+  std::vector<OpenScope> open;
+  ~OpenScopes() {
+    const uint64_t end = open.empty() ? 0 : detail::Ticks();
+    while (!open.empty()) {
+      EndScope(open.back(), end);
+      open.pop_back();
+    }
+  }
+};
+thread_local bool t_prepared = false;
+
+std::vector<OpenScope>& OpenOnThisThread() {
+  if (__builtin_expect(!t_prepared, 0)) collect::PrepareThread(), t_prepared = true;
+  static thread_local OpenScopes scopes;
+  return scopes.open;
+}
 
 class Scope {
  public:
@@ -436,27 +470,22 @@ class Scope {
     args_.module = module_;
   }
   void Enter() {
+    std::vector<OpenScope>& open = OpenOnThisThread();
     const uint32_t generation = detail::g_generation.load(std::memory_order_relaxed);
     if (__builtin_expect(generation == 0, 1)) {
-      t_open.push_back({nullptr, 0, 0});
+      open.push_back({nullptr, 0, 0});
       return;
     }
     const void* payload = detail::CopyPayload(generation, name_, args_);
-    t_open.push_back({payload, detail::Ticks(), generation});
+    open.push_back({payload, detail::Ticks(), generation});
   }
   void Exit() {
-    if (t_open.empty()) return;  // __exit__ without __enter__: nothing to end
-    const OpenScope s = t_open.back();
-    t_open.pop_back();
+    std::vector<OpenScope>& open = OpenOnThisThread();
+    if (open.empty()) return;  // __exit__ without __enter__: nothing to end
+    const OpenScope s = open.back();
+    open.pop_back();
     if (__builtin_expect(s.generation == 0, 1)) return;
-    const uint64_t end = detail::Ticks();
-    if (s.payload == nullptr) {
-      detail::CountDrop(s.generation);
-      return;
-    }
-    detail::Append(s.generation,
-                   detail::Record{s.payload, s.begin, end,
-                                  static_cast<uint64_t>(detail::RecordKind::kDynamicScope)});
+    EndScope(s, detail::Ticks());
   }
   const std::string& name() const { return name_; }
 

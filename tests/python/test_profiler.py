@@ -91,6 +91,28 @@ def test_decorator_and_threads(tmp_path):
     assert work.__name__ == "work"
 
 
+def test_a_scope_open_when_its_thread_ends_ends_there(tmp_path):
+    """As the C API's scopes do (issue 51): a scope entered on a thread and
+    never exited ends into the trace when the thread exits."""
+    def thread_body():
+        opscope.scope("left_open").__enter__()
+        with opscope.scope("closed"):
+            pass
+
+    with opscope.Profiler(output_dir=tmp_path) as prof:
+        t = threading.Thread(target=thread_body)
+        t.start()
+        t.join()
+    events = events_of(prof.trace_files[0])
+    names = [e.get("name") for e in events if e.get("ph") == "X"]
+    assert names.count("closed") == 1
+    assert names.count("left_open") == 1
+    left = next(e for e in events if e.get("name") == "left_open")
+    closed = next(e for e in events if e.get("name") == "closed")
+    assert left["tid"] == closed["tid"] and left["ts"] <= closed["ts"]
+    assert left["ts"] + left["dur"] >= closed["ts"] + closed["dur"]
+
+
 def test_exception_inside_scope_still_ends_it(tmp_path):
     with opscope.Profiler(output_dir=tmp_path, gzip=True) as prof:
         with pytest.raises(KeyError):
