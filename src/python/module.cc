@@ -17,6 +17,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include "analyze/analyze_files.h"
@@ -429,19 +430,22 @@ void EndScope(const OpenScope& s, uint64_t end) {
                                 static_cast<uint64_t>(detail::RecordKind::kDynamicScope)});
 }
 
+// Ends every scope still open, innermost first, now.
+void EndAll(std::vector<OpenScope>& open) {
+  const uint64_t end = open.empty() ? 0 : detail::Ticks();
+  while (!open.empty()) {
+    EndScope(open.back(), end);
+    open.pop_back();
+  }
+}
+
 // A thread's open scopes. Those still open when the thread exits (entered
 // with __enter__ and never exited) end there, into the trace, as the C API's
 // do (opscope_c.h); the recorder's thread state is made before this object,
 // so it outlives it and takes those last records (collect/recorder.h).
 struct OpenScopes {
   std::vector<OpenScope> open;
-  ~OpenScopes() {
-    const uint64_t end = open.empty() ? 0 : detail::Ticks();
-    while (!open.empty()) {
-      EndScope(open.back(), end);
-      open.pop_back();
-    }
-  }
+  ~OpenScopes() { EndAll(open); }
 };
 thread_local bool t_prepared = false;
 
@@ -449,6 +453,33 @@ std::vector<OpenScope>& OpenOnThisThread() {
   if (__builtin_expect(!t_prepared, 0)) collect::PrepareThread(), t_prepared = true;
   static thread_local OpenScopes scopes;
   return scopes.open;
+}
+
+// A Python thread's end as Python sees it: the values of a threading.local
+// are released when the thread's state is cleared, before Thread.join()
+// returns (C++ thread-locals are destroyed later, after join). One of these,
+// held there, ends the thread's open scopes then, so a profiler stopped right
+// after join() has them.
+struct ThreadEnd {
+  std::thread::id thread = std::this_thread::get_id();
+  ~ThreadEnd() {
+    if (thread == std::this_thread::get_id()) EndAll(OpenOnThisThread());
+  }
+};
+py::object& ThreadLocal() {
+  static py::object* local = new py::object();  // never destroyed: outlives the interpreter
+  return *local;
+}
+thread_local bool t_watched = false;
+
+// Called with the GIL held (from __enter__), once per thread.
+void WatchThreadEnd() {
+  if (__builtin_expect(t_watched, 1)) return;
+  t_watched = true;
+  if (ThreadLocal()) {
+    ThreadLocal().attr("thread_end") =
+        py::cast(new ThreadEnd(), py::return_value_policy::take_ownership);
+  }
 }
 
 class Scope {
@@ -470,6 +501,7 @@ class Scope {
     args_.module = module_;
   }
   void Enter() {
+    WatchThreadEnd();
     std::vector<OpenScope>& open = OpenOnThisThread();
     const uint32_t generation = detail::g_generation.load(std::memory_order_relaxed);
     if (__builtin_expect(generation == 0, 1)) {
@@ -547,6 +579,8 @@ PYBIND11_MODULE(_opscope, m) {
   m.def("diff", &Diff, py::arg("before"), py::arg("after"), py::arg("top") = 20,
         py::arg("fail_if_slower") = py::none());
 
+  py::class_<ThreadEnd>(m, "_ThreadEnd");
+  ThreadLocal() = py::module_::import("threading").attr("local")();
   py::class_<Scope>(m, "Scope")
       // The common case first: a name alone resolves without keyword matching.
       .def(py::init(
