@@ -38,6 +38,19 @@ void Beside(TraceInput& trace) {
 // A folder with no producer's output tree in it: its trace files, one rank each.
 void ReadPlainFolder(const std::string& input, TraceInputs& out) {
   std::vector<std::string> found = TraceFilesIn(input);
+  // An archive inside the folder (a zip in a tar) is not unpacked in turn:
+  // listed as not read, with what to do.
+  for (const fs::path& entry : FolderEntries(input)) {
+    std::error_code ec;
+    const std::string name = entry.filename().string();
+    const bool archive_name = name.ends_with(".zip") || name.ends_with(".tar") ||
+                              name.ends_with(".tar.gz") || name.ends_with(".tgz");
+    if (fs::is_regular_file(entry, ec) && archive_name && !MatchesTraceName(name)) {
+      out.unused.push_back({entry.string(),
+                            "an archive inside the input: opscope unpacks the archives it is "
+                            "given, not those inside them (name it on the command line)"});
+    }
+  }
   if (found.empty()) {
     std::string patterns;
     for (const Importer& importer : Importers()) {
