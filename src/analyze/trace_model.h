@@ -202,6 +202,9 @@ class TraceModel {
     uint32_t op = 0;     // interned "Collective name"; 0 none
     uint32_t group = 0;  // interned "Process Group Name"; 0 none
     int64_t seq = -1, in_nelems = -1, out_nelems = -1, group_size = -1;
+    // The two ranks of a point-to-point task of a collective (torch_npu's
+    // HCCL tasks: "src rank", "dst rank"); -1 not recorded.
+    int32_t src_rank = -1, dst_rank = -1;
   };
   std::vector<CollectiveArgs> collective_args;
 

@@ -238,5 +238,37 @@ check(first.get("id") == "step_host_overhead"
       and "aclopCompileAndExecute" not in states.get("compilation", {}).get("top", ""),
       f"Ascend aclop path: launch overhead first (got {first.get('id')})")
 
+# Waiting on a peer, by name (issue 36: comm_wait_peer(rank N)): torch_npu's
+# HCCL tasks name their two ranks ("src rank", "dst rank"); this rank is the one
+# in every pair, and the peer its exposed communication waited on most is the
+# one the raw JSON's Notify_Wait tasks give the most time to.
+rank0 = os.path.join(data, "ascend/level1_text_2rank/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/"
+                           "trace_view.json")
+with open(rank0, encoding="utf-8") as f:
+    doc = json.load(f)
+raw = doc if isinstance(doc, list) else doc["traceEvents"]
+pairs = [((e.get("args") or {}).get("src rank"), (e.get("args") or {}).get("dst rank"),
+          float(e.get("dur", 0))) for e in raw
+         if e.get("ph") == "X" and e.get("name") == "Notify_Wait"]
+ends = {}
+for a, b, _ in pairs:
+    for r in (a, b):
+        ends[r] = ends.get(r, 0) + 1
+own = max(ends, key=ends.get)
+by_peer = {}
+for a, b, dur in pairs:
+    peer = b if a == own else a
+    by_peer[peer] = by_peer.get(peer, 0) + dur
+late = max(by_peer, key=by_peer.get)
+run = subprocess.run([opscope, "analyze", rank0, "--format", "json", "--table", "findings",
+                      "--out", os.path.join(scratch.name, "peer")],
+                     capture_output=True, text=True, check=False)
+found = json.loads(run.stdout)["results"] if run.returncode == 0 else []
+check(bool(found) and found[0]["id"] == "step_device_waiting"
+      and f"rank {late} above all" in found[0]["title"]
+      and f"(this is rank {own})" in found[0]["evidence"],
+      f"Ascend Level1 rank {own}: waiting on rank {late} named first"
+      + ("" if not found else f" (got: {found[0]['title'][-90:]})"))
+
 print(f"{failures} failure(s)")
 sys.exit(1 if failures else 0)

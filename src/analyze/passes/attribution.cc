@@ -661,6 +661,36 @@ class Attributor {
       if (part > 0) out_.top[s].emplace_back(labels[static_cast<uint32_t>(key)], part);
     });
     for (auto& top : out_.top) KeepTop(top);
+    Peers();
+  }
+
+  // Who the waiting was with: each point-to-point task's other rank.
+  void Peers() {
+    std::map<int32_t, int64_t> tasks;  // rank -> tasks it is one end of
+    for (const TraceModel::CollectiveArgs& c : model_.collective_args) {
+      if (c.src_rank >= 0 && c.dst_rank >= 0) ++tasks[c.src_rank], ++tasks[c.dst_rank];
+    }
+    if (tasks.empty()) return;
+    out_.own_rank = std::max_element(tasks.begin(), tasks.end(), [](const auto& x, const auto& y) {
+                      return x.second < y.second;
+                    })->first;
+    CoverCursor comm(exclusive_[Index(StepState::kCommunication)]);
+    CoverCursor waits(exclusive_[Index(StepState::kDeviceWait)]);
+    std::map<int32_t, int64_t> by_peer;
+    for (const TraceModel::CollectiveArgs& c : model_.collective_args) {
+      const int32_t peer = c.src_rank == out_.own_rank   ? c.dst_rank
+                           : c.dst_rank == out_.own_rank ? c.src_rank
+                                                         : -1;
+      if (peer < 0 || peer == out_.own_rank || c.event >= model_.size()) continue;
+      const int64_t begin = model_.start_ns[c.event], end = begin + model_.duration_ns[c.event];
+      if (end <= begin) continue;
+      by_peer[peer] += comm.Covered(begin, end) + waits.Covered(begin, end);
+    }
+    for (const auto& [peer, ns] : by_peer) {
+      if (ns > 0) out_.peers.emplace_back(peer, ns);
+    }
+    std::stable_sort(out_.peers.begin(), out_.peers.end(),
+                     [](const auto& x, const auto& y) { return x.second > y.second; });
   }
 
   struct QueuedSpan {
@@ -902,12 +932,24 @@ void DiagnosisRule(const RuleContext& c, std::vector<Finding>& out) {
     const int64_t exposed = at->Of(StepState::kCommunication);
     const int64_t waits = at->Of(StepState::kDeviceWait);
     const int64_t queued = at->Of(StepState::kQueued);
+    std::string peer;
+    if (!at->peers.empty()) {
+      peer = fmt::format("; rank {} above all: {:.3f} ms of it in tasks with that rank",
+                         at->peers[0].first, at->peers[0].second / 1e6);
+      f.evidence += fmt::format(" Ranks waited with (this is rank {}): ", at->own_rank);
+      for (size_t i = 0; i < at->peers.size() && i < 4; ++i) {
+        f.evidence += fmt::format("{}rank {} {:.3f} ms", i == 0 ? "" : ", ", at->peers[i].first,
+                                  at->peers[i].second / 1e6);
+      }
+      f.evidence += ".";
+    }
     f.title = fmt::format(
-        "The device waits {}: {}", share,
+        "The device waits {}: {}{}", share,
         queued > exposed + waits
             ? "work is queued behind a dependency (another stream, an event or a peer)"
         : waits > exposed ? "on events and peers (another stream, other ranks to arrive)"
-                          : "in communication that compute does not overlap");
+                          : "in communication that compute does not overlap",
+        peer);
     f.action =
         "Find what the device waits for before speeding anything up: in a collective, the rank "
         "that arrives last (compare the ranks' step times and the communication tables; the "

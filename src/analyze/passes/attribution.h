@@ -82,6 +82,12 @@ struct Attribution {
   // Window time inside a graph capture (a stream's begin-capture call to its
   // end-capture call): work launched then is recorded into a graph, not run.
   int64_t capture_ns = 0;
+  // The ranks the exposed communication and device waits were with, where the
+  // trace names the two ranks of each task (TraceModel::CollectiveArgs): this
+  // rank (the one in every pair), and each peer with the time of its tasks in
+  // those two states, most first.
+  int32_t own_rank = -1;
+  std::vector<std::pair<int32_t, int64_t>> peers;
 
   int64_t Of(StepState s) const { return ns[static_cast<size_t>(s)]; }
 };

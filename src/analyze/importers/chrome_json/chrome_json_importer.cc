@@ -327,6 +327,8 @@ enum class Arg : uint8_t {
   kInMsgNelems,
   kOutMsgNelems,
   kGroupSize,
+  kSrcRank,
+  kDstRank,
 };
 
 inline bool Is(std::string_view key, std::string_view name) {
@@ -336,6 +338,9 @@ inline bool Is(std::string_view key, std::string_view name) {
 inline Arg ArgOf(std::string_view k) {
   if (k.size() < 3 || k.size() > 18) return Arg::kOther;
   if (k.size() == 3) return Is(k, "Seq") ? Arg::kSeq : Arg::kOther;
+  if (k.size() == 8 && (Is(k, "src rank") || Is(k, "dst rank"))) {
+    return k[0] == 's' ? Arg::kSrcRank : Arg::kDstRank;
+  }
   if (k.size() == 18) return Is(k, "Process Group Name") ? Arg::kProcessGroupName : Arg::kOther;
   if (Is(k, "Collective name")) return Arg::kCollectiveName;
   if (Is(k, "In msg nelems")) return Arg::kInMsgNelems;
@@ -479,6 +484,16 @@ void ParseEvent(const std::string& path, std::string_view json, uint64_t offset,
                : kind == Arg::kInMsgNelems  ? collective.in_nelems
                : kind == Arg::kOutMsgNelems ? collective.out_nelems
                                             : collective.group_size) = v;
+              has_collective = true;
+            }
+            break;
+          }
+          case Arg::kSrcRank:
+          case Arg::kDstRank: {
+            int64_t v = -1;
+            if (!arg.value().get_int64().get(v) && v >= 0 && v <= INT32_MAX) {
+              (kind == Arg::kSrcRank ? collective.src_rank : collective.dst_rank) =
+                  static_cast<int32_t>(v);
               has_collective = true;
             }
             break;
