@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <map>
 #include <string>
@@ -21,6 +22,19 @@ namespace {
 
 constexpr size_t kLarge = ChunkBudgetBytes(Chunk::kLargeRecords);
 
+// A ready chunk. Take() never waits on the reserve's lock, which its helper
+// (at idle priority: any other thread preempts it) may hold for a moment
+// between refills; then it hands out nothing and a recording thread maps its
+// own chunk. A ready chunk is there as soon as the lock is free: tried for up
+// to a second (the tests failed 2 runs in 30 under load on the lock alone).
+Chunk* TakeReady(ChunkReserve& reserve, uint32_t capacity = Chunk::kLargeRecords) {
+  for (int attempt = 0; attempt < 1000; ++attempt) {
+    if (Chunk* chunk = reserve.Take(capacity)) return chunk;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return nullptr;
+}
+
 // Pages of `chunk` the kernel has backed, per mincore().
 size_t ResidentPages(const Chunk& chunk) {
   const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
@@ -35,7 +49,7 @@ size_t ResidentPages(const Chunk& chunk) {
 TEST(ChunkReserve, ChunksAreFaultedInBeforeTheyAreTaken) {
   auto budget = std::make_shared<Budget>(size_t{64} << 20, false, true);
   ChunkReserve reserve(budget);
-  Chunk* chunk = reserve.Take();
+  Chunk* chunk = TakeReady(reserve);
   ASSERT_NE(chunk, nullptr) << "Start() makes the first chunks ready before it returns";
   const size_t pages = (kLarge + ::sysconf(_SC_PAGESIZE) - 1) / ::sysconf(_SC_PAGESIZE);
   EXPECT_EQ(ResidentPages(*chunk), pages) << "every page is backed before a thread writes";
@@ -51,7 +65,7 @@ TEST(ChunkReserve, AThreadsFirstSmallChunkIsReadyToo) {
   ChunkReserve reserve(budget);
   std::vector<Chunk*> taken;
   for (size_t i = 0; i < ChunkReserve::kTargetSmallChunks; ++i) {
-    Chunk* chunk = reserve.Take(Chunk::kSmallRecords);
+    Chunk* chunk = TakeReady(reserve, Chunk::kSmallRecords);
     ASSERT_NE(chunk, nullptr) << "Start() fills the small chunks before it returns: " << i;
     EXPECT_EQ(chunk->capacity, Chunk::kSmallRecords);
     const size_t pages = ChunkBudgetBytes(Chunk::kSmallRecords) / ::sysconf(_SC_PAGESIZE);
@@ -69,7 +83,7 @@ TEST(ChunkReserve, NeverHoldsMoreThanTheBudgetHasRoomFor) {
   auto budget = std::make_shared<Budget>(kLarge + (size_t{64} << 10), false, true);
   ChunkReserve reserve(budget);
   EXPECT_EQ(budget->used_bytes(), 0u);
-  Chunk* first = reserve.Take();
+  Chunk* first = TakeReady(reserve);
   ASSERT_NE(first, nullptr);
   EXPECT_EQ(budget->used_bytes(), kLarge);
   // The helper must not make a second: the budget has 64 KiB left.
