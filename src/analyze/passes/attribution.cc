@@ -854,7 +854,42 @@ void DiagnosisRule(const RuleContext& c, std::vector<Finding>& out) {
   const std::string share = fmt::format("{:.1f}% of {}", pct, window);
   // On a trace without device work the CPU's operators are the compute.
   const char* idles = at->cpu_is_device ? "No operator computes" : "The device idles";
-  if (v.id == "step_capture") {
+  // The verdicts whose saving is their whole time: what they are ({0} the
+  // share, {1} what idles, {2} the idle device or CPU) and what to do.
+  struct Plain {
+    std::string_view id;
+    const char* title;
+    const char* action;
+  };
+  static constexpr Plain kPlain[] = {
+      {"step_compilation", "Warm-up fills {0}: compilation and first-use code loading",
+       "Exclude warm-up from what you measure (profile after it), or pay it once: cache "
+       "compiled code (torch.compile's cache, lazy-loading settings), warm kernels up before "
+       "timing. Without it"},
+      {"step_memory", "Memory copies fill {0}: the step is transfer-bound",
+       "Move less between host and device: keep tensors on the device, copy once, overlap "
+       "copies with compute (non_blocking copies from pinned memory on a side stream). At most"},
+      {"step_data_loading", "{1} while the host loads data: {0}",
+       "Load batches ahead of the step: DataLoader(num_workers>0, persistent_workers=True, "
+       "prefetch_factor), pin_memory=True, lighter per-item work. At most"},
+      {"step_host_overhead",
+       "{1} while the host runs framework code and launches work: {0} (host-bound)",
+       "Give the device more work per host operation: a larger batch, fewer and larger kernels "
+       "(torch.compile, fused operators), CUDA Graphs / graph mode for launch-heavy steps, less "
+       "Python between launches. At most"},
+      {"step_host_blocked", "The host waits with {2}: {0}",
+       "The device is not what the host waits for here: look at what the blocking calls wait "
+       "on (a copy from pageable memory, a synchronisation after the device has finished, a "
+       "slow runtime call) and remove or defer them. At most"},
+  };
+  const auto plain = std::find_if(std::begin(kPlain), std::end(kPlain),
+                                  [&](const Plain& p) { return p.id == v.id; });
+  if (plain != std::end(kPlain)) {
+    f.title = fmt::format(fmt::runtime(plain->title), share, idles,
+                          at->cpu_is_device ? "no operator computing" : "the device idle");
+    f.action = std::string(plain->action) + " " + after(v.ns) + ".";
+    f.saving_ns = v.ns;
+  } else if (v.id == "step_capture") {
     f.severity = Severity::kWarning;
     f.evidence = fmt::format(
         "inside stream capture (begin-capture to end-capture calls): {:.3f} ms "
@@ -885,14 +920,6 @@ void DiagnosisRule(const RuleContext& c, std::vector<Finding>& out) {
         "and warmup steps). If allocation recurs in every step, keep the caching allocator "
         "warm (no torch.cuda.empty_cache() in the loop) and reuse buffers. Saving, were "
         "it all one-off: " +
-        after(v.ns) + ".";
-    f.saving_ns = v.ns;
-  } else if (v.id == "step_compilation") {
-    f.title = fmt::format("Warm-up fills {}: compilation and first-use code loading", share);
-    f.action =
-        "Exclude warm-up from what you measure (profile after it), or pay it once: "
-        "cache compiled code (torch.compile's cache, lazy-loading settings), warm kernels "
-        "up before timing. Without it " +
         after(v.ns) + ".";
     f.saving_ns = v.ns;
   } else if (v.id == "step_compute") {
@@ -956,41 +983,6 @@ void DiagnosisRule(const RuleContext& c, std::vector<Finding>& out) {
         "slow rank's own step shows why it is late); behind a dependency, the stream or event "
         "it waits on. Where the collective itself is slow, overlap it with compute (bucketed "
         "gradient all-reduce, prefetching) only if there is compute to overlap. At most " +
-        after(v.ns) + ".";
-    f.saving_ns = v.ns;
-  } else if (v.id == "step_memory") {
-    f.title = fmt::format("Memory copies fill {}: the step is transfer-bound", share);
-    f.action =
-        "Move less between host and device: keep tensors on the device, copy once, "
-        "overlap copies with compute (non_blocking copies from pinned memory on a side "
-        "stream). At most " +
-        after(v.ns) + ".";
-    f.saving_ns = v.ns;
-  } else if (v.id == "step_data_loading") {
-    f.title = fmt::format("{} while the host loads data: {}", idles, share);
-    f.action =
-        "Load batches ahead of the step: DataLoader(num_workers>0, persistent_workers=True, "
-        "prefetch_factor), pin_memory=True, lighter per-item work. At most " +
-        after(v.ns) + ".";
-    f.saving_ns = v.ns;
-  } else if (v.id == "step_host_overhead") {
-    f.title = fmt::format(
-        "{} while the host runs framework code and launches work: {} "
-        "(host-bound)",
-        idles, share);
-    f.action =
-        "Give the device more work per host operation: a larger batch, fewer and larger "
-        "kernels (torch.compile, fused operators), CUDA Graphs / graph mode for "
-        "launch-heavy steps, less Python between launches. At most " +
-        after(v.ns) + ".";
-    f.saving_ns = v.ns;
-  } else {  // step_host_blocked
-    f.title = fmt::format("The host waits with {}: {}",
-                          at->cpu_is_device ? "no operator computing" : "the device idle", share);
-    f.action =
-        "The device is not what the host waits for here: look at what the blocking calls "
-        "wait on (a copy from pageable memory, a synchronisation after the device has "
-        "finished, a slow runtime call) and remove or defer them. At most " +
         after(v.ns) + ".";
     f.saving_ns = v.ns;
   }
