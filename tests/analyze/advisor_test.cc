@@ -166,6 +166,25 @@ TEST(Advisor, StepsThatDifferTwiceOverAreSaidTo) {
   EXPECT_EQ(Find(findings({10000, 10000, 19000, 10000, 10000}), "steps_vary"), nullptr);
 }
 
+// The step-time diagnosis speaks of a window: a trace with none (no event
+// lasts) gets no step_<state> finding, and every verdict's evidence names the
+// window it is about.
+TEST(Advisor, TheDiagnosisNeedsAWindow) {
+  Builder none;
+  none.Add(EventClass::kHostOp, "aten::empty", 5, 5);  // lasts nothing
+  for (const Finding& f : Advise(AnalyzeTrace(none.model))) {
+    EXPECT_NE(f.id.rfind("step_", 0), 0u) << f.id << ": " << f.title;
+  }
+  Builder one;
+  one.Add(EventClass::kKernel, "gemm", 0, 1000);
+  const auto findings = Advise(AnalyzeTrace(one.model));
+  ASSERT_FALSE(findings.empty());
+  EXPECT_EQ(findings[0].id, "step_compute");
+  EXPECT_NE(findings[0].evidence.find("of the trace's span (1.000 ms; it has no complete steps)"),
+            std::string::npos)
+      << findings[0].evidence;
+}
+
 TEST(Advisor, CpuTracesGetCpuFindings) {
   // A CPU-only trace: operators 60% of the time, one of them dominant.
   Builder b;
