@@ -971,7 +971,7 @@ void DiagnosisRule(const RuleContext& c, std::vector<Finding>& out) {
       f.evidence += ".";
     }
     f.title = fmt::format(
-        "The device waits {}: {}{}", share,
+        "The {} waits {}: {}{}", at->cpu_is_device ? "CPU" : "device", share,
         queued > exposed + waits
             ? "work is queued behind a dependency (another stream, an event or a peer)"
         : waits > exposed ? "on events and peers (another stream, other ranks to arrive)"
