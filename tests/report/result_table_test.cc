@@ -53,8 +53,7 @@ TEST(ResultTable, JsonHasTheSharedShape) {
   EXPECT_NE(s.find("\"command\":\"bench\""), std::string::npos);
   EXPECT_NE(s.find("\"machine\":{\"host\":"), std::string::npos);
   // Every row names its table, one table or several (docs/analysis-json.md).
-  EXPECT_NE(s.find("\"operator\":\"matmul\",\"count\":3,\"total_ns\":1500000}"),
-            std::string::npos);
+  EXPECT_NE(s.find("\"operator\":\"matmul\",\"count\":3,\"total_ns\":1500000}"), std::string::npos);
   EXPECT_NE(s.find("{\"section\":\"" + Sample().section + "\",\"operator\":\"matmul\""),
             std::string::npos)
       << s;
