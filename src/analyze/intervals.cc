@@ -75,4 +75,24 @@ Intervals Subtract(const Intervals& a, const Intervals& b) {
   return out;
 }
 
+int64_t Total(const Intervals& merged) {
+  int64_t n = 0;
+  for (const Interval& i : merged) n += i.end - i.begin;
+  return n;
+}
+
+Intervals Join(const Intervals& a, const Intervals& b) {
+  Intervals out;
+  size_t i = 0, j = 0;
+  while (i < a.size() || j < b.size()) {
+    const Interval x = j == b.size() || (i < a.size() && a[i].begin < b[j].begin) ? a[i++] : b[j++];
+    if (!out.empty() && x.begin <= out.back().end) {
+      out.back().end = std::max(out.back().end, x.end);
+    } else {
+      out.push_back(x);
+    }
+  }
+  return out;
+}
+
 }  // namespace opscope::analyze

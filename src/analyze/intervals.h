@@ -42,6 +42,11 @@ class UnionBuilder {
 
 // Time the union covers within [begin, end).
 int64_t Covered(const Intervals& merged, int64_t begin, int64_t end);
+// The time a union covers.
+int64_t Total(const Intervals& merged);
+// The union of two lists sorted by begin (each may overlap itself), in one
+// pass: no sort.
+Intervals Join(const Intervals& a, const Intervals& b);
 // Two unions (sorted, disjoint): their intersection, and a without b.
 Intervals Intersect(const Intervals& a, const Intervals& b);
 Intervals Subtract(const Intervals& a, const Intervals& b);

@@ -41,12 +41,6 @@ constexpr std::array<StateText, kStepStates> kStateText = {{
 
 size_t Index(StepState s) { return static_cast<size_t>(s); }
 
-int64_t Sum(const Intervals& v) {
-  int64_t n = 0;
-  for (const Interval& i : v) n += i.end - i.begin;
-  return n;
-}
-
 // Covered() for queries whose begins mostly do not decrease (time-ordered
 // pieces, track after track): each advances a cursor, and a query that goes
 // back in time (the next track) finds its place by binary search.
@@ -100,34 +94,12 @@ struct SortedRuns {
       merged.push_back(s.back());
       s = std::move(merged);
     }
-    Intervals out;
-    for (const Interval& x : v) {
-      if (!out.empty() && x.begin <= out.back().end) {
-        out.back().end = std::max(out.back().end, x.end);
-      } else {
-        out.push_back(x);
-      }
-    }
+    Intervals out = Join(v, {});  // the touching ones joined
     v = {};
     starts.clear();
     return out;
   }
 };
-
-// Two sorted unions, joined.
-Intervals Join(const Intervals& a, const Intervals& b) {
-  Intervals out;
-  size_t i = 0, j = 0;
-  while (i < a.size() || j < b.size()) {
-    const Interval x = j == b.size() || (i < a.size() && a[i].begin < b[j].begin) ? a[i++] : b[j++];
-    if (!out.empty() && x.begin <= out.back().end) {
-      out.back().end = std::max(out.back().end, x.end);
-    } else {
-      out.push_back(x);
-    }
-  }
-  return out;
-}
 
 bool IsHost(EventClass cls) {
   return cls == EventClass::kHostOp || cls == EventClass::kAnnotation || cls == EventClass::kStep ||
@@ -306,16 +278,16 @@ class Attributor {
           Join(s <= Index(StepState::kQueued) ? unions[s] : spans_[s].Take(), runs[s].TakeUnion());
     }
     out_.communication_overlapped_ns =
-        Sum(Intersect(Intersect(window_, unions[Index(StepState::kCommunication)]),
-                      unions[Index(StepState::kCompute)]));
+        Total(Intersect(Intersect(window_, unions[Index(StepState::kCommunication)]),
+                        unions[Index(StepState::kCompute)]));
     Intervals remaining = window_;
     for (size_t s = 0; s + 1 < kStepStates; ++s) {
       exclusive_[s] = Intersect(remaining, unions[s]);
-      out_.ns[s] = Sum(exclusive_[s]);
+      out_.ns[s] = Total(exclusive_[s]);
       remaining = Subtract(remaining, unions[s]);
       unions[s] = {};
     }
-    out_.ns[Index(StepState::kUntraced)] = Sum(remaining);
+    out_.ns[Index(StepState::kUntraced)] = Total(remaining);
     Contributors(host);
     return std::move(out_);
   }
@@ -340,7 +312,7 @@ class Attributor {
       if (begin < end) window.Add({begin, end});
     }
     window_ = window.Take();
-    out_.window_ns = Sum(window_);
+    out_.window_ns = Total(window_);
   }
 
   // The device's states, the launches behind its tasks (by correlation), and

@@ -134,7 +134,7 @@ HostWaits Compute(const TraceModel& model, const Analysis& a) {
   out.complete_steps = static_cast<int64_t>(window.size());
   if (window.empty() && host_begin < host_end) window.push_back({host_begin, host_end});
   window = Union(std::move(window));
-  for (const Interval& w : window) out.window_ns += w.end - w.begin;
+  out.window_ns = Total(window);
   // What the device does meanwhile (a CPU trace's device is its operators,
   // those run while loading data aside: they are the loading).
   UnionBuilder working;
