@@ -112,12 +112,27 @@ class Ev:
         self.state = None
 
 
-def expected(path, steps):
+def complete_events(path):
+    """The trace's complete events."""
     opener = gzip.open if path.endswith(".gz") else open
     with opener(path, "rt", encoding="utf-8") as f:
         doc = json.load(f, parse_float=decimal.Decimal)
     raw = doc["traceEvents"] if isinstance(doc, dict) else doc
-    events = [Ev(e) for e in raw if e.get("ph") == "X" and "ts" in e]
+    return [Ev(e) for e in raw if e.get("ph") == "X" and "ts" in e]
+
+
+def window_of(events, steps):
+    """The named ProfilerStep spans, else the trace's extent: its events, not
+    the profiler's own span of the session ("Trace")."""
+    if steps:
+        return [(e.start, e.end) for e in events
+                if e.cat in ("user_annotation", "cpu_op", "Operator") and e.name in steps]
+    spans = [e for e in events if e.cat not in ("Trace", "")]
+    return [(min(e.start for e in spans), max(e.end for e in spans))]
+
+
+def expected(path, steps):
+    events = complete_events(path)
     device = [e for e in events if e.cat in ("kernel", "Kernel", "gpu_memcpy", "Memcpy",
                                              "gpu_memset", "Memset")]
     runtime = [e for e in events if e.cat in ("cuda_runtime", "cuda_driver", "Runtime")]
@@ -183,15 +198,7 @@ def expected(path, steps):
             if t.corr is not None else None
         if r is not None and t.start > r.end + GRACE_NS:
             queued.append((r.end + GRACE_NS, t.start))
-    # The window.
-    if steps:
-        window = [(e.start, e.end) for e in events
-                  if e.cat in ("user_annotation", "cpu_op", "Operator") and e.name in steps]
-    else:
-        # The trace's extent: its events, not the profiler's own span of the
-        # session ("Trace").
-        spans = [e for e in events if e.cat not in ("Trace", "")]
-        window = [(min(e.start for e in spans), max(e.end for e in spans))]
+    window = window_of(events, steps)
     lanes = {}
     for e in host:
         lanes.setdefault(e.lane, []).append(e)
@@ -232,11 +239,7 @@ def expected(path, steps):
 def capture_ns(path, steps):
     """The window's time inside a graph capture: from a stream's begin-capture
     runtime call to the end of the end-capture call that closes it."""
-    opener = gzip.open if path.endswith(".gz") else open
-    with opener(path, "rt", encoding="utf-8") as f:
-        doc = json.load(f, parse_float=decimal.Decimal)
-    raw = doc["traceEvents"] if isinstance(doc, dict) else doc
-    events = [Ev(e) for e in raw if e.get("ph") == "X" and "ts" in e]
+    events = complete_events(path)
     marks = []
     for e in events:
         if e.cat in ("cuda_runtime", "cuda_driver", "Runtime"):
@@ -255,12 +258,7 @@ def capture_ns(path, steps):
             depth -= 1
             if depth == 0:
                 spans.append((since, at))
-    if steps:
-        window = [(e.start, e.end) for e in events
-                  if e.cat in ("user_annotation", "cpu_op", "Operator") and e.name in steps]
-    else:
-        spans_all = [e for e in events if e.cat not in ("Trace", "")]
-        window = [(min(e.start for e in spans_all), max(e.end for e in spans_all))]
+    window = window_of(events, steps)
     return sum(max(0, min(b1, w1) - max(b0, w0)) for w0, w1 in window for b0, b1 in spans)
 
 
