@@ -375,16 +375,13 @@ std::string IdleAction(const std::string& cause) {
 // Where the attribution accounted for the window, its diagnosis (step_<state>,
 // attribution.cc) says why the device idled, from every idle instant rather
 // than the longest gaps, and tells set-up and warm-up apart: these two rules
-// would say it again, less exactly, and could contradict it.
-bool Attributed(const Analysis& a) {
-  const Attribution* at = a.results.Get<Attribution>(kAttributionPass);
-  return at != nullptr && at->window_ns > 0;
-}
-
+// would say it again, less exactly, and could contradict it: both stay
+// silent where it names a verdict (Diagnosis).
+//
 // Is the compute device busy? If not, why: the causes of its idle gaps.
 void LowUtilizationRule(const RuleContext& c, std::vector<Finding>& out) {
   const Analysis& a = c.analysis;
-  if (Attributed(a)) return;
+  if (!Diagnosis(a).empty()) return;  // the step-time diagnosis says it
   const Thresholds& t = c.thresholds;
   const bool cpu = a.compute_on == ComputeOn::kCpu;
   if (!a.busy.has_device || a.busy.busy_pct >= t.busy_warning_pct) return;
@@ -419,7 +416,7 @@ void LowUtilizationRule(const RuleContext& c, std::vector<Finding>& out) {
 // Compilation and first-use set-up in the measured window.
 void CompilationRule(const RuleContext& c, std::vector<Finding>& out) {
   const Analysis& a = c.analysis;
-  if (Attributed(a)) return;
+  if (!Diagnosis(a).empty()) return;  // the step-time diagnosis says it
   const Thresholds& t = c.thresholds;
   if (a.busy.compile_ns.empty()) return;
   int64_t total = 0;
