@@ -1,5 +1,7 @@
 #include "analyze/pipeline.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cctype>
 #include <chrono>
@@ -10,7 +12,9 @@
 #include <set>
 #include <thread>
 
+#include "analyze/importers/timestamps.h"
 #include "analyze/passes/roofline.h"
+#include "core/text.h"
 #include "opscope/opscope.h"
 
 namespace opscope::analyze {
@@ -93,6 +97,21 @@ std::string CeilingsApplicability(const RooflineCeilings& ceilings, const TraceM
 }
 
 Analysis AnalyzeTrace(const TraceModel& model, const AnalysisOptions& options) {
+  // Analyses add durations up (per operator, per class, per step), each
+  // within kMaxTimeNs; a trace whose durations together pass it (126 years:
+  // no recording) is refused here, before any such sum can overflow.
+  int64_t durations = 0;
+  for (size_t e = 0; e < model.size(); ++e) {
+    const int64_t d = std::max<int64_t>(model.duration_ns[e], 0);
+    if (__builtin_add_overflow(durations, d, &durations) || durations > kMaxTimeNs) {
+      throw Error(ErrorCode::kInvalidInput,
+                  fmt::format("'{}': the events' durations add up to more than 4e18 ns (about 126 "
+                              "years) by event {} ('{}', {} ns): the durations are wrong (a time "
+                              "column read as a duration?)",
+                              core::EscapeForTerminal(model.source), e,
+                              core::EscapeForTerminal(model.String(model.name[e])), d));
+    }
+  }
   Analysis a;
   a.compute_on = ComputeDeviceOf(model);
   if (options.ceilings) {

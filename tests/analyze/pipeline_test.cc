@@ -49,6 +49,29 @@ TEST(Pipeline, CeilingsApplyOnlyToTheirDevice) {
   EXPECT_TRUE(a.ceilings_note.empty()) << a.ceilings_note;
 }
 
+// Analyses add durations up; a trace whose durations together pass 4e18 ns
+// (each one within the importers' bound) is refused with the event that
+// passes it, before a sum overflows (found by the fuzzer: a task_time CSV
+// whose durations were timestamps).
+TEST(Pipeline, RefusesDurationsThatAddUpBeyondTheTimeBound) {
+  constexpr int64_t kYearsUs = 1'736'408'883'711'114;  // 1.7e18 ns each
+  Builder b;
+  b.model.source = "t.csv";
+  b.Add(EventClass::kKernel, "a", 0, kYearsUs).Add(EventClass::kKernel, "b", 0, kYearsUs);
+  EXPECT_NO_THROW(AnalyzeTrace(b.model));  // 3.5e18 ns in all
+  b.Add(EventClass::kKernel, "c", 0, kYearsUs);
+  try {
+    AnalyzeTrace(b.model);
+    ADD_FAILURE() << "not refused";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kInvalidInput);
+    EXPECT_NE(std::string(e.what()).find("'t.csv': the events' durations add up to more than 4e18 "
+                                         "ns (about 126 years) by event 2 ('c'"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(Pipeline, EveryRegisteredPassRunsAfterItsNeeds) {
   const auto order = PassOrder(Passes());
   ASSERT_EQ(order.size(), Passes().size());

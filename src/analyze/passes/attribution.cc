@@ -427,7 +427,7 @@ class Attributor {
     for (const Launches& l : launches) {
       if (l.count < 2) continue;
       const int64_t first = model_.duration_ns[l.first];
-      if (first >= kFirstUseNs && l.later_ns * 10 < first) {
+      if (first >= kFirstUseNs && l.later_ns <= (first - 1) / 10) {  // later * 10 < first
         runtime_state_[l.first] = StepState::kCompilation;
       }
     }
@@ -616,7 +616,8 @@ class Attributor {
       }
     }
     const auto scaled = [&](int64_t key, int64_t ns) {
-      const auto s = static_cast<size_t>(key >> 32);
+      // (key: the state above the name's id; the bound says so to the compiler)
+      const size_t s = std::min<uint64_t>(static_cast<uint64_t>(key) >> 32, kStepStates - 1);
       return std::pair<size_t, int64_t>(
           s, counted[s] > 0
                  ? static_cast<int64_t>(

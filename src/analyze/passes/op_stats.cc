@@ -418,7 +418,7 @@ void DominantOperatorRule(const RuleContext& c, std::vector<Finding>& out) {
   // Dominant by one outlier call (ten times its median or more, and without
   // it under the threshold): run-to-run noise, not the operator's cost.
   const int64_t longest = top == nullptr ? 0 : std::min(top->max_ns, top_ns);
-  const bool outlier = top != nullptr && longest >= 10 * top->p50_ns && whole > longest &&
+  const bool outlier = top != nullptr && top->p50_ns <= longest / 10 && whole > longest &&
                        Pct(top_ns - longest, whole - longest) < t.dominant_op_pct;
   if (top != nullptr && names >= 2 && whole > 0 && top_ns >= t.min_judged_ns && !outlier &&
       Pct(top_ns, whole) >= t.dominant_op_pct) {
