@@ -13,6 +13,7 @@
 #include "analyze/intervals.h"
 #include "analyze/mapped.h"
 #include "analyze/names.h"
+#include "analyze/runtime_calls.h"
 
 namespace opscope::analyze {
 
@@ -150,79 +151,17 @@ bool IsBookkeeping(std::string_view op) {
   return std::find(std::begin(kNames), std::end(kNames), fn) != std::end(kNames);
 }
 
-// What a runtime call is, by its name (the event may refine it).
-enum class RuntimeKind : uint8_t { kUnknown, kLaunch, kBlocked, kAsyncCopy, kSetup, kCompile };
-
-RuntimeKind RuntimeKindOf(std::string_view name) {
-  // An operator's execute call that compiles only on a cache miss
-  // (aclopCompileAndExecute) is the launch path; a compilation it does
-  // shows as its own nested call (opCompile).
-  if (Contains(Lower(name), "compileandexecute")) return RuntimeKind::kLaunch;
-  const std::string_view compile = CompileKind(name);
-  if (compile == "memory allocation") return RuntimeKind::kSetup;
-  if (!compile.empty()) return RuntimeKind::kCompile;
-  const std::string n = Lower(BaseName(name));
-  // Asynchronous: it enqueues a wait on the device; the host goes on.
-  if (Contains(n, "streamwaitevent") || Contains(n, "streamwaitvalue")) return RuntimeKind::kLaunch;
-  if (Contains(n, "synchronize") || Contains(n, "eventquery") || Contains(n, "streamquery")) {
-    return RuntimeKind::kBlocked;  // waits for the device, or polls it
+// A runtime call's state by its kind; `copy_blocks`: an asynchronous copy
+// that blocks all the same (CopyBlocks).
+StepState RuntimeState(RuntimeKind kind, bool copy_blocks) {
+  switch (kind) {
+    case RuntimeKind::kBlocked: return StepState::kBlocked;
+    case RuntimeKind::kSetup: return StepState::kSetup;
+    case RuntimeKind::kCompile: return StepState::kCompilation;
+    case RuntimeKind::kAsyncCopy: return copy_blocks ? StepState::kBlocked : StepState::kLaunch;
+    default: return StepState::kLaunch;
   }
-  if (Contains(n, "memcpy")) {
-    return Contains(n, "async") ? RuntimeKind::kAsyncCopy : RuntimeKind::kBlocked;
-  }
-  for (const std::string_view setup :
-       {"streamcreate", "streamdestroy", "eventcreate", "eventdestroy", "graphcreate",
-        "graphinstantiate", "graphdestroy", "graphexecdestroy", "setdevice", "devicereset",
-        "ctxcreate", "hostregister", "hostunregister", "createcontext", "createstream"}) {
-    if (Contains(n, setup)) return RuntimeKind::kSetup;
-  }
-  return RuntimeKind::kLaunch;
 }
-
-// Correlation id -> the first device task that carries it. The ids are a
-// producer's counter, so where their range allows (at most four slots per
-// task) a direct table, else a hash map.
-class TaskOfCorrelation {
- public:
-  explicit TaskOfCorrelation(const TraceModel& model) {
-    int64_t lo = INT64_MAX, hi = INT64_MIN;
-    size_t n = 0;
-    for (size_t e = 0; e < model.size(); ++e) {
-      if (!IsDevice(model.cls[e]) || model.correlation[e] < 0) continue;
-      lo = std::min(lo, model.correlation[e]), hi = std::max(hi, model.correlation[e]);
-      ++n;
-    }
-    if (n == 0) return;
-    dense_ = static_cast<uint64_t>(hi - lo) < 4 * n + 1024;
-    lo_ = lo;
-    if (dense_) table_.assign(static_cast<size_t>(hi - lo) + 1, 0);
-    for (size_t e = 0; e < model.size(); ++e) {
-      if (!IsDevice(model.cls[e]) || model.correlation[e] < 0) continue;
-      uint32_t& t = dense_ ? table_[static_cast<size_t>(model.correlation[e] - lo)]
-                           : map_[model.correlation[e]];
-      if (t == 0) t = static_cast<uint32_t>(e + 1);
-    }
-  }
-  // The task, or SIZE_MAX.
-  size_t Find(int64_t correlation) const {
-    if (correlation < 0) return SIZE_MAX;
-    uint32_t t = 0;
-    if (dense_) {
-      if (correlation >= lo_ && static_cast<size_t>(correlation - lo_) < table_.size()) {
-        t = table_[static_cast<size_t>(correlation - lo_)];
-      }
-    } else if (const uint32_t* found = map_.Find(correlation)) {
-      t = *found;
-    }
-    return t == 0 ? SIZE_MAX : t - 1;
-  }
-
- private:
-  bool dense_ = false;
-  int64_t lo_ = 0;
-  MappedVector<uint32_t> table_;
-  Int64Map<uint32_t> map_;
-};
 
 void KeepTop(std::vector<std::pair<std::string, int64_t>>& v) {
   std::stable_sort(v.begin(), v.end(),
@@ -318,7 +257,7 @@ class Attributor {
   // The device's states, the launches behind its tasks (by correlation), and
   // which launches load their kernel's code on first use.
   void DeviceTasks() {
-    const TaskOfCorrelation task_of(model_);
+    const CorrelationIndex task_of(model_, [&](size_t e) { return IsDevice(model_.cls[e]); });
     for (size_t e = 0; e < model_.size(); ++e) {
       const EventClass cls = model_.cls[e];
       if (!IsDevice(cls)) continue;
@@ -355,25 +294,8 @@ class Attributor {
       RuntimeKind& kind = kind_of_name[model_.name[e]];
       if (kind == RuntimeKind::kUnknown) kind = RuntimeKindOf(model_.String(model_.name[e]));
       const size_t task = task_of.Find(model_.correlation[e]);
-      StepState s = StepState::kLaunch;
-      switch (kind) {
-        case RuntimeKind::kBlocked: s = StepState::kBlocked; break;
-        case RuntimeKind::kSetup: s = StepState::kSetup; break;
-        case RuntimeKind::kCompile: s = StepState::kCompilation; break;
-        case RuntimeKind::kAsyncCopy:
-          // Blocking where the host memory is pageable, or a copy to host
-          // memory not known to be pinned (CUDA's "API synchronization behavior").
-          if (task != SIZE_MAX && model_.cls[task] == EventClass::kMemcpy) {
-            const CopyInfo copy = model_.Copy(task);
-            if (copy.host_memory == HostMemory::kPageable ||
-                (copy.direction == CopyDirection::kDeviceToHost &&
-                 copy.host_memory != HostMemory::kPinned)) {
-              s = StepState::kBlocked;
-            }
-          }
-          break;
-        default: break;
-      }
+      const StepState s =
+          RuntimeState(kind, kind == RuntimeKind::kAsyncCopy && CopyBlocks(model_, task));
       runtime_state_[e] = s;
       if (e == first_call) first_call_launches = task != SIZE_MAX;
       // Graph capture: a stream's begin-capture and end-capture calls.
@@ -421,6 +343,7 @@ class Attributor {
         runtime_state_[first_call] == StepState::kLaunch &&
         model_.duration_ns[first_call] >= kSetupFirstCallNs) {
       runtime_state_[first_call] = StepState::kSetup;
+      out_.refined.push_back({static_cast<uint32_t>(first_call), StepState::kSetup});
     }
     // A kernel's first launch that takes kFirstUseNs or more while every
     // later one takes under a tenth of it: the kernel's code loaded on use.
@@ -429,38 +352,16 @@ class Attributor {
       const int64_t first = model_.duration_ns[l.first];
       if (first >= kFirstUseNs && l.later_ns <= (first - 1) / 10) {  // later * 10 < first
         runtime_state_[l.first] = StepState::kCompilation;
+        out_.refined.push_back({l.first, StepState::kCompilation});
       }
     }
+    std::sort(out_.refined.begin(), out_.refined.end());
   }
 
   StepState HostState(size_t e) const {
-    const EventClass cls = model_.cls[e];
-    const std::string_view name = model_.String(model_.name[e]);
-    switch (cls) {
-      case EventClass::kDataLoading: return StepState::kDataLoading;
-      case EventClass::kSync: return StepState::kBlocked;
-      case EventClass::kRuntime: return runtime_state_[e];
-      case EventClass::kStep: return StepState::kAnnotationOnly;
-      case EventClass::kAnnotation:
-        // On a CPU trace a collective's annotation (gloo:all_reduce) is the
-        // communication itself, and the program's own scopes are its work.
-        if (out_.cpu_is_device && IsCommunication(name)) return StepState::kCommunication;
-        return scopes_are_work_ ? StepState::kCompute : StepState::kAnnotationOnly;
-      case EventClass::kPython:
-        return CompileKind(name) == "torch.compile" ? StepState::kCompilation
-                                                    : StepState::kFramework;
-      case EventClass::kHostOp: {
-        if (CompileKind(name) == "torch.compile") return StepState::kCompilation;
-        if (out_.cpu_is_device) {
-          if (IsCommunication(name)) return StepState::kCommunication;
-          return IsBookkeeping(name) ? StepState::kFramework : StepState::kCompute;
-        }
-        const std::string_view fn = FunctionOf(name);
-        return fn == "item" || fn == "_local_scalar_dense" ? StepState::kBlocked
-                                                           : StepState::kFramework;
-      }
-      default: return StepState::kFramework;
-    }
+    return model_.cls[e] == EventClass::kRuntime
+               ? runtime_state_[e]
+               : HostEventState(model_, e, out_.cpu_is_device, scopes_are_work_);
   }
 
   // Each host thread's innermost event over time: emit(begin, end, state,
@@ -997,6 +898,39 @@ std::string_view Diagnosis(const Analysis& analysis) {
   if (at == nullptr || at->window_ns <= 0) return {};
   const Verdict v = Choose(*at);
   return v.ns > 0 ? v.id : std::string_view();
+}
+
+StepState HostEventState(const TraceModel& model, size_t e, bool cpu_is_device,
+                         bool scopes_are_work, size_t task) {
+  const EventClass cls = model.cls[e];
+  const std::string_view name = model.String(model.name[e]);
+  switch (cls) {
+    case EventClass::kDataLoading: return StepState::kDataLoading;
+    case EventClass::kSync: return StepState::kBlocked;
+    case EventClass::kRuntime: {
+      const RuntimeKind kind = RuntimeKindOf(name);
+      return RuntimeState(kind, kind == RuntimeKind::kAsyncCopy && CopyBlocks(model, task));
+    }
+    case EventClass::kStep: return StepState::kAnnotationOnly;
+    case EventClass::kAnnotation:
+      // On a CPU trace a collective's annotation (gloo:all_reduce) is the
+      // communication itself, and the program's own scopes are its work.
+      if (cpu_is_device && IsCommunication(name)) return StepState::kCommunication;
+      return scopes_are_work ? StepState::kCompute : StepState::kAnnotationOnly;
+    case EventClass::kPython:
+      return CompileKind(name) == "torch.compile" ? StepState::kCompilation : StepState::kFramework;
+    case EventClass::kHostOp: {
+      if (CompileKind(name) == "torch.compile") return StepState::kCompilation;
+      if (cpu_is_device) {
+        if (IsCommunication(name)) return StepState::kCommunication;
+        return IsBookkeeping(name) ? StepState::kFramework : StepState::kCompute;
+      }
+      const std::string_view fn = FunctionOf(name);
+      return fn == "item" || fn == "_local_scalar_dense" ? StepState::kBlocked
+                                                         : StepState::kFramework;
+    }
+    default: return StepState::kFramework;
+  }
 }
 
 Attribution ComputeAttribution(const TraceModel& model, const Analysis& analysis) {

@@ -88,6 +88,10 @@ struct Attribution {
   // those two states, most first.
   int32_t own_rank = -1;
   std::vector<std::pair<int32_t, int64_t>> peers;
+  // The runtime calls whose state the trace-wide rules decided (the first
+  // call's context creation: setup; a kernel's first-use launch:
+  // compilation), for the passes that class events as this one does.
+  std::vector<std::pair<uint32_t, StepState>> refined;
 
   int64_t Of(StepState s) const { return ns[static_cast<size_t>(s)]; }
 };
@@ -96,6 +100,15 @@ struct Attribution {
 // "attention", "elementwise", "reduction and normalization", "copy and
 // layout", "other". Indicative: names only.
 std::string_view KernelFamily(std::string_view kernel_name);
+
+// The state of a host event's own time by what the event is: the rules above
+// (a runtime call by RuntimeKindOf, an asynchronous copy that blocks as a
+// wait; `task`: the device task it launched, SIZE_MAX none), without the
+// trace-wide refinements (a kernel's first-use launch, the runtime's context
+// creation). `cpu_is_device`: a trace without device work; `scopes_are_work`:
+// on such a trace its user scopes are the work (ScopesAreTheWork).
+StepState HostEventState(const TraceModel& model, size_t e, bool cpu_is_device,
+                         bool scopes_are_work, size_t task = SIZE_MAX);
 
 struct Analysis;
 Attribution ComputeAttribution(const TraceModel& model, const Analysis& analysis);

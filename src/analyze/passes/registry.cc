@@ -3,6 +3,7 @@
 // each pass after the passes it needs, several at once where they allow.
 #include "analyze/passes/attribution.h"
 #include "analyze/passes/cpu_fallback.h"
+#include "analyze/passes/critical_path.h"
 #include "analyze/passes/device_busy.h"
 #include "analyze/passes/device_time.h"
 #include "analyze/passes/fusion.h"
@@ -28,10 +29,10 @@ const std::vector<Pass>& Passes() {
   // The report lists each trace's tables in this order, and the advisor
   // applies the passes' rules in it.
   static const std::vector<Pass> passes = {
-      SelfTimesPass(), LinksPass(),       OpStatsPass(), OpDevicePass(),   DeviceBusyPass(),
-      StepsPass(),     TransfersPass(),   LayoutPass(),  LongTailPass(),   CpuFallbackPass(),
-      LaunchPass(),    RooflinePass(),    FusionPass(),  DeviceTimePass(), TimelinePass(),
-      HostWaitsPass(), AttributionPass(),
+      SelfTimesPass(), LinksPass(),       OpStatsPass(),      OpDevicePass(),   DeviceBusyPass(),
+      StepsPass(),     TransfersPass(),   LayoutPass(),       LongTailPass(),   CpuFallbackPass(),
+      LaunchPass(),    RooflinePass(),    FusionPass(),       DeviceTimePass(), TimelinePass(),
+      HostWaitsPass(), AttributionPass(), CriticalPathPass(),
   };
   return passes;
 }

@@ -1,0 +1,676 @@
+// The critical path of each step (critical_path.h): the pass and its table.
+#include "analyze/passes/critical_path.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "analyze/analysis.h"
+#include "analyze/compute_device.h"
+#include "analyze/flat_map.h"
+#include "analyze/names.h"
+#include "analyze/runtime_calls.h"
+
+namespace opscope::analyze {
+
+namespace {
+
+constexpr std::array<std::string_view, kPathEdges> kEdgeKeys = {
+    "host",         "device", "launch_delay", "stream_gap", "cross_stream",
+    "cross_thread", "sync",   "host_gap",     "untraced"};
+
+// The host's intervals. Not kSync: Kineto's cuda_sync records sit on the
+// device's rows and repeat a synchronisation its runtime call already shows.
+bool IsHostEvent(EventClass cls) {
+  return cls == EventClass::kHostOp || cls == EventClass::kAnnotation || cls == EventClass::kStep ||
+         cls == EventClass::kRuntime || cls == EventClass::kPython ||
+         cls == EventClass::kDataLoading;
+}
+
+StepState DeviceState(EventClass cls) {
+  switch (cls) {
+    case EventClass::kCommunication: return StepState::kCommunication;
+    case EventClass::kMemcpy:
+    case EventClass::kMemset:
+    case EventClass::kDma: return StepState::kMemory;
+    case EventClass::kDeviceWait: return StepState::kDeviceWait;
+    default: return StepState::kCompute;
+  }
+}
+
+class Walker {
+ public:
+  Walker(const TraceModel& model, const Analysis& a)
+      : model_(model),
+        attribution_(a.results.Get<Attribution>(kAttributionPass)),
+        cpu_is_device_(a.compute_on == ComputeOn::kCpu),
+        scopes_are_work_(cpu_is_device_ && ScopesAreTheWork(model)),
+        launch_of_(model, [&](size_t e) { return model.cls[e] == EventClass::kRuntime; }),
+        task_of_(model, [&](size_t e) { return IsDevice(model.cls[e]); }),
+        kind_of_name_(model.string_count(), RuntimeKind::kUnknown),
+        state_of_name_(model.string_count(), 0),
+        flags_of_name_(model.string_count(), 0),
+        parts_(1024) {
+    IndexHost();
+    IndexDevice();
+  }
+
+  CriticalPath Run(const Analysis& a) {
+    for (const StepBreakdown& s : a.steps) {
+      if (s.status != "complete") continue;
+      ++out_.complete_steps;
+      const int64_t begin = s.begin_ns, end = s.begin_ns + s.duration_ns;
+      out_.window_ns += end - begin;
+      const int32_t step = StepPosition(begin, s.duration_ns);
+      const uint32_t home = step >= 0 ? model_.track[host_.events[step]] : sink_track_;
+      // The step is done when its device work is: where work it launched
+      // ends after its host span, the path ends there (and is counted
+      // within the step).
+      const size_t lagging = LastLaunchedTask(begin, end);
+      if (lagging != SIZE_MAX && End(lagging) > end) {
+        Walk(begin, end, {Node::kDeviceEnd, static_cast<int64_t>(lagging)}, home);
+      } else if (step >= 0) {
+        Walk(begin, end, {Node::kHostAt, step, kFindChild}, home);
+      } else {
+        Walk(begin, end, Sink(end), home);
+      }
+    }
+    if (out_.complete_steps == 0) {
+      int64_t begin = INT64_MAX, end = INT64_MIN;
+      for (size_t e = 0; e < model_.size(); ++e) {
+        const EventClass cls = model_.cls[e];
+        if (!IsHostEvent(cls) && !IsDevice(cls)) continue;
+        begin = std::min(begin, model_.start_ns[e]);
+        end = std::max(end, model_.start_ns[e] + model_.duration_ns[e]);
+      }
+      if (begin < end) {
+        out_.window_ns = end - begin;
+        Walk(begin, end, Sink(end), sink_track_);
+      }
+    }
+    parts_.ForEach([&](int64_t key, const Sum& sum) {
+      const auto id = static_cast<uint32_t>(key & 0xffffffff);
+      out_.parts.push_back(
+          {static_cast<PathEdge>(key >> 40), static_cast<StepState>(key >> 32 & 0xff),
+           id == UINT32_MAX ? "" : std::string(model_.String(id)), sum.count, sum.ns});
+    });
+    std::sort(out_.parts.begin(), out_.parts.end(), [](const auto& x, const auto& y) {
+      return x.ns != y.ns ? x.ns > y.ns : x.name < y.name;
+    });
+    return std::move(out_);
+  }
+
+ private:
+  static constexpr int32_t kFindChild = -2;
+
+  // A place on the path. kHostAt: inside host event `at` (a position in
+  // host_.events) at the walk's time, with `child` the child that ended
+  // last before then (-1 none, kFindChild: look it up); kHostStart: at host
+  // event `at`'s start; kDeviceEnd / kDeviceStart: at a device task's (an
+  // event id) end or start.
+  struct Node {
+    enum Kind : uint8_t { kHostAt, kHostStart, kDeviceEnd, kDeviceStart, kDone } kind;
+    int64_t at;
+    int32_t child = kFindChild;
+  };
+
+  // Host events by track, each track's by start then the longer first, with
+  // their nesting as positions: parent, and previous sibling (for a
+  // top-level event, the previous top-level one).
+  void IndexHost() {
+    host_ = GroupByTrack(model_, [&](size_t e) { return IsHostEvent(model_.cls[e]); });
+    const size_t n = host_.events.size();
+    parent_.assign(n, -1), prev_.assign(n, -1);
+    std::vector<int32_t> open, last_child;
+    int64_t latest = INT64_MIN;
+    for (size_t t = 0; t + 1 < host_.begin.size(); ++t) {
+      auto* first = host_.events.data() + host_.begin[t];
+      auto* last = host_.events.data() + host_.begin[t + 1];
+      std::sort(first, last, [&](uint32_t x, uint32_t y) {
+        return model_.start_ns[x] != model_.start_ns[y]
+                   ? model_.start_ns[x] < model_.start_ns[y]
+                   : model_.duration_ns[x] > model_.duration_ns[y];
+      });
+      open.clear(), last_child.clear();
+      int32_t last_top = -1;
+      for (size_t k = host_.begin[t]; k < host_.begin[t + 1]; ++k) {
+        const int64_t end = HostEnd(k);
+        // Its parent is the innermost open event that lasts until its end:
+        // one that closes before it does (a Python call that began before
+        // the step and returns inside it) is beside it, not around it.
+        while (!open.empty() && HostEnd(open.back()) < end) {
+          open.pop_back(), last_child.pop_back();
+        }
+        const int32_t p = open.empty() ? -1 : open.back();
+        parent_[k] = p;
+        int32_t& before = p >= 0 ? last_child.back() : last_top;
+        prev_[k] = before;
+        before = static_cast<int32_t>(k);
+        open.push_back(static_cast<int32_t>(k)), last_child.push_back(-1);
+        if (p < 0 && end > latest) latest = end, sink_track_ = model_.track[host_.events[k]];
+      }
+    }
+    for (size_t k = 0; k < n; ++k) {
+      if (parent_[k] < 0) top_ends_.push_back(static_cast<int32_t>(k));
+    }
+    std::sort(top_ends_.begin(), top_ends_.end(),
+              [&](int32_t x, int32_t y) { return HostEnd(x) < HostEnd(y); });
+  }
+
+  int64_t HostEnd(size_t k) const {
+    const uint32_t e = host_.events[k];
+    return model_.start_ns[e] + std::max<int64_t>(model_.duration_ns[e], 0);
+  }
+  int64_t HostStart(size_t k) const { return model_.start_ns[host_.events[k]]; }
+  size_t TrackEnd(int32_t k) const { return host_.begin[model_.track[host_.events[k]] + 1]; }
+
+  // The child of k that started last before `at` (its descendants follow
+  // it, sorted by start), or -1.
+  int32_t ChildBefore(int32_t k, int64_t at) const {
+    const uint32_t* first = host_.events.data() + k + 1;
+    const uint32_t* last = host_.events.data() + TrackEnd(k);
+    const uint32_t* q =
+        std::partition_point(first, last, [&](uint32_t x) { return model_.start_ns[x] < at; });
+    auto c = static_cast<int32_t>(q - host_.events.data()) - 1;
+    while (c > k && parent_[c] != k) c = parent_[c];
+    return c > k ? c : -1;
+  }
+
+  // The top-level host event ending last in (after, until] on another track
+  // than `not_track`, or -1. A bounded look back.
+  int32_t LatestTopEnd(int64_t after, int64_t until, uint32_t not_track) const {
+    auto k = std::partition_point(top_ends_.begin(), top_ends_.end(),
+                                  [&](int32_t x) { return HostEnd(x) <= until; });
+    for (int look = 0; k != top_ends_.begin() && look < 64; ++look) {
+      --k;
+      if (HostEnd(*k) <= after) break;
+      if (model_.track[host_.events[*k]] != not_track) return *k;
+    }
+    return -1;
+  }
+
+  // Device tasks by stream (track), each by start; and every task by end.
+  void IndexDevice() {
+    device_ = GroupByTrack(
+        model_, [&](size_t e) { return IsDevice(model_.cls[e]) && model_.duration_ns[e] >= 0; });
+    for (size_t t = 0; t + 1 < device_.begin.size(); ++t) {
+      std::sort(device_.events.data() + device_.begin[t],
+                device_.events.data() + device_.begin[t + 1], [&](uint32_t x, uint32_t y) {
+                  return model_.start_ns[x] != model_.start_ns[y]
+                             ? model_.start_ns[x] < model_.start_ns[y]
+                             : x < y;
+                });
+    }
+    ends_.assign(device_.events.begin(), device_.events.end());
+    std::sort(ends_.begin(), ends_.end(),
+              [&](uint32_t x, uint32_t y) { return End(x) != End(y) ? End(x) < End(y) : x < y; });
+  }
+
+  int64_t End(size_t e) const { return model_.start_ns[e] + model_.duration_ns[e]; }
+
+  // Of the tasks launched by calls that start in [begin, end), the one that
+  // ends last; SIZE_MAX none.
+  size_t LastLaunchedTask(int64_t begin, int64_t end) {
+    if (!launches_indexed_) {
+      launches_indexed_ = true;
+      for (size_t e = 0; e < model_.size(); ++e) {
+        if (model_.cls[e] == EventClass::kRuntime && model_.correlation[e] >= 0 &&
+            task_of_.Find(model_.correlation[e]) != SIZE_MAX) {
+          launches_.push_back(static_cast<uint32_t>(e));
+        }
+      }
+      std::sort(launches_.begin(), launches_.end(),
+                [&](uint32_t x, uint32_t y) { return model_.start_ns[x] < model_.start_ns[y]; });
+    }
+    size_t last = SIZE_MAX;
+    for (auto it = std::partition_point(launches_.begin(), launches_.end(),
+                                        [&](uint32_t x) { return model_.start_ns[x] < begin; });
+         it != launches_.end() && model_.start_ns[*it] < end; ++it) {
+      const size_t task = task_of_.Find(model_.correlation[*it]);
+      if (last == SIZE_MAX || End(task) > End(last)) last = task;
+    }
+    return last;
+  }
+
+  // The position of host event e.
+  int32_t HostPosition(size_t e) const {
+    const uint32_t t = model_.track[e];
+    const uint32_t* first = host_.events.data() + host_.begin[t];
+    const uint32_t* last = host_.events.data() + host_.begin[t + 1];
+    const uint32_t* k = std::partition_point(
+        first, last, [&](uint32_t x) { return model_.start_ns[x] < model_.start_ns[e]; });
+    for (; k != last && model_.start_ns[*k] == model_.start_ns[e]; ++k) {
+      if (*k == e) return static_cast<int32_t>(k - host_.events.data());
+    }
+    return -1;
+  }
+
+  // The task before device task e on its stream, or SIZE_MAX.
+  size_t PreviousOnStream(size_t e) const {
+    const uint32_t t = model_.track[e];
+    const uint32_t* first = device_.events.data() + device_.begin[t];
+    const uint32_t* last = device_.events.data() + device_.begin[t + 1];
+    const uint32_t* k = std::partition_point(
+        first, last, [&](uint32_t x) { return model_.start_ns[x] < model_.start_ns[e]; });
+    for (; k != last && *k != e && model_.start_ns[*k] == model_.start_ns[e]; ++k) {
+    }
+    return k == first || k == last || *k != e ? SIZE_MAX : *(k - 1);
+  }
+
+  // The device task ending last in (after, until], on another track than
+  // `not_track` (UINT32_MAX: any); SIZE_MAX none. A bounded look back.
+  size_t LatestEnd(int64_t after, int64_t until, uint32_t not_track) const {
+    auto k = std::partition_point(ends_.begin(), ends_.end(),
+                                  [&](uint32_t x) { return End(x) <= until; });
+    for (int look = 0; k != ends_.begin() && look < 64; ++look) {
+      --k;
+      if (End(*k) <= after) break;
+      if (model_.track[*k] != not_track) return *k;
+    }
+    return SIZE_MAX;
+  }
+
+  // The step event (kStep) of a step, or -1.
+  int32_t StepPosition(int64_t begin, int64_t duration) {
+    if (steps_.empty()) {
+      for (size_t k = 0; k < host_.events.size(); ++k) {
+        if (model_.cls[host_.events[k]] == EventClass::kStep) {
+          steps_.push_back({model_.start_ns[host_.events[k]], static_cast<int32_t>(k)});
+        }
+      }
+      std::sort(steps_.begin(), steps_.end());
+    }
+    auto it =
+        std::lower_bound(steps_.begin(), steps_.end(), std::pair<int64_t, int32_t>{begin, -1});
+    for (; it != steps_.end() && it->first == begin; ++it) {
+      if (model_.duration_ns[host_.events[it->second]] == duration) return it->second;
+    }
+    return -1;
+  }
+
+  // Where a window ending at `end` ends: the host or device interval that
+  // ends last by then (the outermost host one of equals).
+  Node Sink(int64_t end) const {
+    Node node{Node::kDone, 0};
+    int64_t best = INT64_MIN;
+    auto k = std::partition_point(top_ends_.begin(), top_ends_.end(),
+                                  [&](int32_t x) { return HostEnd(x) <= end; });
+    if (k != top_ends_.begin()) {
+      best = HostEnd(*(k - 1));
+      node = {Node::kHostAt, *(k - 1), kFindChild};
+    }
+    const size_t d = LatestEnd(INT64_MIN, end, UINT32_MAX);
+    if (d != SIZE_MAX && End(d) > best) node = {Node::kDeviceEnd, static_cast<int64_t>(d)};
+    return node;
+  }
+
+  // On track t at time `at`: the innermost host event running then (started
+  // before, ending at or after) with the child of it that started last, else
+  // the top-level event that ended last before (with `gap` true), else -1.
+  int32_t Containing(uint32_t t, int64_t at, bool& gap, int32_t& child) const {
+    gap = false, child = -1;
+    if (static_cast<size_t>(t) + 1 >= host_.begin.size()) return -1;  // none: UINT32_MAX
+    const uint32_t* first = host_.events.data() + host_.begin[t];
+    const uint32_t* last = host_.events.data() + host_.begin[t + 1];
+    const uint32_t* k =
+        std::partition_point(first, last, [&](uint32_t x) { return model_.start_ns[x] < at; });
+    if (k == first) return -1;
+    auto p = static_cast<int32_t>(k - 1 - host_.events.data());
+    int32_t below = -1;
+    while (p >= 0 && HostEnd(p) < at) below = p, p = parent_[p];
+    if (p >= 0) {
+      child = below;
+      return p;
+    }
+    gap = true;
+    return below;
+  }
+
+  bool Blocks(size_t e) {
+    switch (model_.cls[e]) {
+      case EventClass::kRuntime: {
+        const RuntimeKind kind = KindOf(e);
+        return kind == RuntimeKind::kBlocked ||
+               (kind == RuntimeKind::kAsyncCopy &&
+                CopyBlocks(model_, task_of_.Find(model_.correlation[e])));
+      }
+      case EventClass::kHostOp: return (Flags(model_.name[e]) & kWaits) != 0;
+      default: return false;
+    }
+  }
+
+  // What a name says, worked out once per name: an operator that waits for
+  // the device (.item()), a compilation region (torch.compile's frames).
+  static constexpr uint8_t kKnown = 1, kWaits = 2, kCompiles = 4;
+  uint8_t Flags(uint32_t name) {
+    uint8_t& f = flags_of_name_[name];
+    if (f == 0) {
+      const std::string_view text = model_.String(name);
+      const std::string_view fn = FunctionOf(text);
+      f = static_cast<uint8_t>(kKnown | (fn == "item" || fn == "_local_scalar_dense" ? kWaits : 0) |
+                               (CompileKind(text) == "torch.compile" ? kCompiles : 0));
+    }
+    return f;
+  }
+
+  RuntimeKind KindOf(size_t e) {
+    RuntimeKind& kind = kind_of_name_[model_.name[e]];
+    if (kind == RuntimeKind::kUnknown) kind = RuntimeKindOf(model_.String(model_.name[e]));
+    return kind;
+  }
+
+  // The state of host position k's own time: its event's (as the
+  // attribution decided it for a runtime call it refined), or inside data
+  // loading or a compilation region, the region's.
+  StepState HostStateAt(int32_t k) {
+    const uint32_t e = host_.events[k];
+    const EventClass cls = model_.cls[e];
+    if (cls == EventClass::kRuntime && attribution_ != nullptr) {
+      const auto& refined = attribution_->refined;
+      const auto it = std::lower_bound(refined.begin(), refined.end(),
+                                       std::pair<uint32_t, StepState>{e, StepState::kCompute});
+      if (it != refined.end() && it->first == e) return it->second;
+    }
+    StepState own;
+    if (cls == EventClass::kRuntime && KindOf(e) == RuntimeKind::kAsyncCopy) {
+      own = HostEventState(model_, e, cpu_is_device_, scopes_are_work_,
+                           task_of_.Find(model_.correlation[e]));
+    } else {
+      // By name and class once (the class in the high byte, plus one).
+      uint16_t& known = state_of_name_[model_.name[e]];
+      if (known >> 8 != static_cast<uint16_t>(cls) + 1) {
+        known = static_cast<uint16_t>(
+            (static_cast<uint16_t>(cls) + 1) << 8 |
+            static_cast<uint16_t>(HostEventState(model_, e, cpu_is_device_, scopes_are_work_)));
+      }
+      own = static_cast<StepState>(known & 0xff);
+    }
+    if (own == StepState::kDataLoading) return own;
+    for (int32_t p = parent_[k], guard = 0; p >= 0 && guard < 256; p = parent_[p], ++guard) {
+      const EventClass region = model_.cls[host_.events[p]];
+      if (region == EventClass::kDataLoading) return StepState::kDataLoading;
+      if ((region == EventClass::kPython || region == EventClass::kHostOp) &&
+          (Flags(model_.name[host_.events[p]]) & kCompiles) != 0) {
+        return StepState::kCompilation;
+      }
+    }
+    return own;
+  }
+
+  void Add(PathEdge edge, StepState state, uint32_t name, int64_t begin, int64_t end) {
+    begin = std::max(begin, window_begin_), end = std::min(end, window_end_);
+    if (end <= begin) return;
+    const int64_t ns = end - begin;
+    out_.by_edge[static_cast<size_t>(edge)] += ns;
+    out_.by_state[static_cast<size_t>(state)] += ns;
+    const int64_t key = static_cast<int64_t>(static_cast<uint64_t>(edge) << 40 |
+                                             static_cast<uint64_t>(state) << 32 | name);
+    Sum& sum = parts_[key];
+    ++sum.count, sum.ns += ns;
+  }
+
+  // Walks back from `node` at `end` to `begin`, adding each edge's time.
+  void Walk(int64_t begin, int64_t end, Node node, uint32_t home) {
+    window_begin_ = begin, window_end_ = end;
+    int64_t at = end;
+    if (node.kind == Node::kHostAt) at = std::min(at, HostEnd(node.at));
+    if (node.kind == Node::kDeviceEnd) at = std::min(at, End(node.at));
+    Add(PathEdge::kUntraced, StepState::kUntraced, UINT32_MAX, at, end);
+    const size_t limit = 4 * (host_.events.size() + device_.events.size()) + 16;
+    size_t steps = 0;
+    while (node.kind != Node::kDone && at > begin) {
+      if (++steps > limit) {
+        ++out_.cut_walks;
+        break;
+      }
+      switch (node.kind) {
+        case Node::kHostAt: node = FromHost(static_cast<int32_t>(node.at), node.child, at); break;
+        case Node::kHostStart: node = FromHostStart(static_cast<int32_t>(node.at), at, home); break;
+        case Node::kDeviceEnd: {
+          const auto d = static_cast<size_t>(node.at);
+          const int64_t start = std::min(model_.start_ns[d], at);
+          Add(PathEdge::kDevice, DeviceState(model_.cls[d]), model_.name[d], start, at);
+          at = start;
+          node = {Node::kDeviceStart, node.at};
+          break;
+        }
+        case Node::kDeviceStart:
+          node = FromDeviceStart(static_cast<size_t>(node.at), at, home);
+          break;
+        case Node::kDone: break;
+      }
+    }
+    if (at > begin) Add(PathEdge::kUntraced, StepState::kUntraced, UINT32_MAX, begin, at);
+  }
+
+  // Inside host position k at `at`: back to the child that ended last, or
+  // (a blocking call at its end) the device task it waited for, or another
+  // thread's event that ended just before this one resumed, or k's start.
+  Node FromHost(int32_t k, int32_t child, int64_t& at) {
+    const uint32_t e = host_.events[k];
+    if (child == kFindChild) child = ChildBefore(k, at);
+    const int64_t child_end = child >= 0 ? std::min(HostEnd(child), at) : INT64_MIN;
+    const int64_t start = model_.start_ns[e];
+    if (at == HostEnd(k) && Blocks(e)) {
+      const size_t d = LatestEnd(std::max(start, child_end), at, UINT32_MAX);
+      if (d != SIZE_MAX) {
+        Add(PathEdge::kSync, StepState::kBlocked, model_.name[e], End(d), at);
+        at = End(d);
+        return {Node::kDeviceEnd, static_cast<int64_t>(d)};
+      }
+    }
+    // Another thread's work that ended just before this thread resumed:
+    // what it waited for (a backward pass on autograd's thread).
+    const int64_t own = child >= 0 ? child_end : std::min(start, at);
+    if (at > own) {
+      const int64_t after = std::max(own, at - std::max(kWakeNs, (at - own) / 20));
+      const int32_t other = LatestTopEnd(after, at - 1, model_.track[e]);
+      if (other >= 0) {
+        Add(PathEdge::kCrossThread, HostStateAt(k), model_.name[e], HostEnd(other), at);
+        at = HostEnd(other);
+        return {Node::kHostAt, other, kFindChild};
+      }
+    }
+    if (child >= 0) {
+      Add(PathEdge::kHost, HostStateAt(k), model_.name[e], child_end, at);
+      at = child_end;
+      return {Node::kHostAt, child, kFindChild};
+    }
+    Add(PathEdge::kHost, HostStateAt(k), model_.name[e], std::min(start, at), at);
+    at = std::min(start, at);
+    return {Node::kHostStart, k};
+  }
+
+  // At host position k's start: its parent (its previous sibling the child
+  // to go back to); else (top level) its thread's previous event, unless the
+  // thread had been idle (a thread other than the step's, for more than
+  // kWakeNs): then what woke it, another thread's event that ended just
+  // before, else the step's own thread at this instant.
+  Node FromHostStart(int32_t k, int64_t& at, uint32_t home) {
+    if (parent_[k] >= 0) {
+      const int32_t q = prev_[k];
+      return {Node::kHostAt, parent_[k], q >= 0 && HostStart(q) < at ? q : kFindChild};
+    }
+    const uint32_t t = model_.track[host_.events[k]];
+    const int32_t q = prev_[k];
+    const int64_t q_end = q >= 0 ? std::min(HostEnd(q), at) : INT64_MIN;
+    if (q >= 0 && (t == home || at - q_end <= kWakeNs)) {
+      Add(PathEdge::kHostGap, StepState::kUntraced, UINT32_MAX, q_end, at);
+      at = q_end;
+      return {Node::kHostAt, q, kFindChild};
+    }
+    if (t == home) return {Node::kDone, 0};
+    const int64_t idle = q >= 0 ? at - q_end : at - window_begin_;
+    const int32_t other =
+        LatestTopEnd(std::max(q_end, at - std::max(kWakeNs, idle / 20)), at - 1, t);
+    if (other >= 0) {
+      Add(PathEdge::kCrossThread, StepState::kUntraced, UINT32_MAX, HostEnd(other), at);
+      at = HostEnd(other);
+      return {Node::kHostAt, other, kFindChild};
+    }
+    return OnHome(home, at);
+  }
+
+  // Continue on the step's own thread at `at`.
+  Node OnHome(uint32_t home, int64_t& at) {
+    bool gap = false;
+    int32_t child = -1;
+    const int32_t x = Containing(home, at, gap, child);
+    if (x < 0) return {Node::kDone, 0};
+    if (gap) {
+      const int64_t x_end = std::min(HostEnd(x), at);
+      Add(PathEdge::kHostGap, StepState::kUntraced, UINT32_MAX, x_end, at);
+      at = x_end;
+      return {Node::kHostAt, x, kFindChild};
+    }
+    return {Node::kHostAt, x, child};
+  }
+
+  // At device task d's start: whichever of its launch call's start, the
+  // previous task on its stream's end and (when neither explains the start)
+  // another stream's task's end came last.
+  Node FromDeviceStart(size_t d, int64_t& at, uint32_t home) {
+    const size_t call = launch_of_.Find(model_.correlation[d]);
+    int32_t call_k = -1;
+    int64_t launch = INT64_MIN, ready = INT64_MIN;
+    if (call != SIZE_MAX && model_.start_ns[call] <= at) {
+      call_k = HostPosition(call);
+      if (call_k >= 0) launch = model_.start_ns[call], ready = End(call) + kQueuedGraceNs;
+    }
+    const size_t prev = PreviousOnStream(d);
+    const int64_t prev_end = prev != SIZE_MAX ? std::min(End(prev), at) : INT64_MIN;
+    size_t other = SIZE_MAX;
+    if (at > std::max(ready, prev_end) && (call_k >= 0 || prev != SIZE_MAX)) {
+      other = LatestEnd(std::max(launch, prev_end), at - 1, model_.track[d]);
+    }
+    if (other != SIZE_MAX) {
+      Add(PathEdge::kCrossStream, StepState::kQueued, model_.name[other], End(other), at);
+      at = End(other);
+      return {Node::kDeviceEnd, static_cast<int64_t>(other)};
+    }
+    if (prev != SIZE_MAX && prev_end >= launch) {
+      // Named after the task before, as HTA credits a kernel-to-kernel gap.
+      Add(PathEdge::kStreamGap, StepState::kLaunch, model_.name[prev], prev_end, at);
+      at = prev_end;
+      return {Node::kDeviceEnd, static_cast<int64_t>(prev)};
+    }
+    if (call_k >= 0) {
+      Add(PathEdge::kLaunchDelay, StepState::kLaunch, model_.name[call], launch, at);
+      at = launch;
+      return {Node::kHostStart, call_k};
+    }
+    // No launch recorded (a reader without correlation ids): the step's own
+    // thread at this instant.
+    return OnHome(home, at);
+  }
+
+  const TraceModel& model_;
+  const Attribution* attribution_;  // its refined runtime calls; null when it did not run
+  const bool cpu_is_device_, scopes_are_work_;
+  const CorrelationIndex launch_of_, task_of_;
+  std::vector<RuntimeKind> kind_of_name_;
+  std::vector<uint16_t> state_of_name_;  // (class + 1) << 8 | state; 0 not yet known
+  std::vector<uint8_t> flags_of_name_;   // Flags(); 0 not yet known
+  TrackGroups host_, device_;
+  std::vector<int32_t> parent_, prev_;
+  std::vector<uint32_t> ends_;     // device tasks by end
+  std::vector<int32_t> top_ends_;  // top-level host positions by end
+  uint32_t sink_track_ = UINT32_MAX;
+  int64_t window_begin_ = 0, window_end_ = 0;
+  struct Sum {
+    int64_t count = 0, ns = 0;
+  };
+  Int64Map<Sum> parts_;  // edge << 40 | state << 32 | name id (UINT32_MAX: none)
+  std::vector<std::pair<int64_t, int32_t>> steps_;  // the step events' starts and positions
+  std::vector<uint32_t> launches_;                  // launch calls with a task, by start
+  bool launches_indexed_ = false;
+  CriticalPath out_;
+};
+
+std::string PartsText(const CriticalPath& cp, PathEdge edge) {
+  std::string text;
+  int shown = 0;
+  for (const CriticalPath::Part& p : cp.parts) {
+    if (p.edge != edge || p.name.empty()) continue;
+    text += fmt::format("{}{} {:.3f} ms", text.empty() ? "" : ", ", p.name, p.ns / 1e6);
+    if (++shown == 3) break;
+  }
+  return text;
+}
+
+void Tables(const Analysis& a, const TableContext& context,
+            std::vector<core::ResultTable>& tables) {
+  const CriticalPath* cp = a.results.Get<CriticalPath>(kCriticalPathPass);
+  if (cp == nullptr || cp->window_ns <= 0) return;
+  core::ResultTable table;
+  table.section = std::string(kCriticalPathPass);
+  table.title = "What each step waited on: its critical path";
+  table.columns = {
+      {"trace", "Trace", 0, false},
+      {"edge", "Edge"},
+      {"state", "State"},
+      {"what", "What"},
+      {.key = "count", .header = "Times", .unit = core::Unit::kCount},
+      {.key = "time_ns", .header = "Time", .unit = core::Unit::kTime},
+      {.key = "share_pct", .header = "% of window", .precision = 1, .unit = core::Unit::kPercent}};
+  const size_t shown = context.Shown(cp->parts.size(), table);
+  for (size_t i = 0; i < shown; ++i) {
+    const CriticalPath::Part& p = cp->parts[i];
+    table.AddRow({std::string(context.path), std::string(Key(p.edge)), std::string(Key(p.state)),
+                  p.name, p.count, p.ns, Pct(p.ns, cp->window_ns)});
+  }
+  const std::string window =
+      cp->complete_steps > 0 ? fmt::format("the {} complete step{} ({:.3f} ms)", cp->complete_steps,
+                                           cp->complete_steps == 1 ? "" : "s", cp->window_ns / 1e6)
+                             : fmt::format("the trace's span ({:.3f} ms; it has no complete steps)",
+                                           cp->window_ns / 1e6);
+  std::string edges;
+  for (size_t i = 0; i < kPathEdges; ++i) {
+    if (cp->by_edge[i] == 0) continue;
+    edges += fmt::format("{}{} {:.1f}%", edges.empty() ? "" : ", ", kEdgeKeys[i],
+                         Pct(cp->by_edge[i], cp->window_ns));
+  }
+  std::string states;
+  for (size_t s = 0; s < kStepStates; ++s) {
+    if (cp->by_state[s] == 0) continue;
+    states += fmt::format("{}{} {:.1f}%", states.empty() ? "" : ", ",
+                          Key(static_cast<StepState>(s)), Pct(cp->by_state[s], cp->window_ns));
+  }
+  table.notes.push_back(
+      "Walked back from the end of " + window +
+      ": each interval to the dependency it waited on last (a host event to its last child or "
+      "its previous sibling, a blocking call to the device task it waited for, a device task to "
+      "its launch, the previous task on its stream or another stream's task); the rows add up "
+      "to the window. By edge: " +
+      edges + ". By state: " + states + ".");
+  if (const std::string device = PartsText(*cp, PathEdge::kDevice); !device.empty()) {
+    table.notes.push_back("Device tasks on the path, longest: " + device + ".");
+  }
+  if (cp->cut_walks > 0) {
+    table.notes.push_back(fmt::format(
+        "{} walk{} stopped at the bound on its length; the rest of its window is untraced.",
+        cp->cut_walks, cp->cut_walks == 1 ? "" : "s"));
+  }
+  tables.push_back(std::move(table));
+}
+
+}  // namespace
+
+std::string_view Key(PathEdge edge) { return kEdgeKeys[static_cast<size_t>(edge)]; }
+
+CriticalPath ComputeCriticalPath(const TraceModel& model, const Analysis& analysis) {
+  return Walker(model, analysis).Run(analysis);
+}
+
+Pass CriticalPathPass() {
+  return {kCriticalPathPass,
+          "What did each step wait on: the chain of host and device intervals that decided "
+          "when it ended?",
+          {"steps", kAttributionPass},
+          [](const TraceModel& model, Analysis& a) {
+            a.results.Set(kCriticalPathPass, ComputeCriticalPath(model, a));
+          },
+          Tables};
+}
+
+}  // namespace opscope::analyze

@@ -1,0 +1,259 @@
+// The critical_path pass on models whose paths are known by construction:
+// each edge kind at a known place, the path adding up to its window, and the
+// walk's choices (the dependency satisfied last) where two compete.
+#include "analyze/passes/critical_path.h"
+
+#include <gtest/gtest.h>
+
+#include <numeric>
+#include <string>
+
+#include "analyze/analysis.h"
+#include "analyze/model_builder.h"
+#include "analyze/pipeline.h"
+
+namespace opscope::analyze {
+namespace {
+
+using model_builder::Builder;
+
+// An event on its own thread or stream (`tid`), in microseconds.
+void On(Builder& b, std::string_view tid, EventClass cls, std::string_view name, int64_t begin_us,
+        int64_t end_us, int64_t correlation = -1) {
+  b.model.Append(EventRow{.start_ns = begin_us * 1000,
+                          .duration_ns = (end_us - begin_us) * 1000,
+                          .name = b.model.Intern(name),
+                          .track = b.model.TrackFor(IsDevice(cls) ? "0" : "1", tid),
+                          .cls = cls,
+                          .correlation = correlation});
+}
+
+CriticalPath PathOf(const TraceModel& model) {
+  const Analysis a = AnalyzeTrace(model);
+  const CriticalPath* cp = a.results.Get<CriticalPath>(kCriticalPathPass);
+  EXPECT_NE(cp, nullptr);
+  return cp == nullptr ? CriticalPath{} : *cp;
+}
+
+int64_t Us(const CriticalPath& cp, PathEdge edge) {
+  return cp.by_edge[static_cast<size_t>(edge)] / 1000;
+}
+
+// The path adds up to its window, by edge and by state.
+void ExpectWhole(const CriticalPath& cp) {
+  EXPECT_EQ(std::accumulate(cp.by_edge.begin(), cp.by_edge.end(), int64_t{0}), cp.window_ns);
+  EXPECT_EQ(std::accumulate(cp.by_state.begin(), cp.by_state.end(), int64_t{0}), cp.window_ns);
+  int64_t parts = 0;
+  for (const CriticalPath::Part& p : cp.parts) parts += p.ns;
+  EXPECT_EQ(parts, cp.window_ns);
+  EXPECT_EQ(cp.cut_walks, 0);
+}
+
+int64_t PartUs(const CriticalPath& cp, PathEdge edge, std::string_view name) {
+  for (const CriticalPath::Part& p : cp.parts) {
+    if (p.edge == edge && p.name == name) return p.ns / 1000;
+  }
+  return -1;
+}
+
+// A launch, its kernel on an idle stream, and a synchronisation that waits
+// for it: the sync's tail, the kernel, and the launch delay from the call's
+// start (HTA's kernel_launch_delay).
+TEST(CriticalPath, SyncLeadsToTheKernelAndItsLaunch) {
+  Builder b;
+  On(b, "1", EventClass::kRuntime, "cudaLaunchKernel", 0, 10, 1);
+  On(b, "7", EventClass::kKernel, "gemm", 15, 25, 1);
+  On(b, "1", EventClass::kRuntime, "cudaDeviceSynchronize", 12, 30);
+  const CriticalPath cp = PathOf(b.model);
+  ExpectWhole(cp);
+  EXPECT_EQ(cp.window_ns, 30'000);
+  EXPECT_EQ(Us(cp, PathEdge::kSync), 5);
+  EXPECT_EQ(Us(cp, PathEdge::kDevice), 10);
+  EXPECT_EQ(Us(cp, PathEdge::kLaunchDelay), 15);
+  EXPECT_EQ(cp.by_state[static_cast<size_t>(StepState::kCompute)], 10'000);
+  EXPECT_EQ(cp.by_state[static_cast<size_t>(StepState::kBlocked)], 5'000);
+  // Without the sync's name the call is not a wait: its own time is the path.
+  Builder plain;
+  On(plain, "1", EventClass::kRuntime, "cudaLaunchKernel", 0, 10, 1);
+  On(plain, "7", EventClass::kKernel, "gemm", 15, 25, 1);
+  On(plain, "1", EventClass::kRuntime, "cudaGetDevice", 12, 30);
+  const CriticalPath own = PathOf(plain.model);
+  ExpectWhole(own);
+  EXPECT_EQ(Us(own, PathEdge::kDevice), 0);
+  EXPECT_EQ(PartUs(own, PathEdge::kHost, "cudaGetDevice"), 18);
+}
+
+// Two kernels queued on one stream: the second waits for the first (a stream
+// gap of 0), not for its launch, which came earlier.
+TEST(CriticalPath, AQueuedKernelWaitsForThePreviousOnItsStream) {
+  Builder b;
+  On(b, "1", EventClass::kRuntime, "cudaLaunchKernel", 0, 2, 1);
+  On(b, "1", EventClass::kRuntime, "cudaLaunchKernel", 2, 4, 2);
+  On(b, "7", EventClass::kKernel, "first", 5, 15, 1);
+  On(b, "7", EventClass::kKernel, "second", 17, 25, 2);
+  On(b, "1", EventClass::kRuntime, "cudaStreamSynchronize", 4, 26);
+  const CriticalPath cp = PathOf(b.model);
+  ExpectWhole(cp);
+  EXPECT_EQ(Us(cp, PathEdge::kSync), 1);
+  EXPECT_EQ(PartUs(cp, PathEdge::kDevice, "second"), 8);
+  EXPECT_EQ(Us(cp, PathEdge::kStreamGap), 2);
+  EXPECT_EQ(PartUs(cp, PathEdge::kDevice, "first"), 10);
+  EXPECT_EQ(Us(cp, PathEdge::kLaunchDelay), 5);  // the first call's start to the first kernel
+}
+
+// A kernel held back long after its launch, its stream idle, starts when a
+// task on another stream ends: an event dependency the trace does not record.
+TEST(CriticalPath, AHeldBackKernelWaitsForAnotherStream) {
+  Builder b;
+  On(b, "1", EventClass::kRuntime, "cudaLaunchKernel", 0, 2, 1);
+  On(b, "1", EventClass::kRuntime, "cudaLaunchKernel", 2, 4, 2);
+  On(b, "7", EventClass::kKernel, "producer", 5, 300, 1);
+  On(b, "8", EventClass::kKernel, "consumer", 302, 320, 2);
+  On(b, "1", EventClass::kRuntime, "cudaDeviceSynchronize", 4, 321);
+  const CriticalPath cp = PathOf(b.model);
+  ExpectWhole(cp);
+  EXPECT_EQ(PartUs(cp, PathEdge::kCrossStream, "producer"), 2);
+  EXPECT_EQ(PartUs(cp, PathEdge::kDevice, "producer"), 295);
+  EXPECT_EQ(cp.by_state[static_cast<size_t>(StepState::kQueued)], 2'000);
+  // Started within the grace after its launch: the launch explains it.
+  Builder soon;
+  On(soon, "1", EventClass::kRuntime, "cudaLaunchKernel", 0, 2, 1);
+  On(soon, "1", EventClass::kRuntime, "cudaLaunchKernel", 280, 282, 2);
+  On(soon, "7", EventClass::kKernel, "producer", 5, 300, 1);
+  On(soon, "8", EventClass::kKernel, "consumer", 302, 320, 2);
+  On(soon, "1", EventClass::kRuntime, "cudaDeviceSynchronize", 282, 321);
+  const CriticalPath launched = PathOf(soon.model);
+  ExpectWhole(launched);
+  EXPECT_EQ(Us(launched, PathEdge::kCrossStream), 0);
+  EXPECT_EQ(PartUs(launched, PathEdge::kLaunchDelay, "cudaLaunchKernel"), 22);
+}
+
+// Nesting on one thread: a parent's own time around its child, the gap
+// between two top-level events (HTA weighs it 0; here it is counted).
+TEST(CriticalPath, HostNestingAndGapsBetweenTopLevelEvents) {
+  Builder b;
+  On(b, "1", EventClass::kHostOp, "aten::linear", 0, 10);
+  On(b, "1", EventClass::kHostOp, "aten::addmm", 2, 5);
+  On(b, "1", EventClass::kHostOp, "aten::relu", 20, 30);
+  const CriticalPath cp = PathOf(b.model);
+  ExpectWhole(cp);
+  EXPECT_EQ(PartUs(cp, PathEdge::kHost, "aten::relu"), 10);
+  EXPECT_EQ(Us(cp, PathEdge::kHostGap), 10);
+  EXPECT_EQ(PartUs(cp, PathEdge::kHost, "aten::linear"), 7);
+  EXPECT_EQ(PartUs(cp, PathEdge::kHost, "aten::addmm"), 3);
+}
+
+// A Python call that began before an event and returns inside it is beside
+// it, not its parent: the later event keeps its whole span.
+TEST(CriticalPath, APartialOverlapIsNotNesting) {
+  Builder b;
+  On(b, "1", EventClass::kPython, "enter", 0, 4);
+  On(b, "1", EventClass::kHostOp, "aten::mm", 2, 30);
+  const CriticalPath cp = PathOf(b.model);
+  ExpectWhole(cp);
+  EXPECT_EQ(PartUs(cp, PathEdge::kHost, "aten::mm"), 28);
+  EXPECT_EQ(PartUs(cp, PathEdge::kHost, "enter"), 2);
+}
+
+// The main thread idles inside its step while another thread works (a
+// backward pass on autograd's thread) and resumes just after it ends: the
+// path goes through the other thread's work, then back where it was woken.
+TEST(CriticalPath, AThreadThatResumesAfterAnotherWaitedForIt) {
+  Builder b;
+  On(b, "1", EventClass::kStep, "ProfilerStep#1", 0, 1000);
+  On(b, "1", EventClass::kHostOp, "aten::mse_loss", 10, 100);
+  On(b, "2", EventClass::kHostOp, "autograd::engine::evaluate_function: AddmmBackward0", 120, 800);
+  On(b, "1", EventClass::kHostOp, "Optimizer.step#SGD.step", 830, 990);
+  // The same steps twice more, so that the middle one is complete.
+  for (int s = 1; s <= 2; ++s) {
+    const int64_t t = 1000 * s;
+    On(b, "1", EventClass::kStep, "ProfilerStep#" + std::to_string(s + 1), t, t + 1000);
+    On(b, "1", EventClass::kHostOp, "aten::mse_loss", t + 10, t + 100);
+    On(b, "2", EventClass::kHostOp, "autograd::engine::evaluate_function: AddmmBackward0", t + 120,
+       t + 800);
+    On(b, "1", EventClass::kHostOp, "Optimizer.step#SGD.step", t + 830, t + 990);
+  }
+  const CriticalPath cp = PathOf(b.model);
+  ExpectWhole(cp);
+  ASSERT_GE(cp.complete_steps, 1);
+  const int64_t steps = cp.complete_steps;
+  EXPECT_EQ(cp.window_ns, steps * 1'000'000);
+  // Per step: the optimizer 160, the wake-up 30, the backward 680, the main
+  // thread from the loss's end to the backward's start 20, the loss 90, the
+  // step's own time before it 10 and after the optimizer 10.
+  EXPECT_EQ(PartUs(cp, PathEdge::kHost, "autograd::engine::evaluate_function: AddmmBackward0"),
+            steps * 680);
+  EXPECT_EQ(Us(cp, PathEdge::kCrossThread), steps * 30);
+  EXPECT_EQ(PartUs(cp, PathEdge::kHost, "aten::mse_loss"), steps * 90);
+  EXPECT_EQ(PartUs(cp, PathEdge::kHost, "Optimizer.step#SGD.step"), steps * 160);
+}
+
+// A step whose device work outlasts its host span ends with that work: the
+// path is the device's, counted within the step. Each step launches a
+// 100 us kernel 10 us in, which runs 10 us into the next step, where the
+// next kernel follows it on the stream: the device is the whole path
+// after the first kernel starts.
+TEST(CriticalPath, AStepEndsWithTheDeviceWorkItLaunched) {
+  Builder b;
+  for (int s = 0; s < 4; ++s) {
+    const int64_t t = 100 * s;
+    On(b, "1", EventClass::kStep, "ProfilerStep#" + std::to_string(s), t, t + 100);
+    On(b, "1", EventClass::kHostOp, "aten::mm", t + 1, t + 5);
+    On(b, "1", EventClass::kRuntime, "cudaLaunchKernel", t + 2, t + 4, s + 1);
+    On(b, "7", EventClass::kKernel, "gemm", t + 10, t + 110, s + 1);
+  }
+  const CriticalPath cp = PathOf(b.model);
+  ExpectWhole(cp);
+  ASSERT_EQ(cp.complete_steps, 4);
+  // All of every step but the first's 10 us before its kernel: its launch
+  // delay from the call's start (8) and the step's own time before it (2).
+  EXPECT_EQ(Us(cp, PathEdge::kDevice), 390);
+  EXPECT_EQ(Us(cp, PathEdge::kLaunchDelay), 8);
+  // Its host span alone would have made it the step's own time and the mm.
+  Builder host;
+  for (int s = 0; s < 4; ++s) {
+    const int64_t t = 100 * s;
+    On(host, "1", EventClass::kStep, "ProfilerStep#" + std::to_string(s), t, t + 100);
+    On(host, "1", EventClass::kHostOp, "aten::mm", t + 1, t + 5);
+    On(host, "1", EventClass::kRuntime, "cudaLaunchKernel", t + 2, t + 4, s + 1);
+    On(host, "7", EventClass::kKernel, "gemm", t + 10, t + 20, s + 1);
+  }
+  const CriticalPath own = PathOf(host.model);
+  ExpectWhole(own);
+  EXPECT_EQ(Us(own, PathEdge::kDevice), 0);
+  EXPECT_EQ(PartUs(own, PathEdge::kHost, "aten::mm"), own.complete_steps * 2);
+}
+
+// A trace whose only events are on the CPU: the path is the host's.
+TEST(CriticalPath, ACpuTraceIsItsHostThread) {
+  Builder b;
+  On(b, "1", EventClass::kHostOp, "aten::conv2d", 0, 50);
+  On(b, "1", EventClass::kHostOp, "aten::relu", 50, 60);
+  const CriticalPath cp = PathOf(b.model);
+  ExpectWhole(cp);
+  EXPECT_EQ(cp.by_state[static_cast<size_t>(StepState::kCompute)], 60'000);
+}
+
+// Device tasks with no host event and no launch recorded (a reader without
+// correlation ids): the stream's order, then untraced.
+TEST(CriticalPath, DeviceTasksAloneFollowTheirStream) {
+  Builder b;
+  On(b, "7", EventClass::kKernel, "a", 0, 10);
+  On(b, "7", EventClass::kKernel, "b", 12, 20);
+  On(b, "8", EventClass::kCommunication, "hcom_allReduce", 30, 50);
+  const CriticalPath cp = PathOf(b.model);
+  ExpectWhole(cp);
+  EXPECT_EQ(cp.window_ns, 50'000);
+  EXPECT_EQ(PartUs(cp, PathEdge::kDevice, "hcom_allReduce"), 20);
+  EXPECT_EQ(Us(cp, PathEdge::kUntraced), 30);
+}
+
+TEST(CriticalPath, AnEmptyTraceHasNoPath) {
+  Builder b;
+  const CriticalPath cp = PathOf(b.model);
+  EXPECT_EQ(cp.window_ns, 0);
+  EXPECT_TRUE(cp.parts.empty());
+}
+
+}  // namespace
+}  // namespace opscope::analyze
