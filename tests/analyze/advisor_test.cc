@@ -166,6 +166,46 @@ TEST(Advisor, StepsThatDifferTwiceOverAreSaidTo) {
   EXPECT_EQ(Find(findings({10000, 10000, 19000, 10000, 10000}), "steps_vary"), nullptr);
 }
 
+// Two steps, the second 2.6 times the first because one call took 4 ms
+// where it took 0.23 (torch-cpu/small_cnn_train_torch1.13.json's shape): the
+// diagnosis says the steps are not steady before anything else; it is silent
+// when the steps are within 2x, or when no one name explains half the
+// difference.
+TEST(Advisor, StepsMadeUnsteadyByOneCallAreSaidToFirst) {
+  const auto first = [](const std::vector<std::pair<std::string, int64_t>>& slow_step_ops) {
+    Builder b;
+    b.Add(EventClass::kStep, "ProfilerStep#0", 0, 1840);
+    b.Add(EventClass::kHostOp, "aten::conv2d", 100, 600);
+    b.Add(EventClass::kHostOp, "aten::native_batch_norm", 700, 930);
+    int64_t t = 1940, end = 1940;
+    for (const auto& [name, us] : slow_step_ops) {
+      b.Add(EventClass::kHostOp, name, t, t + us);
+      t += us + 10;
+      end = t;
+    }
+    b.Add(EventClass::kStep, "ProfilerStep#1", 1900, end + 100);
+    const auto findings = Advise(AnalyzeTrace(b.model));
+    return findings.empty() ? Finding{} : findings[0];
+  };
+  const Finding outlier = first({{"aten::conv2d", 500}, {"aten::native_batch_norm", 4180}});
+  EXPECT_EQ(outlier.id, "step_outlier");
+  EXPECT_NE(outlier.title.find("ProfilerStep#1 takes 2.6x ProfilerStep#0 (4.840 vs 1.840 ms)"),
+            std::string::npos)
+      << outlier.title;
+  EXPECT_NE(outlier.title.find("'aten::native_batch_norm' (4.180 ms of its own time there, "
+                               "0.230 ms in ProfilerStep#0)"),
+            std::string::npos)
+      << outlier.title;
+  EXPECT_LT(outlier.saving_ns, 0);  // none: nothing to save in a trace that shows no steady state
+  // Within 2x: the steps' own diagnosis.
+  EXPECT_NE(first({{"aten::conv2d", 500}, {"aten::native_batch_norm", 1500}}).id, "step_outlier");
+  // The growth spread over ten names, none with half of it.
+  std::vector<std::pair<std::string, int64_t>> spread = {{"aten::conv2d", 500},
+                                                         {"aten::native_batch_norm", 230}};
+  for (int i = 0; i < 10; ++i) spread.push_back({"aten::op" + std::to_string(i), 400});
+  EXPECT_NE(first(spread).id, "step_outlier");
+}
+
 // The step-time diagnosis speaks of a window: a trace with none (no event
 // lasts) gets no step_<state> finding, and every verdict's evidence names the
 // window it is about.

@@ -228,6 +228,7 @@ class Attributor {
     }
     out_.ns[Index(StepState::kUntraced)] = Total(remaining);
     Contributors(host);
+    Outlier();
     return std::move(out_);
   }
 
@@ -252,6 +253,63 @@ class Attributor {
     }
     window_ = window.Take();
     out_.window_ns = Total(window_);
+  }
+
+  // One slow call that makes the steps unsteady (Attribution::Outlier).
+  void Outlier() {
+    const StepBreakdown *longest = nullptr, *shortest = nullptr;
+    for (const StepBreakdown& s : a_.steps) {
+      if (s.status != "complete") continue;
+      if (longest == nullptr || s.duration_ns > longest->duration_ns) longest = &s;
+      if (shortest == nullptr || s.duration_ns < shortest->duration_ns) shortest = &s;
+    }
+    if (longest == nullptr || longest == shortest || shortest->duration_ns <= 0) return;
+    const int64_t excess = longest->duration_ns - shortest->duration_ns;
+    if (static_cast<double>(longest->duration_ns) <
+            kOutlierStepRatio * static_cast<double>(shortest->duration_ns) ||
+        100.0 * static_cast<double>(excess) <
+            kOutlierWindowPct * static_cast<double>(out_.window_ns)) {
+      return;
+    }
+    // Each name's own time in the two steps (events that start inside them).
+    std::map<uint32_t, std::pair<int64_t, int64_t>> own;  // name -> (long, short)
+    const auto in = [](const StepBreakdown& s, int64_t t) {
+      return t >= s.begin_ns && t < s.begin_ns + s.duration_ns;
+    };
+    for (size_t e = 0; e < model_.size(); ++e) {
+      const EventClass cls = model_.cls[e];
+      if (cls == EventClass::kStep || cls == EventClass::kDerived || cls == EventClass::kOther ||
+          cls == EventClass::kDeviceAnnotation) {
+        continue;
+      }
+      const int64_t t = model_.start_ns[e];
+      const bool l = in(*longest, t), s = in(*shortest, t);
+      if (!l && !s) continue;
+      int64_t ns = model_.duration_ns[e];
+      auto& slot = own[model_.name[e]];
+      (l ? slot.first : slot.second) += ns;
+      // A host event's time is its parent's no more.
+      if (!IsDevice(cls) && e < a_.links.parent.size() && a_.links.parent[e] >= 0) {
+        const auto p = static_cast<size_t>(a_.links.parent[e]);
+        if (model_.cls[p] != EventClass::kStep) {
+          auto& up = own[model_.name[p]];
+          (l ? up.first : up.second) -= ns;
+        }
+      }
+    }
+    uint32_t worst = UINT32_MAX;
+    int64_t grew = 0;
+    for (const auto& [name, ns] : own) {
+      if (ns.first - ns.second > grew) grew = ns.first - ns.second, worst = name;
+    }
+    if (worst == UINT32_MAX || 2 * grew < excess) return;
+    out_.outlier = {std::string(model_.String(worst)),
+                    longest->name,
+                    shortest->name,
+                    longest->duration_ns,
+                    shortest->duration_ns,
+                    own[worst].first,
+                    own[worst].second};
   }
 
   // The device's states, the launches behind its tasks (by correlation), and
@@ -682,6 +740,9 @@ Verdict Choose(const Attribution& at) {
   if (100.0 * v[0].ns / w >= kUntracedPct) return v[0];
   if (100.0 * v[1].ns / w >= kSetupPct) return v[1];
   if (100.0 * v[2].ns / w >= kWarmupPct) return v[2];
+  if (!at.outlier.name.empty()) {
+    return {"step_outlier", {}, at.outlier.long_step_ns - at.outlier.short_step_ns};
+  }
   return *std::max_element(v.begin(), v.end(),
                            [](const Verdict& x, const Verdict& y) { return x.ns < y.ns; });
 }
@@ -776,6 +837,26 @@ void DiagnosisRule(const RuleContext& c, std::vector<Finding>& out) {
     f.action =
         "Profile the replay (the steps that launch the captured graph), not the capture; the "
         "capture itself is one-off set-up, paid once per graph and batch size.";
+  } else if (v.id == "step_outlier") {
+    const Attribution::Outlier& o = at->outlier;
+    f.severity = Severity::kWarning;
+    f.title = fmt::format(
+        "The steps are not steady: {} takes {:.1f}x {} ({:.3f} vs {:.3f} ms), most of it in "
+        "'{}' ({:.3f} ms of its own time there, {:.3f} ms in {}): one slow call, not the "
+        "model's cost; these steps support no steady-state diagnosis",
+        o.long_step, static_cast<double>(o.long_step_ns) / static_cast<double>(o.short_step_ns),
+        o.short_step, o.long_step_ns / 1e6, o.short_step_ns / 1e6, o.name, o.long_ns / 1e6,
+        o.short_ns / 1e6, o.short_step);
+    f.evidence =
+        fmt::format("{} takes {:.3f} ms more than {} ({:.1f}% of {}); '{}' grew by {:.3f} ms of it",
+                    o.long_step, (o.long_step_ns - o.short_step_ns) / 1e6, o.short_step,
+                    Pct(o.long_step_ns - o.short_step_ns, at->window_ns), window, o.name,
+                    (o.long_ns - o.short_ns) / 1e6);
+    f.action =
+        "Record more steps after warm-up (torch.profiler's schedule: wait, warmup, then ten or "
+        "more active steps) and judge the steady ones; if the slow call recurs, look at what "
+        "runs beside it (preemption, page faults, a thread pool waking up, a data-dependent "
+        "path).";
   } else if (v.id == "step_untraced") {
     f.severity = Severity::kWarning;
     f.title = fmt::format(
@@ -941,7 +1022,7 @@ Pass AttributionPass() {
   return {kAttributionPass,
           "Where did the steps' time go: each instant to one state (compute, exposed "
           "communication, memory, waits, set-up, warm-up, launch, framework, blocked, untraced)?",
-          {"steps"},
+          {"steps", "links"},
           [](const TraceModel& model, Analysis& a) {
             a.results.Set(kAttributionPass, ComputeAttribution(model, a));
           },
@@ -954,13 +1035,17 @@ Pass AttributionPass() {
                   "time, by the attribution: a graph capture when stream capture covers {:g}% "
                   "or more of the window, else untraced when nothing explains {:g}% or more, "
                   "else one-off set-up from {:g}%, else warm-up (compilation, first-use loads) "
-                  "from {:g}%, else the largest of compute, device waiting (exposed "
+                  "from {:g}%, else unsteady steps (step_outlier: the longest complete step "
+                  "{:g}x the shortest or more, {:g}% of the window or more apart, and one "
+                  "name's own time grew by half the difference), else the largest of compute, "
+                  "device waiting (exposed "
                   "communication, peers, queued work), memory, data loading, host overhead "
                   "(launch, framework) and the host blocked with the device idle; critical "
                   "from 50% of the window, warning from 20% (compute: warning from 50%, set-up "
                   "and untraced: warning); the saving is the state's time (compute: half of its "
                   "largest kernel family)",
-                  kCapturePct, kUntracedPct, kSetupPct, kWarmupPct);
+                  kCapturePct, kUntracedPct, kSetupPct, kWarmupPct, kOutlierStepRatio,
+                  kOutlierWindowPct);
             },
             DiagnosisRule}}};
 }

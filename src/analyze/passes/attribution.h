@@ -44,6 +44,7 @@ namespace opscope::analyze {
 inline constexpr int64_t kQueuedGraceNs = 50'000;
 inline constexpr int64_t kSetupFirstCallNs = 10'000'000;
 inline constexpr int64_t kFirstUseNs = 1'000'000;
+inline constexpr double kOutlierStepRatio = 2, kOutlierWindowPct = 25;
 
 // The states, in the order that decides an instant (see above).
 enum class StepState : uint8_t {
@@ -88,6 +89,17 @@ struct Attribution {
   // those two states, most first.
   int32_t own_rank = -1;
   std::vector<std::pair<int32_t, int64_t>> peers;
+  // Steps that are not steady because of one slow call: the longest complete
+  // step takes kOutlierStepRatio times the shortest or more, the difference
+  // is kOutlierWindowPct% of the window or more, and one name's own time
+  // (a host event's outside its children, a device task's) grew by half the
+  // difference or more between them. Empty name: none.
+  struct Outlier {
+    std::string name;
+    std::string long_step, short_step;
+    int64_t long_step_ns = 0, short_step_ns = 0;
+    int64_t long_ns = 0, short_ns = 0;  // the name's own time in each step
+  } outlier;
   // The runtime calls whose state the trace-wide rules decided (the first
   // call's context creation: setup; a kernel's first-use launch:
   // compilation), for the passes that class events as this one does.

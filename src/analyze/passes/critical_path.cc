@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <optional>
 
 #include "analyze/analysis.h"
 #include "analyze/compute_device.h"
@@ -46,7 +47,6 @@ class Walker {
         cpu_is_device_(a.compute_on == ComputeOn::kCpu),
         scopes_are_work_(cpu_is_device_ && ScopesAreTheWork(model)),
         launch_of_(model, [&](size_t e) { return model.cls[e] == EventClass::kRuntime; }),
-        task_of_(model, [&](size_t e) { return IsDevice(model.cls[e]); }),
         kind_of_name_(model.string_count(), RuntimeKind::kUnknown),
         state_of_name_(model.string_count(), 0),
         flags_of_name_(model.string_count(), 0),
@@ -211,25 +211,27 @@ class Walker {
   // Of the tasks launched by calls that start in [begin, end), the one that
   // ends last; SIZE_MAX none.
   size_t LastLaunchedTask(int64_t begin, int64_t end) {
-    if (!launches_indexed_) {
+    if (!launches_indexed_) {  // (launch call's start, task), by start
       launches_indexed_ = true;
-      for (size_t e = 0; e < model_.size(); ++e) {
-        if (model_.cls[e] == EventClass::kRuntime && model_.correlation[e] >= 0 &&
-            task_of_.Find(model_.correlation[e]) != SIZE_MAX) {
-          launches_.push_back(static_cast<uint32_t>(e));
-        }
+      for (const uint32_t task : device_.events) {
+        const size_t call = launch_of_.Find(model_.correlation[task]);
+        if (call != SIZE_MAX) launches_.push_back({model_.start_ns[call], task});
       }
-      std::sort(launches_.begin(), launches_.end(),
-                [&](uint32_t x, uint32_t y) { return model_.start_ns[x] < model_.start_ns[y]; });
+      std::sort(launches_.begin(), launches_.end());
     }
     size_t last = SIZE_MAX;
-    for (auto it = std::partition_point(launches_.begin(), launches_.end(),
-                                        [&](uint32_t x) { return model_.start_ns[x] < begin; });
-         it != launches_.end() && model_.start_ns[*it] < end; ++it) {
-      const size_t task = task_of_.Find(model_.correlation[*it]);
-      if (last == SIZE_MAX || End(task) > End(last)) last = task;
+    for (auto it = std::lower_bound(launches_.begin(), launches_.end(),
+                                    std::pair<int64_t, uint32_t>{begin, 0});
+         it != launches_.end() && it->first < end; ++it) {
+      if (last == SIZE_MAX || End(it->second) > End(last)) last = it->second;
     }
     return last;
+  }
+
+  // The device task a runtime call launched, SIZE_MAX none.
+  size_t TaskOf(size_t call) {
+    if (!task_of_) task_of_.emplace(model_, [&](size_t e) { return IsDevice(model_.cls[e]); });
+    return task_of_->Find(model_.correlation[call]);
   }
 
   // The position of host event e.
@@ -331,8 +333,7 @@ class Walker {
       case EventClass::kRuntime: {
         const RuntimeKind kind = KindOf(e);
         return kind == RuntimeKind::kBlocked ||
-               (kind == RuntimeKind::kAsyncCopy &&
-                CopyBlocks(model_, task_of_.Find(model_.correlation[e])));
+               (kind == RuntimeKind::kAsyncCopy && CopyBlocks(model_, TaskOf(e)));
       }
       case EventClass::kHostOp: return (Flags(model_.name[e]) & kWaits) != 0;
       default: return false;
@@ -373,8 +374,7 @@ class Walker {
     }
     StepState own;
     if (cls == EventClass::kRuntime && KindOf(e) == RuntimeKind::kAsyncCopy) {
-      own = HostEventState(model_, e, cpu_is_device_, scopes_are_work_,
-                           task_of_.Find(model_.correlation[e]));
+      own = HostEventState(model_, e, cpu_is_device_, scopes_are_work_, TaskOf(e));
     } else {
       // By name and class once (the class in the high byte, plus one).
       uint16_t& known = state_of_name_[model_.name[e]];
@@ -462,7 +462,7 @@ class Walker {
     // Another thread's work that ended just before this thread resumed:
     // what it waited for (a backward pass on autograd's thread).
     const int64_t own = child >= 0 ? child_end : std::min(start, at);
-    if (at > own) {
+    if (at - own > kWakeNs) {
       const int64_t after = std::max(own, at - std::max(kWakeNs, (at - own) / 20));
       const int32_t other = LatestTopEnd(after, at - 1, model_.track[e]);
       if (other >= 0) {
@@ -567,7 +567,8 @@ class Walker {
   const TraceModel& model_;
   const Attribution* attribution_;  // its refined runtime calls; null when it did not run
   const bool cpu_is_device_, scopes_are_work_;
-  const CorrelationIndex launch_of_, task_of_;
+  const CorrelationIndex launch_of_;
+  std::optional<CorrelationIndex> task_of_;  // built when an asynchronous copy call is met
   std::vector<RuntimeKind> kind_of_name_;
   std::vector<uint16_t> state_of_name_;  // (class + 1) << 8 | state; 0 not yet known
   std::vector<uint8_t> flags_of_name_;   // Flags(); 0 not yet known
@@ -581,8 +582,8 @@ class Walker {
     int64_t count = 0, ns = 0;
   };
   Int64Map<Sum> parts_;  // edge << 40 | state << 32 | name id (UINT32_MAX: none)
-  std::vector<std::pair<int64_t, int32_t>> steps_;  // the step events' starts and positions
-  std::vector<uint32_t> launches_;                  // launch calls with a task, by start
+  std::vector<std::pair<int64_t, int32_t>> steps_;      // the step events' starts and positions
+  std::vector<std::pair<int64_t, uint32_t>> launches_;  // (launch call's start, task)
   bool launches_indexed_ = false;
   CriticalPath out_;
 };

@@ -7,8 +7,9 @@
 // after its launch call's start, the previous task on its stream, or, where
 // neither explains a start held back kQueuedGraceNs past its launch, another
 // stream's task that ended just before it (an event dependency the trace does
-// not record); a host thread that resumes within kWakeNs (or a twentieth of
-// its idle time) of another thread's top-level event ending, after it.
+// not record); a host thread idle for more than kWakeNs that resumes within
+// kWakeNs (or a twentieth of its idle time) of another thread's top-level
+// event ending, after it.
 // From the step's end, the walk goes each time to the
 // dependency that was satisfied last: the one the interval waited on. Where
 // a thread's first event has no dependency in the trace, the walk continues

@@ -514,22 +514,27 @@ void Tables(const Analysis& a, const TableContext& c, std::vector<ResultTable>& 
   table.notes.push_back(
       "FLOPs from the trace's arguments or from recorded shapes of matrix multiplies; "
       "% of roofline = achieved / min(peak, intensity x bandwidth).");
-  tables.push_back(std::move(table));
-}
-
-// Rooflines above 100%: the ceilings or the counts are wrong.
-void InconsistentRule(const RuleContext& c, std::vector<Finding>& out) {
-  const auto* roofline = c.analysis.results.Get<std::vector<OpRoofline>>(kRooflinePass);
-  if (roofline == nullptr) return;
+  // Above 100%: the ceilings (or the counts) do not fit this trace, so no
+  // operator's percentage here measures its efficiency. Said beside the
+  // figures, never as a finding about an operator (issue 36, class 9).
+  int64_t over = 0;
+  const OpRoofline* worst = nullptr;
   for (const auto& r : *roofline) {
     if (!r.inconsistent) continue;
-    out.push_back(
-        {"roofline_inconsistent", Severity::kWarning,
-         fmt::format("'{}' measures {:.0f}% of its roofline", r.name, r.pct_of_attainable), r.note,
-         "Do not trust this operator's roofline figures until the ceilings match the "
-         "device and dtype and the FLOP count is confirmed."});
-    break;
+    ++over;
+    if (worst == nullptr || r.pct_of_attainable > worst->pct_of_attainable) worst = &r;
   }
+  if (worst != nullptr) {
+    table.notes.insert(
+        table.notes.begin(),
+        fmt::format("Doubtful: {} operator{} would run above 100% of these ceilings ('{}' at "
+                    "{:.0f}%), which no operator can: the ceilings ({}) or the FLOP and byte "
+                    "counts do not fit this trace, so the % column does not measure efficiency "
+                    "here.",
+                    over, over == 1 ? "" : "s", worst->name, worst->pct_of_attainable,
+                    a.ceilings ? a.ceilings->source : std::string("none")));
+  }
+  tables.push_back(std::move(table));
 }
 
 }  // namespace
@@ -542,13 +547,7 @@ Pass RooflinePass() {
             a.results.Set(kRooflinePass,
                           ComputeRoofline(model, a.ceilings ? &*a.ceilings : nullptr));
           },
-          Tables,
-          {{"roofline_inconsistent",
-            {kRooflinePass},
-            [](const Thresholds&) {
-              return std::string("an operator measures more than 100% of its roofline");
-            },
-            InconsistentRule}}};
+          Tables};
 }
 
 }  // namespace opscope::analyze

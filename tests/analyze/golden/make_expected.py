@@ -148,6 +148,7 @@ def expected_case(case, data, relative, fmt):
     else:
         out["judgement"] = expected_judgement(
             events, relative, {n: o["self_ns"] for n, o in operators.items() if "self_ns" in o})
+    unsteady = expected_outlier(complete, out["judgement"]["steps"])
     if relative.startswith("kineto/"):
         # The step-time diagnosis, from the attribution that
         # analyze/attribution_expected.py computes from the raw JSON over the
@@ -155,11 +156,74 @@ def expected_case(case, data, relative, fmt):
         steps = [n for n, s in out["judgement"]["steps"].items() if s == "complete"]
         states = attribution_expected.expected(os.path.join(data, relative), steps)
         verdict = expected_diagnosis(
-            states, attribution_expected.capture_ns(os.path.join(data, relative), steps))
+            states, attribution_expected.capture_ns(os.path.join(data, relative), steps),
+            unsteady)
         if verdict:
             out["judgement"]["findings"].insert(0, verdict)
             out["judgement"]["first"] = verdict["id"]
+    elif unsteady and case in HOST_ONLY and host_busy_share(complete, out["judgement"]["steps"]) > 50:
+        # A CPU trace's steps, mostly traced (so not untraced first), with no
+        # runtime calls (so no set-up or warm-up): unsteady steps come first.
+        verdict = {"id": "step_outlier", "severity": "warning", "figure": f"'{unsteady}'"}
+        out["judgement"]["findings"].insert(0, verdict)
+        out["judgement"]["first"] = "step_outlier"
     return out
+
+
+def complete_steps(complete, statuses):
+    return [(ns(e["ts"]), ns(e["ts"]) + ns(e["dur"])) for e in complete
+            if str(e.get("name", "")).startswith("ProfilerStep#")
+            and statuses.get(e["name"]) == "complete" and e.get("cat") != "gpu_user_annotation"]
+
+
+def host_busy_share(complete, statuses):
+    """The share of the complete steps some host event below the step covers."""
+    steps = complete_steps(complete, statuses)
+    spans = [(ns(e["ts"]), ns(e["ts"]) + ns(e["dur"])) for e in complete
+             if not str(e.get("name", "")).startswith("ProfilerStep#")]
+    window = sum(b - a for a, b in steps)
+    busy = sum(covered(union(spans), a, b) for a, b in steps)
+    return 100.0 * busy / window if window else 0
+
+
+def expected_outlier(complete, statuses):
+    """The name that makes the steps unsteady (docs/rules.md, step_<state>:
+    the longest complete step 2x the shortest or more, 25% of the window or
+    more apart, one name's own time grown by half the difference or more), or
+    None. Own time: an event's duration less its direct children's on its
+    thread (the innermost event opened before it, by start then the longer
+    first, still open), per step by where each event starts."""
+    steps = complete_steps(complete, statuses)
+    if len(steps) < 2:
+        return None
+    longest, shortest = max(steps, key=lambda s: s[1] - s[0]), min(steps, key=lambda s: s[1] - s[0])
+    window = sum(b - a for a, b in steps)
+    excess = (longest[1] - longest[0]) - (shortest[1] - shortest[0])
+    if (longest[1] - longest[0]) < 2 * (shortest[1] - shortest[0]) or 100 * excess < 25 * window:
+        return None
+    events = [e for e in complete if e.get("cat") not in ("Trace", "gpu_user_annotation")]
+    by_thread = collections.defaultdict(list)
+    for e in events:
+        by_thread[(str(e.get("pid")), str(e.get("tid")))].append(e)
+    own = collections.defaultdict(lambda: [0, 0])
+    for evs in by_thread.values():
+        evs.sort(key=lambda e: (ns(e["ts"]), -ns(e["dur"])))
+        stack = []
+        for e in evs:
+            b, d = ns(e["ts"]), ns(e["dur"])
+            while stack and ns(stack[-1]["ts"]) + ns(stack[-1]["dur"]) < b + d:
+                stack.pop()
+            parent = stack[-1] if stack else None
+            stack.append(e)
+            if str(e.get("name", "")).startswith("ProfilerStep#"):
+                continue
+            for slot, (lo, hi) in enumerate((longest, shortest)):
+                if lo <= b < hi:
+                    own[e["name"]][slot] += d
+                    if parent is not None and not str(parent["name"]).startswith("ProfilerStep#"):
+                        own[parent["name"]][slot] -= d
+    name, (grew_long, grew_short) = max(own.items(), key=lambda kv: kv[1][0] - kv[1][1])
+    return name if 2 * (grew_long - grew_short) >= excess else None
 
 
 def outlier(top, whole, calls):
@@ -172,12 +236,13 @@ def outlier(top, whole, calls):
         100.0 * (top - longest) / (whole - longest) < 30
 
 
-def expected_diagnosis(states, capture=0):
+def expected_diagnosis(states, capture=0, unsteady=None):
     """The step_<state> finding the advisor must make first, restated from its
     documented rule (docs/rules.md, step_<state>): a graph capture when stream
     capture covers 50% or more of the window, else untraced when nothing
     explains 50% or more, else one-off set-up from 50%, else warm-up from 30%,
-    else the largest group; the severity by its share."""
+    else unsteady steps (expected_outlier), else the largest group; the
+    severity by its share."""
     window = sum(states.values())
     if not window:
         return None
@@ -203,6 +268,8 @@ def expected_diagnosis(states, capture=0):
         chosen = "step_setup"
     elif pct["step_compilation"] >= 30:
         chosen = "step_compilation"
+    elif unsteady:
+        return {"id": "step_outlier", "severity": "warning", "figure": f"'{unsteady}'"}
     else:
         chosen = max(groups, key=lambda g: g[1])[0]  # the first of equals
     share = pct[chosen]
