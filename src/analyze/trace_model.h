@@ -228,6 +228,11 @@ class TraceModel {
   };
   std::vector<LaunchFlow> launch_flows;
 
+  // What the reader could not use, each a sentence for the report ("tables
+  // not in this export: ..."; "12 rows without a valid end were left out"):
+  // the analyses stand on the rest, and the report says what that is.
+  std::vector<std::string> import_notes;
+
   // What the producer reported beside the timeline (reported.h), lowered by
   // the readers of its side files (side_files.h); empty where it wrote none.
   ReportedTables reported;

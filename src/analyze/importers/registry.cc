@@ -9,6 +9,7 @@
 #include "analyze/importers/ascend/side_file_readers.h"
 #include "analyze/importers/ascend/task_time_importer.h"
 #include "analyze/importers/chrome_json/chrome_json_importer.h"
+#include "analyze/importers/nsys/nsys_importer.h"
 #include "analyze/side_files.h"
 #include "analyze/trace_inputs.h"
 
@@ -16,10 +17,9 @@ namespace opscope::analyze {
 
 const std::vector<Importer>& Importers() {
   static const std::vector<Importer> importers = {
-      ChromeJsonImporter(),
-      KernelDetailsImporter(),
-      AscendDbImporter(),
-      TaskTimeImporter(),
+      ChromeJsonImporter(), KernelDetailsImporter(),
+      NsysImporter(),  // before Ascend's: each sniffer claims only its own schema
+      AscendDbImporter(),   TaskTimeImporter(),
   };
   return importers;
 }

@@ -23,16 +23,17 @@ namespace opscope::analyze {
 
 // Passes whose whole analysis is one file (its result, tables and rules)
 // declare their entry here, beside their registration.
-Pass HostWaitsPass();  // host_waits.cc
+Pass HostWaitsPass();    // host_waits.cc
+Pass ImportNotesPass();  // import_notes.cc
 
 const std::vector<Pass>& Passes() {
   // The report lists each trace's tables in this order, and the advisor
   // applies the passes' rules in it.
   static const std::vector<Pass> passes = {
-      SelfTimesPass(), LinksPass(),       OpStatsPass(),      OpDevicePass(),   DeviceBusyPass(),
-      StepsPass(),     TransfersPass(),   LayoutPass(),       LongTailPass(),   CpuFallbackPass(),
-      LaunchPass(),    RooflinePass(),    FusionPass(),       DeviceTimePass(), TimelinePass(),
-      HostWaitsPass(), AttributionPass(), CriticalPathPass(),
+      ImportNotesPass(), SelfTimesPass(), LinksPass(),       OpStatsPass(),      OpDevicePass(),
+      DeviceBusyPass(),  StepsPass(),     TransfersPass(),   LayoutPass(),       LongTailPass(),
+      CpuFallbackPass(), LaunchPass(),    RooflinePass(),    FusionPass(),       DeviceTimePass(),
+      TimelinePass(),    HostWaitsPass(), AttributionPass(), CriticalPathPass(),
   };
   return passes;
 }

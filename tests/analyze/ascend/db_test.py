@@ -337,13 +337,14 @@ def check_errors(opscope, tmp, failures):
         db.close()
         cases.append((path, 3, "%s: a row's %s is NULL: not a time" %
                       (table, "start" if row else "end")))
-    # Another producer's SQLite export (the tables of an Nsight Systems report)
-    # is not taken for Ascend's: opscope says it does not read it (exit 5).
+    # Another producer's SQLite database is not taken for Ascend's: opscope
+    # says it does not read it (exit 5). (An Nsight Systems export has its
+    # own reader: analyze/nsys_test.py.)
     path = os.path.join(tmp, "report.sqlite")
     db = sqlite3.connect(path)
     db.executescript("""
-        CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT);
-        CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER, end INTEGER, shortName INTEGER);""")
+        CREATE TABLE StringIdsX (id INTEGER PRIMARY KEY, value TEXT);
+        CREATE TABLE samples (start INTEGER, end INTEGER, shortName INTEGER);""")
     db.commit()
     db.close()
     cases.append((path, 5, "is not a trace format opscope reads"))

@@ -12,6 +12,7 @@
 
 #include "analyze/importers/ascend/kernel_details_importer.h"
 #include "analyze/importers/ascend/op_type.h"
+#include "analyze/importers/sqlite_db.h"
 #include "analyze/names.h"
 #include "core/output.h"
 #include "core/text.h"
@@ -20,95 +21,10 @@
 namespace opscope::analyze {
 namespace {
 
-// A read-only connection. immutable=1: no locks, no -wal/-shm files created,
-// so a database on read-only media (or being copied) opens too.
-class Db {
- public:
-  explicit Db(std::string path) : path_(std::move(path)) {
-    std::string uri = "file:";
-    for (const char c : path_) {
-      if (c == '%' || c == '?' || c == '#') {
-        uri += fmt::format("%{:02X}", static_cast<unsigned char>(c));
-      } else {
-        uri += c;
-      }
-    }
-    uri += "?immutable=1";
-    if (sqlite3_open_v2(uri.c_str(), &db_, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, nullptr) !=
-        SQLITE_OK) {
-      const std::string why = db_ != nullptr ? sqlite3_errmsg(db_) : "out of memory";
-      sqlite3_close(db_);
-      db_ = nullptr;
-      throw Error(ErrorCode::kInvalidInput, path_ + ": SQLite cannot open it: " + why);
-    }
-    core::ProtectInput(path_);  // a companion database is an input: no output replaces it
-  }
-  ~Db() { sqlite3_close(db_); }
-  Db(const Db&) = delete;
-  Db& operator=(const Db&) = delete;
-
-  const std::string& path() const { return path_; }
-  // The row Query is at (1: the first), for errors that name it.
-  int64_t row() const { return row_; }
-
-  // Runs `sql`, calling `row(stmt)` for each result row.
-  template <typename F>
-  void Query(const std::string& sql, F&& row) const {
-    sqlite3_stmt* stmt = nullptr;
-    if (sqlite3_prepare_v2(db_, sql.c_str(), -1, &stmt, nullptr) != SQLITE_OK) {
-      const std::string why = sqlite3_errmsg(db_);
-      sqlite3_finalize(stmt);
-      throw Error(ErrorCode::kInvalidInput, path_ + ": SQLite: " + why);
-    }
-    int rc = SQLITE_ROW;
-    row_ = 0;
-    try {
-      while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) ++row_, row(stmt);
-    } catch (...) {
-      sqlite3_finalize(stmt);
-      throw;
-    }
-    const std::string why = rc == SQLITE_DONE ? "" : sqlite3_errmsg(db_);
-    sqlite3_finalize(stmt);
-    if (rc != SQLITE_DONE) throw Error(ErrorCode::kInvalidInput, path_ + ": SQLite: " + why);
-  }
-
-  bool HasTable(const std::string& table) const {
-    bool found = false;
-    Query("SELECT 1 FROM sqlite_master WHERE type IN ('table','view') AND name = '" + table + "'",
-          [&](sqlite3_stmt*) { found = true; });
-    return found;
-  }
-
-  std::vector<std::string> Columns(const std::string& table) const {
-    std::vector<std::string> columns;
-    Query("PRAGMA table_info(\"" + table + "\")", [&](sqlite3_stmt* s) {
-      columns.emplace_back(reinterpret_cast<const char*>(sqlite3_column_text(s, 1)));
-    });
-    return columns;
-  }
-
- private:
-  std::string path_;
-  mutable int64_t row_ = 0;
-  sqlite3* db_ = nullptr;
-};
-
-bool Has(const std::vector<std::string>& columns, const std::string& name) {
-  return std::find(columns.begin(), columns.end(), name) != columns.end();
-}
-
-std::string_view Text(sqlite3_stmt* s, int col) {
-  const auto* p = reinterpret_cast<const char*>(sqlite3_column_text(s, col));
-  return p == nullptr ? std::string_view() : std::string_view(p, sqlite3_column_bytes(s, col));
-}
-
-bool IsNull(sqlite3_stmt* s, int col) { return sqlite3_column_type(s, col) == SQLITE_NULL; }
-
 // STRING_IDS: id -> text. Ids absent from the table (4294967295, NULL) read "".
 class Strings {
  public:
-  explicit Strings(const Db& db) {
+  explicit Strings(const SqliteDb& db) {
     db.Query("SELECT id, value FROM STRING_IDS", [&](sqlite3_stmt* s) {
       values_.emplace(sqlite3_column_int64(s, 0), std::string(Text(s, 1)));
     });
@@ -123,7 +39,7 @@ class Strings {
   std::unordered_map<int64_t, std::string> values_;
 };
 
-void RequireTables(const Db& db, std::initializer_list<const char*> tables) {
+void RequireTables(const SqliteDb& db, std::initializer_list<const char*> tables) {
   for (const char* t : tables) {
     if (!db.HasTable(t)) {
       throw Error(ErrorCode::kInvalidInput,
@@ -134,7 +50,7 @@ void RequireTables(const Db& db, std::initializer_list<const char*> tables) {
 }
 
 // Times must be plausible nanoseconds (a corrupt row is named, not imported).
-void CheckSpan(const Db& db, const char* table, int64_t start, int64_t end) {
+void CheckSpan(const SqliteDb& db, const char* table, int64_t start, int64_t end) {
   if (start < 0 || end < start || end > 4000000000000000000) {
     throw Error(ErrorCode::kInvalidInput,
                 fmt::format("{}: {}: a row runs from {} to {} ns: not a time span", db.path(),
@@ -146,7 +62,8 @@ void CheckSpan(const Db& db, const char* table, int64_t start, int64_t end) {
 // PYTORCH_API's times as text). NULL, other text ('NULL'), a real or a blob is
 // no time (SQLite would read them as 0: issues 39 and 51): an error naming the
 // table, the row and the column.
-int64_t TimeValue(const Db& db, const char* table, sqlite3_stmt* s, int col, const char* what) {
+int64_t TimeValue(const SqliteDb& db, const char* table, sqlite3_stmt* s, int col,
+                  const char* what) {
   const auto fail = [&](const std::string& held) {
     return Error(ErrorCode::kInvalidInput,
                  fmt::format("{}: {}: a row's {} is {}: not a time (row {}, column {})", db.path(),
@@ -170,8 +87,8 @@ int64_t TimeValue(const Db& db, const char* table, sqlite3_stmt* s, int col, con
 
 // A row's start and end (columns `start_col`, `end_col`), checked: each a
 // time (TimeValue), and a span that does not run backwards.
-std::pair<int64_t, int64_t> Span(const Db& db, const char* table, sqlite3_stmt* s, int start_col,
-                                 int end_col) {
+std::pair<int64_t, int64_t> Span(const SqliteDb& db, const char* table, sqlite3_stmt* s,
+                                 int start_col, int end_col) {
   const int64_t start = TimeValue(db, table, s, start_col, "start"),
                 end = TimeValue(db, table, s, end_col, "end");
   CheckSpan(db, table, start, end);
@@ -185,7 +102,7 @@ std::string BlocksColumn(const std::vector<std::string>& columns) {
 
 // The compute tasks, in globalTaskId order: the columns `rest` after
 // (globalTaskId, start, end, stream, task id, connection, name, opType, taskType, blocks).
-std::string ComputeTasksSql(const Db& db) {
+std::string ComputeTasksSql(const SqliteDb& db) {
   const std::vector<std::string> columns = db.Columns("COMPUTE_TASK_INFO");
   std::string sql =
       "SELECT t.globalTaskId, t.startNs, t.endNs, t.streamId, t.taskId, t.connectionId, "
@@ -217,7 +134,7 @@ bool SniffAscendDb(Source& source) {
   // says what is wrong with it.
   if (source.container() != Container::kPlain || source.name() == "standard input") return true;
   try {
-    const Db db(source.name());
+    const SqliteDb db(source.name());
     return db.HasTable("STRING_IDS") || db.HasTable("TASK");
   } catch (const Error&) {
     return true;
@@ -242,7 +159,7 @@ void ImportAscendDb(Source& source, TraceModel& model) {
                     ": an SQLite database is read from a plain file (SQLite needs to seek): "
                     "decompress it first");
   }
-  const Db db(path);
+  const SqliteDb db(path);
   RequireTables(db, {"STRING_IDS", "TASK"});
   const Strings str(db);
   // Device work, as kernel_details.csv lists it.
@@ -384,7 +301,7 @@ void ImportAscendDb(Source& source, TraceModel& model) {
 }
 
 PipeTable ReadDbPipeline(const std::string& path) {
-  const Db db(path);
+  const SqliteDb db(path);
   RequireTables(db, {"STRING_IDS", "TASK"});
   if (!db.HasTable("TASK_PMU_INFO") || !db.HasTable("COMPUTE_TASK_INFO")) {
     return AiCorePipelineBuilder(path, {}, "").Finish();
@@ -450,7 +367,7 @@ PipeTable ReadDbPipeline(const std::string& path) {
 }
 
 AscendAnalysisDb ReadAnalysisDb(const std::string& path) {
-  const Db db(path);
+  const SqliteDb db(path);
   AscendAnalysisDb out;
   const auto ns_of = [&](sqlite3_stmt* s, int col, double scale, const char* what) -> int64_t {
     if (IsNull(s, col)) return -1;

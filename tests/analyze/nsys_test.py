@@ -1,0 +1,111 @@
+#!/usr/bin/env python3
+"""Nsight Systems' SQLite export (importers/nsys): what `opscope analyze`
+reports of the real export in tests/data/nsys must equal what
+nsys_expected.py computes from the raw tables on its own (kernels by name,
+copies by direction with bytes and time, events in all, framework operators
+from PyTorch's emit_nvtx ranges); a database that lacks tables is read for
+what it has and says which it lacks; an SQLite file of another producer is
+refused by name.
+
+    nsys_test.py OPSCOPE DATA_DIR
+"""
+import csv
+import os
+import sqlite3
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import nsys_expected  # noqa: E402
+
+opscope, data = sys.argv[1:3]
+failures = 0
+scratch = tempfile.TemporaryDirectory()
+
+
+def check(ok, what):
+    global failures
+    print(("ok: " if ok else "FAIL: ") + what)
+    if not ok:
+        failures += 1
+
+
+def analyze(path, name):
+    out = os.path.join(scratch.name, name)
+    run = subprocess.run([opscope, "analyze", path, "--top", "0", "--out", out],
+                         capture_output=True, text=True)
+    return run, out
+
+
+def rows(out, table):
+    with open(os.path.join(out, "tables", table + ".csv")) as f:
+        return list(csv.DictReader(f))
+
+
+sample = os.path.join(data, "nsys", "h100_2gpu_1s.sqlite")
+want = nsys_expected.expected(sample)
+run, out = analyze(sample, "h100")
+check(run.returncode == 0, f"the export is read ({run.stderr.strip()[:200]})")
+kernels = {r["operator"]: r for r in rows(out, "kernels")}
+for name, k in want["kernels"].items():
+    got = kernels.get(name)
+    check(got is not None and int(got["count"]) == k["count"] and int(got["total_ns"]) == k["total_ns"],
+          f"kernel {name[:60]}: {k['count']} calls, {k['total_ns']} ns")
+transfers = {r["direction"]: r for r in rows(out, "transfers")}
+for direction, c in want["copies"].items():
+    got = transfers.get(direction)
+    check(got is not None and int(got["count"]) == c["count"] and int(got["bytes"]) == c["bytes"]
+          and int(got["total_ns"]) == c["total_ns"],
+          f"copies {direction}: {c['count']}, {c['bytes']} B, {c['total_ns']} ns")
+events = int(rows(out, "kernels")[0]["events"])
+check(events == want["events"], f"{want['events']} complete events (opscope: {events})")
+operators = {r["operator"]: int(r["count"]) for r in rows(out, "operators")}
+for op, count in want["operators"].items():
+    check(operators.get(op) == count, f"operator {op}: {count} ranges")
+
+# A database with the kernels and nothing else: read for what it has.
+partial = os.path.join(scratch.name, "partial.sqlite")
+db = sqlite3.connect(partial)
+db.executescript("""
+CREATE TABLE META_DATA_EXPORT (name TEXT, value TEXT);
+INSERT INTO META_DATA_EXPORT VALUES ('EXPORT_PRODUCT_NAME', 'NVIDIA Nsight Systems'),
+                                    ('EXPORT_SCHEMA_VERSION', '3.25.0');
+CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT NOT NULL);
+INSERT INTO StringIds VALUES (1, 'gemm_kernel'), (2, 'ncclDevKernel_AllReduce_Sum_f32_RING_LL');
+CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INT, end INT, deviceId INT, streamId INT,
+                                         correlationId INT, globalPid INT, demangledName INT);
+INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (1000, 5000, 0, 7, 1, 0, 1), (5000, 9000, 0, 13, 2, 0, 2),
+                                              (9000, 8000, 0, 7, 3, 0, 1);
+CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME (start INT, end INT, globalTid INT, correlationId INT);
+INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (500, 900, 1, 1);
+""")
+db.commit()
+db.close()
+run, out = analyze(partial, "partial")
+check(run.returncode == 0, f"a database with only kernels is read ({run.stderr.strip()[:200]})")
+if run.returncode == 0:
+    got = {r["operator"]: r for r in rows(out, "kernels")}
+    check(got.get("gemm_kernel", {}).get("count") == "1" and "ncclDevKernel_AllReduce_Sum_f32_RING_LL" in got
+          and got["ncclDevKernel_AllReduce_Sum_f32_RING_LL"]["category"] == "communication",
+          "its kernels, the NCCL one as communication, the row that ends before it starts left out")
+    with open(os.path.join(out, "analysis.json")) as f:
+        text = f.read()
+    check("CUPTI_ACTIVITY_KIND_MEMCPY" in text and "NVTX_EVENTS" in text
+          and "CUPTI_ACTIVITY_KIND_RUNTIME (it has no column nameId)" in text
+          and "1 rows without a valid start and end" in text,
+          "the missing tables, a table without a column it needs and the row left out are "
+          "named in the report")
+
+# Another producer's SQLite: not an Nsight export.
+other = os.path.join(scratch.name, "other.sqlite")
+db = sqlite3.connect(other)
+db.executescript("CREATE TABLE notes (id INTEGER, text TEXT); INSERT INTO notes VALUES (1, 'x');")
+db.commit()
+db.close()
+run, _ = analyze(other, "other")
+check(run.returncode != 0 and "is not a trace format opscope reads" in run.stderr
+      and "Nsight Systems" in run.stderr, f"another SQLite file is refused ({run.stderr.strip()[:160]})")
+
+print(f"{failures} failure(s)")
+sys.exit(1 if failures else 0)
