@@ -10,6 +10,7 @@
 #include "analyze/importers/ascend/task_time_importer.h"
 #include "analyze/importers/chrome_json/chrome_json_importer.h"
 #include "analyze/importers/nsys/nsys_importer.h"
+#include "analyze/importers/rocprof/rocprof_json_importer.h"
 #include "analyze/side_files.h"
 #include "analyze/trace_inputs.h"
 
@@ -17,9 +18,13 @@ namespace opscope::analyze {
 
 const std::vector<Importer>& Importers() {
   static const std::vector<Importer> importers = {
-      ChromeJsonImporter(), KernelDetailsImporter(),
-      NsysImporter(),  // before Ascend's: each sniffer claims only its own schema
-      AscendDbImporter(),   TaskTimeImporter(),
+      // Each sniffer claims only its own format; those that look inside a
+      // JSON object or an SQLite file come before the ones that would try it.
+      RocprofJsonImporter(),  //
+      ChromeJsonImporter(),   //
+      KernelDetailsImporter(),
+      NsysImporter(),  //
+      AscendDbImporter(),      TaskTimeImporter(),
   };
   return importers;
 }

@@ -8,7 +8,7 @@
 #include <map>
 #include <tuple>
 
-#include "analyze/importers/ascend/json_file.h"
+#include "analyze/importers/json_file.h"
 #include "analyze/median.h"
 #include "opscope/opscope.h"
 

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <string>
 
-#include "analyze/importers/ascend/json_file.h"
+#include "analyze/importers/json_file.h"
 #include "opscope/opscope.h"
 
 namespace opscope::analyze {

@@ -7,7 +7,7 @@
 #include <string>
 #include <string_view>
 
-#include "analyze/importers/ascend/json_file.h"
+#include "analyze/importers/json_file.h"
 #include "opscope/opscope.h"
 
 namespace opscope::analyze {

@@ -1,7 +1,7 @@
-// The small JSON files beside an Ascend timeline (communication summaries,
-// profiler_metadata.json, a device's info.json), each read whole.
-#ifndef OPSCOPE_ANALYZE_IMPORTERS_ASCEND_JSON_FILE_H_
-#define OPSCOPE_ANALYZE_IMPORTERS_ASCEND_JSON_FILE_H_
+// JSON files read whole: those beside an Ascend timeline (communication summaries,
+// profiler_metadata.json, a device's info.json) and rocprofv3's JSON output.
+#ifndef OPSCOPE_ANALYZE_IMPORTERS_JSON_FILE_H_
+#define OPSCOPE_ANALYZE_IMPORTERS_JSON_FILE_H_
 
 #include <simdjson.h>
 
@@ -20,4 +20,4 @@ simdjson::dom::element ReadJsonFile(Source& source, simdjson::dom::parser& parse
 
 }  // namespace opscope::analyze
 
-#endif  // OPSCOPE_ANALYZE_IMPORTERS_ASCEND_JSON_FILE_H_
+#endif  // OPSCOPE_ANALYZE_IMPORTERS_JSON_FILE_H_

@@ -1,4 +1,4 @@
-#include "analyze/importers/ascend/json_file.h"
+#include "analyze/importers/json_file.h"
 
 #include <string>
 
