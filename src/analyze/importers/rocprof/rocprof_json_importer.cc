@@ -136,7 +136,8 @@ class Reader {
     const int64_t kind = Int(r, "kind"), op = Int(r, "operation");
     if (kind < 0 || static_cast<size_t>(kind) >= kinds_.size()) return {};
     const auto& ops = kinds_[static_cast<size_t>(kind)].operations;
-    return op >= 0 && static_cast<size_t>(op) < ops.size() ? ops[static_cast<size_t>(op)] : "";
+    if (op < 0 || static_cast<size_t>(op) >= ops.size()) return {};
+    return ops[static_cast<size_t>(op)];  // a view of the stored name, never of a temporary
   }
 
   bool Span(element r, EventRow& row) {
