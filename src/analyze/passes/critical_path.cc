@@ -209,21 +209,20 @@ class Walker {
   int64_t End(size_t e) const { return model_.start_ns[e] + model_.duration_ns[e]; }
 
   // Of the tasks launched by calls that start in [begin, end), the one that
-  // ends last; SIZE_MAX none.
+  // ends last; SIZE_MAX none. Each host thread's calls in the window, found
+  // by their starts (no index of its own).
   size_t LastLaunchedTask(int64_t begin, int64_t end) {
-    if (!launches_indexed_) {  // (launch call's start, task), by start
-      launches_indexed_ = true;
-      for (const uint32_t task : device_.events) {
-        const size_t call = launch_of_.Find(model_.correlation[task]);
-        if (call != SIZE_MAX) launches_.push_back({model_.start_ns[call], task});
-      }
-      std::sort(launches_.begin(), launches_.end());
-    }
     size_t last = SIZE_MAX;
-    for (auto it = std::lower_bound(launches_.begin(), launches_.end(),
-                                    std::pair<int64_t, uint32_t>{begin, 0});
-         it != launches_.end() && it->first < end; ++it) {
-      if (last == SIZE_MAX || End(it->second) > End(last)) last = it->second;
+    for (size_t t = 0; t + 1 < host_.begin.size(); ++t) {
+      const uint32_t* first = host_.events.data() + host_.begin[t];
+      const uint32_t* stop = host_.events.data() + host_.begin[t + 1];
+      for (const uint32_t* k = std::partition_point(
+               first, stop, [&](uint32_t x) { return model_.start_ns[x] < begin; });
+           k != stop && model_.start_ns[*k] < end; ++k) {
+        if (model_.cls[*k] != EventClass::kRuntime || model_.correlation[*k] < 0) continue;
+        const size_t task = TaskOf(*k);
+        if (task != SIZE_MAX && (last == SIZE_MAX || End(task) > End(last))) last = task;
+      }
     }
     return last;
   }
@@ -568,7 +567,7 @@ class Walker {
   const Attribution* attribution_;  // its refined runtime calls; null when it did not run
   const bool cpu_is_device_, scopes_are_work_;
   const CorrelationIndex launch_of_;
-  std::optional<CorrelationIndex> task_of_;  // built when an asynchronous copy call is met
+  std::optional<CorrelationIndex> task_of_;  // built when first needed
   std::vector<RuntimeKind> kind_of_name_;
   std::vector<uint16_t> state_of_name_;  // (class + 1) << 8 | state; 0 not yet known
   std::vector<uint8_t> flags_of_name_;   // Flags(); 0 not yet known
@@ -582,9 +581,7 @@ class Walker {
     int64_t count = 0, ns = 0;
   };
   Int64Map<Sum> parts_;  // edge << 40 | state << 32 | name id (UINT32_MAX: none)
-  std::vector<std::pair<int64_t, int32_t>> steps_;      // the step events' starts and positions
-  std::vector<std::pair<int64_t, uint32_t>> launches_;  // (launch call's start, task)
-  bool launches_indexed_ = false;
+  std::vector<std::pair<int64_t, int32_t>> steps_;  // the step events' starts and positions
   CriticalPath out_;
 };
 
