@@ -13,7 +13,7 @@ the code):
    more than 50 us before (after its launch call returned) and not started
    -> queued;
 2. else each host lane's innermost open event gives the lane a state (inside
-   a data-loading or compilation region, that region's), and the first of
+   a data-loading, compilation or blocking region, that region's), and the first of
    data_loading, compilation, setup, launch, framework, blocked,
    annotation_only held by any lane wins;
 3. else untraced.
@@ -29,6 +29,7 @@ trace's span).
 import decimal
 import gzip
 import json
+import re
 import sys
 
 GRACE_NS = 50_000
@@ -189,9 +190,11 @@ def expected(path, steps):
         elif cpu_is_device:
             e.state = ("communication" if is_collective(e.name) else
                        "framework" if e.name.split("::")[-1] in BOOKKEEPING else "compute")
-        else:
-            e.state = ("blocked" if e.name.split("::")[-1] in ("item", "_local_scalar_dense")
-                       else "framework")
+        elif e.name.split("::")[-1] in ("item", "_local_scalar_dense"):
+            e.state = "blocked"
+        else:  # a runtime's allocation scope is set-up
+            words = set(re.split(r"[^a-z0-9]+", n))
+            e.state = "setup" if words & {"alloc", "allocation", "allocations"} else "framework"
     queued = []
     for t in device:
         r = next((r for r in runtime if r.corr is not None and r.corr == t.corr), None) \
@@ -284,7 +287,7 @@ def lane_state(lane, t):
         if e.end <= t:
             continue
         own = e.state
-        if state in ("data_loading", "compilation") and own != "data_loading":
+        if state in ("data_loading", "compilation", "blocked") and own != "data_loading":
             continue
         state = own
     return state

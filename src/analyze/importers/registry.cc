@@ -11,6 +11,7 @@
 #include "analyze/importers/chrome_json/chrome_json_importer.h"
 #include "analyze/importers/nsys/nsys_importer.h"
 #include "analyze/importers/rocprof/rocprof_json_importer.h"
+#include "analyze/importers/xplane/xplane_importer.h"
 #include "analyze/side_files.h"
 #include "analyze/trace_inputs.h"
 
@@ -20,6 +21,7 @@ const std::vector<Importer>& Importers() {
   static const std::vector<Importer> importers = {
       // Each sniffer claims only its own format; those that look inside a
       // JSON object or an SQLite file come before the ones that would try it.
+      XPlaneImporter(),       //
       RocprofJsonImporter(),  //
       ChromeJsonImporter(),   //
       KernelDetailsImporter(),

@@ -489,7 +489,8 @@ class Attributor {
         uint32_t named = e;
         if (!stack.empty() &&
             (stack.back().state == StepState::kDataLoading ||
-             stack.back().state == StepState::kCompilation) &&
+             stack.back().state == StepState::kCompilation ||
+             stack.back().state == StepState::kBlocked) &&
             s != StepState::kDataLoading) {
           s = stack.back().state;  // inside a region: the region's state
           named = stack.back().named;
@@ -1007,8 +1008,13 @@ StepState HostEventState(const TraceModel& model, size_t e, bool cpu_is_device,
         return IsBookkeeping(name) ? StepState::kFramework : StepState::kCompute;
       }
       const std::string_view fn = FunctionOf(name);
-      return fn == "item" || fn == "_local_scalar_dense" ? StepState::kBlocked
-                                                         : StepState::kFramework;
+      if (fn == "item" || fn == "_local_scalar_dense") return StepState::kBlocked;
+      // A runtime's own allocation scopes (XLA's "Build buffer allocations",
+      // "DeviceMemAllocator::Alloc"): one-off set-up, as allocation calls are.
+      for (const std::string& w : Words(name)) {
+        if (w == "alloc" || w == "allocation" || w == "allocations") return StepState::kSetup;
+      }
+      return StepState::kFramework;
     }
     default: return StepState::kFramework;
   }

@@ -9,8 +9,9 @@
 //     launched and not yet started more than kQueuedGraceNs after its launch
 //     call returned (a dependency on another stream, an event or a peer).
 //  2. Where the device idles, what the host does. Each traced host thread is
-//     in the state of its innermost event (inside data loading or a
-//     compilation region, that region's state), and across threads work
+//     in the state of its innermost event (inside data loading, a
+//     compilation region or a blocking call, that region's state; a
+//     runtime's allocation scope is set-up), and across threads work
 //     explains the idle device before a wait: data loading, compilation and
 //     warm-up, one-off set-up, host launch overhead, framework and Python,
 //     then the host blocked in a synchronisation, then a user annotation with

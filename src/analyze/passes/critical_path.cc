@@ -388,6 +388,7 @@ class Walker {
     for (int32_t p = parent_[k], guard = 0; p >= 0 && guard < 256; p = parent_[p], ++guard) {
       const EventClass region = model_.cls[host_.events[p]];
       if (region == EventClass::kDataLoading) return StepState::kDataLoading;
+      if (region == EventClass::kSync) return StepState::kBlocked;
       if ((region == EventClass::kPython || region == EventClass::kHostOp) &&
           (Flags(model_.name[host_.events[p]]) & kCompiles) != 0) {
         return StepState::kCompilation;
