@@ -10,6 +10,7 @@
 #include "analyze/importers/ascend/kernel_details_importer.h"
 #include "analyze/importers/chrome_json/chrome_json_importer.h"
 #include "analyze/importers/csv_reader.h"
+#include "analyze/importers/sqlite_db.h"
 #include "analyze/importers/timestamps.h"
 #include "analyze/json_event_reader.h"
 #include "analyze/passes/op_stats.h"
@@ -798,6 +799,43 @@ TEST(ChromeJsonImporter, ReportsTheFirstErrorInFileOrderOnAnyThread) {
         std::string::npos)
         << "threads " << threads << ": " << message;
   }
+}
+
+}  // namespace
+}  // namespace opscope::analyze
+
+namespace opscope::analyze {
+namespace {
+
+// A query that would run without end (a recursive join, a view built to) is
+// interrupted at the database's work bound with an error naming the file,
+// instead of hanging the analysis (issue 39: SQLite views that never end).
+TEST(SqliteDb, AnEndlessQueryStopsAtTheWorkBound) {
+  testing::TempDir dir;
+  const std::string path = (dir.path() / "endless.sqlite").string();
+  sqlite3* raw = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &raw), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(raw, "CREATE TABLE t (x INT); INSERT INTO t VALUES (1);", nullptr, nullptr,
+                         nullptr),
+            SQLITE_OK);
+  sqlite3_close(raw);
+  const SqliteDb db(path);
+  EXPECT_TRUE(db.HasTable("t"));
+  try {
+    db.Query(
+        "WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c) "
+        "SELECT count(*) FROM c",
+        [](sqlite3_stmt*) {});
+    ADD_FAILURE() << "not interrupted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("endless.sqlite: SQLite: a query ran past its work bound"),
+              std::string::npos)
+        << e.what();
+  }
+  // The connection stays usable for bounded queries.
+  int rows = 0;
+  db.Query("SELECT x FROM t", [&](sqlite3_stmt*) { ++rows; });
+  EXPECT_EQ(rows, 1);
 }
 
 }  // namespace

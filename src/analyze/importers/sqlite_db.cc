@@ -3,6 +3,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <filesystem>
+
 #include "core/output.h"
 
 namespace opscope::analyze {
@@ -25,6 +28,16 @@ SqliteDb::SqliteDb(std::string path) : path_(std::move(path)) {
     throw Error(ErrorCode::kInvalidInput, path_ + ": SQLite cannot open it: " + why);
   }
   core::ProtectInput(path_);  // a database is an input: no output replaces it
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(path_, ec);
+  if (!ec) budget_ = std::max<uint64_t>(kMinSteps, static_cast<uint64_t>(size) * kStepsPerByte);
+  sqlite3_progress_handler(db_, kStepsPerCall, &SqliteDb::Progress, this);
+}
+
+int SqliteDb::Progress(void* self) {
+  auto* db = static_cast<SqliteDb*>(self);
+  db->steps_ += kStepsPerCall;
+  return db->steps_ > db->budget_ ? 1 : 0;  // non-zero interrupts the query
 }
 
 }  // namespace opscope::analyze

@@ -40,6 +40,7 @@ class SqliteDb {
     }
     int rc = SQLITE_ROW;
     row_ = 0;
+    steps_ = 0;
     try {
       while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) ++row_, row(stmt);
     } catch (...) {
@@ -48,12 +49,20 @@ class SqliteDb {
     }
     const std::string why = rc == SQLITE_DONE ? "" : sqlite3_errmsg(db_);
     sqlite3_finalize(stmt);
+    if (rc == SQLITE_INTERRUPT && steps_ > budget_) {
+      throw Error(ErrorCode::kInvalidInput,
+                  path_ + ": SQLite: a query ran past its work bound (" +
+                      std::to_string(budget_ / 1000000) +
+                      "M steps for a database of this size): a damaged database, or one "
+                      "built to make its reader run forever");
+    }
     if (rc != SQLITE_DONE) throw Error(ErrorCode::kInvalidInput, path_ + ": SQLite: " + why);
   }
 
+  // A table of that name: a view is not read (a view can join without end).
   bool HasTable(const std::string& table) const {
     bool found = false;
-    Query("SELECT 1 FROM sqlite_master WHERE type IN ('table','view') AND name = '" + table + "'",
+    Query("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '" + table + "'",
           [&](sqlite3_stmt*) { found = true; });
     return found;
   }
@@ -67,8 +76,18 @@ class SqliteDb {
   }
 
  private:
+  // A query's work is bounded: SQLite's progress handler counts its virtual
+  // machine steps (in units of kStepsPerCall) and interrupts it past
+  // budget_, set by the file's size (kStepsPerByte a byte, and a floor), so
+  // a scan of every row fits with room and an endless join does not.
+  static constexpr int kStepsPerCall = 10000;
+  static constexpr uint64_t kStepsPerByte = 2000, kMinSteps = 20000000;
+  static int Progress(void* self);
+
   std::string path_;
   mutable int64_t row_ = 0;
+  mutable uint64_t steps_ = 0;
+  uint64_t budget_ = kMinSteps;
   sqlite3* db_ = nullptr;
 };
 
