@@ -206,6 +206,37 @@ TEST(Advisor, StepsMadeUnsteadyByOneCallAreSaidToFirst) {
   EXPECT_NE(first(spread).id, "step_outlier");
 }
 
+// The device idles while host work runs: where a thread meanwhile waits in a
+// synchronisation (JAX's block_until_ready while XLA's threads run their
+// completion callbacks), the verdict is runtime latency, not the program's
+// dispatch; without the wait it stays host overhead.
+TEST(Advisor, HostWorkWhileAThreadWaitsIsRuntimeLatency) {
+  const auto first = [](bool waits) {
+    Builder b;
+    b.Add(EventClass::kKernel, "conv", 0, 100);
+    if (waits) b.Add(EventClass::kSync, "$api.py:3154 block_until_ready", 100, 5000);
+    // The runtime's thread.
+    b.model.Append(EventRow{.start_ns = 200'000,
+                            .duration_ns = 4'700'000,
+                            .name = b.model.Intern("BufferSequencingEvent::Execute"),
+                            .track = b.model.TrackFor("1", "2"),
+                            .cls = EventClass::kHostOp});
+    const auto findings = Advise(AnalyzeTrace(b.model));
+    return findings.empty() ? Finding{} : findings[0];
+  };
+  const Finding wait = first(true);
+  EXPECT_EQ(wait.id, "step_host_overhead");
+  EXPECT_NE(wait.title.find("while a thread waits in a synchronisation and the runtime's own "
+                            "threads work"),
+            std::string::npos)
+      << wait.title;
+  EXPECT_NE(wait.action.find("Fewer or larger kernels will not help"), std::string::npos);
+  const Finding busy = first(false);
+  EXPECT_EQ(busy.id, "step_host_overhead");
+  EXPECT_NE(busy.title.find("host runs framework code and launches work"), std::string::npos)
+      << busy.title;
+}
+
 // The step-time diagnosis speaks of a window: a trace with none (no event
 // lasts) gets no step_<state> finding, and every verdict's evidence names the
 // window it is about.

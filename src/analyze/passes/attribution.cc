@@ -219,6 +219,7 @@ class Attributor {
     out_.communication_overlapped_ns =
         Total(Intersect(Intersect(window_, unions[Index(StepState::kCommunication)]),
                         unions[Index(StepState::kCompute)]));
+    const Intervals blocked = unions[Index(StepState::kBlocked)];  // on any thread
     Intervals remaining = window_;
     for (size_t s = 0; s + 1 < kStepStates; ++s) {
       exclusive_[s] = Intersect(remaining, unions[s]);
@@ -226,6 +227,9 @@ class Attributor {
       remaining = Subtract(remaining, unions[s]);
       unions[s] = {};
     }
+    out_.overhead_while_blocked_ns =
+        Total(Intersect(blocked, exclusive_[Index(StepState::kLaunch)])) +
+        Total(Intersect(blocked, exclusive_[Index(StepState::kFramework)]));
     out_.ns[Index(StepState::kUntraced)] = Total(remaining);
     Contributors(host);
     Outlier();
@@ -820,7 +824,9 @@ void DiagnosisRule(const RuleContext& c, std::vector<Finding>& out) {
   };
   const auto plain = std::find_if(std::begin(kPlain), std::end(kPlain),
                                   [&](const Plain& p) { return p.id == v.id; });
-  if (plain != std::end(kPlain)) {
+  const bool runtime_wait =
+      v.id == "step_host_overhead" && 2 * at->overhead_while_blocked_ns >= v.ns;
+  if (plain != std::end(kPlain) && !runtime_wait) {
     f.title = fmt::format(fmt::runtime(plain->title), share, idles,
                           at->cpu_is_device ? "no operator computing" : "the device idle");
     f.action = std::string(plain->action) + " " + after(v.ns) + ".";
@@ -858,6 +864,25 @@ void DiagnosisRule(const RuleContext& c, std::vector<Finding>& out) {
         "more active steps) and judge the steady ones; if the slow call recurs, look at what "
         "runs beside it (preemption, page faults, a thread pool waking up, a data-dependent "
         "path).";
+  } else if (runtime_wait) {
+    // The host work that leaves the device idle runs while a thread waits in
+    // a synchronisation: the wait is on the runtime's own work (completion
+    // callbacks, buffer events), not on the program issuing work.
+    f.title = fmt::format(
+        "{} while a thread waits in a synchronisation and the runtime's own threads work: {} "
+        "(runtime latency, not the program's dispatch)",
+        idles, share);
+    f.evidence +=
+        fmt::format(" {:.3f} ms of it while a host thread is blocked in a synchronisation.",
+                    at->overhead_while_blocked_ns / 1e6);
+    f.action =
+        "The step is waiting on the runtime, not on its own work: measure the device work with "
+        "device events or many calls per wait (a micro-benchmark's single call per "
+        "synchronisation measures the runtime's completion latency); cut the synchronisations "
+        "(wait once per step, not per call). Fewer or larger kernels will not help here. At "
+        "most " +
+        after(v.ns) + ".";
+    f.saving_ns = v.ns;
   } else if (v.id == "step_untraced") {
     f.severity = Severity::kWarning;
     f.title = fmt::format(
@@ -1046,7 +1071,9 @@ Pass AttributionPass() {
                   "name's own time grew by half the difference), else the largest of compute, "
                   "device waiting (exposed "
                   "communication, peers, queued work), memory, data loading, host overhead "
-                  "(launch, framework) and the host blocked with the device idle; critical "
+                  "(launch, framework; runtime latency where a host thread is blocked in a "
+                  "synchronisation for half of it or more) and the host blocked with the "
+                  "device idle; critical "
                   "from 50% of the window, warning from 20% (compute: warning from 50%, set-up "
                   "and untraced: warning); the saving is the state's time (compute: half of its "
                   "largest kernel family)",

@@ -81,6 +81,10 @@ struct Attribution {
   // for the others.
   std::array<std::vector<std::pair<std::string, int64_t>>, kStepStates> top;
   int64_t communication_overlapped_ns = 0;  // beside the account, never added to it
+  // Of the launch and framework time, the part during which some host thread
+  // is blocked in a synchronisation (the runtime's threads working while the
+  // program waits): beside the account.
+  int64_t overhead_while_blocked_ns = 0;
   // Window time inside a graph capture (a stream's begin-capture call to its
   // end-capture call): work launched then is recorded into a graph, not run.
   int64_t capture_ns = 0;
