@@ -254,6 +254,11 @@ TEST(Advisor, TheDiagnosisNeedsAWindow) {
   EXPECT_NE(findings[0].evidence.find("of the trace's span (1.000 ms; it has no complete steps)"),
             std::string::npos)
       << findings[0].evidence;
+  // The same states on the critical path, beside the attribution's account.
+  EXPECT_NE(findings[0].evidence.find("on the critical path (what decided when each step ended) "
+                                      "these states take 1.000 ms (100.0%)"),
+            std::string::npos)
+      << findings[0].evidence;
 }
 
 TEST(Advisor, CpuTracesGetCpuFindings) {

@@ -13,6 +13,7 @@
 #include "analyze/intervals.h"
 #include "analyze/mapped.h"
 #include "analyze/names.h"
+#include "analyze/passes/critical_path.h"
 #include "analyze/runtime_calls.h"
 
 namespace opscope::analyze {
@@ -779,6 +780,29 @@ void DiagnosisRule(const RuleContext& c, std::vector<Finding>& out) {
                             at->top[Index(s)].empty() ? "" : ": " + PartsText(*at, s));
   }
   evidence += fmt::format(" (of {}; the attribution table has every state)", window);
+  // The same states on the steps' critical path (what decided when each step
+  // ended): shrinking them saves at most that much of the steps' time.
+  const auto* path = c.analysis.results.Get<CriticalPath>(kCriticalPathPass);
+  if (path != nullptr && path->window_ns == at->window_ns && !v.states.empty()) {
+    int64_t on_path = 0;
+    for (const StepState s : v.states) on_path += path->by_state[Index(s)];
+    if (2 * on_path >= v.ns || path->parts.empty()) {
+      evidence += fmt::format(
+          "; on the critical path (what decided when each step ended) these states take {:.3f} "
+          "ms ({:.1f}%)",
+          on_path / 1e6, Pct(on_path, path->window_ns));
+    } else {
+      // The path runs elsewhere: say where, so the two accounts do not read
+      // as a contradiction (an incomplete host record, or the host setting
+      // the pace while the device waits).
+      const CriticalPath::Part& top = path->parts.front();
+      evidence += fmt::format(
+          "; the critical path (what decided when each step ended) runs elsewhere: these states "
+          "take {:.3f} ms ({:.1f}%) of it, its largest part {} '{}' {:.3f} ms ({:.1f}%, {})",
+          on_path / 1e6, Pct(on_path, path->window_ns), Key(top.edge), top.name, top.ns / 1e6,
+          Pct(top.ns, path->window_ns), Label(top.state));
+    }
+  }
   const auto after = [&](int64_t saved) {
     return fmt::format(
         "the window would take {:.3f} ms instead of {:.3f} ms ({:.1f}%{})",
