@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "opscope/opscope.h"
@@ -101,6 +102,27 @@ inline std::string_view Text(sqlite3_stmt* s, int col) {
 }
 
 inline bool IsNull(sqlite3_stmt* s, int col) { return sqlite3_column_type(s, col) == SQLITE_NULL; }
+
+// A table of id -> text (Ascend's STRING_IDS, Nsight Systems' StringIds),
+// read once: a column holding an id reads as its text; NULL and ids the table
+// lacks read "". A missing table reads every id as "".
+class SqliteStrings {
+ public:
+  SqliteStrings(const SqliteDb& db, const std::string& table) {
+    if (!db.HasTable(table)) return;
+    db.Query("SELECT id, value FROM " + table, [&](sqlite3_stmt* s) {
+      values_.emplace(sqlite3_column_int64(s, 0), std::string(Text(s, 1)));
+    });
+  }
+  std::string_view operator()(sqlite3_stmt* s, int col) const {
+    if (IsNull(s, col)) return {};
+    const auto it = values_.find(sqlite3_column_int64(s, col));
+    return it == values_.end() ? std::string_view() : std::string_view(it->second);
+  }
+
+ private:
+  std::unordered_map<int64_t, std::string> values_;
+};
 
 }  // namespace opscope::analyze
 

@@ -21,24 +21,6 @@
 namespace opscope::analyze {
 namespace {
 
-// STRING_IDS: id -> text. Ids absent from the table (4294967295, NULL) read "".
-class Strings {
- public:
-  explicit Strings(const SqliteDb& db) {
-    db.Query("SELECT id, value FROM STRING_IDS", [&](sqlite3_stmt* s) {
-      values_.emplace(sqlite3_column_int64(s, 0), std::string(Text(s, 1)));
-    });
-  }
-  std::string_view operator()(sqlite3_stmt* s, int col) const {
-    if (IsNull(s, col)) return {};
-    const auto it = values_.find(sqlite3_column_int64(s, col));
-    return it == values_.end() ? std::string_view() : std::string_view(it->second);
-  }
-
- private:
-  std::unordered_map<int64_t, std::string> values_;
-};
-
 void RequireTables(const SqliteDb& db, std::initializer_list<const char*> tables) {
   for (const char* t : tables) {
     if (!db.HasTable(t)) {
@@ -161,7 +143,7 @@ void ImportAscendDb(Source& source, TraceModel& model) {
   }
   const SqliteDb db(path);
   RequireTables(db, {"STRING_IDS", "TASK"});
-  const Strings str(db);
+  const SqliteStrings str(db, "STRING_IDS");  // ids absent (4294967295, NULL) read ""
   // Device work, as kernel_details.csv lists it.
   if (db.HasTable("COMPUTE_TASK_INFO")) {
     db.Query(ComputeTasksSql(db) + " ORDER BY t.startNs", [&](sqlite3_stmt* s) {
@@ -306,7 +288,7 @@ PipeTable ReadDbPipeline(const std::string& path) {
   if (!db.HasTable("TASK_PMU_INFO") || !db.HasTable("COMPUTE_TASK_INFO")) {
     return AiCorePipelineBuilder(path, {}, "").Finish();
   }
-  const Strings str(db);
+  const SqliteStrings str(db, "STRING_IDS");  // ids absent (4294967295, NULL) read ""
   // The metric names present (no unit suffix in the database: aic_total_time).
   std::vector<std::string> metrics;
   std::unordered_map<int64_t, size_t> metric_of;  // STRING_IDS id -> index in metrics

@@ -21,25 +21,6 @@ namespace {
 
 constexpr std::string_view kFormat = "nsys-sqlite";
 
-// StringIds: id -> text; ids it lacks read "".
-class StringTable {
- public:
-  explicit StringTable(const SqliteDb& db) {
-    if (!db.HasTable("StringIds")) return;
-    db.Query("SELECT id, value FROM StringIds", [&](sqlite3_stmt* s) {
-      values_.emplace(sqlite3_column_int64(s, 0), std::string(Text(s, 1)));
-    });
-  }
-  std::string_view operator()(sqlite3_stmt* s, int col) const {
-    if (IsNull(s, col)) return {};
-    const auto it = values_.find(sqlite3_column_int64(s, col));
-    return it == values_.end() ? std::string_view() : std::string_view(it->second);
-  }
-
- private:
-  std::unordered_map<int64_t, std::string> values_;
-};
-
 // One of the database's ENUM_* tables: id -> name (CUDA_MEMCPY_KIND_HTOD).
 std::map<int64_t, std::string> Enum(const SqliteDb& db, const std::string& table) {
   std::map<int64_t, std::string> out;
@@ -123,7 +104,8 @@ std::string_view FrameworkOperator(std::string_view text) {
 
 class Reader {
  public:
-  Reader(const SqliteDb& db, TraceModel& model) : db_(db), model_(model), strings_(db) {}
+  Reader(const SqliteDb& db, TraceModel& model)
+      : db_(db), model_(model), strings_(db, "StringIds") {}
 
   void Run() {
     model_.format = std::string(kFormat);
@@ -409,7 +391,7 @@ class Reader {
 
   const SqliteDb& db_;
   TraceModel& model_;
-  StringTable strings_;
+  SqliteStrings strings_;
   std::unordered_map<int64_t, std::string> thread_names_;
   std::unordered_map<int64_t, size_t> process_index_;
   std::string missing_;
