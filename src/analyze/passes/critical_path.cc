@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 #include <optional>
 
 #include "analyze/analysis.h"
@@ -20,8 +21,7 @@ constexpr std::array<std::string_view, kPathEdges> kEdgeKeys = {
     "host",         "device", "launch_delay", "stream_gap", "cross_stream",
     "cross_thread", "sync",   "host_gap",     "untraced"};
 
-// The host's intervals. Not kSync: Kineto's cuda_sync records sit on the
-// device's rows and repeat a synchronisation its runtime call already shows.
+// The host's intervals (synchronisations apart: Walker::OnHost).
 bool IsHostEvent(EventClass cls) {
   return cls == EventClass::kHostOp || cls == EventClass::kAnnotation || cls == EventClass::kStep ||
          cls == EventClass::kRuntime || cls == EventClass::kPython ||
@@ -51,6 +51,22 @@ class Walker {
         state_of_name_(model.string_count(), 0),
         flags_of_name_(model.string_count(), 0),
         parts_(1024) {
+    // A synchronisation is the host's where no device work shares its
+    // process (JAX's block_until_ready on a host thread), the device's where
+    // some does (Kineto's cuda_sync records, on the GPU's rows, repeat a wait
+    // its runtime call already shows).
+    std::vector<uint8_t> device_track(model_.tracks.size(), 0);
+    for (size_t e = 0; e < model_.size(); ++e) {
+      if (IsDevice(model_.cls[e])) device_track[model_.track[e]] = 1;
+    }
+    std::map<std::string_view, bool> device_process;
+    for (size_t t = 0; t < model_.tracks.size(); ++t) {
+      device_process[model_.tracks[t].pid] |= device_track[t] != 0;
+    }
+    host_sync_.assign(model_.tracks.size(), 0);
+    for (size_t t = 0; t < model_.tracks.size(); ++t) {
+      host_sync_[t] = device_process[model_.tracks[t].pid] ? 0 : 1;
+    }
     IndexHost();
     IndexDevice();
   }
@@ -79,7 +95,7 @@ class Walker {
       int64_t begin = INT64_MAX, end = INT64_MIN;
       for (size_t e = 0; e < model_.size(); ++e) {
         const EventClass cls = model_.cls[e];
-        if (!IsHostEvent(cls) && !IsDevice(cls)) continue;
+        if (!OnHost(e) && !IsDevice(cls)) continue;
         begin = std::min(begin, model_.start_ns[e]);
         end = std::max(end, model_.start_ns[e] + model_.duration_ns[e]);
       }
@@ -118,7 +134,7 @@ class Walker {
   // their nesting as positions: parent, and previous sibling (for a
   // top-level event, the previous top-level one).
   void IndexHost() {
-    host_ = GroupByTrack(model_, [&](size_t e) { return IsHostEvent(model_.cls[e]); });
+    host_ = GroupByTrack(model_, [&](size_t e) { return OnHost(e); });
     const size_t n = host_.events.size();
     parent_.assign(n, -1), prev_.assign(n, -1);
     std::vector<int32_t> open, last_child;
@@ -155,6 +171,11 @@ class Walker {
     }
     std::sort(top_ends_.begin(), top_ends_.end(),
               [&](int32_t x, int32_t y) { return HostEnd(x) < HostEnd(y); });
+  }
+
+  bool OnHost(size_t e) const {
+    const EventClass cls = model_.cls[e];
+    return IsHostEvent(cls) || (cls == EventClass::kSync && host_sync_[model_.track[e]] != 0);
   }
 
   int64_t HostEnd(size_t k) const {
@@ -329,6 +350,7 @@ class Walker {
 
   bool Blocks(size_t e) {
     switch (model_.cls[e]) {
+      case EventClass::kSync: return true;
       case EventClass::kRuntime: {
         const RuntimeKind kind = KindOf(e);
         return kind == RuntimeKind::kBlocked ||
@@ -570,6 +592,7 @@ class Walker {
   const CorrelationIndex launch_of_;
   std::optional<CorrelationIndex> task_of_;  // built when first needed
   std::vector<RuntimeKind> kind_of_name_;
+  std::vector<uint8_t> host_sync_;       // per track: its synchronisations are the host's
   std::vector<uint16_t> state_of_name_;  // (class + 1) << 8 | state; 0 not yet known
   std::vector<uint8_t> flags_of_name_;   // Flags(); 0 not yet known
   TrackGroups host_, device_;
