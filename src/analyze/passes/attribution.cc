@@ -357,9 +357,10 @@ class Attributor {
       RuntimeKind& kind = kind_of_name[model_.name[e]];
       if (kind == RuntimeKind::kUnknown) kind = RuntimeKindOf(model_.String(model_.name[e]));
       const size_t task = task_of.Find(model_.correlation[e]);
-      const StepState s =
-          RuntimeState(kind, kind == RuntimeKind::kAsyncCopy && CopyBlocks(model_, task));
+      const bool copy_blocks = kind == RuntimeKind::kAsyncCopy && CopyBlocks(model_, task);
+      const StepState s = RuntimeState(kind, copy_blocks);
       runtime_state_[e] = s;
+      if (copy_blocks) out_.refined.push_back({static_cast<uint32_t>(e), StepState::kBlocked});
       if (e == first_call) first_call_launches = task != SIZE_MAX;
       // Graph capture: a stream's begin-capture and end-capture calls.
       if (kind_of_name[model_.name[e]] == RuntimeKind::kLaunch) {

@@ -105,9 +105,11 @@ struct Attribution {
     int64_t long_step_ns = 0, short_step_ns = 0;
     int64_t long_ns = 0, short_ns = 0;  // the name's own time in each step
   } outlier;
-  // The runtime calls whose state the trace-wide rules decided (the first
-  // call's context creation: setup; a kernel's first-use launch:
-  // compilation), for the passes that class events as this one does.
+  // The runtime calls whose state their name alone does not decide: the
+  // trace-wide rules (the first call's context creation: setup; a kernel's
+  // first-use launch: compilation) and the asynchronous copies that block
+  // (CopyBlocks: blocked), by event, for the passes that class events as this
+  // one does.
   std::vector<std::pair<uint32_t, StepState>> refined;
 
   int64_t Of(StepState s) const { return ns[static_cast<size_t>(s)]; }

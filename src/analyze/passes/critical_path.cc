@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <map>
-#include <optional>
 
 #include "analyze/analysis.h"
 #include "analyze/compute_device.h"
@@ -131,13 +130,12 @@ class Walker {
   };
 
   // Host events by track, each track's by start then the longer first, with
-  // their nesting as positions: parent, and previous sibling (for a
-  // top-level event, the previous top-level one).
+  // each one's parent as a position (its descendants follow it).
   void IndexHost() {
     host_ = GroupByTrack(model_, [&](size_t e) { return OnHost(e); });
     const size_t n = host_.events.size();
-    parent_.assign(n, -1), prev_.assign(n, -1);
-    std::vector<int32_t> open, last_child;
+    parent_.assign(n, -1);
+    std::vector<int32_t> open;
     int64_t latest = INT64_MIN;
     for (size_t t = 0; t + 1 < host_.begin.size(); ++t) {
       auto* first = host_.events.data() + host_.begin[t];
@@ -147,22 +145,16 @@ class Walker {
                    ? model_.start_ns[x] < model_.start_ns[y]
                    : model_.duration_ns[x] > model_.duration_ns[y];
       });
-      open.clear(), last_child.clear();
-      int32_t last_top = -1;
+      open.clear();
       for (size_t k = host_.begin[t]; k < host_.begin[t + 1]; ++k) {
         const int64_t end = HostEnd(k);
         // Its parent is the innermost open event that lasts until its end:
         // one that closes before it does (a Python call that began before
         // the step and returns inside it) is beside it, not around it.
-        while (!open.empty() && HostEnd(open.back()) < end) {
-          open.pop_back(), last_child.pop_back();
-        }
+        while (!open.empty() && HostEnd(open.back()) < end) open.pop_back();
         const int32_t p = open.empty() ? -1 : open.back();
         parent_[k] = p;
-        int32_t& before = p >= 0 ? last_child.back() : last_top;
-        prev_[k] = before;
-        before = static_cast<int32_t>(k);
-        open.push_back(static_cast<int32_t>(k)), last_child.push_back(-1);
+        open.push_back(static_cast<int32_t>(k));
         if (p < 0 && end > latest) latest = end, sink_track_ = model_.track[host_.events[k]];
       }
     }
@@ -176,6 +168,19 @@ class Walker {
   bool OnHost(size_t e) const {
     const EventClass cls = model_.cls[e];
     return IsHostEvent(cls) || (cls == EventClass::kSync && host_sync_[model_.track[e]] != 0);
+  }
+
+  // The sibling before position k (the previous top-level event of its
+  // thread for a top-level one), or -1: the events between a parent and k
+  // are all in the parent's subtree, so k - 1's ancestors lead to it.
+  int32_t PrevSibling(int32_t k) const {
+    const auto begin = static_cast<int32_t>(host_.begin[model_.track[host_.events[k]]]);
+    const int32_t p = parent_[k];
+    for (int32_t j = k - 1; j >= begin && j != p; j = parent_[j]) {
+      if (parent_[j] == p) return j;
+      if (parent_[j] < 0) break;
+    }
+    return -1;
   }
 
   int64_t HostEnd(size_t k) const {
@@ -222,36 +227,46 @@ class Walker {
                              : x < y;
                 });
     }
-    ends_.assign(device_.events.begin(), device_.events.end());
-    std::sort(ends_.begin(), ends_.end(),
-              [&](uint32_t x, uint32_t y) { return End(x) != End(y) ? End(x) < End(y) : x < y; });
+    for (size_t t = 0; t + 1 < device_.begin.size(); ++t) {
+      if (device_.begin[t] < device_.begin[t + 1])
+        device_tracks_.push_back(static_cast<uint32_t>(t));
+    }
   }
 
   int64_t End(size_t e) const { return model_.start_ns[e] + model_.duration_ns[e]; }
 
   // Of the tasks launched by calls that start in [begin, end), the one that
-  // ends last; SIZE_MAX none. Each host thread's calls in the window, found
-  // by their starts (no index of its own).
-  size_t LastLaunchedTask(int64_t begin, int64_t end) {
+  // ends last; SIZE_MAX none. Each stream's tasks from the first to start
+  // at `begin` (none launched in the window starts before it), until one
+  // whose launch call starts at `end` or later (or, without a recorded
+  // launch, that itself starts then).
+  size_t LastLaunchedTask(int64_t begin, int64_t end) const {
     size_t last = SIZE_MAX;
-    for (size_t t = 0; t + 1 < host_.begin.size(); ++t) {
-      const uint32_t* first = host_.events.data() + host_.begin[t];
-      const uint32_t* stop = host_.events.data() + host_.begin[t + 1];
-      for (const uint32_t* k = std::partition_point(
-               first, stop, [&](uint32_t x) { return model_.start_ns[x] < begin; });
-           k != stop && model_.start_ns[*k] < end; ++k) {
-        if (model_.cls[*k] != EventClass::kRuntime || model_.correlation[*k] < 0) continue;
-        const size_t task = TaskOf(*k);
-        if (task != SIZE_MAX && (last == SIZE_MAX || End(task) > End(last))) last = task;
+    for (const uint32_t t : device_tracks_) {
+      const uint32_t* stop = device_.events.data() + device_.begin[t + 1];
+      for (const uint32_t* k =
+               std::partition_point(device_.events.data() + device_.begin[t], stop,
+                                    [&](uint32_t x) { return model_.start_ns[x] < begin; });
+           k != stop; ++k) {
+        const size_t call = launch_of_.Find(model_.correlation[*k]);
+        const int64_t launched = call != SIZE_MAX ? model_.start_ns[call] : model_.start_ns[*k];
+        if (launched >= end) break;
+        if (call != SIZE_MAX && launched >= begin && (last == SIZE_MAX || End(*k) > End(last))) {
+          last = *k;
+        }
       }
     }
     return last;
   }
 
-  // The device task a runtime call launched, SIZE_MAX none.
-  size_t TaskOf(size_t call) {
-    if (!task_of_) task_of_.emplace(model_, [&](size_t e) { return IsDevice(model_.cls[e]); });
-    return task_of_->Find(model_.correlation[call]);
+  // The state the attribution gave a runtime call its name does not decide
+  // (Attribution::refined), or kUntraced where it gave none.
+  StepState Refined(uint32_t e) const {
+    if (attribution_ == nullptr) return StepState::kUntraced;
+    const auto& refined = attribution_->refined;
+    const auto it = std::lower_bound(refined.begin(), refined.end(),
+                                     std::pair<uint32_t, StepState>{e, StepState::kCompute});
+    return it != refined.end() && it->first == e ? it->second : StepState::kUntraced;
   }
 
   // The position of host event e.
@@ -280,16 +295,26 @@ class Walker {
   }
 
   // The device task ending last in (after, until], on another track than
-  // `not_track` (UINT32_MAX: any); SIZE_MAX none. A bounded look back.
+  // `not_track` (UINT32_MAX: any); SIZE_MAX none. Each stream's tasks by
+  // start, looked back from the last one to start by `until` (a bounded
+  // look: a stream's tasks end in the order they start but for overlaps).
   size_t LatestEnd(int64_t after, int64_t until, uint32_t not_track) const {
-    auto k = std::partition_point(ends_.begin(), ends_.end(),
-                                  [&](uint32_t x) { return End(x) <= until; });
-    for (int look = 0; k != ends_.begin() && look < 64; ++look) {
-      --k;
-      if (End(*k) <= after) break;
-      if (model_.track[*k] != not_track) return *k;
+    size_t best = SIZE_MAX;
+    for (const uint32_t t : device_tracks_) {
+      if (t == not_track) continue;
+      const uint32_t* first = device_.events.data() + device_.begin[t];
+      const uint32_t* k =
+          std::partition_point(first, device_.events.data() + device_.begin[t + 1],
+                               [&](uint32_t x) { return model_.start_ns[x] <= until; });
+      for (int look = 0; k != first && look < 64; ++look) {
+        const int64_t end = End(*--k);
+        if (end <= after) break;
+        if (end > until) continue;
+        if (best == SIZE_MAX || end > End(best)) best = *k;
+        break;
+      }
     }
-    return SIZE_MAX;
+    return best;
   }
 
   // The step event (kStep) of a step, or -1.
@@ -354,7 +379,8 @@ class Walker {
       case EventClass::kRuntime: {
         const RuntimeKind kind = KindOf(e);
         return kind == RuntimeKind::kBlocked ||
-               (kind == RuntimeKind::kAsyncCopy && CopyBlocks(model_, TaskOf(e)));
+               (kind == RuntimeKind::kAsyncCopy &&
+                Refined(static_cast<uint32_t>(e)) == StepState::kBlocked);
       }
       case EventClass::kHostOp: return (Flags(model_.name[e]) & kWaits) != 0;
       default: return false;
@@ -387,25 +413,17 @@ class Walker {
   StepState HostStateAt(int32_t k) {
     const uint32_t e = host_.events[k];
     const EventClass cls = model_.cls[e];
-    if (cls == EventClass::kRuntime && attribution_ != nullptr) {
-      const auto& refined = attribution_->refined;
-      const auto it = std::lower_bound(refined.begin(), refined.end(),
-                                       std::pair<uint32_t, StepState>{e, StepState::kCompute});
-      if (it != refined.end() && it->first == e) return it->second;
+    if (cls == EventClass::kRuntime) {
+      if (const StepState refined = Refined(e); refined != StepState::kUntraced) return refined;
     }
-    StepState own;
-    if (cls == EventClass::kRuntime && KindOf(e) == RuntimeKind::kAsyncCopy) {
-      own = HostEventState(model_, e, cpu_is_device_, scopes_are_work_, TaskOf(e));
-    } else {
-      // By name and class once (the class in the high byte, plus one).
-      uint16_t& known = state_of_name_[model_.name[e]];
-      if (known >> 8 != static_cast<uint16_t>(cls) + 1) {
-        known = static_cast<uint16_t>(
-            (static_cast<uint16_t>(cls) + 1) << 8 |
-            static_cast<uint16_t>(HostEventState(model_, e, cpu_is_device_, scopes_are_work_)));
-      }
-      own = static_cast<StepState>(known & 0xff);
+    // By name and class once (the class in the high byte, plus one).
+    uint16_t& known = state_of_name_[model_.name[e]];
+    if (known >> 8 != static_cast<uint16_t>(cls) + 1) {
+      known = static_cast<uint16_t>(
+          (static_cast<uint16_t>(cls) + 1) << 8 |
+          static_cast<uint16_t>(HostEventState(model_, e, cpu_is_device_, scopes_are_work_)));
     }
+    const auto own = static_cast<StepState>(known & 0xff);
     if (own == StepState::kDataLoading) return own;
     for (int32_t p = parent_[k], guard = 0; p >= 0 && guard < 256; p = parent_[p], ++guard) {
       const EventClass region = model_.cls[host_.events[p]];
@@ -510,11 +528,11 @@ class Walker {
   // before, else the step's own thread at this instant.
   Node FromHostStart(int32_t k, int64_t& at, uint32_t home) {
     if (parent_[k] >= 0) {
-      const int32_t q = prev_[k];
+      const int32_t q = PrevSibling(k);
       return {Node::kHostAt, parent_[k], q >= 0 && HostStart(q) < at ? q : kFindChild};
     }
     const uint32_t t = model_.track[host_.events[k]];
-    const int32_t q = prev_[k];
+    const int32_t q = PrevSibling(k);
     const int64_t q_end = q >= 0 ? std::min(HostEnd(q), at) : INT64_MIN;
     if (q >= 0 && (t == home || at - q_end <= kWakeNs)) {
       Add(PathEdge::kHostGap, StepState::kUntraced, UINT32_MAX, q_end, at);
@@ -590,15 +608,14 @@ class Walker {
   const Attribution* attribution_;  // its refined runtime calls; null when it did not run
   const bool cpu_is_device_, scopes_are_work_;
   const CorrelationIndex launch_of_;
-  std::optional<CorrelationIndex> task_of_;  // built when first needed
   std::vector<RuntimeKind> kind_of_name_;
   std::vector<uint8_t> host_sync_;       // per track: its synchronisations are the host's
   std::vector<uint16_t> state_of_name_;  // (class + 1) << 8 | state; 0 not yet known
   std::vector<uint8_t> flags_of_name_;   // Flags(); 0 not yet known
   TrackGroups host_, device_;
-  std::vector<int32_t> parent_, prev_;
-  std::vector<uint32_t> ends_;     // device tasks by end
-  std::vector<int32_t> top_ends_;  // top-level host positions by end
+  std::vector<int32_t> parent_;
+  std::vector<uint32_t> device_tracks_;  // the tracks holding device tasks
+  std::vector<int32_t> top_ends_;        // top-level host positions by end
   uint32_t sink_track_ = UINT32_MAX;
   int64_t window_begin_ = 0, window_end_ = 0;
   struct Sum {
