@@ -116,6 +116,25 @@ bool IsDataLoading(std::string_view name) {
          Contains(n, "__next__");
 }
 
+bool IsIterationMarker(std::string_view name) {
+  if (name.starts_with("ProfilerStep#")) return true;
+  const std::string n = Lower(name);
+  for (const std::string_view word : {"train_step", "train step", "iteration", "step", "iter"}) {
+    if (!std::string_view(n).starts_with(word)) continue;
+    size_t i = word.size();
+    while (i < n.size() &&
+           (n[i] == ' ' || n[i] == '_' || n[i] == '#' || n[i] == ':' || n[i] == '=')) {
+      ++i;
+    }
+    if (i == word.size() || i >= n.size()) return false;  // "steps", "step" alone
+    for (size_t j = i; j < n.size(); ++j) {
+      if (!std::isdigit(static_cast<unsigned char>(n[j]))) return false;
+    }
+    return true;
+  }
+  return false;
+}
+
 std::string_view CompileKind(std::string_view name) {
   const std::string n = Lower(name);
   if (Contains(n, "aclopcompile")) return "ACL operator compilation";

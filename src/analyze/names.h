@@ -42,6 +42,11 @@ bool IsCommunication(std::string_view name);
 // *wait*, .item() / _local_scalar_dense, blocking cudaMemcpy/hipMemcpy.
 bool IsSyncCall(std::string_view name);
 bool IsDataLoading(std::string_view name);
+// A range that marks one iteration of a training or inference loop, by the
+// names profilers and users give them: "ProfilerStep#12" (PyTorch), and a
+// range named only "step", "iteration", "iter" or "train_step" with its
+// number ("step 12", "Iteration_3", "iter#7"), case aside.
+bool IsIterationMarker(std::string_view name);
 // What compilation or first-use set-up a host call is, or "" when none:
 // "ACL operator compilation", "torch.compile", "module load", "memory allocation".
 std::string_view CompileKind(std::string_view name);

@@ -79,6 +79,9 @@ INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (1000, 5000, 0, 7, 1, 0, 1), (5000
                                               (9000, 8000, 0, 7, 3, 0, 1);
 CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME (start INT, end INT, globalTid INT, correlationId INT);
 INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (500, 900, 1, 1);
+CREATE TABLE NVTX_EVENTS (start INT, end INT, eventType INT, text TEXT, globalTid INT);
+INSERT INTO NVTX_EVENTS VALUES (0, 4000, 59, 'iteration 1', 1), (4000, 8000, 59, 'iteration 2', 1),
+                               (8000, 12000, 59, 'iteration 3', 1), (100, 200, 59, 'forward', 1);
 """)
 db.commit()
 db.close()
@@ -89,9 +92,13 @@ if run.returncode == 0:
     check(got.get("gemm_kernel", {}).get("count") == "1" and "ncclDevKernel_AllReduce_Sum_f32_RING_LL" in got
           and got["ncclDevKernel_AllReduce_Sum_f32_RING_LL"]["category"] == "communication",
           "its kernels, the NCCL one as communication, the row that ends before it starts left out")
+    steps = [r["step"] for r in rows(out, "steps")] if os.path.exists(
+        os.path.join(out, "tables", "steps.csv")) else []
+    check(steps == ["iteration 1", "iteration 2", "iteration 3"],
+          f"NVTX iteration ranges are the steps ({steps})")
     with open(os.path.join(out, "analysis.json")) as f:
         text = f.read()
-    check("CUPTI_ACTIVITY_KIND_MEMCPY" in text and "NVTX_EVENTS" in text
+    check("CUPTI_ACTIVITY_KIND_MEMCPY" in text and "CUPTI_ACTIVITY_KIND_MEMSET" in text
           and "CUPTI_ACTIVITY_KIND_RUNTIME (it has no column nameId)" in text
           and "1 rows without a valid start and end" in text,
           "the missing tables, a table without a column it needs and the row left out are "

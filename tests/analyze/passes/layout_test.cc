@@ -144,3 +144,22 @@ TEST(Names, MatchOnWordsAndExactOperators) {
 
 }  // namespace
 }  // namespace opscope::analyze
+
+namespace opscope::analyze {
+namespace {
+
+// Iteration markers by the names profilers and users give them; a range that
+// only mentions a step is not one.
+TEST(Names, IterationMarkers) {
+  for (const char* yes : {"ProfilerStep#12", "step 3", "Step_4", "iteration 10", "ITER#7",
+                          "train_step 2", "step:5"}) {
+    EXPECT_TRUE(IsIterationMarker(yes)) << yes;
+  }
+  for (const char* no : {"step", "steps 3", "optimizer.step", "Optimizer.step#SGD.step",
+                         "step 3 forward", "iteration", "stepper 2", "train_step", "", "3 step"}) {
+    EXPECT_FALSE(IsIterationMarker(no)) << no;
+  }
+}
+
+}  // namespace
+}  // namespace opscope::analyze

@@ -17,7 +17,8 @@
 //   correlationId within their process;
 // - CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: the synchronisations CUPTI records,
 //   as Kineto's cuda_sync;
-// - NVTX_EVENTS: push/pop and start/end ranges on their threads: ProfilerStep#N
+// - NVTX_EVENTS: push/pop and start/end ranges on their threads: iteration
+//   markers (names.h IsIterationMarker: ProfilerStep#N, "step 12")
 //   as steps, PyTorch's emit_nvtx ranges ("aten::mm, seq = 12, op_id = 3")
 //   as framework operators named without their arguments, others as
 //   annotations; marks are counted as instant events;

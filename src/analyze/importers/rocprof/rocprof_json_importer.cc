@@ -12,7 +12,6 @@
 #include "analyze/importers/json_file.h"
 #include "analyze/importers/timestamps.h"
 #include "analyze/names.h"
-#include "core/trace_schema.h"
 #include "opscope/opscope.h"
 
 namespace opscope::analyze {
@@ -249,8 +248,7 @@ class Reader {
       if (text.empty()) text = OperationOf(r);
       row.name = model_.Intern(text);
       row.category = model_.Intern("user_annotation");
-      row.cls = text.starts_with(core::trace_schema::kStepPrefix) ? EventClass::kStep
-                                                                  : EventClass::kAnnotation;
+      row.cls = IsIterationMarker(text) ? EventClass::kStep : EventClass::kAnnotation;
       row.track = Thread(r);
       model_.Append(row);
     }

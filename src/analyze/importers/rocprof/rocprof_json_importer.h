@@ -13,7 +13,7 @@
 // - buffer_records.hip_api and rccl_api: host calls on their threads, linked
 //   to their device work by the internal correlation id within their process;
 // - buffer_records.marker_api: ROCTx ranges on their threads, as annotations
-//   (ProfilerStep#N as steps).
+//   (iteration markers, names.h IsIterationMarker, as steps).
 // Timestamps are nanoseconds. The document is read whole (at most kMaxBytes).
 #ifndef OPSCOPE_ANALYZE_IMPORTERS_ROCPROF_ROCPROF_JSON_IMPORTER_H_
 #define OPSCOPE_ANALYZE_IMPORTERS_ROCPROF_ROCPROF_JSON_IMPORTER_H_
