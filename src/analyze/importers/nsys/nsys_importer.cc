@@ -158,6 +158,8 @@ class Reader {
 
   void Metadata() {
     if (!db_.HasTable("META_DATA_EXPORT")) return;
+    const auto c = db_.Columns("META_DATA_EXPORT");
+    if (!Has(c, "name") || !Has(c, "value")) return;
     db_.Query("SELECT name, value FROM META_DATA_EXPORT", [&](sqlite3_stmt* s) {
       const std::string_view name = Text(s, 0);
       if (name == "EXPORT_SCHEMA_VERSION") model_.metadata["nsys_schema"] = Text(s, 1);
@@ -166,12 +168,21 @@ class Reader {
   }
 
   void Processes() {
-    if (db_.HasTable("PROCESSES")) {
+    // Names only: a table without the columns leaves them as numbers.
+    const auto has = [&](const char* table, std::initializer_list<const char*> columns) {
+      if (!db_.HasTable(table)) return false;
+      const auto c = db_.Columns(table);
+      for (const char* column : columns) {
+        if (!Has(c, column)) return false;
+      }
+      return true;
+    };
+    if (has("PROCESSES", {"pid", "name"})) {
       db_.Query("SELECT pid, name FROM PROCESSES", [&](sqlite3_stmt* s) {
         model_.process_names[std::to_string(sqlite3_column_int64(s, 0))] = Text(s, 1);
       });
     }
-    if (db_.HasTable("ThreadNames")) {
+    if (has("ThreadNames", {"globalTid", "nameId"})) {
       db_.Query("SELECT globalTid, nameId FROM ThreadNames", [&](sqlite3_stmt* s) {
         thread_names_[sqlite3_column_int64(s, 0)] = std::string(strings_(s, 1));
       });
