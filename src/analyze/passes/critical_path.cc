@@ -409,7 +409,7 @@ class Walker {
 
   // The state of host position k's own time: its event's (as the
   // attribution decided it for a runtime call it refined), or inside data
-  // loading or a compilation region, the region's.
+  // loading, a synchronisation or a compilation region, the region's.
   StepState HostStateAt(int32_t k) {
     const uint32_t e = host_.events[k];
     const EventClass cls = model_.cls[e];
