@@ -914,10 +914,22 @@ void DiagnosisRule(const RuleContext& c, std::vector<Finding>& out) {
         "Nothing explains {}: no device work and no host event below an "
         "annotation; the trace cannot say what the program waited on",
         share);
-    f.action =
+    // What the device did in the rest, so the untraced part is not read as
+    // the whole story (a long trace whose host was not recorded).
+    const int64_t device_ns = at->Of(StepState::kCompute) + at->Of(StepState::kCommunication) +
+                              at->Of(StepState::kMemory) + at->Of(StepState::kDeviceWait) +
+                              at->Of(StepState::kQueued);
+    f.action = fmt::format(
         "Record what the window runs: the host's operators and runtime calls with the device "
-        "(torch.profiler activities CPU and CUDA/NPU), steps that cover the work, threads that "
-        "do it; a micro-test this short supports no step diagnosis.";
+        "(torch.profiler activities CPU and CUDA/NPU; rocprofv3 --hip-trace; nsys -t cuda,nvtx), "
+        "steps that cover the work (ProfilerStep or NVTX/ROCTx ranges per iteration), threads "
+        "that do it.{}",
+        at->window_ns < 1'000'000'000
+            ? " A trace this short supports no step diagnosis."
+            : fmt::format(" Of what was recorded, the device worked {:.3f} ms ({:.1f}%): the "
+                          "attribution table says in what; without steps the window includes "
+                          "start-up.",
+                          device_ns / 1e6, Pct(device_ns, at->window_ns)));
   } else if (v.id == "step_setup") {
     f.severity = Severity::kWarning;
     f.title = fmt::format("One-off set-up fills {}: this is start-up, not steady state", share);

@@ -589,8 +589,11 @@ class Walker {
       return {Node::kDeviceEnd, static_cast<int64_t>(other)};
     }
     if (prev != SIZE_MAX && prev_end >= launch) {
-      // Named after the task before, as HTA credits a kernel-to-kernel gap.
-      Add(PathEdge::kStreamGap, StepState::kLaunch, model_.name[prev], prev_end, at);
+      // Named after the task before, as HTA credits a kernel-to-kernel gap:
+      // the device's own launch overhead where the task's launch is on
+      // record (it was queued), else nothing in the trace explains it.
+      Add(PathEdge::kStreamGap, call_k >= 0 ? StepState::kLaunch : StepState::kUntraced,
+          model_.name[prev], prev_end, at);
       at = prev_end;
       return {Node::kDeviceEnd, static_cast<int64_t>(prev)};
     }

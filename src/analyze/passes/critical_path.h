@@ -60,7 +60,8 @@ struct CriticalPath {
   std::array<int64_t, kPathEdges> by_edge{};
   // The same time by the attribution's states (a host event's own time in
   // its event's state, a device task in compute, communication, memory or a
-  // device wait, launch delays and stream gaps as launch overhead, cross-stream
+  // device wait, launch delays and stream gaps as launch overhead (a gap
+  // before a task whose launch is not on record as untraced), cross-stream
   // waits as queued, syncs as blocked, gaps as untraced).
   std::array<int64_t, kStepStates> by_state{};
   struct Part {
