@@ -237,6 +237,36 @@ TEST(Advisor, HostWorkWhileAThreadWaitsIsRuntimeLatency) {
       << busy.title;
 }
 
+// A window without steps opened by one long collective (a start-up
+// broadcast: kernel_details_advisor.csv's 308.9 ms hcom_broadcast at +3.4 ms)
+// is start-up, not steady communication; the same collective later in the
+// window, or in a trace with steps, is not.
+TEST(Advisor, AStartUpCollectiveIsSaidToBeOneOff) {
+  const auto first = [](int64_t at_us, bool steps) {
+    Builder b;
+    if (steps) {
+      for (int s = 0; s < 4; ++s) {
+        b.Add(EventClass::kStep, "ProfilerStep#" + std::to_string(s), s * 250, s * 250 + 250);
+        b.Add(EventClass::kKernel, "step_kernel", s * 250 + 20, s * 250 + 40);
+      }
+    }
+    b.Add(EventClass::kKernel, "embed", 0, 5);
+    b.Add(EventClass::kCommunication, "hcom_broadcast__445_0", at_us, at_us + 600);
+    b.Add(EventClass::kKernel, "MatMul", 700, 900);
+    b.Add(EventClass::kKernel, "MatMul", 950, 1000);
+    const auto findings = Advise(AnalyzeTrace(b.model));
+    return findings.empty() ? Finding{} : findings[0];
+  };
+  const Finding startup = first(10, false);
+  EXPECT_EQ(startup.id, "step_startup");
+  EXPECT_NE(startup.title.find("the collective 'hcom_broadcast__445_0' runs 0.600 ms from "
+                               "+0.010 ms"),
+            std::string::npos)
+      << startup.title;
+  EXPECT_NE(first(300, false).id, "step_startup");  // begins 30% into the window
+  EXPECT_NE(first(10, true).id, "step_startup");    // steps to judge instead
+}
+
 // The step-time diagnosis speaks of a window: a trace with none (no event
 // lasts) gets no step_<state> finding, and every verdict's evidence names the
 // window it is about.

@@ -234,6 +234,7 @@ class Attributor {
     out_.ns[Index(StepState::kUntraced)] = Total(remaining);
     Contributors(host);
     Outlier();
+    Startup();
     return std::move(out_);
   }
 
@@ -258,6 +259,20 @@ class Attributor {
     }
     window_ = window.Take();
     out_.window_ns = Total(window_);
+  }
+
+  // A stepless window opened by one long collective (Attribution::Startup).
+  void Startup() {
+    if (out_.complete_steps > 0 || window_.size() != 1 || longest_collective_ == SIZE_MAX) return;
+    const Interval w = window_.front();
+    const int64_t begin = model_.start_ns[longest_collective_];
+    const double span = static_cast<double>(w.end - w.begin);
+    if (100.0 * static_cast<double>(longest_collective_ns_) < kStartupPct * span ||
+        100.0 * static_cast<double>(begin - w.begin) > kStartupStartPct * span) {
+      return;
+    }
+    out_.startup = {std::string(model_.String(model_.name[longest_collective_])), begin - w.begin,
+                    longest_collective_ns_};
   }
 
   // One slow call that makes the steps unsteady (Attribution::Outlier).
@@ -328,6 +343,8 @@ class Attributor {
       StepState s = StepState::kCompute;
       if (cls == EventClass::kCommunication) {
         s = StepState::kCommunication;
+        if (end - begin > longest_collective_ns_)
+          longest_collective_ns_ = end - begin, longest_collective_ = e;
       } else if (cls == EventClass::kMemcpy || cls == EventClass::kMemset ||
                  cls == EventClass::kDma) {
         s = StepState::kMemory;
@@ -644,6 +661,8 @@ class Attributor {
   std::array<UnionBuilder, kStepStates> spans_;
   std::array<Intervals, kStepStates> exclusive_;
   std::vector<StepState> runtime_state_;
+  size_t longest_collective_ = SIZE_MAX;  // the longest collective task, for Startup
+  int64_t longest_collective_ns_ = 0;
   std::vector<QueuedSpan> queued_;
 };
 
@@ -745,6 +764,7 @@ Verdict Choose(const Attribution& at) {
   const double w = static_cast<double>(at.window_ns);
   if (100.0 * at.capture_ns / w >= kCapturePct) return {"step_capture", {}, at.capture_ns};
   if (100.0 * v[0].ns / w >= kUntracedPct) return v[0];
+  if (!at.startup.name.empty()) return {"step_startup", {}, at.startup.ns};
   if (100.0 * v[1].ns / w >= kSetupPct) return v[1];
   if (100.0 * v[2].ns / w >= kWarmupPct) return v[2];
   if (!at.outlier.name.empty()) {
@@ -869,6 +889,23 @@ void DiagnosisRule(const RuleContext& c, std::vector<Finding>& out) {
     f.action =
         "Profile the replay (the steps that launch the captured graph), not the capture; the "
         "capture itself is one-off set-up, paid once per graph and batch size.";
+  } else if (v.id == "step_startup") {
+    const Attribution::Startup& o = at->startup;
+    f.severity = Severity::kWarning;
+    f.title = fmt::format(
+        "One-off start-up fills {}: the collective '{}' runs {:.3f} ms from +{:.3f} ms, before "
+        "any steady work; this window is not steady state",
+        share, o.name, o.ns / 1e6, o.offset_ns / 1e6);
+    f.evidence = fmt::format(
+        "'{}' lasts {:.3f} ms ({:.1f}% of {}) and starts {:.3f} ms after the window's start; "
+        "the trace has no steps to judge instead (the attribution table has the whole window)",
+        o.name, o.ns / 1e6, pct, window, o.offset_ns / 1e6);
+    f.action =
+        "Judge the steps after it: profile the steady iterations (a schedule that skips "
+        "start-up, step markers in the trace), where communication and compute can be read as "
+        "they recur. A start-up collective this long is one rank waiting for the others to "
+        "start (or a one-off parameter broadcast): compare the ranks' start times, not the "
+        "collective's speed.";
   } else if (v.id == "step_outlier") {
     const Attribution::Outlier& o = at->outlier;
     f.severity = Severity::kWarning;
@@ -1102,6 +1139,8 @@ Pass AttributionPass() {
                   "always, once per trace with a window: the state that decided the window's "
                   "time, by the attribution: a graph capture when stream capture covers {:g}% "
                   "or more of the window, else untraced when nothing explains {:g}% or more, "
+                  "else start-up (step_startup: a window without steps opened by one collective "
+                  "that lasts {:g}% of it or more and begins in its first {:g}%), "
                   "else one-off set-up from {:g}%, else warm-up (compilation, first-use loads) "
                   "from {:g}%, else unsteady steps (step_outlier: the longest complete step "
                   "{:g}x the shortest or more, {:g}% of the window or more apart, and one "
@@ -1114,8 +1153,8 @@ Pass AttributionPass() {
                   "from 50% of the window, warning from 20% (compute: warning from 50%, set-up "
                   "and untraced: warning); the saving is the state's time (compute: half of its "
                   "largest kernel family)",
-                  kCapturePct, kUntracedPct, kSetupPct, kWarmupPct, kOutlierStepRatio,
-                  kOutlierWindowPct);
+                  kCapturePct, kUntracedPct, kStartupPct, kStartupStartPct, kSetupPct, kWarmupPct,
+                  kOutlierStepRatio, kOutlierWindowPct);
             },
             DiagnosisRule}}};
 }

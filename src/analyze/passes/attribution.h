@@ -46,6 +46,9 @@ inline constexpr int64_t kQueuedGraceNs = 50'000;
 inline constexpr int64_t kSetupFirstCallNs = 10'000'000;
 inline constexpr int64_t kFirstUseNs = 1'000'000;
 inline constexpr double kOutlierStepRatio = 2, kOutlierWindowPct = 25;
+// A collective is start-up when it begins in the first kStartupStartPct% of
+// a stepless window and lasts kStartupPct% of it or more.
+inline constexpr double kStartupPct = 50, kStartupStartPct = 10;
 
 // The states, in the order that decides an instant (see above).
 enum class StepState : uint8_t {
@@ -105,6 +108,13 @@ struct Attribution {
     int64_t long_step_ns = 0, short_step_ns = 0;
     int64_t long_ns = 0, short_ns = 0;  // the name's own time in each step
   } outlier;
+  // A trace without complete steps that opens with one collective filling
+  // kStartupPct% of its span or more (a start-up broadcast, ranks waiting for
+  // each other to start): one-off, not the steady state. Empty name: none.
+  struct Startup {
+    std::string name;
+    int64_t offset_ns = 0, ns = 0;  // from the window's start; its duration
+  } startup;
   // The runtime calls whose state their name alone does not decide: the
   // trace-wide rules (the first call's context creation: setup; a kernel's
   // first-use launch: compilation) and the asynchronous copies that block
