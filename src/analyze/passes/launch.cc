@@ -83,14 +83,30 @@ LaunchBound ComputeLaunchBound(const TraceModel& model, double busy_pct, const L
     durations.push_back(model.duration_ns[e]);
     const int64_t* start =
         model.correlation[e] >= 0 ? launch_start.Find(model.correlation[e]) : nullptr;
-    if (start != nullptr && model.start_ns[e] >= *start)
+    if (start == nullptr) continue;
+    ++out.launch_pairs;
+    if (model.start_ns[e] >= *start) {
       delays.push_back(model.start_ns[e] - *start);
+    } else {
+      ++out.backward_pairs;  // the kernel starts before its launch: the clocks disagree
+    }
   }
-  if (delays.empty()) {
+  if (out.launch_pairs == 0) {
     // No correlated launch calls (Ascend): torch_npu's HostToDevice flows pair
     // the host issuing a task with the task's start on the device.
-    for (const auto& f : model.launch_flows) delays.push_back(f.device_ns - f.host_ns);
+    for (const auto& f : model.launch_flows) {
+      ++out.launch_pairs;
+      if (f.device_ns >= f.host_ns) {
+        delays.push_back(f.device_ns - f.host_ns);
+      } else {
+        ++out.backward_pairs;
+      }
+    }
   }
+  // Most pairs ending before they start: the host's and the device's clocks
+  // disagree, and the rest say nothing either.
+  const bool clocks_disagree = 2 * out.backward_pairs > out.launch_pairs;
+  if (clocks_disagree) delays.clear();
   out.kernels = static_cast<int64_t>(durations.size());
   if (durations.empty()) {
     out.reason = "no kernels";
@@ -128,6 +144,11 @@ LaunchBound ComputeLaunchBound(const TraceModel& model, double busy_pct, const L
     out.reason = fmt::format("kernels are not short: median {:.1f} us", out.median_kernel_ns / 1e3);
   } else if (busy_pct >= r.max_busy_pct) {
     out.reason = fmt::format("the device is busy {:.1f}% of its window", busy_pct);
+  } else if (clocks_disagree) {
+    out.reason = fmt::format(
+        "launch-to-start delays are not known: {} of {} launches start on the device before the "
+        "host issued them (the host's and the device's clocks disagree): not concluded",
+        out.backward_pairs, out.launch_pairs);
   } else if (out.launch_delay_p50_ns < 0) {
     out.reason =
         "launch-to-start delays are unknown (no correlated launch calls or host-to-device "
@@ -206,6 +227,15 @@ void Tables(const Analysis& a, const TableContext& c, std::vector<ResultTable>& 
   }
   table.notes.push_back(
       "Launch delay: from the launch call's start to its kernel's start (by correlation id).");
+  if (launch->backward_pairs > 0) {
+    table.notes.push_back(fmt::format(
+        "{} of {} launches start on the device before the host issued them (the host's and the "
+        "device's clocks disagree): left out of the delays{}.",
+        launch->backward_pairs, launch->launch_pairs,
+        2 * launch->backward_pairs > launch->launch_pairs
+            ? ", and with most of them backwards the rest are not used either"
+            : ""));
+  }
   tables.push_back(std::move(table));
 }
 

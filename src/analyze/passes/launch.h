@@ -41,6 +41,9 @@ struct LaunchBound {
   // Launch call to kernel start (by correlation id), else host-to-device flow
   // start to its first task's start (Ascend); -1: unknown.
   int64_t launch_delay_p50_ns = -1, launch_delay_p90_ns = -1;
+  // Launches paired with their work, and those whose work starts before them
+  // (the clocks disagree): left out of the delays, all of them when most are.
+  int64_t launch_pairs = 0, backward_pairs = 0;
   int64_t idle_ns = 0;                // device idle time inside its window
   double host_busy_in_idle_pct = -1;  // traced host work during device idle time
   double launch_in_idle_pct = -1;     // launch calls during device idle time
