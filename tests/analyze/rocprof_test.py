@@ -11,30 +11,19 @@ refused by name.
 import csv
 import json
 import os
-import subprocess
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import rocprof_expected  # noqa: E402
+from checks import Checks  # noqa: E402
 
 opscope, data = sys.argv[1:3]
-failures = 0
-scratch = tempfile.TemporaryDirectory()
-
-
-def check(ok, what):
-    global failures
-    print(("ok: " if ok else "FAIL: ") + what)
-    if not ok:
-        failures += 1
-
+checks = Checks()
+check = checks.check
 
 sample = os.path.join(data, "rocprofv3", "908_results.json.gz")
 want = rocprof_expected.expected(sample)
-out = os.path.join(scratch.name, "908")
-run = subprocess.run([opscope, "analyze", sample, "--top", "0", "--out", out],
-                     capture_output=True, text=True)
+run, out = checks.analyze(opscope, sample, "908")
 check(run.returncode == 0, f"the file is read ({run.stderr.strip()[:200]})")
 with open(os.path.join(out, "tables", "kernels.csv")) as f:
     rows = list(csv.DictReader(f))
@@ -50,13 +39,11 @@ with open(os.path.join(out, "analysis.json")) as f:
     text = f.read()
 check(want["devices"] and want["devices"][0] in text, f"the device is named ({want['devices'][:1]})")
 
-bad = os.path.join(scratch.name, "bad_results.json")
+bad = os.path.join(checks.scratch, "bad_results.json")
 with open(bad, "w") as f:
     json.dump({"rocprofiler-sdk-tool": {"metadata": {}}}, f)
-run = subprocess.run([opscope, "analyze", bad, "--out", os.path.join(scratch.name, "bad")],
-                     capture_output=True, text=True)
+run, _ = checks.analyze(opscope, bad, "bad")
 check(run.returncode != 0 and "not rocprofv3's JSON output" in run.stderr,
       f"a document without the tool's array is refused ({run.stderr.strip()[:160]})")
 
-print(f"{failures} failure(s)")
-sys.exit(1 if failures else 0)
+sys.exit(checks.done())

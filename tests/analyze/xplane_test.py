@@ -9,30 +9,19 @@ refused with the offset and the damage named, never read as garbage.
 """
 import csv
 import os
-import subprocess
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import xplane_expected  # noqa: E402
+from checks import Checks  # noqa: E402
 
 opscope, data = sys.argv[1:3]
-failures = 0
-scratch = tempfile.TemporaryDirectory()
-
-
-def check(ok, what):
-    global failures
-    print(("ok: " if ok else "FAIL: ") + what)
-    if not ok:
-        failures += 1
-
+checks = Checks()
+check = checks.check
 
 sample = os.path.join(data, "xplane", "jax_conv_mi300.xplane.pb")
 want = xplane_expected.expected(sample)
-out = os.path.join(scratch.name, "jax")
-run = subprocess.run([opscope, "analyze", sample, "--top", "0", "--out", out],
-                     capture_output=True, text=True)
+run, out = checks.analyze(opscope, sample, "jax")
 check(run.returncode == 0, f"the XSpace is read ({run.stderr.strip()[:200]})")
 with open(os.path.join(out, "tables", "kernels.csv")) as f:
     rows = list(csv.DictReader(f))
@@ -47,11 +36,9 @@ for name, k in want["kernels"].items():
 check(int(rows[0]["events"]) == want["events"], f"{want['events']} timed events")
 
 damaged = os.path.join(data, "xplane", "tpu_inference_2.xplane.pb")
-run = subprocess.run([opscope, "analyze", damaged, "--out", os.path.join(scratch.name, "tpu")],
-                     capture_output=True, text=True)
+run, _ = checks.analyze(opscope, damaged, "tpu")
 check(run.returncode == 3 and "not a valid XSpace protobuf at byte" in run.stderr
       and "258174 U+FFFD sequences" in run.stderr,
       f"the damaged copy is refused, its damage named ({run.stderr.strip()[:200]})")
 
-print(f"{failures} failure(s)")
-sys.exit(1 if failures else 0)
+sys.exit(checks.done())

@@ -34,6 +34,16 @@ SqliteDb::SqliteDb(std::string path) : path_(std::move(path)) {
   sqlite3_progress_handler(db_, kStepsPerCall, &SqliteDb::Progress, this);
 }
 
+SqliteDb SqliteDb::Of(Source& source) {
+  if (source.container() != Container::kPlain || source.name() == "standard input") {
+    throw Error(ErrorCode::kUnsupported,
+                source.name() +
+                    ": an SQLite database is read from a plain file (SQLite needs to seek): "
+                    "decompress it first");
+  }
+  return SqliteDb(source.name());
+}
+
 int SqliteDb::Progress(void* self) {
   auto* db = static_cast<SqliteDb*>(self);
   db->steps_ += kStepsPerCall;

@@ -12,6 +12,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "analyze/source.h"
 #include "opscope/opscope.h"
 
 namespace opscope::analyze {
@@ -22,6 +23,9 @@ class SqliteDb {
  public:
   // Throws Error(kInvalidInput) naming the file when SQLite cannot open it.
   explicit SqliteDb(std::string path);
+  // The source's database: Error(kUnsupported) for one that is not a plain
+  // file (a pipe, a gzip: SQLite needs to seek in it).
+  static SqliteDb Of(Source& source);
   ~SqliteDb() { sqlite3_close(db_); }
   SqliteDb(const SqliteDb&) = delete;
   SqliteDb& operator=(const SqliteDb&) = delete;

@@ -135,13 +135,7 @@ Importer AscendDbImporter() {
 
 void ImportAscendDb(Source& source, TraceModel& model) {
   const std::string path = source.name();
-  if (source.container() != Container::kPlain || path == "standard input") {
-    throw Error(ErrorCode::kUnsupported,
-                path +
-                    ": an SQLite database is read from a plain file (SQLite needs to seek): "
-                    "decompress it first");
-  }
-  const SqliteDb db(path);
+  const SqliteDb db = SqliteDb::Of(source);
   RequireTables(db, {"STRING_IDS", "TASK"});
   const SqliteStrings str(db, "STRING_IDS");  // ids absent (4294967295, NULL) read ""
   // Device work, as kernel_details.csv lists it.

@@ -430,14 +430,7 @@ bool SniffNsys(Source& source) {
 }
 
 void ImportNsys(Source& source, TraceModel& model) {
-  const std::string path = source.name();
-  if (source.container() != Container::kPlain || path == "standard input") {
-    throw Error(ErrorCode::kUnsupported,
-                path +
-                    ": an SQLite database is read from a plain file (SQLite needs to seek): "
-                    "decompress it first");
-  }
-  const SqliteDb db(path);
+  const SqliteDb db = SqliteDb::Of(source);
   Reader(db, model).Run();
 }
 
