@@ -9,11 +9,14 @@
 // stream's task that ended just before it (an event dependency the trace does
 // not record); a host thread idle for more than kWakeNs that resumes within
 // kWakeNs (or a twentieth of its idle time) of another thread's top-level
-// event ending, after it.
-// From the step's end, the walk goes each time to the
-// dependency that was satisfied last: the one the interval waited on. Where
-// a thread's first event has no dependency in the trace, the walk continues
-// on the step's own thread at that instant.
+// event ending, after it. An event that began inside another and outlasts
+// it is beside it, not nested in it.
+//
+// From the step's end (or, where the device work the step launched ends
+// later, from that work's end), the walk goes each time to the dependency
+// that was satisfied last: the one the interval waited on. Where a thread's
+// first event, or a task whose launch is not on record, has no dependency in
+// the trace, the walk continues on the step's own thread at that instant.
 //
 // Each edge's time is the time between its ends, so the path covers its step
 // exactly: the parts add up to the window (the complete steps, else the
