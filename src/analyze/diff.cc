@@ -19,12 +19,7 @@ namespace opscope::analyze {
 namespace {
 
 int64_t Span(const TraceModel& m) {
-  int64_t first = INT64_MAX, last = INT64_MIN;
-  for (size_t e = 0; e < m.size(); ++e) {
-    if (m.cls[e] == EventClass::kDerived || m.cls[e] == EventClass::kOther) continue;
-    first = std::min(first, m.start_ns[e]);
-    last = std::max(last, m.start_ns[e] + m.duration_ns[e]);
-  }
+  const auto [first, last] = SpanOf(m);
   return last > first ? last - first : 0;
 }
 

@@ -17,17 +17,12 @@ EventLinks LinkEvents(const TraceModel& model) {
     return !(IsDevice(cls) || cls == EventClass::kDeviceAnnotation || cls == EventClass::kDerived ||
              cls == EventClass::kOther);
   });
+  SortByOpening(model, by_track);
   const auto end_of = [&](uint32_t e) { return model.start_ns[e] + model.duration_ns[e]; };
   std::vector<uint32_t> open;
   for (size_t t = 0; t + 1 < by_track.begin.size(); ++t) {
     const auto first = by_track.events.begin() + static_cast<std::ptrdiff_t>(by_track.begin[t]),
                last = by_track.events.begin() + static_cast<std::ptrdiff_t>(by_track.begin[t + 1]);
-    std::sort(first, last, [&](uint32_t a, uint32_t b) {
-      if (model.start_ns[a] != model.start_ns[b]) return model.start_ns[a] < model.start_ns[b];
-      if (model.duration_ns[a] != model.duration_ns[b])
-        return model.duration_ns[a] > model.duration_ns[b];
-      return a < b;
-    });
     open.clear();
     for (auto it = first; it != last; ++it) {
       const uint32_t e = *it;

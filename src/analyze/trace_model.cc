@@ -36,6 +36,37 @@ bool IsDevice(EventClass cls) {
          cls == EventClass::kDeviceWait;
 }
 
+bool IsHost(EventClass cls) {
+  return cls == EventClass::kHostOp || cls == EventClass::kAnnotation || cls == EventClass::kStep ||
+         cls == EventClass::kRuntime || cls == EventClass::kSync || cls == EventClass::kPython ||
+         cls == EventClass::kDataLoading;
+}
+
+TraceSpan SpanOf(const TraceModel& model) {
+  TraceSpan span;
+  for (size_t e = 0; e < model.size(); ++e) {
+    if (model.cls[e] == EventClass::kDerived || model.cls[e] == EventClass::kOther) continue;
+    span.begin = std::min(span.begin, model.start_ns[e]);
+    span.end = std::max(span.end, model.start_ns[e] + model.duration_ns[e]);
+  }
+  return span;
+}
+
+void SortByOpening(const TraceModel& model, TrackGroups& g) {
+  const auto opens_first = [&](uint32_t a, uint32_t b) {
+    if (model.start_ns[a] != model.start_ns[b]) return model.start_ns[a] < model.start_ns[b];
+    if (model.duration_ns[a] != model.duration_ns[b]) {
+      return model.duration_ns[a] > model.duration_ns[b];
+    }
+    return a < b;
+  };
+  for (size_t t = 0; t + 1 < g.begin.size(); ++t) {
+    uint32_t* first = g.events.data() + g.begin[t];
+    uint32_t* last = g.events.data() + g.begin[t + 1];
+    if (!std::is_sorted(first, last, opens_first)) std::sort(first, last, opens_first);
+  }
+}
+
 const char* Name(CopyDirection direction) {
   switch (direction) {
     case CopyDirection::kHostToDevice: return "HtoD";
@@ -179,6 +210,14 @@ bool TraceModel::ColumnsAligned() const {
   for (const auto column : kCountColumns) aligned &= (this->*column).size() == size();
   for (const auto column : kStringColumns) aligned &= (this->*column).size() == size();
   return aligned;
+}
+
+void TraceModel::NameProcesses() {
+  for (Track& track : tracks) {
+    if (const auto it = process_names.find(track.pid); it != process_names.end()) {
+      track.process = it->second;
+    }
+  }
 }
 
 uint32_t TraceModel::TrackFor(std::string_view pid, std::string_view tid) {

@@ -51,6 +51,9 @@ const char* Name(EventClass cls);
 // Work that occupies a device's queue: kernels, communication, copies, sets,
 // DMA tasks and device-side waits.
 bool IsDevice(EventClass cls);
+// Work on a host thread: operators, annotations, steps, runtime calls,
+// synchronisations, Python frames and data loading.
+bool IsHost(EventClass cls);
 
 // Where a device memory copy goes, and the host memory at its host end.
 enum class CopyDirection : uint8_t {
@@ -104,6 +107,9 @@ class TraceModel {
   std::string_view String(uint32_t id) const { return *strings_[id]; }
   size_t string_count() const { return strings_.size(); }
   uint32_t TrackFor(std::string_view pid, std::string_view tid);
+  // Each track's process named from process_names where its pid has a name
+  // (a track's process is its pid until then).
+  void NameProcesses();
 
   size_t size() const { return start_ns.size(); }
   void Reserve(size_t events);
@@ -269,6 +275,14 @@ class PartIds {
   std::vector<uint32_t> strings_, tracks_;  // UINT32_MAX: not yet looked up
 };
 
+// The time a trace's events cover, from the first start to the last end,
+// leaving out a producer's own summary rows (kDerived) and unclassed events:
+// the window of a trace without steps. begin >= end where nothing lasts.
+struct TraceSpan {
+  int64_t begin = INT64_MAX, end = INT64_MIN;
+};
+TraceSpan SpanOf(const TraceModel& model);
+
 // Events grouped by track in one array: track t's are events[begin[t],
 // begin[t + 1]), in model order. Counted first, so it is allocated once at its
 // size (no list per track growing by doubling over millions of events).
@@ -291,6 +305,12 @@ TrackGroups GroupByTrack(const TraceModel& model, Keep&& keep) {
   }
   return g;
 }
+
+// Each track's events of `g` in the order they open: by start, the longer
+// first (a parent before the child that starts with it), then by index.
+// Profilers mostly write a thread's calls in this order already: a track in
+// order is only checked.
+void SortByOpening(const TraceModel& model, TrackGroups& g);
 
 }  // namespace opscope::analyze
 

@@ -103,12 +103,6 @@ struct SortedRuns {
   }
 };
 
-bool IsHost(EventClass cls) {
-  return cls == EventClass::kHostOp || cls == EventClass::kAnnotation || cls == EventClass::kStep ||
-         cls == EventClass::kRuntime || cls == EventClass::kSync || cls == EventClass::kPython ||
-         cls == EventClass::kDataLoading;
-}
-
 // Operators that only describe tensors (allocation, views, dtype plumbing):
 // on a CPU trace they are the framework's time, not compute.
 bool IsBookkeeping(std::string_view op) {
@@ -182,15 +176,7 @@ class Attributor {
     if (window_.empty()) return std::move(out_);
     DeviceTasks();
     TrackGroups host = GroupByTrack(model_, [&](size_t e) { return IsHost(model_.cls[e]); });
-    for (size_t t = 0; t + 1 < host.begin.size(); ++t) {
-      auto* first = host.events.data() + host.begin[t];
-      auto* last = host.events.data() + host.begin[t + 1];
-      std::sort(first, last, [&](uint32_t x, uint32_t y) {
-        return model_.start_ns[x] != model_.start_ns[y]
-                   ? model_.start_ns[x] < model_.start_ns[y]
-                   : model_.duration_ns[x] > model_.duration_ns[y];
-      });
-    }
+    SortByOpening(model_, host);
     // The device's states first: a host piece while the device works or
     // waits on its own work counts as the device's, so only the pieces that
     // reach outside that time are kept (on a busy device, few).
@@ -248,13 +234,7 @@ class Attributor {
       }
     }
     if (out_.complete_steps == 0) {
-      int64_t begin = INT64_MAX, end = INT64_MIN;
-      for (size_t e = 0; e < model_.size(); ++e) {
-        const EventClass cls = model_.cls[e];
-        if (cls == EventClass::kDerived || cls == EventClass::kOther) continue;
-        begin = std::min(begin, model_.start_ns[e]);
-        end = std::max(end, model_.start_ns[e] + model_.duration_ns[e]);
-      }
+      const auto [begin, end] = SpanOf(model_);
       if (begin < end) window.Add({begin, end});
     }
     window_ = window.Take();

@@ -20,13 +20,6 @@ constexpr std::array<std::string_view, kPathEdges> kEdgeKeys = {
     "host",         "device", "launch_delay", "stream_gap", "cross_stream",
     "cross_thread", "sync",   "host_gap",     "untraced"};
 
-// The host's intervals (synchronisations apart: Walker::OnHost).
-bool IsHostEvent(EventClass cls) {
-  return cls == EventClass::kHostOp || cls == EventClass::kAnnotation || cls == EventClass::kStep ||
-         cls == EventClass::kRuntime || cls == EventClass::kPython ||
-         cls == EventClass::kDataLoading;
-}
-
 StepState DeviceState(EventClass cls) {
   switch (cls) {
     case EventClass::kCommunication: return StepState::kCommunication;
@@ -91,13 +84,7 @@ class Walker {
       }
     }
     if (out_.complete_steps == 0) {
-      int64_t begin = INT64_MAX, end = INT64_MIN;
-      for (size_t e = 0; e < model_.size(); ++e) {
-        const EventClass cls = model_.cls[e];
-        if (!OnHost(e) && !IsDevice(cls)) continue;
-        begin = std::min(begin, model_.start_ns[e]);
-        end = std::max(end, model_.start_ns[e] + model_.duration_ns[e]);
-      }
+      const auto [begin, end] = SpanOf(model_);  // the attribution's window
       if (begin < end) {
         out_.window_ns = end - begin;
         Walk(begin, end, Sink(end), sink_track_);
@@ -133,18 +120,12 @@ class Walker {
   // each one's parent as a position (its descendants follow it).
   void IndexHost() {
     host_ = GroupByTrack(model_, [&](size_t e) { return OnHost(e); });
+    SortByOpening(model_, host_);
     const size_t n = host_.events.size();
     parent_.assign(n, -1);
     std::vector<int32_t> open;
     int64_t latest = INT64_MIN;
     for (size_t t = 0; t + 1 < host_.begin.size(); ++t) {
-      auto* first = host_.events.data() + host_.begin[t];
-      auto* last = host_.events.data() + host_.begin[t + 1];
-      std::sort(first, last, [&](uint32_t x, uint32_t y) {
-        return model_.start_ns[x] != model_.start_ns[y]
-                   ? model_.start_ns[x] < model_.start_ns[y]
-                   : model_.duration_ns[x] > model_.duration_ns[y];
-      });
       open.clear();
       for (size_t k = host_.begin[t]; k < host_.begin[t + 1]; ++k) {
         const int64_t end = HostEnd(k);
@@ -167,7 +148,7 @@ class Walker {
 
   bool OnHost(size_t e) const {
     const EventClass cls = model_.cls[e];
-    return IsHostEvent(cls) || (cls == EventClass::kSync && host_sync_[model_.track[e]] != 0);
+    return IsHost(cls) && (cls != EventClass::kSync || host_sync_[model_.track[e]] != 0);
   }
 
   // The sibling before position k (the previous top-level event of its

@@ -87,23 +87,13 @@ MappedVector<int64_t> SelfTimes(const TraceModel& model) {
     const EventClass cls = model.cls[e];
     return !(IsDevice(cls) || cls == EventClass::kDerived || cls == EventClass::kOther);
   });
+  SortByOpening(model, by_track);
   for (const uint32_t e : by_track.events) self[e] = 0;
   const auto end_of = [&](uint32_t e) { return model.start_ns[e] + model.duration_ns[e]; };
   std::vector<uint32_t> open;  // opened and not yet closed, innermost last
   for (size_t t = 0; t + 1 < by_track.begin.size(); ++t) {
     const std::span<uint32_t> events(by_track.events.data() + by_track.begin[t],
                                      by_track.events.data() + by_track.begin[t + 1]);
-    const auto opens_first = [&](uint32_t a, uint32_t b) {
-      if (model.start_ns[a] != model.start_ns[b]) return model.start_ns[a] < model.start_ns[b];
-      if (model.duration_ns[a] != model.duration_ns[b]) {
-        return model.duration_ns[a] > model.duration_ns[b];
-      }
-      return a < b;
-    };
-    // Profilers mostly write a thread's calls in this order already.
-    if (!std::is_sorted(events.begin(), events.end(), opens_first)) {
-      std::sort(events.begin(), events.end(), opens_first);
-    }
     // Every instant goes to the innermost event open then: the one opened last.
     open.clear();
     int64_t now = 0;

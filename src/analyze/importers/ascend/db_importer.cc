@@ -264,13 +264,7 @@ void ImportAscendDb(Source& source, TraceModel& model) {
       model.metadata["device"] = std::to_string(sqlite3_column_int64(s, 1));
     });
   }
-  for (auto& track : model.tracks) {
-    if (const auto it = model.process_names.find(track.pid); it != model.process_names.end()) {
-      track.process = it->second;
-    } else {
-      track.process = track.pid;
-    }
-  }
+  model.NameProcesses();
   model.format = "ascend-db";
   CompleteAscendModel(model);
   model.source = path;

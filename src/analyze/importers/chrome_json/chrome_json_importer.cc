@@ -722,10 +722,7 @@ void ImportChromeJson(Source& source, TraceModel& model, const ImportOptions& op
   std::sort(model.launch_flows.begin(), model.launch_flows.end(), [](const auto& a, const auto& b) {
     return a.host_ns != b.host_ns ? a.host_ns < b.host_ns : a.device_ns < b.device_ns;
   });
-  for (auto& track : model.tracks) {
-    const auto it = model.process_names.find(track.pid);
-    if (it != model.process_names.end()) track.process = it->second;
-  }
+  model.NameProcesses();
   bool ascend = false, legacy = false;
   std::unordered_map<uint32_t, uint8_t> copy_of;  // a copy's name -> CopyInfo, once per name
   std::vector<int8_t> loading;                    // by name: a DataLoader's span; -1 not yet known

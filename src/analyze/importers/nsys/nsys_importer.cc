@@ -130,10 +130,7 @@ class Reader {
           "start) were left out",
           skipped_));
     }
-    for (Track& t : model_.tracks) {
-      const auto it = model_.process_names.find(t.pid);
-      if (it != model_.process_names.end()) t.process = it->second;
-    }
+    model_.NameProcesses();
   }
 
  private:

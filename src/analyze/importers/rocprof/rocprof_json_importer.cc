@@ -74,10 +74,7 @@ class Reader {
       model_.import_notes.push_back(fmt::format(
           "{} records without a valid start and end timestamp were left out", skipped_));
     }
-    for (Track& t : model_.tracks) {
-      const auto it = model_.process_names.find(t.pid);
-      if (it != model_.process_names.end()) t.process = it->second;
-    }
+    model_.NameProcesses();
   }
 
  private:
