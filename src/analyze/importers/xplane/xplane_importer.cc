@@ -9,6 +9,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "analyze/importers/json_file.h"
 #include "analyze/importers/timestamps.h"
 #include "analyze/names.h"
 #include "opscope/opscope.h"
@@ -293,19 +294,6 @@ class Reader {
   int64_t skipped_ = 0;
 };
 
-std::string ReadAll(Source& source) {
-  std::string bytes;
-  char block[1 << 16];
-  while (const size_t n = source.Read(block, sizeof block)) {
-    bytes.append(block, n);
-    if (bytes.size() > kMaxBytes) {
-      throw Error(ErrorCode::kInvalidInput,
-                  source.name() + ": larger than 2 GiB: not read as an XSpace");
-    }
-  }
-  return bytes;
-}
-
 }  // namespace
 
 bool SniffXPlane(Source& source) {
@@ -331,7 +319,7 @@ bool SniffXPlane(Source& source) {
 }
 
 void ImportXPlane(Source& source, TraceModel& model) {
-  const std::string bytes = ReadAll(source);
+  const std::string bytes = ReadWholeFile(source, kMaxBytes, "read as an XSpace");
   model.format = "xplane";
   model.source = source.name();
   try {
