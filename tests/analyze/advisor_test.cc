@@ -113,6 +113,29 @@ const Finding* Find(const std::vector<Finding>& findings, std::string_view id) {
   return nullptr;
 }
 
+// Rules that measure a share of device time are judged by what their subject
+// could cost the run (issue 36): on a device that mostly idles, TransData at a
+// quarter of device time is a small part of the trace, not a critical finding.
+TEST(Advisor, DeviceShareRulesAreJudgedByTheirShareOfTheRun) {
+  const auto severity = [](int64_t idle_us) {
+    Builder b;
+    b.Kind("AI_CORE").Add(EventClass::kKernel, "TransData", 0, 250);
+    b.Kind("AI_CPU").Add(EventClass::kKernel, "Cast", 250, 500);
+    b.Kind("AI_CORE").Add(EventClass::kKernel, "MatMul", 500 + idle_us, 1000 + idle_us);
+    const auto findings = Advise(AnalyzeTrace(b.model));
+    const Finding* layout = Find(findings, "layout_conversions");
+    const Finding* fallback = Find(findings, "cpu_fallback");
+    EXPECT_NE(layout, nullptr);
+    EXPECT_NE(fallback, nullptr);
+    return std::pair{layout ? layout->severity : Severity::kInfo,
+                     fallback ? fallback->severity : Severity::kInfo};
+  };
+  // A busy device: 25% of the run each.
+  EXPECT_EQ(severity(0), std::pair(Severity::kCritical, Severity::kWarning));
+  // The same device work in a run 20 times longer: 1.25% each, said as info.
+  EXPECT_EQ(severity(19000), std::pair(Severity::kInfo, Severity::kInfo));
+}
+
 // Copies that cannot be the steps' problem are not judged (issue 36): a
 // one-off upload before the device first computes (weights), and copies of
 // under 1 ms in all.

@@ -217,6 +217,10 @@ LayoutShare ComputeLayoutShare(const TraceModel& model, const EventLinks& links)
   out.device_pct = device_total > 0 ? 100.0 * static_cast<double>(out.device_ns) /
                                           static_cast<double>(device_total)
                                     : 0;
+  const TraceSpan span = SpanOf(model);
+  out.span_pct = span.end > span.begin ? 100.0 * static_cast<double>(out.device_ns) /
+                                             static_cast<double>(span.end - span.begin)
+                                       : 0;
   for (auto& [key, item] : items) {
     if (const auto it = causes.find(key); it != causes.end()) {
       int64_t unlinked = 0;
@@ -338,12 +342,26 @@ void LayoutRule(const RuleContext& c, std::vector<Finding>& out) {
         "the layout the consumer wants from the start. ";
   }
   if (!action.empty()) action.pop_back();
-  out.push_back(
-      {"layout_conversions",
-       layout->device_pct >= 2 * t.layout_device_pct ? Severity::kCritical : Severity::kWarning,
-       fmt::format("Layout conversions take {:.1f}% of device time ({:.1f}% of host operator time)",
-                   layout->device_pct, layout->host_pct),
-       "largest: " + top, action});
+  // Judged by what the conversions could cost the run, not by their share of
+  // the device's time alone: on a device that mostly idles, a large share of
+  // its time is a small part of the trace, and removing it saves little.
+  const Severity severity = layout->span_pct >= 2 * t.layout_device_pct ? Severity::kCritical
+                            : layout->span_pct >= t.layout_device_pct / 2 ||
+                                    layout->host_pct >= t.layout_host_pct
+                                ? Severity::kWarning
+                                : Severity::kInfo;
+  std::string evidence = "largest: " + top;
+  if (severity == Severity::kInfo) {
+    evidence += fmt::format(
+        ". Their device time is {:.1f}% of the trace's span: the device idles most of it, so "
+        "removing them would save little of the run",
+        layout->span_pct);
+  }
+  out.push_back({"layout_conversions", severity,
+                 fmt::format("Layout conversions take {:.1f}% of device time ({:.1f}% of the "
+                             "trace's span, {:.1f}% of host operator time)",
+                             layout->device_pct, layout->span_pct, layout->host_pct),
+                 evidence, action});
 }
 
 }  // namespace
@@ -361,9 +379,12 @@ Pass LayoutPass() {
             [](const Thresholds& t) {
               return fmt::format(
                   "layout conversions (TransData, NCHW<->NHWC, oneDNN reorders, contiguous) take "
-                  "{:g}% or more of device time or {:g}% of host operator time (critical from "
-                  "{:g}% of device time)",
-                  t.layout_device_pct, t.layout_host_pct, 2 * t.layout_device_pct);
+                  "{:g}% or more of device time or {:g}% of host operator time; judged by their "
+                  "device time's share of the trace's span (critical from {:g}%, a warning from "
+                  "{:g}% or with the host share, else info: on a device that mostly idles they "
+                  "cost the run little)",
+                  t.layout_device_pct, t.layout_host_pct, 2 * t.layout_device_pct,
+                  t.layout_device_pct / 2);
             },
             LayoutRule}}};
 }

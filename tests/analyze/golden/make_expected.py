@@ -457,7 +457,13 @@ def expected_judgement(events, relative, self_ns=None):
     layout_ns = sum(ns(e["dur"]) for e in device if LAYOUT_KERNEL.search(e.get("name", "")))
     layout_pct = 100.0 * layout_ns / device_ns if device_ns else 0
     if layout_pct >= 10:
-        must.append({"id": "layout_conversions", "severity": "critical" if layout_pct >= 20 else "warning",
+        # Judged by the conversions' share of the trace's span (first to last
+        # event): on a device that mostly idles they cost the run little.
+        first = min(span(e)[0] for e in xs)
+        last = max(span(e)[1] for e in xs)
+        span_pct = 100.0 * layout_ns / (last - first) if last > first else 0
+        must.append({"id": "layout_conversions",
+                     "severity": "critical" if span_pct >= 20 else "warning" if span_pct >= 5 else "info",
                      "figure": f"{layout_pct:.1f}%"})
     else:
         must_not.append("layout_conversions")
