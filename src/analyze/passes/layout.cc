@@ -345,11 +345,11 @@ void LayoutRule(const RuleContext& c, std::vector<Finding>& out) {
   // Judged by what the conversions could cost the run, not by their share of
   // the device's time alone: on a device that mostly idles, a large share of
   // its time is a small part of the trace, and removing it saves little.
-  const Severity severity = layout->span_pct >= 2 * t.layout_device_pct ? Severity::kCritical
-                            : layout->span_pct >= t.layout_device_pct / 2 ||
-                                    layout->host_pct >= t.layout_host_pct
-                                ? Severity::kWarning
-                                : Severity::kInfo;
+  const Severity severity =
+      layout->span_pct >= 2 * t.layout_device_pct ? Severity::kCritical
+      : layout->span_pct >= t.layout_device_pct / 2 || layout->host_pct >= t.layout_host_pct
+          ? Severity::kWarning
+          : Severity::kInfo;
   std::string evidence = "largest: " + top;
   if (severity == Severity::kInfo) {
     evidence += fmt::format(
