@@ -3,8 +3,8 @@
 reports of the real file in tests/data/rocprofv3 must equal what
 rocprof_expected.py computes from the raw document on its own (every
 kernel's dispatch count and time, the events in all, the device's name,
-RCCL's kernels as communication); a document without the tool's array is
-refused by name.
+RCCL's kernels as communication, the steps the kernels show and what fills
+them); a document without the tool's array is refused by name.
 
     rocprof_test.py OPSCOPE DATA_DIR
 """
@@ -38,6 +38,30 @@ check(all(r["category"] == "communication" for r in rows if r["operator"].starts
 with open(os.path.join(out, "analysis.json")) as f:
     text = f.read()
 check(want["devices"] and want["devices"][0] in text, f"the device is named ({want['devices'][:1]})")
+
+# The file records no steps; the kernels show the iterations (a kernel
+# dispatched once per step), and the steady steps wait in communication.
+want_steps = rocprof_expected.steps(sample)
+with open(os.path.join(out, "tables", "steps.csv")) as f:
+    got_steps = list(csv.DictReader(f))
+check(len(got_steps) == len(want_steps) > 6, f"{len(want_steps)} inferred steps ({len(got_steps)})")
+for got, (b, d, status, exposed, compute) in zip(got_steps, want_steps):
+    check(int(got["duration_ns"]) == d and got["status"] == status and
+          int(got["communication_exposed_ns"]) == exposed and int(got["compute_ns"]) == compute,
+          f"{got['step']}: {d} ns, {status}, {exposed} ns of exposed communication, {compute} ns of "
+          f"compute ({got['duration_ns']}, {got['status']}, {got['communication_exposed_ns']}, "
+          f"{got['compute_ns']})")
+complete = [s for s in want_steps if s[2] == "complete"]
+exposed_pct = 100.0 * sum(s[3] for s in complete) / sum(s[1] for s in complete)
+with open(os.path.join(out, "analysis.json")) as f:
+    findings = [r for r in json.load(f)["results"] if r["section"] == "findings"]
+first = findings[0] if findings else {}
+check(first.get("id") == "step_device_waiting" and "communication" in first.get("title", "")
+      and f"{exposed_pct:.1f}% of the {len(complete)} complete inferred steps" in first.get("title", ""),
+      f"first: the steady steps wait {exposed_pct:.1f}% in communication ({first.get('title', '')[:160]})")
+check(not any(f["id"] in ("dominant_operator", "step_host_overhead", "low_device_utilization")
+              for f in findings),
+      "no finding says to optimise the collective kernel, host-bound or idle from the whole window")
 
 bad = os.path.join(checks.scratch, "bad_results.json")
 with open(bad, "w") as f:

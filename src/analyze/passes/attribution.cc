@@ -233,6 +233,7 @@ class Attributor {
         ++out_.complete_steps;
       }
     }
+    out_.steps_inferred = out_.complete_steps > 0 && !a_.step_summary.inferred_from.empty();
     if (out_.complete_steps == 0) {
       const auto [begin, end] = SpanOf(model_);
       if (begin < end) window.Add({begin, end});
@@ -657,8 +658,9 @@ std::string TopText(const std::vector<std::pair<std::string, int64_t>>& top) {
 
 std::string WindowText(const Attribution& at) {
   return at.complete_steps > 0
-             ? fmt::format("the {} complete step{} ({:.3f} ms)", at.complete_steps,
-                           at.complete_steps == 1 ? "" : "s", at.window_ns / 1e6)
+             ? fmt::format("the {} complete {}step{} ({:.3f} ms)", at.complete_steps,
+                           at.steps_inferred ? "inferred " : "", at.complete_steps == 1 ? "" : "s",
+                           at.window_ns / 1e6)
              : fmt::format("the trace's span ({:.3f} ms; it has no complete steps)",
                            at.window_ns / 1e6);
 }

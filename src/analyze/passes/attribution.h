@@ -76,8 +76,9 @@ bool IsDeviceState(StepState state);
 
 struct Attribution {
   int64_t window_ns = 0;
-  int64_t complete_steps = 0;  // 0: the window is the trace's span
-  bool cpu_is_device = false;  // a trace without device work: its operators are the compute
+  int64_t complete_steps = 0;   // 0: the window is the trace's span
+  bool steps_inferred = false;  // the steps are InferSteps's, not the trace's own
+  bool cpu_is_device = false;   // a trace without device work: its operators are the compute
   std::array<int64_t, kStepStates> ns{};
   // The largest contributors of each state, most time first (at most 5):
   // kernel families for compute, copy directions for memory, event names

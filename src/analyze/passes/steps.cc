@@ -4,6 +4,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <map>
+#include <unordered_map>
 
 #include "analyze/analysis.h"
 #include "analyze/compute_device.h"
@@ -15,12 +18,32 @@
 namespace opscope::analyze {
 namespace {
 
-std::vector<StepBreakdown> Breakdown(const TraceModel& model, ComputeOn on) {
-  // No step spans, no breakdown: the unions below are the pass's whole cost.
-  if (std::none_of(model.cls.begin(), model.cls.end(),
-                   [](EventClass c) { return c == EventClass::kStep; })) {
-    return {};
+struct StepSpan {
+  std::string name;
+  int64_t begin_ns, duration_ns;
+};
+
+// The trace's own steps (kStep events), else the inferred ones.
+std::vector<StepSpan> StepSpans(const TraceModel& model, InferredSteps* inferred) {
+  std::vector<StepSpan> spans;
+  for (size_t e = 0; e < model.size(); ++e) {
+    if (model.cls[e] != EventClass::kStep) continue;
+    spans.push_back(
+        {std::string(model.String(model.name[e])), model.start_ns[e], model.duration_ns[e]});
   }
+  if (!spans.empty()) return spans;
+  *inferred = InferSteps(model);
+  for (size_t k = 0; k < inferred->spans.size(); ++k) {
+    spans.push_back(
+        {fmt::format("inferred step {}", k), inferred->spans[k].first, inferred->spans[k].second});
+  }
+  return spans;
+}
+
+std::vector<StepBreakdown> Breakdown(const TraceModel& model, ComputeOn on,
+                                     const std::vector<StepSpan>& spans) {
+  // No step spans, no breakdown: the unions below are the pass's whole cost.
+  if (spans.empty()) return {};
   const std::vector<Work> work = ComputeWork(model, on);
   // Counted first, so each list is allocated once at its size (millions of
   // events: no vectors doubling, no reserve of the whole trace per list).
@@ -62,12 +85,11 @@ std::vector<StepBreakdown> Breakdown(const TraceModel& model, ComputeOn on) {
   for (const auto* part : {&c, &m}) both.insert(both.end(), part->begin(), part->end());
   const auto compute_or_communication = Union(std::move(both));
   std::vector<StepBreakdown> steps;
-  for (size_t e = 0; e < model.size(); ++e) {
-    if (model.cls[e] != EventClass::kStep) continue;
+  for (const StepSpan& span : spans) {
     StepBreakdown s;
-    s.name = std::string(model.String(model.name[e]));
-    s.begin_ns = model.start_ns[e];
-    s.duration_ns = model.duration_ns[e];
+    s.name = span.name;
+    s.begin_ns = span.begin_ns;
+    s.duration_ns = span.duration_ns;
     const int64_t end = s.begin_ns + s.duration_ns;
     s.compute_ns = Covered(c, s.begin_ns, end);
     s.communication_ns = Covered(m, s.begin_ns, end);
@@ -88,7 +110,108 @@ std::vector<StepBreakdown> Breakdown(const TraceModel& model, ComputeOn on) {
   return steps;
 }
 
+// A name's hash for the sums that compare intervals' work (splitmix64's
+// finalizer: sums of distinct names rarely collide).
+uint64_t NameHash(uint32_t name) {
+  uint64_t h = name + 0x9E3779B97F4A7C15ull;
+  h = (h ^ (h >> 30)) * 0xBF58476D1CE4E5B9ull;
+  h = (h ^ (h >> 27)) * 0x94D049BB133111EBull;
+  return h ^ (h >> 31);
+}
+
 }  // namespace
+
+InferredSteps InferSteps(const TraceModel& model) {
+  InferredSteps out;
+  // The device (a track's process) with the most tasks.
+  std::vector<int64_t> tasks_of(model.tracks.size(), 0);
+  for (size_t e = 0; e < model.size(); ++e) {
+    if (model.cls[e] == EventClass::kStep) return out;
+    if (IsDevice(model.cls[e])) ++tasks_of[model.track[e]];
+  }
+  std::map<std::string, int64_t> by_process;
+  for (size_t t = 0; t < model.tracks.size(); ++t) by_process[model.tracks[t].pid] += tasks_of[t];
+  const auto busiest =
+      std::max_element(by_process.begin(), by_process.end(),
+                       [](const auto& a, const auto& b) { return a.second < b.second; });
+  if (busiest == by_process.end() || busiest->second < kMinStepTasks * kMinInferredSteps) {
+    return out;
+  }
+  std::vector<uint32_t> tasks;  // that device's tasks, by start
+  tasks.reserve(static_cast<size_t>(busiest->second));
+  for (size_t e = 0; e < model.size(); ++e) {
+    if (IsDevice(model.cls[e]) && model.tracks[model.track[e]].pid == busiest->first) {
+      tasks.push_back(static_cast<uint32_t>(e));
+    }
+  }
+  std::stable_sort(tasks.begin(), tasks.end(),
+                   [&](uint32_t a, uint32_t b) { return model.start_ns[a] < model.start_ns[b]; });
+  // Sums of the names' hashes before each position: an interval's work is
+  // the difference of two (wrapping: only equality is compared).
+  std::vector<uint64_t> before(tasks.size() + 1, 0);
+  std::unordered_map<uint32_t, std::vector<uint32_t>> at;  // kernel name -> positions
+  for (size_t k = 0; k < tasks.size(); ++k) {
+    const uint32_t name = model.name[tasks[k]];
+    before[k + 1] = before[k] + NameHash(name);
+    if (model.cls[tasks[k]] == EventClass::kKernel) at[name].push_back(static_cast<uint32_t>(k));
+  }
+  const int64_t n_tasks = static_cast<int64_t>(tasks.size());
+  std::vector<std::pair<size_t, uint32_t>> candidates;  // (launches, name)
+  for (const auto& [name, positions] : at) {
+    const auto n = static_cast<int64_t>(positions.size());
+    if (n >= kMinInferredSteps + 1 && n * kMinStepTasks <= n_tasks) {
+      candidates.push_back({positions.size(), name});
+    }
+  }
+  std::sort(candidates.begin(), candidates.end(), [&](const auto& x, const auto& y) {
+    return x.first != y.first ? x.first < y.first
+                              : at.find(x.second)->second[0] < at.find(y.second)->second[0];
+  });
+  // How often the most common interval work recurs, -1 where the kernel does
+  // not mark iterations.
+  const auto agreement = [&](const std::vector<uint32_t>& p) -> double {
+    std::vector<int64_t> counts;
+    for (size_t k = 0; k + 1 < p.size(); ++k) counts.push_back(p[k + 1] - p[k]);
+    const int64_t median = IntegerMedian(counts);
+    if (median < kMinStepTasks) return -1;
+    size_t near = 0;
+    for (size_t k = 0; k < counts.size(); ++k) {
+      if (k > 0 && 2 * counts[k] > 3 * median) return -1;
+      near += 10 * std::abs(counts[k] - median) <= median;
+    }
+    if (10 * near < 9 * counts.size()) return -1;
+    // After the last launch, at most one more iteration: a kernel of a
+    // forward pass's layers, recorded once, leaves the backward there.
+    if (2 * (n_tasks - p.back() - 1) > 3 * median) return -1;
+    // The iterations hold most of the device's work: the layers of one
+    // backward pass leave its forward outside them.
+    if (3 * static_cast<int64_t>(p.back() - p.front()) < 2 * n_tasks) return -1;
+    std::unordered_map<uint64_t, size_t> works;
+    size_t most = 0;
+    for (size_t k = 0; k + 1 < p.size(); ++k) {
+      most = std::max(most, ++works[before[p[k + 1]] - before[p[k]]]);
+    }
+    return 2 * most >= counts.size() ? static_cast<double>(most) / counts.size() : -1;
+  };
+  size_t best = SIZE_MAX;
+  double best_agreement = -1;
+  for (size_t c = 0; c < candidates.size(); ++c) {
+    if (best != SIZE_MAX && candidates[c].first != candidates[best].first) break;
+    const double a = agreement(at[candidates[c].second]);
+    if (a > best_agreement) best = c, best_agreement = a;
+  }
+  if (best == SIZE_MAX) return out;
+  const std::vector<uint32_t>& p = at[candidates[best].second];
+  out.kernel = std::string(model.String(candidates[best].second));
+  std::vector<int64_t> counts;
+  for (size_t k = 0; k + 1 < p.size(); ++k) {
+    const int64_t begin = model.start_ns[tasks[p[k]]];
+    out.spans.push_back({begin, model.start_ns[tasks[p[k + 1]]] - begin});
+    counts.push_back(p[k + 1] - p[k]);
+  }
+  out.tasks_per_step = IntegerMedian(std::move(counts));
+  return out;
+}
 
 void ClassifySteps(std::vector<StepBreakdown>& steps) {
   for (auto& s : steps) s.status = "complete", s.status_reason.clear();
@@ -155,7 +278,9 @@ StepSummary SummarizeSteps(const std::vector<StepBreakdown>& steps) {
 }
 
 std::vector<StepBreakdown> ComputeSteps(const TraceModel& model) {
-  std::vector<StepBreakdown> steps = Breakdown(model, ComputeDeviceOf(model));
+  InferredSteps inferred;
+  std::vector<StepBreakdown> steps =
+      Breakdown(model, ComputeDeviceOf(model), StepSpans(model, &inferred));
   ClassifySteps(steps);
   return steps;
 }
@@ -171,10 +296,11 @@ void Tables(const Analysis& a, const TableContext& c, std::vector<ResultTable>& 
   ResultTable table;  // always: empty when nothing was found, its columns kept
   table.hidden_when_empty = a.steps.empty();
   table.section = "steps";
-  table.title = fmt::format("Steps: {} time inside each ProfilerStep span; {} of {} complete{}",
+  table.title = fmt::format("Steps: {} time inside each {}; {} of {} complete{}",
                             a.busy.scopes_are_work            ? "CPU scope"
                             : a.compute_on == ComputeOn::kCpu ? "CPU operator"
                                                               : "device",
+                            sum.inferred_from.empty() ? "ProfilerStep span" : "inferred step",
                             sum.complete, sum.steps,
                             sum.complete > 0 ? fmt::format(", mean {:.3f} ms, median {:.3f} ms",
                                                            sum.mean_ns / 1e6, sum.median_ns / 1e6)
@@ -204,6 +330,14 @@ void Tables(const Analysis& a, const TableContext& c, std::vector<ResultTable>& 
     table.AddRow({path, s.name, s.status, s.duration_ns, s.compute_ns, s.communication_ns,
                   s.memory_ns, s.communication_exposed_ns, s.memory_exposed_ns, s.idle_ns,
                   Pct(s.idle_ns, s.duration_ns), s.status_reason});
+  }
+  if (!sum.inferred_from.empty()) {
+    table.notes.push_back(fmt::format(
+        "The trace records no steps: each step here runs from one launch of the kernel '{}' to "
+        "the next. It is launched once per iteration: between two launches the device runs "
+        "the same work ({} tasks, the median) each time. The work before its first launch "
+        "(start-up) and after its last is in no step.",
+        sum.inferred_from, sum.tasks_per_step));
   }
   table.notes.push_back(fmt::format(
       "Means use complete steps only: not empty, not the last step cut off by the end of the "
@@ -314,10 +448,13 @@ Pass StepsPass() {
           "What fills each step: compute, communication, copies, idle? Which steps are complete?",
           {},
           [](const TraceModel& model, Analysis& a) {
-            a.steps = Breakdown(model, a.compute_on);
+            InferredSteps inferred;
+            a.steps = Breakdown(model, a.compute_on, StepSpans(model, &inferred));
             ClassifySteps(a.steps);
             a.step_summary = SummarizeSteps(a.steps);
             a.step_summary.compute_on = Name(a.compute_on);
+            a.step_summary.inferred_from = std::move(inferred.kernel);
+            a.step_summary.tasks_per_step = inferred.tasks_per_step;
           },
           Tables,
           {{"communication",

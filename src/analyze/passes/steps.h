@@ -18,6 +18,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "analyze/passes/pass.h"
@@ -47,13 +48,47 @@ struct StepBreakdown {
 
 struct StepSummary {
   std::string compute_on;  // "device", "cpu" or "none": what compute_ns measures
+  // Where the steps come from: empty, the trace's own step spans; else the
+  // kernel whose launches mark them (InferSteps).
+  std::string inferred_from;
+  int64_t tasks_per_step = 0;  // inferred steps: the median tasks in one
   int64_t steps = 0, complete = 0;
   // Of the complete steps only.
   int64_t mean_ns = 0, median_ns = 0, min_ns = 0, max_ns = 0;
   std::vector<int64_t> durations_ns;  // the complete steps' durations, in order
 };
 
-// One row per ProfilerStep#N span on the host, in time order, with status.
+// Steps of a trace that records none, read from its device work (issue 36):
+// a loop launches the same work each iteration, so a kernel launched once per
+// iteration marks where each one starts. On the device with the most tasks,
+// the kernel chosen is the one launched the fewest times (at least
+// kMinInferredSteps + 1) such that between its consecutive launches
+//  - the device runs at least kMinStepTasks tasks (median), so a layer of a
+//    model (tens of kernels, repeated within one forward) is not taken for
+//    an iteration;
+//  - the number of tasks is within 10% of that median in 90% of the
+//    intervals, and no interval but the first, nor the work after the last
+//    launch, runs more than 1.5 times it (a kernel of the forward pass's
+//    layers alone leaves the backward in one interval, or after the last);
+//  - the intervals hold two thirds of the device's tasks or more (a kernel
+//    of one backward pass's layers leaves its forward outside them);
+//  - half the intervals or more run exactly the same tasks (the same names,
+//    as often: compared by a sum of the names' hashes).
+// Of the kernels launched that many times, the one whose intervals agree most
+// often, then the one launched first. Each step runs from one launch's start
+// to the next one's; the work before the first (start-up) and after the last
+// (an iteration the trace may cut off) is in no step. Empty: no kernel
+// qualifies, or the trace records steps.
+struct InferredSteps {
+  std::string kernel;                              // the marker's name
+  int64_t tasks_per_step = 0;                      // median tasks between two launches
+  std::vector<std::pair<int64_t, int64_t>> spans;  // (begin, duration), in time order
+};
+inline constexpr int64_t kMinInferredSteps = 6, kMinStepTasks = 100;
+InferredSteps InferSteps(const TraceModel& model);
+
+// One row per ProfilerStep#N span on the host (or inferred step), in time
+// order, with status.
 std::vector<StepBreakdown> ComputeSteps(const TraceModel& model);
 
 // Sets each step's status and reason from durations, events and has_work (the rules

@@ -19,6 +19,79 @@ namespace {
 
 using model_builder::Builder;
 
+// A loop's iterations: `n` of them, each `per_step` kernels of 1 us named
+// "<prefix>0", "<prefix>1", ... after `from_us`; returns where it ended.
+int64_t Loop(Builder& b, int n, int per_step, std::string_view prefix, int64_t from_us) {
+  int64_t t = from_us;
+  for (int i = 0; i < n; ++i) {
+    for (int k = 0; k < per_step; ++k, ++t) {
+      b.Add(EventClass::kKernel, std::string(prefix) + std::to_string(k), t, t + 1);
+    }
+    t += 50;  // the host between iterations
+  }
+  return t;
+}
+
+// Steps read from a trace that records none (issue 36): the iterations of a
+// loop, and nothing where the repetition is a model's layers.
+TEST(Steps, InferredFromAKernelLaunchedOncePerIteration) {
+  Builder b;
+  // Start-up work first, then 8 iterations of 120 kernels each.
+  for (int k = 0; k < 300; ++k) b.Add(EventClass::kKernel, "setup", k, k + 1);
+  const int64_t end = Loop(b, 8, 120, "k", 1000);
+  const InferredSteps inferred = InferSteps(b.model);
+  EXPECT_EQ(inferred.kernel, "k0");  // every kernel runs once per iteration: the first
+  EXPECT_EQ(inferred.tasks_per_step, 120);
+  ASSERT_EQ(inferred.spans.size(), 7u);  // between 8 launches; the last iteration in none
+  EXPECT_EQ(inferred.spans[0], std::make_pair(int64_t{1000000}, int64_t{170000}));
+  EXPECT_EQ(inferred.spans[6].first, (1000 + 6 * 170) * 1000);
+  EXPECT_EQ(end, 1000 + 8 * 170);
+  // The steps pass uses them, the first (start-up) work outside every step.
+  const auto steps = ComputeSteps(b.model);
+  ASSERT_EQ(steps.size(), 7u);
+  EXPECT_EQ(steps[0].name, "inferred step 0");
+  EXPECT_EQ(steps[0].compute_ns, 120000);
+  EXPECT_EQ(steps[0].idle_ns, 50000);
+  const Analysis a = AnalyzeTrace(b.model);
+  EXPECT_EQ(a.step_summary.inferred_from, "k0");
+  EXPECT_EQ(a.step_summary.complete, 7);
+  // A trace with step spans of its own keeps them.
+  b.Add(EventClass::kStep, "ProfilerStep#1", 1000, 2000);
+  EXPECT_TRUE(InferSteps(b.model).spans.empty());
+  EXPECT_EQ(ComputeSteps(b.model).size(), 1u);
+}
+
+TEST(Steps, NotInferredFromLayersOrIrregularWork) {
+  // One forward pass of 24 layers of 40 kernels: too few tasks between two
+  // launches of a layer's kernel for an iteration.
+  Builder layers;
+  Loop(layers, 24, 40, "layer", 0);
+  EXPECT_TRUE(InferSteps(layers.model).spans.empty());
+  // Large layers, recorded in one forward and backward: a forward kernel's
+  // launches leave the whole backward after the last of them.
+  Builder once;
+  const int64_t t = Loop(once, 8, 120, "fwd", 0);
+  Loop(once, 8, 240, "bwd", t);
+  EXPECT_TRUE(InferSteps(once.model).spans.empty());
+  // Iterations whose work differs from one to the next (no two alike).
+  Builder irregular;
+  int64_t at = 0;
+  for (int i = 0; i < 10; ++i) {
+    irregular.Add(EventClass::kKernel, "marker", at, at + 1), ++at;
+    for (int k = 0; k < 150; ++k, ++at) {
+      irregular.Add(EventClass::kKernel, "w" + std::to_string(i * 1000 + k), at, at + 1);
+    }
+  }
+  EXPECT_TRUE(InferSteps(irregular.model).spans.empty());
+  // An iteration in the middle that runs twice the work (an evaluation):
+  // not a loop of equal iterations.
+  Builder eval;
+  int64_t e = Loop(eval, 4, 120, "k", 0);
+  e = Loop(eval, 1, 240, "k", e);
+  Loop(eval, 4, 120, "k", e);
+  EXPECT_TRUE(InferSteps(eval.model).spans.empty());
+}
+
 TEST(Steps, DeviceTimeInsideEachStep) {
   Builder b;
   b.Add(EventClass::kStep, "ProfilerStep#1", 0, 100)
