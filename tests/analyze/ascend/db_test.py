@@ -3,8 +3,10 @@
 modules (nothing of opscope's):
 
 1. The real level-1 database sample (tests/data/ascend/level1_db): its kernels
-   by the join recipe of docs/formats/ascend.md 4.5 (COMPUTE_TASK_INFO JOIN TASK, plus
-   COMMUNICATION_OP), its step breakdown (analysis.db StepTraceTime, in
+   by the join recipe of docs/formats/ascend.md 4.5 (COMPUTE_TASK_INFO JOIN TASK,
+   COMMUNICATION_OP, and the collectives' tasks by COMMUNICATION_TASK_INFO JOIN
+   TASK, whose Notify Waits name the peer rank waited on longest, which the
+   first finding must name), its step breakdown (analysis.db StepTraceTime, in
    microseconds) and its communication (CommAnalyzerTime, in ms) against what
    `opscope analyze` reports for the folder.
 2. The same figures from the text and the database forms of one run: the
@@ -66,8 +68,29 @@ def check_real(opscope, data, tmp, failures):
     for name, start, end in db.execute("SELECT opName, startNs, endNs FROM COMMUNICATION_OP"):
         want[strings[name]][0] += 1
         want[strings[name]][1] += end - start
+    # The collectives' tasks, by task type (COMMUNICATION_TASK_INFO JOIN TASK),
+    # and the rank the Notify Waits wait on longest: the other end of each.
+    waited = collections.defaultdict(int)
+    ranks = collections.Counter()
+    for kind, start, end, src, dst in db.execute(
+            "SELECT i.taskType, t.startNs, t.endNs, i.srcRank, i.dstRank FROM "
+            "COMMUNICATION_TASK_INFO i JOIN TASK t ON t.globalTaskId = i.globalTaskId"):
+        want[strings[kind]][0] += 1
+        want[strings[kind]][1] += end - start
+        ranks.update(r for r in (src, dst) if 0 <= r < 2**31 - 1)
+        if strings[kind] == "Notify_Wait":
+            waited[(src, dst)] += end - start
+    own = ranks.most_common(1)[0][0]
+    by_peer = collections.defaultdict(int)
+    for (src, dst), ns in waited.items():
+        by_peer[dst if src == own else src] += ns
+    peer = max(by_peer, key=by_peer.get)
     results = analyze(opscope, os.path.join(data, "ascend", "level1_db"),
                       os.path.join(tmp, "real"))
+    first = section(results, "findings")[0]
+    if first["id"] != "step_device_waiting" or f"rank {peer} above all" not in first["title"]:
+        failures.append("real db: the first finding names rank %d waited on: %s" %
+                        (peer, first["title"][:200]))
     got = {r["operator"]: r for r in section(results, "kernels")}
     if set(got) != set(want):
         failures.append("real db: kernels differ: %s" % sorted(set(got) ^ set(want))[:5])

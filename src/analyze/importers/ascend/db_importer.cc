@@ -181,6 +181,48 @@ void ImportAscendDb(Source& source, TraceModel& model) {
                });
              });
   }
+  // The collectives' tasks on their planes, as trace_view.json's HCCL rows
+  // show them (docs/formats/ascend.md 4.5: COMMUNICATION_TASK_INFO joined to
+  // TASK), each with the two ranks it is between: the peer a Notify Wait
+  // waits for. Ranks out of range (4294967295: none) are not recorded.
+  if (db.HasTable("COMMUNICATION_TASK_INFO") &&
+      Has(db.Columns("COMMUNICATION_TASK_INFO"), "srcRank")) {
+    const std::vector<std::string> columns = db.Columns("COMMUNICATION_TASK_INFO");
+    const auto column = [&](const char* c) {
+      return Has(columns, c) ? std::string("i.") + c : std::string("NULL");
+    };
+    db.Query("SELECT t.startNs, t.endNs, " + column("taskType") + ", " + column("planeId") +
+                 ", i.srcRank, i.dstRank, " + column("size") +
+                 " FROM COMMUNICATION_TASK_INFO i JOIN TASK t ON t.globalTaskId = i.globalTaskId"
+                 " ORDER BY t.startNs",
+             [&](sqlite3_stmt* s) {
+               const auto [start, end] = Span(db, "TASK", s, 0, 1);
+               const auto rank = [&](int col) -> int32_t {
+                 if (sqlite3_column_type(s, col) != SQLITE_INTEGER) return -1;
+                 const int64_t r = sqlite3_column_int64(s, col);
+                 return r >= 0 && r < INT32_MAX ? static_cast<int32_t>(r) : -1;
+               };
+               const std::string_view type = str(s, 2);
+               const std::string plane =
+                   IsNull(s, 3) ? "Plane" : fmt::format("Plane {}", sqlite3_column_int64(s, 3));
+               TraceModel::CollectiveArgs args;
+               args.src_rank = rank(4), args.dst_rank = rank(5);
+               if (args.src_rank >= 0 || args.dst_rank >= 0) {
+                 args.event = static_cast<uint32_t>(model.size());
+                 model.collective_args.push_back(args);
+               }
+               const int64_t bytes = IsNull(s, 6) ? -1 : sqlite3_column_int64(s, 6);
+               model.Append(EventRow{
+                   .start_ns = start,
+                   .duration_ns = end - start,
+                   .name = model.Intern(type.empty() ? "HCCL task" : type),
+                   .track = model.TrackFor("HCCL", plane),
+                   .cls = EventClass::kCommunication,
+                   .bytes = bytes > 0 ? bytes : -1,
+                   .kind = model.Intern("COMMUNICATION"),
+               });
+             });
+  }
   // Host work: framework operators and CANN API calls, on their threads
   // (globalTid = pid << 32 | tid).
   const auto thread = [&](sqlite3_stmt* s, int col, const char* process) {
