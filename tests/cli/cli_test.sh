@@ -496,6 +496,18 @@ echo '{"rank_id": "1"}' > "$dir/job/host/h_2_20260101000000000_ascend_pt/profile
 expect_status 0 "analyze a job folder of two ranks" "$opscope" analyze "$dir/job" --out "$dir/job-analysis"
 expect_grep '^0,.*h_1_20260101000000000_ascend_pt/ASCEND_PROFILER_OUTPUT/trace_view.json' "$dir/job-analysis/tables/ranks.csv" "rank 0 from profiler_info_0.json"
 expect_grep '^1,.*h_2_20260101000000000_ascend_pt/ASCEND_PROFILER_OUTPUT/trace_view.json' "$dir/job-analysis/tables/ranks.csv" "rank 1 from rank_id"
+# Links inside the job folder (issue 39): one to a rank's output is read as
+# that rank; one to / is listed, not walked (it ended on a permission error
+# under /proc, after listing the whole filesystem).
+mkdir -p "$dir/linked"
+ln -s "$dir/job/host/h_1_20260101000000000_ascend_pt" "$dir/linked/rank0"
+ln -s / "$dir/linked/everything"
+expect_status 0 "analyze a job folder with a link to / and one to a rank" \
+  timeout 60 "$opscope" analyze "$dir/linked" --out "$dir/linked-analysis"
+expect_grep 'linked/everything,a symbolic link to a folder that is no rank' \
+  "$dir/linked-analysis/tables/unused_files.csv" "the link to / is listed, not walked"
+expect_grep 'h_1_20260101000000000_ascend_pt/ASCEND_PROFILER_OUTPUT/trace_view.json' "$dir/linked-analysis/summary.csv" \
+  "the link to a rank's output is read"
 }
 
 # Two ranks whose step_trace_time.csv differ.

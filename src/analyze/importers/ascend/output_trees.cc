@@ -162,7 +162,7 @@ constexpr char kClusterOutputWhy[] =
 // Collects the rank roots, output folders and PROF_* folders under `dir`, and
 // msprof-analyze's cluster output folders apart.
 void Search(const fs::path& dir, int depth, std::vector<fs::path>& roots,
-            std::vector<fs::path>& clusters) {
+            std::vector<fs::path>& clusters, std::vector<fs::path>& links) {
   if (IsRankRoot(dir) || IsMsprofRoot(dir) || IsOutputFolder(dir)) {
     roots.push_back(dir);
     return;
@@ -182,7 +182,21 @@ void Search(const fs::path& dir, int depth, std::vector<fs::path>& roots,
   }
   if (depth >= kSearchDepth) return;
   for (const fs::path& entry : entries) {
-    if (IsFolder(entry)) Search(entry, depth + 1, roots, clusters);
+    if (!IsFolder(entry)) continue;
+    // A link to a folder is not searched: it may lead out of the input (a
+    // link to / would walk the whole filesystem). One to a rank's output is
+    // read (a job folder of links to each rank's run), but not searched.
+    std::error_code ec;
+    if (fs::is_symlink(entry, ec)) {
+      const fs::path target = fs::canonical(entry, ec);
+      if (!ec && (IsRankRoot(target) || IsMsprofRoot(target) || IsOutputFolder(target))) {
+        roots.push_back(target);
+      } else {
+        links.push_back(entry);
+      }
+      continue;
+    }
+    Search(entry, depth + 1, roots, clusters, links);
   }
 }
 
@@ -448,9 +462,14 @@ void Beside(TraceInput& trace) {
 }
 
 bool Find(const std::string& dir, std::vector<FoundTree>& trees, std::vector<UnusedFile>& unused) {
-  std::vector<fs::path> roots, clusters;
-  Search(dir, 0, roots, clusters);
+  std::vector<fs::path> roots, clusters, links;
+  Search(dir, 0, roots, clusters, links);
   for (const fs::path& cluster : clusters) unused.push_back({cluster.string(), kClusterOutputWhy});
+  for (const fs::path& link : links) {
+    unused.push_back({link.string(),
+                      "a symbolic link to a folder that is no rank's profiler output: not "
+                      "searched (it may lead out of the input); name its target to read it"});
+  }
   if (roots.empty()) {
     // Only msprof-analyze's output (no trace beside it): say what it is.
     if (!clusters.empty() && (clusters.front() == fs::path(dir) || !HoldsTraceFiles(dir))) {
