@@ -30,6 +30,7 @@ void SortFindings(std::vector<Finding>& findings) {
 
 // The rules in files of their own (rules/), one line each.
 Rule AiCoreBoundRule();           // rules/ai_core_bound.cc
+Rule AiCoreShapesRule();          // rules/ai_core_bound.cc
 Rule OnlineCompilationRule();     // rules/online_compilation.cc
 Rule ExposedCommunicationRule();  // rules/exposed_communication.cc
 
@@ -37,7 +38,8 @@ const std::vector<Rule>& Rules() {
   static const std::vector<Rule> rules = [] {
     std::vector<Rule> all;
     for (const Pass& pass : Passes()) all.insert(all.end(), pass.rules.begin(), pass.rules.end());
-    for (Rule (*rule)() : {AiCoreBoundRule, OnlineCompilationRule, ExposedCommunicationRule}) {
+    for (Rule (*rule)() :
+         {AiCoreBoundRule, AiCoreShapesRule, OnlineCompilationRule, ExposedCommunicationRule}) {
       all.push_back(rule());
     }
     return all;

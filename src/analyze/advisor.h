@@ -27,7 +27,11 @@ std::vector<Finding> Advise(const Analysis& analysis, const Thresholds& threshol
 // The pipes of the compute cores (reported.h: PipeTable; rules/ai_core_bound.cc): one finding per
 // kind of bound whose operators take at least ai_core_bound_pct of the time of the tasks with PMU
 // ratios, naming the largest operators and their ratios.
-std::vector<Finding> AdvisePipeline(const PipeTable& table, const Thresholds& thresholds = {});
+// `window_ns`: the diagnosed window (Attribution::window_ns), 0 unknown: a
+// bound whose operators take under kPipeWindowPct% of it is said as info.
+inline constexpr double kPipeWindowPct = 5;
+std::vector<Finding> AdvisePipeline(const PipeTable& table, const Thresholds& thresholds = {},
+                                    int64_t window_ns = 0);
 
 // The producer's summaries (reported.h; rules/online_compilation.cc): online operator compilation
 // from the host API statistics' aclopCompile* rows, when the timeline did not already show it (a

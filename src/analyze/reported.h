@@ -128,6 +128,39 @@ struct OpPipes {
   std::string evidence;
 };
 
+// An operator shape's verdict as msprof-analyze's advisor checks the AI Core
+// operators of three families (its rules/en/aicore_performance.yaml and
+// AICorePerformanceChecker): matmuls on the AI Core whose calls of one shape
+// move 100 MB or more, FlashAttentionScore and its grad, and vector-core
+// operators whose type takes 1% of the task time or 1 s. Per (operator,
+// input and output shapes): the mean of each task's ratios, then
+//  - cube: inner axes (the last dimension of both inputs in ND, the product
+//    of the middle two in NZ) multiples of 256, else "not affine"; bound by
+//    mac (mac >= 0.8), MTE2 (mte2 >= 0.95) or both; else room to optimise,
+//    the largest gap to a threshold;
+//  - FlashAttention: head dim D and sequence S multiples of 128 (S from the
+//    softmax output [B, N, S, 8], D the last input dimension, or H / N for
+//    a 3-D input), else "not affine"; forward bound by MTE2 (aic >= 0.8)
+//    and/or vector (aiv >= 0.75), grad by MTE2 (>= 0.8) and/or fixpipe
+//    (>= 0.75);
+//  - vector: bound by vec + MTE2 + MTE3 together (>= 0.9), else MTE2, MTE3
+//    or vec alone (>= 0.7), else room to optimise.
+// Where opscope differs (stated in the table's notes): the cube's mac test
+// uses the mac threshold (msprof-analyze's second test compares mac with the
+// MTE2 threshold, 0.95); batched (3-D or more) ND matmuls are judged by their
+// last dimensions (msprof-analyze calls them not affine); the forward FA's
+// MTE2 bound is called MTE2 (its rule file names it "mac"); a grad's shapes
+// are not judged for affinity.
+struct FamilyVerdict {
+  std::string family;  // "cube", "FlashAttention", "FlashAttention grad", "vector"
+  std::string name, type, shapes, dtype;  // shapes: "in->out"
+  int64_t count = 0, total_ns = 0;
+  std::string verdict;   // "not affine", "bound", "room to optimise"
+  std::string detail;    // the bound's pipes, the axes, or the gap
+  double gap_pct = 0;    // room to optimise: the largest gap to a threshold, in points
+  std::string evidence;  // the mean ratios
+};
+
 struct PipeTable {
   std::string source;  // the file the counters came from
   std::string l2_source;
@@ -135,7 +168,8 @@ struct PipeTable {
   int64_t task_ns = 0;   // their summed durations
   int64_t with_pmu = 0;  // rows with a pipe ratio
   bool has_pmu_columns = false;
-  std::vector<OpPipes> ops;  // by total time, descending; only ops with ratios
+  std::vector<OpPipes> ops;             // by total time, descending; only ops with ratios
+  std::vector<FamilyVerdict> families;  // by family, then total time, descending
 };
 
 // ---- Memory --------------------------------------------------------------------

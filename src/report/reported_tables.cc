@@ -193,6 +193,43 @@ void AddReportedPipeline(const analyze::AnalyzedTrace& t, const AnalysisTableOpt
       100 * analyze::kPipeBoundRatio, analyze::kNotBoundMinTaskNs / 1000,
       p.l2_source.empty() ? std::string("no l2_cache.csv") : p.l2_source));
   tables.push_back(std::move(table));
+  if (p.families.empty()) return;
+  ResultTable families;
+  families.section = "ai_core_families";
+  families.title = fmt::format(
+      "AI Core operators by family, as msprof-analyze's advisor checks them ({} shapes): {}",
+      p.families.size(), p.source);
+  families.columns = {
+      {"trace", "Trace", 0, false},
+      {"family", "Family"},
+      {"name", "Operator"},
+      {"shapes", "Shapes (in->out)"},
+      {"dtype", "Data types", 0, false},
+      {.key = "count", .header = "Count", .unit = Unit::kCount},
+      {.key = "total_ns", .header = "Total us", .precision = 3, .unit = Unit::kTime, .scale = 1e3},
+      {"verdict", "Verdict"},
+      {"detail", "Detail"},
+      {"evidence", "Evidence", 0, false}};
+  for (const analyze::FamilyVerdict& v : p.families) {
+    families.AddRow({t.path, v.family, v.name, v.shapes, v.dtype, v.count, Us(v.total_ns),
+                     v.verdict, v.detail, v.evidence});
+  }
+  families.notes.push_back(
+      "As msprof-analyze's AICorePerformanceChecker with its rules/en/aicore_performance.yaml: "
+      "matmuls on the AI Core whose calls of one shape move 100 MB or more (inner axes multiples "
+      "of 256; bound by mac >= 0.8 and/or MTE2 >= 0.95), FlashAttentionScore (head dim and "
+      "sequence multiples of 128; bound by MTE2 >= 0.8 and/or vec >= 0.75) and its grad (MTE2 >= "
+      "0.8 and/or fixpipe >= 0.75), vector-core operators whose type takes 1% of task time or 1 "
+      "s (bound by vec + MTE2 + MTE3 >= 0.9, else MTE2, MTE3 or vec >= 0.7); otherwise room to "
+      "optimise, the largest gap to a threshold. Means of the tasks' ratios per operator and "
+      "shapes.");
+  families.notes.push_back(
+      "Where opscope differs: the cube's mac test uses the rule file's mac threshold (0.8; "
+      "msprof-analyze's code compares mac with the MTE2 threshold, 0.95); batched (3-D or more) "
+      "ND matmuls are judged by their last dimensions (msprof-analyze calls them not affine); "
+      "the forward FlashAttention's MTE2 bound is called MTE2 (its rule file names it mac); a "
+      "grad's shapes are not judged for affinity.");
+  tables.push_back(std::move(families));
 }
 
 // operator_memory.csv / memory_record.csv (or msprof's _*.csv): the peak and what held it.

@@ -113,6 +113,43 @@ const Finding* Find(const std::vector<Finding>& findings, std::string_view id) {
   return nullptr;
 }
 
+// The dominant-operator rule judges the device's time only where it is a
+// real part of the diagnosed window (issue 36, class 11: a fixture of a few
+// kernels in seconds of nothing recorded).
+TEST(Advisor, ADominantOperatorNeedsTheDeviceToMatter) {
+  const auto fires = [](int64_t span_us) {
+    Builder b;
+    b.Add(EventClass::kKernel, "big_kernel", 0, 3000).Add(EventClass::kKernel, "small", 3000, 4000);
+    b.Add(EventClass::kKernel, "small", span_us - 10, span_us);
+    const auto ids = Ids(Advise(AnalyzeTrace(b.model)));
+    return std::find(ids.begin(), ids.end(), "dominant_operator") != ids.end();
+  };
+  EXPECT_TRUE(fires(5000));     // 4 ms of device time in 5 ms
+  EXPECT_FALSE(fires(100000));  // the same in 100 ms: under a tenth
+}
+
+// A synchronisation's long waits are said as a warning only where the host
+// blocked with the device idle takes a real part of the window; where the
+// device works through them (a collective, compute) removing the waits would
+// not shorten the step (issue 36, class 2).
+TEST(Advisor, LongSynchronisationsThatWaitOnBusyDeviceAreInfo) {
+  const auto severity = [](bool device_busy) {
+    Builder b;
+    for (int i = 0; i < 12; ++i)
+      b.Add(EventClass::kHostOp, "aten::_local_scalar_dense", i * 10, i * 10 + 1);
+    b.Add(EventClass::kHostOp, "aten::_local_scalar_dense", 200, 2200);
+    b.Add(EventClass::kKernel, "gemm", 0, 150);
+    if (device_busy) b.Add(EventClass::kKernel, "ncclKernel_AllReduce", 190, 2200);
+    b.Add(EventClass::kKernel, "gemm", 2200, 2300);
+    const auto findings = Advise(AnalyzeTrace(b.model));
+    const Finding* f = Find(findings, "synchronizations");
+    EXPECT_NE(f, nullptr);
+    return f ? f->severity : Severity::kCritical;
+  };
+  EXPECT_EQ(severity(false), Severity::kWarning);
+  EXPECT_EQ(severity(true), Severity::kInfo);
+}
+
 // Rules that measure a share of device time are judged by what their subject
 // could cost the run (issue 36): on a device that mostly idles, TransData at a
 // quarter of device time is a small part of the trace, not a critical finding.

@@ -1,12 +1,16 @@
 // Ascend side files read beside a rank's timeline: the AI Core pipeline.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <functional>
+#include <limits>
+#include <map>
 #include <string>
 
 #include "analyze/advisor.h"
 #include "analyze/communication_cluster.h"
 #include "analyze/importers/ascend/ai_core.h"
+#include "analyze/importers/ascend/ai_core_families.h"
 #include "analyze/importers/ascend/ascend_cost.h"
 #include "analyze/importers/ascend/communication.h"
 #include "analyze/importers/ascend/device_info.h"
@@ -740,6 +744,84 @@ TEST(AscendCost, FlashAttentionFromSoftmaxMaxShape) {
   EXPECT_LT(fa("8192,16,64", "8192,16,64", "8192,16,8"), 0);
   EXPECT_LT(fa("3,1024,2048", "3,1024,2048", "2,16,1024,8"), 0);
   EXPECT_LT(fa("2,8,8,64", "2,8,4,64", "2,8,8,8"), 0);
+}
+
+}  // namespace
+}  // namespace opscope::analyze
+
+namespace opscope::analyze {
+namespace {
+
+// AI Core operators judged by family as msprof-analyze's advisor does
+// (reported.h: FamilyVerdict), on hand-made tasks whose verdicts follow from
+// its rule file's thresholds.
+TEST(AiCoreFamilies, VerdictsFollowTheAdvisorsRules) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  // aic_mac, aic_mte2, aic_fixpipe, aiv_vec, aiv_mte2, aiv_mte3
+  const std::array<double, kFamilyRatios> cube_busy{0.85, 0.5, nan, nan, nan, nan},
+      cube_idle{0.5, 0.6, nan, nan, nan, nan}, fa{nan, 0.85, 0.2, 0.3, nan, nan},
+      vec{nan, nan, nan, 0.3, 0.3, 0.35}, vec_low{nan, nan, nan, 0.1, 0.2, 0.3};
+  AiCoreFamilies f;
+  // 4096x4096 by 4096x4096, bf16: 96 MiB per call, two calls: judged.
+  for (int i = 0; i < 2; ++i) {
+    f.Add("mm", "MatMulV2", "AI_CORE", "4096,4096;4096,4096->4096,4096", "", 1000, cube_busy);
+  }
+  // The same with an inner axis of 4000: not affine.
+  for (int i = 0; i < 2; ++i) {
+    f.Add("mm_odd", "MatMulV2", "AI_CORE", "4096,4000;4000,4096->4096,4096", "", 1000, cube_idle);
+  }
+  // A batched (3-D) affine matmul with idle pipes: room to optimise, by the
+  // larger gap (0.95 - 0.6 = 35 points).
+  for (int i = 0; i < 4; ++i) {
+    f.Add("bmm", "BatchMatMulV2", "AI_CORE", "8,2048,1024;8,1024,1024->8,2048,1024", "", 1000,
+          cube_idle);
+  }
+  // A small matmul (under 100 MB in all): not judged.
+  f.Add("small", "MatMulV2", "AI_CORE", "64,64;64,64->64,64", "", 1000, cube_busy);
+  // FlashAttention, BSH query [S=4096, B=2, H=2*96]: head dim 96 (H / N, N
+  // from the softmax output [B, N, S, 8]).
+  f.Add("fa", "FlashAttentionScore", "MIX_AIC", "4096,2,192;4096,2,192->2,2,4096,8", "", 1000, fa);
+  // BNSD with D = 128 and S = 4096: affine, MTE2 at 0.85: bound.
+  f.Add("fa2", "FlashAttentionScore", "MIX_AIC", "2,8,4096,128->2,8,4096,8", "", 1000, fa);
+  // Vector operators: Add takes 40 of ~10,000 us (under 1%): not judged;
+  // Mul's total 0.95: bound by the three pipes together; Cast's room.
+  f.Add("add", "Add", "AI_VECTOR_CORE", "8;8->8", "", 40, vec);
+  f.Add("mul", "Mul", "AI_VECTOR_CORE", "8;8->8", "", 1000, vec);
+  f.Add("cast", "Cast", "AI_VECTOR_CORE", "8->8", "", 1000, vec_low);
+  const std::vector<FamilyVerdict> v = f.Finish(10'000);
+  std::map<std::string, const FamilyVerdict*> by;
+  for (const FamilyVerdict& x : v) by[x.name] = &x;
+  ASSERT_EQ(v.size(), 7u);
+  EXPECT_FALSE(by.count("small"));
+  EXPECT_FALSE(by.count("add"));
+  EXPECT_EQ(by["mm"]->verdict, "bound");
+  EXPECT_EQ(by["mm"]->detail, "mac");
+  EXPECT_EQ(by["mm_odd"]->verdict, "not affine");
+  EXPECT_EQ(by["bmm"]->verdict, "room to optimise");
+  EXPECT_NEAR(by["bmm"]->gap_pct, 35, 1e-9);
+  EXPECT_EQ(by["fa"]->verdict, "not affine");
+  EXPECT_NE(by["fa"]->detail.find("head dim 96"), std::string::npos) << by["fa"]->detail;
+  EXPECT_EQ(by["fa2"]->verdict, "bound");
+  EXPECT_EQ(by["fa2"]->detail, "MTE2");
+  EXPECT_EQ(by["mul"]->detail, "vec, MTE2 and MTE3 together");
+  EXPECT_EQ(by["cast"]->verdict, "room to optimise");
+  EXPECT_NEAR(by["cast"]->gap_pct, 60, 1e-9);  // 0.7 - vec 0.1
+  // The families in order: cube, FlashAttention, vector.
+  EXPECT_EQ(v.front().family, "cube");
+  EXPECT_EQ(v.back().family, "vector");
+}
+
+TEST(AiCoreFamilies, ShapesAreReadOrRefused) {
+  ShapeLists s;
+  ASSERT_TRUE(ParseShapes("8192,512;;512->8192", s));
+  ASSERT_EQ(s.inputs.size(), 3u);
+  EXPECT_EQ(s.inputs[0], (std::vector<int64_t>{8192, 512}));
+  EXPECT_TRUE(s.inputs[1].empty());
+  EXPECT_EQ(s.outputs[0], (std::vector<int64_t>{8192}));
+  EXPECT_FALSE(ParseShapes("8,x->8", s));
+  EXPECT_FALSE(ParseShapes("8->?", s));
+  EXPECT_FALSE(ParseShapes("8,8", s));
+  EXPECT_FALSE(ParseShapes("-8->8", s));
 }
 
 }  // namespace

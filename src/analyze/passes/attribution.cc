@@ -1028,6 +1028,7 @@ void DiagnosisRule(const RuleContext& c, std::vector<Finding>& out) {
 
 }  // namespace
 
+std::string DiagnosedWindow(const Attribution& at) { return WindowText(at); }
 std::string_view Key(StepState state) { return kStateText[Index(state)].key; }
 std::string_view Label(StepState state) { return kStateText[Index(state)].label; }
 bool IsDeviceState(StepState state) { return Index(state) <= Index(StepState::kQueued); }

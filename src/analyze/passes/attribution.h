@@ -130,6 +130,9 @@ struct Attribution {
 // "attention", "elementwise", "reduction and normalization", "copy and
 // layout", "other". Indicative: names only.
 std::string_view KernelFamily(std::string_view kernel_name);
+// The window the attribution covers, in words: "the 2 complete steps (1230.240
+// ms)", "the trace's span (19.930 ms; it has no complete steps)".
+std::string DiagnosedWindow(const Attribution& at);
 
 // The state of a host event's own time by what the event is: the rules above
 // (a runtime call by RuntimeKindOf, an asynchronous copy that blocks as a

@@ -7,6 +7,7 @@
 
 #include "analyze/analysis.h"
 #include "analyze/names.h"
+#include "analyze/passes/attribution.h"
 
 namespace opscope::analyze {
 
@@ -55,6 +56,8 @@ void Tables(const Analysis& a, const TableContext& c, std::vector<ResultTable>& 
 }
 
 // Synchronizing host calls with a long tail.
+constexpr double kSyncBlockedPct = 5;
+
 void SynchronizationsRule(const RuleContext& c, std::vector<Finding>& out) {
   const auto* tail = c.analysis.results.Get<std::vector<LongTail>>(kLongTailPass);
   if (tail == nullptr) return;
@@ -62,13 +65,31 @@ void SynchronizationsRule(const RuleContext& c, std::vector<Finding>& out) {
     // Host calls that block on the device (device-side waits are not .item()).
     const bool sync = !IsDevice(lt.cls) && IsSyncCall(lt.name);
     if (!sync || lt.ratio < c.thresholds.sync_tail_ratio) continue;
-    out.push_back(
-        {"synchronizations", Severity::kWarning,
-         fmt::format("'{}' waits for the device: p99 {:.3f} ms vs median {:.3f} ms", lt.name,
-                     lt.p99_ns / 1e6, lt.p50_ns / 1e6),
-         fmt::format("{} calls", lt.count),
-         "Fewer .item()/.cpu() synchronizations: keep values on the device and read them every "
-         "N steps."});
+    Finding f{"synchronizations", Severity::kWarning,
+              fmt::format("'{}' waits for the device: p99 {:.3f} ms vs median {:.3f} ms", lt.name,
+                          lt.p99_ns / 1e6, lt.p50_ns / 1e6),
+              fmt::format("{} calls", lt.count),
+              "Fewer .item()/.cpu() synchronizations: keep values on the device and read them "
+              "every N steps."};
+    // The attribution says what the device did while the host waited: where
+    // a blocked host and an idle device together take little of the window,
+    // the long waits are the device's own work (a collective, compute), which
+    // removing the synchronisation would not shorten.
+    const auto* at = c.analysis.results.Get<Attribution>(kAttributionPass);
+    if (at != nullptr && at->window_ns > 0 &&
+        Pct(at->Of(StepState::kBlocked), at->window_ns) < kSyncBlockedPct) {
+      f.severity = Severity::kInfo;
+      f.evidence += fmt::format(
+          "; the host is blocked with the device idle {:.3f} ms ({:.1f}% of {}): during the long "
+          "waits the device is working",
+          at->Of(StepState::kBlocked) / 1e6, Pct(at->Of(StepState::kBlocked), at->window_ns),
+          DiagnosedWindow(*at));
+      f.action =
+          "The long waits are for the device's own work, not caused by the synchronisation: "
+          "removing it would not shorten the step until that work shrinks (see the diagnosis). "
+          "Where the values are only logged, read them every N steps.";
+    }
+    out.push_back(std::move(f));
     break;
   }
 }
@@ -88,8 +109,10 @@ Pass LongTailPass() {
             [](const Thresholds& t) {
               return fmt::format(
                   "a host call that waits for the device (.item(), synchronize, blocking copies) "
-                  "has a p99 {:g}x its median or more (10+ calls)",
-                  t.sync_tail_ratio);
+                  "has a p99 {:g}x its median or more (10+ calls); info, not a warning, where the "
+                  "host blocked with the device idle takes under {:g}% of the diagnosed window "
+                  "(the waits are the device's own work)",
+                  t.sync_tail_ratio, kSyncBlockedPct);
             },
             SynchronizationsRule}}};
 }

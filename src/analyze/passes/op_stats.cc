@@ -11,6 +11,7 @@
 #include "analyze/flat_map.h"
 #include "analyze/mapped.h"
 #include "analyze/names.h"
+#include "analyze/passes/attribution.h"
 #include "opscope/opscope.h"
 
 namespace opscope::analyze {
@@ -386,6 +387,8 @@ std::string OperatorFamily(std::string_view op) {
 }
 
 // One operator dominating the compute device; on the CPU, else one family.
+constexpr double kDominantMinWindowPct = 10;
+
 void DominantOperatorRule(const RuleContext& c, std::vector<Finding>& out) {
   const Analysis& a = c.analysis;
   const Thresholds& t = c.thresholds;
@@ -403,6 +406,15 @@ void DominantOperatorRule(const RuleContext& c, std::vector<Finding>& out) {
     if (s.cls != EventClass::kKernel && s.cls != EventClass::kHostOp) continue;
     if (s.cls == EventClass::kHostOp && IsCommunication(s.name)) continue;
     if (top == nullptr || (cpu ? s.self_ns > top->self_ns : s.total_ns > top->total_ns)) top = &s;
+  }
+  // Where the compute device worked under a tenth of the diagnosed window (a
+  // few kernels in seconds of nothing recorded), its largest operator is not
+  // where the run's time goes: no share of its time is judged.
+  const auto* at = a.results.Get<Attribution>(kAttributionPass);
+  if (at != nullptr && at->window_ns > 0 &&
+      100.0 * static_cast<double>(whole) <
+          kDominantMinWindowPct * static_cast<double>(at->window_ns)) {
+    return;
   }
   const int64_t top_ns = top == nullptr ? 0 : cpu ? top->self_ns : top->total_ns;
   // Dominant by one outlier call (ten times its median or more, and without
@@ -506,8 +518,10 @@ Pass OpStatsPass() {
                   "present) takes {:g}% or more of the compute device's time and {:g} ms, and "
                   "not by one outlier call (ten times its median or more, without which it "
                   "would be under {:g}%); on the CPU, else one family of framework operators "
-                  "(matrix multiplies, convolutions, data movement, ...)",
-                  t.dominant_op_pct, t.min_judged_ns / 1e6, t.dominant_op_pct);
+                  "(matrix multiplies, convolutions, data movement, ...); not where the compute "
+                  "device's time is under {:g}% of the diagnosed window",
+                  t.dominant_op_pct, t.min_judged_ns / 1e6, t.dominant_op_pct,
+                  kDominantMinWindowPct);
             },
             DominantOperatorRule}}};
 }

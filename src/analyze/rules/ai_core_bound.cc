@@ -9,6 +9,8 @@
 #include <map>
 
 #include "analyze/advisor.h"
+#include "analyze/analysis.h"
+#include "analyze/passes/attribution.h"
 #include "analyze/reported.h"
 #include "analyze/rule.h"
 
@@ -48,7 +50,8 @@ const char* PipelineAction(const std::string& bound) {
 
 }  // namespace
 
-std::vector<Finding> AdvisePipeline(const PipeTable& table, const Thresholds& t) {
+std::vector<Finding> AdvisePipeline(const PipeTable& table, const Thresholds& t,
+                                    int64_t window_ns) {
   std::vector<Finding> out;
   int64_t measured_ns = 0;
   std::map<std::string, std::vector<const OpPipes*>> by_bound;
@@ -70,9 +73,18 @@ std::vector<Finding> AdvisePipeline(const PipeTable& table, const Thresholds& t)
                               ops[i]->type.empty() ? ops[i]->core : ops[i]->type,
                               ops[i]->total_ns / 1e6, ops[i]->evidence);
     }
+    // On a device that mostly does other things (communication, waiting),
+    // these operators are a small part of the run: said, not warned about.
+    const bool small = window_ns > 0 && Pct(ns, window_ns) < kPipeWindowPct;
+    if (small) {
+      evidence += fmt::format(
+          ". They take {:.3f} ms, {:.1f}% of the diagnosed window: speeding them up would save "
+          "little of the run",
+          ns / 1e6, Pct(ns, window_ns));
+    }
     found.push_back(
         {pct,
-         {"ai_core_" + bound, bound == "cube-bound" ? Severity::kInfo : Severity::kWarning,
+         {"ai_core_" + bound, bound == "cube-bound" || small ? Severity::kInfo : Severity::kWarning,
           fmt::format("AI Core, {}: {} operator{}, {:.1f}% of the time of tasks with PMU ratios",
                       bound, ops.size(), ops.size() == 1 ? "" : "s", pct),
           evidence, PipelineAction(bound)}});
@@ -86,9 +98,62 @@ std::vector<Finding> AdvisePipeline(const PipeTable& table, const Thresholds& t)
 
 namespace {
 
+// Shapes the AI Core handles poorly, as msprof-analyze's advisor checks them
+// (reported.h: FamilyVerdict): matmuls whose inner axes are not multiples of
+// 256, FlashAttention whose head dim or sequence is not a multiple of 128.
+void ApplyAffinity(const RuleContext& c, std::vector<Finding>& out) {
+  if (c.reported == nullptr || !c.reported->pipes) return;
+  const PipeTable& p = *c.reported->pipes;
+  int64_t ns = 0, shapes = 0;
+  std::string evidence;
+  bool cube = false, attention = false;
+  for (const FamilyVerdict& v : p.families) {
+    if (v.verdict != "not affine") continue;
+    ns += v.total_ns, ++shapes;
+    cube = cube || v.family == "cube", attention = attention || v.family != "cube";
+    if (shapes <= 3) {
+      evidence += fmt::format("{}{} '{}' x{} ({:.3f} ms, shapes {}): {}", shapes == 1 ? "" : "; ",
+                              v.family, v.name, v.count, v.total_ns / 1e6, v.shapes, v.detail);
+    }
+  }
+  if (shapes == 0 || p.task_ns <= 0) return;
+  if (shapes > 3) evidence += fmt::format("; {} more (the ai_core_families table)", shapes - 3);
+  const double pct = Pct(ns, p.task_ns);
+  const auto* at = c.analysis.results.Get<Attribution>(kAttributionPass);
+  const bool small = at != nullptr && at->window_ns > 0 && Pct(ns, at->window_ns) < kPipeWindowPct;
+  if (small) {
+    evidence += fmt::format(
+        ". They take {:.1f}% of the diagnosed window: reshaping them would save little of the run",
+        Pct(ns, at->window_ns));
+  }
+  std::string action;
+  if (cube) {
+    action +=
+        "Pad or choose matmul dimensions so both inner axes are multiples of 256 (hidden sizes, "
+        "vocabulary, the batch times sequence of a reshaped input): the cube then tiles them "
+        "without remainder loops. ";
+  }
+  if (attention) {
+    action +=
+        "Keep FlashAttention's head dim and sequence length multiples of 128 (pad the sequence, "
+        "or bucket variable lengths to multiples of 128). ";
+  }
+  action += "msprof-analyze's advisor gives the same shape checks (AI Core performance analysis).";
+  out.push_back(
+      {"ai_core_shapes",
+       pct >= c.thresholds.ai_core_bound_pct && !small ? Severity::kWarning : Severity::kInfo,
+       fmt::format("AI Core operators with shapes the cores handle poorly: {} shape{}, "
+                   "{:.1f}% of the task time",
+                   shapes, shapes == 1 ? "" : "s", pct),
+       evidence, action});
+}
+
 void Apply(const RuleContext& c, std::vector<Finding>& out) {
   if (c.reported == nullptr || !c.reported->pipes) return;
-  for (Finding& f : AdvisePipeline(*c.reported->pipes, c.thresholds)) out.push_back(std::move(f));
+  const auto* at = c.analysis.results.Get<Attribution>(kAttributionPass);
+  for (Finding& f : AdvisePipeline(*c.reported->pipes, c.thresholds, at ? at->window_ns : 0)) {
+    out.push_back(std::move(f));
+  }
 }
 
 }  // namespace
@@ -99,10 +164,26 @@ Rule AiCoreBoundRule() {
           [](const Thresholds& t) {
             return fmt::format(
                 "the rank has an AI Core pipeline (PMU ratios per task) and the operators of one "
-                "bound take {:g}% or more of the time of the tasks with ratios",
-                t.ai_core_bound_pct);
+                "bound take {:g}% or more of the time of the tasks with ratios (info where they "
+                "take under {:g}% of the diagnosed window, or are cube-bound)",
+                t.ai_core_bound_pct, kPipeWindowPct);
           },
           Apply};
+}
+
+Rule AiCoreShapesRule() {
+  return {"ai_core_shapes",
+          {},
+          [](const Thresholds& t) {
+            return fmt::format(
+                "the rank's kernel_details has PMU ratios and shapes, and operators of the "
+                "families msprof-analyze's advisor checks have shapes it calls not affine "
+                "(matmuls moving 100 MB or more whose inner axes are not multiples of 256; "
+                "FlashAttention whose head dim or sequence is not a multiple of 128); a warning "
+                "from {:g}% of the task time and {:g}% of the diagnosed window",
+                t.ai_core_bound_pct, kPipeWindowPct);
+          },
+          ApplyAffinity};
 }
 
 }  // namespace opscope::analyze

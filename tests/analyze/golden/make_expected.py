@@ -529,6 +529,13 @@ def expected_judgement(events, relative, self_ns=None):
                 if families and 100.0 * max(families.values()) / whole >= 30 \
                         and max(families.values()) >= 1_000_000:
                     dominant = 100.0 * max(families.values()) / whole
+    # Not where the compute device worked under a tenth of the diagnosed
+    # window (the complete steps, else the trace's span): a few kernels in
+    # seconds of nothing recorded.
+    if dominant is not None and xs:
+        diagnosed = step_ns or (max(span(e)[1] for e in xs) - min(span(e)[0] for e in xs))
+        if 100.0 * whole < 10 * diagnosed:
+            dominant = None
     if dominant is not None:
         must.append({"id": "dominant_operator", "severity": "info", "figure": f"{dominant:.1f}%"})
     else:

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <cmath>
 #include <deque>
@@ -10,6 +11,8 @@
 #include <map>
 #include <unordered_map>
 
+#include "analyze/importers/ascend/ai_core_families.h"
+#include "analyze/importers/ascend/kernel_details_importer.h"
 #include "analyze/importers/csv_reader.h"
 #include "analyze/importers/timestamps.h"
 #include "opscope/opscope.h"
@@ -222,6 +225,9 @@ struct AiCorePipelineBuilder::Impl {
   std::vector<OpAccumulator*> op_of_id;  // by PipelineTask::name_id
   std::unordered_map<L2Key, std::deque<L2Rates>> l2;
   PipeTable table;
+  // The family rules' ratios (kFamilyRatioColumns): their slots, SIZE_MAX absent.
+  std::array<size_t, kFamilyRatios> family_slot;
+  AiCoreFamilies families;
 };
 
 AiCorePipelineBuilder::AiCorePipelineBuilder(std::string source,
@@ -236,6 +242,12 @@ AiCorePipelineBuilder::AiCorePipelineBuilder(std::string source,
     if (has(c.name)) impl_->pipes.push_back({c, c.name});
   }
   impl_->table.has_pmu_columns = !impl_->pipes.empty();
+  for (int k = 0; k < kFamilyRatios; ++k) {
+    impl_->family_slot[k] = SIZE_MAX;
+    for (size_t i = 0; i < impl_->pipes.size(); ++i) {
+      if (impl_->pipes[i].name == kFamilyRatioColumns[k]) impl_->family_slot[k] = i;
+    }
+  }
   const std::pair<const char*, const char*> cores[3] = {{"aic_total_cycles", "aicore_time"},
                                                         {"aiv_total_cycles", "aiv_time"},
                                                         {"total_cycles", "aicore_time"}};
@@ -339,6 +351,14 @@ void AiCorePipelineBuilder::AddParsed(const PipelineTask& task, const double* va
     const double util = values[m.CubeUtilSlot()];
     if (util >= 0) op.cube_util.Add(util, w);  // false for NaN
   }
+  if (!task.shapes.empty()) {
+    std::array<double, kFamilyRatios> family;
+    for (int k = 0; k < kFamilyRatios; ++k) {
+      family[k] = m.family_slot[k] == SIZE_MAX ? std::numeric_limits<double>::quiet_NaN()
+                                               : values[m.family_slot[k]];
+    }
+    m.families.Add(task.name, task.type, task.core, task.shapes, task.dtype, task.dur_ns, family);
+  }
   if (!m.l2.empty()) {
     const auto l2 = m.l2.find(KeyOf(task.stream, task.task, task.name));
     if (l2 != m.l2.end() && !l2->second.empty()) {
@@ -411,6 +431,7 @@ PipeTable AiCorePipelineBuilder::Finish() {
   }
   std::stable_sort(table.ops.begin(), table.ops.end(),
                    [](const OpPipes& a, const OpPipes& b) { return a.total_ns > b.total_ns; });
+  table.families = m.families.Finish(table.task_ns);
   return table;
 }
 
@@ -428,7 +449,10 @@ PipeTable ReadAiCorePipeline(Source& kernel_details, Source* l2_cache) {
                dur_col = find({"Duration(us)", "Task Duration(us)"}),
                type_col = find({"Type", "OP Type"}),
                core_col = find({"Accelerator Core", "Task Type"}), stream_col = find({"Stream ID"}),
-               task_col = find({"Task ID"}), blocks_col = find({"Block Num", "Block Dim"});
+               task_col = find({"Task ID"}), blocks_col = find({"Block Num", "Block Dim"}),
+               in_shapes_col = find({"Input Shapes"}), out_shapes_col = find({"Output Shapes"}),
+               in_types_col = find({"Input Data Types"}),
+               out_types_col = find({"Output Data Types"});
   if (name_col == SIZE_MAX || dur_col == SIZE_MAX) {
     throw Error(ErrorCode::kInvalidInput,
                 path +
@@ -461,6 +485,10 @@ PipeTable ReadAiCorePipeline(Source& kernel_details, Source* l2_cache) {
     }
     double blocks = 0;
     if (ParseNumber(text(blocks_col), blocks) && blocks >= 0) task.blocks = blocks;
+    const std::string shapes =
+        AscendInOut(AscendShapes(text(in_shapes_col)), AscendShapes(text(out_shapes_col)));
+    const std::string dtype = AscendInOut(text(in_types_col), text(out_types_col));
+    task.shapes = shapes, task.dtype = dtype;
     builder.AddFields(task, fields, [&] { return fmt::format("{}: line {}", path, line); });
   }
   return builder.Finish();

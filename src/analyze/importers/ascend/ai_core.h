@@ -37,6 +37,10 @@ struct PipelineTask {
   // The name's id where the caller interns names (a trace model's): the
   // operator is then found by it, not by its text. UINT32_MAX: none.
   uint32_t name_id = UINT32_MAX;
+  // Input and output shapes as "in->out" (AscendInOut of the Input and
+  // Output Shapes columns, each "d,d;d,d"), the data types the same way; ""
+  // unknown: the task is then in no family verdict (reported.h).
+  std::string_view shapes, dtype;
 };
 
 // The per-operator accumulation behind ReadAiCorePipeline, for every form that

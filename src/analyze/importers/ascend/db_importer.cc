@@ -364,6 +364,9 @@ PipeTable ReadDbPipeline(const std::string& path) {
     task.stream = stream;
     task.task = task_id;
     task.dur_ns = end - start;
+    const std::string shapes = AscendInOut(AscendShapes(str(s, 10)), AscendShapes(str(s, 15)));
+    const std::string dtype = AscendInOut(str(s, 11), str(s, 12));
+    task.shapes = shapes, task.dtype = dtype;
     if (!IsNull(s, 9) && sqlite3_column_int64(s, 9) >= 0) {
       task.blocks = static_cast<double>(sqlite3_column_int64(s, 9));
     }

@@ -395,6 +395,8 @@ void ImportKernelDetails(Source& source, TraceModel& model, KernelDetailsPipelin
                 .dur_ns = model.duration_ns[e],
                 .blocks = t.blocks,
                 .name_id = model.name[e],
+                .shapes = model.String(model.shapes[e]),
+                .dtype = model.String(model.dtype[e]),
             };
             builder->AddParsed(task, part.values.data() + r * slots);
           }
