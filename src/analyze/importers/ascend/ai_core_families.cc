@@ -116,7 +116,8 @@ void AiCoreFamilies::Add(std::string_view name, std::string_view type, std::stri
 
 std::vector<FamilyVerdict> AiCoreFamilies::Finish(int64_t all_task_ns) const {
   std::vector<FamilyVerdict> out;
-  for (const auto& [key, g] : groups_) {
+  for (const auto& entry : groups_) {
+    const Group& g = entry.second;
     const auto mean = [&](FamilyRatio r) {
       const int k = static_cast<int>(r);
       return g.n[k] > 0 ? g.sum[k] / static_cast<double>(g.n[k]) : -1.0;
@@ -152,10 +153,15 @@ std::vector<FamilyVerdict> AiCoreFamilies::Finish(int64_t all_task_ns) const {
       if (shaped && s.inputs.size() >= 2 && s.inputs[0].size() >= 2 && s.inputs[1].size() >= 2) {
         const auto& a = s.inputs[0];
         const auto& b = s.inputs[1];
-        int64_t x = a.back(), y = b.back();
-        if (a.size() == 4 && b.size() == 4) x = a[1] * a[2], y = b[1] * b[2];  // NZ
-        affine = x % kCubeAxis == 0 && y % kCubeAxis == 0;
-        axes = fmt::format("inner axes {} and {}", x, y);
+        // NZ: the product of the middle two, modulo the axis (no overflow
+        // for dimensions a file claims).
+        const bool nz = a.size() == 4 && b.size() == 4;
+        const auto residue = [&](const std::vector<int64_t>& t) {
+          return nz ? (t[1] % kCubeAxis) * (t[2] % kCubeAxis) % kCubeAxis : t.back() % kCubeAxis;
+        };
+        affine = residue(a) == 0 && residue(b) == 0;
+        axes = nz ? fmt::format("inner axes {}x{} and {}x{}", a[1], a[2], b[1], b[2])
+                  : fmt::format("inner axes {} and {}", a.back(), b.back());
       }
       if (!affine) {
         v.verdict = "not affine";
