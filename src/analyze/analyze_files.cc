@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
 
 #include "analyze/importer.h"
 #include "analyze/pipeline.h"
@@ -128,14 +129,31 @@ AnalyzedSet AnalyzeFiles(const AnalyzeOptions& options) {
   std::vector<RankSummary> ranks;
   TraceInputs inputs = FindTraceInputs(options.inputs);
   out.unused = std::move(inputs.unused);
+  // Of several traces, one that cannot be read (damaged, truncated, not what
+  // its name says) is listed with why, and the others are analysed; where
+  // none can be, the first one's error is the command's.
+  std::optional<Error> first_error;
   for (const TraceInput& input : inputs.traces) {
     TraceModel model;
-    AnalyzedTrace t = AnalyzeInput(input, out.traces.size(), options, out.unused, model);
+    std::optional<AnalyzedTrace> analyzed;
+    try {
+      analyzed = AnalyzeInput(input, out.traces.size(), options, out.unused, model);
+    } catch (const Error& e) {
+      const bool unreadable = e.code() == ErrorCode::kInvalidInput || e.code() == ErrorCode::kIo ||
+                              e.code() == ErrorCode::kUnsupported;
+      if (inputs.traces.size() == 1 || !unreadable) throw;
+      if (!first_error) first_error = e;
+      out.unused.push_back({input.shown.empty() ? input.path : input.shown,
+                            std::string("could not be read: ") + e.what()});
+      continue;
+    }
+    AnalyzedTrace& t = *analyzed;
     ranks.push_back(SummarizeRank(model, t.rank));
     ranks.back().path = t.path;  // as shown: an archive's file by its path inside the archive
     if (options.keep_models) t.model = std::make_shared<const TraceModel>(std::move(model));
     out.traces.push_back(std::move(t));
   }
+  if (out.traces.empty() && first_error) throw *first_error;
   if (ranks.size() > 1) out.ranks = CompareRanks(std::move(ranks));
   std::vector<StepRankInput> steps;
   for (const AnalyzedTrace& t : out.traces) {

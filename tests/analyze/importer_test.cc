@@ -752,8 +752,12 @@ TEST(KernelDetailsImporter, ReportsTheFirstErrorInFileOrderOnAnyThread) {
   }
 }
 
-// With several threads, the error reported is still the first in the file.
-TEST(ChromeJsonImporter, ReportsTheFirstErrorInFileOrderOnAnyThread) {
+// Events that are JSON but not usable events (a "ts" that is no time, a
+// negative "dur") are left out and counted, the rest analysed (issue 37); the
+// count and the first byte of each kind are the same on any thread count. A
+// structural error (an array element that is not an object) still refuses
+// the file.
+TEST(ChromeJsonImporter, UnusableEventsAreCountedAlikeOnAnyThread) {
   testing::TempDir dir;
   std::string text = "[";
   const std::string event =
@@ -762,25 +766,35 @@ TEST(ChromeJsonImporter, ReportsTheFirstErrorInFileOrderOnAnyThread) {
   const size_t first_bad = text.size();
   text += "{\"ph\":\"X\",\"ts\":tru,\"dur\":1},";
   for (int i = 0; i < 3000; ++i) text += event;
-  text += "{\"ph\":\"X\",\"ts\":1,\"dur\":-5},";  // a later error of another kind
+  const size_t negative = text.size();
+  text += "{\"ph\":\"X\",\"ts\":1,\"dur\":-5},";  // a later one of another kind
   for (int i = 0; i < 3000; ++i) text += event;
-  text += "5]";  // and a structural one at the end
-  const auto path = Write(dir, "bad.json", text);
+  text += "{\"ph\":\"X\",\"ts\":2,\"dur\":-5}";
+  const auto path = Write(dir, "bad.json", text + "]");
   for (const int threads : {1, 2, 4}) {
     for (const size_t chunk : {size_t{1000}, size_t{100000}}) {
-      std::string message = "no error";
-      try {
-        TraceModel model;
-        ImportChromeJson(path, model, ImportOptions{threads, chunk});
-      } catch (const Error& e) {
-        message = e.what();
-      }
-      EXPECT_NE(
-          message.find("bad.json: byte " + std::to_string(first_bad) + ": \"ts\" is not a time"),
-          std::string::npos)
-          << "threads " << threads << " chunk " << chunk << ": " << message;
+      TraceModel model;
+      ImportChromeJson(path, model, ImportOptions{threads, chunk});
+      EXPECT_EQ(model.size(), 9000u);
+      ASSERT_EQ(model.import_notes.size(), 1u);
+      EXPECT_EQ(model.import_notes[0],
+                "3 events were left out, each JSON but not a usable event: \"ts\" is not a time "
+                "in microseconds (1, the first at byte " +
+                    std::to_string(first_bad) + "); a negative \"dur\" (2, the first at byte " +
+                    std::to_string(negative) + "). The other 9000 events are analysed")
+          << "threads " << threads << " chunk " << chunk;
     }
   }
+  // Nothing usable left: the first event left out is the error.
+  const auto none = Write(dir, "none.json", "[{\"ph\":\"X\",\"ts\":1,\"dur\":-5}]");
+  std::string message = "no error";
+  try {
+    TraceModel model;
+    ImportChromeJson(none, model);
+  } catch (const Error& e) {
+    message = e.what();
+  }
+  EXPECT_NE(message.find("none.json: byte 1: a negative \"dur\""), std::string::npos) << message;
   // Only the structural error: found by the scanner, after events parsed on other threads.
   std::string late = "[";
   for (int i = 0; i < 6000; ++i) late += event;

@@ -599,6 +599,22 @@ expect_status 0 "analyze a gzip stream from a pipe" bash -c 'cd "$2" && "$1" ana
 expect_grep '"format":"opscope"' "$dir/out" "a gzip pipe is recognised"
 if ls -d "$dir"/*.opscope-analysis/analysis.json >/dev/null 2>&1; then echo "ok: the pipe's report is in the current folder"; else
   echo "FAIL: no report for the pipe in $dir"; ls "$dir"; failures=$((failures + 1)); fi
+# A folder of traces, one truncated (issue 37): the other is analysed and the
+# broken one listed with its error; a folder of broken traces only fails with
+# the first one's error.
+mkdir -p "$dir/mixed-folder" "$dir/broken-folder"
+cp "$trace" "$dir/mixed-folder/good.json"
+head -c 200 "$trace" > "$dir/mixed-folder/cut.json"
+head -c 200 "$trace" > "$dir/broken-folder/cut.json"
+head -c 100 "$trace" > "$dir/broken-folder/cut2.json"
+expect_status 0 "analyze a folder with one truncated trace" "$opscope" analyze "$dir/mixed-folder" \
+  --out "$dir/mixed-analysis"
+expect_grep 'cut.json,could not be read: .*cut.json: byte [0-9]*: the JSON ends early' \
+  "$dir/mixed-analysis/tables/unused_files.csv" "the truncated trace is listed with its error"
+expect_grep 'good.json' "$dir/mixed-analysis/summary.csv" "the other trace is analysed"
+expect_status 3 "analyze a folder of truncated traces" "$opscope" analyze "$dir/broken-folder" \
+  --out "$dir/broken-analysis"
+expect_grep "cut.json: byte [0-9]*: the JSON ends early" "$dir/err" "the first one's error is the command's"
 }
 
 # opscope bench resnet50 and its trace.

@@ -1,5 +1,6 @@
 #include "analyze/importers/chrome_json/chrome_json_importer.h"
 
+#include <fmt/format.h>
 #include <simdjson.h>
 
 #include <algorithm>
@@ -7,6 +8,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstring>
+#include <map>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -298,6 +300,14 @@ struct Part {
     uint32_t track;
   };
   std::vector<OpFlowEnd> op_flow_ends;
+  // Events left out, each well-formed JSON that is not a usable event (a
+  // "ts" that is no time, a complete event without "dur", ...), by why: how
+  // many, and the first one's byte. The rest of the trace is read.
+  struct Skipped {
+    int64_t count = 0;
+    uint64_t first = UINT64_MAX;
+  };
+  std::map<std::string, Skipped> skipped;
   std::string id_scratch;
   PartIds ids;  // its string and track ids in the merged model
 };
@@ -367,6 +377,11 @@ void ParseEvent(const std::string& path, std::string_view json, uint64_t offset,
   const auto bad = [&](uint64_t at, const std::string& what) {
     return Error(ErrorCode::kInvalidInput, path + ": byte " + std::to_string(at) + ": " + what);
   };
+  // An event that is JSON but not a usable event: counted, and left out.
+  const auto skip = [&](const std::string& why) {
+    Part::Skipped& s = part.skipped[why];
+    if (s.count++ == 0) s.first = offset;
+  };
   simdjson::ondemand::document doc;
   if (auto error = part.parser.iterate(json.data(), json.size(), json.size() + 64).get(doc)) {
     throw bad(offset, std::string("malformed event: ") + simdjson::error_message(error));
@@ -388,17 +403,17 @@ void ParseEvent(const std::string& path, std::string_view json, uint64_t offset,
     if (field.value().get(value))
       throw bad(offset, "malformed value of \"" + std::string(key) + "\"");
     if (key == "ph"sv) {
-      if (value.get_string().get(ph)) throw bad(offset, "\"ph\" is not a string");
+      if (value.get_string().get(ph)) return skip("\"ph\" is not a string");
       part.text.assign(ph);
       ph = part.text;
     } else if (key == "name"sv) {
       std::string_view n;
-      if (value.get_string().get(n)) throw bad(offset, "\"name\" is not a string");
+      if (value.get_string().get(n)) return skip("\"name\" is not a string");
       name_id = model.Intern(n);
       name = model.String(name_id);
     } else if (key == "cat"sv) {
       std::string_view c;
-      if (value.get_string().get(c)) throw bad(offset, "\"cat\" is not a string");
+      if (value.get_string().get(c)) return skip("\"cat\" is not a string");
       // Few categories, repeated: compare with the previous one before hashing.
       if (c != part.last_category || part.last_category_id == 0) {
         part.last_category_id = model.Intern(c);
@@ -417,13 +432,13 @@ void ParseEvent(const std::string& path, std::string_view json, uint64_t offset,
       // The value is read once (simdjson's on-demand values): its text, then the time.
       const std::string_view text = TimeText(value);
       if (!MicrosToNs(text, ts)) {
-        throw bad(offset, "\"ts\" is " + WhyNotMicros(text, "not a time in microseconds"));
+        return skip("\"ts\" is " + WhyNotMicros(text, "not a time in microseconds"));
       }
       has_ts = true;
     } else if (key == "dur"sv) {
       const std::string_view text = TimeText(value);
       if (!MicrosToNs(text, dur)) {
-        throw bad(offset, "\"dur\" is " + WhyNotMicros(text, "not a duration in microseconds"));
+        return skip("\"dur\" is " + WhyNotMicros(text, "not a duration in microseconds"));
       }
       has_dur = true;
     } else if (key == "args"sv) {
@@ -517,10 +532,10 @@ void ParseEvent(const std::string& path, std::string_view json, uint64_t offset,
       }
     }
   }
-  if (ph.empty()) throw bad(offset, "an event without \"ph\"");
+  if (ph.empty()) return skip("an event without \"ph\"");
   if (ph == "X"sv) {
-    if (!has_ts || !has_dur) throw bad(offset, "a complete event without \"ts\" or \"dur\"");
-    if (dur < 0) throw bad(offset, "a negative \"dur\"");
+    if (!has_ts || !has_dur) return skip("a complete event without \"ts\" or \"dur\"");
+    if (dur < 0) return skip("a negative \"dur\"");
     if (has_collective) {
       collective.event = static_cast<uint32_t>(model.size());
       model.collective_args.push_back(collective);
@@ -686,6 +701,7 @@ void ImportChromeJson(Source& source, TraceModel& model, const ImportOptions& op
   std::unordered_map<std::string, TraceModel::LaunchFlow> flows;  // filled by the merges
   std::unordered_map<std::string, OpFlow> op_flows;
   bool string_timestamps = false;
+  std::map<std::string, Part::Skipped> skipped;  // over the whole file
   struct State {
     Part part;
     EventBatch batch;
@@ -703,6 +719,12 @@ void ImportChromeJson(Source& source, TraceModel& model, const ImportOptions& op
       [&](State& s, uint64_t sequence) {
         const EventBatch& batch = s.batch;
         Merge(s.part, model, flows, op_flows);
+        for (auto& [why, n] : s.part.skipped) {
+          Part::Skipped& all = skipped[why];
+          all.first = std::min(all.first, n.first);
+          all.count += n.count;
+        }
+        s.part.skipped.clear();
         if (sequence == 0 && !batch.spans.empty() && stream.expected_bytes() > 0) {
           // Reserve the columns for the whole file from the first batch's density
           // (+10%): no reallocation copies, no doubled peak. Untouched capacity
@@ -715,6 +737,31 @@ void ImportChromeJson(Source& source, TraceModel& model, const ImportOptions& op
         }
         string_timestamps |= s.part.string_timestamps;
       });
+  if (!skipped.empty()) {
+    // Where nothing usable is left, the first event left out is the error;
+    // else the report says what was left out, and the rest is analysed.
+    const auto first = std::min_element(
+        skipped.begin(), skipped.end(),
+        [](const auto& a, const auto& b) { return a.second.first < b.second.first; });
+    if (model.size() == 0) {
+      throw Error(ErrorCode::kInvalidInput,
+                  path + ": byte " + std::to_string(first->second.first) + ": " + first->first);
+    }
+    std::vector<std::pair<std::string, Part::Skipped>> reasons(skipped.begin(), skipped.end());
+    std::sort(reasons.begin(), reasons.end(),
+              [](const auto& a, const auto& b) { return a.second.first < b.second.first; });
+    int64_t total = 0;
+    std::string why;
+    for (const auto& [what, n] : reasons) {
+      total += n.count;
+      why += fmt::format("{}{} ({}, the first at byte {})", why.empty() ? "" : "; ", what, n.count,
+                         n.first);
+    }
+    model.import_notes.push_back(fmt::format(
+        "{} event{} left out, each JSON but not a usable event: {}. The other {} events are "
+        "analysed",
+        total, total == 1 ? " was" : "s were", why, model.size()));
+  }
   const JsonDocumentInfo& info = stream.info();
   for (const auto& [id, f] : flows) {
     if (f.host_ns >= 0 && f.device_ns >= f.host_ns) model.launch_flows.push_back(f);
