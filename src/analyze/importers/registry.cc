@@ -10,6 +10,7 @@
 #include "analyze/importers/ascend/task_time_importer.h"
 #include "analyze/importers/chrome_json/chrome_json_importer.h"
 #include "analyze/importers/nsys/nsys_importer.h"
+#include "analyze/importers/rocpd/rocpd_importer.h"
 #include "analyze/importers/rocprof/rocprof_json_importer.h"
 #include "analyze/importers/xplane/xplane_importer.h"
 #include "analyze/side_files.h"
@@ -25,7 +26,8 @@ const std::vector<Importer>& Importers() {
       RocprofJsonImporter(),  //
       ChromeJsonImporter(),   //
       KernelDetailsImporter(),
-      NsysImporter(),  //
+      RocpdImporter(),  //
+      NsysImporter(),   //
       AscendDbImporter(),      TaskTimeImporter(),
   };
   return importers;
