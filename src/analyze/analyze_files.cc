@@ -4,10 +4,13 @@
 
 #include <algorithm>
 #include <chrono>
+#include <map>
 #include <optional>
 
 #include "analyze/importer.h"
 #include "analyze/pipeline.h"
+#include "analyze/scaleout/merge.h"
+#include "analyze/scaleout/summary.h"
 #include "analyze/side_files.h"
 #include "analyze/trace_inputs.h"
 #include "core/ceilings.h"
@@ -133,6 +136,8 @@ AnalyzedSet AnalyzeFiles(const AnalyzeOptions& options) {
   // its name says) is listed with why, and the others are analysed; where
   // none can be, the first one's error is the command's.
   std::optional<Error> first_error;
+  SummaryMerger merger;
+  std::map<int, LeadIns> leads;
   for (const TraceInput& input : inputs.traces) {
     TraceModel model;
     std::optional<AnalyzedTrace> analyzed;
@@ -148,12 +153,25 @@ AnalyzedSet AnalyzeFiles(const AnalyzeOptions& options) {
       continue;
     }
     AnalyzedTrace& t = *analyzed;
+    if (inputs.traces.size() > 1) {
+      // Its collective calls, for the late arrivals across ranks; a rank
+      // given twice is compared once.
+      RankTraceSummary summary = SummarizeTrace(model, t.analysis, t.rank, t.path);
+      if (!summary.collectives.empty() && !leads.count(t.rank)) {
+        leads[t.rank] = LeadInsOf(model, summary);
+        merger.Add(std::move(summary));
+      }
+    }
     ranks.push_back(SummarizeRank(model, t.rank));
     ranks.back().path = t.path;  // as shown: an archive's file by its path inside the archive
     if (options.keep_models) t.model = std::make_shared<const TraceModel>(std::move(model));
     out.traces.push_back(std::move(t));
   }
   if (out.traces.empty() && first_error) throw *first_error;
+  if (leads.size() >= 2) {
+    LateArrivals late = FindLateArrivals(merger.Finish(), leads);
+    if (!late.ranks.empty()) out.late = std::move(late);
+  }
   if (ranks.size() > 1) out.ranks = CompareRanks(std::move(ranks));
   std::vector<StepRankInput> steps;
   for (const AnalyzedTrace& t : out.traces) {

@@ -15,6 +15,7 @@
 #include "analyze/advisor.h"
 #include "analyze/analysis.h"
 #include "analyze/communication_cluster.h"
+#include "analyze/late_arrivals.h"
 #include "analyze/multirank.h"
 #include "analyze/reported.h"
 #include "analyze/trace_inputs.h"
@@ -64,6 +65,9 @@ struct AnalyzedSet {
   std::optional<ReportedStepRanks> step_ranks;
   // Ranks' reported collectives and links: waits and slow links.
   std::optional<CommunicationCluster> communication;
+  // The ranks whose late arrival at collectives kept the others waiting, from
+  // the traces' own collective kernels (late_arrivals.h).
+  std::optional<LateArrivals> late;
 };
 
 // Throws what ImportTrace and FindTraceInputs throw, naming the file.

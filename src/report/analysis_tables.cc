@@ -52,6 +52,64 @@ void AddRanks(const analyze::RankComparison& c, std::vector<ResultTable>& tables
   tables.push_back(std::move(table));
 }
 
+// The ranks whose late arrival at collectives kept the others waiting, and
+// what made each late (analyze/late_arrivals.h).
+void AddLateArrivals(const analyze::LateArrivals& late, std::vector<ResultTable>& tables) {
+  const analyze::LateRank& top = late.ranks.front();
+  ResultTable table;
+  table.section = "late_ranks";
+  const int64_t extra = top.lead_ns - top.others_lead_ns;
+  table.title = fmt::format(
+      "Collectives: rank {} arrives last at {} of {} calls (late by a median {:.3f} ms), making "
+      "the others wait {:.3f} ms ({:.1f}% of all their waiting){}",
+      top.rank, top.late_calls, top.calls, top.median_gap_ns / 1e6, top.caused_wait_ns / 1e6,
+      top.share_pct,
+      top.measured == 0 || extra <= 0
+          ? std::string()
+          : fmt::format(
+                "; before those calls it takes {:.3f} ms more than the others since the previous "
+                "call, {}",
+                extra / 1e6,
+                top.compute_made_late
+                    ? fmt::format("{:.3f} ms more of it computing: its own kernels make it late",
+                                  (top.compute_ns - top.others_compute_ns) / 1e6)
+                    : "mostly with its device idle: its host (data loading, launches, a pause) "
+                      "makes it late"));
+  table.columns = {
+      {"rank", "Rank"},
+      {.key = "late_calls", .header = "Late calls", .unit = Unit::kCount},
+      {.key = "calls", .header = "Calls", .unit = Unit::kCount},
+      {.key = "median_gap_ns", .header = "Median lateness", .precision = 3, .unit = Unit::kTime},
+      {.key = "caused_wait_ns", .header = "Others' wait", .precision = 3, .unit = Unit::kTime},
+      {.key = "share_pct", .header = "% of wait", .precision = 1, .unit = Unit::kPercent},
+      {.key = "lead_ns", .header = "Lead-in", .precision = 3, .unit = Unit::kTime},
+      {.key = "others_lead_ns", .header = "Others' lead-in", .precision = 3, .unit = Unit::kTime},
+      {.key = "compute_ns", .header = "Compute in it", .precision = 3, .unit = Unit::kTime},
+      {.key = "others_compute_ns",
+       .header = "Others' compute",
+       .precision = 3,
+       .unit = Unit::kTime},
+      {"made_late_by", "Made late by"}};
+  for (const analyze::LateRank& r : late.ranks) {
+    const bool measured = r.measured > 0;
+    table.AddRow(
+        {int64_t{r.rank}, r.late_calls, r.calls, r.median_gap_ns, r.caused_wait_ns, r.share_pct,
+         measured ? Value{r.lead_ns} : Value{}, measured ? Value{r.others_lead_ns} : Value{},
+         measured ? Value{r.compute_ns} : Value{}, measured ? Value{r.others_compute_ns} : Value{},
+         !measured             ? std::string()
+         : r.compute_made_late ? std::string("its compute")
+                               : std::string("its idle device (host)")});
+  }
+  table.notes.push_back(fmt::format(
+      "Calls are matched across ranks by process group and sequence number; a call ends on "
+      "every rank at once, so the rank that arrived last has the shortest one (clocks are never "
+      "compared across ranks). A call is late from {:.3f} ms after the rank before it. Lead-in: "
+      "from the end of the group's previous call to this one's start, on each rank's own clock, "
+      "averaged over the late calls; compute: its compute kernels' time in it.",
+      late.threshold_ns / 1e6));
+  tables.push_back(std::move(table));
+}
+
 // The advisor's findings of one trace.
 void AddFindings(const analyze::AnalyzedTrace& t, std::vector<ResultTable>& tables) {
   const std::string& path = t.path;
@@ -98,6 +156,7 @@ std::vector<ResultTable> AnalysisTables(const analyze::AnalyzedSet& set,
     AddReportedTables(t, options, tables);
   }
   if (set.ranks) AddRanks(*set.ranks, tables);
+  if (set.late && !set.late->ranks.empty()) AddLateArrivals(*set.late, tables);
   AddReportedRankTables(set, options, tables);
   if (!set.unused.empty()) {
     ResultTable table;
