@@ -7,6 +7,7 @@
 #include <chrono>
 #include <csignal>
 #include <cstdlib>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <set>
@@ -113,7 +114,9 @@ TEST(Profiler, AScheduledWindowThatRecordedNothingIsNotWritten) {
       EXPECT_EQ(traces[k]["work"], 3) << k;
       EXPECT_EQ(StepSpans(traces[k]), 3) << k;
     }
-    if (work_after_last_step) EXPECT_EQ(traces[2]["tail"], 1);
+    if (work_after_last_step) {
+      EXPECT_EQ(traces[2]["tail"], 1);
+    }
   }
 }
 
@@ -250,7 +253,12 @@ TEST(Profiler, ForkWhileRecordingNeverHangsTheChild) {
       mine.Start();
       { OPSCOPE_SCOPE("child_own"); }
       mine.Stop();
-      ::_exit(mine.trace_files().size() == 1 ? 0 : 3);
+      const int code = mine.trace_files().size() == 1 ? 0 : 3;
+      // _exit runs no destructor: the folder is removed here, or every
+      // round would leave one behind in the temporary folder.
+      std::error_code ec;
+      std::filesystem::remove_all(own.path(), ec);
+      ::_exit(code);
     }
     int status = 0;
     if (!WaitForChild(child, status)) {
