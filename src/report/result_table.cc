@@ -178,34 +178,47 @@ std::vector<std::string_view> Lines(std::string_view text) {
 }
 
 // `text` wrapped at spaces into lines of at most `width` code points (a word
-// longer than that is cut), joined with '\n'.
+// longer than that is cut; one longer than kMaxWordLines lines is shown by
+// its beginning and end: a terminal shows it, the CSV and JSON hold it
+// whole), joined with '\n'. Linear in the text.
+constexpr size_t kMaxWordLines = 8;
+
 std::string Wrap(std::string_view text, size_t width) {
   std::string out, line;
+  size_t line_width = 0;
   const auto flush = [&] {
     if (!out.empty()) out += '\n';
     out += line;
     line.clear();
+    line_width = 0;
   };
   size_t at = 0;
   while (at <= text.size()) {
     size_t end = text.find(' ', at);
     if (end == std::string_view::npos) end = text.size();
     std::string_view word = text.substr(at, end - at);
-    while (Width(word) > width) {  // a word longer than a line: cut it
+    size_t points = Width(word);
+    std::string shortened;
+    if (points > kMaxWordLines * width) {
+      const size_t keep = kMaxWordLines * width / 2;
+      shortened = CutTo(word, keep, keep - 1);
+      word = shortened, points = 2 * keep;
+    }
+    while (points > width) {  // a word longer than a line: cut it
       if (!line.empty()) flush();
-      size_t cut = 0, points = 0;
-      while (cut < word.size() && points < width) {
+      size_t cut = 0, taken = 0;
+      while (cut < word.size() && taken < width) {
         ++cut;
         while (cut < word.size() && (static_cast<unsigned char>(word[cut]) & 0xC0) == 0x80) ++cut;
-        ++points;
+        ++taken;
       }
       line = std::string(word.substr(0, cut));
       flush();
-      word = word.substr(cut);
+      word = word.substr(cut), points -= taken;
     }
-    if (!line.empty() && Width(line) + 1 + Width(word) > width) flush();
-    if (!line.empty()) line += ' ';
-    line += word;
+    if (!line.empty() && line_width + 1 + points > width) flush();
+    if (!line.empty()) line += ' ', ++line_width;
+    line += word, line_width += points;
     at = end + 1;
   }
   if (!line.empty()) flush();

@@ -184,6 +184,26 @@ TEST(TableView, TheTerminalTableFitsItsWidth) {
   EXPECT_NE(out.str().find("void very::long::kernel<…>(int)"), std::string::npos) << out.str();
 }
 
+// A word of megabytes (an operator name a trace claims) in prose is wrapped
+// in time linear in its length and shown by its beginning and end: a few
+// lines, not thousands (issue 39: a 4 MiB name took minutes on a terminal).
+TEST(TableView, AHugeWordIsShownByItsEnds) {
+  ResultTable t;
+  t.title = "huge";
+  t.columns = {{"why", "Why"}};
+  t.AddRow({"because " + std::string(4 << 20, 'x') + "y it was"});
+  t.notes.push_back("note: " + std::string(1 << 20, 'z') + " end");
+  std::ostringstream out;
+  WriteTable(out, {t});
+  const std::string text = out.str();
+  EXPECT_LT(text.size(), 20000u);
+  EXPECT_NE(text.find("because"), std::string::npos);
+  EXPECT_NE(text.find("…"), std::string::npos);
+  EXPECT_NE(text.find("xy"), std::string::npos) << "the word's end is kept";
+  EXPECT_NE(text.find("it was"), std::string::npos);
+  EXPECT_NE(text.find("end"), std::string::npos) << "a note's words after it too";
+}
+
 TEST(TableView, DifferentNamesStayDistinctWhenShortened) {
   // Three kernels that differ only inside their template arguments, and one of
   // them twice: collapsed alike ("kernel<…>(int)"), told apart again; the
