@@ -46,7 +46,8 @@ CommunicationCluster CompareCommunication(const std::vector<CommunicationInput>&
     out.ranks.push_back(std::move(r));
   }
   // In an operation on several ranks, the one that waited least arrived last;
-  // the others' mean wait is the time they spent waiting for it.
+  // the others' mean wait is the time they spent waiting for it. Where the
+  // two least waits tie (within kWaitTieNs), no rank arrived last.
   for (const auto& [key, waits] : shared) {
     if (waits.size() < 2) continue;
     size_t last = 0;
@@ -56,6 +57,11 @@ CommunicationCluster CompareCommunication(const std::vector<CommunicationInput>&
       if (waits[i].second < waits[last].second) last = i;
       ++out.ranks[waits[i].first].shared;
     }
+    int64_t second = INT64_MAX;
+    for (size_t i = 0; i < waits.size(); ++i) {
+      if (i != last) second = std::min(second, waits[i].second);
+    }
+    if (second - waits[last].second < kWaitTieNs) continue;
     RankCommunication& r = out.ranks[waits[last].first];
     ++r.arrived_last;
     r.others_waited_ns += (total - waits[last].second) / static_cast<int64_t>(waits.size() - 1);

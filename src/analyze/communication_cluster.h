@@ -16,6 +16,10 @@
 
 namespace opscope::analyze {
 
+// Two ranks' waits in one operation closer than this tie: neither arrived
+// last (as the scale-out merge's kLateNs).
+inline constexpr int64_t kWaitTieNs = 20'000;
+
 struct RankCommunication {
   int rank = -1;
   std::string path;
@@ -26,8 +30,9 @@ struct RankCommunication {
   int64_t incomplete = 0;
   // Per transport: bytes and time summed over the rank's operations.
   std::vector<ReportedTransfer> transports;
-  // Operations shared with other ranks in which this rank waited least: it
-  // arrived last, and the others waited for it.
+  // Operations shared with other ranks in which this rank waited least, by
+  // kWaitTieNs or more: it arrived last, and the others waited for it (ranks
+  // whose waits tie name no one).
   int64_t arrived_last = 0, shared = 0;
   int64_t others_waited_ns = 0;  // the others' mean wait in those operations, summed
 };

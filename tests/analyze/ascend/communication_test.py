@@ -161,6 +161,22 @@ def main():
                                 (l[1], r["bytes_per_s"], r["median_bytes_per_s"], l[3], median))
     if not titles:
         failures.append("no reported_communication rows")
+    # Two identical ranks (rank 1's communication.json a copy of rank 0's):
+    # their waits tie in every operation, so neither arrived last (issue 38).
+    with tempfile.TemporaryDirectory() as tmp:
+        root = os.path.join(tmp, "job")
+        build(data, root)
+        files = [os.path.join(root, "host", "h_%d_20260101000000000_ascend_pt" % r,
+                              "ASCEND_PROFILER_OUTPUT", "communication.json") for r in (0, 1)]
+        shutil.copy(files[0], files[1])
+        report = os.path.join(tmp, "report")
+        run = subprocess.run([opscope, "analyze", root, "--top", "0", "--out", report],
+                             capture_output=True, text=True)
+        rows = [r for r in json.load(open(os.path.join(report, "analysis.json")))["results"]
+                if r.get("section") == "reported_communication"]
+        if any(r["arrived_last"] != 0 or r["others_waited_ns"] != 0 for r in rows) or \
+                "wait for rank" in run.stdout:
+            failures.append("identical ranks: no rank arrives last, none is waited for: %s" % rows)
     if failures:
         print("\n".join(failures))
         return 1
