@@ -115,6 +115,12 @@ class SortedIdMap {
     if (after == entries_.begin() || std::prev(after)->id != id) return nullptr;
     return &std::prev(after)->value;
   }
+  V* Find(int64_t id) { return const_cast<V*>(static_cast<const SortedIdMap&>(*this).Find(id)); }
+  // f(id, value) for each entry, by id.
+  template <typename F>
+  void ForEach(F&& f) const {
+    for (const Entry& e : entries_) f(e.id, e.value);
+  }
 
  private:
   struct Entry {

@@ -47,7 +47,13 @@ LaunchBound ComputeLaunchBound(const TraceModel& model, double busy_pct, const L
     n_kernels += cls == EventClass::kKernel;
   }
   MappedVector<int64_t> durations, delays;
-  SortedIdMap<int64_t> launch_start;  // correlation -> launch call start
+  // correlation -> the launch call's start, and the first start of the work it
+  // launched (a graph launch starts hundreds of kernels, one after another:
+  // only the first one's wait is the launch's delay).
+  struct Launch {
+    int64_t call = 0, first_task = INT64_MAX;
+  };
+  SortedIdMap<Launch> launch_start;
   launch_start.Reserve(n_calls);
   UnionBuilder device, host, launches, compile;  // only their unions are used
   durations.reserve(n_kernels);
@@ -67,7 +73,7 @@ LaunchBound ComputeLaunchBound(const TraceModel& model, double busy_pct, const L
     const Interval i{model.start_ns[e], model.start_ns[e] + model.duration_ns[e]};
     if (IsDevice(cls)) device.Add(i);
     if (cls == EventClass::kRuntime && model.correlation[e] >= 0) {
-      launch_start.Add(model.correlation[e], model.start_ns[e]);
+      launch_start.Add(model.correlation[e], {model.start_ns[e]});
     }
     if (is_host(cls)) {
       host.Add(i);
@@ -81,16 +87,18 @@ LaunchBound ComputeLaunchBound(const TraceModel& model, double busy_pct, const L
   for (size_t e = 0; e < model.size(); ++e) {
     if (model.cls[e] != EventClass::kKernel) continue;
     durations.push_back(model.duration_ns[e]);
-    const int64_t* start =
-        model.correlation[e] >= 0 ? launch_start.Find(model.correlation[e]) : nullptr;
-    if (start == nullptr) continue;
+    Launch* launch = model.correlation[e] >= 0 ? launch_start.Find(model.correlation[e]) : nullptr;
+    if (launch != nullptr) launch->first_task = std::min(launch->first_task, model.start_ns[e]);
+  }
+  launch_start.ForEach([&](int64_t, const Launch& launch) {
+    if (launch.first_task == INT64_MAX) return;
     ++out.launch_pairs;
-    if (model.start_ns[e] >= *start) {
-      delays.push_back(model.start_ns[e] - *start);
+    if (launch.first_task >= launch.call) {
+      delays.push_back(launch.first_task - launch.call);
     } else {
       ++out.backward_pairs;  // the kernel starts before its launch: the clocks disagree
     }
-  }
+  });
   if (out.launch_pairs == 0) {
     // No correlated launch calls (Ascend): torch_npu's HostToDevice flows pair
     // the host issuing a task with the task's start on the device.
@@ -226,7 +234,8 @@ void Tables(const Analysis& a, const TableContext& c, std::vector<ResultTable>& 
                   std::string(launch->launch_bound ? "yes" : "no"), launch->reason});
   }
   table.notes.push_back(
-      "Launch delay: from the launch call's start to its kernel's start (by correlation id).");
+      "Launch delay: from the launch call's start to its kernel's start (by correlation id; a "
+      "graph launch's kernels run one after another: only its first kernel's start counts).");
   if (launch->backward_pairs > 0) {
     table.notes.push_back(fmt::format(
         "{} of {} launches start on the device before the host issued them (the host's and the "

@@ -86,6 +86,27 @@ TEST(LaunchBound, LaunchesThatEndBeforeTheyStartAreCountedNotUsed) {
       << most.reason;
 }
 
+// A graph launch (cudaGraphLaunch, hipGraphLaunch) starts hundreds of
+// kernels one after another: only its first kernel's wait is a launch delay
+// (issue 37: a vLLM graph replay read as a 12 ms median delay, from its last
+// kernels' starts).
+TEST(LaunchBound, AGraphLaunchHasOneDelay) {
+  Builder b;
+  b.Correlate(1).Add(EventClass::kRuntime, "cudaGraphLaunch", 0, 10);
+  for (int k = 0; k < 200; ++k) {
+    b.Correlate(1).Add(EventClass::kKernel, "graph_kernel", 20 + k * 10, 20 + k * 10 + 9);
+  }
+  for (int i = 0; i < 3; ++i) {  // three ordinary launches, each waiting 5 us
+    b.Correlate(2 + i).Add(EventClass::kRuntime, "cudaLaunchKernel", 3000 + i * 100,
+                           3005 + i * 100);
+    b.Correlate(2 + i).Add(EventClass::kKernel, "k", 3005 + i * 100, 3010 + i * 100);
+  }
+  const LaunchBound l = ComputeLaunchBound(b.model, 10.0);
+  EXPECT_EQ(l.launch_pairs, 4);  // four launches, not 203 kernels
+  EXPECT_EQ(l.launch_delay_p50_ns, 5000);
+  EXPECT_EQ(l.launch_delay_p90_ns, 20000);  // the graph's first kernel, 20 us after its call
+}
+
 TEST(LaunchBound, OnlineCompilationIsItsOwnCause) {
   Builder b;
   for (int i = 0; i < 150; ++i) {
