@@ -139,6 +139,51 @@ int SweepStaleTempFiles(const std::filesystem::path& folder) {
 
 bool HasGzipExtension(const std::filesystem::path& path) { return path.extension() == ".gz"; }
 
+void WriteFolderWhole(const std::filesystem::path& folder,
+                      const std::vector<std::pair<std::string, std::string>>& files) {
+  namespace fs = std::filesystem;
+  RefuseInputAsOutput(folder);
+  const fs::path parent = folder.parent_path().empty() ? fs::path(".") : folder.parent_path();
+  const std::string mark = "." + folder.filename().string() + "." + std::to_string(::getpid());
+  const fs::path fresh = parent / (mark + ".new"), old = parent / (mark + ".old");
+  std::error_code ec;
+  fs::remove_all(fresh, ec);
+  fs::remove_all(old, ec);
+  if (!fs::create_directory(fresh, ec)) {
+    throw Error(ErrorCode::kIo, "cannot create '" + fresh.string() +
+                                    "': " + (ec ? ec.message() : std::string("it exists")));
+  }
+  try {
+    for (const auto& [name, bytes] : files) {
+      AtomicFileOutput file(fresh / name, false);
+      file.buffer() = bytes;
+      file.Commit();
+    }
+    const fs::file_status status = fs::symlink_status(folder, ec);
+    ec.clear();  // not there: nothing to replace
+    if (fs::is_symlink(status)) {
+      fs::remove(folder, ec);  // the link itself, never what it points to
+    } else if (fs::exists(status)) {
+      if (!fs::is_directory(status)) {
+        throw Error(ErrorCode::kIo, "cannot write '" + folder.string() + "': not a folder");
+      }
+      fs::rename(folder, old, ec);
+    }
+    if (ec)
+      throw Error(ErrorCode::kIo, "cannot replace '" + folder.string() + "': " + ec.message());
+    fs::rename(fresh, folder, ec);
+    if (ec) {
+      std::error_code back;
+      if (fs::exists(old, back)) fs::rename(old, folder, back);
+      throw Error(ErrorCode::kIo, "cannot write '" + folder.string() + "': " + ec.message());
+    }
+  } catch (...) {
+    fs::remove_all(fresh, ec);
+    throw;
+  }
+  fs::remove_all(old, ec);
+}
+
 namespace {
 
 std::mutex g_inputs_mutex;

@@ -8,6 +8,8 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 namespace opscope::core {
 
@@ -108,6 +110,15 @@ void RefuseInputAsOutput(const std::filesystem::path& path);
 // process (Python) neither refuses an earlier command's input nor a new file
 // that reuses a deleted one's inode.
 void ForgetInputs();
+
+// Writes `files` (name, bytes) as the whole content of `folder` (a report's
+// tables/): into a new folder beside it, which then takes its place. A
+// symbolic link at `folder` is removed, never written through; an earlier
+// folder there (an earlier run's files) is removed after the swap: the folder
+// holds one run's files, never a mix. Throws Error(kIo) naming the path that
+// failed; `folder` is then as it was.
+void WriteFolderWhole(const std::filesystem::path& folder,
+                      const std::vector<std::pair<std::string, std::string>>& files);
 
 // True when the path names a gzip file by its extension.
 bool HasGzipExtension(const std::filesystem::path& path);

@@ -352,17 +352,14 @@ void WriteAnalysisReport(const std::filesystem::path& dir, const std::vector<Ana
     file.Commit();
   };
   write("summary.csv", SummaryCsv(traces));
-  // One CSV per table (SplitCsvFiles): tables/<section>.csv.
-  std::filesystem::create_directories(dir / "tables", ec);
-  if (ec) {
-    throw Error(ErrorCode::kIo,
-                "cannot create '" + (dir / "tables").string() + "': " + ec.message());
-  }
+  // One CSV per table (SplitCsvFiles): tables/<section>.csv, the folder
+  // replaced whole (an earlier report's tables never stay beside these).
   std::vector<const ResultTable*> all;
   for (const ResultTable& table : every_row) all.push_back(&table);
-  for (const CsvFile& file : SplitCsvFiles(all)) {
-    write(("tables/" + file.name).c_str(), TablesCsv(file.tables));
-  }
+  std::vector<std::pair<std::string, std::string>> csv;
+  for (const CsvFile& file : SplitCsvFiles(all))
+    csv.emplace_back(file.name, TablesCsv(file.tables));
+  core::WriteFolderWhole(dir / "tables", csv);
   std::ostringstream json;
   WriteJson(json, "analyze", every_row);
   write("analysis.json", json.str());

@@ -284,10 +284,8 @@ void WriteScaleOutReport(const std::filesystem::path& dir, const ScaleOutResult&
                          const ScaleOutTables& tables) {
   core::RefuseInputAsOutput(dir);  // a folder of the summaries it merges
   std::error_code ec;
-  std::filesystem::create_directories(dir / "tables", ec);
-  if (ec)
-    throw Error(ErrorCode::kIo,
-                "cannot create '" + (dir / "tables").string() + "': " + ec.message());
+  std::filesystem::create_directories(dir, ec);
+  if (ec) throw Error(ErrorCode::kIo, "cannot create '" + dir.string() + "': " + ec.message());
   const auto write = [&](const std::string& name, std::string text) {
     core::AtomicFileOutput file(dir / name, false);
     file.buffer() = std::move(text);
@@ -295,8 +293,10 @@ void WriteScaleOutReport(const std::filesystem::path& dir, const ScaleOutResult&
   };
   std::vector<const ResultTable*> all;
   for (const ResultTable& table : tables.all) all.push_back(&table);
+  std::vector<std::pair<std::string, std::string>> csv;
   for (const CsvFile& file : SplitCsvFiles(all))
-    write("tables/" + file.name, TablesCsv(file.tables));
+    csv.emplace_back(file.name, TablesCsv(file.tables));
+  core::WriteFolderWhole(dir / "tables", csv);
   std::ostringstream json;
   WriteJson(json, "merge", tables.all);
   write("merge.json", json.str());

@@ -204,14 +204,11 @@ SuiteResult RunSuite(const SuiteOptions& options) {
   };
   write("results.json", report::RunResultsJson(result.steps));
   write("summary.csv", report::RunSummaryCsv(result.steps));
-  std::filesystem::create_directories(dir / "tables", ec);
-  if (ec) {
-    throw Error(ErrorCode::kIo,
-                "cannot create '" + (dir / "tables").string() + "': " + ec.message());
-  }
+  std::vector<std::pair<std::string, std::string>> csv;
   for (const report::CsvFile& file : report::RunCsvFiles(result.steps)) {
-    write(("tables/" + file.name).c_str(), report::TablesCsv(file.tables));
+    csv.emplace_back(file.name, report::TablesCsv(file.tables));
   }
+  core::WriteFolderWhole(dir / "tables", csv);
   write("index.html", report::RunIndexHtml(result.steps, dev,
                                            {{"analysis/analysis.html", "trace analysis (charts)"},
                                             {"ceilings.json", "measured ceilings"},

@@ -733,6 +733,22 @@ expect_grep "out of range" "$dir/err" "the error says out of range"
 printf '{"traceEvents":[{"ph":"X","name":"a","pid":1,"tid":1,"ts":1e400,"dur":1}]}' > "$dir/far.json"
 expect_status 3 "a Chrome trace with ts out of range" "$opscope" analyze "$dir/far.json" --out "$dir/far"
 expect_grep "out of range" "$dir/err" "the Chrome error says out of range"
+# A reused report folder holds one run's tables (issue 39): an earlier run's
+# stray file goes, and a tables/ that is a symbolic link is replaced by a
+# folder, never written through into its target.
+demo_trace
+expect_status 0 "a report" "$opscope" analyze "$trace" --out "$dir/reused"
+touch "$dir/reused/tables/stale_from_an_earlier_run.csv"
+mkdir -p "$dir/link-target"
+rm -rf "$dir/reused-link" && mkdir -p "$dir/reused-link" && ln -s "$dir/link-target" "$dir/reused-link/tables"
+expect_status 0 "the report again" "$opscope" analyze "$trace" --out "$dir/reused"
+expect_status 0 "a report whose tables/ is a link" "$opscope" analyze "$trace" --out "$dir/reused-link"
+if [ -e "$dir/reused/tables/stale_from_an_earlier_run.csv" ]; then echo "FAIL: an earlier run's table stayed"; failures=$((failures + 1)); else
+  echo "ok: an earlier run's table is gone"; fi
+if [ -L "$dir/reused-link/tables" ] || [ -n "$(ls -A "$dir/link-target")" ]; then echo "FAIL: tables/ written through a link"; failures=$((failures + 1)); else
+  echo "ok: the link is replaced by a folder, its target untouched"; fi
+if ls -a "$dir/reused" | grep -q '^\.tables'; then echo "FAIL: a temporary tables folder stayed"; failures=$((failures + 1)); else
+  echo "ok: no temporary folder left"; fi
 }
 
 # Inputs by other routes (issue 51): standard input, a companion database the
