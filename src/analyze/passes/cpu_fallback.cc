@@ -45,8 +45,8 @@ CpuFallback ComputeCpuFallback(const TraceModel& model) {
   }
   out.ai_cpu_share_pct = device_total > 0 ? 100.0 * out.ai_cpu_ns / device_total : 0;
   const TraceSpan span = SpanOf(model);
-  out.ai_cpu_span_pct =
-      span.end > span.begin ? 100.0 * out.ai_cpu_ns / static_cast<double>(span.end - span.begin)
+  out.ai_cpu_span_pct = span.end > span.begin
+                            ? 100.0 * out.ai_cpu_ns / static_cast<double>(span.end - span.begin)
                             : 0;
   out.ai_cpu_top.assign(ai_cpu.begin(), ai_cpu.end());
   std::sort(out.ai_cpu_top.begin(), out.ai_cpu_top.end(),

@@ -248,8 +248,8 @@ class Reader {
             : std::string("NULL");
     const uint32_t runtime = model_.Intern("cuda_runtime"), rccl = model_.Intern("rccl_api"),
                    marker = model_.Intern("user_annotation");
-    db_.Query("SELECT R.start, R.\"end\", R.name_id, R.tid, " + category + ", " + correlation_sql("R") +
-                  " FROM " + table("rocpd_region") + " R",
+    db_.Query("SELECT R.start, R.\"end\", R.name_id, R.tid, " + category + ", " +
+                  correlation_sql("R") + " FROM " + table("rocpd_region") + " R",
               [&](sqlite3_stmt* s) {
                 EventRow row;
                 if (!Span(s, 0, row)) return;
