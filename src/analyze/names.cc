@@ -102,6 +102,11 @@ bool IsCommunication(std::string_view name) {
   return false;
 }
 
+bool IsPeerWait(std::string_view name) {
+  const std::string n = Lower(name);
+  return n.rfind("notify wait", 0) == 0 || n.rfind("notify_wait", 0) == 0;
+}
+
 bool IsSyncCall(std::string_view name) {
   const std::string n = Lower(BaseName(name));
   if (Contains(n, "synchronize") || Contains(n, "wait")) return true;

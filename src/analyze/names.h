@@ -38,6 +38,9 @@ bool IsLayoutOperator(std::string_view name);
 // what it launched.
 bool IsCopyOperator(std::string_view name);
 bool IsCommunication(std::string_view name);
+// A collective's task that waits for another rank's signal (Ascend HCCL's
+// "Notify Wait"): the device waits on a peer, it moves no data.
+bool IsPeerWait(std::string_view name);
 // Host calls that wait for the device or another thread: *synchronize*,
 // *wait*, .item() / _local_scalar_dense, blocking cudaMemcpy/hipMemcpy.
 bool IsSyncCall(std::string_view name);

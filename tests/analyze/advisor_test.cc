@@ -150,6 +150,30 @@ TEST(Advisor, LongSynchronisationsThatWaitOnBusyDeviceAreInfo) {
   EXPECT_EQ(severity(true), Severity::kInfo);
 }
 
+// Exposed communication that is mostly a task waiting for another rank's
+// signal (HCCL's Notify Wait) is said to be waiting on peers, with the time
+// (issue 36: the expert's "waiting, not transferring"); without such tasks
+// the diagnosis says only that communication is exposed.
+TEST(Advisor, CommunicationMostlyWaitingOnPeersIsSaidSo) {
+  const auto title = [](bool waits) {
+    Builder b;
+    b.Add(EventClass::kStep, "ProfilerStep#1", 0, 1100);
+    b.Add(EventClass::kKernel, "MatMul", 0, 100);
+    b.Add(EventClass::kCommunication, "hcom_allReduce__1_0_1", 100, 1100);
+    b.Add(EventClass::kCommunication, waits ? "Notify_Wait" : "Memcpy", 110, 900);
+    b.Add(EventClass::kCommunication, "Memcpy", 900, 1100);
+    const auto findings = Advise(AnalyzeTrace(b.model));
+    EXPECT_FALSE(findings.empty());
+    return findings.empty() ? std::string() : findings[0].title;
+  };
+  const std::string with = title(true), without = title(false);
+  EXPECT_NE(with.find("most of it waiting for other ranks (0.790 of 1.000 ms"), std::string::npos)
+      << with;
+  EXPECT_EQ(without.find("waiting for other ranks"), std::string::npos) << without;
+  EXPECT_NE(without.find("in communication that compute does not overlap"), std::string::npos)
+      << without;
+}
+
 // Rules that measure a share of device time are judged by what their subject
 // could cost the run (issue 36): on a device that mostly idles, TransData at a
 // quarter of device time is a small part of the trace, not a critical finding.

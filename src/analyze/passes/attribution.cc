@@ -214,6 +214,18 @@ class Attributor {
       remaining = Subtract(remaining, unions[s]);
       unions[s] = {};
     }
+    {
+      UnionBuilder waits;
+      std::vector<int8_t> wait_name(model_.string_count(), -1);
+      for (size_t e = 0; e < model_.size(); ++e) {
+        if (model_.cls[e] != EventClass::kCommunication) continue;
+        int8_t& w = wait_name[model_.name[e]];
+        if (w < 0) w = IsPeerWait(model_.String(model_.name[e]));
+        if (w == 1) waits.Add({model_.start_ns[e], model_.start_ns[e] + model_.duration_ns[e]});
+      }
+      out_.communication_wait_ns =
+          Total(Intersect(waits.Take(), exclusive_[Index(StepState::kCommunication)]));
+    }
     out_.overhead_while_blocked_ns =
         Total(Intersect(blocked, exclusive_[Index(StepState::kLaunch)])) +
         Total(Intersect(blocked, exclusive_[Index(StepState::kFramework)]));
@@ -1012,7 +1024,11 @@ void DiagnosisRule(const RuleContext& c, std::vector<Finding>& out) {
         queued > exposed + waits
             ? "work is queued behind a dependency (another stream, an event or a peer)"
         : waits > exposed ? "on events and peers (another stream, other ranks to arrive)"
-                          : "in communication that compute does not overlap",
+        : 2 * at->communication_wait_ns >= exposed
+            ? fmt::format("in communication that compute does not overlap, most of it waiting "
+                          "for other ranks ({:.3f} of {:.3f} ms in tasks that wait on a peer)",
+                          at->communication_wait_ns / 1e6, exposed / 1e6)
+            : std::string("in communication that compute does not overlap"),
         peer);
     f.action =
         "Find what the device waits for before speeding anything up: in a collective, the rank "

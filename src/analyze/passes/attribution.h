@@ -85,6 +85,9 @@ struct Attribution {
   // for the others.
   std::array<std::vector<std::pair<std::string, int64_t>>, kStepStates> top;
   int64_t communication_overlapped_ns = 0;  // beside the account, never added to it
+  // Of the exposed communication, the time a task waits for another rank's
+  // signal (names.h IsPeerWait): waiting on a peer, beside the account.
+  int64_t communication_wait_ns = 0;
   // Of the launch and framework time, the part during which some host thread
   // is blocked in a synchronisation (the runtime's threads working while the
   // program waits): beside the account.
