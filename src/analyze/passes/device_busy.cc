@@ -318,6 +318,21 @@ void Tables(const Analysis& a, const TableContext& c, std::vector<ResultTable>& 
     gaps.AddRow({path, busy.compute_on, busy.busy_pct, g.begin_ns - busy.window_begin_ns,
                  g.duration_ns, g.cause, g.host_busy_pct, g.evidence});
   }
+  if (!busy.gaps.empty()) {
+    // What the listed gaps say of all the idle time: a few long gaps can be a
+    // small part of it (issue 36, class 12); the attribution table accounts
+    // for every instant.
+    int64_t listed = 0;
+    for (const auto& g : busy.gaps) listed += g.duration_ns;
+    const int64_t idle = std::max<int64_t>(window_ns - busy.busy_ns, 0);
+    gaps.notes.push_back(fmt::format(
+        "{} {:.3f} ms, {:.1f}% of the {:.3f} ms in which {} within the window; the attribution "
+        "table says what every instant of the steps was spent on.",
+        busy.gaps.size() == 1 ? std::string("This gap is")
+                              : fmt::format("These {} gaps are", busy.gaps.size()),
+        listed / 1e6, Pct(listed, idle), idle / 1e6,
+        cpu ? "no operator runs" : "the device idles"));
+  }
   for (const auto& [category, n] : busy.unclassified) {
     gaps.notes.push_back(
         fmt::format("warning: {} events of category '{}' are not understood and are in no figure",

@@ -11,6 +11,7 @@
 
 #include "analyze/model_builder.h"
 #include "analyze/names.h"
+#include "analyze/passes/pass.h"
 #include "analyze/pipeline.h"
 
 namespace opscope::analyze {
@@ -47,6 +48,31 @@ TEST(DeviceBusy, GapsAndTheirCauses) {
   EXPECT_DOUBLE_EQ(busy.timeline_pct[7], 0.0);    // 700..800 us
   // Found by the fuzzer: device events that all last zero time.
   EXPECT_FALSE(ComputeDeviceBusy(Builder().Add(EventClass::kKernel, "k", 5, 5).model).has_device);
+}
+
+// The idle-gaps table says how much of the idle time its gaps are (issue 36,
+// class 12: a cause judged from a few long gaps can be a small part of it).
+TEST(DeviceBusy, TheGapsTableSaysWhatShareOfTheIdleTimeItShows) {
+  Builder b;
+  int64_t t = 0;
+  for (int i = 0; i < 40; ++i, t += 130) b.Add(EventClass::kKernel, "k", t, t + 100);  // 30 us gaps
+  b.Add(EventClass::kKernel, "k", t + 200, t + 300);  // one gap of 230 us
+  const Analysis a = AnalyzeTrace(b.model);
+  const auto& passes = Passes();
+  const auto pass = std::find_if(passes.begin(), passes.end(),
+                                 [](const Pass& p) { return p.name == "device_busy"; });
+  ASSERT_NE(pass, passes.end());
+  std::vector<core::ResultTable> tables;
+  pass->tables(a, {"t.json", 20}, tables);
+  const auto gaps = std::find_if(tables.begin(), tables.end(), [](const core::ResultTable& x) {
+    return x.section == "idle_gaps";
+  });
+  ASSERT_NE(gaps, tables.end());
+  // Idle: 39 gaps of 30 us and one of 230 us (1400 us); listed: the one of 230 us.
+  const std::string want = "This gap is 0.230 ms, 16.4% of the 1.400 ms in which the device idles";
+  EXPECT_TRUE(std::any_of(gaps->notes.begin(), gaps->notes.end(), [&](const std::string& n) {
+    return n.find(want) != std::string::npos;
+  })) << (gaps->notes.empty() ? std::string() : gaps->notes[0]);
 }
 
 TEST(DeviceBusy, CompilationPartlyBusyHostAndUnknownCategories) {
