@@ -7,6 +7,7 @@ a scratch folder that goes away, and `opscope analyze` into it.
     run, out = c.analyze(opscope, path, "name")
     sys.exit(c.done())            # prints the count; 1 if any failed
 """
+import csv
 import os
 import subprocess
 import tempfile
@@ -30,6 +31,33 @@ class Checks:
         run = subprocess.run([opscope, "analyze", path, "--top", "0", "--out", out, *options],
                              capture_output=True, text=True, timeout=timeout)
         return run, out
+
+    @staticmethod
+    def rows(out, table):
+        """The rows of a report's tables/TABLE.csv ([] where it has none)."""
+        path = os.path.join(out, "tables", table + ".csv")
+        if not os.path.exists(path):
+            return []
+        with open(path) as f:
+            return list(csv.DictReader(f))
+
+    def kernels_and_copies(self, out, want):
+        """Each kernel of want["kernels"] (name -> count, total_ns) and each
+        direction of want["copies"] (-> count, bytes, total_ns) as the report's
+        kernels and transfers tables give them."""
+        kernels = {r["operator"]: r for r in self.rows(out, "kernels")}
+        for name, k in want["kernels"].items():
+            got = kernels.get(name)
+            self.check(got is not None and int(got["count"]) == k["count"]
+                       and int(got["total_ns"]) == k["total_ns"],
+                       f"kernel {name[:60]}: {k['count']} calls, {k['total_ns']} ns")
+        transfers = {r["direction"]: r for r in self.rows(out, "transfers")}
+        for direction, c in want.get("copies", {}).items():
+            got = transfers.get(direction)
+            self.check(got is not None and int(got["count"]) == c["count"]
+                       and int(got["bytes"]) == c["bytes"] and int(got["total_ns"]) == c["total_ns"],
+                       f"copies {direction}: {c['count']}, {c['bytes']} B, {c['total_ns']} ns")
+        return kernels
 
     def done(self):
         print(f"{self.failures} failure(s)")

@@ -9,7 +9,6 @@ refused by name.
 
     nsys_test.py OPSCOPE DATA_DIR
 """
-import csv
 import os
 import sqlite3
 import subprocess
@@ -28,26 +27,14 @@ def analyze(path, name):
     return checks.analyze(opscope, path, name)
 
 
-def rows(out, table):
-    with open(os.path.join(out, "tables", table + ".csv")) as f:
-        return list(csv.DictReader(f))
+rows = checks.rows
 
 
 sample = os.path.join(data, "nsys", "h100_2gpu_1s.sqlite")
 want = nsys_expected.expected(sample)
 run, out = analyze(sample, "h100")
 check(run.returncode == 0, f"the export is read ({run.stderr.strip()[:200]})")
-kernels = {r["operator"]: r for r in rows(out, "kernels")}
-for name, k in want["kernels"].items():
-    got = kernels.get(name)
-    check(got is not None and int(got["count"]) == k["count"] and int(got["total_ns"]) == k["total_ns"],
-          f"kernel {name[:60]}: {k['count']} calls, {k['total_ns']} ns")
-transfers = {r["direction"]: r for r in rows(out, "transfers")}
-for direction, c in want["copies"].items():
-    got = transfers.get(direction)
-    check(got is not None and int(got["count"]) == c["count"] and int(got["bytes"]) == c["bytes"]
-          and int(got["total_ns"]) == c["total_ns"],
-          f"copies {direction}: {c['count']}, {c['bytes']} B, {c['total_ns']} ns")
+checks.kernels_and_copies(out, want)
 events = int(rows(out, "kernels")[0]["events"])
 check(events == want["events"], f"{want['events']} complete events (opscope: {events})")
 operators = {r["operator"]: int(r["count"]) for r in rows(out, "operators")}

@@ -10,7 +10,6 @@ precedes its start is left out and counted.
 
     rocpd_test.py OPSCOPE DATA_DIR
 """
-import csv
 import json
 import os
 import sqlite3
@@ -26,12 +25,7 @@ checks = Checks()
 check = checks.check
 
 
-def rows(out, table):
-    path = os.path.join(out, "tables", table + ".csv")
-    if not os.path.exists(path):
-        return []
-    with open(path) as f:
-        return list(csv.DictReader(f))
+rows = checks.rows
 
 
 sample = os.path.join(checks.scratch, "4000_results.db")
@@ -39,11 +33,7 @@ rocpd_make.make(sample)
 want = rocpd_expected.expected(sample)
 run, out = checks.analyze(opscope, sample, "rocpd")
 check(run.returncode == 0, f"the database is read ({run.stderr.strip()[:200]})")
-kernels = {r["operator"]: r for r in rows(out, "kernels")}
-for name, k in want["kernels"].items():
-    got = kernels.get(name)
-    check(got is not None and int(got["count"]) == k["count"] and int(got["total_ns"]) == k["total_ns"],
-          f"kernel {name[:60]}: {k['count']} dispatches, {k['total_ns']} ns")
+kernels = checks.kernels_and_copies(out, want)
 check(kernels.get("ncclDevKernel_Generic(ncclDevKernelArgsStorage<4096ul>)", {}).get("category")
       == "communication", "RCCL's kernel is communication")
 transfers = {r["direction"]: r for r in rows(out, "transfers")}
