@@ -27,6 +27,11 @@ EventLinks LinkEvents(const TraceModel& model) {
     for (auto it = first; it != last; ++it) {
       const uint32_t e = *it;
       while (!open.empty() && end_of(open.back()) <= model.start_ns[e]) open.pop_back();
+      if (!open.empty() && end_of(e) - end_of(open.back()) > kUnevenNs) {
+        ++links.uneven;
+        links.uneven_max_ns = std::max(links.uneven_max_ns, end_of(e) - end_of(open.back()));
+        if (links.uneven_example < 0) links.uneven_example = static_cast<int32_t>(e);
+      }
       // The innermost open event that lasts at least as long as e encloses it
       // (one that ends earlier overlaps it unevenly: rounded timestamps).
       for (size_t k = open.size(); k-- > 0;) {

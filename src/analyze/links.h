@@ -21,7 +21,14 @@ struct EventLinks {
   // For device events: the innermost framework operator (kHostOp) that
   // launched it, -1 unknown; for other events -1.
   MappedVector<int32_t> launcher;
+  // Host events that start inside another on their thread and end more than
+  // kUnevenNs after it (a producer's clocks or a lost end: the Chrome trace
+  // format wants them nested): read as beside it. How many, the longest
+  // excess, and the first such event in track order.
+  int64_t uneven = 0, uneven_max_ns = 0;
+  int32_t uneven_example = -1;
 };
+inline constexpr int64_t kUnevenNs = 1000;
 
 EventLinks LinkEvents(const TraceModel& model);
 

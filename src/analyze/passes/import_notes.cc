@@ -1,10 +1,13 @@
 // Analysis pass "import_notes": what the trace's reader could not use
 // (TraceModel::import_notes), said in the report beside what it did read, so
 // that an analysis without some data is never read as one that found none.
+#include <fmt/format.h>
+
 #include <string>
 #include <vector>
 
 #include "analyze/analysis.h"
+#include "analyze/links.h"
 #include "analyze/passes/pass.h"
 
 namespace opscope::analyze {
@@ -30,9 +33,21 @@ void Tables(const Analysis& a, const TableContext& context,
 Pass ImportNotesPass() {
   return {kImportNotesPass,
           "What in the trace could its reader not use?",
-          {},
+          {"links"},
           [](const TraceModel& model, Analysis& a) {
-            a.results.Set(kImportNotesPass, model.import_notes);
+            std::vector<std::string> notes = model.import_notes;
+            const EventLinks& l = a.links;
+            if (l.uneven > 0 && l.uneven_example >= 0) {
+              const auto e = static_cast<size_t>(l.uneven_example);
+              notes.push_back(fmt::format(
+                  "{} host event{} start inside another on their thread and end after it (by up "
+                  "to {:.3f} ms; the first: '{}'): the trace format wants them nested (the "
+                  "producer's clocks, or an end it lost). Each is read as beside the event it "
+                  "overlaps, not inside it.",
+                  l.uneven, l.uneven == 1 ? "" : "s", l.uneven_max_ns / 1e6,
+                  std::string(model.String(model.name[e]).substr(0, 120))));
+            }
+            a.results.Set(kImportNotesPass, std::move(notes));
           },
           Tables};
 }
