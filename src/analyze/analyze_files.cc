@@ -153,16 +153,16 @@ AnalyzedSet AnalyzeFiles(const AnalyzeOptions& options) {
       continue;
     }
     AnalyzedTrace& t = *analyzed;
+    ranks.push_back(SummarizeRank(model, t.rank));
     if (inputs.traces.size() > 1) {
       // Its collective calls, for the late arrivals across ranks; a rank
       // given twice is compared once.
-      RankTraceSummary summary = SummarizeTrace(model, t.analysis, t.rank, t.path);
+      RankTraceSummary summary = SummarizeTrace(model, t.analysis, ranks.back(), t.path);
       if (!summary.collectives.empty() && !leads.count(t.rank)) {
         leads[t.rank] = LeadInsOf(model, summary);
         merger.Add(std::move(summary));
       }
     }
-    ranks.push_back(SummarizeRank(model, t.rank));
     ranks.back().path = t.path;  // as shown: an archive's file by its path inside the archive
     if (options.keep_models) t.model = std::make_shared<const TraceModel>(std::move(model));
     out.traces.push_back(std::move(t));

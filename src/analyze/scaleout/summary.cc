@@ -59,8 +59,12 @@ std::string_view CollectiveOp(std::string_view name) {
 
 RankTraceSummary SummarizeTrace(const TraceModel& model, const Analysis& analysis, int rank,
                                 const std::string& path) {
+  return SummarizeTrace(model, analysis, SummarizeRank(model, rank), path);
+}
+
+RankTraceSummary SummarizeTrace(const TraceModel& model, const Analysis& analysis,
+                                const RankSummary& r, const std::string& path) {
   RankTraceSummary s;
-  const RankSummary r = SummarizeRank(model, rank);
   s.rank = r.rank;
   s.path = path;
   s.format = model.format;

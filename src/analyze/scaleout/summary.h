@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "analyze/analysis.h"
+#include "analyze/multirank.h"
 #include "analyze/scaleout/sketch.h"
 #include "analyze/trace_model.h"
 
@@ -83,6 +84,9 @@ std::string_view CollectiveOp(std::string_view name);
 // The summary of an analysed trace (its model and analysis).
 RankTraceSummary SummarizeTrace(const TraceModel& model, const Analysis& analysis, int rank,
                                 const std::string& path);
+// The same from the rank's SummarizeRank, where the caller has it already.
+RankTraceSummary SummarizeTrace(const TraceModel& model, const Analysis& analysis,
+                                const RankSummary& rank, const std::string& path);
 
 // The summary as its JSON document, and back. ParseSummary throws
 // Error(kInvalidInput) naming `where` and the field that is wrong.
