@@ -8,6 +8,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "analyze/importers/rocprof/rocprof_records.h"
 #include "analyze/importers/sqlite_db.h"
 #include "analyze/importers/timestamps.h"
 #include "analyze/names.h"
@@ -103,10 +104,11 @@ class Reader {
     const auto table = [&](std::string_view name) { return std::string(name) + set; };
     const std::string event = table("rocpd_event");
     const bool events = Has(event);
-    // The correlation id of a record's event, or NULL without the table.
-    const auto correlation = [&](const char* alias) {
-      return events ? fmt::format("(SELECT E.correlation_id FROM {} E WHERE E.id = {}.event_id)",
-                                  event, alias)
+    // A column of a record's event (its correlation id, its category), or
+    // NULL without the table.
+    const auto event_column = [&](const char* alias, const char* column) {
+      return events ? fmt::format("(SELECT E.{} FROM {} E WHERE E.id = {}.event_id)", column, event,
+                                  alias)
                     : std::string("NULL");
     };
     strings_.clear();
@@ -151,9 +153,9 @@ class Reader {
                       model_.TrackFor(pid, std::to_string(sqlite3_column_int64(s, 2)));
                 });
     }
-    Dispatches(table, correlation);
-    Copies(table, correlation);
-    Regions(table, correlation);
+    Dispatches(table, event_column);
+    Copies(table, event_column);
+    Regions(table, event_column);
   }
 
   uint32_t Gpu(sqlite3_stmt* s, int col, std::string_view lane) {
@@ -162,8 +164,8 @@ class Reader {
     return model_.TrackFor(it != gpus_.end() ? it->second : fmt::format("agent {}", agent), lane);
   }
 
-  template <typename Table, typename CorrelationSql>
-  void Dispatches(const Table& table, const CorrelationSql& correlation_sql) {
+  template <typename Table, typename EventColumn>
+  void Dispatches(const Table& table, const EventColumn& event_column) {
     if (!Has(table("rocpd_kernel_dispatch"))) return;
     std::unordered_map<int64_t, uint32_t> symbols;  // kernel_id -> interned name
     if (Has(table("rocpd_info_kernel_symbol"))) {
@@ -171,17 +173,15 @@ class Reader {
                 [&](sqlite3_stmt* s) {
                   std::string_view name = Text(s, 1);
                   if (name.empty()) name = Text(s, 2);
-                  // The code object's symbol suffix: "foo.kd", "foo(int) [clone .kd]".
-                  if (name.ends_with(" [clone .kd]")) name.remove_suffix(12);
-                  if (name.ends_with(".kd")) name.remove_suffix(3);
-                  symbols[sqlite3_column_int64(s, 0)] = model_.Intern(name);
+                  symbols[sqlite3_column_int64(s, 0)] = model_.Intern(KernelSymbolName(name));
                 });
     }
     const uint32_t unknown = model_.Intern("(unknown kernel)");
     const uint32_t category = model_.Intern("kernel");
     std::unordered_map<uint32_t, EventClass> cls_of;
     db_.Query("SELECT K.start, K.\"end\", K.agent_id, K.queue_id, K.kernel_id, " +
-                  correlation_sql("K") + " FROM " + table("rocpd_kernel_dispatch") + " K",
+                  event_column("K", "correlation_id") + " FROM " + table("rocpd_kernel_dispatch") +
+                  " K",
               [&](sqlite3_stmt* s) {
                 EventRow row;
                 if (!Span(s, 0, row)) return;
@@ -199,30 +199,28 @@ class Reader {
               });
   }
 
-  template <typename Table, typename CorrelationSql>
-  void Copies(const Table& table, const CorrelationSql& correlation_sql) {
+  template <typename Table, typename EventColumn>
+  void Copies(const Table& table, const EventColumn& event_column) {
     if (!Has(table("rocpd_memory_copy"))) return;
     const uint32_t category = model_.Intern("gpu_memcpy");
     db_.Query(
         "SELECT M.start, M.\"end\", M.name_id, M.src_agent_id, M.dst_agent_id, M.size, " +
-            correlation_sql("M") + " FROM " + table("rocpd_memory_copy") + " M",
+            event_column("M", "correlation_id") + " FROM " + table("rocpd_memory_copy") + " M",
         [&](sqlite3_stmt* s) {
           EventRow row;
           if (!Span(s, 0, row)) return;
           const std::string_view op = String(s, 2);
           const int64_t src = sqlite3_column_int64(s, 3), dst = sqlite3_column_int64(s, 4);
           const bool src_cpu = cpus_.count(src) > 0, dst_cpu = cpus_.count(dst) > 0;
-          CopyInfo copy;
-          if (op.ends_with("HOST_TO_DEVICE") || (op.empty() && src_cpu && !dst_cpu)) {
-            copy.direction = CopyDirection::kHostToDevice;
-          } else if (op.ends_with("DEVICE_TO_HOST") || (op.empty() && !src_cpu && dst_cpu)) {
-            copy.direction = CopyDirection::kDeviceToHost;
-          } else if (op.ends_with("DEVICE_TO_DEVICE") || (op.empty() && !src_cpu && !dst_cpu)) {
-            copy.direction =
-                src == dst ? CopyDirection::kDeviceToDevice : CopyDirection::kPeerToPeer;
-          } else if (op.ends_with("HOST_TO_HOST") || (op.empty() && src_cpu && dst_cpu)) {
-            copy.direction = CopyDirection::kHostToHost;
+          // A copy without a name: the operation its two agents' types spell.
+          std::string by_agents;
+          if (op.empty()) {
+            by_agents = std::string("MEMORY_COPY_") + (src_cpu ? "HOST" : "DEVICE") + "_TO_" +
+                        (dst_cpu ? "HOST" : "DEVICE");
           }
+          CopyInfo copy;
+          copy.direction =
+              MemoryCopyDirection(op.empty() ? std::string_view(by_agents) : op, src == dst);
           // On the GPU end's copy lane (the source's for device to host).
           const int col = copy.direction == CopyDirection::kDeviceToHost ? 3 : 4;
           row.name = model_.Intern(fmt::format("Memcpy {}", Name(copy.direction)));
@@ -238,42 +236,37 @@ class Reader {
         });
   }
 
-  template <typename Table, typename CorrelationSql>
-  void Regions(const Table& table, const CorrelationSql& correlation_sql) {
+  template <typename Table, typename EventColumn>
+  void Regions(const Table& table, const EventColumn& event_column) {
     if (!Has(table("rocpd_region"))) return;
-    const std::string event = table("rocpd_event");
-    const std::string category =
-        db_.HasTable(event)
-            ? fmt::format("(SELECT E.category_id FROM {} E WHERE E.id = R.event_id)", event)
-            : std::string("NULL");
     const uint32_t runtime = model_.Intern("cuda_runtime"), rccl = model_.Intern("rccl_api"),
                    marker = model_.Intern("user_annotation");
-    db_.Query("SELECT R.start, R.\"end\", R.name_id, R.tid, " + category + ", " +
-                  correlation_sql("R") + " FROM " + table("rocpd_region") + " R",
-              [&](sqlite3_stmt* s) {
-                EventRow row;
-                if (!Span(s, 0, row)) return;
-                const std::string_view name = String(s, 2), kind = String(s, 4);
-                const auto thread = threads_.find(sqlite3_column_int64(s, 3));
-                row.track =
-                    thread != threads_.end()
-                        ? thread->second
-                        : model_.TrackFor("process", std::to_string(sqlite3_column_int64(s, 3)));
-                row.name = model_.Intern(name.empty() ? kind : name);
-                if (kind.find("MARKER") != std::string_view::npos) {
-                  if (row.duration_ns == 0) {
-                    ++model_.instant_events;  // a mark
-                    return;
-                  }
-                  row.category = marker;
-                  row.cls = IsIterationMarker(name) ? EventClass::kStep : EventClass::kAnnotation;
-                } else {
-                  row.category = kind.find("RCCL") != std::string_view::npos ? rccl : runtime;
-                  row.cls = EventClass::kRuntime;
-                  row.correlation = Correlation(s, 5);
-                }
-                model_.Append(row);
-              });
+    db_.Query(
+        "SELECT R.start, R.\"end\", R.name_id, R.tid, " + event_column("R", "category_id") + ", " +
+            event_column("R", "correlation_id") + " FROM " + table("rocpd_region") + " R",
+        [&](sqlite3_stmt* s) {
+          EventRow row;
+          if (!Span(s, 0, row)) return;
+          const std::string_view name = String(s, 2), kind = String(s, 4);
+          const auto thread = threads_.find(sqlite3_column_int64(s, 3));
+          row.track = thread != threads_.end()
+                          ? thread->second
+                          : model_.TrackFor("process", std::to_string(sqlite3_column_int64(s, 3)));
+          row.name = model_.Intern(name.empty() ? kind : name);
+          if (kind.find("MARKER") != std::string_view::npos) {
+            if (row.duration_ns == 0) {
+              ++model_.instant_events;  // a mark
+              return;
+            }
+            row.category = marker;
+            row.cls = IsIterationMarker(name) ? EventClass::kStep : EventClass::kAnnotation;
+          } else {
+            row.category = kind.find("RCCL") != std::string_view::npos ? rccl : runtime;
+            row.cls = EventClass::kRuntime;
+            row.correlation = Correlation(s, 5);
+          }
+          model_.Append(row);
+        });
   }
 
   const SqliteDb& db_;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "analyze/importers/json_file.h"
+#include "analyze/importers/rocprof/rocprof_records.h"
 #include "analyze/importers/timestamps.h"
 #include "analyze/names.h"
 #include "opscope/opscope.h"
@@ -103,11 +104,7 @@ class Reader {
       std::string_view name = Str(k, "demangled_kernel_name");
       if (name.empty()) name = Str(k, "formatted_kernel_name");
       if (name.empty()) name = Str(k, "kernel_name");
-      // The code object's symbol suffix: "foo.kd", and "foo(int) [clone .kd]"
-      // once demangled.
-      if (name.ends_with(" [clone .kd]")) name.remove_suffix(12);
-      if (name.ends_with(".kd")) name.remove_suffix(3);
-      symbols_[Int(k, "kernel_id")] = model_.Intern(name);
+      symbols_[Int(k, "kernel_id")] = model_.Intern(KernelSymbolName(name));
     }
   }
 
@@ -190,19 +187,11 @@ class Reader {
     for (const element r : list) {
       EventRow row;
       if (!Span(r, row)) continue;
-      const std::string_view op = OperationOf(r);
+      const int64_t src = Handle(r, "src_agent_id"), dst = Handle(r, "dst_agent_id");
       CopyInfo copy;
-      int64_t agent = Handle(r, "dst_agent_id");
-      if (op.ends_with("HOST_TO_DEVICE")) {
-        copy.direction = CopyDirection::kHostToDevice;
-      } else if (op.ends_with("DEVICE_TO_HOST")) {
-        copy.direction = CopyDirection::kDeviceToHost, agent = Handle(r, "src_agent_id");
-      } else if (op.ends_with("DEVICE_TO_DEVICE")) {
-        copy.direction = Handle(r, "src_agent_id") == agent ? CopyDirection::kDeviceToDevice
-                                                            : CopyDirection::kPeerToPeer;
-      } else if (op.ends_with("HOST_TO_HOST")) {
-        copy.direction = CopyDirection::kHostToHost;
-      }
+      copy.direction = MemoryCopyDirection(OperationOf(r), src == dst);
+      // On the GPU end's copy lane (the source's for device to host).
+      const int64_t agent = copy.direction == CopyDirection::kDeviceToHost ? src : dst;
       row.name = model_.Intern(fmt::format("Memcpy {}", Name(copy.direction)));
       row.category = model_.Intern("gpu_memcpy");
       row.cls = EventClass::kMemcpy;
