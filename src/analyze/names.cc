@@ -92,8 +92,7 @@ bool IsCommunication(std::string_view name) {
     if (Contains(n, library)) return true;
   }
   // Ascend's HCCL synchronisation tasks between ranks ("Notify Wait", "Notify Record").
-  if (n.rfind("notify wait", 0) == 0 || n.rfind("notify record", 0) == 0 ||
-      n.rfind("notify_wait", 0) == 0 || n.rfind("notify_record", 0) == 0)
+  if (IsPeerWait(name) || n.rfind("notify record", 0) == 0 || n.rfind("notify_record", 0) == 0)
     return true;
   for (const std::string_view op : {"allreduce", "all_reduce", "allgather", "all_gather",
                                     "reducescatter", "reduce_scatter", "alltoall", "all_to_all"}) {

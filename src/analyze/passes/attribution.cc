@@ -214,18 +214,8 @@ class Attributor {
       remaining = Subtract(remaining, unions[s]);
       unions[s] = {};
     }
-    {
-      UnionBuilder waits;
-      std::vector<int8_t> wait_name(model_.string_count(), -1);
-      for (size_t e = 0; e < model_.size(); ++e) {
-        if (model_.cls[e] != EventClass::kCommunication) continue;
-        int8_t& w = wait_name[model_.name[e]];
-        if (w < 0) w = IsPeerWait(model_.String(model_.name[e]));
-        if (w == 1) waits.Add({model_.start_ns[e], model_.start_ns[e] + model_.duration_ns[e]});
-      }
-      out_.communication_wait_ns =
-          Total(Intersect(waits.Take(), exclusive_[Index(StepState::kCommunication)]));
-    }
+    out_.communication_wait_ns =
+        Total(Intersect(peer_waits_.Take(), exclusive_[Index(StepState::kCommunication)]));
     out_.overhead_while_blocked_ns =
         Total(Intersect(blocked, exclusive_[Index(StepState::kLaunch)])) +
         Total(Intersect(blocked, exclusive_[Index(StepState::kFramework)]));
@@ -329,6 +319,7 @@ class Attributor {
   // which launches load their kernel's code on first use.
   void DeviceTasks() {
     const CorrelationIndex task_of(model_, [&](size_t e) { return IsDevice(model_.cls[e]); });
+    std::vector<int8_t> peer_wait(model_.string_count(), -1);  // by name: IsPeerWait
     for (size_t e = 0; e < model_.size(); ++e) {
       const EventClass cls = model_.cls[e];
       if (!IsDevice(cls)) continue;
@@ -338,6 +329,9 @@ class Attributor {
         s = StepState::kCommunication;
         if (end - begin > longest_collective_ns_)
           longest_collective_ns_ = end - begin, longest_collective_ = e;
+        int8_t& wait = peer_wait[model_.name[e]];
+        if (wait < 0) wait = IsPeerWait(model_.String(model_.name[e]));
+        if (wait == 1) peer_waits_.Add({begin, end});
       } else if (cls == EventClass::kMemcpy || cls == EventClass::kMemset ||
                  cls == EventClass::kDma) {
         s = StepState::kMemory;
@@ -656,6 +650,7 @@ class Attributor {
   std::vector<StepState> runtime_state_;
   size_t longest_collective_ = SIZE_MAX;  // the longest collective task, for Startup
   int64_t longest_collective_ns_ = 0;
+  UnionBuilder peer_waits_;  // collective tasks waiting on a peer (IsPeerWait)
   std::vector<QueuedSpan> queued_;
 };
 
