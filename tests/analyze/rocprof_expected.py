@@ -9,7 +9,11 @@ suffix), copies by direction, host calls, and the GPUs' product names.
 import collections
 import gzip
 import json
+import os
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from golden.make_expected import covered, union  # noqa: E402  (interval sums, shared)
 
 
 def expected(path):
@@ -55,20 +59,6 @@ def expected(path):
     out["kernels"] = {k: {"count": c, "total_ns": t} for k, (c, t) in kernels.items()}
     out["copies"] = {d: {"count": c, "bytes": b, "total_ns": t} for d, (c, b, t) in copies.items()}
     return out
-
-
-def union(spans):
-    out = []
-    for b, e in sorted(spans):
-        if out and b <= out[-1][1]:
-            out[-1][1] = max(out[-1][1], e)
-        else:
-            out.append([b, e])
-    return out
-
-
-def covered(merged, b, e):
-    return sum(max(0, min(e, y) - max(b, x)) for x, y in merged)
 
 
 def steps(path):
