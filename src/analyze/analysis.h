@@ -48,6 +48,7 @@ struct Analysis {
   int compute_major = -1;                    // CUDA compute capability, -1 unknown
   std::string format;                        // the importer's format name
   ComputeOn compute_on = ComputeOn::kNone;   // resolved before any pass runs
+  TraceSpan span;                            // SpanOf the trace, resolved before any pass runs
   EventLinks links;                          // links: parents and launchers, shared
   std::vector<OpStats> operators;            // op_stats
   std::vector<TypeStats> kernel_types;       // op_stats: Ascend tasks by operator type

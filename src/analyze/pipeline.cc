@@ -114,6 +114,7 @@ Analysis AnalyzeTrace(const TraceModel& model, const AnalysisOptions& options) {
   }
   Analysis a;
   a.compute_on = ComputeDeviceOf(model);
+  a.span = SpanOf(model);
   if (options.ceilings) {
     const std::string mismatch = CeilingsApplicability(*options.ceilings, model, a.compute_on);
     if (mismatch.empty()) {

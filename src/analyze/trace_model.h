@@ -280,6 +280,7 @@ class PartIds {
 // the window of a trace without steps. begin >= end where nothing lasts.
 struct TraceSpan {
   int64_t begin = INT64_MAX, end = INT64_MIN;
+  int64_t ns() const { return end > begin ? end - begin : 0; }
 };
 TraceSpan SpanOf(const TraceModel& model);
 

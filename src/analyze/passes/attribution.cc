@@ -237,7 +237,7 @@ class Attributor {
     }
     out_.steps_inferred = out_.complete_steps > 0 && !a_.step_summary.inferred_from.empty();
     if (out_.complete_steps == 0) {
-      const auto [begin, end] = SpanOf(model_);
+      const auto [begin, end] = a_.span;
       if (begin < end) window.Add({begin, end});
     }
     window_ = window.Take();

@@ -44,10 +44,6 @@ CpuFallback ComputeCpuFallback(const TraceModel& model) {
     }
   }
   out.ai_cpu_share_pct = device_total > 0 ? 100.0 * out.ai_cpu_ns / device_total : 0;
-  const TraceSpan span = SpanOf(model);
-  out.ai_cpu_span_pct = span.end > span.begin
-                            ? 100.0 * out.ai_cpu_ns / static_cast<double>(span.end - span.begin)
-                            : 0;
   out.ai_cpu_top.assign(ai_cpu.begin(), ai_cpu.end());
   std::sort(out.ai_cpu_top.begin(), out.ai_cpu_top.end(),
             [](const auto& a, const auto& b) { return a.second > b.second; });
@@ -125,18 +121,19 @@ void CpuFallbackRule(const RuleContext& c, std::vector<Finding>& out) {
   }
   // Judged by what the tasks could cost the run: on a device that mostly
   // idles, a large share of its time is a small part of the trace.
-  const bool costly = fallback->ai_cpu_span_pct >= c.thresholds.ai_cpu_pct;
+  const double span_pct = Pct(fallback->ai_cpu_ns, c.analysis.span.ns());
+  const bool costly = span_pct >= c.thresholds.ai_cpu_pct;
   if (!costly) {
     top += fmt::format(
         ". They take {:.1f}% of the trace's span: the device idles most of it, so moving them "
         "to the AI Core would save little of the run",
-        fallback->ai_cpu_span_pct);
+        span_pct);
   }
   out.push_back(
       {"cpu_fallback", costly ? Severity::kWarning : Severity::kInfo,
        fmt::format("{} operators run on the AI CPU: {:.1f}% of device time, {:.1f}% of the "
                    "trace's span",
-                   fallback->ai_cpu_count, fallback->ai_cpu_share_pct, fallback->ai_cpu_span_pct),
+                   fallback->ai_cpu_count, fallback->ai_cpu_share_pct, span_pct),
        top,
        "Check CPU fallback: these operators lack an AI Core kernel for their data type or shape "
        "(often int64 casts); change the dtype or use a supported operator."});

@@ -17,7 +17,6 @@ namespace opscope::analyze {
 struct CpuFallback {
   int64_t ai_cpu_count = 0, ai_cpu_ns = 0;  // device tasks run by the AI CPU (Ascend)
   double ai_cpu_share_pct = 0;              // of device time
-  double ai_cpu_span_pct = 0;               // of the trace's span (SpanOf)
   std::vector<std::pair<std::string, int64_t>> ai_cpu_top;
   // For each of ai_cpu_top: its op type and data types (in->out) where the trace
   // records them ("Cast; INT32->UINT64"): what forced the fallback.

@@ -84,7 +84,7 @@ class Walker {
       }
     }
     if (out_.complete_steps == 0) {
-      const auto [begin, end] = SpanOf(model_);  // the attribution's window
+      const auto [begin, end] = a.span;  // the attribution's window
       if (begin < end) {
         out_.window_ns = end - begin;
         Walk(begin, end, Sink(end), sink_track_);

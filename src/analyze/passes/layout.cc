@@ -217,10 +217,6 @@ LayoutShare ComputeLayoutShare(const TraceModel& model, const EventLinks& links)
   out.device_pct = device_total > 0 ? 100.0 * static_cast<double>(out.device_ns) /
                                           static_cast<double>(device_total)
                                     : 0;
-  const TraceSpan span = SpanOf(model);
-  out.span_pct = span.end > span.begin ? 100.0 * static_cast<double>(out.device_ns) /
-                                             static_cast<double>(span.end - span.begin)
-                                       : 0;
   for (auto& [key, item] : items) {
     if (const auto it = causes.find(key); it != causes.end()) {
       int64_t unlinked = 0;
@@ -345,9 +341,10 @@ void LayoutRule(const RuleContext& c, std::vector<Finding>& out) {
   // Judged by what the conversions could cost the run, not by their share of
   // the device's time alone: on a device that mostly idles, a large share of
   // its time is a small part of the trace, and removing it saves little.
+  const double span_pct = Pct(layout->device_ns, c.analysis.span.ns());
   const Severity severity =
-      layout->span_pct >= 2 * t.layout_device_pct ? Severity::kCritical
-      : layout->span_pct >= t.layout_device_pct / 2 || layout->host_pct >= t.layout_host_pct
+      span_pct >= 2 * t.layout_device_pct ? Severity::kCritical
+      : span_pct >= t.layout_device_pct / 2 || layout->host_pct >= t.layout_host_pct
           ? Severity::kWarning
           : Severity::kInfo;
   std::string evidence = "largest: " + top;
@@ -355,12 +352,12 @@ void LayoutRule(const RuleContext& c, std::vector<Finding>& out) {
     evidence += fmt::format(
         ". Their device time is {:.1f}% of the trace's span: the device idles most of it, so "
         "removing them would save little of the run",
-        layout->span_pct);
+        span_pct);
   }
   out.push_back({"layout_conversions", severity,
                  fmt::format("Layout conversions take {:.1f}% of device time ({:.1f}% of the "
                              "trace's span, {:.1f}% of host operator time)",
-                             layout->device_pct, layout->span_pct, layout->host_pct),
+                             layout->device_pct, span_pct, layout->host_pct),
                  evidence, action});
 }
 

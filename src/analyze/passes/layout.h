@@ -45,7 +45,6 @@ struct CopyUse {
 struct LayoutShare {
   int64_t host_ns = 0, device_ns = 0;   // time in layout conversions
   double host_pct = 0, device_pct = 0;  // of top-level host operator time / device time
-  double span_pct = 0;                  // device_ns, of the trace's span (SpanOf)
   std::vector<LayoutItem> top;          // the largest first, at most 10
   std::vector<CopyUse> copies;          // the largest first
 };
