@@ -153,7 +153,8 @@ AnalyzedSet AnalyzeFiles(const AnalyzeOptions& options) {
       continue;
     }
     AnalyzedTrace& t = *analyzed;
-    ranks.push_back(SummarizeRank(model, t.rank));
+    ranks.push_back(
+        SummarizeRank(model, t.rank, t.analysis.Ran("steps") ? &t.analysis.step_summary : nullptr));
     if (inputs.traces.size() > 1) {
       // Its collective calls, for the late arrivals across ranks; a rank
       // given twice is compared once.

@@ -10,7 +10,7 @@
 
 namespace opscope::analyze {
 
-RankSummary SummarizeRank(const TraceModel& model, int fallback_rank) {
+RankSummary SummarizeRank(const TraceModel& model, int fallback_rank, const StepSummary* steps) {
   RankSummary r;
   r.path = model.source;
   r.rank = fallback_rank;
@@ -36,10 +36,12 @@ RankSummary SummarizeRank(const TraceModel& model, int fallback_rank) {
     if (work[e] == Work::kCommunication) communication.push_back(i);
   }
   // Complete steps only (passes/steps.h): no warm-up, partial or empty step.
-  const StepSummary steps = SummarizeSteps(ComputeSteps(model));
-  r.steps = steps.complete;
-  r.all_steps = steps.steps;
-  r.mean_step_ns = steps.mean_ns;
+  const StepSummary computed =
+      steps != nullptr ? StepSummary{} : SummarizeSteps(ComputeSteps(model));
+  const StepSummary& s = steps != nullptr ? *steps : computed;
+  r.steps = s.complete;
+  r.all_steps = s.steps;
+  r.mean_step_ns = s.mean_ns;
   const auto c = Union(std::move(compute)), m = Union(std::move(communication));
   for (const auto& i : c) r.compute_ns += i.end - i.begin;
   for (const auto& i : m) {

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "analyze/passes/steps.h"
 #include "analyze/reported.h"
 #include "analyze/trace_model.h"
 
@@ -21,7 +22,10 @@ struct RankSummary {
   int64_t overlap_ns = 0;  // communication time during which compute ran too
 };
 
-RankSummary SummarizeRank(const TraceModel& model, int fallback_rank);
+// `steps`: the trace's complete steps where its analysis has them (the steps
+// pass ran); null: computed here.
+RankSummary SummarizeRank(const TraceModel& model, int fallback_rank,
+                          const StepSummary* steps = nullptr);
 
 struct RankComparison {
   std::vector<RankSummary> ranks;  // by rank

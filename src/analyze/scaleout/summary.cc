@@ -59,7 +59,9 @@ std::string_view CollectiveOp(std::string_view name) {
 
 RankTraceSummary SummarizeTrace(const TraceModel& model, const Analysis& analysis, int rank,
                                 const std::string& path) {
-  return SummarizeTrace(model, analysis, SummarizeRank(model, rank), path);
+  return SummarizeTrace(
+      model, analysis,
+      SummarizeRank(model, rank, analysis.Ran("steps") ? &analysis.step_summary : nullptr), path);
 }
 
 RankTraceSummary SummarizeTrace(const TraceModel& model, const Analysis& analysis,
