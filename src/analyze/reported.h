@@ -46,6 +46,16 @@ struct ReportedStep {
   int64_t StepNs() const;
 };
 
+// The per-step breakdowns summed over the steps that have one (StepNs() > 0
+// and a not-overlapped figure): `step_ns` includes Preparing, so it is the
+// same time as the timeline's step spans.
+struct ReportedStepTotals {
+  int64_t steps = 0;
+  int64_t step_ns = 0, exposed_ns = 0, communication_ns = 0, overlapped_ns = 0, computing_ns = 0,
+          free_ns = 0, preparing_ns = 0;
+};
+ReportedStepTotals SumReportedSteps(const std::vector<ReportedStep>& steps);
+
 // ---- Communication -----------------------------------------------------------
 
 struct ReportedTransfer {

@@ -16,6 +16,7 @@
 #include "analyze/names.h"
 #include "analyze/passes/pass.h"
 #include "analyze/pipeline.h"
+#include "analyze/reported.h"
 
 namespace opscope::analyze {
 namespace {
@@ -172,6 +173,69 @@ TEST(Advisor, CommunicationMostlyWaitingOnPeersIsSaidSo) {
   EXPECT_EQ(without.find("waiting for other ranks"), std::string::npos) << without;
   EXPECT_NE(without.find("in communication that compute does not overlap"), std::string::npos)
       << without;
+}
+
+// Exposed communication has one account (issue 36, classes 1 and 4): where
+// the step-time diagnosis names the device waiting, neither the steps'
+// communication rule nor the producer's breakdown makes a finding of its
+// own; the diagnosis gives the overlapped part and the breakdown's figure,
+// and advises overlap only where compute could hide it and the collectives
+// do not mostly wait for a peer. Where the diagnosis is another state, the
+// two rules fire with the advice that fits.
+TEST(Advisor, ExposedCommunicationHasOneAccount) {
+  struct Case {
+    int64_t compute_us;  // compute, then communication to 3000 us
+    bool peer_wait;      // the collective's middle waits for a peer's signal
+  };
+  const auto advise = [](Case c) {
+    Builder b;
+    b.Add(EventClass::kStep, "ProfilerStep#1", 0, 3000);
+    b.Add(EventClass::kKernel, "MatMul", 0, c.compute_us);
+    b.Add(EventClass::kCommunication, "hcom_allReduce__1_0_1", c.compute_us - 100, 3000);
+    b.Add(EventClass::kCommunication, c.peer_wait ? "Notify_Wait" : "Memcpy", c.compute_us, 2900);
+    const Analysis analysis = AnalyzeTrace(b.model);
+    ReportedTables reported;  // the producer's breakdown of the same step, in ns
+    ReportedStep step;
+    step.computing_ns = c.compute_us * 1000;
+    step.communication_ns = (3100 - c.compute_us) * 1000;
+    step.overlapped_ns = 100000;
+    step.comm_not_overlapped_ns = (3000 - c.compute_us) * 1000;
+    step.free_ns = 0;
+    reported.steps.push_back(step);
+    const Thresholds thresholds;
+    return Advise(RuleContext{analysis, thresholds, &reported});
+  };
+  for (const bool peer_wait : {false, true}) {
+    // 500 us of compute, 2500 exposed: the device waits.
+    const auto waiting = advise({500, peer_wait});
+    ASSERT_FALSE(waiting.empty());
+    EXPECT_EQ(waiting[0].id, "step_device_waiting") << waiting[0].title;
+    EXPECT_EQ(Find(waiting, "communication"), nullptr);
+    EXPECT_EQ(Find(waiting, "exposed_communication"), nullptr);
+    EXPECT_NE(waiting[0].evidence.find("Communication overlapped by compute, not counted: 0.100 "
+                                       "ms; compute outside it 0.400 ms."),
+              std::string::npos)
+        << waiting[0].evidence;
+    EXPECT_NE(waiting[0].evidence.find("communication not overlapped 2.500 ms of 3.000 ms"),
+              std::string::npos)
+        << waiting[0].evidence;
+    EXPECT_EQ(waiting[0].action.find("Overlap"), std::string::npos) << waiting[0].action;
+    EXPECT_EQ(waiting[0].action.find("wait for another rank") != std::string::npos, peer_wait)
+        << waiting[0].action;
+  }
+  // 2000 us of compute, 1000 exposed (33%): compute leads; both rules fire
+  // and advise overlap, 1900 us of compute being free to hide the 1000.
+  const auto computing = advise({2000, false});
+  EXPECT_NE(Find(computing, "step_compute"), nullptr);
+  EXPECT_EQ(Find(computing, "step_device_waiting"), nullptr);
+  const Finding* steps = Find(computing, "communication");
+  const Finding* breakdown = Find(computing, "exposed_communication");
+  ASSERT_NE(steps, nullptr);
+  ASSERT_NE(breakdown, nullptr);
+  EXPECT_NE(steps->title.find("33.3%"), std::string::npos) << steps->title;
+  EXPECT_NE(breakdown->title.find("33.3%"), std::string::npos) << breakdown->title;
+  EXPECT_EQ(steps->action.rfind("Overlap", 0), 0U) << steps->action;
+  EXPECT_EQ(breakdown->action.rfind("Overlap", 0), 0U) << breakdown->action;
 }
 
 // Rules that measure a share of device time are judged by what their subject

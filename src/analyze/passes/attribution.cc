@@ -14,6 +14,7 @@
 #include "analyze/mapped.h"
 #include "analyze/names.h"
 #include "analyze/passes/critical_path.h"
+#include "analyze/reported.h"
 #include "analyze/runtime_calls.h"
 
 namespace opscope::analyze {
@@ -329,14 +330,19 @@ class Attributor {
         s = StepState::kCommunication;
         if (end - begin > longest_collective_ns_)
           longest_collective_ns_ = end - begin, longest_collective_ = e;
-        int8_t& wait = peer_wait[model_.name[e]];
-        if (wait < 0) wait = IsPeerWait(model_.String(model_.name[e]));
-        if (wait == 1) peer_waits_.Add({begin, end});
       } else if (cls == EventClass::kMemcpy || cls == EventClass::kMemset ||
                  cls == EventClass::kDma) {
         s = StepState::kMemory;
       } else if (cls == EventClass::kDeviceWait) {
         s = StepState::kDeviceWait;
+      }
+      // A task that waits for a peer's signal: the collective's own (HCCL's
+      // plane tasks), or one on a compute stream where the trace records no
+      // planes (Level0); either counts where it lies in exposed communication.
+      if (s == StepState::kCommunication || s == StepState::kDeviceWait) {
+        int8_t& wait = peer_wait[model_.name[e]];
+        if (wait < 0) wait = IsPeerWait(model_.String(model_.name[e]));
+        if (wait == 1) peer_waits_.Add({begin, end});
       }
       spans_[Index(s)].Add({begin, end});
     }
@@ -1003,6 +1009,30 @@ void DiagnosisRule(const RuleContext& c, std::vector<Finding>& out) {
     const int64_t exposed = at->Of(StepState::kCommunication);
     const int64_t waits = at->Of(StepState::kDeviceWait);
     const int64_t queued = at->Of(StepState::kQueued);
+    const int64_t overlapped = at->communication_overlapped_ns;
+    // Compute that could hide the exposed communication: the window's compute
+    // that does not already overlap a collective.
+    const int64_t free_compute = std::max<int64_t>(at->Of(StepState::kCompute) - overlapped, 0);
+    const bool dependency = queued > exposed + waits || waits > exposed;
+    // Waiting or moving data: the timeline's tasks that wait on a peer
+    // (HCCL's Notify Wait), else, where the timeline has none, the
+    // producer's communication records (communication.json): an
+    // operation's time outside its transfers (Wait, Synchronization and
+    // Idle Time: Idle is Elapse - Transit - Wait, the operation waiting
+    // with no task of its own running).
+    int64_t wait_ns = at->communication_wait_ns, of_ns = exposed;
+    std::string wait_source = "in tasks that wait on a peer";
+    if (wait_ns == 0 && c.reported != nullptr) {
+      int64_t transit = 0, elapse = 0;
+      for (const ReportedCollective& x : c.reported->collectives) {
+        transit += x.transit_ns, elapse += x.elapse_ns;
+      }
+      if (elapse > 0) {
+        wait_ns = std::max<int64_t>(elapse - transit, 0), of_ns = elapse;
+        wait_source = "outside transfers, in the producer's communication records";
+      }
+    }
+    const bool peer_wait = !dependency && of_ns > 0 && 2 * wait_ns >= of_ns;
     std::string peer;
     if (!at->peers.empty()) {
       peer = fmt::format("; rank {} above all: {:.3f} ms of it in tasks with that rank",
@@ -1014,24 +1044,70 @@ void DiagnosisRule(const RuleContext& c, std::vector<Finding>& out) {
       }
       f.evidence += ".";
     }
+    if (exposed > 0) {
+      f.evidence += fmt::format(
+          " Communication overlapped by compute, not counted: {:.3f} ms; compute outside it "
+          "{:.3f} ms.",
+          overlapped / 1e6, free_compute / 1e6);
+    }
+    // The producer's own step breakdown (torch_npu's step_trace_time, msprof's
+    // step traces), where it gave one: the same question answered by it.
+    if (c.reported != nullptr && exposed > 0) {
+      const ReportedStepTotals r = SumReportedSteps(c.reported->steps);
+      if (r.steps > 0 && r.step_ns > 0) {
+        f.evidence += fmt::format(
+            " The producer's step breakdown (reported_steps, {} step row{}): communication not "
+            "overlapped {:.3f} ms of {:.3f} ms ({:.1f}%), {:.3f} ms overlapped.",
+            r.steps, r.steps == 1 ? "" : "s", r.exposed_ns / 1e6, r.step_ns / 1e6,
+            Pct(r.exposed_ns, r.step_ns), r.overlapped_ns / 1e6);
+      }
+    }
     f.title = fmt::format(
         "The {} waits {}: {}{}", at->cpu_is_device ? "CPU" : "device", share,
         queued > exposed + waits
             ? "work is queued behind a dependency (another stream, an event or a peer)"
         : waits > exposed ? "on events and peers (another stream, other ranks to arrive)"
-        : 2 * at->communication_wait_ns >= exposed
+        : peer_wait
             ? fmt::format("in communication that compute does not overlap, most of it waiting "
-                          "for other ranks ({:.3f} of {:.3f} ms in tasks that wait on a peer)",
-                          at->communication_wait_ns / 1e6, exposed / 1e6)
+                          "for other ranks ({:.3f} of {:.3f} ms {})",
+                          wait_ns / 1e6, of_ns / 1e6, wait_source)
             : std::string("in communication that compute does not overlap"),
         peer);
-    f.action =
-        "Find what the device waits for before speeding anything up: in a collective, the rank "
-        "that arrives last (compare the ranks' step times and the communication tables; the "
-        "slow rank's own step shows why it is late); behind a dependency, the stream or event "
-        "it waits on. Where the collective itself is slow, overlap it with compute (bucketed "
-        "gradient all-reduce, prefetching) only if there is compute to overlap. At most " +
-        after(v.ns) + ".";
+    // The lever that fits what the device waits in: a dependency, a late
+    // rank, a collective that compute could hide, or one that nothing can.
+    if (dependency) {
+      f.action =
+          "Find what the device waits for before speeding anything up: behind a dependency, "
+          "the stream or event its queued work waits on (another stream's work, an event the "
+          "host records late); in a collective, the rank that arrives last (compare the ranks' "
+          "step times and the communication tables; the slow rank's own step shows why it is "
+          "late).";
+    } else if (peer_wait) {
+      f.action = std::string(
+                     "The collectives wait for another rank, they do not move data: find the rank "
+                     "that arrives last (") +
+                 (at->peers.empty() ? "this trace does not record whose signal each wait is for: "
+                                      "a Level1 timeline with the communication planes "
+                                      "(trace_view.json or the database) does; or compare"
+                                    : "the ranks named here; compare") +
+                 " the ranks' step times, the late_ranks table where several ranks are analysed "
+                 "together) and what makes its step late (its compute, data loading or host). "
+                 "Tuning or overlapping the collective will not help while the others wait for it.";
+    } else if (2 * free_compute >= exposed) {
+      f.action =
+          "Overlap the collectives with the compute the step has (gradient all-reduce started "
+          "during the backward pass: DDP buckets, FSDP prefetching), and reduce what is sent "
+          "(bf16 gradients, larger buckets); where one rank arrives late, the others wait in "
+          "the collective: compare the ranks' step times first.";
+    } else {
+      f.action = fmt::format(
+          "There is {} compute in the window to hide it behind: the collectives themselves are "
+          "the cost (their volume, the link, or a rank that arrives late). Compare the ranks' "
+          "step times first, then reduce the volume (compression, fewer or larger buckets) or "
+          "give each step more work per collective.",
+          free_compute == 0 ? "no" : "too little");
+    }
+    f.action += " At most " + after(v.ns) + ".";
     f.saving_ns = v.ns;
   }
   out.push_back(std::move(f));

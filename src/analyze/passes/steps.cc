@@ -14,6 +14,7 @@
 #include "analyze/mapped.h"
 #include "analyze/median.h"
 #include "analyze/names.h"
+#include "analyze/passes/attribution.h"
 
 namespace opscope::analyze {
 namespace {
@@ -352,6 +353,9 @@ void Tables(const Analysis& a, const TableContext& c, std::vector<ResultTable>& 
 // the step nothing): its share of the complete steps, and advice that fits
 // what there is to overlap it with.
 void CommunicationRule(const RuleContext& c, std::vector<Finding>& out) {
+  // The step-time diagnosis names the device waiting, communication among it,
+  // with the overlapped part and the advice that fits: one account, not two.
+  if (Diagnosis(c.analysis) == "step_device_waiting") return;
   int64_t step_ns = 0, comm_ns = 0, exposed_ns = 0, compute_ns = 0, complete = 0;
   for (const auto& s : c.analysis.steps) {
     if (s.status != "complete") continue;
@@ -462,7 +466,8 @@ Pass StepsPass() {
             [](const Thresholds& t) {
               return fmt::format(
                   "communication that compute does not overlap covers {:g}% or more of the "
-                  "complete steps' time; the advice is to overlap it only where the steps have "
+                  "complete steps' time, and the step-time diagnosis is not step_device_waiting "
+                  "(which says it); the advice is to overlap it only where the steps have "
                   "compute to hide it behind; the saving is the exposed time",
                   t.communication_pct);
             },

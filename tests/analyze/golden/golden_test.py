@@ -96,14 +96,20 @@ for case in cases:
         elif judgement["busy_pct"] is not None and abs(compute[0]["busy_pct"] - judgement["busy_pct"]) > 0.05:
             problems.append(f"busy {compute[0]['busy_pct']}%, expected {judgement['busy_pct']}%")
         findings = {r["id"]: r for r in results if r.get("section") == "findings" and "id" in r}
+        rows = [r for r in results if r.get("section") == "findings" and "id" in r]
         for f in judgement["findings"]:
             got_f = findings.get(f["id"])
-            if got_f is None:
+            if "unless_first" in f and rows and rows[0]["id"] == f["unless_first"]:
+                # The first finding says it (where the script cannot tell
+                # which comes first): this one must then be absent.
+                if got_f is not None:
+                    problems.append(f"finding {f['id']} must not appear beside a first "
+                                    f"{f['unless_first']}: '{got_f['title']}'")
+            elif got_f is None:
                 problems.append(f"finding {f['id']} missing")
             elif got_f["severity"] != f["severity"] or f["figure"] not in got_f["title"]:
                 problems.append(f"finding {f['id']}: {got_f['severity']} '{got_f['title']}', "
                                 f"expected {f['severity']} with {f['figure']}")
-        rows = [r for r in results if r.get("section") == "findings" and "id" in r]
         if "first" in judgement and (not rows or rows[0]["id"] != judgement["first"]):
             problems.append(f"first finding {rows[0]['id'] if rows else None}, "
                             f"expected {judgement['first']}")
