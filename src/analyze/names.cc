@@ -64,6 +64,13 @@ std::string_view NamespaceOf(std::string_view op) {
   return at == std::string_view::npos ? std::string_view() : op.substr(0, at);
 }
 
+bool IsFrameworkOperator(std::string_view name) {
+  const std::string_view ns = NamespaceOf(name);
+  return !ns.empty() && std::all_of(ns.begin(), ns.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == ':';
+  });
+}
+
 bool IsLayoutKernel(std::string_view name, std::string_view op_type) {
   if (AnyOf(op_type, {"TransData", "TransDataRNN", "Transpose", "TransposeD"})) return true;
   for (const std::string& w : Words(name)) {
@@ -118,6 +125,11 @@ bool IsDataLoading(std::string_view name) {
   const std::string n = Lower(name);
   return Contains(n, "dataloader") || Contains(n, "data_loader") || Contains(n, "next_data") ||
          Contains(n, "__next__");
+}
+
+bool IsDataLoaderSpan(std::string_view name) {
+  const std::string n = Lower(name);
+  return Contains(n, "dataloader") || Contains(n, "data_loader");
 }
 
 bool IsIterationMarker(std::string_view name) {

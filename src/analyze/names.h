@@ -23,6 +23,11 @@ std::vector<std::string> Words(std::string_view name);
 // An operator's function name (after the last "::") and namespace (before it).
 std::string_view FunctionOf(std::string_view op);
 std::string_view NamespaceOf(std::string_view op);
+// A framework operator's name: a library namespace in lower case, as
+// PyTorch's operator libraries are named ("aten::mm", "c10d::allreduce_",
+// "npu::npu_format_cast", "mylib::op"), not a runtime's C++ method
+// ("BufferSequencingEvent::Execute") or a Python frame.
+bool IsFrameworkOperator(std::string_view name);
 
 // Device kernels that only convert a tensor's layout: cuDNN's nchwToNhwc /
 // nhwcToNchw kernels, MIOpen's transpose_NCHW2NHWC-style kernels, Ascend's
@@ -45,6 +50,11 @@ bool IsPeerWait(std::string_view name);
 // *wait*, .item() / _local_scalar_dense, blocking cudaMemcpy/hipMemcpy.
 bool IsSyncCall(std::string_view name);
 bool IsDataLoading(std::string_view name);
+// A host span of the DataLoader's iterator, as record_function names it
+// ("enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__") and as
+// with_stack's Python frames show it (".../torch/utils/data/dataloader.py(631):
+// __next__"): EventClass::kDataLoading, whichever producer recorded it.
+bool IsDataLoaderSpan(std::string_view name);
 // A range that marks one iteration of a training or inference loop, by the
 // names profilers and users give them: "ProfilerStep#12" (PyTorch), and a
 // range named only "step", "iteration", "iter" or "train_step" with its

@@ -9,6 +9,7 @@
 #include "analyze/analysis.h"
 #include "analyze/intervals.h"
 #include "analyze/names.h"
+#include "analyze/passes/op_device.h"
 
 namespace opscope::analyze {
 
@@ -63,8 +64,11 @@ CpuFallback ComputeCpuFallback(const TraceModel& model) {
   std::map<std::string, int64_t> host_only;
   for (size_t e = 0; e < model.size(); ++e) {
     if (model.cls[e] != EventClass::kHostOp || model.duration_ns[e] < 1000000) continue;
-    // A call that waits for the device (.item()) is a synchronization, not host work.
-    if (IsSyncCall(model.String(model.name[e]))) continue;
+    // A call that waits for the device (.item()) is a synchronization, not host
+    // work; a runtime's own method (XLA's BufferSequencingEvent::Execute) or a
+    // Python frame is not an operator that could run on the device.
+    const std::string_view name = model.String(model.name[e]);
+    if (IsSyncCall(name) || !IsFrameworkOperator(name)) continue;
     const int64_t b = model.start_ns[e];
     if (Covered(merged, b, b + model.duration_ns[e]) == 0) {
       host_only[std::string(model.String(model.name[e]))] += model.duration_ns[e];
@@ -139,14 +143,24 @@ void CpuFallbackRule(const RuleContext& c, std::vector<Finding>& out) {
        "(often int64 casts); change the dtype or use a supported operator."});
 }
 
+// The least share of device time the operators' links must explain before a
+// call without a launch beside it is taken to have launched nothing: where
+// work is launched from a queue on another thread (torch_npu's task queue)
+// and the trace does not link it, no launch runs beside any operator.
+constexpr double kLinkedPct = 50;
+
 void HostOnlyRule(const RuleContext& c, std::vector<Finding>& out) {
   const CpuFallback* fallback = c.analysis.results.Get<CpuFallback>(kCpuFallbackPass);
   if (fallback == nullptr || fallback->host_only_ops.empty()) return;
+  const OpDeviceTime& ops = c.analysis.op_device;
+  if (Pct(ops.linked_ns, ops.device_ns) < kLinkedPct) return;
   out.push_back(
       {"host_only_operators", Severity::kInfo,
        fmt::format("'{}' ran {:.3f} ms on the CPU without launching device work",
                    fallback->host_only_ops[0].first, fallback->host_only_ops[0].second / 1e6),
-       fmt::format("{} such operators of 1 ms or more", fallback->host_only_ops.size()),
+       fmt::format("{} such operators of 1 ms or more; the operators' links explain {:.1f}% of "
+                   "device time",
+                   fallback->host_only_ops.size(), Pct(ops.linked_ns, ops.device_ns)),
        "Check whether this work belongs on the device, or runs once outside the step."});
 }
 
@@ -171,11 +185,14 @@ Pass CpuFallbackPass() {
             },
             CpuFallbackRule},
            {"host_only_operators",
-            {kCpuFallbackPass},
+            {kCpuFallbackPass, "op_device"},
             [](const Thresholds&) {
               return std::string(
-                  "framework operators of 1 ms or more (waits for the device aside) during which "
-                  "no launch call ran, in a trace with device work and launch calls");
+                  "framework operators (names in a lower-case library namespace: aten::, "
+                  "c10d::, ...) of 1 ms or more (waits for the device aside) during which no "
+                  "launch call ran, in a trace with device work and launch calls whose "
+                  "operators' links explain half the device time or more (else work may be "
+                  "launched from a queue on another thread, as torch_npu's task queue does)");
             },
             HostOnlyRule}}};
 }

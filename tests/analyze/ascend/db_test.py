@@ -92,6 +92,24 @@ def check_real(opscope, data, tmp, failures):
             "most of it waiting for other ranks" not in first["title"]:
         failures.append("real db: the first finding names rank %d waited on, mostly waiting: %s" %
                         (peer, first["title"][:200]))
+    # The DataLoader's iterator among PYTORCH_API's operator rows (type "op",
+    # docs/formats/ascend.md 4.3; the Python frames are other types) is data
+    # loading, as it is on a Kineto or torch_npu timeline: the attribution's
+    # data-loading state (over the one step, the window) is the time of those
+    # rows inside the step (one here).
+    api = [(strings.get(name, str(name)), int(start), int(end)) for name, start, end in
+           db.execute("SELECT name, startNs, endNs FROM PYTORCH_API WHERE type = "
+                      "(SELECT id FROM ENUM_API_TYPE WHERE name = 'op')")]
+    (_, step_b, step_e), = [r for r in api if r[0].startswith("ProfilerStep#")]
+    loading = [(max(b, step_b), min(e, step_e)) for n, b, e in api
+               if re.search(r"(?i)dataloader|data_loader", n) and b < step_e and e > step_b]
+    states = {r["state"]: r["time_ns"] for r in section(results, "attribution")}
+    if not loading or states.get("data_loading") != sum(e - b for b, e in loading):
+        failures.append("real db: data loading %s ns, expected %s ns from %d DataLoader rows" %
+                        (states.get("data_loading"), sum(e - b for b, e in loading), len(loading)))
+    if any("DataLoader" in r["title"] for r in section(results, "findings")
+           if r["id"] == "host_only_operators"):
+        failures.append("real db: the DataLoader is called a host-only operator")
     got = {r["operator"]: r for r in section(results, "kernels")}
     if set(got) != set(want):
         failures.append("real db: kernels differ: %s" % sorted(set(got) ^ set(want))[:5])

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "analyze/advisor.h"
 #include "analyze/model_builder.h"
 #include "analyze/names.h"
 #include "analyze/pipeline.h"
@@ -32,6 +33,33 @@ TEST(CpuFallback, AiCpuTasksAndHostOnlyOperators) {
   EXPECT_DOUBLE_EQ(f.ai_cpu_share_pct, 30.0);
   ASSERT_EQ(f.host_only_ops.size(), 1u);
   EXPECT_EQ(f.host_only_ops[0].first, "aten::nonzero");
+}
+
+// Host-only operators are framework operators (issue 36, class 11): a
+// runtime's own method and the DataLoader are not work that could run on
+// the device. And the rule judges only where the operators' links explain
+// the device time: where the launches cannot be tied to operators (a task
+// queue on another thread, unrecorded), no operator is shown to launch
+// nothing.
+TEST(CpuFallback, HostOnlyOperatorsAreFrameworkOperatorsWhereLaunchesAreLinked) {
+  const auto advise = [](bool linked) {
+    Builder b;
+    b.Add(EventClass::kHostOp, "aten::mm", 0, 20);
+    b.Correlate(linked ? 1 : -1).Add(EventClass::kRuntime, "cudaLaunchKernel", 5, 10);
+    b.Add(EventClass::kKernel, "gemm", 30, 100).Correlate(-1);
+    b.Add(EventClass::kHostOp, "aten::nonzero", 2000, 5000);                   // 3 ms alone
+    b.Add(EventClass::kHostOp, "BufferSequencingEvent::Execute", 6000, 9000);  // the runtime's
+    b.Add(EventClass::kHostOp, "torch/utils/data/dataloader.py(631): __next__", 9000, 13000);
+    const CpuFallback f = ComputeCpuFallback(b.model);
+    EXPECT_EQ(f.host_only_ops.size(), 1u);
+    EXPECT_EQ(f.host_only_ops.empty() ? "" : f.host_only_ops[0].first, "aten::nonzero");
+    const auto findings = Advise(AnalyzeTrace(b.model));
+    return std::find_if(findings.begin(), findings.end(), [](const Finding& x) {
+             return x.id == "host_only_operators";
+           }) != findings.end();
+  };
+  EXPECT_TRUE(advise(true));
+  EXPECT_FALSE(advise(false));
 }
 
 }  // namespace

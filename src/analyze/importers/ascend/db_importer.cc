@@ -258,7 +258,9 @@ void ImportAscendDb(Source& source, TraceModel& model) {
                                 .name = model.Intern(name),
                                 .category = model.Intern("cpu_op"),
                                 .track = track,
-                                .cls = step ? EventClass::kStep : EventClass::kHostOp});
+                                .cls = step                     ? EventClass::kStep
+                                       : IsDataLoaderSpan(name) ? EventClass::kDataLoading
+                                                                : EventClass::kHostOp});
         });
   }
   if (db.HasTable("CANN_API")) {

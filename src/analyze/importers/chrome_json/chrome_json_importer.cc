@@ -789,16 +789,10 @@ void ImportChromeJson(Source& source, TraceModel& model, const ImportOptions& op
     const EventClass cls = model.cls[e];
     if (cls == EventClass::kHostOp || cls == EventClass::kAnnotation ||
         cls == EventClass::kPython) {
-      // The DataLoader's iterator, as record_function names it
-      // ("enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__") and
-      // as with_stack's Python frames show it (".../torch/utils/data/dataloader.py(631):
-      // __next__").
+      // The DataLoader's iterator (names.h IsDataLoaderSpan).
       const uint32_t name = model.name[e];
       if (name >= loading.size()) loading.resize(model.string_count(), -1);
-      if (loading[name] < 0) {
-        const std::string lower = Lower(model.String(name));
-        loading[name] = Contains(lower, "dataloader") || Contains(lower, "data_loader");
-      }
+      if (loading[name] < 0) loading[name] = IsDataLoaderSpan(model.String(name));
       if (loading[name] == 1) model.cls[e] = EventClass::kDataLoading;
     } else if (cls == EventClass::kMemcpy) {
       const auto [at, fresh] = copy_of.try_emplace(model.name[e]);

@@ -386,9 +386,10 @@ class Reader {
                 if (!Span(s, 0, 1, row)) return;
                 const std::string_view text = IsNull(s, 3) ? strings_(s, 4) : Text(s, 3);
                 const std::string_view op = FrameworkOperator(text);
-                row.cls = IsIterationMarker(text) ? EventClass::kStep
-                          : !op.empty()           ? EventClass::kHostOp
-                                                  : EventClass::kAnnotation;
+                row.cls = IsIterationMarker(text)  ? EventClass::kStep
+                          : IsDataLoaderSpan(text) ? EventClass::kDataLoading
+                          : !op.empty()            ? EventClass::kHostOp
+                                                   : EventClass::kAnnotation;
                 row.name = model_.Intern(op.empty() ? text : op);
                 row.category = model_.Intern(row.cls == EventClass::kHostOp ? "cpu_op" : "nvtx");
                 row.track = Thread(IntOr(s, 5, 0));
