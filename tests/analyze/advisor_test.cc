@@ -238,6 +238,32 @@ TEST(Advisor, ExposedCommunicationHasOneAccount) {
   EXPECT_EQ(breakdown->action.rfind("Overlap", 0), 0U) << breakdown->action;
 }
 
+// A transfer-bound step's advice follows the copies' host memory (issue 36,
+// class 5): pinning where many are pageable, never where they are pinned.
+TEST(Advisor, TransferBoundAdviceFollowsTheCopiesMemory) {
+  const auto action = [](HostMemory memory) {
+    Builder b;
+    b.Add(EventClass::kStep, "ProfilerStep#1", 0, 1000);
+    b.Add(EventClass::kKernel, "gemm", 0, 100);
+    for (int i = 0; i < 4; ++i) {
+      b.Add(EventClass::kMemcpy, "Memcpy HtoD", 100 + 200 * i, 300 + 200 * i, 1 << 20)
+          .Copy(CopyDirection::kHostToDevice, memory);
+    }
+    const auto findings = Advise(AnalyzeTrace(b.model));
+    EXPECT_FALSE(findings.empty());
+    EXPECT_EQ(findings.empty() ? "" : findings[0].id, "step_memory");
+    return findings.empty() ? std::string() : findings[0].action;
+  };
+  const std::string pageable = action(HostMemory::kPageable);
+  EXPECT_NE(pageable.find("from pinned memory: 4 of 4 host copies are from or to pageable"),
+            std::string::npos)
+      << pageable;
+  const std::string pinned = action(HostMemory::kPinned);
+  EXPECT_NE(pinned.find("4 of 4 host copies already use pinned memory"), std::string::npos)
+      << pinned;
+  EXPECT_EQ(pinned.find("from pinned memory"), std::string::npos) << pinned;
+}
+
 // Rules that measure a share of device time are judged by what their subject
 // could cost the run (issue 36): on a device that mostly idles, TransData at a
 // quarter of device time is a small part of the trace, not a critical finding.

@@ -14,6 +14,7 @@
 #include "analyze/mapped.h"
 #include "analyze/names.h"
 #include "analyze/passes/critical_path.h"
+#include "analyze/passes/transfers.h"
 #include "analyze/reported.h"
 #include "analyze/runtime_calls.h"
 
@@ -779,6 +780,29 @@ std::string PartsText(const Attribution& at, StepState s, size_t n = 3) {
   return text;
 }
 
+// What the host copies' memory says about pinning (transfers pass): pin
+// where many are pageable, say so where they are pinned already, nothing
+// where the trace does not record it.
+std::string PinningAdvice(const Analysis& a) {
+  const auto* found = a.results.Get<std::vector<TransferStats>>(kTransfersPass);
+  if (found == nullptr) return {};
+  int64_t pinned = 0, pageable = 0;
+  for (const TransferStats& t : *found) {
+    if (t.direction == "HtoD" || t.direction == "DtoH") pinned += t.pinned, pageable += t.pageable;
+  }
+  // As the transfers rule judges it: pinning is the advice where more than
+  // a tenth of the host copies are pageable.
+  if (10 * pageable > pinned + pageable) {
+    return fmt::format(", from pinned memory: {} of {} host copies are from or to pageable memory",
+                       pageable, pinned + pageable);
+  }
+  if (pinned > 0) {
+    return fmt::format("; {} of {} host copies already use pinned memory", pinned,
+                       pinned + pageable);
+  }
+  return {};
+}
+
 void DiagnosisRule(const RuleContext& c, std::vector<Finding>& out) {
   const Attribution* at = c.analysis.results.Get<Attribution>(kAttributionPass);
   if (at == nullptr || at->window_ns <= 0) return;
@@ -848,7 +872,7 @@ void DiagnosisRule(const RuleContext& c, std::vector<Finding>& out) {
        "timing. Without it"},
       {"step_memory", "Memory copies fill {0}: the step is transfer-bound",
        "Move less between host and device: keep tensors on the device, copy once, overlap "
-       "copies with compute (non_blocking copies from pinned memory on a side stream). At most"},
+       "copies with compute (non_blocking copies on a side stream{3}). At most"},
       {"step_data_loading", "{1} while the host loads data: {0}",
        "Load batches ahead of the step: DataLoader(num_workers>0, persistent_workers=True, "
        "prefetch_factor), pin_memory=True, lighter per-item work. At most"},
@@ -869,7 +893,9 @@ void DiagnosisRule(const RuleContext& c, std::vector<Finding>& out) {
   if (plain != std::end(kPlain) && !runtime_wait) {
     f.title = fmt::format(fmt::runtime(plain->title), share, idles,
                           at->cpu_is_device ? "no operator computing" : "the device idle");
-    f.action = std::string(plain->action) + " " + after(v.ns) + ".";
+    f.action = fmt::format(fmt::runtime(plain->action), 0, 0, 0,
+                           v.id == "step_memory" ? PinningAdvice(c.analysis) : std::string()) +
+               " " + after(v.ns) + ".";
     f.saving_ns = v.ns;
   } else if (v.id == "step_capture") {
     f.severity = Severity::kWarning;
