@@ -264,6 +264,32 @@ TEST(Advisor, TransferBoundAdviceFollowsTheCopiesMemory) {
   EXPECT_EQ(pinned.find("from pinned memory"), std::string::npos) << pinned;
 }
 
+// One-off first calls are said to be one-off (issue 36, class 5), and only
+// where they hold: 1 ms or more, 10x the later calls' median, in the window.
+TEST(Advisor, SlowFirstCallsAreOneOff) {
+  const auto fires = [](int64_t first_us, int64_t later_us, bool in_warmup_step) {
+    Builder b;
+    if (in_warmup_step) {  // a warm-up step holds the first call; three steady ones follow
+      b.Add(EventClass::kStep, "ProfilerStep#0", 0, 20000);
+      for (int s = 1; s <= 3; ++s) {
+        b.Add(EventClass::kStep, "ProfilerStep#" + std::to_string(s), 20000 + 2000 * (s - 1),
+              20000 + 2000 * s);
+      }
+    }
+    b.Add(EventClass::kHostOp, "aten::mm", 100, 100 + first_us);
+    for (int i = 0; i < 3; ++i) {
+      b.Add(EventClass::kHostOp, "aten::mm", 20000 + 2000 * i, 20000 + 2000 * i + later_us);
+      b.Add(EventClass::kKernel, "gemm", 20000 + 2000 * i, 20000 + 2000 * i + 1500);
+    }
+    const auto findings = Advise(AnalyzeTrace(b.model));
+    return Find(findings, "first_calls") != nullptr;
+  };
+  EXPECT_TRUE(fires(5000, 100, false));
+  EXPECT_FALSE(fires(900, 50, false));    // under 1 ms
+  EXPECT_FALSE(fires(5000, 600, false));  // 8x the later calls, not 10x
+  EXPECT_FALSE(fires(15000, 100, true));  // in a warm-up step, outside the complete steps
+}
+
 // Rules that measure a share of device time are judged by what their subject
 // could cost the run (issue 36): on a device that mostly idles, TransData at a
 // quarter of device time is a small part of the trace, not a critical finding.
