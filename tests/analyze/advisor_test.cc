@@ -290,6 +290,30 @@ TEST(Advisor, SlowFirstCallsAreOneOff) {
   EXPECT_FALSE(fires(15000, 100, true));  // in a warm-up step, outside the complete steps
 }
 
+// The part of the window nothing explains is said beside the diagnosis
+// (issue 36): info from 10%, a warning from 25%, and not where the
+// diagnosis is itself that the trace cannot say.
+TEST(Advisor, TheUntracedPartIsSaidBesideTheDiagnosis) {
+  const auto finding = [](int64_t busy_us) {
+    Builder b;
+    b.Add(EventClass::kStep, "ProfilerStep#1", 0, 1000);
+    b.Add(EventClass::kKernel, "gemm", 0, busy_us);
+    const auto findings = Advise(AnalyzeTrace(b.model));
+    const Finding* f = Find(findings, "untraced_part");
+    return f == nullptr ? std::optional<Finding>() : *f;
+  };
+  const auto warning = finding(700);  // 30% inside the step with nothing below it
+  ASSERT_TRUE(warning.has_value());
+  EXPECT_EQ(warning->severity, Severity::kWarning);
+  EXPECT_NE(warning->title.find("explains 30.0% of the 1 complete step"), std::string::npos)
+      << warning->title;
+  const auto info = finding(850);
+  ASSERT_TRUE(info.has_value());
+  EXPECT_EQ(info->severity, Severity::kInfo);
+  EXPECT_FALSE(finding(950).has_value());  // 5%
+  EXPECT_FALSE(finding(300).has_value());  // 70%: the diagnosis is step_untraced
+}
+
 // Rules that measure a share of device time are judged by what their subject
 // could cost the run (issue 36): on a device that mostly idles, TransData at a
 // quarter of device time is a small part of the trace, not a critical finding.

@@ -1139,6 +1139,48 @@ void DiagnosisRule(const RuleContext& c, std::vector<Finding>& out) {
   out.push_back(std::move(f));
 }
 
+// A record with holes (issue 36; the sampled ranks' reading: 13-19% of
+// every step is the device idle under an annotation with nothing recorded
+// below it): where the diagnosis names another state, the part nothing
+// explains is said, so the diagnosis is read as about the rest.
+constexpr double kHolesPct = 10, kHolesWarningPct = 25;
+
+void UntracedPartRule(const RuleContext& c, std::vector<Finding>& out) {
+  const Attribution* at = c.analysis.results.Get<Attribution>(kAttributionPass);
+  if (at == nullptr || at->window_ns <= 0) return;
+  const Verdict v = Choose(*at);
+  if (v.ns <= 0 || v.id == "step_untraced" || v.id == "step_capture") return;
+  const int64_t annotation = at->Of(StepState::kAnnotationOnly);
+  const int64_t untraced = at->Of(StepState::kUntraced);
+  const int64_t holes = annotation + untraced;
+  const double pct = Pct(holes, at->window_ns);
+  if (pct < kHolesPct) return;
+  std::string parts;
+  if (annotation > 0) {
+    parts = fmt::format("{:.3f} ms inside an annotation with nothing recorded below it{}",
+                        annotation / 1e6,
+                        at->top[Index(StepState::kAnnotationOnly)].empty()
+                            ? std::string()
+                            : " (" + PartsText(*at, StepState::kAnnotationOnly) + ")");
+  }
+  if (untraced > 0) {
+    parts +=
+        fmt::format("{}{:.3f} ms with no event at all", parts.empty() ? "" : "; ", untraced / 1e6);
+  }
+  const char* idle = at->cpu_is_device ? "no operator runs" : "the device idles";
+  out.push_back(
+      {"untraced_part", pct >= kHolesWarningPct ? Severity::kWarning : Severity::kInfo,
+       fmt::format("Nothing in the trace explains {:.1f}% of {}: {} and the host records nothing "
+                   "that says why; the diagnosis is about the rest",
+                   pct, WindowText(*at), idle),
+       parts,
+       "Record what the host does there before judging host overhead: the runtime and "
+       "synchronisation calls with the device activity (torch.profiler activities CPU and "
+       "CUDA/NPU), Python with with_stack=True, the threads that do the work (a thread the "
+       "profiler does not see, a helper process); where the time is the program waiting on "
+       "something outside the trace (I/O, another process, a lock), the trace cannot show it."});
+}
+
 }  // namespace
 
 std::string DiagnosedWindow(const Attribution& at) { return WindowText(at); }
@@ -1252,7 +1294,18 @@ Pass AttributionPass() {
                   kCapturePct, kUntracedPct, kStartupPct, kStartupStartPct, kSetupPct, kWarmupPct,
                   kOutlierStepRatio, kOutlierWindowPct);
             },
-            DiagnosisRule}}};
+            DiagnosisRule},
+           {"untraced_part",
+            {kAttributionPass},
+            [](const Thresholds&) {
+              return fmt::format(
+                  "the step-time diagnosis names a state other than untraced (or a capture), "
+                  "and the window's time that nothing explains (the device idle under an "
+                  "annotation with nothing below it, or with no event at all) is {:g}% of it or "
+                  "more (a warning from {:g}%); no saving: the trace cannot say what it was",
+                  kHolesPct, kHolesWarningPct);
+            },
+            UntracedPartRule}}};
 }
 
 }  // namespace opscope::analyze
