@@ -34,13 +34,14 @@ Rule AiCoreShapesRule();          // rules/ai_core_bound.cc
 Rule OnlineCompilationRule();     // rules/online_compilation.cc
 Rule ExposedCommunicationRule();  // rules/exposed_communication.cc
 Rule SmallPacketsRule();          // rules/small_packets.cc
+Rule RdmaRetransmissionRule();    // rules/rdma_retransmission.cc
 
 const std::vector<Rule>& Rules() {
   static const std::vector<Rule> rules = [] {
     std::vector<Rule> all;
     for (const Pass& pass : Passes()) all.insert(all.end(), pass.rules.begin(), pass.rules.end());
     for (Rule (*rule)() : {AiCoreBoundRule, AiCoreShapesRule, OnlineCompilationRule,
-                           ExposedCommunicationRule, SmallPacketsRule}) {
+                           ExposedCommunicationRule, SmallPacketsRule, RdmaRetransmissionRule}) {
       all.push_back(rule());
     }
     return all;

@@ -1,5 +1,7 @@
 #!/usr/bin/env python3
-"""The small_packets rule against msprof-analyze's published packet rule
+"""The small_packets and rdma_retransmission rules against msprof-analyze's
+published packet and retransmission rules (the latter at the end). The
+packet rule
 (its advisor's rules/en/packet.yaml: min_sdma_size 16 MB, min_rdma_size 1 MB,
 min_sdma_ratio and min_rdma_ratio 0.2), applied here to each rank's
 communication.json read with Python's json module (docs/formats/ascend.md
@@ -129,4 +131,35 @@ def rdma_small(ops, kind):
 rewritten("half of the operations under 16 MB over HCCS", half_small)
 rewritten("one of five under 16 MB", one_in_five)
 rewritten("every operation under 1 MB over RDMA", rdma_small)
+
+# The retransmission rule (msprof-analyze's rules/en/rdma_analysis.yaml:
+# min_retransmission_time 4000 ms): an operation of 4 s or more whose RDMA
+# transit time exceeds 4 s is named; one whose transit is 3 s is not.
+
+
+def retransmission(label, transit_ms, fires):
+    tmp = tempfile.mkdtemp(dir=c.scratch)
+    rank = os.path.join(tmp, "rank0_ascend_pt")
+    shutil.copytree(source, rank)
+    path = os.path.join(rank, "ASCEND_PROFILER_OUTPUT", "communication.json")
+    with open(path) as f:
+        doc = json.load(f)
+    name, op = next((n, o) for n, o in next(iter(doc.values()))["collective"].items()
+                    if n != "Total Op Info")
+    op["Communication Time Info"]["Elapse Time(ms)"] = transit_ms + 100.0
+    op["Communication Bandwidth Info"]["RDMA"] = hccs(64.0, transit_ms)
+    with open(path, "w") as f:
+        json.dump(doc, f)
+    run, out = c.analyze(opscope, rank, label)
+    with open(os.path.join(out, "analysis.json")) as f:
+        got = [r for r in json.load(f)["results"]
+               if r.get("section") == "findings" and r["id"] == "rdma_retransmission"]
+    op_name = name.split("@")[0]
+    c.check(bool(got) == fires and (not fires or op_name in got[0]["evidence"]),
+            f"{label}: RDMA transit {transit_ms} ms: {'named' if fires else 'no finding'} "
+            f"({[g['title'] for g in got]})")
+
+
+retransmission("an RDMA transfer of 5 s", 5000.0, True)
+retransmission("an RDMA transfer of 3 s", 3000.0, False)
 sys.exit(c.done())
