@@ -14,6 +14,7 @@ RankSummary SummarizeRank(const TraceModel& model, int fallback_rank, const Step
   RankSummary r;
   r.path = model.source;
   r.rank = fallback_rank;
+  r.timeline = model.size() > 0;
   const auto info = model.metadata.find("distributedInfo");
   if (info != model.metadata.end()) {
     const auto at = info->second.find("\"rank\"");

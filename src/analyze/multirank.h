@@ -20,6 +20,10 @@ struct RankSummary {
   int64_t all_steps = 0;                // every ProfilerStep span
   int64_t compute_ns = 0, communication_ns = 0;
   int64_t overlap_ns = 0;  // communication time during which compute ran too
+  // The rank left a timeline (events); false: only its producer's summaries
+  // (a step breakdown, communication records), which the ranks' other tables
+  // hold, so this row's timeline figures do not apply.
+  bool timeline = true;
 };
 
 // `steps`: the trace's complete steps where its analysis has them (the steps

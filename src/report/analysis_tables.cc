@@ -35,13 +35,24 @@ void AddRanks(const analyze::RankComparison& c, std::vector<ResultTable>& tables
        .header = "Comm overlapped %",
        .precision = 1,
        .unit = Unit::kPercent}};
+  bool summaries_only = false;
   for (const auto& r : c.ranks) {
+    if (!r.timeline) {  // its figures are in the tables of the producer's summaries
+      summaries_only = true;
+      table.AddRow({int64_t{r.rank}, r.path, Value{}, Value{}, Value{}, Value{}, Value{}});
+      continue;
+    }
     table.AddRow(
         {int64_t{r.rank}, r.path, r.steps, r.mean_step_ns, r.compute_ns, r.communication_ns,
          r.communication_ns > 0 ? Value{100.0 * r.overlap_ns / r.communication_ns} : Value{}});
   }
   table.notes.push_back(
       "Comm overlapped %: communication kernel time during which compute kernels also ran.");
+  if (summaries_only) {
+    table.notes.push_back(
+        "n/a: a rank that left no timeline, only its producer's summaries (step breakdown, "
+        "communication records): its steps and communication are in the tables of those.");
+  }
   if (c.slow_pct >= 10) {
     table.notes.push_back(
         fmt::format("warning: rank {} is {:.1f}% slower than the median: compare its data loading, "

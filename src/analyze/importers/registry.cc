@@ -7,6 +7,7 @@
 #include "analyze/importers/ascend/output_trees.h"
 #include "analyze/importers/ascend/profiler_info.h"
 #include "analyze/importers/ascend/side_file_readers.h"
+#include "analyze/importers/ascend/step_trace_time.h"
 #include "analyze/importers/ascend/task_time_importer.h"
 #include "analyze/importers/chrome_json/chrome_json_importer.h"
 #include "analyze/importers/nsys/nsys_importer.h"
@@ -29,6 +30,7 @@ const std::vector<Importer>& Importers() {
       RocpdImporter(),  //
       NsysImporter(),   //
       AscendDbImporter(),      TaskTimeImporter(),
+      StepTraceTimeImporter(),  // last: a rank with summaries and no timeline
   };
   return importers;
 }

@@ -19,8 +19,8 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr char kTimelines[] =
-    "trace_view.json, kernel_details.csv, ascend_pytorch_profiler_*.db, msprof_*.json or "
-    "op_summary_*.csv";
+    "trace_view.json, kernel_details.csv, ascend_pytorch_profiler_*.db, msprof_*.json, "
+    "op_summary_*.csv, or step_trace_time.csv alone";
 
 constexpr int kSearchDepth = 4;  // a job folder > host folders > rank folders > outputs
 
@@ -224,6 +224,10 @@ void ReadOutputFolder(const fs::path& output, RankTree& tree) {
     if (primary.empty() && IsAscendTraceDbName(name)) primary = name;
     if (name == "analysis.db" || name == "communication_analyzer.db") analysis_db = name;
   }
+  // A rank that left only its summaries (what msprof-analyze's cluster
+  // analysis reads): its step breakdown stands in for the timeline, and the
+  // communication files beside it are read with it.
+  if (primary.empty() && has("step_trace_time.csv")) primary = "step_trace_time.csv";
   const bool db_primary = primary.ends_with(".db");
   if (!primary.empty()) {
     tree.trace = TraceInput{(output / primary).string()};
@@ -450,6 +454,7 @@ void Beside(TraceInput& trace) {
   const fs::path file(trace.path);
   const std::string name = file.filename().string();
   if (IsTaskSummaryName(name)) trace.SetFile("ai_core_metrics", trace.path);
+  if (name == "step_trace_time.csv") trace.SetFile("step_trace_time", trace.path);
   if (IsAscendTraceDbName(name)) {
     trace.SetFile("ai_core_metrics", trace.path);
     for (const char* db : {"analysis.db", "communication_analyzer.db"}) {

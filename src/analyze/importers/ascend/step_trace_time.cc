@@ -56,4 +56,26 @@ std::vector<ReportedStep> ReadStepTraceTime(Source& source) {
   return rows;
 }
 
+Importer StepTraceTimeImporter() {
+  return Importer{
+      "ascend-step-trace",
+      "torch_npu's step_trace_time.csv alone: a rank's step breakdown without a timeline",
+      {"step_trace_time.csv"},
+      [](Source& source) {
+        std::string_view head = source.Peek(4096);
+        head = head.substr(0, head.find('\n'));
+        return head.find("Step") != std::string_view::npos &&
+               head.find("Computing") != std::string_view::npos &&
+               head.find("Communication(Not Overlapped)") != std::string_view::npos;
+      },
+      [](Source& source, TraceModel& model) {
+        // Read here so that a broken file is refused as a timeline would be;
+        // the rows reach the tables through the side-file reader of the same
+        // file (the tree finder and Beside give it that role).
+        ReadStepTraceTime(source);
+        model.format = "ascend-step-trace";
+      },
+  };
+}
+
 }  // namespace opscope::analyze
