@@ -35,13 +35,15 @@ Rule OnlineCompilationRule();     // rules/online_compilation.cc
 Rule ExposedCommunicationRule();  // rules/exposed_communication.cc
 Rule SmallPacketsRule();          // rules/small_packets.cc
 Rule RdmaRetransmissionRule();    // rules/rdma_retransmission.cc
+Rule EnvironmentRule();           // rules/environment.cc
 
 const std::vector<Rule>& Rules() {
   static const std::vector<Rule> rules = [] {
     std::vector<Rule> all;
     for (const Pass& pass : Passes()) all.insert(all.end(), pass.rules.begin(), pass.rules.end());
-    for (Rule (*rule)() : {AiCoreBoundRule, AiCoreShapesRule, OnlineCompilationRule,
-                           ExposedCommunicationRule, SmallPacketsRule, RdmaRetransmissionRule}) {
+    for (Rule (*rule)() :
+         {AiCoreBoundRule, AiCoreShapesRule, OnlineCompilationRule, ExposedCommunicationRule,
+          SmallPacketsRule, RdmaRetransmissionRule, EnvironmentRule}) {
       all.push_back(rule());
     }
     return all;

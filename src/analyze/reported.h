@@ -309,6 +309,10 @@ struct ReportedTables {
   std::optional<ReportedMemory> memory;
   ReportedSummaries summaries;
   std::optional<ReportedChip> chip;
+  // The environment variables the producer recorded for the run, as written
+  // (profiler_metadata.json's ENV_VARIABLES; "" a variable that was unset).
+  std::vector<std::pair<std::string, std::string>> environment;
+  std::string environment_source;
   // What a side-file reader keeps in a type of its own file, by the reader's
   // name (side_files.h: SideFileReader::tables shows it), so a new reader
   // changes no shared header: importers/ascend/profiler_info.h.

@@ -27,9 +27,37 @@ uint64_t HcclGroupHash(std::string_view hccl_name) {
 }
 
 std::vector<ReportedGroup> ReadParallelGroups(Source& source) {
+  return ReadProfilerMetadata(source).groups;
+}
+
+namespace {
+
+std::vector<ReportedGroup> GroupsOf(simdjson::dom::element root, const std::string& path);
+
+}  // namespace
+
+ProfilerMetadata ReadProfilerMetadata(Source& source) {
   const std::string& path = source.name();
   simdjson::dom::parser parser;
   const simdjson::dom::element root = ReadJsonFile(source, parser, kMaxBytes, "profiler metadata");
+  ProfilerMetadata out;
+  out.groups = GroupsOf(root, path);
+  simdjson::dom::object env;
+  if (root["ENV_VARIABLES"].get_object().get(env) == simdjson::SUCCESS) {
+    for (const auto [name, value] : env) {
+      std::string_view text;
+      out.environment.emplace_back(std::string(name),
+                                   value.get_string().get(text) == simdjson::SUCCESS
+                                       ? std::string(text)
+                                       : simdjson::to_string(value));
+    }
+  }
+  return out;
+}
+
+namespace {
+
+std::vector<ReportedGroup> GroupsOf(simdjson::dom::element root, const std::string& path) {
   simdjson::dom::object groups;
   if (root["parallel_group_info"].get_object().get(groups) != simdjson::SUCCESS) return {};
   std::vector<ReportedGroup> out;
@@ -58,5 +86,7 @@ std::vector<ReportedGroup> ReadParallelGroups(Source& source) {
   }
   return out;
 }
+
+}  // namespace
 
 }  // namespace opscope::analyze

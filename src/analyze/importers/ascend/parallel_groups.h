@@ -27,6 +27,14 @@ uint64_t HcclGroupHash(std::string_view hccl_name);
 // global_ranks is not a list of ranks.
 std::vector<ReportedGroup> ReadParallelGroups(Source& profiler_metadata);
 
+// The same file's groups and its ENV_VARIABLES (each variable's value as a
+// string, "" where unset; a value that is not a string is written as JSON).
+struct ProfilerMetadata {
+  std::vector<ReportedGroup> groups;
+  std::vector<std::pair<std::string, std::string>> environment;
+};
+ProfilerMetadata ReadProfilerMetadata(Source& profiler_metadata);
+
 }  // namespace opscope::analyze
 
 #endif  // OPSCOPE_ANALYZE_IMPORTERS_ASCEND_PARALLEL_GROUPS_H_

@@ -145,9 +145,13 @@ std::vector<SideFileReader> AscendSideFileReaders() {
       {"profiler_metadata",
        {{"profiler_metadata", {"profiler_metadata.json"}}},
        "profiler_metadata.json's parallel_group_info: each communication group's role and "
-       "global ranks -> groups",
+       "global ranks -> groups; its ENV_VARIABLES -> environment",
        [](RankFiles& f, TraceModel& m) {
-         Into<ReadParallelGroups>("profiler_metadata", f, m.reported.groups);
+         ProfilerMetadata metadata;
+         Into<ReadProfilerMetadata>("profiler_metadata", f, metadata);
+         m.reported.groups = std::move(metadata.groups);
+         m.reported.environment = std::move(metadata.environment);
+         m.reported.environment_source = f.Path("profiler_metadata");
        }},
       {"op_statistic",
        {{"op_statistic", {"op_statistic.csv", "op_statistic_*.csv"}}},
