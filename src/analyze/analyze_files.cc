@@ -176,7 +176,9 @@ AnalyzedSet AnalyzeFiles(const AnalyzeOptions& options) {
   if (ranks.size() > 1) out.ranks = CompareRanks(std::move(ranks));
   std::vector<StepRankInput> steps;
   for (const AnalyzedTrace& t : out.traces) {
-    if (!t.reported.steps.empty()) steps.push_back({t.rank, t.path, &t.reported.steps});
+    if (!t.reported.steps.empty()) {
+      steps.push_back({t.rank, t.path, &t.reported.steps, &t.reported.groups});
+    }
   }
   if (!steps.empty()) out.step_ranks = CompareReportedSteps(steps);
   std::vector<CommunicationInput> communication;

@@ -1,6 +1,7 @@
 #include "analyze/multirank.h"
 
 #include <algorithm>
+#include <map>
 
 #include "analyze/compute_device.h"
 #include "analyze/intervals.h"
@@ -71,6 +72,48 @@ RankComparison CompareRanks(std::vector<RankSummary> ranks) {
   return out;
 }
 
+namespace {
+
+// Each rank's pipeline stage: its position in the sorted ranks of a
+// pipeline-parallel group (role "pp") that any rank recorded; the stages'
+// means over their ranks' step means. Empty where no rank recorded one.
+std::vector<StageMeans> StagesOf(const std::vector<StepRankInput>& inputs,
+                                 const std::vector<StepRankMeans>& ranks) {
+  std::map<int, int> stage_of;  // global rank -> stage
+  for (const StepRankInput& in : inputs) {
+    if (in.groups == nullptr) continue;
+    for (const ReportedGroup& g : *in.groups) {
+      if (g.role != "pp") continue;
+      for (size_t i = 0; i < g.global_ranks.size(); ++i) {
+        stage_of.try_emplace(g.global_ranks[i], static_cast<int>(i));
+      }
+    }
+  }
+  std::map<int, StageMeans> stages;
+  std::map<int, int64_t> with_bubble;
+  for (const StepRankMeans& r : ranks) {
+    const auto it = stage_of.find(r.rank);
+    if (it == stage_of.end()) continue;
+    StageMeans& s = stages[it->second];
+    s.stage = it->second;
+    s.ranks.push_back(r.rank);
+    s.step_ns += r.step_ns, s.computing_ns += r.computing_ns;
+    s.comm_not_overlapped_ns += r.comm_not_overlapped_ns, s.free_ns += r.free_ns;
+    if (r.bubble_ns >= 0) s.bubble_ns = std::max<int64_t>(s.bubble_ns, 0) + r.bubble_ns;
+    if (r.bubble_ns >= 0) ++with_bubble[s.stage];
+  }
+  std::vector<StageMeans> out;
+  for (auto& [stage, s] : stages) {
+    const auto n = static_cast<int64_t>(s.ranks.size());
+    s.step_ns /= n, s.computing_ns /= n, s.comm_not_overlapped_ns /= n, s.free_ns /= n;
+    if (s.bubble_ns >= 0) s.bubble_ns /= with_bubble[stage];
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+}  // namespace
+
 ReportedStepRanks CompareReportedSteps(const std::vector<StepRankInput>& inputs) {
   ReportedStepRanks out;
   for (const StepRankInput& in : inputs) {
@@ -124,6 +167,14 @@ ReportedStepRanks CompareReportedSteps(const std::vector<StepRankInput>& inputs)
       out.slow_component = name;
       out.slow_component_excess_ns = static_cast<int64_t>(excess);
     }
+  }
+  out.stages = StagesOf(inputs, out.ranks);
+  if (out.stages.size() >= 2) {
+    const auto [least, most] = std::minmax_element(
+        out.stages.begin(), out.stages.end(),
+        [](const StageMeans& a, const StageMeans& b) { return a.computing_ns < b.computing_ns; });
+    out.slow_stage = most->stage;
+    out.stage_imbalance_ns = most->computing_ns - least->computing_ns;
   }
   return out;
 }

@@ -48,6 +48,9 @@ struct StepRankInput {
   int rank = -1;
   std::string path;
   const std::vector<ReportedStep>* steps = nullptr;
+  // The communication groups the rank recorded (profiler_metadata.json's
+  // parallel_group_info); null or empty: none.
+  const std::vector<ReportedGroup>* groups = nullptr;
 };
 
 struct StepRankMeans {
@@ -58,12 +61,29 @@ struct StepRankMeans {
   int64_t bubble_ns = -1, preparing_ns = -1;  // -1: not in the file
 };
 
+// A pipeline stage: the ranks at one position of the pipeline-parallel
+// groups (role "pp": each group's ranks, sorted, are its stages in order, as
+// msprof-analyze maps them), with the means of their step means.
+struct StageMeans {
+  int stage = -1;
+  std::vector<int> ranks;
+  int64_t step_ns = 0, computing_ns = 0, comm_not_overlapped_ns = 0, free_ns = 0;
+  int64_t bubble_ns = -1;  // -1: not in the files
+};
+
 struct ReportedStepRanks {
   std::vector<StepRankMeans> ranks;  // by rank
   int slow_rank = -1;
   double slow_pct = 0;                   // its mean step above the median of the ranks' means
   std::string slow_component;            // "computing", "communication not overlapped" or "free"
   int64_t slow_component_excess_ns = 0;  // over the median rank's
+  // Pipeline stages, where the ranks recorded pp groups and two or more
+  // stages have ranks with steps; the stage that computes longest, and by
+  // how much more than the one that computes least (the others wait for it
+  // in the pipeline's bubbles).
+  std::vector<StageMeans> stages;
+  int slow_stage = -1;
+  int64_t stage_imbalance_ns = 0;
 };
 
 // Ranks without a usable row are left out; fewer than two ranks give no slow rank.

@@ -118,6 +118,54 @@ void AddReportedSteps(const analyze::AnalyzedSet& set, std::vector<ResultTable>&
       "points at the host (data loading, launches), communication at waiting for other ranks or "
       "slow links, computing at this rank's kernels.");
   tables.push_back(std::move(table));
+  if (c.stages.size() < 2) return;
+  // Pipeline stages: the ranks at each position of the pp groups.
+  ResultTable stages;
+  stages.section = "reported_stages";
+  const auto least = std::min_element(
+      c.stages.begin(), c.stages.end(),
+      [](const auto& a, const auto& b) { return a.computing_ns < b.computing_ns; });
+  stages.title = fmt::format(
+      "Pipeline stages (parallel_group_info's pp groups): stage {} computes {:.3f} ms more per "
+      "step than stage {}; the other stages wait for it in the pipeline's bubbles",
+      c.slow_stage, c.stage_imbalance_ns / 1e6, least->stage);
+  stages.columns = {
+      {"stage", "Stage"},
+      {"ranks", "Ranks"},
+      {.key = "step_ns",
+       .header = "Mean step ms",
+       .precision = 3,
+       .unit = Unit::kTime,
+       .scale = 1e6},
+      {.key = "computing_ns",
+       .header = "Computing ms",
+       .precision = 3,
+       .unit = Unit::kTime,
+       .scale = 1e6},
+      {.key = "comm_not_overlapped_ns",
+       .header = "Comm not overlapped ms",
+       .precision = 3,
+       .unit = Unit::kTime,
+       .scale = 1e6},
+      {.key = "free_ns", .header = "Free ms", .precision = 3, .unit = Unit::kTime, .scale = 1e6},
+      {.key = "bubble_ns",
+       .header = "Bubble ms",
+       .precision = 3,
+       .unit = Unit::kTime,
+       .scale = 1e6}};
+  for (const auto& s : c.stages) {
+    std::string ranks;
+    for (const int r : s.ranks) ranks += (ranks.empty() ? "" : ", ") + std::to_string(r);
+    stages.AddRow({int64_t{s.stage}, ranks, MsOrNone(s.step_ns), MsOrNone(s.computing_ns),
+                   MsOrNone(s.comm_not_overlapped_ns), MsOrNone(s.free_ns), MsOrNone(s.bubble_ns)});
+  }
+  stages.notes.push_back(
+      "A rank's stage is its position among the sorted ranks of its pipeline-parallel group "
+      "(profiler_metadata.json's parallel_group_info, role pp), as msprof-analyze maps them; a "
+      "stage's figures are the means of its ranks' step means. Balance the stages' layers (or "
+      "their micro-batch work) so that they compute alike: the slowest stage sets every "
+      "stage's step.");
+  tables.push_back(std::move(stages));
 }
 
 // The AI Core pipeline per operator from a rank's kernel_details.csv PMU columns.

@@ -15,7 +15,10 @@ Checked against those files read with Python's csv and json modules:
 - the ranks-by-step_trace_time table names rank 1 the slowest, by its free
   time;
 - the ranks table (timeline figures) gives rank 1 no figures, and says why;
-- step_trace_time.csv named alone is analysed the same way.
+- step_trace_time.csv named alone is analysed the same way;
+- a four-rank job of summaries only with two pipeline-parallel groups: the
+  stages' table (ranks per stage, their mean computing) and the imbalance
+  planted in stage 1.
 
     summaries_only_test.py OPSCOPE DATA_DIR
 """
@@ -101,6 +104,46 @@ c.check(bool(slow) and "rank 1 is the slowest" in slow[0] and "free" in slow[0],
 ranks = {r["rank"]: r for r in section("ranks")}
 c.check(set(ranks) == {0, 1} and ranks[1]["steps"] is None and ranks[1]["mean_step_ns"] is None
         and ranks[0]["steps"] == 1, f"the ranks table: rank 1 without timeline figures ({ranks})")
+
+# Pipeline stages: four ranks of summaries only, whose profiler_metadata.json
+# records two pipeline-parallel groups, [0, 2] and [1, 3] (stage 0: ranks 0
+# and 1; stage 1: ranks 2 and 3); the ranks of stage 1 compute 170 ms more
+# (and rank 3 another 10 ms). The stages' figures are the means of their
+# ranks' step means, from the files written here.
+pp = os.path.join(c.scratch, "pp")
+extra = {0: 0, 1: 0, 2: 170000, 3: 180000}  # us of computing added
+groups = {"group_pp_a": {"group_name": "pp", "group_rank": 0, "global_ranks": [0, 2]},
+          "group_pp_b": {"group_name": "pp", "group_rank": 0, "global_ranks": [1, 3]}}
+means = {}
+for rank, more in extra.items():
+    out_r = os.path.join(pp, f"rank{rank}_ascend_pt", "ASCEND_PROFILER_OUTPUT")
+    os.makedirs(out_r)
+    planted = []
+    for r in rows:
+        r = dict(r)
+        r["Computing"] = str(decimal.Decimal(r["Computing"]) + more)
+        planted.append(r)
+    with open(os.path.join(out_r, "step_trace_time.csv"), "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=header)
+        w.writeheader()
+        w.writerows(planted)
+    with open(os.path.join(pp, f"rank{rank}_ascend_pt", f"profiler_info_{rank}.json"), "w") as f:
+        json.dump({"config": {}}, f)
+    with open(os.path.join(pp, f"rank{rank}_ascend_pt", "profiler_metadata.json"), "w") as f:
+        json.dump({"parallel_group_info": {k: g for k, g in groups.items() if rank in g["global_ranks"]}}, f)
+    means[rank] = sum(us(r["Computing"]) for r in planted) // len(planted)
+stage_computing = {0: (means[0] + means[1]) // 2, 1: (means[2] + means[3]) // 2}
+run, out = c.analyze(opscope, pp, "pp-report", "--format", "json")
+doc = json.loads(run.stdout) if run.returncode == 0 else {"results": [], "tables": []}
+got = {r["stage"]: r for r in doc["results"] if r.get("section") == "reported_stages"}
+c.check(run.returncode == 0 and set(got) == {0, 1} and got[0]["ranks"] == "0, 1"
+        and got[1]["ranks"] == "2, 3"
+        and all(got[k]["computing_ns"] == v for k, v in stage_computing.items()),
+        f"two stages of two ranks, computing {stage_computing} ({got})")
+title = [t["title"] for t in doc["tables"] if t["section"] == "reported_stages"]
+imbalance = stage_computing[1] - stage_computing[0]
+c.check(bool(title) and f"stage 1 computes {imbalance / 1e6:.3f} ms more per step than stage 0" in title[0],
+        f"the stage imbalance, {imbalance} ns, is named ({title})")
 
 # step_trace_time.csv named alone.
 alone = os.path.join(out1, "step_trace_time.csv")
