@@ -138,6 +138,12 @@ AnalyzedSet AnalyzeFiles(const AnalyzeOptions& options) {
   std::optional<Error> first_error;
   SummaryMerger merger;
   std::map<int, LeadIns> leads;
+  // The graph capture, read once: its windows charge every trace's replays.
+  std::optional<TraceModel> capture;
+  if (!options.graph_capture.empty()) {
+    core::ProtectInput(options.graph_capture);
+    capture = ImportTrace(std::filesystem::path(options.graph_capture));
+  }
   for (const TraceInput& input : inputs.traces) {
     TraceModel model;
     std::optional<AnalyzedTrace> analyzed;
@@ -153,6 +159,10 @@ AnalyzedSet AnalyzeFiles(const AnalyzeOptions& options) {
       continue;
     }
     AnalyzedTrace& t = *analyzed;
+    if (capture) {
+      GraphKernels graph = ChargeGraphKernels(model, *capture, options.graph_capture);
+      if (graph.launches > 0) t.graph = std::move(graph);
+    }
     ranks.push_back(
         SummarizeRank(model, t.rank, t.analysis.Ran("steps") ? &t.analysis.step_summary : nullptr));
     if (inputs.traces.size() > 1) {

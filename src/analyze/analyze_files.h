@@ -15,6 +15,7 @@
 #include "analyze/advisor.h"
 #include "analyze/analysis.h"
 #include "analyze/communication_cluster.h"
+#include "analyze/graph_capture.h"
 #include "analyze/late_arrivals.h"
 #include "analyze/multirank.h"
 #include "analyze/reported.h"
@@ -37,6 +38,10 @@ struct AnalyzeOptions {
   int threads = 0;
   // Only these passes and their needs (AnalysisOptions::passes); empty: all.
   std::vector<std::string_view> passes;
+  // A trace of the CUDA/HIP graph capture whose replays the traces hold
+  // (--graph-capture): their graph kernels are charged to the operators that
+  // captured them (graph_capture.h). Empty: none.
+  std::string graph_capture;
 };
 
 struct AnalyzedTrace {
@@ -52,6 +57,9 @@ struct AnalyzedTrace {
   std::shared_ptr<const TraceModel> model;
   Analysis analysis;
   std::vector<Finding> findings;
+  // Its graph launches' kernels by capturing operator, where a capture trace
+  // was given and the trace launches graphs.
+  std::optional<GraphKernels> graph;
   // Wall time of each phase: the import, the side files beside the timeline,
   // the analyses and advisor.
   double import_ms = 0, side_files_ms = 0, analysis_ms = 0;

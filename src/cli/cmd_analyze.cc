@@ -76,6 +76,11 @@ struct AnalyzeCommand {
                   "--threads needs --summary-only, --scale-out or --mpi (a single analysis "
                   "already runs on every core)");
     }
+    if (!options.graph_capture.empty() && (summary_only || scale_out || mpi)) {
+      throw Error(ErrorCode::kInvalidArgument,
+                  "--graph-capture is read by one analysis of the traces, not by scale-out "
+                  "analysis (--summary-only, --scale-out, --mpi)");
+    }
     if (summary_only || scale_out || mpi) ExecScaleOut();  // returns where it is not installed
     if (summary_only) return WriteSummaries();
     if (scale_out) return ScaleOut();
@@ -222,6 +227,7 @@ struct AnalyzeCommand {
         {scale_out, "--scale-out"},
         {mpi, "--mpi"},
         {!ceilings_file.empty(), "--ceilings"},
+        {!options.graph_capture.empty(), "--graph-capture"},
         {table != "" && table != "rules", "--table other than rules"}};
     for (const auto& [given, what] : ignored) {
       if (given) {
@@ -274,6 +280,10 @@ void RegisterAnalyze(CLI::App& app) {
   sub->add_option("--top", command->top, "operators per trace (default 20; 0: all)");
   sub->add_option("--ceilings", command->ceilings_file,
                   "ceilings.json from `opscope bench roofline`");
+  sub->add_option("--graph-capture", command->options.graph_capture,
+                  "a trace of the CUDA/HIP graph capture the traces replay: each replayed "
+                  "kernel is charged to the operator that captured it (table graph_kernels)")
+      ->check(NotEmpty());
   sub->add_flag("--summary-only", command->summary_only,
                 "stage 1 of scale-out analysis: write each trace's rank summary (--out: the "
                 "file for one trace, else a folder of rank-<R>.summary) for `opscope merge`");

@@ -14,6 +14,42 @@ size_t Shown(size_t rows, const AnalysisTableOptions& options, ResultTable& tabl
 
 namespace {
 
+// A trace's graph replays charged to the operators that captured them
+// (analyze/graph_capture.h).
+void AddGraphKernels(const analyze::AnalyzedTrace& t, std::vector<ResultTable>& tables) {
+  if (!t.graph) return;
+  const analyze::GraphKernels& g = *t.graph;
+  ResultTable table;
+  table.section = "graph_kernels";
+  table.title = fmt::format(
+      "Graph replays: {} of {} launch{} charged to the operators that captured them ({} "
+      "kernels, {:.3f} ms of device time)",
+      g.matched, g.launches, g.launches == 1 ? "" : "es", g.kernels, g.kernel_ns / 1e6);
+  table.columns = {
+      {"trace", "Trace", 0, false},
+      {"operator", "Operator (at capture)"},
+      {.key = "kernels", .header = "Kernels", .unit = Unit::kCount},
+      {.key = "device_ns", .header = "Device time", .precision = 3, .unit = Unit::kTime},
+      {.key = "share_pct", .header = "% of replayed", .precision = 1, .unit = Unit::kPercent}};
+  for (const auto& o : g.operators) {
+    table.AddRow({t.path, o.name, o.kernels, o.ns,
+                  g.kernel_ns > 0 ? Value{100.0 * o.ns / g.kernel_ns} : Value{}});
+  }
+  table.notes.push_back(fmt::format(
+      "Capture trace {}: {} capture window{}. A replay whose kernels are as many as the launches "
+      "of a capture window takes them in order (the i-th kernel it ran, on one stream, is the "
+      "i-th launch captured), each charged to the innermost framework operator around its "
+      "launch.",
+      g.capture, g.captures, g.captures == 1 ? "" : "s"));
+  for (size_t i = 0; i < g.unmatched.size() && i < 3; ++i) {
+    table.notes.push_back("Not charged: " + g.unmatched[i]);
+  }
+  if (g.unmatched.size() > 3) {
+    table.notes.push_back(fmt::format("{} more launches not charged", g.unmatched.size() - 3));
+  }
+  tables.push_back(std::move(table));
+}
+
 // Several ranks of one job: step time per rank, the slow one, overlap.
 void AddRanks(const analyze::RankComparison& c, std::vector<ResultTable>& tables) {
   ResultTable table;
@@ -165,6 +201,7 @@ std::vector<ResultTable> AnalysisTables(const analyze::AnalyzedSet& set,
       }
     }
     AddReportedTables(t, options, tables);
+    AddGraphKernels(t, tables);
   }
   if (set.ranks) AddRanks(*set.ranks, tables);
   if (set.late && !set.late->ranks.empty()) AddLateArrivals(*set.late, tables);
