@@ -34,43 +34,64 @@ std::vector<Capture> CapturesOf(const TraceModel& m) {
   // Per thread: its capture windows (begin-capture to end-capture calls).
   std::map<uint32_t, std::vector<std::pair<int64_t, int64_t>>> windows;
   std::map<uint32_t, int64_t> open;
+  // What each runtime call's name is, decided once per name: 1 begin-capture,
+  // 2 end-capture, 3 a call that records a node, 0 none; -1 not yet known.
+  std::vector<int8_t> kind(m.string_count(), -1);
+  const auto kind_of = [&](size_t e) {
+    int8_t& k = kind[m.name[e]];
+    if (k < 0) {
+      const std::string n = Lower(m.String(m.name[e]));
+      k = Contains(n, "begincapture")        ? 1
+          : Contains(n, "endcapture")        ? 2
+          : RecordsNode(m.String(m.name[e])) ? 3
+                                             : 0;
+    }
+    return k;
+  };
   for (const size_t e : order) {
     if (m.cls[e] != EventClass::kRuntime) continue;
-    const std::string n = Lower(m.String(m.name[e]));
-    if (Contains(n, "begincapture")) open[m.track[e]] = m.start_ns[e];
-    if (Contains(n, "endcapture")) {
+    if (kind_of(e) == 1) open[m.track[e]] = m.start_ns[e];
+    if (kind_of(e) == 2) {
       const auto it = open.find(m.track[e]);
       if (it == open.end()) continue;
       windows[m.track[e]].push_back({it->second, m.start_ns[e]});
       open.erase(it);
     }
   }
-  // Framework operators per thread, to find the one around each launch.
-  std::map<uint32_t, std::vector<size_t>> ops;
-  for (const size_t e : order) {
-    if (m.cls[e] == EventClass::kHostOp && windows.count(m.track[e])) ops[m.track[e]].push_back(e);
-  }
+  // Per thread with a window, one sweep in time order: the framework
+  // operators open at each launch (a stack), the launches inside a window.
   std::vector<Capture> out;
   for (const auto& [track, spans] : windows) {
-    for (const auto& [begin, end] : spans) {
-      Capture c;
-      for (const size_t e : order) {
-        if (m.start_ns[e] < begin || m.start_ns[e] > end || m.track[e] != track ||
-            m.cls[e] != EventClass::kRuntime || !RecordsNode(m.String(m.name[e]))) {
-          continue;
-        }
-        // The innermost operator around the call: the latest to start of those that hold it.
-        const int64_t s = m.start_ns[e], f = s + m.duration_ns[e];
-        const size_t* around = nullptr;
-        for (const size_t& o : ops[track]) {
-          if (m.start_ns[o] > s) break;
-          if (m.start_ns[o] + m.duration_ns[o] >= f) around = &o;
-        }
-        c.operators.push_back(around ? std::string(m.String(m.name[*around]))
-                                     : std::string("(no operator)"));
+    std::vector<Capture> captures(spans.size());
+    std::vector<size_t> open_ops;
+    for (const size_t e : order) {
+      if (m.track[e] != track) continue;
+      const int64_t s = m.start_ns[e], f = s + m.duration_ns[e];
+      while (!open_ops.empty() &&
+             m.start_ns[open_ops.back()] + m.duration_ns[open_ops.back()] < s) {
+        open_ops.pop_back();
       }
-      out.push_back(std::move(c));
+      if (m.cls[e] == EventClass::kHostOp) {
+        open_ops.push_back(e);
+        continue;
+      }
+      if (m.cls[e] != EventClass::kRuntime || kind_of(e) != 3) continue;
+      const auto w = std::find_if(spans.begin(), spans.end(), [&](const auto& span) {
+        return s >= span.first && s <= span.second;
+      });
+      if (w == spans.end()) continue;
+      // The innermost operator that holds the call: the latest opened that
+      // ends after it.
+      std::string op = "(no operator)";
+      for (auto it = open_ops.rbegin(); it != open_ops.rend(); ++it) {
+        if (m.start_ns[*it] + m.duration_ns[*it] >= f) {
+          op = std::string(m.String(m.name[*it]));
+          break;
+        }
+      }
+      captures[static_cast<size_t>(w - spans.begin())].operators.push_back(std::move(op));
     }
+    for (Capture& c : captures) out.push_back(std::move(c));
   }
   return out;
 }
