@@ -17,6 +17,19 @@ double Us(int64_t ns) { return static_cast<double>(ns) / 1e3; }
 
 Value MsOrNone(int64_t ns) { return ns >= 0 ? Value{ns / 1e6} : Value{}; }
 
+// The step components' means, in ms, as the ranks' and the stages' tables
+// give them (step, computing, communication not overlapped, free, bubble).
+void AppendStepMeanColumns(ResultTable& table) {
+  for (const auto& [key, header] : {std::pair{"step_ns", "Mean step ms"},
+                                    {"computing_ns", "Computing ms"},
+                                    {"comm_not_overlapped_ns", "Comm not overlapped ms"},
+                                    {"free_ns", "Free ms"},
+                                    {"bubble_ns", "Bubble ms"}}) {
+    table.columns.push_back(
+        {.key = key, .header = header, .precision = 3, .unit = Unit::kTime, .scale = 1e6});
+  }
+}
+
 // torch_npu's step_trace_time.csv of each rank, then the ranks compared by it.
 void AddReportedSteps(const analyze::AnalyzedSet& set, std::vector<ResultTable>& tables) {
   for (const analyze::AnalyzedTrace& t : set.traces) {
@@ -77,36 +90,13 @@ void AddReportedSteps(const analyze::AnalyzedSet& set, std::vector<ResultTable>&
                 "Ranks by step_trace_time.csv: rank {} is the slowest, {:.1f}% above the "
                 "median rank: {} {:.3f} ms over the median",
                 c.slow_rank, c.slow_pct, c.slow_component, c.slow_component_excess_ns / 1e6);
-  table.columns = {
-      {"rank", "Rank"},
-      {"trace", "Trace"},
-      {"steps", "Steps"},
-      {.key = "step_ns",
-       .header = "Mean step ms",
-       .precision = 3,
-       .unit = Unit::kTime,
-       .scale = 1e6},
-      {.key = "computing_ns",
-       .header = "Computing ms",
-       .precision = 3,
-       .unit = Unit::kTime,
-       .scale = 1e6},
-      {.key = "comm_not_overlapped_ns",
-       .header = "Comm not overlapped ms",
-       .precision = 3,
-       .unit = Unit::kTime,
-       .scale = 1e6},
-      {.key = "free_ns", .header = "Free ms", .precision = 3, .unit = Unit::kTime, .scale = 1e6},
-      {.key = "bubble_ns",
-       .header = "Bubble ms",
-       .precision = 3,
-       .unit = Unit::kTime,
-       .scale = 1e6},
-      {.key = "preparing_ns",
-       .header = "Preparing ms",
-       .precision = 3,
-       .unit = Unit::kTime,
-       .scale = 1e6}};
+  table.columns = {{"rank", "Rank"}, {"trace", "Trace"}, {"steps", "Steps"}};
+  AppendStepMeanColumns(table);
+  table.columns.push_back({.key = "preparing_ns",
+                           .header = "Preparing ms",
+                           .precision = 3,
+                           .unit = Unit::kTime,
+                           .scale = 1e6});
   for (const auto& r : c.ranks) {
     table.AddRow({int64_t{r.rank}, r.path, r.steps, MsOrNone(r.step_ns), MsOrNone(r.computing_ns),
                   MsOrNone(r.comm_not_overlapped_ns), MsOrNone(r.free_ns), MsOrNone(r.bubble_ns),
@@ -129,30 +119,8 @@ void AddReportedSteps(const analyze::AnalyzedSet& set, std::vector<ResultTable>&
       "Pipeline stages (parallel_group_info's pp groups): stage {} computes {:.3f} ms more per "
       "step than stage {}; the other stages wait for it in the pipeline's bubbles",
       c.slow_stage, c.stage_imbalance_ns / 1e6, least->stage);
-  stages.columns = {
-      {"stage", "Stage"},
-      {"ranks", "Ranks"},
-      {.key = "step_ns",
-       .header = "Mean step ms",
-       .precision = 3,
-       .unit = Unit::kTime,
-       .scale = 1e6},
-      {.key = "computing_ns",
-       .header = "Computing ms",
-       .precision = 3,
-       .unit = Unit::kTime,
-       .scale = 1e6},
-      {.key = "comm_not_overlapped_ns",
-       .header = "Comm not overlapped ms",
-       .precision = 3,
-       .unit = Unit::kTime,
-       .scale = 1e6},
-      {.key = "free_ns", .header = "Free ms", .precision = 3, .unit = Unit::kTime, .scale = 1e6},
-      {.key = "bubble_ns",
-       .header = "Bubble ms",
-       .precision = 3,
-       .unit = Unit::kTime,
-       .scale = 1e6}};
+  stages.columns = {{"stage", "Stage"}, {"ranks", "Ranks"}};
+  AppendStepMeanColumns(stages);
   for (const auto& s : c.stages) {
     std::string ranks;
     for (const int r : s.ranks) ranks += (ranks.empty() ? "" : ", ") + std::to_string(r);

@@ -90,20 +90,25 @@ c.check(bool(ranks), "a real rank with communication.json was checked")
 source = os.path.join(data, "ascend", "level1_text", "rank0_ascend_pt")
 
 
-def rewritten(label, edit):
-    """A copy of the level-1 rank whose communication.json `edit` changed."""
+def edited_rank(edit):
+    """A copy of the level-1 rank whose communication.json `edit(ops, kind)`
+    changed (kind: the first step's collectives by name; ops: its
+    operations): the rank's folder and the file."""
     tmp = tempfile.mkdtemp(dir=c.scratch)
     rank = os.path.join(tmp, "rank0_ascend_pt")
     shutil.copytree(source, rank)
     path = os.path.join(rank, "ASCEND_PROFILER_OUTPUT", "communication.json")
     with open(path) as f:
         doc = json.load(f)
-    kind = next(iter(doc.values()))["collective"]  # the first step's collectives
-    ops = [op for name, op in kind.items() if name != "Total Op Info"]
-    edit(ops, kind)
+    kind = next(iter(doc.values()))["collective"]
+    edit([op for name, op in kind.items() if name != "Total Op Info"], kind)
     with open(path, "w") as f:
         json.dump(doc, f)
-    check(rank, path, label)
+    return rank, path
+
+
+def rewritten(label, edit):
+    check(*edited_rank(edit), label)
 
 
 def hccs(mb, ms):
@@ -138,18 +143,14 @@ rewritten("every operation under 1 MB over RDMA", rdma_small)
 
 
 def retransmission(label, transit_ms, fires):
-    tmp = tempfile.mkdtemp(dir=c.scratch)
-    rank = os.path.join(tmp, "rank0_ascend_pt")
-    shutil.copytree(source, rank)
-    path = os.path.join(rank, "ASCEND_PROFILER_OUTPUT", "communication.json")
+    def slow(ops, kind):
+        ops[0]["Communication Time Info"]["Elapse Time(ms)"] = transit_ms + 100.0
+        ops[0]["Communication Bandwidth Info"]["RDMA"] = hccs(64.0, transit_ms)
+
+    rank, path = edited_rank(slow)
     with open(path) as f:
-        doc = json.load(f)
-    name, op = next((n, o) for n, o in next(iter(doc.values()))["collective"].items()
+        name = next(n for n in next(iter(json.load(f).values()))["collective"]
                     if n != "Total Op Info")
-    op["Communication Time Info"]["Elapse Time(ms)"] = transit_ms + 100.0
-    op["Communication Bandwidth Info"]["RDMA"] = hccs(64.0, transit_ms)
-    with open(path, "w") as f:
-        json.dump(doc, f)
     run, out = c.analyze(opscope, rank, label)
     with open(os.path.join(out, "analysis.json")) as f:
         got = [r for r in json.load(f)["results"]
