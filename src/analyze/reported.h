@@ -199,6 +199,7 @@ struct MemoryComponent {
 // operators held it at that moment.
 struct ReportedMemory {
   std::string source, record_source;
+  std::string device = "NPU";   // whose memory: "NPU", "GPU 0"
   int64_t blocks = 0;           // allocations in the window (positive sizes)
   int64_t before_window = 0;    // blocks allocated before the window (released in it)
   int64_t allocated_bytes = 0;  // the window's allocations summed

@@ -258,9 +258,10 @@ void AddReportedMemory(const analyze::AnalyzedTrace& t, const AnalysisTableOptio
     ResultTable table;
     table.section = "reported_memory_peak";
     table.title = fmt::format(
-        "NPU memory of rank {} ({}): peak {:.1f} MiB allocated ({} reserved) "
+        "{} memory of rank {} ({}): peak {:.1f} MiB allocated ({} reserved) "
         "when {} allocated; at the peak the window's blocks hold {:.1f} MiB, by operator",
-        t.rank, std::filesystem::path(m.source).filename().string(), m.peak_allocated_bytes / kMiB,
+        m.device, t.rank, std::filesystem::path(m.source).filename().string(),
+        m.peak_allocated_bytes / kMiB,
         m.peak_reserved_bytes >= 0 ? fmt::format("{:.1f} MiB", m.peak_reserved_bytes / kMiB)
                                    : std::string("n/a"),
         m.peak_operator, m.live_at_peak_bytes / kMiB);
@@ -288,7 +289,8 @@ void AddReportedMemory(const analyze::AnalyzedTrace& t, const AnalysisTableOptio
           fmt::format("{} more (--top 0 lists all)", m.live_at_peak.size() - shown));
     }
     table.notes.push_back(fmt::format(
-        "The peak is the highest 'Allocation Total Allocated' of the window's {} allocations "
+        "The peak is the highest total allocated (the allocator's own figure after each "
+        "allocation and free) of the window's {} allocations "
         "({:.1f} MiB in all; {} rows freed blocks allocated before the window). Blocks live at "
         "the peak: allocated at or before it and not released by then; memory allocated before "
         "the window is in the peak but not in this list. KB = 1024 bytes, MB = 1024 KB.",
@@ -298,7 +300,7 @@ void AddReportedMemory(const analyze::AnalyzedTrace& t, const AnalysisTableOptio
   if (!m.components.empty()) {
     ResultTable table;
     table.section = "reported_memory_components";
-    table.title = fmt::format("NPU memory of rank {} by component ({})", t.rank,
+    table.title = fmt::format("{} memory of rank {} by component ({})", m.device, t.rank,
                               std::filesystem::path(m.record_source).filename().string());
     table.columns = {{"rank", "Rank", 0, false},
                      {"component", "Component"},
@@ -318,8 +320,13 @@ void AddReportedMemory(const analyze::AnalyzedTrace& t, const AnalysisTableOptio
                     c.peak_reserved_bytes >= 0 ? Value{c.peak_reserved_bytes / kMiB} : Value{}});
     }
     table.notes.push_back(
-        "PTA: torch_npu's caching allocator; GE: the graph engine; APP: the whole process as the "
-        "driver sees it (reserved only).");
+        m.device == "NPU"
+            ? "PTA: torch_npu's caching allocator; GE: the graph engine; APP: the whole process as "
+              "the driver sees it (reserved only)."
+            : "The caching allocator's totals from PyTorch's memory events (profile_memory=True): "
+              "allocated is what tensors hold, reserved what the allocator took from the device; "
+              "reserved far above allocated is memory the allocator holds unused "
+              "(fragmentation, or a freed peak).");
     tables.push_back(std::move(table));
   }
 }

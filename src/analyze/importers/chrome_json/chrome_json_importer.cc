@@ -16,6 +16,7 @@
 
 #include "analyze/importer.h"
 #include "analyze/importers/ascend/op_type.h"
+#include "analyze/importers/chrome_json/kineto_memory.h"
 #include "analyze/importers/timestamps.h"
 #include "analyze/json_event_reader.h"
 #include "analyze/names.h"
@@ -300,6 +301,8 @@ struct Part {
     uint32_t track;
   };
   std::vector<OpFlowEnd> op_flow_ends;
+  // PyTorch's memory events, on this part's tracks (kineto_memory.h).
+  std::vector<MemoryEvent> memory;
   // Events left out, each well-formed JSON that is not a usable event (a
   // "ts" that is no time, a complete event without "dur", ...), by why: how
   // many, and the first one's byte. The rest of the trace is read.
@@ -339,6 +342,13 @@ enum class Arg : uint8_t {
   kGroupSize,
   kSrcRank,
   kDstRank,
+  // PyTorch's "[memory]" instant events (kineto_memory.h).
+  kMemoryBytes,
+  kMemoryAddr,
+  kTotalAllocated,
+  kTotalReserved,
+  kDeviceId,
+  kDeviceType,
 };
 
 inline bool Is(std::string_view key, std::string_view name) {
@@ -348,6 +358,12 @@ inline bool Is(std::string_view key, std::string_view name) {
 inline Arg ArgOf(std::string_view k) {
   if (k.size() < 3 || k.size() > 18) return Arg::kOther;
   if (k.size() == 3) return Is(k, "Seq") ? Arg::kSeq : Arg::kOther;
+  if (k.size() == 4 && Is(k, "Addr")) return Arg::kMemoryAddr;
+  if (k.size() == 5 && Is(k, "Bytes")) return Arg::kMemoryBytes;
+  if (k.size() == 9 && Is(k, "Device Id")) return Arg::kDeviceId;
+  if (k.size() == 11 && Is(k, "Device Type")) return Arg::kDeviceType;
+  if (k.size() == 14 && Is(k, "Total Reserved")) return Arg::kTotalReserved;
+  if (k.size() == 15 && Is(k, "Total Allocated")) return Arg::kTotalAllocated;
   if (k.size() == 8 && (Is(k, "src rank") || Is(k, "dst rank"))) {
     return k[0] == 's' ? Arg::kSrcRank : Arg::kDstRank;
   }
@@ -396,6 +412,7 @@ void ParseEvent(const std::string& path, std::string_view json, uint64_t offset,
   bool has_ts = false, has_dur = false;
   TraceModel::CollectiveArgs collective;
   bool has_collective = false;
+  MemoryEvent memory;  // a "[memory]" event's arguments
   for (auto field : object) {
     std::string_view key;
     if (field.unescaped_key().get(key)) throw bad(offset, "malformed member name");
@@ -513,6 +530,23 @@ void ParseEvent(const std::string& path, std::string_view json, uint64_t offset,
             }
             break;
           }
+          case Arg::kMemoryBytes:
+          case Arg::kMemoryAddr:
+          case Arg::kTotalAllocated:
+          case Arg::kTotalReserved:
+          case Arg::kDeviceId:
+          case Arg::kDeviceType: {
+            int64_t v = 0;
+            if (!arg.value().get_int64().get(v)) {
+              (kind == Arg::kMemoryBytes      ? memory.bytes
+               : kind == Arg::kMemoryAddr     ? memory.addr
+               : kind == Arg::kTotalAllocated ? memory.total_allocated
+               : kind == Arg::kTotalReserved  ? memory.total_reserved
+               : kind == Arg::kDeviceId       ? memory.device_id
+                                              : memory.device_type) = v;
+            }
+            break;
+          }
           case Arg::kTaskType:
           case Arg::kShapes:
           case Arg::kDtype:
@@ -565,6 +599,11 @@ void ParseEvent(const std::string& path, std::string_view json, uint64_t offset,
     }
   } else if (ph == "i"sv || ph == "I"sv) {
     ++part.instant;
+    if (has_ts && name == "[memory]"sv && memory.total_allocated >= 0) {
+      memory.ts = ts;
+      memory.track = model.TrackFor(pid, tid);
+      part.memory.push_back(memory);
+    }
   } else if (ph == "C"sv) {
     ++part.counter;
   } else if (ph == "s"sv || ph == "f"sv || ph == "t"sv) {
@@ -592,7 +631,7 @@ struct OpFlow {
 
 void Merge(Part& part, TraceModel& model,
            std::unordered_map<std::string, TraceModel::LaunchFlow>& flows,
-           std::unordered_map<std::string, OpFlow>& op_flows) {
+           std::unordered_map<std::string, OpFlow>& op_flows, std::vector<MemoryEvent>& memory) {
   part.ids.MoveEvents(part.model, model);
   for (const MetaEvent& m : part.meta) {
     if (m.process) {
@@ -615,6 +654,11 @@ void Merge(Part& part, TraceModel& model,
     }
   }
   part.flow_ends.clear();
+  for (MemoryEvent& m : part.memory) {
+    m.track = part.ids.Track(part.model, model, m.track);
+    memory.push_back(m);
+  }
+  part.memory.clear();
   for (auto& end : part.op_flow_ends) {
     OpFlow& f = op_flows[std::move(end.id)];
     (end.start ? f.host_track : f.device_track) = part.ids.Track(part.model, model, end.track);
@@ -700,6 +744,7 @@ void ImportChromeJson(Source& source, TraceModel& model, const ImportOptions& op
   const ImportSettings settings = GetImportSettings();
   std::unordered_map<std::string, TraceModel::LaunchFlow> flows;  // filled by the merges
   std::unordered_map<std::string, OpFlow> op_flows;
+  std::vector<MemoryEvent> memory;  // PyTorch's "[memory]" events, merged
   bool string_timestamps = false;
   std::map<std::string, Part::Skipped> skipped;  // over the whole file
   struct State {
@@ -718,7 +763,7 @@ void ImportChromeJson(Source& source, TraceModel& model, const ImportOptions& op
       },
       [&](State& s, uint64_t sequence) {
         const EventBatch& batch = s.batch;
-        Merge(s.part, model, flows, op_flows);
+        Merge(s.part, model, flows, op_flows, memory);
         for (auto& [why, n] : s.part.skipped) {
           Part::Skipped& all = skipped[why];
           all.first = std::min(all.first, n.first);
@@ -803,6 +848,10 @@ void ImportChromeJson(Source& source, TraceModel& model, const ImportOptions& op
     legacy |= process == "CPU functions";
   }
   LinkTorchToNpu(op_flows, model);
+  // PyTorch's memory events, once the operators are classed (kineto_memory.h).
+  if (!memory.empty()) {
+    if (auto m = KinetoMemory(model, std::move(memory), path)) model.reported.memory = std::move(m);
+  }
   const auto other = info.members.find(std::string(schema::kOtherData));
   if (other != info.members.end() &&
       other->second.find("\"" + std::string(schema::kProducer) + "\":\"" +
