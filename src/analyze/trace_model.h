@@ -211,7 +211,13 @@ class TraceModel {
     // The two ranks of a point-to-point task of a collective (torch_npu's
     // HCCL tasks: "src rank", "dst rank"); -1 not recorded.
     int32_t src_rank = -1, dst_rank = -1;
+    // A communication task's transport and link, as Ascend's enums number them
+    // (docs/formats/ascend.md, ENUM_HCCL_TRANSPORT_TYPE: 0 SDMA, 1 RDMA, 2
+    // LOCAL; ENUM_HCCL_LINK_TYPE: 0 ON_CHIP, 1 HCCS, 2 PCIE, 3 ROCE, 4 SIO, 5
+    // HCCS_SW, 6 STANDARD_ROCE); -1 not recorded. Its size is the event's bytes.
+    int8_t transport = -1, link = -1;
   };
+
   std::vector<CollectiveArgs> collective_args;
 
   std::vector<Track> tracks;

@@ -23,18 +23,20 @@ namespace opscope::analyze {
 
 // Passes whose whole analysis is one file (its result, tables and rules)
 // declare their entry here, beside their registration.
-Pass FirstCallsPass();   // first_calls.cc
-Pass HostWaitsPass();    // host_waits.cc
-Pass ImportNotesPass();  // import_notes.cc
+Pass ByteAlignmentPass();  // byte_alignment.cc
+Pass FirstCallsPass();     // first_calls.cc
+Pass HostWaitsPass();      // host_waits.cc
+Pass ImportNotesPass();    // import_notes.cc
 
 const std::vector<Pass>& Passes() {
   // The report lists each trace's tables in this order, and the advisor
   // applies the passes' rules in it.
   static const std::vector<Pass> passes = {
-      ImportNotesPass(), SelfTimesPass(), LinksPass(),      OpStatsPass(),     OpDevicePass(),
-      DeviceBusyPass(),  StepsPass(),     TransfersPass(),  LayoutPass(),      LongTailPass(),
-      CpuFallbackPass(), LaunchPass(),    RooflinePass(),   FusionPass(),      DeviceTimePass(),
-      TimelinePass(),    HostWaitsPass(), FirstCallsPass(), AttributionPass(), CriticalPathPass(),
+      ImportNotesPass(),  SelfTimesPass(), LinksPass(),      OpStatsPass(),       OpDevicePass(),
+      DeviceBusyPass(),   StepsPass(),     TransfersPass(),  LayoutPass(),        LongTailPass(),
+      CpuFallbackPass(),  LaunchPass(),    RooflinePass(),   FusionPass(),        DeviceTimePass(),
+      TimelinePass(),     HostWaitsPass(), FirstCallsPass(), ByteAlignmentPass(), AttributionPass(),
+      CriticalPathPass(),
   };
   return passes;
 }

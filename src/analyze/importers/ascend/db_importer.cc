@@ -191,37 +191,46 @@ void ImportAscendDb(Source& source, TraceModel& model) {
     const auto column = [&](const char* c) {
       return Has(columns, c) ? std::string("i.") + c : std::string("NULL");
     };
-    db.Query("SELECT t.startNs, t.endNs, " + column("taskType") + ", " + column("planeId") +
-                 ", i.srcRank, i.dstRank, " + column("size") +
-                 " FROM COMMUNICATION_TASK_INFO i JOIN TASK t ON t.globalTaskId = i.globalTaskId"
-                 " ORDER BY t.startNs",
-             [&](sqlite3_stmt* s) {
-               const auto [start, end] = Span(db, "TASK", s, 0, 1);
-               const auto rank = [&](int col) -> int32_t {
-                 if (sqlite3_column_type(s, col) != SQLITE_INTEGER) return -1;
-                 const int64_t r = sqlite3_column_int64(s, col);
-                 return r >= 0 && r < INT32_MAX ? static_cast<int32_t>(r) : -1;
-               };
-               const std::string_view type = str(s, 2);
-               const std::string plane =
-                   IsNull(s, 3) ? "Plane" : fmt::format("Plane {}", sqlite3_column_int64(s, 3));
-               TraceModel::CollectiveArgs args;
-               args.src_rank = rank(4), args.dst_rank = rank(5);
-               if (args.src_rank >= 0 || args.dst_rank >= 0) {
-                 args.event = static_cast<uint32_t>(model.size());
-                 model.collective_args.push_back(args);
-               }
-               const int64_t bytes = IsNull(s, 6) ? -1 : sqlite3_column_int64(s, 6);
-               model.Append(EventRow{
-                   .start_ns = start,
-                   .duration_ns = end - start,
-                   .name = model.Intern(type.empty() ? "HCCL task" : type),
-                   .track = model.TrackFor("HCCL", plane),
-                   .cls = EventClass::kCommunication,
-                   .bytes = bytes > 0 ? bytes : -1,
-                   .kind = model.Intern("COMMUNICATION"),
-               });
-             });
+    db.Query(
+        "SELECT t.startNs, t.endNs, " + column("taskType") + ", " + column("planeId") +
+            ", i.srcRank, i.dstRank, " + column("size") + ", " + column("transportType") + ", " +
+            column("linkType") +
+            " FROM COMMUNICATION_TASK_INFO i JOIN TASK t ON t.globalTaskId = i.globalTaskId"
+            " ORDER BY t.startNs",
+        [&](sqlite3_stmt* s) {
+          const auto [start, end] = Span(db, "TASK", s, 0, 1);
+          const auto rank = [&](int col) -> int32_t {
+            if (sqlite3_column_type(s, col) != SQLITE_INTEGER) return -1;
+            const int64_t r = sqlite3_column_int64(s, col);
+            return r >= 0 && r < INT32_MAX ? static_cast<int32_t>(r) : -1;
+          };
+          const std::string_view type = str(s, 2);
+          const std::string plane =
+              IsNull(s, 3) ? "Plane" : fmt::format("Plane {}", sqlite3_column_int64(s, 3));
+          TraceModel::CollectiveArgs args;
+          args.src_rank = rank(4), args.dst_rank = rank(5);
+          // The enums' numbers (docs/formats/ascend.md): transport 0-2, link 0-6.
+          const auto enumerated = [&](int col, int64_t last) -> int8_t {
+            if (sqlite3_column_type(s, col) != SQLITE_INTEGER) return -1;
+            const int64_t v = sqlite3_column_int64(s, col);
+            return v >= 0 && v <= last ? static_cast<int8_t>(v) : -1;
+          };
+          args.transport = enumerated(7, 2), args.link = enumerated(8, 6);
+          if (args.src_rank >= 0 || args.dst_rank >= 0 || args.transport >= 0 || args.link >= 0) {
+            args.event = static_cast<uint32_t>(model.size());
+            model.collective_args.push_back(args);
+          }
+          const int64_t bytes = IsNull(s, 6) ? -1 : sqlite3_column_int64(s, 6);
+          model.Append(EventRow{
+              .start_ns = start,
+              .duration_ns = end - start,
+              .name = model.Intern(type.empty() ? "HCCL task" : type),
+              .track = model.TrackFor("HCCL", plane),
+              .cls = EventClass::kCommunication,
+              .bytes = bytes > 0 ? bytes : -1,
+              .kind = model.Intern("COMMUNICATION"),
+          });
+        });
   }
   // Host work: framework operators and CANN API calls, on their threads
   // (globalTid = pid << 32 | tid).

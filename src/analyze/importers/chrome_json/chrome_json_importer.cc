@@ -349,7 +349,29 @@ enum class Arg : uint8_t {
   kTotalReserved,
   kDeviceId,
   kDeviceType,
+  // An HCCL task's size, transport and link (trace_view.json's plane tasks).
+  kSizeBytes,
+  kTransportType,
+  kLinkType,
 };
+
+// The numbers Ascend's enums give a communication task's transport and link
+// (docs/formats/ascend.md: ENUM_HCCL_TRANSPORT_TYPE, ENUM_HCCL_LINK_TYPE), from
+// the names trace_view.json writes ("SDMA", "ON_CHIP"); -1 another name.
+int8_t EnumNumber(std::string_view name, std::initializer_list<std::string_view> names) {
+  int8_t i = 0;
+  for (const std::string_view n : names) {
+    if (name == n) return i;
+    ++i;
+  }
+  return -1;
+}
+int8_t TransportNumber(std::string_view name) {
+  return EnumNumber(name, {"SDMA", "RDMA", "LOCAL"});
+}
+int8_t LinkNumber(std::string_view name) {
+  return EnumNumber(name, {"ON_CHIP", "HCCS", "PCIE", "ROCE", "SIO", "HCCS_SW", "STANDARD_ROCE"});
+}
 
 inline bool Is(std::string_view key, std::string_view name) {
   return key.size() == name.size() && std::memcmp(key.data(), name.data(), name.size()) == 0;
@@ -361,6 +383,9 @@ inline Arg ArgOf(std::string_view k) {
   if (k.size() == 4 && Is(k, "Addr")) return Arg::kMemoryAddr;
   if (k.size() == 5 && Is(k, "Bytes")) return Arg::kMemoryBytes;
   if (k.size() == 9 && Is(k, "Device Id")) return Arg::kDeviceId;
+  if (k.size() == 9 && Is(k, "link type")) return Arg::kLinkType;
+  if (k.size() == 10 && Is(k, "size(Byte)")) return Arg::kSizeBytes;
+  if (k.size() == 14 && Is(k, "transport type")) return Arg::kTransportType;
   if (k.size() == 11 && Is(k, "Device Type")) return Arg::kDeviceType;
   if (k.size() == 14 && Is(k, "Total Reserved")) return Arg::kTotalReserved;
   if (k.size() == 15 && Is(k, "Total Allocated")) return Arg::kTotalAllocated;
@@ -544,6 +569,21 @@ void ParseEvent(const std::string& path, std::string_view json, uint64_t offset,
                : kind == Arg::kTotalReserved  ? memory.total_reserved
                : kind == Arg::kDeviceId       ? memory.device_id
                                               : memory.device_type) = v;
+            }
+            break;
+          }
+          case Arg::kSizeBytes: {
+            int64_t v = -1;
+            if (!arg.value().get_int64().get(v) && v >= 0) bytes = v;
+            break;
+          }
+          case Arg::kTransportType:
+          case Arg::kLinkType: {
+            std::string_view t;
+            if (!arg.value().get_string().get(t)) {
+              const int8_t v = kind == Arg::kTransportType ? TransportNumber(t) : LinkNumber(t);
+              (kind == Arg::kTransportType ? collective.transport : collective.link) = v;
+              has_collective |= v >= 0;
             }
             break;
           }
