@@ -36,6 +36,7 @@ Rule ExposedCommunicationRule();  // rules/exposed_communication.cc
 Rule SmallPacketsRule();          // rules/small_packets.cc
 Rule RdmaRetransmissionRule();    // rules/rdma_retransmission.cc
 Rule EnvironmentRule();           // rules/environment.cc
+Rule BlockDimRule();              // rules/block_dim.cc
 
 const std::vector<Rule>& Rules() {
   static const std::vector<Rule> rules = [] {
@@ -43,7 +44,7 @@ const std::vector<Rule>& Rules() {
     for (const Pass& pass : Passes()) all.insert(all.end(), pass.rules.begin(), pass.rules.end());
     for (Rule (*rule)() :
          {AiCoreBoundRule, AiCoreShapesRule, OnlineCompilationRule, ExposedCommunicationRule,
-          SmallPacketsRule, RdmaRetransmissionRule, EnvironmentRule}) {
+          SmallPacketsRule, RdmaRetransmissionRule, EnvironmentRule, BlockDimRule}) {
       all.push_back(rule());
     }
     return all;

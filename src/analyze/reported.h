@@ -289,8 +289,9 @@ struct ReportedSummaries {
 // that (cores x clock x work per core cycle), which replace the datasheet's
 // for those data types.
 struct ReportedChip {
-  std::string source;  // the file
-  int cores = 0;       // compute cores of the kind the peaks are for
+  std::string source;    // the file
+  int cores = 0;         // compute cores of the kind the peaks are for
+  int vector_cores = 0;  // AI Vector cores (info.json's aiv_num); 0 not recorded
   double core_mhz = 0;
   std::string core_kind;                           // what the cores are ("AI Core")
   std::map<std::string, double> flops_per_second;  // by dtype ("fp16", "bf16", "int8")

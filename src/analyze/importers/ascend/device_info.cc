@@ -61,6 +61,14 @@ ReportedChip ReadDeviceInfo(Source& source) {
                 path + ": DeviceInfo[0].ai_core_num is not a whole number");
   }
   chip.cores = static_cast<int>(cores);
+  // The vector cores, where recorded (absent in older releases): a count
+  // that is not a positive whole number is left unread.
+  if (simdjson::dom::element e; device["aiv_num"].get(e) == simdjson::SUCCESS) {
+    const std::optional<double> v = Number(e);
+    if (v && *v > 0 && *v <= 4096 && *v == static_cast<int>(*v)) {
+      chip.vector_cores = static_cast<int>(*v);
+    }
+  }
   chip.core_mhz = read("aic_frequency", 100000);
   chip.core_kind = "AI Core";
   // 16x16x16 multiply-adds per Cube core a cycle (8192 FLOP), twice that for
