@@ -6,6 +6,7 @@
 #include <map>
 #include <unordered_map>
 
+#include "analyze/links.h"
 #include "analyze/names.h"
 
 namespace opscope::analyze {
@@ -58,40 +59,31 @@ std::vector<Capture> CapturesOf(const TraceModel& m) {
       open.erase(it);
     }
   }
-  // Per thread with a window, one sweep in time order: the framework
-  // operators open at each launch (a stack), the launches inside a window.
+  // The launches inside a window, each charged to the innermost framework
+  // operator around it (the links' enclosing events, links.h).
+  const EventLinks links = LinkEvents(m);
+  std::map<uint32_t, std::vector<Capture>> captures;  // per thread, one per window
+  for (const auto& [track, spans] : windows) captures[track].resize(spans.size());
   std::vector<Capture> out;
-  for (const auto& [track, spans] : windows) {
-    std::vector<Capture> captures(spans.size());
-    std::vector<size_t> open_ops;
-    for (const size_t e : order) {
-      if (m.track[e] != track) continue;
-      const int64_t s = m.start_ns[e], f = s + m.duration_ns[e];
-      while (!open_ops.empty() &&
-             m.start_ns[open_ops.back()] + m.duration_ns[open_ops.back()] < s) {
-        open_ops.pop_back();
-      }
-      if (m.cls[e] == EventClass::kHostOp) {
-        open_ops.push_back(e);
-        continue;
-      }
-      if (m.cls[e] != EventClass::kRuntime || kind_of(e) != 3) continue;
-      const auto w = std::find_if(spans.begin(), spans.end(), [&](const auto& span) {
-        return s >= span.first && s <= span.second;
-      });
-      if (w == spans.end()) continue;
-      // The innermost operator that holds the call: the latest opened that
-      // ends after it.
-      std::string op = "(no operator)";
-      for (auto it = open_ops.rbegin(); it != open_ops.rend(); ++it) {
-        if (m.start_ns[*it] + m.duration_ns[*it] >= f) {
-          op = std::string(m.String(m.name[*it]));
-          break;
-        }
-      }
-      captures[static_cast<size_t>(w - spans.begin())].operators.push_back(std::move(op));
-    }
-    for (Capture& c : captures) out.push_back(std::move(c));
+  for (const size_t e : order) {
+    const auto spans = windows.find(m.track[e]);
+    if (spans == windows.end() || m.cls[e] != EventClass::kRuntime || kind_of(e) != 3) continue;
+    const int64_t s = m.start_ns[e];
+    const auto w = std::find_if(spans->second.begin(), spans->second.end(), [&](const auto& span) {
+      return s >= span.first && s <= span.second;
+    });
+    if (w == spans->second.end()) continue;
+    std::string op = "(no operator)";
+    ForEachAncestor(links, links.parent[e], [&](int32_t a) {
+      if (m.cls[static_cast<size_t>(a)] != EventClass::kHostOp) return true;
+      op = std::string(m.String(m.name[static_cast<size_t>(a)]));
+      return false;
+    });
+    captures[m.track[e]][static_cast<size_t>(w - spans->second.begin())].operators.push_back(
+        std::move(op));
+  }
+  for (auto& [track, list] : captures) {
+    for (Capture& c : list) out.push_back(std::move(c));
   }
   return out;
 }
