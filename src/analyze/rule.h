@@ -59,6 +59,14 @@ struct RuleContext {
   const ReportedTables* reported = nullptr;
 };
 
+// Whether compute that does not already overlap communication could hide the
+// exposed communication: the advice to overlap it stands only where there is
+// at least half as much such compute (the steps' rule, the producer's
+// breakdown and the step-time diagnosis judge it alike).
+inline bool ComputeCanHide(int64_t free_compute_ns, int64_t exposed_ns) {
+  return 2 * free_compute_ns >= exposed_ns;
+}
+
 // `part` as a percentage of `whole`; 0 when `whole` is not positive.
 inline double Pct(int64_t part, int64_t whole) {
   return whole > 0 ? 100.0 * static_cast<double>(part) / static_cast<double>(whole) : 0;

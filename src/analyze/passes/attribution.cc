@@ -790,9 +790,7 @@ std::string PinningAdvice(const Analysis& a) {
   for (const TransferStats& t : *found) {
     if (t.direction == "HtoD" || t.direction == "DtoH") pinned += t.pinned, pageable += t.pageable;
   }
-  // As the transfers rule judges it: pinning is the advice where more than
-  // a tenth of the host copies are pageable.
-  if (10 * pageable > pinned + pageable) {
+  if (PinningHelps(pinned, pageable)) {  // as the transfers rule judges it
     return fmt::format(", from pinned memory: {} of {} host copies are from or to pageable memory",
                        pageable, pinned + pageable);
   }
@@ -872,7 +870,7 @@ void DiagnosisRule(const RuleContext& c, std::vector<Finding>& out) {
        "timing. Without it"},
       {"step_memory", "Memory copies fill {0}: the step is transfer-bound",
        "Move less between host and device: keep tensors on the device, copy once, overlap "
-       "copies with compute (non_blocking copies on a side stream{3}). At most"},
+       "copies with compute (non_blocking copies on a side stream{}). At most"},
       {"step_data_loading", "{1} while the host loads data: {0}",
        "Load batches ahead of the step: DataLoader(num_workers>0, persistent_workers=True, "
        "prefetch_factor), pin_memory=True, lighter per-item work. At most"},
@@ -893,7 +891,7 @@ void DiagnosisRule(const RuleContext& c, std::vector<Finding>& out) {
   if (plain != std::end(kPlain) && !runtime_wait) {
     f.title = fmt::format(fmt::runtime(plain->title), share, idles,
                           at->cpu_is_device ? "no operator computing" : "the device idle");
-    f.action = fmt::format(fmt::runtime(plain->action), 0, 0, 0,
+    f.action = fmt::format(fmt::runtime(plain->action),
                            v.id == "step_memory" ? PinningAdvice(c.analysis) : std::string()) +
                " " + after(v.ns) + ".";
     f.saving_ns = v.ns;
@@ -1119,7 +1117,7 @@ void DiagnosisRule(const RuleContext& c, std::vector<Finding>& out) {
                  " the ranks' step times, the late_ranks table where several ranks are analysed "
                  "together) and what makes its step late (its compute, data loading or host). "
                  "Tuning or overlapping the collective will not help while the others wait for it.";
-    } else if (2 * free_compute >= exposed) {
+    } else if (ComputeCanHide(free_compute, exposed)) {
       f.action =
           "Overlap the collectives with the compute the step has (gradient all-reduce started "
           "during the backward pass: DDP buckets, FSDP prefetching), and reduce what is sent "

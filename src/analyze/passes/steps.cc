@@ -365,7 +365,7 @@ void CommunicationRule(const RuleContext& c, std::vector<Finding>& out) {
   if (Pct(exposed_ns, step_ns) < c.thresholds.communication_pct) return;
   // Compute that could hide it: the step's compute not already overlapping it.
   const int64_t free_compute = compute_ns - (comm_ns - exposed_ns);
-  const bool overlap_helps = free_compute * 2 >= exposed_ns;
+  const bool overlap_helps = ComputeCanHide(free_compute, exposed_ns);
   out.push_back(
       {"communication", Severity::kWarning,
        fmt::format("Communication that compute does not overlap covers {:.1f}% of step time",

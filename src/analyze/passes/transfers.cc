@@ -136,9 +136,7 @@ void TransfersRule(const RuleContext& c, std::vector<Finding>& out) {
                               : std::string()),
          std::string("Keep data on the device between steps and overlap copies with compute "
                      "(non_blocking=True)") +
-             // Pinning is advice only where pageable copies are more than a
-             // tenth of them: 4 pageable of 450 leave pinned memory no lever.
-             (recorded && tr.pageable > 0 && 10 * tr.pageable > tr.pinned + tr.pageable
+             (PinningHelps(tr.pinned, tr.pageable)
                   ? "; pageable host memory makes each copy synchronous and slower: use "
                     "pin_memory=True (DataLoader) or tensor.pin_memory()."
               : recorded && tr.pinned > 0

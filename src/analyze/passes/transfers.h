@@ -30,6 +30,13 @@ struct TransferStats {
 
 std::vector<TransferStats> ComputeTransfers(const TraceModel& model);
 
+// Whether pinning host memory is advice for copies of which `pageable` use
+// pageable and `pinned` pinned memory: where pageable ones are more than a
+// tenth of them (4 pageable of 450 leave pinning no lever).
+inline bool PinningHelps(int64_t pinned, int64_t pageable) {
+  return pageable > 0 && 10 * pageable > pinned + pageable;
+}
+
 // Its entry in the pass table (with its table and rule); its result, the
 // copies by direction, is its slot of Analysis::results.
 inline constexpr std::string_view kTransfersPass = "transfers";

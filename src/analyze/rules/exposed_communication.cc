@@ -30,11 +30,10 @@ void Apply(const RuleContext& c, std::vector<Finding>& out) {
   const double pct = Pct(t.exposed_ns, t.step_ns);
   const double per_step_ns = static_cast<double>(t.exposed_ns) / static_cast<double>(t.steps);
   if (pct < kExposedPct || per_step_ns < kExposedMinNs) return;
-  // Overlap is advice only where the steps have compute that does not
-  // already hide communication, at least half the exposed time of it.
+  // Overlap is advice only where the steps' compute could hide it (rule.h).
   const int64_t free_compute = t.computing_ns - t.overlapped_ns;
   const std::string lever =
-      2 * free_compute >= t.exposed_ns
+      ComputeCanHide(free_compute, t.exposed_ns)
           ? "Overlap collectives with compute: let gradient all-reduce start during the "
             "backward pass (DDP buckets: bucket_cap_mb, gradient_as_bucket_view; FSDP "
             "prefetching), and shrink what is sent (bf16 gradients, sharded optimizer state)."
