@@ -230,19 +230,12 @@ class Attributor {
 
  private:
   void Window() {
-    UnionBuilder window;
-    for (const StepBreakdown& s : a_.steps) {
-      if (s.status == "complete") {
-        window.Add({s.begin_ns, s.begin_ns + s.duration_ns});
-        ++out_.complete_steps;
-      }
-    }
+    window_ = CompleteStepSpans(a_.steps);
+    out_.complete_steps = a_.step_summary.complete;
     out_.steps_inferred = out_.complete_steps > 0 && !a_.step_summary.inferred_from.empty();
-    if (out_.complete_steps == 0) {
-      const auto [begin, end] = a_.span;
-      if (begin < end) window.Add({begin, end});
+    if (out_.complete_steps == 0 && a_.span.begin < a_.span.end) {
+      window_ = {{a_.span.begin, a_.span.end}};
     }
-    window_ = window.Take();
     out_.window_ns = Total(window_);
   }
 

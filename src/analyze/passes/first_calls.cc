@@ -23,6 +23,7 @@
 #include "analyze/median.h"
 #include "analyze/names.h"
 #include "analyze/passes/pass.h"
+#include "analyze/passes/steps.h"
 
 namespace opscope::analyze {
 namespace {
@@ -51,13 +52,9 @@ struct FirstCalls {
 
 FirstCalls Compute(const TraceModel& model, const Analysis& a) {
   FirstCalls out;
-  Intervals window;
-  for (const StepBreakdown& s : a.steps) {
-    if (s.status == "complete") window.push_back({s.begin_ns, s.begin_ns + s.duration_ns});
-  }
-  out.complete_steps = static_cast<int64_t>(window.size());
+  Intervals window = CompleteStepSpans(a.steps);
+  out.complete_steps = a.step_summary.complete;
   if (window.empty() && a.span.ns() > 0) window.push_back({a.span.begin, a.span.end});
-  window = Union(std::move(window));
   out.window_ns = Total(window);
   if (out.window_ns <= 0) return out;
   // Each operator with its shapes: its calls' events (model order is by start).

@@ -127,13 +127,9 @@ HostWaits Compute(const TraceModel& model, const Analysis& a) {
     }
   }
   // The window: the complete steps, else the host's span.
-  Intervals window;
-  for (const StepBreakdown& s : a.steps) {
-    if (s.status == "complete") window.push_back({s.begin_ns, s.begin_ns + s.duration_ns});
-  }
-  out.complete_steps = static_cast<int64_t>(window.size());
+  Intervals window = CompleteStepSpans(a.steps);
+  out.complete_steps = a.step_summary.complete;
   if (window.empty() && host_begin < host_end) window.push_back({host_begin, host_end});
-  window = Union(std::move(window));
   out.window_ns = Total(window);
   // What the device does meanwhile (a CPU trace's device is its operators,
   // those run while loading data aside: they are the loading).

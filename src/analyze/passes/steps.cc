@@ -260,6 +260,14 @@ void ClassifySteps(std::vector<StepBreakdown>& steps) {
   }
 }
 
+Intervals CompleteStepSpans(const std::vector<StepBreakdown>& steps) {
+  Intervals spans;
+  for (const StepBreakdown& s : steps) {
+    if (s.status == "complete") spans.push_back({s.begin_ns, s.begin_ns + s.duration_ns});
+  }
+  return Union(std::move(spans));
+}
+
 StepSummary SummarizeSteps(const std::vector<StepBreakdown>& steps) {
   StepSummary out;
   out.steps = static_cast<int64_t>(steps.size());

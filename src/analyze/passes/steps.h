@@ -21,6 +21,7 @@
 #include <utility>
 #include <vector>
 
+#include "analyze/intervals.h"
 #include "analyze/passes/pass.h"
 #include "analyze/trace_model.h"
 
@@ -97,6 +98,10 @@ void ClassifySteps(std::vector<StepBreakdown>& steps);
 
 // The complete steps' statistics.
 StepSummary SummarizeSteps(const std::vector<StepBreakdown>& steps);
+
+// The spans of the complete steps, merged (sorted, disjoint): the window the
+// analyses that judge steady steps read; empty where no step is complete.
+Intervals CompleteStepSpans(const std::vector<StepBreakdown>& steps);
 
 // Its entry in the pass table.
 Pass StepsPass();
