@@ -9,6 +9,15 @@ int64_t ReportedStep::StepNs() const {
   return computing_ns + comm_not_overlapped_ns + free_ns;
 }
 
+std::pair<int64_t, int64_t> ReportedCollective::Moved(std::string_view transport) const {
+  int64_t bytes = 0, ns = 0;
+  for (const ReportedTransfer& x : transfers) {
+    const bool sdma = x.transport == "HCCS" || x.transport == "PCIE" || x.transport == "SIO";
+    if (transport == "SDMA" ? sdma : x.transport == transport) bytes += x.bytes, ns += x.time_ns;
+  }
+  return {bytes, ns};
+}
+
 ReportedStepTotals SumReportedSteps(const std::vector<ReportedStep>& steps) {
   ReportedStepTotals t;
   const auto known = [](int64_t ns) { return std::max<int64_t>(ns, 0); };

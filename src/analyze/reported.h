@@ -17,6 +17,8 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "analyze/slots.h"
@@ -73,6 +75,11 @@ struct ReportedCollective {
   // Its time, and of that: moving data, waiting for peers, synchronising, idle.
   int64_t elapse_ns = 0, transit_ns = 0, wait_ns = 0, sync_ns = 0, idle_ns = 0;
   std::vector<ReportedTransfer> transfers;  // transports that moved bytes
+
+  // The bytes and time it moved over one transport ("RDMA", "HCCS", ...);
+  // "SDMA" sums HCCS, PCIE and SIO, as the producer's SDMA entry does (the
+  // readers keep the three and leave that sum out).
+  std::pair<int64_t, int64_t> Moved(std::string_view transport) const;
 };
 
 // One link: bytes and time summed over the operations of one type and group

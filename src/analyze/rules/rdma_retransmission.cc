@@ -24,12 +24,10 @@ namespace {
 
 constexpr int64_t kRetransmissionNs = 4'000'000'000;
 
+// The time an operation spent moving data over RDMA (0 where it moved none).
 int64_t RdmaNs(const ReportedCollective& op) {
-  int64_t ns = 0;
-  for (const ReportedTransfer& t : op.transfers) {
-    if (t.transport == "RDMA" && t.bytes > 0) ns += t.time_ns;
-  }
-  return ns;
+  const auto [bytes, ns] = op.Moved("RDMA");
+  return bytes > 0 ? ns : 0;
 }
 
 void Apply(const RuleContext& c, std::vector<Finding>& out) {
@@ -45,10 +43,7 @@ void Apply(const RuleContext& c, std::vector<Finding>& out) {
   std::string evidence;
   for (size_t i = 0; i < slow.size() && i < 3; ++i) {
     const ReportedCollective& op = *slow[i];
-    int64_t bytes = 0;
-    for (const ReportedTransfer& t : op.transfers) {
-      if (t.transport == "RDMA") bytes += t.bytes;
-    }
+    const int64_t bytes = op.Moved("RDMA").first;
     evidence += fmt::format("{}{} ({}{}): RDMA {:.3f} MB in {:.3f} ms of an operation of {:.3f} ms",
                             i == 0 ? "" : "; ", op.op, op.step.empty() ? "no step" : op.step,
                             op.group.empty() ? "" : ", group " + op.group, bytes / 1e6,

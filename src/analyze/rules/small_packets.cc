@@ -32,19 +32,6 @@ struct Count {
   int64_t ops = 0, small = 0, small_ns = 0, small_bytes = 0;
 };
 
-// What one operation moved over the transport: SDMA is HCCS, PCIe and SIO
-// together (the reader keeps those and leaves SDMA's own sum out).
-std::pair<int64_t, int64_t> Moved(const ReportedCollective& op, const Transport& t) {
-  int64_t bytes = 0, ns = 0;
-  for (const ReportedTransfer& x : op.transfers) {
-    const bool sdma = x.transport == "HCCS" || x.transport == "PCIE" || x.transport == "SIO";
-    if (std::string_view(t.name) == "SDMA" ? sdma : x.transport == t.name) {
-      bytes += x.bytes, ns += x.time_ns;
-    }
-  }
-  return {bytes, ns};
-}
-
 void Apply(const RuleContext& c, std::vector<Finding>& out) {
   if (c.reported == nullptr || c.reported->collectives.empty()) return;
   std::string evidence;
@@ -52,7 +39,7 @@ void Apply(const RuleContext& c, std::vector<Finding>& out) {
   for (const Transport& t : {kSdma, kRdma}) {
     Count n;
     for (const ReportedCollective& op : c.reported->collectives) {
-      const auto [bytes, ns] = Moved(op, t);
+      const auto [bytes, ns] = op.Moved(t.name);
       if (bytes <= 0) continue;
       ++n.ops;
       if (bytes < t.min_bytes) ++n.small, n.small_ns += ns, n.small_bytes += bytes;
