@@ -30,6 +30,11 @@ std::vector<Finding> Advise(const Analysis& analysis, const Thresholds& threshol
 // `window_ns`: the diagnosed window (Attribution::window_ns), 0 unknown: a
 // bound whose operators take under kPipeWindowPct% of it is said as info.
 inline constexpr double kPipeWindowPct = 5;
+// Whether operators of `ns` are that small a part of a diagnosed window of
+// `window_ns` (0 unknown: not small).
+inline bool SmallInWindow(int64_t ns, int64_t window_ns) {
+  return window_ns > 0 && Pct(ns, window_ns) < kPipeWindowPct;
+}
 std::vector<Finding> AdvisePipeline(const PipeTable& table, const Thresholds& thresholds = {},
                                     int64_t window_ns = 0);
 

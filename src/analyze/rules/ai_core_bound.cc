@@ -75,7 +75,7 @@ std::vector<Finding> AdvisePipeline(const PipeTable& table, const Thresholds& t,
     }
     // On a device that mostly does other things (communication, waiting),
     // these operators are a small part of the run: said, not warned about.
-    const bool small = window_ns > 0 && Pct(ns, window_ns) < kPipeWindowPct;
+    const bool small = SmallInWindow(ns, window_ns);
     if (small) {
       evidence += fmt::format(
           ". They take {:.3f} ms, {:.1f}% of the diagnosed window: speeding them up would save "
@@ -120,7 +120,7 @@ void ApplyAffinity(const RuleContext& c, std::vector<Finding>& out) {
   if (shapes > 3) evidence += fmt::format("; {} more (the ai_core_families table)", shapes - 3);
   const double pct = Pct(ns, p.task_ns);
   const auto* at = c.analysis.results.Get<Attribution>(kAttributionPass);
-  const bool small = at != nullptr && at->window_ns > 0 && Pct(ns, at->window_ns) < kPipeWindowPct;
+  const bool small = at != nullptr && SmallInWindow(ns, at->window_ns);
   if (small) {
     evidence += fmt::format(
         ". They take {:.1f}% of the diagnosed window: reshaping them would save little of the run",

@@ -67,8 +67,7 @@ void Apply(const RuleContext& c, std::vector<Finding>& out) {
   // Judged by what they could cost the run, as the AI Core bounds are: under
   // kPipeWindowPct of the diagnosed window they are info.
   const auto* at = c.analysis.results.Get<Attribution>(kAttributionPass);
-  const bool small =
-      at != nullptr && at->window_ns > 0 && Pct(uneven_ns, at->window_ns) < kPipeWindowPct;
+  const bool small = at != nullptr && SmallInWindow(uneven_ns, at->window_ns);
   if (small) {
     evidence += fmt::format(
         ". They take {:.1f}% of the diagnosed window: filling their last waves would save little "
