@@ -52,24 +52,30 @@ bool IsCopyTask(std::string_view name) {
 
 ByteAlignment Compute(const TraceModel& model) {
   ByteAlignment out;
-  if (model.collective_args.empty()) return out;
-  // The HCCL operations' spans, by start.
-  std::vector<size_t> ops;
-  for (size_t e = 0; e < model.size(); ++e) {
-    if (model.cls[e] == EventClass::kCommunication &&
-        Lower(model.String(model.name[e])).starts_with("hcom")) {
-      ops.push_back(e);
+  // The tasks to check (msprof-analyze's pre-check: a copy task over SDMA
+  // between chips, over 512 bytes); none in a trace that records no transport.
+  std::vector<size_t> tasks;
+  for (const TraceModel::CollectiveArgs& a : model.collective_args) {
+    const size_t e = a.event;
+    if (e < model.size() && a.transport == 0 && a.link > 0 && model.bytes[e] > kAlignBytes &&
+        IsCopyTask(model.String(model.name[e]))) {
+      tasks.push_back(e);
     }
+  }
+  if (tasks.empty()) return out;
+  // The HCCL operations' spans, by start (each name judged once).
+  std::vector<size_t> ops;
+  std::vector<int8_t> is_op(model.string_count(), -1);
+  for (size_t e = 0; e < model.size(); ++e) {
+    if (model.cls[e] != EventClass::kCommunication) continue;
+    int8_t& op = is_op[model.name[e]];
+    if (op < 0) op = Lower(model.String(model.name[e])).starts_with("hcom");
+    if (op == 1) ops.push_back(e);
   }
   std::sort(ops.begin(), ops.end(),
             [&](size_t a, size_t b) { return model.start_ns[a] < model.start_ns[b]; });
   std::map<size_t, UnalignedOp> by_op;
-  for (const TraceModel::CollectiveArgs& a : model.collective_args) {
-    const size_t e = a.event;
-    if (e >= model.size() || a.transport != 0 || a.link <= 0 || model.bytes[e] <= kAlignBytes ||
-        !IsCopyTask(model.String(model.name[e]))) {
-      continue;  // SDMA between chips, over 512 bytes, a copy task: msprof-analyze's pre-check
-    }
+  for (const size_t e : tasks) {
     const int64_t t = model.start_ns[e];
     auto it = std::upper_bound(ops.begin(), ops.end(), t,
                                [&](int64_t v, size_t o) { return v < model.start_ns[o]; });
