@@ -23,12 +23,15 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// A pipelining client that does not read its responses stops being read once
-// this much is waiting to be sent.
-constexpr size_t kMaxPendingOutput = 1 << 20;
-// Input read from one connection per loop iteration, so one fast client cannot
-// starve the others.
+// A connection is answered one response at a time: its next request is read
+// and answered once the kernel has taken the previous response whole, so a
+// pipelining client that never reads holds at most one response and one read
+// of input here, whatever it sends. Input read from one connection per loop
+// iteration, and responses queued for it, are bounded so one fast client
+// cannot starve the others.
 constexpr size_t kReadPerTurn = 64 << 10;
+constexpr size_t kReadChunk = 4 << 10;
+constexpr int kAnswersPerTurn = 64;
 // Connections accepted per loop iteration.
 constexpr int kAcceptPerTurn = 64;
 // Input discarded after an error reply before the connection is closed anyway.
@@ -198,11 +201,13 @@ struct Connection {
   std::string out;
   size_t out_sent = 0;
   Clock::time_point last_activity;  // accepted, or the last response finished
+  Clock::time_point last_answer;    // accepted, or the last request answered
   Clock::time_point request_start;  // the first byte of the request being received
   Clock::time_point last_write;     // the last progress sending
   bool closing = false;             // close once `out` is sent
   bool lingering = false;           // `out` sent, write side shut: discard input for a moment
   bool peer_closed = false;         // the client half-closed: answer, then close
+  bool more = false;                // complete requests wait in `in` for the next turn
   Clock::time_point linger_until;
   size_t lingered = 0;
 
@@ -244,7 +249,7 @@ struct HttpServer::Loop {
   // or over a limit queues an error reply, after which the connection closes.
   void ProcessInput(Connection& c, Clock::time_point now) {
     const auto& o = options();
-    while (!c.closing && !c.in.empty() && c.Pending() < kMaxPendingOutput) {
+    while (!c.closing && !c.in.empty() && c.Pending() == 0) {
       const size_t head_end = c.in.find("\r\n\r\n");
       if (head_end == std::string::npos) {
         const size_t line_end = c.in.find("\r\n");
@@ -277,9 +282,29 @@ struct HttpServer::Loop {
         Reply(c, response.status, std::move(response.body), head.keep_alive, head.method == "HEAD",
               head.http10, response.content_type);
       }
-      c.last_activity = now;
+      c.last_activity = c.last_answer = now;
       c.request_start = now;  // a pipelined request already under way starts now
     }
+  }
+
+  // Answers the requests `in` holds, one at a time, each once the previous
+  // response is sent, and sends what the socket takes; a half-closed client's
+  // connection closes once its last answer is sent.
+  void Serve(Connection& c, Clock::time_point now) {
+    c.more = false;
+    for (int turn = 0; c.fd >= 0; ++turn) {
+      if (c.Pending() == 0) {
+        if (turn == kAnswersPerTurn) {
+          c.more = !c.in.empty();
+          return;
+        }
+        ProcessInput(c, now);
+      }
+      if (c.Pending() == 0) break;  // nothing complete to answer
+      Flush(c, now);
+      if (c.Pending() > 0) return;  // the socket is full: POLLOUT resumes
+    }
+    if (c.fd >= 0 && c.peer_closed && c.Pending() == 0) CloseFd(c.fd);
   }
 
   void Flush(Connection& c, Clock::time_point now) {
@@ -310,7 +335,7 @@ struct HttpServer::Loop {
       CloseFd(c.fd);
       return;
     }
-    char buffer[16 << 10];
+    char buffer[kReadChunk];
     size_t taken = 0;
     while (taken < kReadPerTurn) {
       const ssize_t n = ::recv(c.fd, buffer, sizeof(buffer), 0);
@@ -325,21 +350,17 @@ struct HttpServer::Loop {
         if (c.closing) continue;  // an error reply is queued: what follows is not read
         if (c.in.empty() && c.Pending() == 0) c.request_start = now;
         c.in.append(buffer, static_cast<size_t>(n));
-        ProcessInput(c, now);
-        if (c.Pending() >= kMaxPendingOutput) break;
+        Serve(c, now);
+        if (c.fd < 0) return;
+        if (c.Pending() > 0 || c.more) break;  // read on once the answers are sent
         continue;
       }
       if (n < 0 && errno == EINTR) continue;
       if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
       // End of input (a half-close) or an error: answer what is complete, then close.
       if (n == 0 && !c.lingering && !c.closing) {
-        ProcessInput(c, now);
-        c.in.clear();
-        c.peer_closed = true;
-        c.closing = true;
-        c.lingering = true;  // nothing more to read: close as soon as `out` is sent
-        c.linger_until = now;
-        if (c.Pending() == 0) CloseFd(c.fd);
+        c.peer_closed = true;  // nothing more to read: answer what is complete, then close
+        Serve(c, now);
         return;
       }
       CloseFd(c.fd);
@@ -369,21 +390,15 @@ struct HttpServer::Loop {
     CloseFd(c.fd);
   }
 
-  // Closes the connection idle the longest (or, with none idle, the oldest
-  // unfinished request) to make room for a new client.
+  // Closes the connection that has gone longest without a request answered
+  // (since it was accepted, or since its last answer) to make room for a new
+  // client: a slow or idle socket, or a client that does not read its answers,
+  // goes before a scraper whose answers keep coming.
   bool Evict() {
     Connection* victim = nullptr;
-    auto idle = [](const Connection& c) { return c.in.empty() && c.Pending() == 0; };
     for (auto& c : connections) {
       if (c.fd < 0) continue;
-      if (!victim) {
-        victim = &c;
-      } else if (idle(c) != idle(*victim)) {
-        if (idle(c)) victim = &c;
-      } else if (idle(c) ? c.last_activity < victim->last_activity
-                         : c.request_start < victim->request_start) {
-        victim = &c;
-      }
+      if (!victim || c.last_answer < victim->last_answer) victim = &c;
     }
     if (!victim) return false;
     CloseFd(victim->fd);
@@ -416,7 +431,7 @@ struct HttpServer::Loop {
       ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
       Connection c;
       c.fd = fd;
-      c.last_activity = c.request_start = c.last_write = now;
+      c.last_activity = c.last_answer = c.request_start = c.last_write = now;
       connections.push_back(std::move(c));
       server.accepted_.fetch_add(1, std::memory_order_relaxed);
     }
@@ -435,10 +450,10 @@ struct HttpServer::Loop {
       if (!listening) next = std::min(next, listener_paused_until);
       for (const auto& c : connections) {
         short events = 0;
-        if (c.Pending() < kMaxPendingOutput && !c.peer_closed) events |= POLLIN;
+        if (c.Pending() == 0 && !c.more && !c.peer_closed) events |= POLLIN;
         if (c.Pending() > 0) events |= POLLOUT;
         fds.push_back({c.fd, events, 0});
-        next = std::min(next, Deadline(c));
+        next = std::min(next, c.more ? now : Deadline(c));
       }
       const auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(next - now).count();
       const int ready =
@@ -463,7 +478,7 @@ struct HttpServer::Loop {
           continue;
         }
         if (revents & (POLLIN | POLLHUP | POLLERR)) Read(c, now);
-        if (c.fd >= 0 && c.Pending() > 0) Flush(c, now);
+        if (c.fd >= 0 && (c.Pending() > 0 || c.more)) Serve(c, now);
         if (c.fd >= 0 && c.lingering && c.Pending() == 0 && c.linger_until <= now) {
           CloseFd(c.fd);  // a half-closed client whose answers are sent
         }

@@ -7,11 +7,13 @@
 //   first byte (one byte per second does not keep a connection), a new request
 //   must start within `idle_timeout`, and a response that makes no progress for
 //   `write_timeout` is dropped;
-// - at `max_connections` a new client closes the connection idle the longest
-//   (then the oldest unfinished request), so a flood of idle sockets cannot
-//   lock out a scraper;
-// - pipelined requests get one response each, in order, and a client that
-//   half-closes after its request still gets its response;
+// - at `max_connections` a new client closes the connection that has gone
+//   longest without an answer (since it was accepted or last answered), so a
+//   flood of idle, slow or non-reading sockets cannot lock out a scraper;
+// - pipelined requests get one response each, in order, each read and
+//   answered once the previous one is sent, so a client that never reads
+//   holds one response and a few KiB of input here; a client that half-closes
+//   after its requests still gets its responses;
 // - a request line over `max_request_line` gets 414, a head over
 //   `max_header_bytes` 431, a body over `max_body` 413, anything malformed 400,
 //   a body in chunks 501; the connection closes after such a reply (its unread
