@@ -7,6 +7,7 @@ import threading
 import numpy as np
 
 from . import _opscope
+from .errors import _path
 
 
 class _Lazy:
@@ -45,7 +46,7 @@ _NAMED = {
 def _paths(paths):
     if isinstance(paths, (str, bytes, os.PathLike)):
         paths = [paths]
-    return [os.fsdecode(p) if not isinstance(p, str) else p for p in paths]
+    return [os.fsdecode(_path(p, "analyze")) for p in paths]
 
 
 def _frames(native_tables, ranks_by_trace=None):
@@ -221,7 +222,7 @@ class Analysis:
     def save(self, directory):
         """Writes the CLI's files into `directory`: summary.csv, analysis.json,
         analysis.html and tables/*.csv. Returns the directory."""
-        self._native.save(os.fspath(directory))
+        self._native.save(_path(directory, "save"))
         return directory
 
     def __repr__(self):
@@ -266,26 +267,36 @@ def analyze(paths, ceilings=None, events=True):
     """
     if ceilings is not None and not isinstance(ceilings, (dict, str, os.PathLike)):
         raise TypeError("ceilings: a path to ceilings.json or a dict")
-    if isinstance(ceilings, os.PathLike):
-        ceilings = os.fspath(ceilings)
+    if isinstance(ceilings, (str, os.PathLike)):
+        ceilings = _path(ceilings, "ceilings")
     paths = _paths(paths)
     if pd._module is not None:
         return Analysis(_opscope.analyze(paths, ceilings, bool(events)))
     # The first analysis of a process: pandas is imported while it runs.
     outcome = {}
+    cancel = _opscope.CancelFlag()
+    # An Event, not Thread.join: a join that Ctrl-C interrupted can return at
+    # once the next time while the thread still runs (Python 3.11).
+    finished = threading.Event()
 
     def work():
         try:
-            outcome["native"] = _opscope.analyze(paths, ceilings, bool(events))
+            outcome["native"] = _opscope.analyze(paths, ceilings, bool(events), cancel)
         except BaseException as e:  # re-raised in the caller's thread
             outcome["error"] = e
+        finally:
+            finished.set()
 
     worker = threading.Thread(target=work, name="opscope-analyze")
     worker.start()
     try:
         pd.load()
-    finally:
-        worker.join()
+        finished.wait()
+    except BaseException:  # Ctrl-C: the analysis stops at its next chunk or pass
+        cancel.set()
+        finished.wait()
+        raise
+    worker.join()
     if "error" in outcome:
         raise outcome["error"]
     return Analysis(outcome["native"])
@@ -348,4 +359,4 @@ def diff(before, after, top=20, fail_if_slower=None):
     fails, `Diff.failure` why."""
     if fail_if_slower is not None:
         fail_if_slower = float(fail_if_slower)
-    return Diff(_opscope.diff(os.fspath(before), os.fspath(after), int(top), fail_if_slower))
+    return Diff(_opscope.diff(_path(before, "diff"), _path(after, "diff"), int(top), fail_if_slower))

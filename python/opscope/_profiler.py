@@ -10,6 +10,7 @@ import os
 from dataclasses import dataclass
 
 from . import _opscope
+from .errors import _path
 
 is_recording = _opscope.is_recording
 instant = _opscope.instant
@@ -57,7 +58,7 @@ class Profiler:
         if on_trace_ready is not None and not callable(on_trace_ready):
             raise TypeError("on_trace_ready: a callable taking the profiler")
         self._native = _opscope.NativeProfiler(
-            os.fspath(output_dir), None if schedule is None else schedule._native(),
+            _path(output_dir, "Profiler: output_dir"), None if schedule is None else schedule._native(),
             bool(record_shapes), bool(gzip), int(max_buffer_bytes), str(worker_name))
         self._on_trace_ready = on_trace_ready
         self._handled = 0

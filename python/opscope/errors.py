@@ -5,6 +5,7 @@ CLI prints. Where the message names a place in a file (``file: byte N: ...``,
 ``file: line N ...``), ``path``, ``offset`` and ``line`` hold it; else None.
 """
 
+import os
 import re
 
 
@@ -90,3 +91,16 @@ def _from_native(code, message):
             if m:
                 path = m.group("q")
     return cls(message, path=path, offset=offset, line=line)
+
+
+def _path(value, what):
+    """os.fspath(value), refused with InvalidArgumentError where it holds a NUL
+    byte (as open() refuses it): the system would read the name only up to
+    the NUL, which names another file."""
+    path = os.fspath(value)
+    nul = path.find("\0" if isinstance(path, str) else b"\0")
+    if nul >= 0:
+        raise InvalidArgumentError(
+            f"{what}: the path holds a NUL byte at {nul}, which no file name can hold: {path!r}",
+            path=path)
+    return path

@@ -22,6 +22,7 @@ import tempfile
 import time
 
 from ._analysis import analyze
+from .errors import _path
 
 
 class TraceHandler:
@@ -34,7 +35,7 @@ class TraceHandler:
 
     def __init__(self, dir_name, worker_name=None, use_gzip=False, save_report=True,
                  on_analysis=None, ceilings=None):
-        self.dir_name = os.fspath(dir_name)
+        self.dir_name = _path(dir_name, "dir_name")
         self.worker_name = worker_name or f"{socket.gethostname()}_{os.getpid()}"
         self.use_gzip = bool(use_gzip)
         self.save_report = bool(save_report)

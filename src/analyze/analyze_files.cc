@@ -13,6 +13,7 @@
 #include "analyze/scaleout/summary.h"
 #include "analyze/side_files.h"
 #include "analyze/trace_inputs.h"
+#include "core/cancel.h"
 #include "core/ceilings.h"
 #include "core/output.h"
 #include "opscope/opscope.h"
@@ -79,6 +80,7 @@ AnalyzedTrace AnalyzeOne(const TraceInput& input, size_t position, const Analyze
   t.events = model.size();
   t.tracks = model.tracks.size();
   const auto t2 = Clock::now();
+  core::ThrowIfCancelled();
   t.analysis = AnalyzeTrace(
       model, {.ceilings = options.ceilings, .threads = options.threads, .passes = options.passes});
   t.findings = Advise(RuleContext{t.analysis, options.thresholds, &model.reported});

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "analyze/importer.h"
+#include "core/cancel.h"
 
 namespace opscope::analyze {
 
@@ -106,7 +107,7 @@ void RunOrderedBatches(int threads, const Init& init, const Read& read, const Pa
     }
   };
   std::vector<std::thread> pool;
-  for (int t = 1; t < threads; ++t) pool.emplace_back(guarded);
+  for (int t = 1; t < threads; ++t) pool.emplace_back(core::WithCallersCancel(guarded));
   guarded();
   for (auto& t : pool) t.join();
   if (!errors.empty()) {

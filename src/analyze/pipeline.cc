@@ -14,6 +14,7 @@
 
 #include "analyze/importers/timestamps.h"
 #include "analyze/passes/roofline.h"
+#include "core/cancel.h"
 #include "core/text.h"
 #include "opscope/opscope.h"
 
@@ -200,6 +201,7 @@ Analysis AnalyzeTrace(const TraceModel& model, const AnalysisOptions& options) {
       std::exception_ptr failure;
       const auto began = std::chrono::steady_clock::now();
       try {
+        core::ThrowIfCancelled();
         order[next]->run(model, a);
       } catch (...) {
         failure = std::current_exception();
@@ -228,7 +230,7 @@ Analysis AnalyzeTrace(const TraceModel& model, const AnalysisOptions& options) {
     }
   };
   std::vector<std::thread> pool;
-  for (size_t t = 1; t < workers; ++t) pool.emplace_back(work);
+  for (size_t t = 1; t < workers; ++t) pool.emplace_back(core::WithCallersCancel(work));
   work();
   for (auto& t : pool) t.join();
   if (error) std::rethrow_exception(error);

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <vector>
 
+#include "core/cancel.h"
 #include "core/output.h"
 #include "opscope/opscope.h"
 
@@ -345,6 +346,7 @@ std::string_view Source::Peek(size_t n) {
 }
 
 size_t Source::Read(char* out, size_t n) {
+  core::ThrowIfCancelled();  // every importer reads its input in chunks through here
   reading_ = true;
   size_t total = 0;
   if (peek_read_ < peeked_.size()) {

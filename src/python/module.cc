@@ -11,7 +11,11 @@
 #include <pybind11/stl/filesystem.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cmath>
+#include <condition_variable>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -23,6 +27,8 @@
 #include "analyze/analyze_files.h"
 #include "analyze/diff.h"
 #include "collect/recorder.h"
+#include "core/cancel.h"
+#include "core/text.h"
 #include "opscope/opscope.h"
 #include "report/analysis_report.h"
 #include "report/analysis_tables.h"
@@ -170,15 +176,83 @@ analyze::RooflineCeilings CeilingsFromDict(const py::dict& d) {
   return c;
 }
 
+// A path from Python is refused when it holds a NUL byte, as open() refuses
+// it: the system would read it only up to the NUL, another file's name. (The
+// package checks every path first; std::filesystem::path arguments are
+// refused by pybind11 itself.)
+const std::string& CheckedPath(const std::string& path, std::string_view what) {
+  if (const size_t nul = path.find('\0'); nul != std::string::npos) {
+    throw Error(ErrorCode::kInvalidArgument,
+                std::string(what) + ": the path holds a NUL byte at " + std::to_string(nul) +
+                    ", which no file name can hold: '" + core::EscapeForTerminal(path) + "'");
+  }
+  return path;
+}
+
+// A flag the package sets to stop an analysis running in another Python
+// thread (the first analyze() of a process runs beside pandas' import).
+struct CancelFlag {
+  std::atomic<bool> set{false};
+};
+
+// Runs `work` on a thread of its own, without the GIL, while the calling
+// thread looks every 50 ms for a signal (PyErr_CheckSignals: Ctrl-C, in the
+// main thread) and for `flag`. A signal whose handler raises (KeyboardInterrupt)
+// sets the flag; the work stops at its next cancellation point (core/cancel.h:
+// each chunk read, each pass), and the exception is raised once it has.
+template <typename Result>
+Result Interruptibly(const std::function<Result()>& work, CancelFlag* given) {
+  CancelFlag own;
+  std::atomic<bool>& flag = given != nullptr ? given->set : own.set;
+  std::mutex mutex;
+  std::condition_variable finished;
+  bool done = false;
+  std::optional<Result> result;
+  std::exception_ptr failure;
+  std::thread worker([&] {
+    core::CancelScope scope(&flag);
+    try {
+      result.emplace(work());
+    } catch (...) {
+      failure = std::current_exception();
+    }
+    std::lock_guard lock(mutex);
+    done = true;
+    finished.notify_all();
+  });
+  bool interrupted = false;
+  while (true) {
+    {
+      py::gil_scoped_release release;
+      std::unique_lock lock(mutex);
+      if (finished.wait_for(lock, std::chrono::milliseconds(50), [&] { return done; })) break;
+    }
+    if (PyErr_CheckSignals() != 0) {
+      interrupted = true;
+      flag = true;
+      break;
+    }
+  }
+  {
+    py::gil_scoped_release release;
+    worker.join();
+  }
+  if (interrupted) throw py::error_already_set();
+  if (failure) std::rethrow_exception(failure);
+  return std::move(*result);
+}
+
 std::shared_ptr<PyAnalysis> Analyze(const std::vector<std::string>& inputs,
-                                    const py::object& ceilings, bool keep_events) {
+                                    const py::object& ceilings, bool keep_events,
+                                    CancelFlag* cancel) {
   analyze::AnalyzeOptions options;
-  options.inputs = inputs;
+  for (const auto& input : inputs) options.inputs.push_back(CheckedPath(input, "analyze"));
   options.keep_models = keep_events;
   if (py::isinstance<py::dict>(ceilings)) {
     options.ceilings = CeilingsFromDict(ceilings.cast<py::dict>());
   } else if (py::isinstance<py::str>(ceilings)) {
-    options.ceilings = analyze::LoadRooflineCeilings(ceilings.cast<std::string>());
+    options.ceilings =
+        analyze::LoadRooflineCeilings(CheckedPath(ceilings.cast<std::string>(), "ceilings"));
   } else if (!ceilings.is_none()) {
     throw Error(ErrorCode::kInvalidArgument, "ceilings: a path to ceilings.json or a dict");
   }
@@ -186,10 +260,8 @@ std::shared_ptr<PyAnalysis> Analyze(const std::vector<std::string>& inputs,
     throw Error(ErrorCode::kInvalidArgument, "analyze: no trace given");
   }
   auto out = std::make_shared<PyAnalysis>();
-  {
-    py::gil_scoped_release release;
-    out->set = analyze::AnalyzeFiles(options);
-  }
+  out->set =
+      Interruptibly<analyze::AnalyzedSet>([&] { return analyze::AnalyzeFiles(options); }, cancel);
   return out;
 }
 
@@ -380,11 +452,10 @@ py::dict Diff(const std::string& before, const std::string& after, int top,
   if (fail_if_slower && (!std::isfinite(*fail_if_slower) || *fail_if_slower < 0)) {
     throw Error(ErrorCode::kInvalidArgument, "fail_if_slower must be a finite percentage >= 0");
   }
-  report::DiffOutcome out;
-  {
-    py::gil_scoped_release release;
-    out = report::DiffFiles(before, after, top, fail_if_slower);
-  }
+  CheckedPath(before, "diff");
+  CheckedPath(after, "diff");
+  const report::DiffOutcome out = Interruptibly<report::DiffOutcome>(
+      [&] { return report::DiffFiles(before, after, top, fail_if_slower); }, nullptr);
   py::list diffs;
   for (const auto& d : out.diffs) {
     py::dict x;
@@ -543,6 +614,8 @@ PYBIND11_MODULE(_opscope, m) {
   py::register_exception_translator([](std::exception_ptr p) {
     try {
       if (p) std::rethrow_exception(p);
+    } catch (const core::Cancelled&) {
+      PyErr_SetNone(PyExc_KeyboardInterrupt);  // the package set the flag on Ctrl-C
     } catch (const Error& e) {
       if (ErrorFactory().is_none() || !ErrorFactory()) {
         PyErr_SetString(PyExc_RuntimeError, e.what());
@@ -573,8 +646,11 @@ PYBIND11_MODULE(_opscope, m) {
         py::gil_scoped_release release;
         report::WriteAnalysisReport(dir, a.set.traces, tables, every_row);
       });
+  py::class_<CancelFlag>(m, "CancelFlag").def(py::init<>()).def("set", [](CancelFlag& f) {
+    f.set = true;
+  });
   m.def("analyze", &Analyze, py::arg("inputs"), py::arg("ceilings") = py::none(),
-        py::arg("keep_events") = true);
+        py::arg("keep_events") = true, py::arg("cancel") = nullptr);
   m.def("class_names", &ClassNames);
   m.def("diff", &Diff, py::arg("before"), py::arg("after"), py::arg("top") = 20,
         py::arg("fail_if_slower") = py::none());

@@ -4,14 +4,17 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "analyze/importer.h"
 #include "analyze/model_builder.h"
 #include "analyze/passes/launch.h"
 #include "analyze/passes/roofline.h"
+#include "core/cancel.h"
 #include "opscope/opscope.h"
 
 namespace opscope::analyze {
@@ -99,6 +102,38 @@ TEST(Pipeline, UnevenlyOverlappingHostEventsAreSaid) {
   const auto* none = c.results.Get<std::vector<std::string>>("import_notes");
   ASSERT_NE(none, nullptr);
   EXPECT_TRUE(none->empty());
+}
+
+// A cancelled analysis (Ctrl-C in the Python package) stops before its next
+// pass on whichever thread takes it, and says so with core::Cancelled, not an
+// opscope Error; without a flag, or with one not set, it runs whole.
+TEST(Pipeline, ACancelledAnalysisStopsBeforeItsNextPass) {
+  Builder b;
+  b.Add(EventClass::kHostOp, "aten::mm", 0, 10);
+  b.Add(EventClass::kKernel, "gemm", 2, 8);
+  std::atomic<bool> flag{false};
+  {
+    core::CancelScope scope(&flag);
+    EXPECT_FALSE(AnalyzeTrace(b.model, {.threads = 2}).pass_ms.empty());
+    flag = true;
+    for (const int threads : {1, 2}) {
+      EXPECT_THROW(AnalyzeTrace(b.model, {.threads = threads}), core::Cancelled) << threads;
+    }
+  }
+  EXPECT_FALSE(core::IsCancelled()) << "the scope ended";
+  EXPECT_EQ(AnalyzeTrace(b.model, {.threads = 2}).pass_ms.size(), Passes().size());
+}
+
+// Threads a cancellable computation starts take the flag of the thread that
+// starts them (core::WithCallersCancel); others see none.
+TEST(Pipeline, ThreadsTakeTheirStartersCancelFlag) {
+  std::atomic<bool> flag{true};
+  core::CancelScope scope(&flag);
+  bool inherited = false, plain = true;
+  std::thread([&] { plain = core::IsCancelled(); }).join();
+  std::thread(core::WithCallersCancel([&] { inherited = core::IsCancelled(); })).join();
+  EXPECT_TRUE(inherited);
+  EXPECT_FALSE(plain);
 }
 
 TEST(Pipeline, EveryRegisteredPassRunsAfterItsNeeds) {

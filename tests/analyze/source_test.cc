@@ -9,11 +9,13 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include <atomic>
 #include <fstream>
 #include <map>
 #include <thread>
 
 #include "analyze/importer.h"
+#include "core/cancel.h"
 #include "analyze/trace_inputs.h"
 #include "opscope/opscope.h"
 #include "test_util.h"
@@ -65,6 +67,25 @@ TEST(Source, PlainFileIsPeekedThenReadWhole) {
   EXPECT_FALSE(source->PeekedAll());
   EXPECT_EQ(ReadAll(*source), text);
   EXPECT_THROW(source->Peek(1), Error) << "Peek after Read";
+}
+
+// Every importer reads through Source::Read, a cancellation point: once the
+// thread's flag is set the next read throws core::Cancelled (the Python
+// package's Ctrl-C), whatever the container.
+TEST(Source, AReadAfterCancellationThrows) {
+  testing::TempDir dir;
+  const std::string text = Text(100000);
+  const auto plain = WriteFile(dir.path() / "a.txt", text);
+  const auto gzipped = WriteFile(dir.path() / "a.txt.gz", Gzip(text));
+  for (const auto& path : {plain, gzipped}) {
+    const auto source = Source::Open(path);
+    std::atomic<bool> flag{false};
+    core::CancelScope scope(&flag);
+    std::string buffer(1000, '\0');
+    EXPECT_EQ(source->Read(buffer.data(), buffer.size()), buffer.size());
+    flag = true;
+    EXPECT_THROW(source->Read(buffer.data(), buffer.size()), core::Cancelled) << path;
+  }
 }
 
 TEST(Source, PeekingPastTheEndSaysSo) {

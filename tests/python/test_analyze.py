@@ -2,9 +2,13 @@
 computed independently from the raw samples (tests/analyze/golden) and
 against the CLI's own analysis.json on the same input."""
 import json
+import os
+import shutil
+import signal
 import math
 import sys
 import subprocess
+import time
 
 import numpy as np
 import pandas as pd
@@ -276,6 +280,95 @@ def test_errors_are_exceptions_with_file_and_offset(tmp_path):
         opscope.analyze([])
     with pytest.raises(TypeError):
         opscope.analyze(tmp_path / "x.json", ceilings=3)
+
+
+def test_a_path_holding_a_nul_byte_is_refused(data, tmp_path):
+    # The system reads a name only up to a NUL byte: 'x.json\0.gz' would open
+    # x.json, another file than the one asked for (issue 39). A real file is
+    # named by the part before the NUL, so a truncated read would succeed.
+    real = tmp_path / "trace.json.gz"
+    shutil.copy(data / "kineto/sampled_rank-0.json.gz", real)
+    holding = str(real) + "\0.unused"
+    for call, what in ((lambda: opscope.analyze(holding), "analyze"),
+                       (lambda: opscope.analyze([os.fsencode(holding)]), "analyze"),
+                       (lambda: opscope.diff(holding, real), "diff"),
+                       (lambda: opscope.diff(real, holding), "diff"),
+                       (lambda: opscope.analyze(real, ceilings=holding), "ceilings"),
+                       (lambda: opscope.Profiler(str(tmp_path) + "\0more"), "output_dir")):
+        with pytest.raises(opscope.InvalidArgumentError, match=what + ".*NUL byte at") as e:
+            call()
+        assert isinstance(e.value, ValueError)
+    a = opscope.analyze(real)
+    with pytest.raises(opscope.InvalidArgumentError, match="save: .*NUL byte at"):
+        a.save(str(tmp_path / "report") + "\0x")
+    assert not (tmp_path / "report").exists()
+
+
+def _write_cpu_trace(path, events):
+    """A Chrome trace of `events` complete CPU operators on four threads,
+    written without json.dumps (fast enough for millions)."""
+    with open(path, "w") as f:
+        f.write('{"traceEvents": [')
+        for block in range(0, events, 100000):
+            f.write(("," if block else "") + ",".join(
+                f'{{"ph":"X","cat":"cpu_op","name":"aten::op{j % 37}","pid":1,"tid":{j % 4},'
+                f'"ts":{j * 2},"dur":1}}' for j in range(block, min(events, block + 100000))))
+        f.write("]}")
+
+
+def test_a_cancelled_analysis_raises_keyboard_interrupt(tmp_path):
+    # The flag the package sets on Ctrl-C while the first analyze() of a
+    # process runs beside pandas' import: the native analysis stops at its
+    # first cancellation point (a chunk read) and raises KeyboardInterrupt.
+    path = tmp_path / "trace.json"
+    _write_cpu_trace(path, 1000)
+    flag = opscope._opscope.CancelFlag()
+    flag.set()
+    with pytest.raises(KeyboardInterrupt):
+        opscope._opscope.analyze([str(path)], None, True, flag)
+    assert len(opscope._opscope.analyze([str(path)], None, True, opscope._opscope.CancelFlag())
+               .traces()) == 1
+
+
+@pytest.mark.parametrize("first", [True, False])
+def test_ctrl_c_stops_an_analysis_at_once(tmp_path, first):
+    # Issue 39: Ctrl-C during analyze() of millions of events waited for the
+    # whole analysis (2.3 s on 10 million). Now it stops at the next chunk
+    # read or pass: SIGINT 0.3 s into the analysis, KeyboardInterrupt well
+    # within a second. `first`: the process's first analyze(), which runs
+    # beside pandas' import in a thread of its own.
+    path = tmp_path / "big.json"
+    _write_cpu_trace(path, 2000000)
+    code = f"""
+import sys, time, opscope
+{"" if first else "opscope.analyze(sys.argv[2])"}
+print("ready", flush=True)
+began = time.monotonic()
+try:
+    opscope.analyze(sys.argv[1])
+    print("finished", time.monotonic() - began, flush=True)
+except KeyboardInterrupt:
+    print("interrupted", flush=True)
+"""
+    small = tmp_path / "small.json"
+    _write_cpu_trace(small, 100)
+    child = subprocess.Popen([sys.executable, "-c", code, str(path), str(small)],
+                             stdout=subprocess.PIPE, text=True)
+    try:
+        assert child.stdout.readline().strip() == "ready"
+        time.sleep(0.3)
+        sent = time.monotonic()
+        child.send_signal(signal.SIGINT)
+        said = child.stdout.read().strip()
+        child.wait(timeout=30)
+        took = time.monotonic() - sent
+    finally:
+        child.kill()
+        child.wait()
+    if said.startswith("finished"):
+        pytest.skip(f"the analysis ended before the signal came ({said}): a faster machine")
+    assert said == "interrupted" and child.returncode == 0
+    assert took < 1.0, f"Ctrl-C took {took:.2f} s to stop the analysis"
 
 
 def test_csv_errors_name_the_line(tmp_path):

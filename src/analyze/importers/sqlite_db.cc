@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "core/cancel.h"
 #include "core/output.h"
 
 namespace opscope::analyze {
@@ -47,7 +48,9 @@ SqliteDb SqliteDb::Of(Source& source) {
 int SqliteDb::Progress(void* self) {
   auto* db = static_cast<SqliteDb*>(self);
   db->steps_ += kStepsPerCall;
-  return db->steps_ > db->budget_ ? 1 : 0;  // non-zero interrupts the query
+  // Non-zero interrupts the query: past its work bound, or cancelled (Query throws
+  // core::Cancelled).
+  return db->steps_ > db->budget_ || core::IsCancelled() ? 1 : 0;
 }
 
 }  // namespace opscope::analyze

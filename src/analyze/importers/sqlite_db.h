@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "analyze/source.h"
+#include "core/cancel.h"
 #include "opscope/opscope.h"
 
 namespace opscope::analyze {
@@ -54,6 +55,7 @@ class SqliteDb {
     }
     const std::string why = rc == SQLITE_DONE ? "" : sqlite3_errmsg(db_);
     sqlite3_finalize(stmt);
+    if (rc == SQLITE_INTERRUPT) core::ThrowIfCancelled();
     if (rc == SQLITE_INTERRUPT && steps_ > budget_) {
       throw Error(ErrorCode::kInvalidInput,
                   path_ + ": SQLite: a query ran past its work bound (" +
