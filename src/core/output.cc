@@ -2,12 +2,15 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
 #include <atomic>
 #include <cerrno>
+#include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <mutex>
 #include <random>
@@ -25,24 +28,41 @@ struct AtomicFileOutput::Deflater {
 
 namespace {
 
-std::filesystem::path TempPathFor(const std::filesystem::path& final_path) {
-  static std::atomic<uint64_t> counter{0};
-  std::random_device device;
-  const std::string suffix = ".tmp." + std::to_string(getpid()) + "." +
-                             std::to_string(counter.fetch_add(1)) + "." +
-                             std::to_string(device() & 0xFFFFFF);
-  // A file name holds 255 bytes at most (NAME_MAX): a final name that long
-  // has its temporary's copy of it shortened (at a UTF-8 character's start),
-  // the suffix that the sweep reads kept whole.
-  std::string base = final_path.filename().string();
-  constexpr size_t kNameMax = 255;
-  if (1 + base.size() + suffix.size() > kNameMax) {
-    size_t keep = kNameMax - 1 - suffix.size();
-    while (keep > 0 && (static_cast<unsigned char>(base[keep]) & 0xC0) == 0x80) --keep;
-    base.resize(keep);
-  }
-  return final_path.parent_path() / ("." + base + suffix);
+// The mark that ends an opscope temporary file's name: a hash of the rest of
+// the name (FNV-1a, 32 bits, in 8 hex digits), so a user's file that merely
+// has the shape of one is told apart.
+std::string TempMark(std::string_view name) {
+  uint32_t h = 2166136261u;
+  for (const char c : std::string_view("opscope temporary file ")) h = (h ^ uint8_t(c)) * 16777619u;
+  for (const char c : name) h = (h ^ static_cast<uint8_t>(c)) * 16777619u;
+  char hex[9];
+  std::snprintf(hex, sizeof(hex), "%08x", h);
+  return hex;
 }
+
+// Whether `name` is an opscope temporary file's: .<name>.tmp.<pid>.<n>.<r>.<mark>.
+bool IsTempName(const std::string& name) {
+  if (name.size() < 2 || name[0] != '.') return false;
+  const size_t dot = name.rfind('.');
+  if (dot == std::string::npos || name.size() - dot - 1 != 8) return false;
+  size_t end = dot;
+  for (int k = 0; k < 3; ++k) {  // <r>, <n>, <pid>: digits
+    const size_t before = name.rfind('.', end - 1);
+    if (before == std::string::npos || before + 1 == end ||
+        name.find_first_not_of("0123456789", before + 1) < end) {
+      return false;
+    }
+    end = before;
+  }
+  if (end < 4 || name.compare(end - 4, 4, ".tmp") != 0) return false;
+  return name.compare(dot + 1, 8, TempMark(std::string_view(name).substr(0, dot))) == 0;
+}
+
+// A temporary file's writer holds a lock on it (flock, on a descriptor of its
+// own kept until the file is renamed or removed); the sweep removes only files
+// nobody holds, which a writer in another PID namespace holds too. A file
+// younger than this is left alone: its writer may not have locked it yet.
+constexpr auto kTempGrace = std::chrono::seconds(2);
 
 // Temporary files being written, kept where a signal handler can reach them
 // without allocating: paths in fixed slots, claimed and released atomically.
@@ -82,26 +102,27 @@ void RemoveTempFilesAndDie(int signal_number) {
   ::raise(signal_number);
 }
 
-// Our temporary files are named .<name>.tmp.<pid>.<n>.<random>: the pid, or -1.
-long PidOfTempName(const std::string& name) {
-  if (name.empty() || name[0] != '.') return -1;
-  size_t end = name.size();
-  std::string parts[4];
-  for (int k = 3; k >= 0; --k) {
-    const size_t dot = name.rfind('.', end - 1);
-    if (dot == std::string::npos || dot == 0) return -1;
-    parts[k] = name.substr(dot + 1, end - dot - 1);
-    end = dot;
-  }
-  if (parts[0] != "tmp") return -1;
-  for (int k = 1; k < 4; ++k) {
-    if (parts[k].empty() || parts[k].find_first_not_of("0123456789") != std::string::npos)
-      return -1;
-  }
-  return parts[1].size() > 9 ? -1 : std::stol(parts[1]);
-}
-
 }  // namespace
+
+std::filesystem::path TempPathFor(const std::filesystem::path& final_path, long pid) {
+  static std::atomic<uint64_t> counter{0};
+  std::random_device device;
+  const std::string numbers = ".tmp." + std::to_string(pid) + "." +
+                              std::to_string(counter.fetch_add(1)) + "." +
+                              std::to_string(device() & 0xFFFFFF);
+  // A file name holds 255 bytes at most (NAME_MAX): a final name that long
+  // has its temporary's copy of it shortened (at a UTF-8 character's start),
+  // the suffix that the sweep reads kept whole.
+  std::string base = final_path.filename().string();
+  constexpr size_t kNameMax = 255, kMark = 9;  // the mark and its dot
+  if (1 + base.size() + numbers.size() + kMark > kNameMax) {
+    size_t keep = kNameMax - 1 - numbers.size() - kMark;
+    while (keep > 0 && (static_cast<unsigned char>(base[keep]) & 0xC0) == 0x80) --keep;
+    base.resize(keep);
+  }
+  const std::string name = "." + base + numbers;
+  return final_path.parent_path() / (name + "." + TempMark(name));
+}
 
 void RemoveTempFilesForSignal() noexcept {
   for (TempSlot& slot : g_temp_slots) {
@@ -122,17 +143,25 @@ void InstallTempFileCleanup() {
 }
 
 int SweepStaleTempFiles(const std::filesystem::path& folder) {
+  return SweepStaleTempFiles(folder, kTempGrace);
+}
+
+int SweepStaleTempFiles(const std::filesystem::path& folder, std::chrono::seconds grace) {
   int removed = 0;
   std::error_code ec;
+  const auto now = std::chrono::system_clock::now();
   for (std::filesystem::directory_iterator it(folder.empty() ? "." : folder, ec), end;
        !ec && it != end; it.increment(ec)) {
-    const long pid = PidOfTempName(it->path().filename().string());
-    if (pid <= 0 || pid == ::getpid()) continue;
-    if (::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;  // alive, or not ours
-    std::error_code remove_error;
-    if (it->is_regular_file(remove_error) && std::filesystem::remove(it->path(), remove_error)) {
-      ++removed;
-    }
+    if (!IsTempName(it->path().filename().string())) continue;
+    const int fd = ::open(it->path().c_str(), O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) continue;
+    struct stat st {};
+    const bool stale = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+                       now - std::chrono::system_clock::from_time_t(st.st_mtime) >= grace &&
+                       ::flock(fd, LOCK_EX | LOCK_NB) == 0;  // nobody writes it: its writer is gone
+    // Removed while locked, so no writer can claim it in between.
+    if (stale && ::unlink(it->path().c_str()) == 0) ++removed;
+    ::close(fd);
   }
   return removed;
 }
@@ -248,9 +277,16 @@ AtomicFileOutput::AtomicFileOutput(std::filesystem::path final_path, bool gzip)
   } else {
     // Temporary files left by killed writers (of processes that no longer run).
     SweepStaleTempFiles(final_path_.parent_path());
-    temp_path_ = TempPathFor(final_path_);
+    temp_path_ = TempPathFor(final_path_, ::getpid());
     temp_slot_ = ClaimTempSlot(temp_path_);
     fd_ = ::open(temp_path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd_ >= 0) {
+      // The writer's claim, held until the file is renamed or removed (fd_ is
+      // closed before the rename): the sweep of another process, in any PID
+      // namespace, leaves a locked file alone.
+      lock_fd_ = ::open(temp_path_.c_str(), O_RDONLY | O_CLOEXEC);
+      if (lock_fd_ >= 0) (void)::flock(lock_fd_, LOCK_EX | LOCK_NB);
+    }
     if (fd_ < 0) {
       ReleaseTempSlot(temp_slot_);
       temp_slot_ = -1;
@@ -281,6 +317,7 @@ AtomicFileOutput::~AtomicFileOutput() {
   if (deflater_) deflateEnd(&deflater_->stream);
   if (fd_ >= 0) ::close(fd_);
   if (!committed_ && !direct_) ::unlink(temp_path_.c_str());
+  if (lock_fd_ >= 0) ::close(lock_fd_);
   ReleaseTempSlot(temp_slot_);
 }
 
@@ -357,6 +394,8 @@ void AtomicFileOutput::Commit() {
     Fail("cannot rename into");
   }
   committed_ = true;
+  if (lock_fd_ >= 0) ::close(lock_fd_);
+  lock_fd_ = -1;
   ReleaseTempSlot(temp_slot_);
   temp_slot_ = -1;
 }

@@ -3,6 +3,7 @@
 #ifndef OPSCOPE_CORE_OUTPUT_H_
 #define OPSCOPE_CORE_OUTPUT_H_
 
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
@@ -77,6 +78,7 @@ class AtomicFileOutput final : public OutputStream {
   bool direct_ = false;              // a character device or FIFO
   int temp_slot_ = -1;               // where a signal handler finds temp_path_
   int fd_ = -1;
+  int lock_fd_ = -1;  // holds the temporary file's lock (SweepStaleTempFiles)
   std::unique_ptr<Deflater> deflater_;
   bool committed_ = false;
 };
@@ -86,11 +88,19 @@ class AtomicFileOutput final : public OutputStream {
 // action) remove the temporary files being written, then end the process by
 // the same signal. RemoveTempFilesForSignal does the removal and is
 // async-signal-safe, for handlers of their own. SweepStaleTempFiles removes a
-// folder's temporary files of processes that no longer run (a SIGKILL leaves
-// them); every AtomicFileOutput does so in its folder. Returns the count.
+// folder's temporary files whose writers are gone (a SIGKILL leaves them);
+// every AtomicFileOutput does so in its folder. Returns the count. A temporary
+// file is named .<name>.tmp.<pid>.<n>.<random>.<mark>, the mark a hash of the
+// rest (TempPathFor), and its writer holds a lock on it until it is renamed
+// or removed: the sweep removes only files so named, nobody locks, and
+// unchanged for `grace` (2 s: a writer locks its file as it creates it), so a
+// user's file of the same shape and the file of a writer in another PID
+// namespace stay.
 void InstallTempFileCleanup();
 void RemoveTempFilesForSignal() noexcept;
 int SweepStaleTempFiles(const std::filesystem::path& folder);
+int SweepStaleTempFiles(const std::filesystem::path& folder, std::chrono::seconds grace);
+std::filesystem::path TempPathFor(const std::filesystem::path& final_path, long pid);
 
 // The command's own inputs, which no output may replace. Every trace or side
 // file the analyzer opens (analyze/source.h) and every folder it is given is
