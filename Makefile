@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 JOBS ?= $(shell nproc)
 
-.PHONY: deps deps-run build run test check check-release test-asan test-minimal test-fuzz bench format clean python
+.PHONY: deps deps-run build run test check check-release test-asan test-tsan test-minimal test-fuzz bench format clean python
 
 # What building and running need (`make run`); the tests' packages (Chromium,
 # PyTorch, clang, Open MPI, Jupyter, Prometheus) come with `make test`/`make check`.
@@ -31,7 +31,7 @@ test: deps
 
 # The whole matrix, as CI runs it (.ci/run): every tier on the release build, then
 # the sanitized, minimal and fuzzing builds.
-check: check-release test-asan test-minimal test-fuzz
+check: check-release test-asan test-tsan test-minimal test-fuzz
 
 check-release: deps
 	@$(MAKE) --no-print-directory build
@@ -48,6 +48,13 @@ test-asan: deps
 	cmake --preset asan >/dev/null
 	cmake --build --preset asan -j $(JOBS)
 	ctest --preset asan -j $(JOBS)
+
+# The profiler library under ThreadSanitizer: its tests of threads that exit
+# with scopes open, fork while recording and Stop from any thread, in loops.
+test-tsan: deps
+	cmake --preset tsan >/dev/null
+	cmake --build --preset tsan -j $(JOBS)
+	ctest --preset tsan -j $(JOBS)
 
 # The analyzer, reports and monitoring built without any backend (no oneDNN,
 # OpenBLAS, OpenMP or CUDA): the layers that must not depend on them.

@@ -246,6 +246,12 @@ TEST(Profiler, ForkWhileRecordingNeverHangsTheChild) {
         prof.reset();
         std::exit(0);  // static destructors run: nothing may wait on the parent's threads
       }
+#if defined(__SANITIZE_THREAD__)
+      // ThreadSanitizer cannot follow threads a child of a multi-threaded
+      // process starts ("dup thread with used id"): this branch is run by the
+      // other builds, ASan's included.
+      ::_exit(0);
+#endif
       TempDir own;
       ProfilerOptions child_opts;
       child_opts.output_dir = own.path();
