@@ -1,8 +1,10 @@
 #include "analyze/trace_model.h"
 
+#include <fmt/format.h>
 #include <sys/mman.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cstdint>
 #include <cstring>
 
@@ -136,7 +138,55 @@ void TraceModel::Grow() {
   slots_ = std::move(slots);
 }
 
+namespace {
+
+// The start of the UTF-8 character at or before `at` (so a cut never splits one).
+size_t CharacterStart(std::string_view text, size_t at) {
+  while (at > 0 && (static_cast<unsigned char>(text[at]) & 0xC0) == 0x80) --at;
+  return at;
+}
+
+// The bytes a text kept by its ends (TraceModel::Intern) left out, or 0 when
+// `text` is not one: its marker starts within a character of kKeptHead.
+size_t LeftOut(std::string_view text) {
+  constexpr std::string_view kOpen = "… [", kClose = " bytes left out] …";
+  if (text.size() < TraceModel::kKeptHead || text.size() > TraceModel::kMaxTextBytes) return 0;
+  const size_t open = text.find(kOpen, TraceModel::kKeptHead - 3);
+  if (open == std::string_view::npos || open > TraceModel::kKeptHead) return 0;
+  size_t n = 0;
+  const char* digits = text.data() + open + kOpen.size();
+  const auto [end, ec] = std::from_chars(digits, text.data() + text.size(), n);
+  if (ec != std::errc() || text.substr(end - text.data(), kClose.size()) != kClose) return 0;
+  return n;
+}
+
+}  // namespace
+
 uint32_t TraceModel::Intern(std::string_view text) {
+  if (text.size() > kMaxTextBytes) {
+    const size_t head = CharacterStart(text, kKeptHead);
+    const size_t tail = CharacterStart(text, text.size() - kKeptTail);
+    return Intern(fmt::format("{}… [{} bytes left out] …{}", text.substr(0, head), tail - head,
+                              text.substr(tail)));
+  }
+  // Counted where it is first stored: also when a reader's part of the model,
+  // which kept it by its ends, is merged into the whole.
+  const size_t known = strings_.size();
+  if (text.size() >= kKeptHead) {
+    const uint32_t id = InternWhole(text);
+    if (strings_.size() > known) {
+      if (const size_t left_out = LeftOut(text); left_out > 0) {
+        ++long_texts;
+        const size_t marker = fmt::formatted_size("… [{} bytes left out] …", left_out);
+        longest_text = std::max(longest_text, text.size() - marker + left_out);
+      }
+    }
+    return id;
+  }
+  return InternWhole(text);
+}
+
+uint32_t TraceModel::InternWhole(std::string_view text) {
   if (strings_.empty()) {  // id 0: the empty string
     storage_.emplace_back();
     strings_.push_back(&storage_.back());

@@ -103,6 +103,12 @@ struct EventRow {
 
 class TraceModel {
  public:
+  // A text longer than kMaxTextBytes (a 4 MiB operator name, a 60 MiB CSV
+  // field) is kept by its ends: its first kKeptHead and last kKeptTail bytes
+  // around a marker that says how many were left out, so no table or report
+  // repeats it whole; long_texts counts them, the import notes say so.
+  static constexpr size_t kMaxTextBytes = size_t{256} << 10;
+  static constexpr size_t kKeptHead = size_t{192} << 10, kKeptTail = size_t{4} << 10;
   uint32_t Intern(std::string_view text);
   std::string_view String(uint32_t id) const { return *strings_[id]; }
   size_t string_count() const { return strings_.size(); }
@@ -244,12 +250,15 @@ class TraceModel {
   // not in this export: ..."; "12 rows without a valid end were left out"):
   // the analyses stand on the rest, and the report says what that is.
   std::vector<std::string> import_notes;
+  // Distinct texts kept by their ends (Intern), and the longest one's length.
+  size_t long_texts = 0, longest_text = 0;
 
   // What the producer reported beside the timeline (reported.h), lowered by
   // the readers of its side files (side_files.h); empty where it wrote none.
   ReportedTables reported;
 
  private:
+  uint32_t InternWhole(std::string_view text);
   struct Slot {
     uint64_t hash;
     uint32_t id;  // UINT32_MAX: empty

@@ -564,6 +564,64 @@ TEST(ChromeJsonImporter, SameModelForAnyThreadCountAndChunkSize) {
   }
 }
 
+// Issue 39: a text over TraceModel::kMaxTextBytes (a 4 MiB operator name) is
+// kept by its ends, cut at a character's start, with a marker giving the bytes
+// left out, so tables and reports do not repeat it whole; each distinct one is
+// counted once, also when parts of the model that each kept it are merged.
+TEST(TraceModel, TextsOverTheCapAreKeptByTheirEnds) {
+  std::string text = "head:";
+  while (text.size() < (size_t{1} << 20)) text += "é…x";  // 2- and 3-byte characters
+  text += ":tail";
+  TraceModel model;
+  const uint32_t id = model.Intern(text);
+  const std::string_view kept = model.String(id);
+  EXPECT_LE(kept.size(), TraceModel::kKeptHead + TraceModel::kKeptTail + 64);
+  EXPECT_EQ(kept.substr(0, 5), "head:");
+  EXPECT_EQ(kept.substr(kept.size() - 5), ":tail");
+  const size_t open = kept.find("… [");
+  ASSERT_NE(open, std::string_view::npos);
+  const size_t close = kept.find(" bytes left out] …", open);
+  ASSERT_NE(close, std::string_view::npos);
+  const size_t left_out = std::stoul(std::string(kept.substr(open + 5, close - open - 5)));
+  const size_t tail_start = close + std::string_view(" bytes left out] …").size();
+  // The bytes kept and left out add up to the text, each part a run of it.
+  EXPECT_EQ(open + left_out + (kept.size() - tail_start), text.size());
+  EXPECT_EQ(kept.substr(0, open), std::string_view(text).substr(0, open));
+  EXPECT_EQ(kept.substr(tail_start), std::string_view(text).substr(open + left_out));
+  EXPECT_NE(static_cast<unsigned char>(text[open]) & 0xC0, 0x80) << "a character was split";
+  EXPECT_EQ(model.Intern(text), id);
+  EXPECT_EQ(model.Intern(std::string(kept)), id);
+  EXPECT_EQ(model.long_texts, 1u);
+  EXPECT_EQ(model.longest_text, text.size());
+  EXPECT_EQ(model.Intern(std::string(TraceModel::kMaxTextBytes, 'y')),
+            model.Intern(std::string(TraceModel::kMaxTextBytes, 'y')))
+      << "a text at the cap is kept whole";
+  EXPECT_EQ(model.String(model.string_count() - 1).size(), TraceModel::kMaxTextBytes);
+  EXPECT_EQ(model.long_texts, 1u);
+}
+
+TEST(ChromeJsonImporter, AnOperatorNameOverTheCapIsCountedOnceOnAnyThread) {
+  testing::TempDir dir;
+  const std::string name(size_t{4} << 20, 'n');
+  std::string json = "{\"traceEvents\": [";
+  for (int i = 0; i < 6; ++i) {
+    json += std::string(i ? "," : "") + "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"" + name +
+            "\",\"pid\":1,\"tid\":1,\"ts\":" + std::to_string(i * 10) + ",\"dur\":5}";
+  }
+  json += "]}";
+  const auto path = dir.path() / "long_name.json";
+  std::ofstream(path) << json;
+  for (const int threads : {1, 3}) {
+    TraceModel model;
+    ImportChromeJson(path, model, ImportOptions{threads, size_t{5} << 20});
+    ASSERT_EQ(model.size(), 6u);
+    EXPECT_EQ(model.long_texts, 1u) << threads;
+    EXPECT_EQ(model.longest_text, name.size()) << threads;
+    EXPECT_LT(model.String(model.name[0]).size(), size_t{200} << 10);
+    EXPECT_EQ(model.name[0], model.name[5]);
+  }
+}
+
 // Batches merged into a model that was not reserved for them (a pipe: no size
 // known) grow its columns by doubling: a column reallocated at every batch is
 // copied whole each time, quadratic in the input (30 s instead of 2 s for a
