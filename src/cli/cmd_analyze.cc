@@ -4,6 +4,7 @@
 
 #include <iostream>
 #include <limits>
+#include <map>
 
 #include "analyze/analyze_files.h"
 #include "analyze/scaleout/scaleout.h"
@@ -145,6 +146,21 @@ struct AnalyzeCommand {
     // A folder of summaries is never a folder of the command's inputs (the
     // traces' own folder): its summaries would land among the traces.
     if (!one && !out.empty()) core::RefuseInputAsOutput(out);
+    // A folder holds one rank-<R>.summary per rank: two traces of one rank
+    // would write one file, the second replacing the first.
+    std::map<int64_t, std::string> traces_by_rank;
+    for (const std::string& doc : docs) {
+      const analyze::RankTraceSummary s = analyze::ParseSummaryBytes(doc, "summary");
+      const auto [it, fresh] = traces_by_rank.emplace(rank >= 0 ? rank : s.rank, s.path);
+      if (!fresh && out != "-" && !one) {
+        throw Error(ErrorCode::kInvalidInput,
+                    "'" + core::EscapeForTerminal(it->second) + "' and '" +
+                        core::EscapeForTerminal(s.path) + "' are both rank " +
+                        std::to_string(it->first) + ": their summaries would be one file, " +
+                        "rank-" + std::to_string(it->first) +
+                        ".summary (summarize them into separate --out folders)");
+      }
+    }
     for (const std::string& doc : docs) {
       analyze::RankTraceSummary s = analyze::ParseSummaryBytes(doc, "summary");
       if (rank >= 0) s.rank = rank;

@@ -699,6 +699,19 @@ expect_status 0 "--summary-only --out - writes the summary to standard output" "
 cp "$dir/out" "$dir/stdout.summary"
 expect_status 0 "the summary from standard output merges" "$opscope" merge "$dir/stdout.summary" --out "$dir/merged"
 expect_status 2 "--out - with several traces" "$opscope" analyze --summary-only "$dir/own.json" "$dir/other.json" --out -
+# Two traces of one rank (both say rank 0) would write one rank-0.summary, the
+# second replacing the first without a word (issue 39): refused, naming both;
+# a zip holding both is read as the two traces it holds, and refused alike.
+mkdir -p "$dir/same_rank" && cp "$data/kineto/sampled_rank-0.json.gz" "$dir/same_rank/a.json.gz"
+cp "$data/kineto/sampled_rank-0.json.gz" "$dir/same_rank/b.json.gz"
+expect_status 3 "two traces of one rank into one summary folder" "$opscope" analyze --summary-only "$dir/same_rank/a.json.gz" "$dir/same_rank/b.json.gz" --out "$dir/same_rank_out"
+expect_grep "a.json.gz' and '.*b.json.gz' are both rank 0" "$dir/err" "the refusal names both traces and the rank"
+[ ! -e "$dir/same_rank_out/rank-0.summary" ] || { echo "FAIL: a summary was written before the refusal"; failures=$((failures + 1)); }
+python3 -c 'import sys, zipfile
+with zipfile.ZipFile(sys.argv[1], "w") as z:
+    for f in sys.argv[2:]: z.write(f, f.rsplit("/", 1)[1])' "$dir/same_rank.zip" "$dir/same_rank/a.json.gz" "$dir/same_rank/b.json.gz"
+expect_status 3 "a zip of two traces of one rank" "$opscope" analyze --summary-only "$dir/same_rank.zip" --out "$dir/same_rank_out"
+expect_grep "same_rank.zip/a.json.gz' and '.*same_rank.zip/b.json.gz' are both rank 0" "$dir/err" "the zip's traces are both named"
 # Values that were accepted and meant something else (issue 39).
 expect_status 2 "--fail-if-slower in hexadecimal" "$opscope" diff "$dir/own.json" "$dir/other.json" --fail-if-slower 0x10
 expect_grep "fail-if-slower" "$dir/err" "the refusal names the option"
