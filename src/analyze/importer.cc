@@ -127,12 +127,49 @@ std::string WhatIsWrong(Source& source, ErrorCode& code) {
 
 }  // namespace
 
+std::string MissingCsvColumns(Source& source, const std::vector<std::string_view>& required,
+                              size_t enough, std::string_view what) {
+  std::string_view header = source.Peek(size_t{64} << 10);
+  header = header.substr(0, header.find('\n'));
+  if (header.ends_with('\r')) header.remove_suffix(1);
+  if (header.starts_with("\xEF\xBB\xBF")) header.remove_prefix(3);  // a UTF-8 byte-order mark
+  std::vector<std::string_view> columns;
+  for (size_t at = 0; at <= header.size();) {
+    const size_t comma = std::min(header.find(',', at), header.size());
+    std::string_view column = header.substr(at, comma - at);
+    if (column.size() >= 2 && column.front() == '"' && column.back() == '"') {
+      column = column.substr(1, column.size() - 2);
+    }
+    columns.push_back(column);
+    at = comma + 1;
+  }
+  std::string missing;
+  size_t present = 0;
+  for (const std::string_view column : required) {
+    if (std::find(columns.begin(), columns.end(), column) != columns.end()) {
+      ++present;
+    } else {
+      missing += (missing.empty() ? "'" : ", '") + std::string(column) + "'";
+    }
+  }
+  if (present < enough || missing.empty()) return {};
+  return fmt::format("'{}': line 1: the header lacks {}, {} of {} (its header: {})", source.name(),
+                     missing, required.size() - present == 1 ? "a column" : "columns", what,
+                     core::EscapeForTerminal(header.substr(0, 300)));
+}
+
 TraceModel ImportTrace(Source& source) {
   const Importer* importer = FindImporter(source);
   if (importer == nullptr) {
     ErrorCode code = ErrorCode::kUnsupported;
     if (const std::string wrong = WhatIsWrong(source, code); !wrong.empty()) {
       throw Error(code, wrong);
+    }
+    for (const Importer& i : Importers()) {
+      if (i.near_miss == nullptr) continue;
+      if (const std::string missing = i.near_miss(source); !missing.empty()) {
+        throw Error(ErrorCode::kInvalidInput, missing);
+      }
     }
     std::string formats;
     for (const Importer& i : Importers()) {

@@ -31,7 +31,18 @@ struct Importer {
   // the same pass as the timeline (a large file read once); it marks them
   // Done. Null: `import`, then the side-file readers.
   void (*import_rank)(Source& source, RankFiles& files, TraceModel& model) = nullptr;
+  // Optional: where `sniff` refused the source, what it lacks when it is
+  // nearly this format (a CSV header with some of the required columns), for
+  // an error that names the problem instead of listing the formats; "" else.
+  std::string (*near_miss)(Source& source) = nullptr;
 };
+
+// For an importer's near_miss: when the source's first line (a CSV header)
+// has at least `enough` of the `required` columns but not all, the error that
+// names the missing ones ("'F': line 1: the header lacks 'Start Time(us)', a
+// column of WHAT"); else "".
+std::string MissingCsvColumns(Source& source, const std::vector<std::string_view>& required,
+                              size_t enough, std::string_view what);
 
 // What importers do by default in this process. A process that imports
 // several traces at once (scale-out analysis) shares its cores out with

@@ -36,6 +36,40 @@ std::string ErrorOf(const std::filesystem::path& path) {
   return "no error";
 }
 
+// Issue 39: a CSV that is nearly a format opscope reads (a header with some
+// of its columns) is told what it lacks, with the line; one that shares at most
+// one column name with every format still gets the list of formats.
+TEST(ImportTrace, ACsvLackingARequiredColumnIsToldWhich) {
+  testing::TempDir dir;
+  EXPECT_EQ(ErrorOf(Write(dir, "kernel_details.csv",
+                          "Name,Type,Accelerator Core,Duration(us)\nk,N/A,AI_CORE,2.0\n")),
+            "'" + (dir.path() / "kernel_details.csv").string() +
+                "': line 1: the header lacks 'Start Time(us)', a column of torch_npu's "
+                "kernel_details.csv (msprof's op_summary_*.csv) (its header: "
+                "Name,Type,Accelerator Core,Duration(us))");
+  // A byte-order mark, quoted names and CRLF line ends are read as CSV has them.
+  const std::string task = ErrorOf(Write(
+      dir, "task_time.csv", "\xEF\xBB\xBF\"kernel_name\",kernel_type,task_time(us)\r\nk,t,1\r\n"));
+  EXPECT_NE(task.find("line 1: the header lacks 'task_start(us)', a column of msprof's "
+                      "task_time_*.csv"),
+            std::string::npos)
+      << task;
+  const std::string both = ErrorOf(Write(dir, "k2.csv", "Name,Type\nk,t\n"));
+  EXPECT_NE(both.find("is not a trace format"), std::string::npos) << both;
+  const std::string two = ErrorOf(Write(dir, "k3.csv", "Start Time(us),Type\n1,t\n"));
+  EXPECT_NE(two.find("is not a trace format"), std::string::npos) << two;
+  for (const char* other : {"a,b\n1,2\n", "Name,Size\nx,1\n"}) {
+    const std::string error = ErrorOf(Write(dir, "other.csv", other));
+    EXPECT_NE(error.find("is not a trace format opscope reads"), std::string::npos) << error;
+  }
+  try {
+    ImportTrace(Write(dir, "k.csv", "Name,Start Time(us)\nk,1\n"));
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kInvalidInput) << e.what();
+  }
+}
+
 TEST(MicrosToNs, ExactDecimalsAndFallbacks) {
   int64_t ns = 0;
   ASSERT_TRUE(MicrosToNs("1704161511420306.491", ns));

@@ -89,6 +89,10 @@ Importer KernelDetailsImporter() {
       SniffKernelDetails,
       [](Source& source, TraceModel& model) { ImportKernelDetails(source, model); },
       ImportKernelDetailsRank,
+      [](Source& source) {
+        return MissingCsvColumns(source, {"Name", "Start Time(us)", "Duration(us)"}, 2,
+                                 "torch_npu's kernel_details.csv (msprof's op_summary_*.csv)");
+      },
   };
 }
 

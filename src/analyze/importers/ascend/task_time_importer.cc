@@ -55,6 +55,11 @@ Importer TaskTimeImporter() {
       {"task_time*.csv"},
       SniffTaskTime,
       [](Source& source, TraceModel& model) { ImportTaskTime(source, model); },
+      nullptr,
+      [](Source& source) {
+        return MissingCsvColumns(source, {"kernel_name", "kernel_type", "task_start(us)"}, 2,
+                                 "msprof's task_time_*.csv");
+      },
   };
 }
 
