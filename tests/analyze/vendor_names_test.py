@@ -52,6 +52,9 @@ def code_only(text):
             end = text.find(")" + m.group(1) + '"', i) if m else -1
             i = n if end < 0 else end + len(m.group(1)) + 2
             out.append('""')
+        elif c == "'" and i > 0 and text[i - 1].isalnum() and text[i + 1:i + 2].isalnum():
+            out.append(c)  # a digit separator (1'000'000), not a character literal
+            i += 1
         elif c in "\"'":
             j = i + 1
             while j < n and text[j] != c:

@@ -225,6 +225,7 @@ class Attributor {
     Contributors(host);
     Outlier();
     Startup();
+    if (out_.cpu_is_device) CountOperators();
     return std::move(out_);
   }
 
@@ -237,6 +238,38 @@ class Attributor {
       window_ = {{a_.span.begin, a_.span.end}};
     }
     out_.window_ns = Total(window_);
+  }
+
+  // The outermost computing operators of a CPU trace in the window, and the
+  // tiny ones among them (Attribution::operators).
+  void CountOperators() {
+    const auto in_window = [&](int64_t t) {
+      const auto after = std::upper_bound(window_.begin(), window_.end(), t,
+                                          [](int64_t x, const Interval& w) { return x < w.begin; });
+      return after != window_.begin() && t < std::prev(after)->end;
+    };
+    // A name's state, judged once per name and class (as SweepHost does).
+    std::vector<uint8_t> known(model_.string_count(), 0), computing(model_.string_count(), 0);
+    const auto computes = [&](size_t e) {
+      const EventClass cls = model_.cls[e];
+      if (!IsHost(cls) || cls == EventClass::kRuntime) return false;
+      const uint32_t name = model_.name[e];
+      const auto mark = static_cast<uint8_t>(static_cast<uint8_t>(cls) + 1);
+      if (known[name] != mark) {
+        known[name] = mark;
+        computing[name] = HostState(e) == StepState::kCompute;
+      }
+      return computing[name] != 0;
+    };
+    Attribution::Operators& o = out_.operators;
+    for (size_t e = 0; e < model_.size(); ++e) {
+      if (!computes(e) || !in_window(model_.start_ns[e])) continue;
+      const int32_t parent = e < a_.links.parent.size() ? a_.links.parent[e] : -1;
+      if (parent >= 0 && computes(static_cast<size_t>(parent))) continue;
+      const int64_t ns = model_.duration_ns[e];
+      ++o.count, o.ns += ns;
+      if (ns < kTinyOperatorNs) ++o.tiny, o.tiny_ns += ns;
+    }
   }
 
   // A stepless window opened by one long collective (Attribution::Startup).
@@ -973,7 +1006,7 @@ void DiagnosisRule(const RuleContext& c, std::vector<Finding>& out) {
         "(torch.profiler activities CPU and CUDA/NPU; rocprofv3 --hip-trace; nsys -t cuda,nvtx), "
         "steps that cover the work (ProfilerStep or NVTX/ROCTx ranges per iteration), threads "
         "that do it.{}",
-        at->window_ns < 1'000'000'000
+        at->window_ns < 1000000000
             ? " A trace this short supports no step diagnosis."
             : fmt::format(" Of what was recorded, the device worked {:.3f} ms ({:.1f}%): the "
                           "attribution table says in what; without steps the window includes "
@@ -1007,6 +1040,33 @@ void DiagnosisRule(const RuleContext& c, std::vector<Finding>& out) {
     }
     const char* what = at->cpu_is_device ? "CPU" : "device";
     f.severity = pct >= 50 ? Severity::kWarning : Severity::kInfo;
+    // On the CPU, operators that are each a few microseconds: what takes the
+    // time is the framework's cost per call, not the operators' arithmetic.
+    const Attribution::Operators& ops = at->operators;
+    const int64_t steps = std::max<int64_t>(at->complete_steps, 1);
+    if (at->cpu_is_device && ops.count > 0 && 2 * ops.tiny_ns >= ops.ns &&
+        ops.tiny >= kTinyOperatorsPerStep * steps) {
+      const int64_t tiny_ns = std::min(ops.tiny_ns, v.ns);
+      f.title = fmt::format(
+          "The CPU computes {} in tiny operators: {} calls {} of {:.1f} µs on average, {:.0f}% "
+          "of the operators' time: the framework's cost per call, not arithmetic, is the work",
+          share, ops.tiny / steps, at->complete_steps > 0 ? "a step" : "in the window",
+          ops.tiny_ns / 1e3 / static_cast<double>(ops.tiny), Pct(ops.tiny_ns, ops.ns));
+      f.evidence += fmt::format(
+          " Outermost operators in the window: {}, {:.3f} ms; under {:.0f} µs each: {}, {:.3f} "
+          "ms. Largest: {}.",
+          ops.count, ops.ns / 1e6, kTinyOperatorNs / 1e3, ops.tiny, ops.tiny_ns / 1e6,
+          PartsText(*at, StepState::kCompute));
+      f.action = fmt::format(
+          "Give each call more work: replace loops over small tensors with whole-tensor "
+          "operations (vectorise; batch the small tensors into one), or compile the step "
+          "(torch.compile) so the calls fuse: each call costs microseconds whatever its size. "
+          "If the tiny operators' time halved, {}.",
+          after(tiny_ns / 2));
+      f.saving_ns = tiny_ns / 2;
+      out.push_back(std::move(f));
+      return;
+    }
     f.title = fmt::format(
         "The {} computes {}: the step is {}-bound; {} {} the largest part "
         "({:.3f} ms)",
@@ -1280,10 +1340,14 @@ Pass AttributionPass() {
                   "synchronisation for half of it or more) and the host blocked with the "
                   "device idle; critical "
                   "from 50% of the window, warning from 20% (compute: warning from 50%, set-up "
-                  "and untraced: warning); the saving is the state's time (compute: half of its "
-                  "largest kernel family)",
+                  "and untraced: warning); on a CPU trace the compute verdict names tiny "
+                  "operators (the framework's cost per call) where the outermost computing "
+                  "operators under {:g} us each hold half their time or more and number {} a "
+                  "step or more; the saving is the state's time (compute: half of its largest "
+                  "kernel family, or of the tiny operators' time)",
                   kCapturePct, kUntracedPct, kStartupPct, kStartupStartPct, kSetupPct, kWarmupPct,
-                  kOutlierStepRatio, kOutlierWindowPct);
+                  kOutlierStepRatio, kOutlierWindowPct, kTinyOperatorNs / 1e3,
+                  kTinyOperatorsPerStep);
             },
             DiagnosisRule},
            {"untraced_part",

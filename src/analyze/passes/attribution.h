@@ -49,6 +49,13 @@ inline constexpr double kOutlierStepRatio = 2, kOutlierWindowPct = 25;
 // A collective is start-up when it begins in the first kStartupStartPct% of
 // a stepless window and lasts kStartupPct% of it or more.
 inline constexpr double kStartupPct = 50, kStartupStartPct = 10;
+// On a CPU trace, an operator is tiny under kTinyOperatorNs: its time is the
+// framework's per-call cost (dispatch, allocation, the checks around the
+// kernel), a few microseconds whatever the tensor, more than its arithmetic.
+inline constexpr int64_t kTinyOperatorNs = 20000;
+// The compute verdict names tiny operators as the work where they hold half
+// the operators' time or more and number kTinyOperatorsPerStep a step or more.
+inline constexpr int64_t kTinyOperatorsPerStep = 100;
 
 // The states, in the order that decides an instant (see above).
 enum class StepState : uint8_t {
@@ -119,6 +126,12 @@ struct Attribution {
     std::string name;
     int64_t offset_ns = 0, ns = 0;  // from the window's start; its duration
   } startup;
+  // On a CPU trace, the outermost operators that compute (an operator inside
+  // another counts in its parent) starting in the window: how many, their
+  // time, and of them the tiny ones (under kTinyOperatorNs each).
+  struct Operators {
+    int64_t count = 0, ns = 0, tiny = 0, tiny_ns = 0;
+  } operators;
   // The runtime calls whose state their name alone does not decide: the
   // trace-wide rules (the first call's context creation: setup; a kernel's
   // first-use launch: compilation) and the asynchronous copies that block

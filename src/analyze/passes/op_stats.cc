@@ -416,6 +416,18 @@ void DominantOperatorRule(const RuleContext& c, std::vector<Finding>& out) {
           kDominantMinWindowPct * static_cast<double>(at->window_ns)) {
     return;
   }
+  // On a CPU trace with complete steps, the operator must lead the steps'
+  // own compute too (the attribution's window, warm-up steps left out): an
+  // operator of a one-off first step (weights initialised, a model built)
+  // dominates the trace's totals but not the steady state.
+  bool leads_steps = true;
+  if (cpu && top != nullptr && at != nullptr && at->complete_steps > 0) {
+    const auto& in_steps = at->top[static_cast<size_t>(StepState::kCompute)];
+    const auto it = std::find_if(in_steps.begin(), in_steps.end(),
+                                 [&](const auto& x) { return x.first == top->name; });
+    leads_steps =
+        it != in_steps.end() && Pct(it->second, at->Of(StepState::kCompute)) >= t.dominant_op_pct;
+  }
   const int64_t top_ns = top == nullptr ? 0 : cpu ? top->self_ns : top->total_ns;
   // Dominant by one outlier call (ten times its median or more, and without
   // it under the threshold): run-to-run noise, not the operator's cost.
@@ -423,7 +435,7 @@ void DominantOperatorRule(const RuleContext& c, std::vector<Finding>& out) {
   const bool outlier = top != nullptr && top->p50_ns <= longest / 10 && whole > longest &&
                        Pct(top_ns - longest, whole - longest) < t.dominant_op_pct;
   if (top != nullptr && names >= 2 && whole > 0 && top_ns >= t.min_judged_ns && !outlier &&
-      Pct(top_ns, whole) >= t.dominant_op_pct) {
+      leads_steps && Pct(top_ns, whole) >= t.dominant_op_pct) {
     const std::string n = Lower(top->name);
     const bool heavy = Contains(n, "conv") || Contains(n, "gemm") || Contains(n, "mm") ||
                        Contains(n, "matmul") || Contains(n, "linear");
@@ -519,7 +531,9 @@ Pass OpStatsPass() {
                   "not by one outlier call (ten times its median or more, without which it "
                   "would be under {:g}%); on the CPU, else one family of framework operators "
                   "(matrix multiplies, convolutions, data movement, ...); not where the compute "
-                  "device's time is under {:g}% of the diagnosed window",
+                  "device's time is under {:g}% of the diagnosed window; on a CPU trace with "
+                  "complete steps, the operator also takes that share of the steps' own compute "
+                  "(an operator of a one-off first step is not the steady state's)",
                   t.dominant_op_pct, t.min_judged_ns / 1e6, t.dominant_op_pct,
                   kDominantMinWindowPct);
             },

@@ -1,0 +1,95 @@
+#!/usr/bin/env python3
+"""The diagnosis on CPU traces with planted problems (issue 36, build item
+5), recorded by tests/data/torch-cpu/record_planted_traces.py. What each
+trace must be diagnosed as follows from the program that recorded it; the
+figures the findings quote are checked against the raw events, read here
+with Python's json module.
+
+- planted_tiny_ops: each step runs a Python loop of 400 iterations, each an
+  aten::mul and an aten::add on a 4-element tensor. The first finding is the
+  compute verdict naming tiny operators (docs/rules.md, step_compute: the
+  outermost computing operators under 20 us hold half their time or more,
+  100 or more a step); its calls a step lie between the 800 the loop makes
+  and every operator the step records, their mean is under 20 us; it is not
+  advised as a kernel to look up.
+- planted_lazy_first_step: step 0 builds the model and initialises its
+  weights with QR decompositions (aten::linalg_qr, only in step 0); steps
+  1-3 train. The first finding is the steady steps' compute verdict, step 0
+  is left out of the step means, and no finding names an operator of the
+  one-off first step (dominant_operator judged on the whole trace named
+  aten::linalg_qr at 41%).
+
+    planted_cpu_test.py OPSCOPE DATA_DIR
+"""
+import gzip
+import json
+import os
+import re
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from checks import Checks  # noqa: E402
+
+opscope, data = sys.argv[1:3]
+c = Checks()
+
+
+def raw_steps(path):
+    """{step name: [complete events starting inside it]} from the raw trace."""
+    events = json.load(gzip.open(path))
+    events = events["traceEvents"] if isinstance(events, dict) else events
+    xs = [e for e in events if e.get("ph") == "X"]
+    steps = [e for e in xs if e["name"].startswith("ProfilerStep#")]
+    return {s["name"]: [e for e in xs if e is not s and s["ts"] <= e["ts"] < s["ts"] + s["dur"]]
+            for s in steps}
+
+
+def findings(name, path):
+    run, out = c.analyze(opscope, path, name)
+    c.check(run.returncode == 0, f"{name}: analyze exits 0 ({run.stderr.strip()[:200]})")
+    return [r for r in json.load(open(os.path.join(out, "analysis.json")))["results"]
+            if r.get("section") == "findings"]
+
+
+# Tiny operators.
+path = os.path.join(data, "torch-cpu/planted_tiny_ops_torch1.13.json.gz")
+steps = raw_steps(path)
+loop_calls = min(sum(e["name"] in ("aten::mul", "aten::add") for e in inside)
+                 for inside in steps.values())
+most_calls = max(len(inside) for inside in steps.values())
+c.check(loop_calls == 800, f"tiny ops: the raw steps hold the loop's 800 calls each ({loop_calls})")
+found = findings("tiny", path)
+first = found[0] if found else {}
+c.check(first.get("id") == "step_compute" and "in tiny operators" in first.get("title", ""),
+        f"tiny ops: the first finding is the compute verdict naming tiny operators: "
+        f"{first.get('id')}: {first.get('title', '')[:160]}")
+m = re.search(r"(\d+) calls a step of ([\d.]+) µs on average, (\d+)% of the operators' time",
+              first.get("title", ""))
+c.check(m is not None and loop_calls <= int(m.group(1)) <= most_calls,
+        f"tiny ops: calls a step between the loop's {loop_calls} and the step's {most_calls} "
+        f"operators ({m.group(1) if m else None})")
+c.check(m is not None and float(m.group(2)) < 20 and int(m.group(3)) >= 50,
+        f"tiny ops: under 20 us on average, half the operators' time or more "
+        f"({m.groups() if m else None})")
+c.check("kernels table" not in first.get("action", "") and "torch.compile" in first.get("action", ""),
+        "tiny ops: the action is to give each call more work, not to look up a kernel")
+c.check(first.get("saving_ns", 0) > 0, "tiny ops: the verdict projects a saving")
+
+# A lazy first step.
+path = os.path.join(data, "torch-cpu/planted_lazy_first_step_torch1.13.json.gz")
+steps = raw_steps(path)
+qr = {name: sum(e["name"] == "aten::linalg_qr" for e in inside) for name, inside in steps.items()}
+c.check(qr["ProfilerStep#0"] > 0 and not any(qr[s] for s in qr if s != "ProfilerStep#0"),
+        f"lazy first step: aten::linalg_qr runs in step 0 only ({qr})")
+found = findings("lazy", path)
+ids = [f["id"] for f in found]
+c.check(ids[:1] == ["step_compute"] and "3 complete steps" in found[0]["title"],
+        f"lazy first step: the first finding is the steady steps' compute verdict ({ids[:3]})")
+c.check("steps_excluded" in ids, "lazy first step: step 0 is left out of the step means")
+named = [f["id"] for f in found
+         if "linalg_qr" in f["title"] + f["evidence"] or "orthogonal" in f["title"]]
+c.check(not named, f"lazy first step: no finding names the one-off first step's operators {named}")
+c.check(not any("tiny operators" in f["title"] for f in found),
+        "lazy first step: not tiny operators (its matrix products are the work)")
+
+sys.exit(c.done())

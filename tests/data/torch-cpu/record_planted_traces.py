@@ -1,0 +1,69 @@
+#!/usr/bin/env python3
+"""Records CPU-only PyTorch traces with planted problems for the diagnosis
+tests (issue 36, build item 5), with Debian's python3-torch (1.13, no
+Kineto): four steps each under torch.autograd.profiler.profile(
+record_shapes=True), each step inside record_function("ProfilerStep#N") as
+torch.profiler names them, exported with export_chrome_trace and gzipped.
+
+- planted_tiny_ops: each step a Python loop of 400 iterations over a
+  4-element tensor (y * 1.0001 + 0.0001): 800 operators a step of a few
+  microseconds each; the framework's cost per call is the work.
+- planted_lazy_first_step: step 0 builds an 8-layer MLP and its Adam
+  optimizer and initialises the weights orthogonally (QR decompositions);
+  steps 1-3 train it: a one-off first step before steady ones.
+
+    record_planted_traces.py OUT_DIR
+"""
+import gzip
+import os
+import shutil
+import sys
+
+import torch
+from torch import nn
+
+torch.manual_seed(0)
+torch.set_num_threads(1)
+out = sys.argv[1]
+
+
+def record(name, body, steps=4):
+    with torch.autograd.profiler.profile(record_shapes=True) as prof:
+        for step in range(steps):
+            with torch.autograd.profiler.record_function(f"ProfilerStep#{step}"):
+                body(step)
+    path = os.path.join(out, name)
+    prof.export_chrome_trace(path)
+    with open(path, "rb") as f, gzip.open(path + ".gz", "wb", compresslevel=9) as g:
+        shutil.copyfileobj(f, g)
+    os.remove(path)
+
+
+x = torch.randn(4)
+
+
+def tiny(step):
+    y = x
+    for _ in range(400):
+        y = y * 1.0001 + 0.0001
+
+
+record("planted_tiny_ops_torch1.13.json", tiny)
+
+state = {}
+
+
+def lazy(step):
+    if step == 0:
+        state["m"] = nn.Sequential(*[nn.Linear(256, 256) for _ in range(8)])
+        state["opt"] = torch.optim.Adam(state["m"].parameters())
+        for p in state["m"].parameters():
+            if p.dim() == 2:
+                nn.init.orthogonal_(p)
+    m, opt = state["m"], state["opt"]
+    opt.zero_grad()
+    m(torch.randn(32, 256)).sum().backward()
+    opt.step()
+
+
+record("planted_lazy_first_step_torch1.13.json", lazy)
