@@ -18,6 +18,13 @@ with Python's json module.
   is left out of the step means, and no finding names an operator of the
   one-off first step (dominant_operator judged on the whole trace named
   aten::linalg_qr at 41%).
+- planted_no_steps: ten training iterations, each opening with aten::randn
+  (the batch), and no step annotation. The steps are inferred from the
+  operators (docs/rules.md, steps): 7 to 9 complete ones (the calls of one
+  operator per iteration, at most 10, bound 9 intervals; a warm-up or a last
+  one may be left out), their median duration within 30% of the median
+  iteration in the raw events (from one aten::randn to the next), and the
+  diagnosis speaks of inferred steps.
 
     planted_cpu_test.py OPSCOPE DATA_DIR
 """
@@ -91,5 +98,26 @@ named = [f["id"] for f in found
 c.check(not named, f"lazy first step: no finding names the one-off first step's operators {named}")
 c.check(not any("tiny operators" in f["title"] for f in found),
         "lazy first step: not tiny operators (its matrix products are the work)")
+
+# No step annotation: steps inferred from the operators.
+path = os.path.join(data, "torch-cpu/planted_no_steps_torch1.13.json.gz")
+events = json.load(gzip.open(path))
+starts = sorted(e["ts"] for e in events if e.get("ph") == "X" and e["name"] == "aten::randn")
+gaps = sorted(b - a for a, b in zip(starts, starts[1:]))
+iteration_us = gaps[len(gaps) // 2]
+c.check(len(starts) == 10, f"no steps: the raw trace opens ten iterations ({len(starts)})")
+run, out = c.analyze(opscope, path, "nosteps")
+rows = c.rows(out, "steps")
+complete = [int(r["duration_ns"]) for r in rows if r["status"] == "complete"]
+c.check(all(r["step"].startswith("inferred step") for r in rows) and 7 <= len(complete) <= 9,
+        f"no steps: 7 to 9 complete inferred steps ({len(complete)} of {len(rows)})")
+median_us = sorted(complete)[len(complete) // 2] / 1e3 if complete else 0
+c.check(abs(median_us - iteration_us) <= 0.3 * iteration_us,
+        f"no steps: the median step ({median_us:.0f} us) is the median iteration "
+        f"({iteration_us} us) within 30%")
+found = [r for r in json.load(open(os.path.join(out, "analysis.json")))["results"]
+         if r.get("section") == "findings"]
+c.check(bool(found) and "complete inferred steps" in found[0]["title"],
+        f"no steps: the diagnosis is of the inferred steps ({found[0]['title'][:120] if found else None})")
 
 sys.exit(c.done())

@@ -122,12 +122,13 @@ uint64_t NameHash(uint32_t name) {
 
 }  // namespace
 
-InferredSteps InferSteps(const TraceModel& model) {
-  InferredSteps out;
-  // The device (a track's process) with the most tasks.
+namespace {
+
+// The busiest device's tasks (a track's process: the one with the most), by
+// start; empty where none has kMinStepTasks * kMinInferredSteps.
+std::vector<uint32_t> DeviceTasks(const TraceModel& model) {
   std::vector<int64_t> tasks_of(model.tracks.size(), 0);
   for (size_t e = 0; e < model.size(); ++e) {
-    if (model.cls[e] == EventClass::kStep) return out;
     if (IsDevice(model.cls[e])) ++tasks_of[model.track[e]];
   }
   std::map<std::string, int64_t> by_process;
@@ -136,9 +137,9 @@ InferredSteps InferSteps(const TraceModel& model) {
       std::max_element(by_process.begin(), by_process.end(),
                        [](const auto& a, const auto& b) { return a.second < b.second; });
   if (busiest == by_process.end() || busiest->second < kMinStepTasks * kMinInferredSteps) {
-    return out;
+    return {};
   }
-  std::vector<uint32_t> tasks;  // that device's tasks, by start
+  std::vector<uint32_t> tasks;
   tasks.reserve(static_cast<size_t>(busiest->second));
   for (size_t e = 0; e < model.size(); ++e) {
     if (IsDevice(model.cls[e]) && model.tracks[model.track[e]].pid == busiest->first) {
@@ -147,6 +148,56 @@ InferredSteps InferSteps(const TraceModel& model) {
   }
   std::stable_sort(tasks.begin(), tasks.end(),
                    [&](uint32_t a, uint32_t b) { return model.start_ns[a] < model.start_ns[b]; });
+  return tasks;
+}
+
+// A trace without device work: the framework operators of the thread that
+// runs the most, each outermost one (not inside another operator), by start;
+// empty where it has fewer than kMinHostStepOps * kMinInferredSteps.
+std::vector<uint32_t> HostOperators(const TraceModel& model) {
+  std::vector<std::vector<uint32_t>> by_track(model.tracks.size());
+  for (size_t e = 0; e < model.size(); ++e) {
+    if (IsDevice(model.cls[e])) return {};
+    if (model.cls[e] == EventClass::kHostOp) by_track[model.track[e]].push_back(uint32_t(e));
+  }
+  std::vector<uint32_t> best;
+  for (std::vector<uint32_t>& ops : by_track) {
+    std::stable_sort(ops.begin(), ops.end(), [&](uint32_t a, uint32_t b) {
+      return model.start_ns[a] != model.start_ns[b] ? model.start_ns[a] < model.start_ns[b]
+                                                    : model.duration_ns[a] > model.duration_ns[b];
+    });
+    std::vector<uint32_t> outermost;
+    int64_t open_until = INT64_MIN;
+    for (const uint32_t e : ops) {
+      if (model.start_ns[e] < open_until) continue;  // inside the last outermost one
+      outermost.push_back(e);
+      open_until = model.start_ns[e] + model.duration_ns[e];
+    }
+    if (outermost.size() > best.size()) best = std::move(outermost);
+  }
+  if (static_cast<int64_t>(best.size()) < kMinHostStepOps * kMinInferredSteps) return {};
+  return best;
+}
+
+}  // namespace
+
+InferredSteps InferSteps(const TraceModel& model) {
+  InferredSteps out;
+  for (size_t e = 0; e < model.size(); ++e) {
+    if (model.cls[e] == EventClass::kStep) return out;
+  }
+  std::vector<uint32_t> tasks = DeviceTasks(model);  // by start
+  out.on_host = tasks.empty();
+  if (out.on_host) tasks = HostOperators(model);
+  if (tasks.empty()) return out;
+  // The least work between two markers that can be an iteration.
+  const int64_t min_step = out.on_host ? kMinHostStepOps : kMinStepTasks;
+  const EventClass marks = out.on_host ? EventClass::kHostOp : EventClass::kKernel;
+  // Within 1/tolerance of the median. The host's operators of one iteration
+  // vary more (a µs clock puts a child starting at its parent's end beside it;
+  // the first step's gradients are created, later ones zeroed): within 20%,
+  // and their names are not compared.
+  const int64_t tolerance = out.on_host ? 5 : 10;
   // Sums of the names' hashes before each position: an interval's work is
   // the difference of two (wrapping: only equality is compared).
   std::vector<uint64_t> before(tasks.size() + 1, 0);
@@ -154,13 +205,13 @@ InferredSteps InferSteps(const TraceModel& model) {
   for (size_t k = 0; k < tasks.size(); ++k) {
     const uint32_t name = model.name[tasks[k]];
     before[k + 1] = before[k] + NameHash(name);
-    if (model.cls[tasks[k]] == EventClass::kKernel) at[name].push_back(static_cast<uint32_t>(k));
+    if (model.cls[tasks[k]] == marks) at[name].push_back(static_cast<uint32_t>(k));
   }
   const int64_t n_tasks = static_cast<int64_t>(tasks.size());
   std::vector<std::pair<size_t, uint32_t>> candidates;  // (launches, name)
   for (const auto& [name, positions] : at) {
     const auto n = static_cast<int64_t>(positions.size());
-    if (n >= kMinInferredSteps + 1 && n * kMinStepTasks <= n_tasks) {
+    if (n >= kMinInferredSteps + 1 && n * min_step <= n_tasks) {
       candidates.push_back({positions.size(), name});
     }
   }
@@ -174,11 +225,11 @@ InferredSteps InferSteps(const TraceModel& model) {
     std::vector<int64_t> counts;
     for (size_t k = 0; k + 1 < p.size(); ++k) counts.push_back(p[k + 1] - p[k]);
     const int64_t median = IntegerMedian(counts);
-    if (median < kMinStepTasks) return -1;
+    if (median < min_step) return -1;
     size_t near = 0;
     for (size_t k = 0; k < counts.size(); ++k) {
       if (k > 0 && 2 * counts[k] > 3 * median) return -1;
-      near += 10 * std::abs(counts[k] - median) <= median;
+      near += tolerance * std::abs(counts[k] - median) <= median;
     }
     if (10 * near < 9 * counts.size()) return -1;
     // After the last launch, at most one more iteration: a kernel of a
@@ -187,6 +238,7 @@ InferredSteps InferSteps(const TraceModel& model) {
     // The iterations hold most of the device's work: the layers of one
     // backward pass leave its forward outside them.
     if (3 * static_cast<int64_t>(p.back() - p.front()) < 2 * n_tasks) return -1;
+    if (out.on_host) return static_cast<double>(near) / static_cast<double>(counts.size());
     std::unordered_map<uint64_t, size_t> works;
     size_t most = 0;
     for (size_t k = 0; k + 1 < p.size(); ++k) {
@@ -197,9 +249,17 @@ InferredSteps InferSteps(const TraceModel& model) {
   size_t best = SIZE_MAX;
   double best_agreement = -1;
   for (size_t c = 0; c < candidates.size(); ++c) {
-    if (best != SIZE_MAX && candidates[c].first != candidates[best].first) break;
+    // On the device the fewest launches win (a kernel launched per layer
+    // fails the tests above anyway); on the host the most calls (an operator
+    // that the µs clock shows outermost only some of the time marks fewer
+    // iterations than one outermost in every one).
+    if (!out.on_host && best != SIZE_MAX && candidates[c].first != candidates[best].first) break;
     const double a = agreement(at[candidates[c].second]);
-    if (a > best_agreement) best = c, best_agreement = a;
+    if (a < 0) continue;
+    if (best == SIZE_MAX || (out.on_host && candidates[c].first > candidates[best].first) ||
+        (candidates[c].first == candidates[best].first && a > best_agreement)) {
+      best = c, best_agreement = a;
+    }
   }
   if (best == SIZE_MAX) return out;
   const std::vector<uint32_t>& p = at[candidates[best].second];
@@ -340,7 +400,15 @@ void Tables(const Analysis& a, const TableContext& c, std::vector<ResultTable>& 
                   s.memory_ns, s.communication_exposed_ns, s.memory_exposed_ns, s.idle_ns,
                   Pct(s.idle_ns, s.duration_ns), s.status_reason});
   }
-  if (!sum.inferred_from.empty()) {
+  if (!sum.inferred_from.empty() && sum.inferred_on_host) {
+    table.notes.push_back(fmt::format(
+        "The trace records no steps and no device work: each step here runs from one call of "
+        "the operator '{}' to the next on the thread that runs the most. It is called once "
+        "per iteration: between two calls the thread runs the same operators ({}, the median) "
+        "each time. The work before its first call (start-up) and after its last is in no "
+        "step.",
+        sum.inferred_from, sum.tasks_per_step));
+  } else if (!sum.inferred_from.empty()) {
     table.notes.push_back(fmt::format(
         "The trace records no steps: each step here runs from one launch of the kernel '{}' to "
         "the next. It is launched once per iteration: between two launches the device runs "
@@ -466,6 +534,7 @@ Pass StepsPass() {
             a.step_summary = SummarizeSteps(a.steps);
             a.step_summary.compute_on = Name(a.compute_on);
             a.step_summary.inferred_from = std::move(inferred.kernel);
+            a.step_summary.inferred_on_host = inferred.on_host;
             a.step_summary.tasks_per_step = inferred.tasks_per_step;
           },
           Tables,

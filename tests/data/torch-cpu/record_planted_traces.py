@@ -11,6 +11,9 @@ torch.profiler names them, exported with export_chrome_trace and gzipped.
 - planted_lazy_first_step: step 0 builds an 8-layer MLP and its Adam
   optimizer and initialises the weights orthogonally (QR decompositions);
   steps 1-3 train it: a one-off first step before steady ones.
+- planted_no_steps: ten training iterations of a 2-layer MLP (SGD) with no
+  step annotation at all: the steps are the iterations the loop ran, to be
+  inferred from the operators it calls each time.
 
     record_planted_traces.py OUT_DIR
 """
@@ -27,10 +30,13 @@ torch.set_num_threads(1)
 out = sys.argv[1]
 
 
-def record(name, body, steps=4):
+def record(name, body, steps=4, annotate=True):
     with torch.autograd.profiler.profile(record_shapes=True) as prof:
         for step in range(steps):
-            with torch.autograd.profiler.record_function(f"ProfilerStep#{step}"):
+            if annotate:
+                with torch.autograd.profiler.record_function(f"ProfilerStep#{step}"):
+                    body(step)
+            else:
                 body(step)
     path = os.path.join(out, name)
     prof.export_chrome_trace(path)
@@ -67,3 +73,16 @@ def lazy(step):
 
 
 record("planted_lazy_first_step_torch1.13.json", lazy)
+
+mlp = nn.Sequential(nn.Linear(64, 128), nn.ReLU(), nn.Linear(128, 10))
+sgd = torch.optim.SGD(mlp.parameters(), lr=0.01)
+
+
+def iteration(step):
+    x, y = torch.randn(32, 64), torch.randint(0, 10, (32,))
+    sgd.zero_grad()
+    nn.functional.cross_entropy(mlp(x), y).backward()
+    sgd.step()
+
+
+record("planted_no_steps_torch1.13.json", iteration, steps=10, annotate=False)
