@@ -137,6 +137,7 @@ struct OpPipes {
   double ratio[kAiCorePipes] = {-1, -1, -1, -1, -1, -1, -1};
   double cube_utilization_pct = -1;              // weighted the same way
   double mean_blocks = -1;                       // blocks (thread groups) per task
+  double mean_mix_blocks = -1;                   // a MIX operator's vector blocks per task
   double l2_hit_rate = -1, l2_victim_rate = -1;  // weighted; -1 not recorded
   // "cube-bound", "vector-bound", "scalar-bound", "memory-bound (MTE2)", ...,
   // "bound by no pipe", or "" when not judged (no ratios, or short and no pipe

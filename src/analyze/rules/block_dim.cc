@@ -8,9 +8,11 @@
 // cores are not recorded; else the vector cores) leaves cores idle in its
 // last wave. Here per operator, with its blocks per task where every task
 // has the same (a mean that is a whole number), among the operators with
-// hardware counters; msprof-analyze's exemption of a MIX_AIC task whose mix
-// block dim divides the vector cores is not applied (the pipeline does not
-// keep the mix block dim). A rule in a file of its own, registered with one
+// hardware counters. As msprof-analyze's checker, a MIX_AIC operator whose
+// mix block dim (its vector blocks, kernel_details' Mix Block Dim or Mix
+// Block Num) is a multiple of the vector cores is exempt: its vector part
+// fills every vector core (the SQLite export's tasks carry no mix block dim,
+// so there none is exempt). A rule in a file of its own, registered with one
 // line in advisor.cc's list (docs/seams.md).
 #include <fmt/format.h>
 
@@ -46,6 +48,12 @@ void Apply(const RuleContext& c, std::vector<Finding>& out) {
     const int cores =
         op.core == "AI_CORE" || chip.vector_cores == 0 ? chip.cores : chip.vector_cores;
     if (static_cast<int64_t>(std::llround(blocks)) % cores == 0) continue;
+    const double mix = op.mean_mix_blocks;
+    if (op.core == "MIX_AIC" && chip.vector_cores > 0 && mix >= 1 &&
+        std::fabs(mix - std::round(mix)) <= 1e-9 &&
+        static_cast<int64_t>(std::llround(mix)) % chip.vector_cores == 0) {
+      continue;
+    }
     uneven.push_back(&op);
     uneven_ns += op.total_ns;
   }
@@ -98,7 +106,8 @@ Rule BlockDimRule() {
                 "the run recorded the chip's AI cores (info.json) and an AI Core pipeline; an "
                 "operator on the AI Core, vector or mixed cores runs the same whole number of "
                 "blocks in each task and not a multiple of its cores (msprof-analyze's block dim "
-                "check); a warning where such operators take {:g}% of the time of tasks with "
+                "check; a mixed operator whose mix block dim is a multiple of the vector cores "
+                "is exempt); a warning where such operators take {:g}% of the time of tasks with "
                 "counters and {:g}% of the diagnosed window",
                 kWarningPct, kPipeWindowPct);
           },

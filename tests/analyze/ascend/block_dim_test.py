@@ -8,12 +8,17 @@ it: DeviceInfo's ai_core_num and aiv_num; docs/formats/ascend.md 1.4):
   (Accelerator Core AI_CORE, AI_VECTOR_CORE, MIX_AIC) whose tasks all run
   the same Block Dim, and that not a multiple of its cores (ai_core_num for
   AI_CORE, aiv_num for the others), is uneven;
+- a mixed operator (MIX_AIC) whose tasks all run the same Mix Block Dim,
+  and that a multiple of aiv_num, is exempt (its vector part fills every
+  vector core);
 - the rule names how many, and their share of the time of the tasks with
   hardware counters.
 
 Checked on the level-1 rank with a chip of 24 AI cores and 48 vector cores;
 with a chip of one core of each (every block count divides): no finding;
-without info.json: no finding.
+without info.json: no finding; and on a copy whose two uneven vector
+operators are made mixed, one with a Mix Block Dim of 48 (exempt), one of 40
+(still uneven).
 
     block_dim_test.py OPSCOPE DATA_DIR
 """
@@ -31,24 +36,37 @@ c = Checks()
 source = os.path.join(data, "ascend", "level1_text", "rank0_ascend_pt")
 
 
-def expected(cores, vector):
-    with open(os.path.join(source, "ASCEND_PROFILER_OUTPUT", "kernel_details.csv"), newline="") as f:
-        rows = list(csv.DictReader(f))
+def read(rank):
+    with open(os.path.join(rank, "ASCEND_PROFILER_OUTPUT", "kernel_details.csv"), newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def uneven_names(rows, cores, vector):
     blocks = {}
     for r in rows:
         if r["Accelerator Core"] in ("AI_CORE", "AI_VECTOR_CORE", "MIX_AIC"):
-            blocks.setdefault(r["Name"], (r["Accelerator Core"], set()))[1].add(int(r["Block Dim"]))
-    uneven = 0
-    for core, dims in blocks.values():
+            core, dims, mix = blocks.setdefault(r["Name"], (r["Accelerator Core"], set(), set()))
+            dims.add(int(r["Block Dim"]))
+            mix.add(int(r["Mix Block Dim"] or 0))
+    uneven = []
+    for name, (core, dims, mix) in blocks.items():
         n = cores if core == "AI_CORE" else vector
-        if len(dims) == 1 and next(iter(dims)) % n:
-            uneven += 1
+        exempt = core == "MIX_AIC" and len(mix) == 1 and next(iter(mix)) > 0 and \
+            next(iter(mix)) % vector == 0
+        if len(dims) == 1 and next(iter(dims)) % n and not exempt:
+            uneven.append(name)
     return uneven
 
 
-def finding(label, chip):
+def expected(cores, vector):
+    return len(uneven_names(read(source), cores, vector))
+
+
+def finding(label, chip, edit=None):
     rank = os.path.join(c.scratch, label, "rank0_ascend_pt")
     shutil.copytree(source, rank)
+    if edit is not None:
+        edit(rank)
     if chip is not None:
         device = os.path.join(rank, "PROF_000001_20250109080000000_ABCDEFGH", "device_0")
         os.makedirs(device)
@@ -72,4 +90,30 @@ rc, got = finding("chip1", (1, 1))
 c.check(rc == 0 and not got, f"one core of each: no finding ({got})")
 rc, got = finding("nochip", None)
 c.check(rc == 0 and not got, f"no info.json: no finding ({got})")
+
+
+def mixed(rank):
+    """Two uneven vector operators made mixed: Mix Block Dim 48 and 40."""
+    rows = read(source)
+    vector = [n for n in uneven_names(rows, 24, 48)
+              if any(r["Name"] == n and r["Accelerator Core"] == "AI_VECTOR_CORE" for r in rows)]
+    mix = dict(zip(vector[:2], ("48", "40")))
+    for r in rows:
+        if r["Name"] in mix:
+            r["Accelerator Core"], r["Mix Block Dim"] = "MIX_AIC", mix[r["Name"]]
+    path = os.path.join(rank, "ASCEND_PROFILER_OUTPUT", "kernel_details.csv")
+    with open(path, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
+        w.writeheader()
+        w.writerows(rows)
+    return len(mix)
+
+
+made = []
+rc, got = finding("mixed", (24, 48), lambda rank: made.append(mixed(rank)))
+want_mixed = len(uneven_names(read(os.path.join(c.scratch, "mixed", "rank0_ascend_pt")), 24, 48))
+c.check(made == [2] and want_mixed == want - 1 and rc == 0 and len(got) == 1 and
+        got[0]["title"].startswith(f"{want_mixed} operators run a number of blocks"),
+        f"a mixed operator whose mix block dim fills the 48 vector cores is exempt, one of 40 "
+        f"is not: {want_mixed} uneven ({[g['title'] for g in got]})")
 sys.exit(c.done())

@@ -62,7 +62,7 @@ struct Sums {
 struct OpAccumulator {
   std::string type, core;
   int64_t count = 0, total_ns = 0, measured = 0;
-  Sums pipe[kAiCorePipes], cube_util, blocks, l2_hit, l2_victim;
+  Sums pipe[kAiCorePipes], cube_util, blocks, mix_blocks, l2_hit, l2_victim;
 };
 
 bool NotAvailable(std::string_view text) { return text.empty() || text == "N/A"; }
@@ -342,6 +342,7 @@ void AiCorePipelineBuilder::AddParsed(const PipelineTask& task, const double* va
   // Weighted by duration; a zero-length task still counts once.
   const double w = static_cast<double>(std::max<int64_t>(task.dur_ns, 1));
   if (task.blocks >= 0) op.blocks.Add(task.blocks, w);
+  if (task.mix_blocks >= 0) op.mix_blocks.Add(task.mix_blocks, w);
   if (any) {
     ++op.measured;
     ++m.table.with_pmu;
@@ -424,6 +425,7 @@ PipeTable AiCorePipelineBuilder::Finish() {
     for (int k = 0; k < kAiCorePipes; ++k) op.ratio[k] = acc.pipe[k].Mean();
     op.cube_utilization_pct = acc.cube_util.Mean();
     op.mean_blocks = acc.blocks.Mean();
+    op.mean_mix_blocks = acc.mix_blocks.Mean();
     op.l2_hit_rate = acc.l2_hit.Mean();
     op.l2_victim_rate = acc.l2_victim.Mean();
     Judge(op);
@@ -450,6 +452,7 @@ PipeTable ReadAiCorePipeline(Source& kernel_details, Source* l2_cache) {
                type_col = find({"Type", "OP Type"}),
                core_col = find({"Accelerator Core", "Task Type"}), stream_col = find({"Stream ID"}),
                task_col = find({"Task ID"}), blocks_col = find({"Block Num", "Block Dim"}),
+               mix_blocks_col = find({"Mix Block Num", "Mix Block Dim"}),
                in_shapes_col = find({"Input Shapes"}), out_shapes_col = find({"Output Shapes"}),
                in_types_col = find({"Input Data Types"}),
                out_types_col = find({"Output Data Types"});
@@ -485,6 +488,7 @@ PipeTable ReadAiCorePipeline(Source& kernel_details, Source* l2_cache) {
     }
     double blocks = 0;
     if (ParseNumber(text(blocks_col), blocks) && blocks >= 0) task.blocks = blocks;
+    if (ParseNumber(text(mix_blocks_col), blocks) && blocks >= 0) task.mix_blocks = blocks;
     const std::string shapes =
         AscendInOut(AscendShapes(text(in_shapes_col)), AscendShapes(text(out_shapes_col)));
     const std::string dtype = AscendInOut(text(in_types_col), text(out_types_col));

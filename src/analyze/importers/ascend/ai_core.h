@@ -33,7 +33,8 @@ namespace opscope::analyze {
 struct PipelineTask {
   std::string_view name, type, core, stream, task;
   int64_t dur_ns = 0;
-  double blocks = -1;  // Block Dim / Block Num; -1 unknown
+  double blocks = -1;      // Block Dim / Block Num; -1 unknown
+  double mix_blocks = -1;  // Mix Block Dim / Mix Block Num (a MIX task's vector blocks); -1
   // The name's id where the caller interns names (a trace model's): the
   // operator is then found by it, not by its text. UINT32_MAX: none.
   uint32_t name_id = UINT32_MAX;

@@ -133,8 +133,8 @@ class InOutInterner {
 
 // The columns of kernel_details.csv (or op_summary) that the tasks take.
 struct KernelDetailsColumns {
-  size_t name, start, dur, type, core, stream, task, blocks, in_shapes, out_shapes, in_types,
-      out_types, in_formats, out_formats;
+  size_t name, start, dur, type, core, stream, task, blocks, mix_blocks, in_shapes, out_shapes,
+      in_types, out_types, in_formats, out_formats;
   std::string start_name, dur_name;  // as the file names them, for errors
 };
 
@@ -164,7 +164,7 @@ struct KernelDetailsPart {
   // Slots() figures.
   struct Task {
     uint32_t stream = 0, task = 0;
-    double blocks = -1;
+    double blocks = -1, mix_blocks = -1;
   };
   std::vector<Task> tasks;
   std::vector<double> values;
@@ -284,6 +284,9 @@ void ParseKernelDetailsBatch(const std::string& path, const CsvHeader& header,
     if (double blocks = 0; ParseAscendNumber(text(c.blocks), blocks) && blocks >= 0) {
       task.blocks = blocks;
     }
+    if (double blocks = 0; ParseAscendNumber(text(c.mix_blocks), blocks) && blocks >= 0) {
+      task.mix_blocks = blocks;
+    }
     part.values.resize(part.tasks.size() * slots);
     try {
       builder->ParseFields(fields, part.values.data() + (part.tasks.size() - 1) * slots,
@@ -329,6 +332,7 @@ void ImportKernelDetails(Source& source, TraceModel& model, KernelDetailsPipelin
       .stream = find("Stream ID", "Stream ID"),
       .task = find("Task ID", "Task ID"),
       .blocks = find("Block Num", "Block Dim"),
+      .mix_blocks = find("Mix Block Num", "Mix Block Dim"),
       .in_shapes = find("Input Shapes", "Input Shapes"),
       .out_shapes = find("Output Shapes", "Output Shapes"),
       .in_types = find("Input Data Types", "Input Data Types"),
@@ -398,6 +402,7 @@ void ImportKernelDetails(Source& source, TraceModel& model, KernelDetailsPipelin
                 .task = part.model.String(t.task),
                 .dur_ns = model.duration_ns[e],
                 .blocks = t.blocks,
+                .mix_blocks = t.mix_blocks,
                 .name_id = model.name[e],
                 .shapes = model.String(model.shapes[e]),
                 .dtype = model.String(model.dtype[e]),
