@@ -300,7 +300,8 @@ class Walker {
 
   // The step event (kStep) of a step, or -1.
   int32_t StepPosition(int64_t begin, int64_t duration) {
-    if (steps_.empty()) {
+    if (!steps_indexed_) {  // once: inferred steps have no step events to find
+      steps_indexed_ = true;
       for (size_t k = 0; k < host_.events.size(); ++k) {
         if (model_.cls[host_.events[k]] == EventClass::kStep) {
           steps_.push_back({model_.start_ns[host_.events[k]], static_cast<int32_t>(k)});
@@ -607,6 +608,7 @@ class Walker {
   };
   Int64Map<Sum> parts_;  // edge << 40 | state << 32 | name id (UINT32_MAX: none)
   std::vector<std::pair<int64_t, int32_t>> steps_;  // the step events' starts and positions
+  bool steps_indexed_ = false;
   CriticalPath out_;
 };
 
