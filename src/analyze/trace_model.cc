@@ -140,9 +140,14 @@ void TraceModel::Grow() {
 
 namespace {
 
-// The start of the UTF-8 character at or before `at` (so a cut never splits one).
+// The start of the UTF-8 character at or before `at` (so a cut never splits
+// one): at most three bytes back, as far as a character reaches (bytes that
+// are not UTF-8 are cut where they are).
 size_t CharacterStart(std::string_view text, size_t at) {
-  while (at > 0 && (static_cast<unsigned char>(text[at]) & 0xC0) == 0x80) --at;
+  for (int back = 0; back < 3 && at > 0 && (static_cast<unsigned char>(text[at]) & 0xC0) == 0x80;
+       ++back) {
+    --at;
+  }
   return at;
 }
 
