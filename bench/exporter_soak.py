@@ -172,7 +172,8 @@ print(f"exporter soak: {SCRAPERS} scrapers + {SLOW} slow sockets + {NONREADING} 
 print(f"scrapes answered: {len(latencies)}, failed: {failures[0]}")
 print(f"latency: p50 {p50:.2f} ms, p99 {p99:.2f} ms (goal p99 < 100 ms)")
 print(f"exporter RSS: {rss_start / 1024:.1f} MiB at start, {rss_end / 1024:.1f} MiB at end, "
-      f"growth {(rss_end - rss_start) / 1024:.2f} MiB, peak {rss_peak[0] / 1024:.1f} MiB (goal < 20 MB)")
+      f"growth {(rss_end - rss_start) / 1024:.2f} MiB, peak {rss_peak[0] / 1024:.1f} MiB "
+      "(goal < 20 MB)")
 verdict = failures[0] == 0 and p99 < 100 and (rss_end - rss_start) * 1024 < 20e6
 print("goal met" if verdict else "goal NOT met")
 sys.exit(0 if verdict else 1)

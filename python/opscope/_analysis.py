@@ -359,4 +359,5 @@ def diff(before, after, top=20, fail_if_slower=None):
     fails, `Diff.failure` why."""
     if fail_if_slower is not None:
         fail_if_slower = float(fail_if_slower)
-    return Diff(_opscope.diff(_path(before, "diff"), _path(after, "diff"), int(top), fail_if_slower))
+    return Diff(_opscope.diff(_path(before, "diff"), _path(after, "diff"), int(top),
+                              fail_if_slower))

@@ -58,7 +58,8 @@ class Profiler:
         if on_trace_ready is not None and not callable(on_trace_ready):
             raise TypeError("on_trace_ready: a callable taking the profiler")
         self._native = _opscope.NativeProfiler(
-            _path(output_dir, "Profiler: output_dir"), None if schedule is None else schedule._native(),
+            _path(output_dir, "Profiler: output_dir"),
+            None if schedule is None else schedule._native(),
             bool(record_shapes), bool(gzip), int(max_buffer_bytes), str(worker_name))
         self._on_trace_ready = on_trace_ready
         self._handled = 0

@@ -78,7 +78,8 @@ c.check(m is not None and loop_calls <= int(m.group(1)) <= most_calls,
 c.check(m is not None and float(m.group(2)) < 20 and int(m.group(3)) >= 50,
         f"tiny ops: under 20 us on average, half the operators' time or more "
         f"({m.groups() if m else None})")
-c.check("kernels table" not in first.get("action", "") and "torch.compile" in first.get("action", ""),
+action = first.get("action", "")
+c.check("kernels table" not in action and "torch.compile" in action,
         "tiny ops: the action is to give each call more work, not to look up a kernel")
 c.check(first.get("saving_ns", 0) > 0, "tiny ops: the verdict projects a saving")
 
@@ -118,6 +119,7 @@ c.check(abs(median_us - iteration_us) <= 0.3 * iteration_us,
 found = [r for r in json.load(open(os.path.join(out, "analysis.json")))["results"]
          if r.get("section") == "findings"]
 c.check(bool(found) and "complete inferred steps" in found[0]["title"],
-        f"no steps: the diagnosis is of the inferred steps ({found[0]['title'][:120] if found else None})")
+        "no steps: the diagnosis is of the inferred steps "
+        f"({found[0]['title'][:120] if found else None})")
 
 sys.exit(c.done())

@@ -236,7 +236,8 @@ keeper.close()
 for c in crowd:
     c.close()
 if failures:
-    fail(f"a kept-alive scraper among 800 slow sockets: {len(failures)} of 8 scrapes failed: {failures}")
+    fail(f"a kept-alive scraper among 800 slow sockets: {len(failures)} of 8 scrapes failed: "
+         f"{failures}")
 print("ok: 800 slow sockets over the cap: a scraper keeping its connection got all 8 answers")
 
 # Clients that pipeline scrapes and never read (issue 39): each is answered one
