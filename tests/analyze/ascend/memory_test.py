@@ -6,6 +6,11 @@ sizes in KB of 1024 bytes, totals in MB of 1024 KB; the peak is the highest
 "Allocation Total Allocated"; a block is live at the peak when it was
 allocated at or before it and not released by then (an empty release: never).
 
+The same on the level-1 SQLite export (issue 36, class 8: its memory tables
+were not read), over its OP_MEMORY and MEMORY_RECORD tables with Python's
+sqlite3 module (docs/formats/ascend.md 4: names and components are STRING_IDS
+ids, sizes and totals in bytes, times in ns, a NULL release: never).
+
     memory_test.py OPSCOPE DATA_DIR
 """
 import collections
@@ -13,6 +18,7 @@ import csv
 import decimal
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -57,12 +63,53 @@ def main():
     for name, mb in reserved.items():
         if name not in comps or abs(comps[name]["peak_reserved_bytes"] / 2**20 - mb) > 1e-3:
             failures.append("%s: peak reserved %s, expected %s MiB" % (name, comps.get(name), mb))
+    if not failures:
+        print("memory: peak at %s (%s), %d operators live, %d components match" %
+              (peak["Allocation Time(us)"].strip(), peak["Name"], len(live), len(reserved)))
+    failures += check_db(opscope, data)
     if failures:
         print("\n".join(failures))
         return 1
-    print("memory: peak at %s (%s), %d operators live, %d components match" %
-          (peak["Allocation Time(us)"].strip(), peak["Name"], len(live), len(reserved)))
     return 0
+
+
+def check_db(opscope, data):
+    tree = os.path.join(data, "ascend", "level1_db")
+    db = os.path.join(tree, "rank0_ascend_pt", "ASCEND_PROFILER_OUTPUT",
+                      "ascend_pytorch_profiler_0.db")
+    c = sqlite3.connect(db)
+    names = dict(c.execute("SELECT id, value FROM STRING_IDS"))
+    rows = [r for r in c.execute("SELECT name, size, allocationTime, releaseTime, "
+                                 "allocationTotalAllocated FROM OP_MEMORY")
+            if r[1] is not None and r[1] >= 0 and r[2] is not None]
+    peak_total = max(r[4] for r in rows)
+    peak_ns = min(r[2] for r in rows if r[4] == peak_total)
+    live = collections.defaultdict(int)
+    for name, size, alloc, release, _ in rows:
+        if alloc <= peak_ns and (release is None or release > peak_ns):
+            live[names[name]] += size
+    comps = collections.defaultdict(lambda: [-1, -1])
+    for component, allocated, reserved in c.execute(
+            "SELECT component, totalAllocated, totalReserved FROM MEMORY_RECORD"):
+        peak = comps[names[component]]
+        peak[0], peak[1] = max(peak[0], allocated), max(peak[1], reserved)
+    with tempfile.TemporaryDirectory() as tmp:
+        subprocess.run([opscope, "analyze", tree, "--top", "0", "--format", "json", "--out", tmp],
+                       check=True, stdout=subprocess.DEVNULL)
+        results = json.load(open(os.path.join(tmp, "analysis.json")))["results"]
+    failures = []
+    got = {r["operator"]: r["bytes"] for r in results
+           if r.get("section") == "reported_memory_peak"}
+    if got != dict(live):
+        failures.append("db: live at the peak %s, expected %s" % (got, dict(live)))
+    got = {r["component"]: [r["peak_allocated_bytes"], r["peak_reserved_bytes"]]
+           for r in results if r.get("section") == "reported_memory_components"}
+    if got != dict(comps):
+        failures.append("db: components %s, expected %s" % (got, dict(comps)))
+    if not failures:
+        print("memory (db): %d operators live at the peak (%d bytes allocated), %d components "
+              "match" % (len(live), peak_total, len(comps)))
+    return failures
 
 
 if __name__ == "__main__":

@@ -11,6 +11,7 @@
 #include <unordered_map>
 
 #include "analyze/importers/ascend/kernel_details_importer.h"
+#include "analyze/importers/ascend/memory.h"
 #include "analyze/importers/ascend/op_type.h"
 #include "analyze/importers/sqlite_db.h"
 #include "analyze/names.h"
@@ -316,6 +317,10 @@ void ImportAscendDb(Source& source, TraceModel& model) {
       model.metadata["rank"] = std::to_string(sqlite3_column_int64(s, 0));
       model.metadata["device"] = std::to_string(sqlite3_column_int64(s, 1));
     });
+  }
+  // Memory: the operators' blocks and the allocator's totals over time.
+  if (db.HasTable("OP_MEMORY") || db.HasTable("MEMORY_RECORD")) {
+    model.reported.memory = ReadAscendDbMemory(db, path);
   }
   model.NameProcesses();
   model.format = "ascend-db";

@@ -4,6 +4,7 @@
 #include <map>
 
 #include "analyze/importers/ascend/csv_columns.h"
+#include "analyze/importers/sqlite_db.h"
 #include "opscope/opscope.h"
 
 namespace opscope::analyze {
@@ -34,10 +35,76 @@ TotalColumn Total(const CsvColumns& r, const std::string& prefix) {
   return {};
 }
 
+// What the memory files' rows add up to: the blocks operators allocated, the
+// allocator's totals at each, and the totals over time per component.
+class MemoryBuilder {
+ public:
+  explicit MemoryBuilder(ReportedMemory& out) : out_(out) {}
+
+  // A block whose size the file gives as negative: allocated before the
+  // window, released in it.
+  void AddEarlierBlock() { ++out_.before_window; }
+
+  // A block of `bytes` allocated at alloc_ns (released at release_ns, -1 not
+  // in the window), with the allocator's totals after it (-1 unknown).
+  void AddBlock(const std::string& name, int64_t bytes, int64_t alloc_ns, int64_t release_ns,
+                int64_t total_allocated, int64_t total_reserved) {
+    ++out_.blocks;
+    out_.allocated_bytes += bytes;
+    MemoryHolder& h = by_op_[name];
+    h.name = name, ++h.blocks, h.bytes += bytes;
+    blocks_.push_back({name, bytes, alloc_ns, release_ns});
+    if (total_allocated > out_.peak_allocated_bytes) {
+      out_.peak_allocated_bytes = total_allocated;
+      out_.peak_ns = alloc_ns;
+      out_.peak_operator = name;
+      out_.peak_reserved_bytes = total_reserved;
+    }
+  }
+
+  void AddRecord(const std::string& component, int64_t ns, int64_t allocated, int64_t reserved) {
+    MemoryComponent& c = components_[component];
+    c.component = component;
+    c.peak_allocated_bytes = std::max(c.peak_allocated_bytes, allocated);
+    if (reserved > c.peak_reserved_bytes) {
+      c.peak_reserved_bytes = reserved;
+      c.peak_reserved_ns = ns;
+    }
+  }
+
+  void Finish() {
+    out_.by_operator = Sorted(by_op_);
+    if (out_.peak_ns >= 0) {
+      std::map<std::string, MemoryHolder> live;
+      for (const Block& b : blocks_) {
+        if (b.alloc_ns > out_.peak_ns || (b.release_ns >= 0 && b.release_ns <= out_.peak_ns)) {
+          continue;
+        }
+        MemoryHolder& h = live[b.name];
+        h.name = b.name, ++h.blocks, h.bytes += b.bytes;
+        out_.live_at_peak_bytes += b.bytes;
+      }
+      out_.live_at_peak = Sorted(live);
+    }
+    for (auto& [name, c] : components_) out_.components.push_back(c);
+  }
+
+ private:
+  struct Block {
+    std::string name;
+    int64_t bytes, alloc_ns, release_ns;
+  };
+  ReportedMemory& out_;
+  std::vector<Block> blocks_;
+  std::map<std::string, MemoryHolder> by_op_;
+  std::map<std::string, MemoryComponent> components_;
+};
+
 }  // namespace
 
 ReportedMemory ReadAscendMemory(Source* operator_memory, Source* memory_record) {
   ReportedMemory out;
+  MemoryBuilder memory(out);
   if (operator_memory != nullptr) {
     CsvColumns r(*operator_memory, {"Name", "Size(KB)", "Allocation Time(us)"});
     out.source = r.path();
@@ -46,74 +113,72 @@ ReportedMemory ReadAscendMemory(Source* operator_memory, Source* memory_record) 
     // torch_npu writes the release time; msprof's operator_memory_*.csv only
     // the duration, whose end is the release (empty: not freed in the window).
     const bool release_time = r.Has("Release Time(us)");
-    struct Block {
-      std::string name;
-      int64_t bytes, alloc_ns, release_ns;
-    };
-    std::vector<Block> blocks;
-    std::map<std::string, MemoryHolder> by_op;
     while (r.Next()) {
       const int64_t bytes = r.Size("Size(KB)", kKiB);
       const int64_t alloc = r.Micros("Allocation Time(us)");
-      const std::string name(r.Text("Name"));
       if (bytes < 0 && !AbsentField(r.Text("Size(KB)"))) {
-        ++out.before_window;  // freed in the window, allocated before it
+        memory.AddEarlierBlock();
         continue;
       }
       if (bytes < 0 || alloc < 0) continue;
-      ++out.blocks;
-      out.allocated_bytes += bytes;
-      MemoryHolder& h = by_op[name];
-      h.name = name, ++h.blocks, h.bytes += bytes;
       int64_t release = -1;
       if (release_time) {
         release = r.Micros("Release Time(us)");
       } else if (const int64_t held = r.Micros("Duration(us)"); held >= 0) {
         release = alloc + held;
       }
-      blocks.push_back({name, bytes, alloc, release});
-      const int64_t total = allocated.Bytes(r);
-      if (total > out.peak_allocated_bytes) {
-        out.peak_allocated_bytes = total;
-        out.peak_ns = alloc;
-        out.peak_operator = name;
-        out.peak_reserved_bytes = reserved.Bytes(r);
-      }
-    }
-    out.by_operator = Sorted(by_op);
-    if (out.peak_ns >= 0) {
-      std::map<std::string, MemoryHolder> live;
-      for (const Block& b : blocks) {
-        if (b.alloc_ns > out.peak_ns || (b.release_ns >= 0 && b.release_ns <= out.peak_ns)) {
-          continue;
-        }
-        MemoryHolder& h = live[b.name];
-        h.name = b.name, ++h.blocks, h.bytes += b.bytes;
-        out.live_at_peak_bytes += b.bytes;
-      }
-      out.live_at_peak = Sorted(live);
+      memory.AddBlock(std::string(r.Text("Name")), bytes, alloc, release, allocated.Bytes(r),
+                      reserved.Bytes(r));
     }
   }
   if (memory_record != nullptr) {
     CsvColumns r(*memory_record, {"Component", "Timestamp(us)"});
     out.record_source = r.path();
-    const TotalColumn allocated_column = Total(r, "Total Allocated");
-    const TotalColumn reserved_column = Total(r, "Total Reserved");
-    std::map<std::string, MemoryComponent> components;
+    const TotalColumn allocated = Total(r, "Total Allocated");
+    const TotalColumn reserved = Total(r, "Total Reserved");
     while (r.Next()) {
-      const std::string name(r.Text("Component"));
-      MemoryComponent& c = components[name];
-      c.component = name;
-      const int64_t allocated = allocated_column.Bytes(r);
-      const int64_t reserved = reserved_column.Bytes(r);
-      c.peak_allocated_bytes = std::max(c.peak_allocated_bytes, allocated);
-      if (reserved > c.peak_reserved_bytes) {
-        c.peak_reserved_bytes = reserved;
-        c.peak_reserved_ns = r.Micros("Timestamp(us)");
-      }
+      memory.AddRecord(std::string(r.Text("Component")), r.Micros("Timestamp(us)"),
+                       allocated.Bytes(r), reserved.Bytes(r));
     }
-    for (auto& [name, c] : components) out.components.push_back(c);
   }
+  memory.Finish();
+  return out;
+}
+
+ReportedMemory ReadAscendDbMemory(const SqliteDb& db, const std::string& path) {
+  ReportedMemory out;
+  MemoryBuilder memory(out);
+  const SqliteStrings str(db, "STRING_IDS");  // ids absent (4294967295, NULL) read ""
+  const auto value = [](sqlite3_stmt* s, int column) {
+    return sqlite3_column_type(s, column) == SQLITE_NULL ? int64_t{-1}
+                                                         : sqlite3_column_int64(s, column);
+  };
+  if (db.HasTable("OP_MEMORY")) {
+    out.source = path + " (OP_MEMORY)";
+    db.Query(
+        "SELECT name, size, allocationTime, releaseTime, allocationTotalAllocated, "
+        "allocationTotalReserved FROM OP_MEMORY ORDER BY allocationTime",
+        [&](sqlite3_stmt* s) {
+          const int64_t bytes = value(s, 1), alloc = value(s, 2);
+          if (sqlite3_column_type(s, 1) != SQLITE_NULL && bytes < 0) {
+            memory.AddEarlierBlock();
+            return;
+          }
+          if (bytes < 0 || alloc < 0) return;
+          memory.AddBlock(std::string(str(s, 0)), bytes, alloc, value(s, 3), value(s, 4),
+                          value(s, 5));
+        });
+  }
+  if (db.HasTable("MEMORY_RECORD")) {
+    out.record_source = path + " (MEMORY_RECORD)";
+    db.Query(
+        "SELECT component, timestamp, totalAllocated, totalReserved FROM MEMORY_RECORD "
+        "ORDER BY timestamp",
+        [&](sqlite3_stmt* s) {
+          memory.AddRecord(std::string(str(s, 0)), value(s, 1), value(s, 2), value(s, 3));
+        });
+  }
+  memory.Finish();
   return out;
 }
 

@@ -28,6 +28,13 @@ namespace opscope::analyze {
 // and column of a value that is not a number, or a header without the columns.
 ReportedMemory ReadAscendMemory(Source* operator_memory, Source* memory_record);
 
+// The same from an Ascend SQLite export (docs/formats/ascend.md 4): OP_MEMORY
+// (names in STRING_IDS, sizes in bytes, times in ns, a NULL release time: not
+// freed in the window) and MEMORY_RECORD (components in STRING_IDS, totals in
+// bytes). Either table may be absent; `path` names the database in sources.
+class SqliteDb;
+ReportedMemory ReadAscendDbMemory(const SqliteDb& db, const std::string& path);
+
 }  // namespace opscope::analyze
 
 #endif  // OPSCOPE_ANALYZE_IMPORTERS_ASCEND_MEMORY_H_
