@@ -4,6 +4,7 @@
 
 #include "analyze/importers/csv_reader.h"
 #include "analyze/importers/timestamps.h"
+#include "analyze/side_files.h"
 #include "opscope/opscope.h"
 
 namespace opscope::analyze {
@@ -74,6 +75,13 @@ Importer StepTraceTimeImporter() {
         // file (the tree finder and Beside give it that role).
         ReadStepTraceTime(source);
         model.format = "ascend-step-trace";
+      },
+      // A rank's own: the rows are kept, and the side-file reader of the same
+      // file is done (the file read once).
+      [](Source& source, RankFiles& files, TraceModel& model) {
+        model.reported.steps = ReadStepTraceTime(source);
+        model.format = "ascend-step-trace";
+        if (files.Path("step_trace_time") == files.timeline()) files.Done("step_trace_time");
       },
   };
 }
