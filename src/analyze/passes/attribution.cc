@@ -1225,11 +1225,18 @@ void UntracedPartRule(const RuleContext& c, std::vector<Finding>& out) {
                    "that says why; the diagnosis is about the rest",
                    pct, WindowText(*at), idle),
        parts,
-       "Record what the host does there before judging host overhead: the runtime and "
-       "synchronisation calls with the device activity (torch.profiler activities CPU and "
-       "CUDA/NPU), Python with with_stack=True, the threads that do the work (a thread the "
-       "profiler does not see, a helper process); where the time is the program waiting on "
-       "something outside the trace (I/O, another process, a lock), the trace cannot show it."});
+       at->cpu_is_device
+           ? "On a trace without device work this time lies between the operators: the Python "
+             "that issues them (a loop, data preparation, logging), which the profiler does not "
+             "record, or a wait outside the trace (I/O, a lock, another process). Record Python "
+             "with with_stack=True or sample it (py-spy) to see which; work in the Python loop "
+             "itself moves into fewer, larger tensor operations."
+           : "Record what the host does there before judging host overhead: the runtime and "
+             "synchronisation calls with the device activity (torch.profiler activities CPU and "
+             "CUDA/NPU), Python with with_stack=True, the threads that do the work (a thread the "
+             "profiler does not see, a helper process); where the time is the program waiting "
+             "on something outside the trace (I/O, another process, a lock), the trace cannot "
+             "show it."});
 }
 
 }  // namespace
