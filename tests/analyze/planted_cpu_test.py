@@ -100,6 +100,10 @@ ids = [f["id"] for f in found]
 c.check(ids[:1] == ["step_compute"] and "3 complete steps" in found[0]["title"],
         f"lazy first step: the first finding is the steady steps' compute verdict ({ids[:3]})")
 c.check("steps_excluded" in ids, "lazy first step: step 0 is left out of the step means")
+lead_mm = found and "aten::mm is the largest part" in found[0]["title"]
+c.check(not lead_mm or ("set_num_threads" in found[0]["action"]
+                        and "kernels table" not in found[0]["action"]),
+        "lazy first step: the CPU's matrix multiplies get CPU advice, not a kernels table")
 named = [f["id"] for f in found
          if "linalg_qr" in f["title"] + f["evidence"] or "orthogonal" in f["title"]]
 c.check(not named, f"lazy first step: no finding names the one-off first step's operators {named}")

@@ -14,6 +14,7 @@
 #include "analyze/mapped.h"
 #include "analyze/names.h"
 #include "analyze/passes/critical_path.h"
+#include "analyze/passes/op_stats.h"
 #include "analyze/passes/transfers.h"
 #include "analyze/reported.h"
 #include "analyze/runtime_calls.h"
@@ -1071,16 +1072,33 @@ void DiagnosisRule(const RuleContext& c, std::vector<Finding>& out) {
         "The {} computes {}: the step is {}-bound; {} {} the largest part "
         "({:.3f} ms)",
         what, share, what, lead, at->cpu_is_device ? "is" : "kernels are", lead_ns / 1e6);
-    f.action = fmt::format(
-        "Make the device work less: {} If {} took half as long, {}.",
-        lead == "elementwise" || lead == "copy and layout" || lead == "elementwise and copy"
-            ? "fuse the small elementwise and copy kernels (torch.compile, fused optimizers and "
-              "norms), avoid layout copies (.contiguous(), dtype casts in the loop)."
-        : lead == "GEMM" || lead == "convolution" || lead == "attention"
-            ? "lower precision (bf16/fp16, TF32 or FP8 where accuracy allows), shapes that tile "
-              "well (multiples of 64/128), fused attention kernels."
-            : "look at the kernels table for the longest kernels and their operators.",
-        lead, after(lead_ns / 2));
+    // On the CPU the lead is an operator: its family says what to do.
+    const std::string family = at->cpu_is_device ? OperatorFamily(lead) : std::string();
+    if (family == "Matrix multiplies" || family == "Convolutions") {
+      f.action = fmt::format(
+          "Make the CPU's {} faster or fewer: enough intra-op threads (torch.set_num_threads, "
+          "one per physical core), bf16 autocast where the CPU supports it (AVX-512 BF16, AMX), "
+          "oneDNN-friendly layouts (channels_last for convolutions), larger batches per call; "
+          "check their achieved FLOP/s in the roofline table. If {} took half as long, {}.",
+          Lower(family), lead, after(lead_ns / 2));
+    } else if (at->cpu_is_device) {
+      f.action = fmt::format(
+          "Make the operators' work less: the operators table has the largest by self time with "
+          "their input shapes; avoid repeated calls, fuse elementwise and data-movement "
+          "operators (torch.compile). If {} took half as long, {}.",
+          lead, after(lead_ns / 2));
+    } else {
+      f.action = fmt::format(
+          "Make the device work less: {} If {} took half as long, {}.",
+          lead == "elementwise" || lead == "copy and layout" || lead == "elementwise and copy"
+              ? "fuse the small elementwise and copy kernels (torch.compile, fused optimizers and "
+                "norms), avoid layout copies (.contiguous(), dtype casts in the loop)."
+          : lead == "GEMM" || lead == "convolution" || lead == "attention"
+              ? "lower precision (bf16/fp16, TF32 or FP8 where accuracy allows), shapes that tile "
+                "well (multiples of 64/128), fused attention kernels."
+              : "look at the kernels table for the longest kernels and their operators.",
+          lead, after(lead_ns / 2));
+    }
     f.saving_ns = lead_ns / 2;
   } else if (v.id == "step_device_waiting") {
     const int64_t exposed = at->Of(StepState::kCommunication);

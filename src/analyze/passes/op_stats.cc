@@ -367,6 +367,8 @@ void Tables(const Analysis& a, const TableContext& c, std::vector<ResultTable>& 
   tables.push_back(std::move(table));
 }
 
+}  // namespace
+
 // A framework operator's family, for a share no single operator reaches; "" none.
 std::string OperatorFamily(std::string_view op) {
   const std::string fn = Lower(FunctionOf(op));
@@ -385,6 +387,8 @@ std::string OperatorFamily(std::string_view op) {
     return "Random number generation (dropout)";
   return "";
 }
+
+namespace {
 
 // One operator dominating the compute device; on the CPU, else one family.
 constexpr double kDominantMinWindowPct = 10;

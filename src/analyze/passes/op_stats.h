@@ -64,6 +64,11 @@ MappedVector<int64_t> SelfTimes(const TraceModel& model);
 void Percentiles(std::span<int64_t> values, int64_t& p50, int64_t& p99, int64_t& max);
 
 // Its entry in the pass table.
+// The family of a framework operator ("aten::addmm": "Matrix multiplies",
+// convolutions, data movement, normalisations, random number generation);
+// "" for others and for operators outside aten.
+std::string OperatorFamily(std::string_view op);
+
 Pass OpStatsPass();
 
 // The pass that works out SelfTimes once for the passes that read it
