@@ -334,9 +334,10 @@ def test_a_cancelled_analysis_raises_keyboard_interrupt(tmp_path):
 def test_ctrl_c_stops_an_analysis_at_once(tmp_path, first):
     # Issue 39: Ctrl-C during analyze() of millions of events waited for the
     # whole analysis (2.3 s on 10 million). Now it stops at the next chunk
-    # read or pass: SIGINT 0.3 s into the analysis, KeyboardInterrupt well
-    # within a second. `first`: the process's first analyze(), which runs
-    # beside pandas' import in a thread of its own.
+    # read or pass: SIGINT 0.3 s into the analysis, KeyboardInterrupt within
+    # 1.5 s (room for a pass on a loaded machine; 0.06-0.2 s here). `first`:
+    # the process's first analyze(), which runs beside pandas' import in a
+    # thread of its own.
     path = tmp_path / "big.json"
     _write_cpu_trace(path, 2000000)
     code = f"""
@@ -368,7 +369,7 @@ except KeyboardInterrupt:
     if said.startswith("finished"):
         pytest.skip(f"the analysis ended before the signal came ({said}): a faster machine")
     assert said == "interrupted" and child.returncode == 0
-    assert took < 1.0, f"Ctrl-C took {took:.2f} s to stop the analysis"
+    assert took < 1.5, f"Ctrl-C took {took:.2f} s to stop the analysis"
 
 
 def test_csv_errors_name_the_line(tmp_path):
