@@ -15,8 +15,8 @@
 #include <thread>
 
 #include "analyze/importer.h"
-#include "core/cancel.h"
 #include "analyze/trace_inputs.h"
+#include "core/cancel.h"
 #include "opscope/opscope.h"
 #include "test_util.h"
 
