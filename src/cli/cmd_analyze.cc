@@ -5,6 +5,7 @@
 #include <iostream>
 #include <limits>
 #include <map>
+#include <vector>
 
 #include "analyze/analyze_files.h"
 #include "analyze/scaleout/scaleout.h"
@@ -148,11 +149,15 @@ struct AnalyzeCommand {
     if (!one && !out.empty()) core::RefuseInputAsOutput(out);
     // A folder holds one rank-<R>.summary per rank: two traces of one rank
     // would write one file, the second replacing the first.
-    std::map<int64_t, std::string> traces_by_rank;
+    std::vector<analyze::RankTraceSummary> summaries;
     for (const std::string& doc : docs) {
-      const analyze::RankTraceSummary s = analyze::ParseSummaryBytes(doc, "summary");
-      const auto [it, fresh] = traces_by_rank.emplace(rank >= 0 ? rank : s.rank, s.path);
-      if (!fresh && out != "-" && !one) {
+      summaries.push_back(analyze::ParseSummaryBytes(doc, "summary"));
+      if (rank >= 0) summaries.back().rank = rank;
+    }
+    std::map<int64_t, std::string> traces_by_rank;
+    for (const analyze::RankTraceSummary& s : summaries) {
+      const auto [it, fresh] = traces_by_rank.emplace(s.rank, s.path);
+      if (!fresh && !one) {  // (standard output takes one trace, refused above)
         throw Error(ErrorCode::kInvalidInput,
                     "'" + core::EscapeForTerminal(it->second) + "' and '" +
                         core::EscapeForTerminal(s.path) + "' are both rank " +
@@ -161,9 +166,7 @@ struct AnalyzeCommand {
                         ".summary (summarize them into separate --out folders)");
       }
     }
-    for (const std::string& doc : docs) {
-      analyze::RankTraceSummary s = analyze::ParseSummaryBytes(doc, "summary");
-      if (rank >= 0) s.rank = rank;
+    for (const analyze::RankTraceSummary& s : summaries) {
       if (out == "-") {  // the gzip file's bytes, every write checked
         std::cout << analyze::CompressSummary(analyze::SerializeSummary(s));
         CheckStdout();
