@@ -32,6 +32,19 @@ namespace {
 // warns.
 constexpr double kWarningPct = 20;
 
+// A per-task mean of blocks that is a whole number (every task runs the same),
+// else -1.
+int64_t WholeBlocks(double mean) {
+  if (!(mean >= 1) || std::fabs(mean - std::round(mean)) > 1e-9) return -1;
+  return std::llround(mean);
+}
+
+// The cores an operator's blocks run on: the AI Cores for AI_CORE, or where
+// the vector cores are not recorded; else the vector cores.
+int CoresOf(const OpPipes& op, const ReportedChip& chip) {
+  return op.core == "AI_CORE" || chip.vector_cores == 0 ? chip.cores : chip.vector_cores;
+}
+
 void Apply(const RuleContext& c, std::vector<Finding>& out) {
   if (c.reported == nullptr || !c.reported->chip || c.reported->chip->cores <= 0 ||
       !c.reported->pipes) {
@@ -43,15 +56,10 @@ void Apply(const RuleContext& c, std::vector<Finding>& out) {
   for (const OpPipes& op : c.reported->pipes->ops) {
     total_ns += op.total_ns;
     if (op.core != "AI_CORE" && op.core != "AI_VECTOR_CORE" && op.core != "MIX_AIC") continue;
-    const double blocks = op.mean_blocks;
-    if (!(blocks >= 1) || std::fabs(blocks - std::round(blocks)) > 1e-9) continue;
-    const int cores =
-        op.core == "AI_CORE" || chip.vector_cores == 0 ? chip.cores : chip.vector_cores;
-    if (static_cast<int64_t>(std::llround(blocks)) % cores == 0) continue;
-    const double mix = op.mean_mix_blocks;
-    if (op.core == "MIX_AIC" && chip.vector_cores > 0 && mix >= 1 &&
-        std::fabs(mix - std::round(mix)) <= 1e-9 &&
-        static_cast<int64_t>(std::llround(mix)) % chip.vector_cores == 0) {
+    const int64_t blocks = WholeBlocks(op.mean_blocks);
+    if (blocks < 0 || blocks % CoresOf(op, chip) == 0) continue;
+    const int64_t mix = WholeBlocks(op.mean_mix_blocks);
+    if (op.core == "MIX_AIC" && chip.vector_cores > 0 && mix > 0 && mix % chip.vector_cores == 0) {
       continue;
     }
     uneven.push_back(&op);
@@ -63,11 +71,9 @@ void Apply(const RuleContext& c, std::vector<Finding>& out) {
   std::string evidence;
   for (size_t i = 0; i < uneven.size() && i < 3; ++i) {
     const OpPipes& op = *uneven[i];
-    const int cores =
-        op.core == "AI_CORE" || chip.vector_cores == 0 ? chip.cores : chip.vector_cores;
     evidence +=
         fmt::format("{}{} ({}, {:.3f} ms: {} blocks on {} cores)", i == 0 ? "" : "; ", op.name,
-                    op.core, op.total_ns / 1e6, std::llround(op.mean_blocks), cores);
+                    op.core, op.total_ns / 1e6, WholeBlocks(op.mean_blocks), CoresOf(op, chip));
   }
   if (uneven.size() > 3) evidence += fmt::format("; {} more", uneven.size() - 3);
   evidence += fmt::format(" (the chip from {})", chip.source);
