@@ -249,18 +249,9 @@ class Attributor {
                                           [](int64_t x, const Interval& w) { return x < w.begin; });
       return after != window_.begin() && t < std::prev(after)->end;
     };
-    // A name's state, judged once per name and class (as SweepHost does).
-    std::vector<uint8_t> known(model_.string_count(), 0), computing(model_.string_count(), 0);
     const auto computes = [&](size_t e) {
       const EventClass cls = model_.cls[e];
-      if (!IsHost(cls) || cls == EventClass::kRuntime) return false;
-      const uint32_t name = model_.name[e];
-      const auto mark = static_cast<uint8_t>(static_cast<uint8_t>(cls) + 1);
-      if (known[name] != mark) {
-        known[name] = mark;
-        computing[name] = HostState(e) == StepState::kCompute;
-      }
-      return computing[name] != 0;
+      return IsHost(cls) && cls != EventClass::kRuntime && NamedState(e) == StepState::kCompute;
     };
     Attribution::Operators& o = out_.operators;
     for (size_t e = 0; e < model_.size(); ++e) {
@@ -466,6 +457,24 @@ class Attributor {
                : HostEventState(model_, e, out_.cpu_is_device, scopes_are_work_);
   }
 
+  // HostState, judged once per name and class for the host's own events (a
+  // runtime call's state is its own): the sweeps and the operator count ask
+  // for millions of events of a few thousand names.
+  StepState NamedState(size_t e) {
+    if (model_.cls[e] == EventClass::kRuntime) return runtime_state_[e];
+    if (name_class_.empty()) {
+      name_class_.assign(model_.string_count(), 0);
+      name_state_.assign(model_.string_count(), StepState::kUntraced);
+    }
+    const uint32_t name = model_.name[e];
+    const auto mark = static_cast<uint8_t>(static_cast<uint8_t>(model_.cls[e]) + 1);
+    if (name_class_[name] != mark) {
+      name_class_[name] = mark;
+      name_state_[name] = HostState(e);
+    }
+    return name_state_[name];
+  }
+
   // Each host thread's innermost event over time: emit(begin, end, state,
   // event), the event the state is named after (a data-loading or
   // compilation region's own event inside one).
@@ -479,8 +488,6 @@ class Attributor {
       uint32_t named;
     };
     std::vector<Open> stack;
-    std::vector<StepState> state_of_name(model_.string_count(), StepState::kUntraced);
-    std::vector<uint8_t> known(model_.string_count(), 0);
     Open pending{0, StepState::kUntraced, UINT32_MAX};
     int64_t pending_begin = 0;
     const auto flush = [&] {
@@ -519,17 +526,7 @@ class Attributor {
         at = std::max(at, begin);
         int64_t end = begin + model_.duration_ns[e];
         if (!stack.empty()) end = std::min(end, stack.back().end);  // nested in its parent
-        StepState s;
-        if (model_.cls[e] == EventClass::kRuntime) {
-          s = runtime_state_[e];
-        } else if (known[model_.name[e]] != 0 &&
-                   static_cast<EventClass>(known[model_.name[e]] - 1) == model_.cls[e]) {
-          s = state_of_name[model_.name[e]];
-        } else {
-          s = HostState(e);
-          state_of_name[model_.name[e]] = s;
-          known[model_.name[e]] = static_cast<uint8_t>(static_cast<uint8_t>(model_.cls[e]) + 1);
-        }
+        StepState s = NamedState(e);
         uint32_t named = e;
         if (!stack.empty() &&
             (stack.back().state == StepState::kDataLoading ||
@@ -678,6 +675,9 @@ class Attributor {
   const Analysis& a_;
   Attribution out_;
   bool scopes_are_work_ = false;
+  // NamedState's judgements: each name's class + 1 (0: not judged) and state.
+  std::vector<uint8_t> name_class_;
+  std::vector<StepState> name_state_;
   Intervals window_;
   std::array<UnionBuilder, kStepStates> spans_;
   std::array<Intervals, kStepStates> exclusive_;
