@@ -151,17 +151,21 @@ size_t CharacterStart(std::string_view text, size_t at) {
   return at;
 }
 
+// The marker between a long text's ends: "… [N bytes left out] …".
+constexpr std::string_view kMarkerOpen = "… [", kMarkerClose = " bytes left out] …";
+
 // The bytes a text kept by its ends (TraceModel::Intern) left out, or 0 when
 // `text` is not one: its marker starts within a character of kKeptHead.
 size_t LeftOut(std::string_view text) {
-  constexpr std::string_view kOpen = "… [", kClose = " bytes left out] …";
   if (text.size() < TraceModel::kKeptHead || text.size() > TraceModel::kMaxTextBytes) return 0;
-  const size_t open = text.find(kOpen, TraceModel::kKeptHead - 3);
+  const size_t open = text.find(kMarkerOpen, TraceModel::kKeptHead - 3);
   if (open == std::string_view::npos || open > TraceModel::kKeptHead) return 0;
   size_t n = 0;
-  const char* digits = text.data() + open + kOpen.size();
+  const char* digits = text.data() + open + kMarkerOpen.size();
   const auto [end, ec] = std::from_chars(digits, text.data() + text.size(), n);
-  if (ec != std::errc() || text.substr(end - text.data(), kClose.size()) != kClose) return 0;
+  if (ec != std::errc() || text.substr(end - text.data(), kMarkerClose.size()) != kMarkerClose) {
+    return 0;
+  }
   return n;
 }
 
@@ -171,8 +175,8 @@ uint32_t TraceModel::Intern(std::string_view text) {
   if (text.size() > kMaxTextBytes) {
     const size_t head = CharacterStart(text, kKeptHead);
     const size_t tail = CharacterStart(text, text.size() - kKeptTail);
-    return Intern(fmt::format("{}… [{} bytes left out] …{}", text.substr(0, head), tail - head,
-                              text.substr(tail)));
+    return Intern(fmt::format("{}{}{}{}{}", text.substr(0, head), kMarkerOpen, tail - head,
+                              kMarkerClose, text.substr(tail)));
   }
   // Counted where it is first stored: also when a reader's part of the model,
   // which kept it by its ends, is merged into the whole.
@@ -182,7 +186,8 @@ uint32_t TraceModel::Intern(std::string_view text) {
     if (strings_.size() > known) {
       if (const size_t left_out = LeftOut(text); left_out > 0) {
         ++long_texts;
-        const size_t marker = fmt::formatted_size("… [{} bytes left out] …", left_out);
+        const size_t marker =
+            kMarkerOpen.size() + fmt::formatted_size("{}", left_out) + kMarkerClose.size();
         longest_text = std::max(longest_text, text.size() - marker + left_out);
       }
     }
