@@ -123,6 +123,7 @@ class Walker {
     SortByOpening(model_, host_);
     const size_t n = host_.events.size();
     parent_.assign(n, -1);
+    subtree_end_.assign(n, 0);
     std::vector<int32_t> open;
     int64_t latest = INT64_MIN;
     for (size_t t = 0; t + 1 < host_.begin.size(); ++t) {
@@ -132,12 +133,16 @@ class Walker {
         // Its parent is the innermost open event that lasts until its end:
         // one that closes before it does (a Python call that began before
         // the step and returns inside it) is beside it, not around it.
-        while (!open.empty() && HostEnd(open.back()) < end) open.pop_back();
+        while (!open.empty() && HostEnd(open.back()) < end) {
+          subtree_end_[open.back()] = static_cast<int32_t>(k);
+          open.pop_back();
+        }
         const int32_t p = open.empty() ? -1 : open.back();
         parent_[k] = p;
         open.push_back(static_cast<int32_t>(k));
         if (p < 0 && end > latest) latest = end, sink_track_ = model_.track[host_.events[k]];
       }
+      for (const int32_t k : open) subtree_end_[k] = static_cast<int32_t>(host_.begin[t + 1]);
     }
     for (size_t k = 0; k < n; ++k) {
       if (parent_[k] < 0) top_ends_.push_back(static_cast<int32_t>(k));
@@ -169,13 +174,12 @@ class Walker {
     return model_.start_ns[e] + std::max<int64_t>(model_.duration_ns[e], 0);
   }
   int64_t HostStart(size_t k) const { return model_.start_ns[host_.events[k]]; }
-  size_t TrackEnd(int32_t k) const { return host_.begin[model_.track[host_.events[k]] + 1]; }
-
   // The child of k that started last before `at` (its descendants follow
-  // it, sorted by start), or -1.
+  // it, sorted by start, up to subtree_end_[k]: an event that starts inside
+  // k and outlasts it is beside k, and ends its subtree), or -1.
   int32_t ChildBefore(int32_t k, int64_t at) const {
     const uint32_t* first = host_.events.data() + k + 1;
-    const uint32_t* last = host_.events.data() + TrackEnd(k);
+    const uint32_t* last = host_.events.data() + subtree_end_[k];
     const uint32_t* q =
         std::partition_point(first, last, [&](uint32_t x) { return model_.start_ns[x] < at; });
     auto c = static_cast<int32_t>(q - host_.events.data()) - 1;
@@ -599,6 +603,7 @@ class Walker {
   std::vector<uint8_t> flags_of_name_;   // Flags(); 0 not yet known
   TrackGroups host_, device_;
   std::vector<int32_t> parent_;
+  std::vector<int32_t> subtree_end_;     // per position: the first position after its descendants
   std::vector<uint32_t> device_tracks_;  // the tracks holding device tasks
   std::vector<int32_t> top_ends_;        // top-level host positions by end
   uint32_t sink_track_ = UINT32_MAX;

@@ -155,6 +155,32 @@ TEST(CriticalPath, APartialOverlapIsNotNesting) {
   EXPECT_EQ(PartUs(cp, PathEdge::kHost, "enter"), 2);
 }
 
+// A step recorded with Python stacks (with_stack=True): the profiler's own
+// Python call that closes the step starts inside it and returns after it, so
+// it is beside the step, and the step's children before it are still its
+// children: the walk back from the step's end reaches the operators, not
+// the step's own time.
+TEST(CriticalPath, AStepClosedByAPythonCallThatOutlastsIt) {
+  Builder b;
+  for (int s = 0; s < 3; ++s) {
+    const int64_t t = 1000 * s;
+    On(b, "1", EventClass::kPython, "profiler.py(241): step", t - 20, t + 30);
+    On(b, "1", EventClass::kStep, "ProfilerStep#" + std::to_string(s), t, t + 1000);
+    On(b, "1", EventClass::kHostOp, "aten::mm", t + 100, t + 500);
+    On(b, "1", EventClass::kHostOp, "aten::relu", t + 500, t + 960);
+    On(b, "1", EventClass::kPython, "profiler.py(231): step", t + 970, t + 1010);
+    On(b, "1", EventClass::kPython, "autograd/profiler.py(636): __exit__", t + 975, t + 1005);
+  }
+  const CriticalPath cp = PathOf(b.model);
+  ExpectWhole(cp);
+  ASSERT_GE(cp.complete_steps, 1);
+  const int64_t steps = cp.complete_steps;
+  EXPECT_EQ(PartUs(cp, PathEdge::kHost, "aten::relu"), steps * 460);
+  EXPECT_EQ(PartUs(cp, PathEdge::kHost, "aten::mm"), steps * 400);
+  // The step's own time: before the mm (100) and after the relu (40).
+  EXPECT_EQ(PartUs(cp, PathEdge::kHost, "ProfilerStep#1"), 140);
+}
+
 // The main thread idles inside its step while another thread works (a
 // backward pass on autograd's thread) and resumes just after it ends: the
 // path goes through the other thread's work, then back where it was woken.
