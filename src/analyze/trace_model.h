@@ -239,10 +239,13 @@ class TraceModel {
   std::string implied_device;
   uint64_t instant_events = 0, counter_events = 0, flow_events = 0;
   // torch_npu's "HostToDevice" flows, paired by id: when the host issued a task
-  // and when its first task started on the device. They give launch delays
-  // where events carry no correlation id (Ascend). Sorted by host_ns.
+  // and when its first task started on the device, and on which tracks (the
+  // runtime call that issued it encloses the first end). They give launch
+  // delays and launches where events carry no correlation id (Ascend).
+  // Sorted by host_ns.
   struct LaunchFlow {
     int64_t host_ns = 0, device_ns = 0;
+    uint32_t host_track = UINT32_MAX, device_track = UINT32_MAX;
   };
   std::vector<LaunchFlow> launch_flows;
 

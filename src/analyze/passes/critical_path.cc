@@ -61,6 +61,12 @@ class Walker {
     }
     IndexHost();
     IndexDevice();
+    for (const TraceModel::LaunchFlow& f : model_.launch_flows) {
+      if (f.host_track < model_.tracks.size() && f.device_track < model_.tracks.size()) {
+        flows_.push_back({f.device_track, f.device_ns, f.host_track, f.host_ns});
+      }
+    }
+    std::sort(flows_.begin(), flows_.end(), FlowLaunch::ByTask);
   }
 
   CriticalPath Run(const Analysis& a) {
@@ -233,10 +239,10 @@ class Walker {
                std::partition_point(device_.events.data() + device_.begin[t], stop,
                                     [&](uint32_t x) { return model_.start_ns[x] < begin; });
            k != stop; ++k) {
-        const size_t call = launch_of_.Find(model_.correlation[*k]);
-        const int64_t launched = call != SIZE_MAX ? model_.start_ns[call] : model_.start_ns[*k];
+        const int32_t call = LaunchPosition(*k);
+        const int64_t launched = call >= 0 ? HostStart(call) : model_.start_ns[*k];
         if (launched >= end) break;
-        if (call != SIZE_MAX && launched >= begin && (last == SIZE_MAX || End(*k) > End(last))) {
+        if (call >= 0 && launched >= begin && (last == SIZE_MAX || End(*k) > End(last))) {
           last = *k;
         }
       }
@@ -252,6 +258,36 @@ class Walker {
     const auto it = std::lower_bound(refined.begin(), refined.end(),
                                      std::pair<uint32_t, StepState>{e, StepState::kCompute});
     return it != refined.end() && it->first == e ? it->second : StepState::kUntraced;
+  }
+
+  // The host position of the call that launched device task d, or -1: its
+  // runtime call by correlation id, else (torch_npu's tasks carry none) the
+  // innermost host event open where the HostToDevice flow that ends at the
+  // task's start begins.
+  int32_t LaunchPosition(size_t d) const {
+    const size_t call = launch_of_.Find(model_.correlation[d]);
+    if (call != SIZE_MAX) return HostPosition(call);
+    if (flows_.empty()) return -1;
+    const FlowLaunch key{model_.track[d], model_.start_ns[d], 0, 0};
+    const auto f = std::lower_bound(flows_.begin(), flows_.end(), key, FlowLaunch::ByTask);
+    if (f == flows_.end() || f->device_track != key.device_track || f->device_ns != key.device_ns) {
+      return -1;
+    }
+    return OpenAt(f->host_track, f->host_ns);
+  }
+
+  // The innermost host event on track t open at `at` (started at or before,
+  // ending at or after), or -1.
+  int32_t OpenAt(uint32_t t, int64_t at) const {
+    if (static_cast<size_t>(t) + 1 >= host_.begin.size()) return -1;
+    const uint32_t* first = host_.events.data() + host_.begin[t];
+    const uint32_t* last = host_.events.data() + host_.begin[t + 1];
+    const uint32_t* k =
+        std::partition_point(first, last, [&](uint32_t x) { return model_.start_ns[x] <= at; });
+    if (k == first) return -1;
+    auto p = static_cast<int32_t>(k - 1 - host_.events.data());
+    while (p >= 0 && HostEnd(p) < at) p = parent_[p];
+    return p;
   }
 
   // The position of host event e.
@@ -556,12 +592,12 @@ class Walker {
   // previous task on its stream's end and (when neither explains the start)
   // another stream's task's end came last.
   Node FromDeviceStart(size_t d, int64_t& at, uint32_t home) {
-    const size_t call = launch_of_.Find(model_.correlation[d]);
-    int32_t call_k = -1;
+    int32_t call_k = LaunchPosition(d);
     int64_t launch = INT64_MIN, ready = INT64_MIN;
-    if (call != SIZE_MAX && model_.start_ns[call] <= at) {
-      call_k = HostPosition(call);
-      if (call_k >= 0) launch = model_.start_ns[call], ready = End(call) + kQueuedGraceNs;
+    if (call_k >= 0 && HostStart(call_k) <= at) {
+      launch = HostStart(call_k), ready = HostEnd(call_k) + kQueuedGraceNs;
+    } else {
+      call_k = -1;
     }
     const size_t prev = PreviousOnStream(d);
     const int64_t prev_end = prev != SIZE_MAX ? std::min(End(prev), at) : INT64_MIN;
@@ -584,7 +620,8 @@ class Walker {
       return {Node::kDeviceEnd, static_cast<int64_t>(prev)};
     }
     if (call_k >= 0) {
-      Add(PathEdge::kLaunchDelay, StepState::kLaunch, model_.name[call], launch, at);
+      Add(PathEdge::kLaunchDelay, StepState::kLaunch, model_.name[host_.events[call_k]], launch,
+          at);
       at = launch;
       return {Node::kHostStart, call_k};
     }
@@ -606,6 +643,17 @@ class Walker {
   std::vector<int32_t> subtree_end_;     // per position: the first position after its descendants
   std::vector<uint32_t> device_tracks_;  // the tracks holding device tasks
   std::vector<int32_t> top_ends_;        // top-level host positions by end
+  struct FlowLaunch {
+    uint32_t device_track;
+    int64_t device_ns;
+    uint32_t host_track;
+    int64_t host_ns;
+    static bool ByTask(const FlowLaunch& x, const FlowLaunch& y) {
+      return x.device_track != y.device_track ? x.device_track < y.device_track
+                                              : x.device_ns < y.device_ns;
+    }
+  };
+  std::vector<FlowLaunch> flows_;  // the model's launch flows, by device track and time
   uint32_t sink_track_ = UINT32_MAX;
   int64_t window_begin_ = 0, window_end_ = 0;
   struct Sum {

@@ -4,7 +4,9 @@
 // Every interval of the trace is a node with its dependencies: a host event
 // on its thread after its parent's start or its previous sibling's end (and,
 // for a blocking call, after the device task it waited for); a device task
-// after its launch call's start, the previous task on its stream, or, where
+// after its launch call's start (the runtime call with its correlation id;
+// for torch_npu, whose tasks carry none, the call its HostToDevice flow
+// starts in), the previous task on its stream, or, where
 // neither explains a start held back kQueuedGraceNs past its launch, another
 // stream's task that ended just before it (an event dependency the trace does
 // not record); a host thread idle for more than kWakeNs that resumes within

@@ -274,6 +274,40 @@ TEST(CriticalPath, DeviceTasksAloneFollowTheirStream) {
   EXPECT_EQ(Us(cp, PathEdge::kUntraced), 30);
 }
 
+// torch_npu's tasks carry no correlation id: the HostToDevice flow from the
+// runtime call that issued a task to the task's start is its launch, so a
+// stream gap behind a recorded launch is launch overhead and the first task
+// leads to the call, as a correlated launch does.
+TEST(CriticalPath, AnAscendTaskLeadsToTheCallItsFlowStartsIn) {
+  const auto trace = [](bool flows) {
+    Builder b;
+    On(b, "2", EventClass::kRuntime, "AscendCL@aclnnMm", 0, 50);
+    On(b, "7", EventClass::kKernel, "MatMul", 60, 100);
+    On(b, "2", EventClass::kRuntime, "AscendCL@aclnnAdd", 100, 110);
+    On(b, "7", EventClass::kKernel, "Add", 120, 150);
+    if (flows) {
+      const uint32_t host = b.model.TrackFor("1", "2"), device = b.model.TrackFor("0", "7");
+      b.model.launch_flows = {{40'000, 60'000, host, device}, {105'000, 120'000, host, device}};
+    }
+    return PathOf(b.model);
+  };
+  const CriticalPath cp = trace(true);
+  ExpectWhole(cp);
+  EXPECT_EQ(cp.window_ns, 150'000);
+  EXPECT_EQ(Us(cp, PathEdge::kDevice), 70);
+  EXPECT_EQ(PartUs(cp, PathEdge::kLaunchDelay, "AscendCL@aclnnMm"), 60);
+  EXPECT_EQ(Us(cp, PathEdge::kStreamGap), 20);
+  EXPECT_EQ(cp.by_state[static_cast<size_t>(StepState::kLaunch)], 80'000);
+  EXPECT_EQ(cp.by_state[static_cast<size_t>(StepState::kUntraced)], 0);
+  // Without the flows nothing in the trace says who launched the tasks: the
+  // stream gap is untraced, and the first task continues on the host thread
+  // at its start (a gap of 10 us after the first call).
+  const CriticalPath none = trace(false);
+  ExpectWhole(none);
+  EXPECT_EQ(Us(none, PathEdge::kLaunchDelay), 0);
+  EXPECT_EQ(none.by_state[static_cast<size_t>(StepState::kUntraced)], 30'000);
+}
+
 TEST(CriticalPath, AnEmptyTraceHasNoPath) {
   Builder b;
   const CriticalPath cp = PathOf(b.model);

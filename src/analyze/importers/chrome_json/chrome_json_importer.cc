@@ -290,6 +290,7 @@ struct Part {
     std::string id;
     bool start;
     int64_t ts;
+    uint32_t track;
   };
   std::vector<FlowEnd> flow_ends;
   // Ends of torch_npu's "async_npu" flows (torch op -> the device task it
@@ -651,7 +652,7 @@ void ParseEvent(const std::string& path, std::string_view json, uint64_t offset,
     if (ph != "t"sv && has_ts && !flow_id.empty() && category_id != 0) {
       const std::string_view category = model.String(category_id);
       if (category == "HostToDevice"sv) {
-        part.flow_ends.push_back({std::string(flow_id), ph == "s"sv, ts});
+        part.flow_ends.push_back({std::string(flow_id), ph == "s"sv, ts, model.TrackFor(pid, tid)});
       } else if (category == "async_npu"sv) {
         part.op_flow_ends.push_back(
             {std::string(flow_id), ph == "s"sv, ts, model.TrackFor(pid, tid)});
@@ -687,10 +688,11 @@ void Merge(Part& part, TraceModel& model,
   for (auto& end : part.flow_ends) {
     auto [it, inserted] = flows.try_emplace(std::move(end.id), TraceModel::LaunchFlow{-1, -1});
     TraceModel::LaunchFlow& f = it->second;
+    const uint32_t track = part.ids.Track(part.model, model, end.track);
     if (end.start) {
-      if (f.host_ns < 0) f.host_ns = end.ts;
+      if (f.host_ns < 0) f.host_ns = end.ts, f.host_track = track;
     } else if (f.device_ns < 0 || end.ts < f.device_ns) {
-      f.device_ns = end.ts;
+      f.device_ns = end.ts, f.device_track = track;
     }
   }
   part.flow_ends.clear();
