@@ -781,6 +781,8 @@ std::vector<Verdict> Verdicts(const Attribution& at) {
 // untraced from kUntracedPct, set-up from kSetupPct, warm-up from
 // kWarmupPct, in that order; else the largest.
 constexpr double kCapturePct = 50, kUntracedPct = 50, kSetupPct = 50, kWarmupPct = 30;
+// A critical path with this share of its window unexplained bounds no saving.
+constexpr double kPathBlindPct = 25;
 
 Verdict Choose(const Attribution& at) {
   const std::vector<Verdict> v = Verdicts(at);
@@ -848,9 +850,20 @@ void DiagnosisRule(const RuleContext& c, std::vector<Finding>& out) {
   // The same states on the steps' critical path (what decided when each step
   // ended): shrinking them saves at most that much of the steps' time.
   const auto* path = c.analysis.results.Get<CriticalPath>(kCriticalPathPass);
+  // What the path bounds a saving to (INT64_MAX: nothing): removing these
+  // states shortens no step by more than their time on its critical path
+  // (every other chain was no longer), plus the path's time that nothing
+  // explains (untraced, or under an annotation only), which could be them.
+  // A path that cannot explain kPathBlindPct of its window or more bounds
+  // nothing: the host record has holes (parents whose children were not
+  // recorded), and its explained parts are not to be trusted either.
+  int64_t path_bound = INT64_MAX;
   if (path != nullptr && path->window_ns == at->window_ns && !v.states.empty()) {
     int64_t on_path = 0;
     for (const StepState s : v.states) on_path += path->by_state[Index(s)];
+    const int64_t blind = path->by_state[Index(StepState::kUntraced)] +
+                          path->by_state[Index(StepState::kAnnotationOnly)];
+    if (Pct(blind, path->window_ns) < kPathBlindPct) path_bound = on_path + blind;
     if (2 * on_path >= v.ns || path->parts.empty()) {
       evidence += fmt::format(
           "; on the critical path (what decided when each step ended) these states take {:.3f} "
@@ -868,12 +881,22 @@ void DiagnosisRule(const RuleContext& c, std::vector<Finding>& out) {
           Pct(top.ns, path->window_ns), Label(top.state));
     }
   }
-  const auto after = [&](int64_t saved) {
+  // The projection: the window with `wanted` saved, or as much of it as the
+  // critical path allows (it then says so).
+  const auto after = [&](int64_t wanted) {
+    const int64_t saved = std::min(wanted, path_bound);
     return fmt::format(
-        "the window would take {:.3f} ms instead of {:.3f} ms ({:.1f}%{})",
+        "the window would take {:.3f} ms instead of {:.3f} ms ({:.1f}%{}){}",
         (at->window_ns - saved) / 1e6, at->window_ns / 1e6, -Pct(saved, at->window_ns),
         at->complete_steps > 1 ? fmt::format(", {:.3f} ms less per step", saved / 1e6 / steps)
-                               : std::string());
+                               : std::string(),
+        saved < wanted
+            ? fmt::format(
+                  ", not {:.3f} ms less: the critical path holds only {:.3f} ms of these states "
+                  "and of time it cannot explain, and a step ends no sooner than its critical "
+                  "path allows",
+                  wanted / 1e6, path_bound / 1e6)
+            : std::string());
   };
   Finding f{std::string(v.id),
             pct >= 50   ? Severity::kCritical
@@ -921,7 +944,7 @@ void DiagnosisRule(const RuleContext& c, std::vector<Finding>& out) {
     f.action = fmt::format(fmt::runtime(plain->action),
                            v.id == "step_memory" ? PinningAdvice(c.analysis) : std::string()) +
                " " + after(v.ns) + ".";
-    f.saving_ns = v.ns;
+    f.saving_ns = std::min(v.ns, path_bound);
   } else if (v.id == "step_capture") {
     f.severity = Severity::kWarning;
     f.evidence = fmt::format(
@@ -990,7 +1013,7 @@ void DiagnosisRule(const RuleContext& c, std::vector<Finding>& out) {
         "(wait once per step, not per call). Fewer or larger kernels will not help here. At "
         "most " +
         after(v.ns) + ".";
-    f.saving_ns = v.ns;
+    f.saving_ns = std::min(v.ns, path_bound);
   } else if (v.id == "step_untraced") {
     f.severity = Severity::kWarning;
     f.title = fmt::format(
@@ -1022,7 +1045,7 @@ void DiagnosisRule(const RuleContext& c, std::vector<Finding>& out) {
         "warm (no torch.cuda.empty_cache() in the loop) and reuse buffers. Saving, were "
         "it all one-off: " +
         after(v.ns) + ".";
-    f.saving_ns = v.ns;
+    f.saving_ns = std::min(v.ns, path_bound);
   } else if (v.id == "step_compute") {
     // The largest lever: a kernel family (elementwise and copy kernels
     // together: unfused eager code), or on a CPU trace an operator.
@@ -1064,7 +1087,7 @@ void DiagnosisRule(const RuleContext& c, std::vector<Finding>& out) {
           "(torch.compile) so the calls fuse: each call costs microseconds whatever its size. "
           "If the tiny operators' time halved, {}.",
           after(tiny_ns / 2));
-      f.saving_ns = tiny_ns / 2;
+      f.saving_ns = std::min(tiny_ns / 2, path_bound);
       out.push_back(std::move(f));
       return;
     }
@@ -1099,7 +1122,7 @@ void DiagnosisRule(const RuleContext& c, std::vector<Finding>& out) {
               : "look at the kernels table for the longest kernels and their operators.",
           lead, after(lead_ns / 2));
     }
-    f.saving_ns = lead_ns / 2;
+    f.saving_ns = std::min(lead_ns / 2, path_bound);
   } else if (v.id == "step_device_waiting") {
     const int64_t exposed = at->Of(StepState::kCommunication);
     const int64_t waits = at->Of(StepState::kDeviceWait);
@@ -1203,7 +1226,7 @@ void DiagnosisRule(const RuleContext& c, std::vector<Finding>& out) {
           free_compute == 0 ? "no" : "too little");
     }
     f.action += " At most " + after(v.ns) + ".";
-    f.saving_ns = v.ns;
+    f.saving_ns = std::min(v.ns, path_bound);
   }
   out.push_back(std::move(f));
 }
@@ -1369,10 +1392,12 @@ Pass AttributionPass() {
                   "operators (the framework's cost per call) where the outermost computing "
                   "operators under {:g} us each hold half their time or more and number {} a "
                   "step or more; the saving is the state's time (compute: half of its largest "
-                  "kernel family, or of the tiny operators' time)",
+                  "kernel family, or of the tiny operators' time), at most the states' time on "
+                  "the steps' critical path plus the path's time nothing explains (untraced or "
+                  "under an annotation only) where that is under {:g}% of the path",
                   kCapturePct, kUntracedPct, kStartupPct, kStartupStartPct, kSetupPct, kWarmupPct,
                   kOutlierStepRatio, kOutlierWindowPct, kTinyOperatorNs / 1e3,
-                  kTinyOperatorsPerStep);
+                  kTinyOperatorsPerStep, kPathBlindPct);
             },
             DiagnosisRule},
            {"untraced_part",

@@ -8,6 +8,7 @@
 #include <numeric>
 #include <string>
 
+#include "analyze/advisor.h"
 #include "analyze/analysis.h"
 #include "analyze/model_builder.h"
 #include "analyze/pipeline.h"
@@ -306,6 +307,49 @@ TEST(CriticalPath, AnAscendTaskLeadsToTheCallItsFlowStartsIn) {
   ExpectWhole(none);
   EXPECT_EQ(Us(none, PathEdge::kLaunchDelay), 0);
   EXPECT_EQ(none.by_state[static_cast<size_t>(StepState::kUntraced)], 30'000);
+}
+
+// The diagnosis projects no saving its critical path cannot give. Each step:
+// the main thread launches a 40 us kernel from aten::mm, waits in
+// cudaDeviceSynchronize until 50 us before the step's end, long after the
+// kernel, while a second thread runs an operator for 800 us; aten::add
+// closes the step. The attribution counts the second thread's operator as
+// host overhead (the device idles), 910 us a step; but the step waited on
+// the synchronisation: on its path, host overhead is aten::mm's own time (90),
+// the launch call (10) and aten::add (50), and nothing is unexplained:
+// removing the host overhead saves at most 150 us a step.
+TEST(CriticalPath, ADiagnosisSavesNoMoreThanItsCriticalPathAllows) {
+  const auto trace = [](bool side_thread) {
+    Builder b;
+    for (int s = 0; s < 3; ++s) {
+      const int64_t t = 1000 * s;
+      On(b, "1", EventClass::kStep, "ProfilerStep#" + std::to_string(s), t, t + 1000);
+      On(b, "1", EventClass::kHostOp, "aten::mm", t, t + 100);
+      On(b, "1", EventClass::kRuntime, "cudaLaunchKernel", t + 50, t + 60, s + 1);
+      On(b, "7", EventClass::kKernel, "gemm", t + 60, t + 100, s + 1);
+      On(b, "1", EventClass::kRuntime, "cudaDeviceSynchronize", t + 100, t + 950);
+      On(b, "1", EventClass::kHostOp, "aten::add", t + 950, t + 1000);
+      if (side_thread) On(b, "2", EventClass::kHostOp, "aten::copy_", t + 100, t + 900);
+    }
+    const Analysis a = AnalyzeTrace(b.model);
+    Finding diagnosis;  // the step-time diagnosis among the findings
+    for (const Finding& f : Advise(a)) {
+      if (f.id.starts_with("step_")) diagnosis = f;
+    }
+    return std::make_pair(*a.results.Get<CriticalPath>(kCriticalPathPass), diagnosis);
+  };
+  const auto [cp, busy] = trace(true);
+  ExpectWhole(cp);
+  ASSERT_GE(cp.complete_steps, 1);
+  EXPECT_EQ(busy.id, "step_host_overhead");
+  EXPECT_EQ(busy.saving_ns, cp.complete_steps * 150'000);
+  EXPECT_NE(busy.action.find("critical path holds only"), std::string::npos) << busy.action;
+  // Without the second thread the host is blocked while the device idles:
+  // the synchronisation is on the path, and its whole wait is the saving.
+  const auto [alone_cp, alone] = trace(false);
+  EXPECT_EQ(alone.id, "step_host_blocked");
+  EXPECT_EQ(alone.saving_ns, alone_cp.complete_steps * 850'000);
+  EXPECT_EQ(alone.action.find("critical path holds only"), std::string::npos) << alone.action;
 }
 
 TEST(CriticalPath, AnEmptyTraceHasNoPath) {
