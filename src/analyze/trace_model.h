@@ -34,7 +34,7 @@ enum class EventClass : uint8_t {
   kDeviceAnnotation,  // annotation on a device timeline
   kPython,            // python_function
   kCommunication,     // collective or point-to-point kernel on a device (NCCL, RCCL, HCCL)
-  kDma,               // a DMA engine's task that no copy call issued (Ascend SDMA tasks)
+  kDma,               // a DMA engine's task no copy call issued (SDMA, MTIA dma_request)
   kDeviceWait,        // a device queue waiting on, or signalling, an event or another rank
   kDataLoading,       // the host fetching the next batch (a DataLoader's __next__)
   kDerived,           // a tool's own summary rows (Ascend "Overlap Analysis")

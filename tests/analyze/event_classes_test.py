@@ -12,6 +12,11 @@ module, by the rules of each producer's own documentation:
   ("enumerate(DataLoader)#..."; with_stack's ".../dataloader.py(...)") is
   data loading, whatever its category (cpu_op, user_annotation,
   python_function; PyTorch 1.13's legacy profiler writes no category).
+- Kineto on MTIA (`mtia_ccp_events`, the command processor's records; no
+  published description, so by what each record carries): `event_wait`
+  (it names the stream it waits on, `wait_on_stream`) and `event_record`
+  are device waits, `dma_request` (a direction and a size, no kernel) is
+  DMA, names with memcpy or memset are copies or sets, the rest kernels.
 - torch_npu's trace_view.json (docs/formats/ascend.md 3.1): everything on the
   "HCCL"/"Communication" process is communication; an "Ascend Hardware" task
   is classed by its "Task Type" argument, not by its name as opscope's
@@ -78,7 +83,20 @@ def expected(path):
         process = processes.get(e["pid"], str(e["pid"]))  # PyTorch 1.13: pid "CPU functions"
         task = (e.get("args") or {}).get("Task Type", "")
         cls = None
-        if cat == "kernel":
+        if cat == "mtia_ccp_events":
+            args = e.get("args") or {}
+            if "wait_on_stream" in args or name == "event_record":
+                cls = "device_wait"
+            elif "direction" in args and "size" in args:
+                cls = "dma"
+            elif "memcpy" in name.lower():
+                cls = "memcpy"
+                copies[("other", "")] += 1
+            elif "memset" in name.lower():
+                cls = "memset"
+            else:
+                cls = "communication" if COLLECTIVE.search(name) else "kernel"
+        elif cat == "kernel":
             cls = "communication" if COLLECTIVE.search(name) else "kernel"
         elif cat == "gpu_memcpy":
             cls = "memcpy"

@@ -19,6 +19,9 @@ CpuFallback ComputeCpuFallback(const TraceModel& model) {
   std::map<std::string, int64_t> ai_cpu;
   std::map<std::string, std::map<std::string, int64_t>> ai_cpu_types;  // name -> why -> ns
   Intervals launches;  // host calls that put work on the device
+  // Device memory traffic (copies, sets, DMA): a copy operator can drive it
+  // with no launch call on record (MTIA's dma_request under aten::copy_).
+  Intervals traffic;
   // Counted first: grown by doubling, the vector's last copy held 1.5-3x its
   // size (14 MB at the peak of a 1.4M-event trace's analysis).
   launches.reserve(
@@ -27,6 +30,10 @@ CpuFallback ComputeCpuFallback(const TraceModel& model) {
   for (size_t e = 0; e < model.size(); ++e) {
     if (IsDevice(model.cls[e])) {
       has_device = true;
+      const EventClass cls = model.cls[e];
+      if (cls == EventClass::kMemcpy || cls == EventClass::kMemset || cls == EventClass::kDma) {
+        traffic.push_back({model.start_ns[e], model.start_ns[e] + model.duration_ns[e]});
+      }
       device_total += model.duration_ns[e];
       if (model.String(model.kind[e]) == "AI_CPU") {
         ++out.ai_cpu_count;
@@ -61,6 +68,7 @@ CpuFallback ComputeCpuFallback(const TraceModel& model) {
   }
   if (!has_device || launches.empty()) return out;
   const auto merged = Union(std::move(launches));  // in place, not a copy
+  const auto moving = Union(std::move(traffic));
   std::map<std::string, int64_t> host_only;
   for (size_t e = 0; e < model.size(); ++e) {
     if (model.cls[e] != EventClass::kHostOp || model.duration_ns[e] < 1000000) continue;
@@ -69,8 +77,8 @@ CpuFallback ComputeCpuFallback(const TraceModel& model) {
     // Python frame is not an operator that could run on the device.
     const std::string_view name = model.String(model.name[e]);
     if (IsSyncCall(name) || !IsFrameworkOperator(name)) continue;
-    const int64_t b = model.start_ns[e];
-    if (Covered(merged, b, b + model.duration_ns[e]) == 0) {
+    const int64_t b = model.start_ns[e], end = b + model.duration_ns[e];
+    if (Covered(merged, b, end) == 0 && Covered(moving, b, end) == 0) {
       host_only[std::string(model.String(model.name[e]))] += model.duration_ns[e];
     }
   }
@@ -190,7 +198,8 @@ Pass CpuFallbackPass() {
               return std::string(
                   "framework operators (names in a lower-case library namespace: aten::, "
                   "c10d::, ...) of 1 ms or more (waits for the device aside) during which no "
-                  "launch call ran, in a trace with device work and launch calls whose "
+                  "launch call ran and no device copy, set or DMA moved data, in a trace with "
+                  "device work and launch calls whose "
                   "operators' links explain half the device time or more (else work may be "
                   "launched from a queue on another thread, as torch_npu's task queue does)");
             },

@@ -62,5 +62,27 @@ TEST(CpuFallback, HostOnlyOperatorsAreFrameworkOperatorsWhereLaunchesAreLinked) 
   EXPECT_FALSE(advise(false));
 }
 
+// A copy operator drives device traffic with no launch call on record
+// (MTIA's dma_request tasks under aten::copy_): it is not host-only work,
+// whereas the same operator with no device traffic beside it is.
+TEST(CpuFallback, AnOperatorUnderDeviceTrafficIsNotHostOnly) {
+  const auto host_only = [](EventClass traffic) {
+    Builder b;
+    b.Add(EventClass::kHostOp, "aten::mm", 0, 20);
+    b.Correlate(1).Add(EventClass::kRuntime, "cudaLaunchKernel", 5, 10);
+    b.Add(EventClass::kKernel, "gemm", 30, 100).Correlate(-1);
+    b.Add(EventClass::kHostOp, "aten::copy_", 2000, 9000);  // 7 ms
+    b.Add(traffic, "dma_request", 4000, 4005);
+    return ComputeCpuFallback(b.model).host_only_ops;
+  };
+  for (const EventClass moves : {EventClass::kDma, EventClass::kMemcpy, EventClass::kMemset}) {
+    EXPECT_TRUE(host_only(moves).empty()) << static_cast<int>(moves);
+  }
+  // A compute kernel beside it, launched by nothing on record, says nothing.
+  const auto alone = host_only(EventClass::kKernel);
+  ASSERT_EQ(alone.size(), 1u);
+  EXPECT_EQ(alone[0].first, "aten::copy_");
+}
+
 }  // namespace
 }  // namespace opscope::analyze

@@ -136,11 +136,16 @@ EventClass ClassOf(std::string_view category, std::string_view name, std::string
     }
     if (category == "kernel" || category == "Kernel" || category == "mtia_ccp_events") {
       if (category == "mtia_ccp_events") {
-        // MTIA's command processor records kernels, copies and sets alike.
+        // MTIA's command processor records kernels, copies, sets, its DMA
+        // engine's requests ("dma_request", with a direction and a size) and
+        // its queues' event waits and records ("event_wait", with the stream
+        // it waits on: "wait_on_stream") alike.
         std::string lower(name);
         for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
         if (lower.find("memcpy") != std::string::npos) return EventClass::kMemcpy;
         if (lower.find("memset") != std::string::npos) return EventClass::kMemset;
+        if (lower == "dma_request") return EventClass::kDma;
+        if (lower == "event_wait" || lower == "event_record") return EventClass::kDeviceWait;
       }
       // NCCL's and RCCL's kernels (ncclDevKernel_AllReduce_Sum_f32_RING_LL,
       // ncclKernel_...), and other collectives by their operation's name
