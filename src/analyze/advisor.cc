@@ -6,6 +6,7 @@
 
 #include <algorithm>
 
+#include "analyze/passes/attribution.h"
 #include "analyze/passes/pass.h"
 
 namespace opscope::analyze {
@@ -58,6 +59,14 @@ std::vector<Finding> Advise(const RuleContext& context) {
   const auto ran = [&](std::string_view pass) { return context.analysis.Ran(pass); };
   for (const Rule& rule : Rules()) {
     if (std::all_of(rule.needs.begin(), rule.needs.end(), ran)) rule.apply(context, out);
+  }
+  // A trace that is not a run (a graph capture, a counter profiler's replay):
+  // its times judge nothing, so only the diagnosis that says what it is and
+  // the findings about the trace itself remain.
+  if (NotARun(context.analysis)) {
+    std::erase_if(out, [](const Finding& f) {
+      return !f.id.starts_with("step_") && f.id != "unclassified_events";
+    });
   }
   SortFindings(out);
   return out;

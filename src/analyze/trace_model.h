@@ -238,6 +238,11 @@ class TraceModel {
   // assumed.
   std::string implied_device;
   uint64_t instant_events = 0, counter_events = 0, flow_events = 0;
+  // Ranges of a hardware-counter profiler that replays each kernel to read
+  // its counters (Kineto's cuda_profiler_range events, CUPTI's range
+  // profiler): a trace holding them was recorded under replay, and its
+  // times are the profiler's, not the run's.
+  uint64_t replay_ranges = 0;
   // torch_npu's "HostToDevice" flows, paired by id: when the host issued a task
   // and when its first task started on the device, and on which tracks (the
   // runtime call that issued it encloses the first end). They give launch

@@ -430,6 +430,7 @@ class Attributor {
     }
     const Intervals capture = captured.Take();
     for (const Interval& w : window_) out_.capture_ns += Covered(capture, w.begin, w.end);
+    out_.replay_ranges = static_cast<int64_t>(model_.replay_ranges);
     // The trace's first runtime call, when it neither launches work nor waits
     // for it and takes long: the runtime creating its context.
     if (first_call != SIZE_MAX && !first_call_launches &&
@@ -777,7 +778,8 @@ std::vector<Verdict> Verdicts(const Attribution& at) {
   return v;
 }
 
-// The verdict the diagnosis names: a graph capture from kCapturePct, else
+// The verdict the diagnosis names: a counter profiler's replay wherever its
+// ranges are recorded, else a graph capture from kCapturePct, else
 // untraced from kUntracedPct, set-up from kSetupPct, warm-up from
 // kWarmupPct, in that order; else the largest.
 constexpr double kCapturePct = 50, kUntracedPct = 50, kSetupPct = 50, kWarmupPct = 30;
@@ -787,6 +789,7 @@ constexpr double kPathBlindPct = 25;
 Verdict Choose(const Attribution& at) {
   const std::vector<Verdict> v = Verdicts(at);
   const double w = static_cast<double>(at.window_ns);
+  if (at.replay_ranges > 0) return {"step_counter_replay", {}, at.window_ns};
   if (100.0 * at.capture_ns / w >= kCapturePct) return {"step_capture", {}, at.capture_ns};
   if (100.0 * v[0].ns / w >= kUntracedPct) return v[0];
   if (!at.startup.name.empty()) return {"step_startup", {}, at.startup.ns};
@@ -945,6 +948,22 @@ void DiagnosisRule(const RuleContext& c, std::vector<Finding>& out) {
                            v.id == "step_memory" ? PinningAdvice(c.analysis) : std::string()) +
                " " + after(v.ns) + ".";
     f.saving_ns = std::min(v.ns, path_bound);
+  } else if (v.id == "step_counter_replay") {
+    f.severity = Severity::kWarning;
+    f.title = fmt::format(
+        "A counter capture, not a run: {} range{} of a hardware-counter profiler that replays "
+        "each kernel to read its counters (CUPTI's range profiler); the trace's times are the "
+        "profiler's replays, so it supports no step-time diagnosis",
+        at->replay_ranges, at->replay_ranges == 1 ? "" : "s");
+    f.evidence = fmt::format(
+        "{} cuda_profiler_range event{} in {} (the kernels profiled, each with its counters "
+        "as arguments; their spans are the profiler's, not the kernels' own times)",
+        at->replay_ranges, at->replay_ranges == 1 ? "" : "s", window);
+    f.action =
+        "Read the kernels' counters from the ranges' arguments (or profile them with Nsight "
+        "Compute); for where the time goes, record the run again without the counter profiler "
+        "(torch.profiler without profiler_metrics in its experimental_config), whose kernels "
+        "run once and are timed as they ran.";
   } else if (v.id == "step_capture") {
     f.severity = Severity::kWarning;
     f.evidence = fmt::format(
@@ -1241,7 +1260,10 @@ void UntracedPartRule(const RuleContext& c, std::vector<Finding>& out) {
   const Attribution* at = c.analysis.results.Get<Attribution>(kAttributionPass);
   if (at == nullptr || at->window_ns <= 0) return;
   const Verdict v = Choose(*at);
-  if (v.ns <= 0 || v.id == "step_untraced" || v.id == "step_capture") return;
+  if (v.ns <= 0 || v.id == "step_untraced" || v.id == "step_capture" ||
+      v.id == "step_counter_replay") {
+    return;
+  }
   const int64_t annotation = at->Of(StepState::kAnnotationOnly);
   const int64_t untraced = at->Of(StepState::kUntraced);
   const int64_t holes = annotation + untraced;
@@ -1318,6 +1340,11 @@ std::string_view Diagnosis(const Analysis& analysis) {
   return v.ns > 0 ? v.id : std::string_view();
 }
 
+bool NotARun(const Analysis& analysis) {
+  const std::string_view d = Diagnosis(analysis);
+  return d == "step_capture" || d == "step_counter_replay";
+}
+
 StepState HostEventState(const TraceModel& model, size_t e, bool cpu_is_device,
                          bool scopes_are_work, size_t task) {
   const EventClass cls = model.cls[e];
@@ -1374,8 +1401,12 @@ Pass AttributionPass() {
             [](const Thresholds&) {
               return fmt::format(
                   "always, once per trace with a window: the state that decided the window's "
-                  "time, by the attribution: a graph capture when stream capture covers {:g}% "
-                  "or more of the window, else untraced when nothing explains {:g}% or more, "
+                  "time, by the attribution: a counter capture (step_counter_replay) where the "
+                  "trace holds a counter profiler's ranges (its kernels were replayed), else a "
+                  "graph capture when stream capture covers {:g}% "
+                  "or more of the window (either leaves no other finding but those about the "
+                  "trace itself: not a run, its times judge nothing), else untraced when nothing "
+                  "explains {:g}% or more, "
                   "else start-up (step_startup: a window without steps opened by one collective "
                   "that lasts {:g}% of it or more and begins in its first {:g}%), "
                   "else one-off set-up from {:g}%, else warm-up (compilation, first-use loads) "

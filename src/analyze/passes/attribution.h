@@ -99,6 +99,9 @@ struct Attribution {
   // is blocked in a synchronisation (the runtime's threads working while the
   // program waits): beside the account.
   int64_t overhead_while_blocked_ns = 0;
+  // Ranges of a counter profiler that replayed the kernels
+  // (TraceModel::replay_ranges): the trace is a counter capture, not a run.
+  int64_t replay_ranges = 0;
   // Window time inside a graph capture (a stream's begin-capture call to its
   // end-capture call): work launched then is recorded into a graph, not run.
   int64_t capture_ns = 0;
@@ -167,6 +170,10 @@ Attribution ComputeAttribution(const TraceModel& model, const Analysis& analysis
 // same of the same time stays silent.
 struct Analysis;
 std::string_view Diagnosis(const Analysis& analysis);
+// Whether the diagnosis found the trace is not a run to diagnose (a graph
+// capture, a counter profiler's replay): its other findings would judge
+// times that are not the program's.
+bool NotARun(const Analysis& analysis);
 
 // Its entry in the pass table; its result is in its slot (a.results).
 inline constexpr std::string_view kAttributionPass = "attribution";

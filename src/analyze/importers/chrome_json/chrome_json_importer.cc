@@ -879,6 +879,10 @@ void ImportChromeJson(Source& source, TraceModel& model, const ImportOptions& op
     model.cls[e] = ClassOf(model.String(model.category[e]), model.String(name_id), process,
                            model.String(model.kind[e]), communication_name);
     const EventClass cls = model.cls[e];
+    if (cls == EventClass::kAnnotation &&
+        model.String(model.category[e]) == "cuda_profiler_range") {
+      ++model.replay_ranges;  // libkineto's CUDA_PROFILER_RANGE: CUPTI's range profiler
+    }
     if (cls == EventClass::kHostOp || cls == EventClass::kAnnotation ||
         cls == EventClass::kPython) {
       // The DataLoader's iterator (names.h IsDataLoaderSpan).
