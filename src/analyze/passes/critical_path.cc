@@ -613,9 +613,15 @@ class Walker {
     if (prev != SIZE_MAX && prev_end >= launch) {
       // Named after the task before, as HTA credits a kernel-to-kernel gap:
       // the device's own launch overhead where the task's launch is on
-      // record (it was queued), else nothing in the trace explains it.
-      Add(PathEdge::kStreamGap, call_k >= 0 ? StepState::kLaunch : StepState::kUntraced,
-          model_.name[prev], prev_end, at);
+      // record (it was queued), else nothing in the trace explains it. A
+      // task held back past both its launch's return and the stream's
+      // previous task (each by kQueuedGraceNs) waited on a dependency the
+      // trace does not show, as the attribution counts it: queued.
+      const StepState state = call_k < 0 ? StepState::kUntraced
+                              : at > std::max(prev_end + kQueuedGraceNs, ready)
+                                  ? StepState::kQueued
+                                  : StepState::kLaunch;
+      Add(PathEdge::kStreamGap, state, model_.name[prev], prev_end, at);
       at = prev_end;
       return {Node::kDeviceEnd, static_cast<int64_t>(prev)};
     }

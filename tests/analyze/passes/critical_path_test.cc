@@ -129,6 +129,31 @@ TEST(CriticalPath, AHeldBackKernelWaitsForAnotherStream) {
   EXPECT_EQ(PartUs(launched, PathEdge::kLaunchDelay, "cudaLaunchKernel"), 22);
 }
 
+// A kernel launched long before and held back on an idle stream with no
+// other stream's task to explain it: the stream gap is the device waiting on
+// a dependency the trace does not record (queued, as the attribution counts
+// it), not launch overhead; a gap of a few microseconds behind the previous
+// task is the device's own launch overhead.
+TEST(CriticalPath, AStreamGapLongAfterTheLaunchIsQueued) {
+  const auto path = [](int64_t second_start_us) {
+    Builder b;
+    On(b, "1", EventClass::kRuntime, "cudaLaunchKernel", 0, 2, 1);
+    On(b, "1", EventClass::kRuntime, "cudaLaunchKernel", 2, 4, 2);
+    On(b, "7", EventClass::kKernel, "first", 5, 15, 1);
+    On(b, "7", EventClass::kKernel, "second", second_start_us, second_start_us + 10, 2);
+    On(b, "1", EventClass::kRuntime, "cudaStreamSynchronize", 4, second_start_us + 11);
+    return PathOf(b.model);
+  };
+  const CriticalPath held = path(400);
+  ExpectWhole(held);
+  EXPECT_EQ(Us(held, PathEdge::kStreamGap), 385);
+  EXPECT_EQ(held.by_state[static_cast<size_t>(StepState::kQueued)], 385'000);
+  const CriticalPath next = path(17);
+  ExpectWhole(next);
+  EXPECT_EQ(Us(next, PathEdge::kStreamGap), 2);
+  EXPECT_EQ(next.by_state[static_cast<size_t>(StepState::kQueued)], 0);
+}
+
 // Nesting on one thread: a parent's own time around its child, the gap
 // between two top-level events (HTA weighs it 0; here it is counted).
 TEST(CriticalPath, HostNestingAndGapsBetweenTopLevelEvents) {
