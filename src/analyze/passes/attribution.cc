@@ -786,7 +786,32 @@ constexpr double kCapturePct = 50, kUntracedPct = 50, kSetupPct = 50, kWarmupPct
 // A critical path with this share of its window unexplained bounds no saving.
 constexpr double kPathBlindPct = 25;
 
-Verdict Choose(const Attribution& at) {
+// What the steps' critical path bounds a saving of `states` to (INT64_MAX:
+// nothing): removing them shortens no step by more than their time on its
+// critical path (every other chain was no longer), plus the path's time
+// that nothing explains (untraced, or under an annotation only), which
+// could be them. A path that cannot explain kPathBlindPct of its window or
+// more bounds nothing: the host record has holes (parents whose children
+// were not recorded), and its explained parts are not to be trusted either.
+int64_t PathBound(const Attribution& at, const CriticalPath* path,
+                  const std::vector<StepState>& states) {
+  if (path == nullptr || path->window_ns != at.window_ns || states.empty()) return INT64_MAX;
+  const int64_t blind = path->by_state[Index(StepState::kUntraced)] +
+                        path->by_state[Index(StepState::kAnnotationOnly)];
+  if (Pct(blind, path->window_ns) >= kPathBlindPct) return INT64_MAX;
+  int64_t on_path = blind;
+  for (const StepState s : states) {
+    if (s != StepState::kUntraced && s != StepState::kAnnotationOnly) {
+      on_path += path->by_state[Index(s)];
+    }
+  }
+  return on_path;
+}
+
+// `path`: the steps' critical path, or null. The largest state is the one
+// whose time, bounded by the critical path (PathBound), is largest: where
+// two states are close, the one the steps waited on decides.
+Verdict Choose(const Attribution& at, const CriticalPath* path) {
   const std::vector<Verdict> v = Verdicts(at);
   const double w = static_cast<double>(at.window_ns);
   if (at.replay_ranges > 0) return {"step_counter_replay", {}, at.window_ns};
@@ -798,8 +823,16 @@ Verdict Choose(const Attribution& at) {
   if (!at.outlier.name.empty()) {
     return {"step_outlier", {}, at.outlier.long_step_ns - at.outlier.short_step_ns};
   }
-  return *std::max_element(v.begin(), v.end(),
-                           [](const Verdict& x, const Verdict& y) { return x.ns < y.ns; });
+  const auto bounded = [&](const Verdict& x) {
+    return std::min(x.ns, PathBound(at, path, x.states));
+  };
+  return *std::max_element(v.begin(), v.end(), [&](const Verdict& x, const Verdict& y) {
+    return bounded(x) < bounded(y);
+  });
+}
+
+const CriticalPath* PathOf(const Analysis& analysis) {
+  return analysis.results.Get<CriticalPath>(kCriticalPathPass);
 }
 
 std::string PartsText(const Attribution& at, StepState s, size_t n = 3) {
@@ -836,7 +869,8 @@ std::string PinningAdvice(const Analysis& a) {
 void DiagnosisRule(const RuleContext& c, std::vector<Finding>& out) {
   const Attribution* at = c.analysis.results.Get<Attribution>(kAttributionPass);
   if (at == nullptr || at->window_ns <= 0) return;
-  const Verdict v = Choose(*at);
+  const CriticalPath* path = PathOf(c.analysis);
+  const Verdict v = Choose(*at, path);
   if (v.ns <= 0) return;
   const double pct = Pct(v.ns, at->window_ns);
   const std::string window = WindowText(*at);
@@ -852,21 +886,10 @@ void DiagnosisRule(const RuleContext& c, std::vector<Finding>& out) {
   evidence += fmt::format(" (of {}; the attribution table has every state)", window);
   // The same states on the steps' critical path (what decided when each step
   // ended): shrinking them saves at most that much of the steps' time.
-  const auto* path = c.analysis.results.Get<CriticalPath>(kCriticalPathPass);
-  // What the path bounds a saving to (INT64_MAX: nothing): removing these
-  // states shortens no step by more than their time on its critical path
-  // (every other chain was no longer), plus the path's time that nothing
-  // explains (untraced, or under an annotation only), which could be them.
-  // A path that cannot explain kPathBlindPct of its window or more bounds
-  // nothing: the host record has holes (parents whose children were not
-  // recorded), and its explained parts are not to be trusted either.
-  int64_t path_bound = INT64_MAX;
+  const int64_t path_bound = PathBound(*at, path, v.states);
   if (path != nullptr && path->window_ns == at->window_ns && !v.states.empty()) {
     int64_t on_path = 0;
     for (const StepState s : v.states) on_path += path->by_state[Index(s)];
-    const int64_t blind = path->by_state[Index(StepState::kUntraced)] +
-                          path->by_state[Index(StepState::kAnnotationOnly)];
-    if (Pct(blind, path->window_ns) < kPathBlindPct) path_bound = on_path + blind;
     if (2 * on_path >= v.ns || path->parts.empty()) {
       evidence += fmt::format(
           "; on the critical path (what decided when each step ended) these states take {:.3f} "
@@ -1259,7 +1282,7 @@ constexpr double kHolesPct = 10, kHolesWarningPct = 25;
 void UntracedPartRule(const RuleContext& c, std::vector<Finding>& out) {
   const Attribution* at = c.analysis.results.Get<Attribution>(kAttributionPass);
   if (at == nullptr || at->window_ns <= 0) return;
-  const Verdict v = Choose(*at);
+  const Verdict v = Choose(*at, PathOf(c.analysis));
   if (v.ns <= 0 || v.id == "step_untraced" || v.id == "step_capture" ||
       v.id == "step_counter_replay") {
     return;
@@ -1336,7 +1359,7 @@ std::string_view KernelFamily(std::string_view kernel_name) {
 std::string_view Diagnosis(const Analysis& analysis) {
   const Attribution* at = analysis.results.Get<Attribution>(kAttributionPass);
   if (at == nullptr || at->window_ns <= 0) return {};
-  const Verdict v = Choose(*at);
+  const Verdict v = Choose(*at, PathOf(analysis));
   return v.ns > 0 ? v.id : std::string_view();
 }
 
@@ -1412,7 +1435,9 @@ Pass AttributionPass() {
                   "else one-off set-up from {:g}%, else warm-up (compilation, first-use loads) "
                   "from {:g}%, else unsteady steps (step_outlier: the longest complete step "
                   "{:g}x the shortest or more, {:g}% of the window or more apart, and one "
-                  "name's own time grew by half the difference), else the largest of compute, "
+                  "name's own time grew by half the difference), else the largest (each state's "
+                  "time at most its time on the steps' critical path plus the path's time "
+                  "nothing explains, where that is under {:g}% of the path) of compute, "
                   "device waiting (exposed "
                   "communication, peers, queued work), memory, data loading, host overhead "
                   "(launch, framework; runtime latency where a host thread is blocked in a "
@@ -1427,7 +1452,7 @@ Pass AttributionPass() {
                   "the steps' critical path plus the path's time nothing explains (untraced or "
                   "under an annotation only) where that is under {:g}% of the path",
                   kCapturePct, kUntracedPct, kStartupPct, kStartupStartPct, kSetupPct, kWarmupPct,
-                  kOutlierStepRatio, kOutlierWindowPct, kTinyOperatorNs / 1e3,
+                  kOutlierStepRatio, kOutlierWindowPct, kPathBlindPct, kTinyOperatorNs / 1e3,
                   kTinyOperatorsPerStep, kPathBlindPct);
             },
             DiagnosisRule},

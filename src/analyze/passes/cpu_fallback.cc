@@ -69,7 +69,15 @@ CpuFallback ComputeCpuFallback(const TraceModel& model) {
   if (!has_device || launches.empty()) return out;
   const auto merged = Union(std::move(launches));  // in place, not a copy
   const auto moving = Union(std::move(traffic));
-  std::map<std::string, int64_t> host_only;
+  // Per operator name: its long calls' time with no launch beside them, and
+  // how many of its long calls ran under device traffic. A name whose calls
+  // mostly move data on the device (a copy operator driving DMA with no
+  // launch on record) drives it in the rest too, which may start after the
+  // call returns: the name is not host-only.
+  struct Alone {
+    int64_t ns = 0, calls = 0, moving = 0;
+  };
+  std::map<std::string, Alone> alone;
   for (size_t e = 0; e < model.size(); ++e) {
     if (model.cls[e] != EventClass::kHostOp || model.duration_ns[e] < 1000000) continue;
     // A call that waits for the device (.item()) is a synchronization, not host
@@ -78,9 +86,17 @@ CpuFallback ComputeCpuFallback(const TraceModel& model) {
     const std::string_view name = model.String(model.name[e]);
     if (IsSyncCall(name) || !IsFrameworkOperator(name)) continue;
     const int64_t b = model.start_ns[e], end = b + model.duration_ns[e];
-    if (Covered(merged, b, end) == 0 && Covered(moving, b, end) == 0) {
-      host_only[std::string(model.String(model.name[e]))] += model.duration_ns[e];
+    Alone& a = alone[std::string(name)];
+    ++a.calls;
+    if (Covered(moving, b, end) > 0) {
+      ++a.moving;
+    } else if (Covered(merged, b, end) == 0) {
+      a.ns += model.duration_ns[e];
     }
+  }
+  std::map<std::string, int64_t> host_only;
+  for (const auto& [name, a] : alone) {
+    if (a.ns > 0 && 2 * a.moving < a.calls) host_only[name] = a.ns;
   }
   out.host_only_ops.assign(host_only.begin(), host_only.end());
   std::sort(out.host_only_ops.begin(), out.host_only_ops.end(),

@@ -39,6 +39,7 @@ class Walker {
         cpu_is_device_(a.compute_on == ComputeOn::kCpu),
         scopes_are_work_(cpu_is_device_ && ScopesAreTheWork(model)),
         launch_of_(model, [&](size_t e) { return model.cls[e] == EventClass::kRuntime; }),
+        task_of_(model, [&](size_t e) { return IsDevice(model.cls[e]); }),
         kind_of_name_(model.string_count(), RuntimeKind::kUnknown),
         state_of_name_(model.string_count(), 0),
         flags_of_name_(model.string_count(), 0),
@@ -61,6 +62,7 @@ class Walker {
     }
     IndexHost();
     IndexDevice();
+    IndexWaitingCalls();
     for (const TraceModel::LaunchFlow& f : model_.launch_flows) {
       if (f.host_track < model_.tracks.size() && f.device_track < model_.tracks.size()) {
         flows_.push_back({f.device_track, f.device_ns, f.host_track, f.host_ns});
@@ -155,6 +157,26 @@ class Walker {
     }
     std::sort(top_ends_.begin(), top_ends_.end(),
               [&](int32_t x, int32_t y) { return HostEnd(x) < HostEnd(y); });
+  }
+
+  // Runtime calls that return once the work they issued is done (MTIA's
+  // runFunction; any runtime's synchronous launch): by name, those of which
+  // half the calls with a linked task or more end after that task does.
+  // An asynchronous launch returns before its work ends but by chance.
+  void IndexWaitingCalls() {
+    std::vector<std::pair<uint32_t, uint32_t>> calls(model_.string_count());  // linked, waited
+    for (size_t e = 0; e < model_.size(); ++e) {
+      if (model_.cls[e] != EventClass::kRuntime) continue;
+      const size_t d = task_of_.Find(model_.correlation[e]);
+      if (d == SIZE_MAX) continue;
+      auto& [linked, waited] = calls[model_.name[e]];
+      ++linked;
+      if (End(d) <= End(e)) ++waited;
+    }
+    waits_for_own_.assign(model_.string_count(), 0);
+    for (size_t n = 0; n < calls.size(); ++n) {
+      waits_for_own_[n] = calls[n].first > 0 && 2 * calls[n].second >= calls[n].first;
+    }
   }
 
   bool OnHost(size_t e) const {
@@ -521,6 +543,17 @@ class Walker {
         return {Node::kDeviceEnd, static_cast<int64_t>(d)};
       }
     }
+    // A call that returns once its own work is done (IndexWaitingCalls),
+    // where that work ended inside it: it waited for it.
+    if (at == HostEnd(k) && model_.cls[e] == EventClass::kRuntime &&
+        waits_for_own_[model_.name[e]] != 0) {
+      const size_t d = task_of_.Find(model_.correlation[e]);
+      if (d != SIZE_MAX && End(d) <= at && End(d) > std::max(start, child_end)) {
+        Add(PathEdge::kSync, StepState::kBlocked, model_.name[e], End(d), at);
+        at = End(d);
+        return {Node::kDeviceEnd, static_cast<int64_t>(d)};
+      }
+    }
     // Another thread's work that ended just before this thread resumed:
     // what it waited for (a backward pass on autograd's thread).
     const int64_t own = child >= 0 ? child_end : std::min(start, at);
@@ -640,6 +673,8 @@ class Walker {
   const Attribution* attribution_;  // its refined runtime calls; null when it did not run
   const bool cpu_is_device_, scopes_are_work_;
   const CorrelationIndex launch_of_;
+  const CorrelationIndex task_of_;      // a runtime call's first device task
+  std::vector<uint8_t> waits_for_own_;  // by name: the call returns once its task is done
   std::vector<RuntimeKind> kind_of_name_;
   std::vector<uint8_t> host_sync_;       // per track: its synchronisations are the host's
   std::vector<uint16_t> state_of_name_;  // (class + 1) << 8 | state; 0 not yet known

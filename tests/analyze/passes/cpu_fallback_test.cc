@@ -84,5 +84,27 @@ TEST(CpuFallback, AnOperatorUnderDeviceTrafficIsNotHostOnly) {
   EXPECT_EQ(alone[0].first, "aten::copy_");
 }
 
+// A name judged by its calls: one whose long calls mostly run under device
+// traffic drives it (its traffic can start after a call returns), so its
+// other calls are not host-only either; one whose calls mostly do not is.
+TEST(CpuFallback, AnOperatorNameThatMostlyMovesDataIsNotHostOnly) {
+  const auto host_only = [](int calls_under_dma) {
+    Builder b;
+    b.Add(EventClass::kHostOp, "aten::mm", 0, 20);
+    b.Correlate(1).Add(EventClass::kRuntime, "cudaLaunchKernel", 5, 10);
+    b.Add(EventClass::kKernel, "gemm", 30, 100).Correlate(-1);
+    for (int i = 0; i < 3; ++i) {
+      const int64_t t = 10'000 * (i + 1);
+      b.Add(EventClass::kHostOp, "aten::copy_", t, t + 2000);  // 2 ms each
+      if (i < calls_under_dma) b.Add(EventClass::kDma, "dma_request", t + 500, t + 600);
+    }
+    return ComputeCpuFallback(b.model).host_only_ops;
+  };
+  EXPECT_TRUE(host_only(2).empty());
+  const auto once = host_only(1);
+  ASSERT_EQ(once.size(), 1u);
+  EXPECT_EQ(once[0].second, 4'000'000);  // the two calls with nothing beside them
+}
+
 }  // namespace
 }  // namespace opscope::analyze

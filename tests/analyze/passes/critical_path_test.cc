@@ -154,6 +154,40 @@ TEST(CriticalPath, AStreamGapLongAfterTheLaunchIsQueued) {
   EXPECT_EQ(next.by_state[static_cast<size_t>(StepState::kQueued)], 0);
 }
 
+// A runtime call that returns once the work it issued is done (MTIA's
+// runFunction prepares a job, submits it and returns when it ends): where
+// most of a name's calls end after their own task, the call waited for it,
+// and the path goes through the task and its launch delay. A launch that
+// returns after its task but by chance, once in three, is host time.
+TEST(CriticalPath, ACallThatWaitsForItsOwnWorkLeadsToIt) {
+  const auto path = [](std::string_view call, int waited) {
+    Builder b;
+    for (int i = 0; i < 3; ++i) {
+      const int64_t t = 1000 * i;
+      On(b, "1", EventClass::kRuntime, call, t, t + 300, i + 1);
+      const int64_t end = i < waited ? t + 290 : t + 310;
+      On(b, "7", EventClass::kKernel, "fc", end - 40, end, i + 1);
+    }
+    return PathOf(b.model);
+  };
+  // The trace's span, 0 to 2310 us, walked back from the last task's end:
+  // each call's launch delay and its task (the first two end 10 us before
+  // their calls: sync edges), and the gaps between the calls.
+  const CriticalPath waits = path("runFunction - job_prep_and_submit_for_execution", 2);
+  ExpectWhole(waits);
+  EXPECT_EQ(Us(waits, PathEdge::kSync), 20);
+  EXPECT_EQ(PartUs(waits, PathEdge::kDevice, "fc"), 120);
+  EXPECT_EQ(
+      PartUs(waits, PathEdge::kLaunchDelay, "runFunction - job_prep_and_submit_for_execution"),
+      250 + 250 + 270);
+  EXPECT_EQ(PartUs(waits, PathEdge::kHost, "runFunction - job_prep_and_submit_for_execution"), -1);
+  // By chance: the first two calls' whole spans are host time.
+  const CriticalPath chance = path("cudaLaunchKernel", 1);
+  ExpectWhole(chance);
+  EXPECT_EQ(Us(chance, PathEdge::kSync), 0);
+  EXPECT_EQ(PartUs(chance, PathEdge::kHost, "cudaLaunchKernel"), 600);
+}
+
 // Nesting on one thread: a parent's own time around its child, the gap
 // between two top-level events (HTA weighs it 0; here it is counted).
 TEST(CriticalPath, HostNestingAndGapsBetweenTopLevelEvents) {
@@ -375,6 +409,31 @@ TEST(CriticalPath, ADiagnosisSavesNoMoreThanItsCriticalPathAllows) {
   EXPECT_EQ(alone.id, "step_host_blocked");
   EXPECT_EQ(alone.saving_ns, alone_cp.complete_steps * 850'000);
   EXPECT_EQ(alone.action.find("critical path holds only"), std::string::npos) << alone.action;
+}
+
+// The diagnosis names the state the steps waited on where two are close:
+// each step the host runs operators for its whole 1 ms while the kernel it
+// launched early computes for 530 us of it. The attribution counts compute
+// first (530 us, more than the 470 us of host overhead while the device
+// idles), but the step ends when the host does: compute is not on its
+// critical path, and faster kernels would not end it sooner.
+TEST(CriticalPath, TheDiagnosisNamesWhatTheStepsWaitedOn) {
+  Builder b;
+  for (int s = 0; s < 3; ++s) {
+    const int64_t t = 1000 * s;
+    On(b, "1", EventClass::kStep, "ProfilerStep#" + std::to_string(s), t, t + 1000);
+    On(b, "1", EventClass::kHostOp, "aten::linear", t, t + 500);
+    On(b, "1", EventClass::kRuntime, "cudaLaunchKernel", t + 10, t + 20, s + 1);
+    On(b, "7", EventClass::kKernel, "gemm", t + 30, t + 560, s + 1);
+    On(b, "1", EventClass::kHostOp, "aten::relu", t + 500, t + 1000);
+  }
+  const Analysis a = AnalyzeTrace(b.model);
+  const Attribution& at = *a.results.Get<Attribution>(kAttributionPass);
+  const CriticalPath& cp = *a.results.Get<CriticalPath>(kCriticalPathPass);
+  ASSERT_GE(at.complete_steps, 1);
+  EXPECT_GT(at.Of(StepState::kCompute), at.Of(StepState::kLaunch) + at.Of(StepState::kFramework));
+  EXPECT_EQ(cp.by_state[static_cast<size_t>(StepState::kCompute)], 0);
+  EXPECT_EQ(Diagnosis(a), "step_host_overhead");
 }
 
 TEST(CriticalPath, AnEmptyTraceHasNoPath) {
