@@ -916,7 +916,8 @@ void DiagnosisRule(const RuleContext& c, std::vector<Finding>& out) {
         (at->window_ns - saved) / 1e6, at->window_ns / 1e6, -Pct(saved, at->window_ns),
         at->complete_steps > 1 ? fmt::format(", {:.3f} ms less per step", saved / 1e6 / steps)
                                : std::string(),
-        saved < wanted
+        // Said where the path takes a twentieth of it or more away.
+        20 * (wanted - saved) >= wanted
             ? fmt::format(
                   ", not {:.3f} ms less: the critical path holds only {:.3f} ms of these states "
                   "and of time it cannot explain, and a step ends no sooner than its critical "

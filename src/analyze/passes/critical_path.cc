@@ -659,8 +659,15 @@ class Walker {
       return {Node::kDeviceEnd, static_cast<int64_t>(prev)};
     }
     if (call_k >= 0) {
-      Add(PathEdge::kLaunchDelay, StepState::kLaunch, model_.name[host_.events[call_k]], launch,
-          at);
+      // Held back past kQueuedGraceNs after its launch returned, with
+      // nothing on record to explain it: the device waited on a dependency
+      // for the rest (queued, as the attribution counts it).
+      const uint32_t name = model_.name[host_.events[call_k]];
+      if (at > ready) {
+        Add(PathEdge::kLaunchDelay, StepState::kQueued, name, ready, at);
+        at = ready;
+      }
+      Add(PathEdge::kLaunchDelay, StepState::kLaunch, name, launch, at);
       at = launch;
       return {Node::kHostStart, call_k};
     }

@@ -10,8 +10,10 @@
 // where it lasts 1 ms or more and 10 times the median of the later calls or
 // more (two later calls at least). Only first calls inside the window count:
 // the complete steps where the trace has them (a warm-up step left out of
-// them holds its first calls), else the trace's span. Their time is the union
-// of those calls, so a first call nested in another (aten::addmm in
+// them holds its first calls), else the trace's span; a first call spent
+// mostly in a call that waits for the device (a synchronisation, a blocking
+// copy) waited for work already queued, and is not one. Their time is the
+// union of those calls, so a first call nested in another (aten::addmm in
 // aten::linear) counts once; the table lists the innermost.
 #include <fmt/format.h>
 
@@ -24,6 +26,7 @@
 #include "analyze/names.h"
 #include "analyze/passes/pass.h"
 #include "analyze/passes/steps.h"
+#include "analyze/runtime_calls.h"
 
 namespace opscope::analyze {
 namespace {
@@ -49,6 +52,24 @@ struct FirstCalls {
   int64_t window_ns = 0;
   int64_t complete_steps = 0;  // 0: the window is the trace's span
 };
+
+// The host's calls that wait for the device: synchronisations, and copies
+// that block (runtime_calls.h), as one union.
+Intervals DeviceWaits(const TraceModel& model) {
+  const CorrelationIndex task_of(model, [&](size_t e) { return IsDevice(model.cls[e]); });
+  std::vector<RuntimeKind> kind_of(model.string_count(), RuntimeKind::kUnknown);
+  UnionBuilder waits;
+  for (size_t e = 0; e < model.size(); ++e) {
+    if (model.cls[e] != EventClass::kRuntime && model.cls[e] != EventClass::kSync) continue;
+    RuntimeKind& kind = kind_of[model.name[e]];
+    if (kind == RuntimeKind::kUnknown) kind = RuntimeKindOf(model.String(model.name[e]));
+    const bool waits_for_device =
+        model.cls[e] == EventClass::kSync || kind == RuntimeKind::kBlocked ||
+        (kind == RuntimeKind::kAsyncCopy && CopyBlocks(model, task_of.Find(model.correlation[e])));
+    if (waits_for_device) waits.Add({model.start_ns[e], model.start_ns[e] + model.duration_ns[e]});
+  }
+  return waits.Take();
+}
 
 FirstCalls Compute(const TraceModel& model, const Analysis& a) {
   FirstCalls out;
@@ -96,6 +117,20 @@ FirstCalls Compute(const TraceModel& model, const Analysis& a) {
     }
     rows.push_back({std::string(model.String(key.first)), std::move(shapes),
                     static_cast<int64_t>(events.size()), first_ns, median, begin});
+  }
+  // A first call spent mostly in a call that waits for the device (a
+  // synchronisation, a copy that blocks) waited for work already queued: its
+  // time is the device's, not first-use work.
+  if (!firsts.empty()) {
+    const Intervals waiting = DeviceWaits(model);
+    size_t kept = 0;
+    for (size_t i = 0; i < firsts.size(); ++i) {
+      const int64_t b = model.start_ns[firsts[i]], d = model.duration_ns[firsts[i]];
+      if (2 * Covered(waiting, b, b + d) >= d) continue;
+      if (kept != i) firsts[kept] = firsts[i], rows[kept] = std::move(rows[i]);
+      ++kept;
+    }
+    firsts.resize(kept), rows.resize(kept);
   }
   Intervals spans;
   for (const size_t e : firsts) {

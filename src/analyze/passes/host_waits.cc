@@ -30,6 +30,7 @@
 #include "analyze/names.h"
 #include "analyze/passes/attribution.h"
 #include "analyze/passes/pass.h"
+#include "analyze/runtime_calls.h"
 
 namespace opscope::analyze {
 namespace {
@@ -143,10 +144,21 @@ HostWaits Compute(const TraceModel& model, const Analysis& a) {
     });
     return inside;
   };
+  // Work launched and held back past kQueuedGraceNs after its launch call
+  // returned (the attribution's "queued"): the device waits on a dependency
+  // then, and a host call waiting for that work waits on the dependency.
+  const CorrelationIndex launch_of(model,
+                                   [&](size_t e) { return model.cls[e] == EventClass::kRuntime; });
   for (size_t e = 0; e < model.size(); ++e) {
     const EventClass cls = model.cls[e];
     if (cpu ? cls == EventClass::kHostOp && !loading(e) : IsDevice(cls)) {
       working.Add({model.start_ns[e], model.start_ns[e] + model.duration_ns[e]});
+    }
+    if (!cpu && IsDevice(cls)) {
+      const size_t call = launch_of.Find(model.correlation[e]);
+      if (call == SIZE_MAX) continue;
+      const int64_t ready = model.start_ns[call] + model.duration_ns[call] + kQueuedGraceNs;
+      if (model.start_ns[e] > ready) working.Add({ready, model.start_ns[e]});
     }
   }
   const Intervals busy = working.Take();
@@ -156,7 +168,8 @@ HostWaits Compute(const TraceModel& model, const Analysis& a) {
     w.kind = kKindNames[k];
     const Intervals blocked = Union(std::move(spans[k]));
     for (const Interval& in : window) w.ns += Covered(blocked, in.begin, in.end);
-    // The part of it the device worked through: each blocked span against
+    // The part of it the device worked through (or held launched work
+    // waiting on a dependency): each blocked span against
     // the device's busy time, inside the window.
     for (const Interval& in : Intersect(blocked, window)) {
       w.device_busy_ns += Covered(busy, in.begin, in.end);
@@ -221,8 +234,9 @@ void Tables(const Analysis& a, const TableContext& context,
       "Blocked: the union of the calls on the host threads, within " + WindowText(*w) +
       ". Synchronous copies: copy calls that return when the copy is done, and async copies "
       "from or to pageable memory, which block too (CUDA's API synchronization behavior). Device "
-      "working: the part of it during which the device (on a CPU trace, an operator) worked; "
-      "only the rest is time the wait costs.");
+      "working: the part of it during which the device (on a CPU trace, an operator) worked, "
+      "or held launched work that waited on a dependency; only the rest is time the wait "
+      "costs.");
   tables.push_back(std::move(table));
 }
 
@@ -265,7 +279,8 @@ void BlockedRule(const RuleContext& c, std::vector<Finding>& out) {
                      w->complete_steps == 1  ? "the complete step"
                      : w->complete_steps > 0 ? "the complete steps"
                                              : "its span"),
-         fmt::format("{} calls, {:.3f} ms of {}, of which the device worked {:.3f} ms (its work "
+         fmt::format("{} calls, {:.3f} ms of {}, of which the device worked or held queued work "
+                     "{:.3f} ms (its work "
                      "set the pace then){}; longest: '{}', {:.3f} ms",
                      k.calls, k.ns / 1e6, WindowText(*w), k.device_busy_ns / 1e6,
                      k.pageable > 0 ? fmt::format("; {} asynchronous copies blocked by pageable "
