@@ -10,6 +10,7 @@
 #include "analyze/intervals.h"
 #include "analyze/mapped.h"
 #include "analyze/names.h"
+#include "analyze/passes/attribution.h"
 
 namespace opscope::analyze {
 namespace {
@@ -252,6 +253,13 @@ void Tables(const Analysis& a, const TableContext& c, std::vector<ResultTable>& 
 void LaunchBoundRule(const RuleContext& c, std::vector<Finding>& out) {
   const LaunchBound* launch = c.analysis.results.Get<LaunchBound>(kLaunchPass);
   if (launch == nullptr || !launch->launch_bound) return;
+  // A window the step-time diagnosis finds is one-off work (warm-up, set-up,
+  // start-up) shows no steady launch pattern: its launch calls are first
+  // uses (a kernel's first launch loads its module).
+  const std::string_view diagnosis = Diagnosis(c.analysis);
+  if (diagnosis == "step_compilation" || diagnosis == "step_setup" || diagnosis == "step_startup") {
+    return;
+  }
   out.push_back(
       {"launch_bound", Severity::kWarning,
        fmt::format("Launch-bound: {} kernels with a median of {:.1f} us", launch->kernels,
@@ -278,7 +286,9 @@ Pass LaunchPass() {
             [](const Thresholds&) {
               return std::string(
                   "the launch pass's preconditions all hold (see passes/launch.h): many short "
-                  "kernels, a mostly idle device, launch calls filling the idle time");
+                  "kernels, a mostly idle device, launch calls filling the idle time; and the "
+                  "step-time diagnosis is not warm-up, set-up or start-up (one-off work, whose "
+                  "launches are first uses)");
             },
             LaunchBoundRule}}};
 }

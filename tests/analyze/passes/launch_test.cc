@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "analyze/advisor.h"
+#include "analyze/analysis.h"
 #include "analyze/model_builder.h"
 #include "analyze/names.h"
 #include "analyze/pipeline.h"
@@ -117,6 +119,37 @@ TEST(LaunchBound, OnlineCompilationIsItsOwnCause) {
   const LaunchBound l = ComputeLaunchBound(b.model, 10.0);
   EXPECT_FALSE(l.launch_bound);
   EXPECT_NE(l.reason.find("compilation"), std::string::npos) << l.reason;
+}
+
+// A window the diagnosis finds is warm-up gets no launch-bound finding: the
+// launch-bound model above, opened by a kernel's first launch that loads its
+// module for 10 ms (most of the trace), is judged as what it is.
+TEST(LaunchBound, AWarmUpWindowIsNotJudgedLaunchBound) {
+  const auto ids = [](bool first_use) {
+    Builder b;
+    const int64_t t0 = first_use ? 10'000 : 0;
+    if (first_use) {
+      b.Correlate(1000).Add(EventClass::kRuntime, "cudaLaunchKernel", 0, t0 - 10);
+      b.Correlate(1000).Add(EventClass::kKernel, "tiny", t0 - 5, t0 - 3);
+    }
+    for (int i = 0; i < 150; ++i) {
+      b.Correlate(-1).Add(EventClass::kHostOp, "aten::relu", t0 + i * 20, t0 + i * 20 + 15);
+      b.Correlate(i).Add(EventClass::kRuntime, "cudaLaunchKernel", t0 + i * 20 + 2,
+                         t0 + i * 20 + 7);
+      b.Correlate(i).Add(EventClass::kKernel, "tiny", t0 + i * 20 + 9, t0 + i * 20 + 11);
+    }
+    const Analysis a = AnalyzeTrace(b.model);
+    std::vector<std::string> out;
+    for (const Finding& f : Advise(a)) out.push_back(f.id);
+    EXPECT_EQ(a.results.Get<LaunchBound>(kLaunchPass)->launch_bound, true);
+    return out;
+  };
+  const auto steady = ids(false);
+  EXPECT_NE(std::find(steady.begin(), steady.end(), "launch_bound"), steady.end());
+  const auto warm = ids(true);
+  ASSERT_FALSE(warm.empty());
+  EXPECT_EQ(warm[0], "step_compilation");
+  EXPECT_EQ(std::find(warm.begin(), warm.end(), "launch_bound"), warm.end());
 }
 
 }  // namespace
