@@ -22,6 +22,9 @@ CpuFallback ComputeCpuFallback(const TraceModel& model) {
   // Device memory traffic (copies, sets, DMA): a copy operator can drive it
   // with no launch call on record (MTIA's dma_request under aten::copy_).
   Intervals traffic;
+  // Data loading, per thread: the operators inside it (a DataLoader's
+  // collate, aten::stack) are the host's input pipeline, CPU work by design.
+  std::map<uint32_t, Intervals> loading;
   // Counted first: grown by doubling, the vector's last copy held 1.5-3x its
   // size (14 MB at the peak of a 1.4M-event trace's analysis).
   launches.reserve(
@@ -49,6 +52,9 @@ CpuFallback ComputeCpuFallback(const TraceModel& model) {
       }
     } else if (model.cls[e] == EventClass::kRuntime) {
       launches.push_back({model.start_ns[e], model.start_ns[e] + model.duration_ns[e]});
+    } else if (model.cls[e] == EventClass::kDataLoading) {
+      loading[model.track[e]].push_back(
+          {model.start_ns[e], model.start_ns[e] + model.duration_ns[e]});
     }
   }
   out.ai_cpu_share_pct = device_total > 0 ? 100.0 * out.ai_cpu_ns / device_total : 0;
@@ -69,6 +75,11 @@ CpuFallback ComputeCpuFallback(const TraceModel& model) {
   if (!has_device || launches.empty()) return out;
   const auto merged = Union(std::move(launches));  // in place, not a copy
   const auto moving = Union(std::move(traffic));
+  for (auto& [track, spans] : loading) spans = Union(std::move(spans));
+  const auto loads = [&](size_t e, int64_t b, int64_t end) {
+    const auto it = loading.find(model.track[e]);
+    return it != loading.end() && Covered(it->second, b, end) == end - b;
+  };
   // Per operator name: its long calls' time with no launch beside them, and
   // how many of its long calls ran under device traffic. A name whose calls
   // mostly move data on the device (a copy operator driving DMA with no
@@ -86,6 +97,7 @@ CpuFallback ComputeCpuFallback(const TraceModel& model) {
     const std::string_view name = model.String(model.name[e]);
     if (IsSyncCall(name) || !IsFrameworkOperator(name)) continue;
     const int64_t b = model.start_ns[e], end = b + model.duration_ns[e];
+    if (loads(e, b, end)) continue;
     Alone& a = alone[std::string(name)];
     ++a.calls;
     if (Covered(moving, b, end) > 0) {
@@ -214,7 +226,8 @@ Pass CpuFallbackPass() {
               return std::string(
                   "framework operators (names in a lower-case library namespace: aten::, "
                   "c10d::, ...) of 1 ms or more (waits for the device aside) during which no "
-                  "launch call ran and no device copy, set or DMA moved data, in a trace with "
+                  "launch call ran and no device copy, set or DMA moved data, outside data "
+                  "loading (a DataLoader's collate is CPU work by design), in a trace with "
                   "device work and launch calls whose "
                   "operators' links explain half the device time or more (else work may be "
                   "launched from a queue on another thread, as torch_npu's task queue does)");

@@ -106,5 +106,25 @@ TEST(CpuFallback, AnOperatorNameThatMostlyMovesDataIsNotHostOnly) {
   EXPECT_EQ(once[0].second, 4'000'000);  // the two calls with nothing beside them
 }
 
+// Operators inside data loading on their thread (a DataLoader's collate:
+// aten::stack) are the host's input pipeline, CPU work by design: not
+// host-only operators; the same operator outside it is.
+TEST(CpuFallback, DataLoadingIsNotHostOnly) {
+  const auto host_only = [](bool inside) {
+    Builder b;
+    b.Add(EventClass::kHostOp, "aten::mm", 0, 20);
+    b.Correlate(1).Add(EventClass::kRuntime, "cudaLaunchKernel", 5, 10);
+    b.Add(EventClass::kKernel, "gemm", 30, 100).Correlate(-1);
+    if (inside) {
+      b.Add(EventClass::kDataLoading, "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__",
+            1000, 9000);
+    }
+    b.Add(EventClass::kHostOp, "aten::stack", 2000, 5000);
+    return ComputeCpuFallback(b.model).host_only_ops;
+  };
+  EXPECT_TRUE(host_only(true).empty());
+  ASSERT_EQ(host_only(false).size(), 1u);
+}
+
 }  // namespace
 }  // namespace opscope::analyze
