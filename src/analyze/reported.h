@@ -306,6 +306,14 @@ struct ReportedChip {
   std::string derivation;  // how the peaks follow, in figures, with the formula's source
 };
 
+// A sample of the AI Core's clock (torch_npu's "AI Core Freq" counter in
+// trace_view.json, msprof's AICORE_FREQ table): from `ns` until the next
+// sample the cores ran at `mhz`.
+struct ReportedClockSample {
+  int64_t ns = 0;
+  double mhz = 0;
+};
+
 // ---- How the run was recorded ----------------------------------------------------
 
 // ---- All of them ----------------------------------------------------------------
@@ -319,6 +327,7 @@ struct ReportedTables {
   std::optional<ReportedMemory> memory;
   ReportedSummaries summaries;
   std::optional<ReportedChip> chip;
+  std::vector<ReportedClockSample> core_clock;  // by time
   // The environment variables the producer recorded for the run, as written
   // (profiler_metadata.json's ENV_VARIABLES; "" a variable that was unset).
   std::vector<std::pair<std::string, std::string>> environment;

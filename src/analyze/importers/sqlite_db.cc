@@ -20,13 +20,29 @@ SqliteDb::SqliteDb(std::string path) : path_(std::move(path)) {
       uri += c;
     }
   }
-  uri += "?immutable=1";
-  if (sqlite3_open_v2(uri.c_str(), &db_, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, nullptr) !=
-      SQLITE_OK) {
-    const std::string why = db_ != nullptr ? sqlite3_errmsg(db_) : "out of memory";
+  // A write-ahead log beside the file (a writer still open, or stopped before
+  // a checkpoint) may hold changes the file does not: read through it, as
+  // SQLite does for any reader; an immutable open would ignore it and read
+  // stale tables without a word. Without one, nothing can change under us.
+  std::error_code wal_ec;
+  const bool wal = std::filesystem::file_size(path_ + "-wal", wal_ec) > 0 && !wal_ec;
+  uri += wal ? "?mode=ro" : "?immutable=1";
+  const auto fail = [&](const std::string& why) {
     sqlite3_close(db_);
     db_ = nullptr;
-    throw Error(ErrorCode::kInvalidInput, path_ + ": SQLite cannot open it: " + why);
+    throw Error(
+        ErrorCode::kInvalidInput,
+        path_ + ": SQLite cannot " +
+            (wal ? "read it through its write-ahead log (" + path_ + "-wal): " : "open it: ") +
+            why);
+  };
+  if (sqlite3_open_v2(uri.c_str(), &db_, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, nullptr) !=
+      SQLITE_OK) {
+    fail(db_ != nullptr ? sqlite3_errmsg(db_) : "out of memory");
+  }
+  if (wal && sqlite3_exec(db_, "SELECT count(*) FROM sqlite_master", nullptr, nullptr, nullptr) !=
+                 SQLITE_OK) {
+    fail(sqlite3_errmsg(db_));
   }
   core::ProtectInput(path_);  // a database is an input: no output replaces it
   std::error_code ec;

@@ -24,6 +24,7 @@ namespace opscope::analyze {
 // Passes whose whole analysis is one file (its result, tables and rules)
 // declare their entry here, beside their registration.
 Pass ByteAlignmentPass();  // byte_alignment.cc
+Pass CoreClockPass();      // core_clock.cc
 Pass FirstCallsPass();     // first_calls.cc
 Pass HostWaitsPass();      // host_waits.cc
 Pass ImportNotesPass();    // import_notes.cc
@@ -36,7 +37,7 @@ const std::vector<Pass>& Passes() {
       DeviceBusyPass(),   StepsPass(),     TransfersPass(),  LayoutPass(),        LongTailPass(),
       CpuFallbackPass(),  LaunchPass(),    RooflinePass(),   FusionPass(),        DeviceTimePass(),
       TimelinePass(),     HostWaitsPass(), FirstCallsPass(), ByteAlignmentPass(), AttributionPass(),
-      CriticalPathPass(),
+      CriticalPathPass(), CoreClockPass(),
   };
   return passes;
 }

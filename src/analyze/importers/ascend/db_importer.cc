@@ -318,6 +318,20 @@ void ImportAscendDb(Source& source, TraceModel& model) {
       model.metadata["device"] = std::to_string(sqlite3_column_int64(s, 1));
     });
   }
+  // The AI Core's clock samples (AICORE_FREQ: deviceId, timestampNs, freq in
+  // MHz), of the rank's device where RANK_DEVICE_MAP names it.
+  if (db.HasTable("AICORE_FREQ")) {
+    const auto device = model.metadata.find("device");
+    db.Query(std::string("SELECT timestampNs, freq FROM AICORE_FREQ") +
+                 (device != model.metadata.end() ? " WHERE deviceId = " + device->second : "") +
+                 " ORDER BY timestampNs",
+             [&](sqlite3_stmt* s) {
+               const double mhz = sqlite3_column_double(s, 1);
+               if (mhz > 0 && mhz < 1e6) {
+                 model.reported.core_clock.push_back({sqlite3_column_int64(s, 0), mhz});
+               }
+             });
+  }
   // Memory: the operators' blocks and the allocator's totals over time.
   if (db.HasTable("OP_MEMORY") || db.HasTable("MEMORY_RECORD")) {
     model.reported.memory = ReadAscendDbMemory(db, path);

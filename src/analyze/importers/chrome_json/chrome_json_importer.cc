@@ -307,6 +307,8 @@ struct Part {
     uint32_t track;
   };
   std::vector<OpFlowEnd> op_flow_ends;
+  // torch_npu's "AI Core Freq" counter samples (ReportedTables::core_clock).
+  std::vector<ReportedClockSample> clock;
   // PyTorch's memory events, on this part's tracks (kineto_memory.h).
   std::vector<MemoryEvent> memory;
   // Events left out, each well-formed JSON that is not a usable event (a
@@ -359,6 +361,8 @@ enum class Arg : uint8_t {
   kSizeBytes,
   kTransportType,
   kLinkType,
+  // A clock counter's value (torch_npu's "AI Core Freq" counter: "MHz").
+  kMhz,
 };
 
 // The numbers Ascend's enums give a communication task's transport and link
@@ -385,7 +389,7 @@ inline bool Is(std::string_view key, std::string_view name) {
 
 inline Arg ArgOf(std::string_view k) {
   if (k.size() < 3 || k.size() > 18) return Arg::kOther;
-  if (k.size() == 3) return Is(k, "Seq") ? Arg::kSeq : Arg::kOther;
+  if (k.size() == 3) return Is(k, "Seq") ? Arg::kSeq : Is(k, "MHz") ? Arg::kMhz : Arg::kOther;
   if (k.size() == 4 && Is(k, "Addr")) return Arg::kMemoryAddr;
   if (k.size() == 5 && Is(k, "Bytes")) return Arg::kMemoryBytes;
   if (k.size() == 9 && Is(k, "Device Id")) return Arg::kDeviceId;
@@ -438,6 +442,7 @@ void ParseEvent(const std::string& path, std::string_view json, uint64_t offset,
   std::string_view ph, name, meta_name;
   std::string_view pid, tid, flow_id;
   int64_t ts = 0, dur = 0, flops = -1, bytes = -1, correlation = -1, external = -1;
+  double mhz = 0;
   uint32_t name_id = 0, category_id = 0, task_type = 0, dims = 0, types = 0, concrete = 0,
            shapes = 0, dtype = 0, layout = 0, module = 0;
   bool has_ts = false, has_dur = false;
@@ -583,6 +588,11 @@ void ParseEvent(const std::string& path, std::string_view json, uint64_t offset,
             if (!arg.value().get_int64().get(v) && v >= 0) bytes = v;
             break;
           }
+          case Arg::kMhz: {
+            double v = 0;
+            if (!arg.value().get_double().get(v) && v > 0 && v < 1e6) mhz = v;
+            break;
+          }
           case Arg::kTransportType:
           case Arg::kLinkType: {
             std::string_view t;
@@ -652,6 +662,7 @@ void ParseEvent(const std::string& path, std::string_view json, uint64_t offset,
     }
   } else if (ph == "C"sv) {
     ++part.counter;
+    if (has_ts && mhz > 0 && name == "AI Core Freq"sv) part.clock.push_back({ts, mhz});
   } else if (ph == "s"sv || ph == "f"sv || ph == "t"sv) {
     ++part.flow;
     if (ph != "t"sv && has_ts && !flow_id.empty() && category_id != 0) {
@@ -712,6 +723,9 @@ void Merge(Part& part, TraceModel& model,
     (end.start ? f.host_ns : f.device_ns) = end.ts;
   }
   part.op_flow_ends.clear();
+  model.reported.core_clock.insert(model.reported.core_clock.end(), part.clock.begin(),
+                                   part.clock.end());
+  part.clock.clear();
 }
 
 // torch_npu's async_npu flows tie each device task to the torch operator that
@@ -858,6 +872,8 @@ void ImportChromeJson(Source& source, TraceModel& model, const ImportOptions& op
   for (const auto& [id, f] : flows) {
     if (f.host_ns >= 0 && f.device_ns >= f.host_ns) model.launch_flows.push_back(f);
   }
+  std::stable_sort(model.reported.core_clock.begin(), model.reported.core_clock.end(),
+                   [](const auto& a, const auto& b) { return a.ns < b.ns; });
   std::sort(model.launch_flows.begin(), model.launch_flows.end(), [](const auto& a, const auto& b) {
     return a.host_ns != b.host_ns ? a.host_ns < b.host_ns : a.device_ns < b.device_ns;
   });
