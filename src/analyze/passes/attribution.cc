@@ -789,21 +789,28 @@ constexpr double kPathBlindPct = 25;
 // What the steps' critical path bounds a saving of `states` to (INT64_MAX:
 // nothing): removing them shortens no step by more than their time on its
 // critical path (every other chain was no longer), plus the path's time
-// that nothing explains (untraced, or under an annotation only), which
-// could be them. A path that cannot explain kPathBlindPct of its window or
+// that nothing explains (untraced, under an annotation only, or the device
+// queued behind a dependency the trace does not record), which could be
+// them. A path that cannot explain kPathBlindPct of its window or
 // more bounds nothing: the host record has holes (parents whose children
 // were not recorded), and its explained parts are not to be trusted either.
-int64_t PathBound(const Attribution& at, const CriticalPath* path,
+int64_t PathBound(int64_t window_ns, const CriticalPath* path,
                   const std::vector<StepState>& states) {
-  if (path == nullptr || path->window_ns != at.window_ns || states.empty()) return INT64_MAX;
-  const int64_t blind = path->by_state[Index(StepState::kUntraced)] +
-                        path->by_state[Index(StepState::kAnnotationOnly)];
+  if (path == nullptr || path->window_ns != window_ns || states.empty()) return INT64_MAX;
+  // Unexplained: nothing recorded, or the device waiting on a dependency the
+  // trace does not record (queued: what it waited for could be anything,
+  // a host wait included).
+  const auto unexplained = [](StepState s) {
+    return s == StepState::kUntraced || s == StepState::kAnnotationOnly || s == StepState::kQueued;
+  };
+  int64_t blind = 0;
+  for (size_t s = 0; s < kStepStates; ++s) {
+    if (unexplained(static_cast<StepState>(s))) blind += path->by_state[s];
+  }
   if (Pct(blind, path->window_ns) >= kPathBlindPct) return INT64_MAX;
   int64_t on_path = blind;
   for (const StepState s : states) {
-    if (s != StepState::kUntraced && s != StepState::kAnnotationOnly) {
-      on_path += path->by_state[Index(s)];
-    }
+    if (!unexplained(s)) on_path += path->by_state[Index(s)];
   }
   return on_path;
 }
@@ -824,7 +831,7 @@ Verdict Choose(const Attribution& at, const CriticalPath* path) {
     return {"step_outlier", {}, at.outlier.long_step_ns - at.outlier.short_step_ns};
   }
   const auto bounded = [&](const Verdict& x) {
-    return std::min(x.ns, PathBound(at, path, x.states));
+    return std::min(x.ns, PathBound(at.window_ns, path, x.states));
   };
   return *std::max_element(v.begin(), v.end(), [&](const Verdict& x, const Verdict& y) {
     return bounded(x) < bounded(y);
@@ -886,7 +893,7 @@ void DiagnosisRule(const RuleContext& c, std::vector<Finding>& out) {
   evidence += fmt::format(" (of {}; the attribution table has every state)", window);
   // The same states on the steps' critical path (what decided when each step
   // ended): shrinking them saves at most that much of the steps' time.
-  const int64_t path_bound = PathBound(*at, path, v.states);
+  const int64_t path_bound = PathBound(at->window_ns, path, v.states);
   if (path != nullptr && path->window_ns == at->window_ns && !v.states.empty()) {
     int64_t on_path = 0;
     for (const StepState s : v.states) on_path += path->by_state[Index(s)];
@@ -1362,6 +1369,11 @@ std::string_view Diagnosis(const Analysis& analysis) {
   if (at == nullptr || at->window_ns <= 0) return {};
   const Verdict v = Choose(*at, PathOf(analysis));
   return v.ns > 0 ? v.id : std::string_view();
+}
+
+int64_t CriticalPathBound(const Analysis& analysis, int64_t window_ns,
+                          const std::vector<StepState>& states) {
+  return PathBound(window_ns, PathOf(analysis), states);
 }
 
 bool NotARun(const Analysis& analysis) {

@@ -174,6 +174,12 @@ std::string_view Diagnosis(const Analysis& analysis);
 // capture, a counter profiler's replay): its other findings would judge
 // times that are not the program's.
 bool NotARun(const Analysis& analysis);
+// What the steps' critical path allows removing `states` from a window of
+// `window_ns` to save: their time on the path plus the path's unexplained
+// time (a step ends no sooner than its path allows); INT64_MAX where the
+// path bounds nothing (none, another window, a quarter of it unexplained).
+int64_t CriticalPathBound(const Analysis& analysis, int64_t window_ns,
+                          const std::vector<StepState>& states);
 
 // Its entry in the pass table; its result is in its slot (a.results).
 inline constexpr std::string_view kAttributionPass = "attribution";

@@ -245,8 +245,14 @@ void BlockedRule(const RuleContext& c, std::vector<Finding>& out) {
   if (w == nullptr || w->window_ns <= 0) return;
   for (const HostWait& k : w->kinds) {
     // Blocked is not busy: only the time the device idled meanwhile can be
-    // saved; while the device works, its work sets the pace.
-    const int64_t idle = k.ns - k.device_busy_ns;
+    // saved; while the device works, its work sets the pace. And no more
+    // than the steps' critical path holds of waits of its kind (and of time
+    // it cannot explain): a wait the steps did not wait on saves nothing.
+    const int64_t unbounded = k.ns - k.device_busy_ns;
+    const int64_t idle = std::min(
+        unbounded, CriticalPathBound(c.analysis, w->window_ns,
+                                     {k.kind == kKindNames[kLoading] ? StepState::kDataLoading
+                                                                     : StepState::kBlocked}));
     // The step-time diagnosis already names data loading, with this advice.
     if (k.kind == kKindNames[kLoading] && Diagnosis(c.analysis) == "step_data_loading") continue;
     const double pct = Pct(idle, w->window_ns);
@@ -268,8 +274,14 @@ void BlockedRule(const RuleContext& c, std::vector<Finding>& out) {
                                             idle / 1e6 / static_cast<double>(w->complete_steps))
                               : std::string();
     action += fmt::format(
-        " Fixing it saves at most {:.3f} ms{}: the blocked time during which the device idled.",
-        idle / 1e6, per_step);
+        " Fixing it saves at most {:.3f} ms{}: the blocked time during which the device "
+        "idled{}.",
+        idle / 1e6, per_step,
+        20 * (unbounded - idle) >= unbounded
+            ? fmt::format(", as much as the steps' critical path holds of such waits ({:.3f} ms "
+                          "blocked with the device idle in all)",
+                          unbounded / 1e6)
+            : std::string());
     std::string id = "host_blocked_" + k.kind;
     std::replace(id.begin(), id.end(), ' ', '_');
     out.push_back(
@@ -308,7 +320,8 @@ Pass HostWaitsPass() {
                   "host while the device idles (the time the device works meanwhile is its "
                   "pace, not the wait's cost) for at least {:g}% of the complete steps (of the "
                   "host's span without them) and {:g} ms; critical from {:g}%; the saving is "
-                  "that device-idle time",
+                  "that device-idle time, at most the steps' critical path's time in such "
+                  "waits plus its unexplained time (the shares are of that bounded time)",
                   kBlockedPct, kBlockedMinNs / 1e6, kBlockedCriticalPct);
             },
             BlockedRule}}};
