@@ -157,6 +157,39 @@ TEST(HostWaits, AWaitTheDeviceWorksThroughIsNoFinding) {
       << findings[0].evidence;
 }
 
+// A wait the steps did not wait on saves nothing (issue 36): a second thread
+// blocks in a synchronisation for 80% of each step while the device idles,
+// but the steps end when the main thread's operators do; the critical path
+// holds none of the wait and nothing unexplained, so there is no finding. The
+// same wait on the main thread, between its operators, is the path, and is.
+TEST(HostWaits, AWaitOffTheCriticalPathIsNoFinding) {
+  const auto findings = [](std::string_view waiting_thread) {
+    TraceModel model;
+    const auto on = [&](std::string_view tid, EventClass cls, std::string_view name, int64_t b,
+                        int64_t e) {
+      model.Append(EventRow{.start_ns = b * 1000,
+                            .duration_ns = (e - b) * 1000,
+                            .name = model.Intern(name),
+                            .track = model.TrackFor(IsDevice(cls) ? "0" : "1", tid),
+                            .cls = cls});
+    };
+    for (int s = 0; s < 3; ++s) {
+      const int64_t t = s * 10000;
+      on("1", EventClass::kStep, "ProfilerStep#" + std::to_string(s), t, t + 10000);
+      on("7", EventClass::kKernel, "gemm", t, t + 1000);
+      on("1", EventClass::kHostOp, "aten::linear", t, t + 1000);
+      on(waiting_thread, EventClass::kRuntime, "cudaDeviceSynchronize", t + 1000, t + 9000);
+      on("1", EventClass::kHostOp, "aten::relu", waiting_thread == "1" ? t + 9000 : t + 1000,
+         t + 10000);
+    }
+    return FindingsOf(AnalyzeTrace(model));
+  };
+  EXPECT_TRUE(findings("2").empty()) << findings("2")[0].action;
+  const auto on_path = findings("1");
+  ASSERT_EQ(on_path.size(), 1u);
+  EXPECT_EQ(on_path[0].id, "host_blocked_synchronization");
+}
+
 TEST(HostWaits, NothingBlocksNoTableNoFinding) {
   Builder b;
   b.Add(EventClass::kHostOp, "aten::mm", 0, 10).Add(EventClass::kKernel, "gemm", 5, 20);
