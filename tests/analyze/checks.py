@@ -1,7 +1,7 @@
 """What the analyze tests that run the CLI share: checks that print and count,
 a scratch folder that goes away, and `opscope analyze` into it.
 
-    from checks import Checks
+    from checks import Checks, union, covered
     c = Checks()
     c.check(ok, "what")           # prints ok:/FAIL:, counts failures
     run, out = c.analyze(opscope, path, "name")
@@ -62,3 +62,19 @@ class Checks:
     def done(self):
         print(f"{self.failures} failure(s)")
         return 1 if self.failures else 0
+
+
+def union(spans):
+    """(begin, end) spans merged into sorted, disjoint [begin, end] lists."""
+    out = []
+    for b, f in sorted(spans):
+        if out and b <= out[-1][1]:
+            out[-1][1] = max(out[-1][1], f)
+        else:
+            out.append([b, f])
+    return out
+
+
+def covered(merged, b, f):
+    """How much of [b, f) a union() covers."""
+    return sum(max(0, min(f, y) - max(b, x)) for x, y in merged)

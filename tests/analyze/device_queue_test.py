@@ -21,23 +21,13 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from checks import Checks  # noqa: E402
+from checks import Checks, union  # noqa: E402
 
 opscope, data = sys.argv[1:3]
 c = Checks()
 path = os.path.join(data, "kineto", "sglang_decode_qwen3_8b.json.gz")
 with gzip.open(path, "rt") as f:
     events = [e for e in json.load(f)["traceEvents"] if e.get("ph") == "X" and "dur" in e]
-
-
-def union(spans):
-    out = []
-    for b, f in sorted(spans):
-        if out and b <= out[-1][1]:
-            out[-1][1] = max(out[-1][1], f)
-        else:
-            out.append([b, f])
-    return out
 
 
 def minus(a, b):

@@ -33,25 +33,11 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import attribution_expected  # noqa: E402  (ns, complete events, window)
-from checks import Checks  # noqa: E402
+from checks import Checks, covered, union as merged  # noqa: E402
 
 opscope, data = sys.argv[1:3]
 c = Checks()
 FRAMEWORK = re.compile(r"^[a-z0-9_:]+::[^:]+$")
-
-
-def union_of(spans):
-    out = []
-    for b, f in sorted(spans):
-        if out and b <= out[-1][1]:
-            out[-1][1] = max(out[-1][1], f)
-        else:
-            out.append([b, f])
-    return out
-
-
-def covered(union, b, f):
-    return sum(max(0, min(f, y) - max(b, x)) for x, y in union)
 
 
 def device_waits(raw):
@@ -76,7 +62,7 @@ def device_waits(raw):
         if waits:
             b = attribution_expected.ns(r["ts"])
             spans.append((b, b + attribution_expected.ns(r["dur"])))
-    return union_of(spans)
+    return merged(spans)
 
 
 def expected(path):
