@@ -62,15 +62,22 @@ TEST(CpuFallback, HostOnlyOperatorsAreFrameworkOperatorsWhereLaunchesAreLinked) 
   EXPECT_FALSE(advise(false));
 }
 
+// A trace whose device work is launched by a linked call from an operator:
+// where the rule judges host-only operators at all.
+Builder WithALinkedLaunch() {
+  Builder b;
+  b.Add(EventClass::kHostOp, "aten::mm", 0, 20);
+  b.Correlate(1).Add(EventClass::kRuntime, "cudaLaunchKernel", 5, 10);
+  b.Add(EventClass::kKernel, "gemm", 30, 100).Correlate(-1);
+  return b;
+}
+
 // A copy operator drives device traffic with no launch call on record
 // (MTIA's dma_request tasks under aten::copy_): it is not host-only work,
 // whereas the same operator with no device traffic beside it is.
 TEST(CpuFallback, AnOperatorUnderDeviceTrafficIsNotHostOnly) {
   const auto host_only = [](EventClass traffic) {
-    Builder b;
-    b.Add(EventClass::kHostOp, "aten::mm", 0, 20);
-    b.Correlate(1).Add(EventClass::kRuntime, "cudaLaunchKernel", 5, 10);
-    b.Add(EventClass::kKernel, "gemm", 30, 100).Correlate(-1);
+    Builder b = WithALinkedLaunch();
     b.Add(EventClass::kHostOp, "aten::copy_", 2000, 9000);  // 7 ms
     b.Add(traffic, "dma_request", 4000, 4005);
     return ComputeCpuFallback(b.model).host_only_ops;
@@ -89,10 +96,7 @@ TEST(CpuFallback, AnOperatorUnderDeviceTrafficIsNotHostOnly) {
 // other calls are not host-only either; one whose calls mostly do not is.
 TEST(CpuFallback, AnOperatorNameThatMostlyMovesDataIsNotHostOnly) {
   const auto host_only = [](int calls_under_dma) {
-    Builder b;
-    b.Add(EventClass::kHostOp, "aten::mm", 0, 20);
-    b.Correlate(1).Add(EventClass::kRuntime, "cudaLaunchKernel", 5, 10);
-    b.Add(EventClass::kKernel, "gemm", 30, 100).Correlate(-1);
+    Builder b = WithALinkedLaunch();
     for (int i = 0; i < 3; ++i) {
       const int64_t t = 10'000 * (i + 1);
       b.Add(EventClass::kHostOp, "aten::copy_", t, t + 2000);  // 2 ms each
@@ -111,10 +115,7 @@ TEST(CpuFallback, AnOperatorNameThatMostlyMovesDataIsNotHostOnly) {
 // host-only operators; the same operator outside it is.
 TEST(CpuFallback, DataLoadingIsNotHostOnly) {
   const auto host_only = [](bool inside) {
-    Builder b;
-    b.Add(EventClass::kHostOp, "aten::mm", 0, 20);
-    b.Correlate(1).Add(EventClass::kRuntime, "cudaLaunchKernel", 5, 10);
-    b.Add(EventClass::kKernel, "gemm", 30, 100).Correlate(-1);
+    Builder b = WithALinkedLaunch();
     if (inside) {
       b.Add(EventClass::kDataLoading, "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__",
             1000, 9000);
