@@ -166,6 +166,9 @@ EventClass ClassOf(std::string_view category, std::string_view name, std::string
       return EventClass::kDeviceAnnotation;
     }
     if (category == "python_function") return EventClass::kPython;
+    // torch_npu's Python garbage-collector records (experimental_config's
+    // gc_detect_threshold): Python's own work on the host.
+    if (category == "GC" || category == "gc") return EventClass::kPython;
     return EventClass::kOther;
   }
   if (process == "Ascend Hardware") return AscendTaskClass(name, "", task_type);

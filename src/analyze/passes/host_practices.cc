@@ -1,0 +1,144 @@
+// Two host practices msprof-analyze's advisor checks on a timeline, restated
+// from its rule files (advisor/rules/gc.yaml, sync_batchnorm.yaml) and
+// checkers (GcChecker, SyncBNChecker):
+// - Python's garbage collector: torch_npu records each collection (category
+//   "GC", with experimental_config's gc_detect_threshold); those of 10 us or
+//   more (gc_threshold) are abnormal, each one blocking the whole process;
+// - SyncBatchNorm: 20 or more framework events named SyncBatchNorm
+//   (max_syncbn_num, the name compared without case) slow the host's dispatch
+//   and synchronise the devices at every layer.
+// One analysis in one file: its pass, table and rules, registered with one
+// line in registry.cc (docs/seams.md).
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "analyze/analysis.h"
+#include "analyze/names.h"
+#include "analyze/passes/pass.h"
+
+namespace opscope::analyze {
+namespace {
+
+constexpr std::string_view kPassName = "host_practices";
+constexpr int64_t kGcNs = 10'000;        // gc_threshold
+constexpr int64_t kSyncBatchNorms = 20;  // max_syncbn_num
+// The share of the trace's span in abnormal collections from which the GC
+// rule warns (msprof-analyze gives no severity; 5% of the run is a cost).
+constexpr double kGcWarningPct = 5;
+
+struct HostPractices {
+  int64_t gc = 0, gc_ns = 0, gc_longest_ns = 0, gc_longest_at_ns = 0;  // abnormal collections
+  int64_t sync_batchnorm = 0, sync_batchnorm_ns = 0;
+  int64_t span_ns = 0;
+};
+
+HostPractices Compute(const TraceModel& model, const Analysis& a) {
+  HostPractices out;
+  out.span_ns = a.span.ns();
+  std::vector<int8_t> kind(model.string_count(), -1);  // by name: 1 a collection, 2 SyncBatchNorm
+  std::vector<int8_t> gc_category(model.string_count(), -1);
+  for (size_t e = 0; e < model.size(); ++e) {
+    const EventClass cls = model.cls[e];
+    if (cls == EventClass::kPython) {
+      int8_t& g = gc_category[model.category[e]];
+      if (g < 0) g = Lower(model.String(model.category[e])) == "gc";
+      if (g == 1 && model.duration_ns[e] >= kGcNs) {
+        ++out.gc, out.gc_ns += model.duration_ns[e];
+        if (model.duration_ns[e] > out.gc_longest_ns) {
+          out.gc_longest_ns = model.duration_ns[e], out.gc_longest_at_ns = model.start_ns[e];
+        }
+      }
+    } else if (cls == EventClass::kHostOp) {
+      int8_t& k = kind[model.name[e]];
+      if (k < 0) k = Lower(model.String(model.name[e])) == "syncbatchnorm" ? 2 : 0;
+      if (k == 2) ++out.sync_batchnorm, out.sync_batchnorm_ns += model.duration_ns[e];
+    }
+  }
+  return out;
+}
+
+using core::ResultTable;
+using core::Unit;
+
+void Tables(const Analysis& a, const TableContext& c, std::vector<ResultTable>& tables) {
+  const auto* h = a.results.Get<HostPractices>(kPassName);
+  if (h == nullptr || (h->gc == 0 && h->sync_batchnorm == 0)) return;
+  ResultTable table;
+  table.section = std::string(kPassName);
+  table.title = "Host practices: Python's garbage collector, SyncBatchNorm";
+  table.columns = {{"trace", "Trace", 0, false},
+                   {"what", "What"},
+                   {"count", "Count"},
+                   {.key = "total_ns", .header = "Total", .precision = 3, .unit = Unit::kTime}};
+  const std::string path(c.path);
+  if (h->gc > 0)
+    table.AddRow({path, std::string("garbage collections of 10 us or more"), h->gc, h->gc_ns});
+  if (h->sync_batchnorm > 0) {
+    table.AddRow({path, std::string("SyncBatchNorm"), h->sync_batchnorm, h->sync_batchnorm_ns});
+  }
+  tables.push_back(std::move(table));
+}
+
+void GcRule(const RuleContext& c, std::vector<Finding>& out) {
+  const auto* h = c.analysis.results.Get<HostPractices>(kPassName);
+  if (h == nullptr || h->gc == 0) return;
+  const double pct = Pct(h->gc_ns, h->span_ns);
+  out.push_back(
+      {"python_gc", pct >= kGcWarningPct ? Severity::kWarning : Severity::kInfo,
+       fmt::format("Python's garbage collector ran {} time{} for 10 us or more: {:.3f} ms, {:.1f}% "
+                   "of the trace's span, each blocking the whole process",
+                   h->gc, h->gc == 1 ? "" : "s", h->gc_ns / 1e6, pct),
+       fmt::format("the longest {:.3f} ms, at +{:.3f} ms (the host_practices table)",
+                   h->gc_longest_ns / 1e6, (h->gc_longest_at_ns - c.analysis.span.begin) / 1e6),
+       "Create fewer long-lived Python objects in the loop (release them, avoid reference "
+       "cycles), raise the collector's thresholds (gc.set_threshold) or freeze what start-up "
+       "allocated (gc.freeze()); gc.disable() in the training loop with a gc.collect() every N "
+       "steps moves the pauses where they cost least."});
+}
+
+void SyncBatchNormRule(const RuleContext& c, std::vector<Finding>& out) {
+  const auto* h = c.analysis.results.Get<HostPractices>(kPassName);
+  if (h == nullptr || h->sync_batchnorm < kSyncBatchNorms) return;
+  out.push_back(
+      {"sync_batchnorm", Severity::kInfo,
+       fmt::format("{} SyncBatchNorm calls ({:.3f} ms on the host): each synchronises the "
+                   "devices' statistics, and slows the host's dispatch",
+                   h->sync_batchnorm, h->sync_batchnorm_ns / 1e6),
+       fmt::format("{} framework events named SyncBatchNorm (msprof-analyze's limit: {})",
+                   h->sync_batchnorm, kSyncBatchNorms),
+       "Use plain BatchNorm where per-device statistics suffice (remove "
+       "torch.nn.SyncBatchNorm.convert_sync_batchnorm), or torch_npu's more efficient "
+       "SyncBatchNorm forward (one all-gather of the statistics)."});
+}
+
+}  // namespace
+
+Pass HostPracticesPass() {
+  return {kPassName,
+          "Does the host pay for Python's garbage collector or SyncBatchNorm?",
+          {},
+          [](const TraceModel& model, Analysis& a) { a.results.Set(kPassName, Compute(model, a)); },
+          Tables,
+          {{"python_gc",
+            {std::string_view(kPassName)},
+            [](const Thresholds&) {
+              return fmt::format(
+                  "the trace records Python's garbage collections (torch_npu's GC events) and "
+                  "one lasts {:g} us or more (msprof-analyze's gc_threshold); a warning where "
+                  "they take {:g}% of the trace's span or more",
+                  kGcNs / 1e3, kGcWarningPct);
+            },
+            GcRule},
+           {"sync_batchnorm",
+            {std::string_view(kPassName)},
+            [](const Thresholds&) {
+              return fmt::format(
+                  "{} or more framework events named SyncBatchNorm (msprof-analyze's "
+                  "max_syncbn_num)",
+                  kSyncBatchNorms);
+            },
+            SyncBatchNormRule}}};
+}
+
+}  // namespace opscope::analyze

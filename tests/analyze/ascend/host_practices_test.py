@@ -1,0 +1,93 @@
+#!/usr/bin/env python3
+"""Two host practices msprof-analyze's advisor checks (issue 38): Python's
+garbage collector (its rules/gc.yaml: torch_npu's "GC" events of 10 us or
+more) and SyncBatchNorm (rules/sync_batchnorm.yaml: 20 or more framework
+events named SyncBatchNorm), on a real torch_npu timeline and on a copy of it
+with both planted.
+
+The real trace_view.json records neither: both checks are silent. The edited
+copy adds, on the main thread of the step, garbage collections of 5, 12, 300
+and 2,000 us (category "GC", as torch_npu writes them with
+gc_detect_threshold) and 25 SyncBatchNorm operators (category cpu_op).
+Restated here over the raw JSON with Python's json module: the collections
+of 10 us or more, their count and total, and the count of SyncBatchNorm
+events against the limit of 20; opscope's findings and table must give the
+same figures.
+
+    host_practices_test.py OPSCOPE DATA_DIR
+"""
+import copy
+import decimal
+import json
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from checks import Checks  # noqa: E402
+
+opscope, data = sys.argv[1:3]
+c = Checks()
+with open(os.path.join(data, "ascend", "trace_view.json")) as f:
+    events = json.load(f)
+
+
+def ns(value):
+    return int((decimal.Decimal(str(value)) * 1000).quantize(decimal.Decimal(1),
+                                                             rounding=decimal.ROUND_HALF_UP))
+
+
+def expected(events):
+    gc = [ns(e["dur"]) for e in events if e.get("ph") == "X" and
+          str(e.get("cat", "")).lower() == "gc" and ns(e["dur"]) >= 10_000]
+    syncbn = sum(1 for e in events if e.get("ph") == "X" and e.get("cat") == "cpu_op" and
+                 e["name"].lower() == "syncbatchnorm")
+    return len(gc), sum(gc), syncbn
+
+
+def run(events, name):
+    folder = os.path.join(c.scratch, name + "_in")
+    os.makedirs(folder)
+    path = os.path.join(folder, "trace_view.json")
+    with open(path, "w") as f:
+        json.dump(events, f)
+    result, out = c.analyze(opscope, path, name)
+    c.check(result.returncode == 0, f"{name}: analysed (exit {result.returncode})")
+    with open(os.path.join(out, "analysis.json")) as f:
+        results = json.load(f)["results"]
+    return ({r["id"]: r for r in results if r["section"] == "findings"},
+            {r["what"]: r for r in results if r["section"] == "host_practices"})
+
+
+gc, gc_ns, syncbn = expected(events)
+c.check(gc == 0 and syncbn == 0, f"the real trace: {gc} collections, {syncbn} SyncBatchNorm")
+findings, rows = run(events, "real")
+c.check("python_gc" not in findings and "sync_batchnorm" not in findings and not rows,
+        "opscope: neither finding nor table on the real trace")
+
+step = next(e for e in events if e.get("ph") == "X" and e["name"].startswith("ProfilerStep#"))
+b = decimal.Decimal(str(step["ts"]))
+edited = copy.deepcopy(events)
+for i, dur in enumerate((5, 12, 300, 2000)):
+    edited.append({"ph": "X", "cat": "GC", "name": "GC", "pid": step["pid"], "tid": step["tid"],
+                   "ts": str(b + 100 + 1000 * i), "dur": dur})
+for i in range(25):
+    edited.append({"ph": "X", "cat": "cpu_op", "name": "SyncBatchNorm", "pid": step["pid"],
+                   "tid": step["tid"], "ts": str(b + 6000 + 100 * i), "dur": 20})
+gc, gc_ns, syncbn = expected(edited)
+findings, rows = run(edited, "edited")
+g = findings.get("python_gc")
+c.check(g is not None and f"ran {gc} times for 10 us or more: {gc_ns / 1e6:.3f} ms" in g["title"],
+        f"python_gc: {gc} collections, {gc_ns} ns ({g and g['title']})")
+row = rows.get("garbage collections of 10 us or more")
+c.check(row is not None and int(row["count"]) == gc and round(row["total_ns"]) == gc_ns,
+        f"the table's collections: {row and (row['count'], row['total_ns'])}")
+s = findings.get("sync_batchnorm")
+c.check(s is not None and s["title"].startswith(f"{syncbn} SyncBatchNorm calls"),
+        f"sync_batchnorm: {syncbn} calls ({s and s['title']})")
+
+# Under the limit: 19 SyncBatchNorm events are no finding.
+fewer = [e for e in edited if e["name"] != "SyncBatchNorm"] + [
+    e for e in edited if e["name"] == "SyncBatchNorm"][:19]
+findings, _ = run(fewer, "fewer")
+c.check("sync_batchnorm" not in findings, "19 SyncBatchNorm events: no finding")
+sys.exit(c.done())
