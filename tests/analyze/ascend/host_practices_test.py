@@ -20,6 +20,8 @@ import copy
 import decimal
 import json
 import os
+import shutil
+import sqlite3
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
@@ -90,4 +92,26 @@ fewer = [e for e in edited if e["name"] != "SyncBatchNorm"] + [
     e for e in edited if e["name"] == "SyncBatchNorm"][:19]
 findings, _ = run(fewer, "fewer")
 c.check("sync_batchnorm" not in findings, "19 SyncBatchNorm events: no finding")
+# The database export's GC_RECORD (startNs, endNs, globalTid), planted in a
+# copy of the Level1 database rank with the same four collections.
+database = os.path.join(data, "ascend", "level1_db", "rank0_ascend_pt")
+copied = os.path.join(c.scratch, "db_gc")
+shutil.copytree(database, copied)
+db_file = next(os.path.join(root, name) for root, _, names in os.walk(copied) for name in names
+               if name.startswith("ascend_pytorch_profiler") and name.endswith(".db"))
+con = sqlite3.connect(db_file)
+start = con.execute("SELECT MIN(startNs) FROM TASK").fetchone()[0]
+con.execute("CREATE TABLE GC_RECORD (startNs INTEGER, endNs INTEGER, globalTid INTEGER)")
+for i, dur in enumerate((5, 12, 300, 2000)):
+    con.execute("INSERT INTO GC_RECORD VALUES (?, ?, 0)",
+                (start + 1_000_000 * i, start + 1_000_000 * i + dur * 1000))
+con.commit()
+con.close()
+result, out = c.analyze(opscope, copied, "db_gc_out")
+with open(os.path.join(out, "analysis.json")) as f:
+    ids = {r["id"]: r for r in json.load(f)["results"] if r["section"] == "findings"}
+g = ids.get("python_gc")
+c.check(result.returncode == 0 and g is not None and
+        "ran 3 times for 10 us or more: 2.312 ms" in g["title"],
+        f"the database's GC_RECORD: 3 collections, 2.312 ms ({g and g['title']})")
 sys.exit(c.done())

@@ -318,6 +318,21 @@ void ImportAscendDb(Source& source, TraceModel& model) {
       model.metadata["device"] = std::to_string(sqlite3_column_int64(s, 1));
     });
   }
+  // Python's garbage collections (GC_RECORD: startNs, endNs, globalTid; with
+  // experimental_config's gc_detect_threshold), as the text export's "GC"
+  // events on the "Python GC" process.
+  if (db.HasTable("GC_RECORD")) {
+    const uint32_t gc_track = model.TrackFor("Python GC", "Python GC");
+    db.Query("SELECT startNs, endNs FROM GC_RECORD ORDER BY startNs", [&](sqlite3_stmt* s) {
+      const auto [start, end] = Span(db, "GC_RECORD", s, 0, 1);
+      model.Append(EventRow{.start_ns = start,
+                            .duration_ns = end - start,
+                            .name = model.Intern("GC"),
+                            .category = model.Intern("GC"),
+                            .track = gc_track,
+                            .cls = EventClass::kPython});
+    });
+  }
   // The AI Core's clock samples (AICORE_FREQ: deviceId, timestampNs, freq in
   // MHz), of the rank's device where RANK_DEVICE_MAP names it.
   if (db.HasTable("AICORE_FREQ")) {
