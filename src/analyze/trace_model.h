@@ -237,6 +237,13 @@ class TraceModel {
   // fallback when the trace names no device the datasheet holds, said to be
   // assumed.
   std::string implied_device;
+  // The framework's fused optimizers where the reader knows them (torch_npu's
+  // torch_npu.optim.NpuFused<Class>): the module path before the class, and
+  // the classes ("Adam" for Optimizer.step#Adam.step). Empty: none known.
+  struct FusedOptimizers {
+    std::string prefix;
+    std::vector<std::string> classes;
+  } fused_optimizers;
   uint64_t instant_events = 0, counter_events = 0, flow_events = 0;
   // Ranges of a hardware-counter profiler that replays each kernel to read
   // its counters (Kineto's cuda_profiler_range events, CUPTI's range

@@ -7,6 +7,12 @@
 // - SyncBatchNorm: 20 or more framework events named SyncBatchNorm
 //   (max_syncbn_num, the name compared without case) slow the host's dispatch
 //   and synchronise the devices at every layer.
+// And an optimizer the trace's framework has a fused version of, as its
+// reader knows them (TraceModel::fused_optimizers; MindStudio's and
+// msprof-analyze's affinity-optimizer advice: on a torch_npu trace an event
+// "Optimizer.step#Adam.step" maps to torch_npu.optim.NpuFusedAdam), which
+// submits the update of all parameters at once instead of a few small
+// operators per parameter.
 // One analysis in one file: its pass, table and rules, registered with one
 // line in registry.cc (docs/seams.md).
 #include <fmt/format.h>
@@ -14,8 +20,10 @@
 #include <algorithm>
 
 #include "analyze/analysis.h"
+#include "analyze/intervals.h"
 #include "analyze/names.h"
 #include "analyze/passes/pass.h"
+#include "analyze/passes/steps.h"
 
 namespace opscope::analyze {
 namespace {
@@ -27,16 +35,35 @@ constexpr int64_t kSyncBatchNorms = 20;  // max_syncbn_num
 // rule warns (msprof-analyze gives no severity; 5% of the run is a cost).
 constexpr double kGcWarningPct = 5;
 
+// The share of the window in the optimizer's steps from which its advice warns.
+constexpr double kOptimizerWarningPct = 10;
+
 struct HostPractices {
   int64_t gc = 0, gc_ns = 0, gc_longest_ns = 0, gc_longest_at_ns = 0;  // abnormal collections
   int64_t sync_batchnorm = 0, sync_batchnorm_ns = 0;
   int64_t span_ns = 0;
+  // An optimizer torch_npu has fused, on an Ascend trace: its class, how many
+  // steps and their time in the window (the complete steps, else the span).
+  std::string optimizer, fused;  // "Adam", "torch_npu.optim.NpuFusedAdam"
+  int64_t optimizer_steps = 0, optimizer_ns = 0, window_ns = 0;
 };
+
+// "Optimizer.step#Adam.step" -> "Adam"; "" for another name.
+std::string_view OptimizerClass(std::string_view name) {
+  constexpr std::string_view kPrefix = "Optimizer.step#", kSuffix = ".step";
+  if (!name.starts_with(kPrefix) || !name.ends_with(kSuffix)) return {};
+  return name.substr(kPrefix.size(), name.size() - kPrefix.size() - kSuffix.size());
+}
 
 HostPractices Compute(const TraceModel& model, const Analysis& a) {
   HostPractices out;
   out.span_ns = a.span.ns();
-  std::vector<int8_t> kind(model.string_count(), -1);  // by name: 1 a collection, 2 SyncBatchNorm
+  const TraceModel::FusedOptimizers& fusable = model.fused_optimizers;
+  Intervals window = CompleteStepSpans(a.steps);
+  if (window.empty() && a.span.ns() > 0) window.push_back({a.span.begin, a.span.end});
+  out.window_ns = Total(window);
+  std::vector<int8_t> fused(model.string_count(), -1);  // by name: an optimizer torch_npu fuses
+  std::vector<int8_t> kind(model.string_count(), -1);   // by name: 1 a collection, 2 SyncBatchNorm
   std::vector<int8_t> gc_category(model.string_count(), -1);
   for (size_t e = 0; e < model.size(); ++e) {
     const EventClass cls = model.cls[e];
@@ -53,6 +80,21 @@ HostPractices Compute(const TraceModel& model, const Analysis& a) {
       int8_t& k = kind[model.name[e]];
       if (k < 0) k = Lower(model.String(model.name[e])) == "syncbatchnorm" ? 2 : 0;
       if (k == 2) ++out.sync_batchnorm, out.sync_batchnorm_ns += model.duration_ns[e];
+    }
+    if (!fusable.classes.empty() &&
+        (cls == EventClass::kHostOp || cls == EventClass::kAnnotation)) {
+      int8_t& f = fused[model.name[e]];
+      const std::string_view name = model.String(model.name[e]);
+      if (f < 0) {
+        const std::string_view c = OptimizerClass(name);
+        f = std::find(fusable.classes.begin(), fusable.classes.end(), c) != fusable.classes.end();
+      }
+      const int64_t b = model.start_ns[e], in = Covered(window, b, b + model.duration_ns[e]);
+      if (f == 1 && in > 0) {
+        out.optimizer = std::string(OptimizerClass(name)),
+        out.fused = fusable.prefix + out.optimizer;
+        ++out.optimizer_steps, out.optimizer_ns += in;
+      }
     }
   }
   return out;
@@ -97,6 +139,26 @@ void GcRule(const RuleContext& c, std::vector<Finding>& out) {
        "steps moves the pauses where they cost least."});
 }
 
+void FusedOptimizerRule(const RuleContext& c, std::vector<Finding>& out) {
+  const auto* h = c.analysis.results.Get<HostPractices>(kPassName);
+  if (h == nullptr || h->optimizer.empty() || h->window_ns <= 0) return;
+  const double pct = Pct(h->optimizer_ns, h->window_ns);
+  out.push_back(
+      {"fused_optimizer", pct >= kOptimizerWarningPct ? Severity::kWarning : Severity::kInfo,
+       fmt::format("The {} optimizer's steps take {:.1f}% of the window ({:.3f} ms): {} "
+                   "updates all parameters at once",
+                   h->optimizer, pct, h->optimizer_ns / 1e6, h->fused),
+       fmt::format("{} Optimizer.step#{}.step event{}, {:.3f} ms of {:.3f} ms", h->optimizer_steps,
+                   h->optimizer, h->optimizer_steps == 1 ? "" : "s", h->optimizer_ns / 1e6,
+                   h->window_ns / 1e6),
+       fmt::format("Replace torch.optim.{0} with {1} (the same arguments): it combines the "
+                   "parameters' tensors and submits one update "
+                   "instead of a few small operators per parameter, cutting the host's dispatch "
+                   "(it can use more device memory). Where the optimizer is created: the trace "
+                   "does not record it without with_stack=True.",
+                   h->optimizer, h->fused)});
+}
+
 void SyncBatchNormRule(const RuleContext& c, std::vector<Finding>& out) {
   const auto* h = c.analysis.results.Get<HostPractices>(kPassName);
   if (h == nullptr || h->sync_batchnorm < kSyncBatchNorms) return;
@@ -116,7 +178,8 @@ void SyncBatchNormRule(const RuleContext& c, std::vector<Finding>& out) {
 
 Pass HostPracticesPass() {
   return {kPassName,
-          "Does the host pay for Python's garbage collector or SyncBatchNorm?",
+          "Does the host pay for Python's garbage collector, SyncBatchNorm or an unfused "
+          "optimizer?",
           {},
           [](const TraceModel& model, Analysis& a) { a.results.Set(kPassName, Compute(model, a)); },
           Tables,
@@ -138,7 +201,20 @@ Pass HostPracticesPass() {
                   "max_syncbn_num)",
                   kSyncBatchNorms);
             },
-            SyncBatchNormRule}}};
+            SyncBatchNormRule},
+           {"fused_optimizer",
+            {std::string_view(kPassName)},
+            [](const Thresholds&) {
+              return fmt::format(
+                  "the trace records Optimizer.step#<class>.step for an optimizer its "
+                  "framework has a fused version of, as its reader knows them (torch_npu: "
+                  "torch_npu.optim.NpuFused<class> for SGD, Adadelta, Lamb, Adam, AdamW, AdamP, "
+                  "BertAdam, RMSprop, RMSpropTF; MindStudio's affinity-optimizer advice); a "
+                  "warning where its steps take {:g}% of the complete steps' time or "
+                  "more",
+                  kOptimizerWarningPct);
+            },
+            FusedOptimizerRule}}};
 }
 
 }  // namespace opscope::analyze

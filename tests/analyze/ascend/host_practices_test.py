@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
-"""Two host practices msprof-analyze's advisor checks (issue 38): Python's
+"""Three host practices Ascend's advisors check (issue 38): Python's
 garbage collector (its rules/gc.yaml: torch_npu's "GC" events of 10 us or
 more) and SyncBatchNorm (rules/sync_batchnorm.yaml: 20 or more framework
 events named SyncBatchNorm), on a real torch_npu timeline and on a copy of it
-with both planted.
+with both planted; and an optimizer torch_npu fuses (MindStudio's
+affinity-optimizer advice), on the real timeline's Adam.
 
 The real trace_view.json records neither: both checks are silent. The edited
 copy adds, on the main thread of the step, garbage collections of 5, 12, 300
@@ -92,6 +93,26 @@ fewer = [e for e in edited if e["name"] != "SyncBatchNorm"] + [
     e for e in edited if e["name"] == "SyncBatchNorm"][:19]
 findings, _ = run(fewer, "fewer")
 c.check("sync_batchnorm" not in findings, "19 SyncBatchNorm events: no finding")
+# The fused-optimizer advice (MindStudio's affinity-optimizer check): the real
+# torch_npu step runs Optimizer.step#Adam.step, which torch_npu fuses as
+# NpuFusedAdam; its share of the step, from the raw JSON.
+step_ns = ns(step["dur"])
+s0 = ns(step["ts"])
+adam = sum(min(ns(e["ts"]) + ns(e["dur"]), s0 + step_ns) - max(ns(e["ts"]), s0)
+           for e in events if e.get("ph") == "X" and e["name"] == "Optimizer.step#Adam.step"
+           and ns(e["ts"]) < s0 + step_ns and ns(e["ts"]) + ns(e["dur"]) > s0)
+findings, _ = run(events, "optimizer")
+o = findings.get("fused_optimizer")
+c.check(adam > 0 and o is not None and
+        f"take {100.0 * adam / step_ns:.1f}% of the window ({adam / 1e6:.3f} ms)" in o["title"]
+        and "NpuFusedAdam" in o["title"],
+        f"fused_optimizer: Adam {adam} ns of {step_ns} ns ({o and o['title']})")
+# The same optimizer on a GPU trace (Kineto, ROCm): no torch_npu advice.
+result, out = c.analyze(opscope, os.path.join(data, "kineto", "mi250_rocm_train.json.gz"), "gpu")
+with open(os.path.join(out, "analysis.json")) as f:
+    gpu = [r["id"] for r in json.load(f)["results"] if r["section"] == "findings"]
+c.check("fused_optimizer" not in gpu, f"a GPU trace with an optimizer step: no advice ({gpu})")
+
 # The database export's GC_RECORD (startNs, endNs, globalTid), planted in a
 # copy of the Level1 database rank with the same four collections.
 database = os.path.join(data, "ascend", "level1_db", "rank0_ascend_pt")

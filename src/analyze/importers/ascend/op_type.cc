@@ -67,6 +67,10 @@ void CompleteAscendModel(TraceModel& model) {
     model.op_type.Set(e, type);
   }
   if (model.implied_device.empty()) model.implied_device = "Ascend 910B";
+  // torch_npu's fused optimizers (torch_npu.optim's __all__): NpuFused<Class>.
+  model.fused_optimizers.prefix = "torch_npu.optim.NpuFused";
+  model.fused_optimizers.classes = {"SGD",   "Adadelta", "Lamb",    "Adam",     "AdamW",
+                                    "AdamP", "BertAdam", "RMSprop", "RMSpropTF"};
   CompleteAscendCosts(model);
 }
 

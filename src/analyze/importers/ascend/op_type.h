@@ -44,7 +44,8 @@ EventClass AscendTaskClass(std::string_view name, std::string_view op_type,
 // once per (name, category); and the device family the files imply
 // (TraceModel::implied_device: "Ascend 910B", the chips torch_npu and msprof
 // profile), for when they name no device the datasheet holds; the run's
-// info.json refines its peaks.
+// info.json refines its peaks; and torch_npu's fused optimizers
+// (TraceModel::fused_optimizers).
 void CompleteAscendModel(TraceModel& model);
 
 }  // namespace opscope::analyze
