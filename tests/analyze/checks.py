@@ -8,6 +8,7 @@ a scratch folder that goes away, and `opscope analyze` into it.
     sys.exit(c.done())            # prints the count; 1 if any failed
 """
 import csv
+import json
 import os
 import subprocess
 import tempfile
@@ -31,6 +32,19 @@ class Checks:
         run = subprocess.run([opscope, "analyze", path, "--top", "0", "--out", out, *options],
                              capture_output=True, text=True, timeout=timeout)
         return run, out
+
+    def analyze_events(self, opscope, events, name, filename="trace_view.json"):
+        """Events (a trace's JSON) written to SCRATCH/NAME_in/FILENAME and
+        analysed into SCRATCH/NAME, checked to exit 0: analysis.json's results."""
+        folder = os.path.join(self.scratch, name + "_in")
+        os.makedirs(folder)
+        path = os.path.join(folder, filename)
+        with open(path, "w") as f:
+            json.dump(events, f)
+        run, out = self.analyze(opscope, path, name)
+        self.check(run.returncode == 0, f"{name}: analysed (exit {run.returncode})")
+        with open(os.path.join(out, "analysis.json")) as f:
+            return json.load(f)["results"]
 
     @staticmethod
     def rows(out, table):

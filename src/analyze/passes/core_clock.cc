@@ -56,9 +56,13 @@ CoreClock Compute(const TraceModel& model) {
     for (const ReportedClockSample& s : clock) out.nominal_mhz = std::max(out.nominal_mhz, s.mhz);
   }
   if (out.nominal_mhz <= 0) return out;
-  // The AI Core tasks, by start.
+  // Each AI Core task at the lowest clock that covers it, by operator.
+  struct Calls {
+    int64_t ns = 0, lost_ns = 0;
+    std::vector<double> mhz;
+  };
+  std::map<uint32_t, Calls> by_name;  // name id -> its calls
   std::vector<int8_t> ai_core(model.string_count(), -1);
-  std::vector<size_t> tasks;
   for (size_t e = 0; e < model.size(); ++e) {
     if (!IsDevice(model.cls[e]) || model.duration_ns[e] < 0) continue;
     int8_t& k = ai_core[model.kind[e]];
@@ -66,16 +70,7 @@ CoreClock Compute(const TraceModel& model) {
       const std::string_view kind = model.String(model.kind[e]);
       k = kind == "AI_CORE" || kind == "MIX_AIC";
     }
-    if (k == 1) tasks.push_back(e);
-  }
-  std::sort(tasks.begin(), tasks.end(),
-            [&](size_t x, size_t y) { return model.start_ns[x] < model.start_ns[y]; });
-  struct Calls {
-    int64_t ns = 0, lost_ns = 0;
-    std::vector<double> mhz;
-  };
-  std::map<std::string, Calls> by_name;
-  for (const size_t e : tasks) {
+    if (k != 1) continue;
     const int64_t b = model.start_ns[e], end = b + model.duration_ns[e];
     // The sample in force at the start (none before the first), and the
     // later ones until the end.
@@ -84,25 +79,27 @@ CoreClock Compute(const TraceModel& model) {
     if (it == clock.begin()) continue;
     double lowest = (--it)->mhz;
     for (++it; it != clock.end() && it->ns < end; ++it) lowest = std::min(lowest, it->mhz);
-    Calls& c = by_name[std::string(model.String(model.name[e]))];
+    Calls& c = by_name[model.name[e]];
     c.ns += model.duration_ns[e];
     c.mhz.push_back(lowest);
     const double slower = std::max(0.0, 1.0 - lowest / out.nominal_mhz);
     c.lost_ns += static_cast<int64_t>(static_cast<double>(model.duration_ns[e]) * slower);
     out.checked_ns += model.duration_ns[e];
   }
-  for (auto& [name, c] : by_name) {
+  for (auto& [name_id, c] : by_name) {
     double shortfall = 0, sum = 0;
     for (const double f : c.mhz) shortfall += (out.nominal_mhz - f) / out.nominal_mhz, sum += f;
     const auto n = static_cast<double>(c.mhz.size());
     shortfall /= n;
     if (shortfall < kShortfall) continue;
     const auto [lo, hi] = std::minmax_element(c.mhz.begin(), c.mhz.end());
-    out.ops.push_back(
-        {name, static_cast<int64_t>(c.mhz.size()), c.ns, shortfall, sum / n, *hi, *lo, c.lost_ns});
+    out.ops.push_back({std::string(model.String(name_id)), static_cast<int64_t>(c.mhz.size()), c.ns,
+                       shortfall, sum / n, *hi, *lo, c.lost_ns});
   }
   std::sort(out.ops.begin(), out.ops.end(), [](const SlowOp& x, const SlowOp& y) {
-    return x.ns != y.ns ? x.ns > y.ns : x.shortfall > y.shortfall;
+    return x.ns != y.ns                 ? x.ns > y.ns
+           : x.shortfall != y.shortfall ? x.shortfall > y.shortfall
+                                        : x.name < y.name;
   });
   return out;
 }

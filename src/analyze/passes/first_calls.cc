@@ -73,9 +73,8 @@ Intervals DeviceWaits(const TraceModel& model) {
 
 FirstCalls Compute(const TraceModel& model, const Analysis& a) {
   FirstCalls out;
-  Intervals window = CompleteStepSpans(a.steps);
+  const Intervals window = StepsElseSpan(a.steps, a.span);
   out.complete_steps = a.step_summary.complete;
-  if (window.empty() && a.span.ns() > 0) window.push_back({a.span.begin, a.span.end});
   out.window_ns = Total(window);
   if (out.window_ns <= 0) return out;
   // Each operator with its shapes: its calls' events (model order is by start).

@@ -42,8 +42,9 @@ struct HostPractices {
   int64_t gc = 0, gc_ns = 0, gc_longest_ns = 0, gc_longest_at_ns = 0;  // abnormal collections
   int64_t sync_batchnorm = 0, sync_batchnorm_ns = 0;
   int64_t span_ns = 0;
-  // An optimizer torch_npu has fused, on an Ascend trace: its class, how many
-  // steps and their time in the window (the complete steps, else the span).
+  // An optimizer the trace's framework has fused (TraceModel::fused_optimizers):
+  // its class, how many steps and their time in the window (the complete
+  // steps, else the span).
   std::string optimizer, fused;  // "Adam", "torch_npu.optim.NpuFusedAdam"
   int64_t optimizer_steps = 0, optimizer_ns = 0, window_ns = 0;
 };
@@ -59,12 +60,12 @@ HostPractices Compute(const TraceModel& model, const Analysis& a) {
   HostPractices out;
   out.span_ns = a.span.ns();
   const TraceModel::FusedOptimizers& fusable = model.fused_optimizers;
-  Intervals window = CompleteStepSpans(a.steps);
-  if (window.empty() && a.span.ns() > 0) window.push_back({a.span.begin, a.span.end});
+  const Intervals window = StepsElseSpan(a.steps, a.span);
   out.window_ns = Total(window);
-  std::vector<int8_t> fused(model.string_count(), -1);  // by name: an optimizer torch_npu fuses
-  std::vector<int8_t> kind(model.string_count(), -1);   // by name: 1 a collection, 2 SyncBatchNorm
-  std::vector<int8_t> gc_category(model.string_count(), -1);
+  // Each judged once per string: -1 not yet.
+  std::vector<int8_t> fused(model.string_count(), -1);        // name: an optimizer it fuses
+  std::vector<int8_t> syncbn(model.string_count(), -1);       // name: SyncBatchNorm
+  std::vector<int8_t> gc_category(model.string_count(), -1);  // category: a collection's
   for (size_t e = 0; e < model.size(); ++e) {
     const EventClass cls = model.cls[e];
     if (cls == EventClass::kPython) {
@@ -77,9 +78,9 @@ HostPractices Compute(const TraceModel& model, const Analysis& a) {
         }
       }
     } else if (cls == EventClass::kHostOp) {
-      int8_t& k = kind[model.name[e]];
-      if (k < 0) k = Lower(model.String(model.name[e])) == "syncbatchnorm" ? 2 : 0;
-      if (k == 2) ++out.sync_batchnorm, out.sync_batchnorm_ns += model.duration_ns[e];
+      int8_t& k = syncbn[model.name[e]];
+      if (k < 0) k = Lower(model.String(model.name[e])) == "syncbatchnorm";
+      if (k == 1) ++out.sync_batchnorm, out.sync_batchnorm_ns += model.duration_ns[e];
     }
     if (!fusable.classes.empty() &&
         (cls == EventClass::kHostOp || cls == EventClass::kAnnotation)) {
@@ -89,9 +90,10 @@ HostPractices Compute(const TraceModel& model, const Analysis& a) {
         const std::string_view c = OptimizerClass(name);
         f = std::find(fusable.classes.begin(), fusable.classes.end(), c) != fusable.classes.end();
       }
+      if (f != 1) continue;
       const int64_t b = model.start_ns[e], in = Covered(window, b, b + model.duration_ns[e]);
-      if (f == 1 && in > 0) {
-        out.optimizer = std::string(OptimizerClass(name)),
+      if (in > 0) {
+        out.optimizer = std::string(OptimizerClass(name));
         out.fused = fusable.prefix + out.optimizer;
         ++out.optimizer_steps, out.optimizer_ns += in;
       }

@@ -328,6 +328,12 @@ Intervals CompleteStepSpans(const std::vector<StepBreakdown>& steps) {
   return Union(std::move(spans));
 }
 
+Intervals StepsElseSpan(const std::vector<StepBreakdown>& steps, const TraceSpan& span) {
+  Intervals window = CompleteStepSpans(steps);
+  if (window.empty() && span.ns() > 0) window.push_back({span.begin, span.end});
+  return window;
+}
+
 StepSummary SummarizeSteps(const std::vector<StepBreakdown>& steps) {
   StepSummary out;
   out.steps = static_cast<int64_t>(steps.size());

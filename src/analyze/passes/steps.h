@@ -112,6 +112,10 @@ StepSummary SummarizeSteps(const std::vector<StepBreakdown>& steps);
 // analyses that judge steady steps read; empty where no step is complete.
 Intervals CompleteStepSpans(const std::vector<StepBreakdown>& steps);
 
+// The window an analysis judges: the complete steps' spans, else (none is
+// complete) the trace's span; empty where both are.
+Intervals StepsElseSpan(const std::vector<StepBreakdown>& steps, const TraceSpan& span);
+
 // Its entry in the pass table.
 Pass StepsPass();
 

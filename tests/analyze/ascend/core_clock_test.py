@@ -20,7 +20,6 @@ and its finding give their share of the AI Core tasks' time.
 """
 import bisect
 import copy
-import decimal
 import json
 import os
 import shutil
@@ -28,6 +27,7 @@ import sqlite3
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from attribution_expected import ns  # noqa: E402
 from checks import Checks  # noqa: E402
 
 opscope, data = sys.argv[1:3]
@@ -38,11 +38,6 @@ with open(source) as f:
     events = json.load(f)
 events = events if isinstance(events, list) else events["traceEvents"]
 
-
-def ns(value):
-    """Microseconds as written (a number or a string) in whole ns, half up."""
-    return int((decimal.Decimal(str(value)) * 1000).quantize(decimal.Decimal(1),
-                                                             rounding=decimal.ROUND_HALF_UP))
 
 
 def expected(events):
@@ -79,15 +74,7 @@ def expected(events):
 
 
 def run(events, name):
-    folder = os.path.join(c.scratch, name + "_in")
-    os.makedirs(folder)
-    path = os.path.join(folder, "trace_view.json")
-    with open(path, "w") as f:
-        json.dump(events, f)
-    result, out = c.analyze(opscope, path, name)
-    c.check(result.returncode == 0, f"{name}: analysed (exit {result.returncode})")
-    with open(os.path.join(out, "analysis.json")) as f:
-        results = json.load(f)["results"]
+    results = c.analyze_events(opscope, events, name)
     return ([r for r in results if r["section"] == "findings" and r["id"] == "ai_core_clock"],
             {r["operator"]: r for r in results if r["section"] == "core_clock"})
 

@@ -26,6 +26,7 @@ import sqlite3
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from attribution_expected import ns  # noqa: E402
 from checks import Checks  # noqa: E402
 
 opscope, data = sys.argv[1:3]
@@ -33,10 +34,6 @@ c = Checks()
 with open(os.path.join(data, "ascend", "trace_view.json")) as f:
     events = json.load(f)
 
-
-def ns(value):
-    return int((decimal.Decimal(str(value)) * 1000).quantize(decimal.Decimal(1),
-                                                             rounding=decimal.ROUND_HALF_UP))
 
 
 def expected(events):
@@ -48,15 +45,7 @@ def expected(events):
 
 
 def run(events, name):
-    folder = os.path.join(c.scratch, name + "_in")
-    os.makedirs(folder)
-    path = os.path.join(folder, "trace_view.json")
-    with open(path, "w") as f:
-        json.dump(events, f)
-    result, out = c.analyze(opscope, path, name)
-    c.check(result.returncode == 0, f"{name}: analysed (exit {result.returncode})")
-    with open(os.path.join(out, "analysis.json")) as f:
-        results = json.load(f)["results"]
+    results = c.analyze_events(opscope, events, name)
     return ({r["id"]: r for r in results if r["section"] == "findings"},
             {r["what"]: r for r in results if r["section"] == "host_practices"})
 
