@@ -182,7 +182,7 @@ Pass HostPracticesPass() {
   return {kPassName,
           "Does the host pay for Python's garbage collector, SyncBatchNorm or an unfused "
           "optimizer?",
-          {},
+          {"steps"},
           [](const TraceModel& model, Analysis& a) { a.results.Set(kPassName, Compute(model, a)); },
           Tables,
           {{"python_gc",
