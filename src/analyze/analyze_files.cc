@@ -48,13 +48,12 @@ TraceInput CheckedSideFiles(const TraceInput& input, std::vector<UnusedFile>& un
   return checked;
 }
 
-AnalyzedTrace AnalyzeOne(const TraceInput& input, size_t position, const AnalyzeOptions& options,
-                         std::vector<UnusedFile>& unused, TraceModel& model) {
-  using Clock = std::chrono::steady_clock;
-  const auto ms = [](Clock::duration d) {
-    return std::chrono::duration<double, std::milli>(d).count();
-  };
-  const auto t0 = Clock::now();
+using Clock = std::chrono::steady_clock;
+
+// The input's timeline and side files into `model`; returns when the
+// timeline was read (the side files follow).
+Clock::time_point ImportOne(const TraceInput& input, std::vector<UnusedFile>& unused,
+                            TraceModel& model) {
   const TraceInput checked = CheckedSideFiles(input, unused);
   RankFiles files(checked, unused);  // holds `checked` by reference
   {
@@ -68,11 +67,21 @@ AnalyzedTrace AnalyzeOne(const TraceInput& input, size_t position, const Analyze
       importer->import(*source, model);
     }
   }
-  const auto t1 = Clock::now();
+  const auto timeline = Clock::now();
   // The rank's side files add tables (and may complete the timeline's
   // events); one that cannot be read is listed with the error (file, line,
   // column) and the rest of the analysis stands.
   ReadSideFiles(files, model);
+  return timeline;
+}
+
+AnalyzedTrace AnalyzeOne(const TraceInput& input, size_t position, const AnalyzeOptions& options,
+                         std::vector<UnusedFile>& unused, TraceModel& model) {
+  const auto ms = [](Clock::duration d) {
+    return std::chrono::duration<double, std::milli>(d).count();
+  };
+  const auto t0 = Clock::now();
+  const auto t1 = ImportOne(input, unused, model);
   AnalyzedTrace t;
   t.path = input.Shown();
   t.rank = input.rank >= 0 ? input.rank : static_cast<int>(position);
@@ -125,6 +134,25 @@ AnalyzedTrace AnalyzeInput(const TraceInput& input, size_t position, const Analy
   } catch (const Error& e) {
     throw Error(e.code(), input.Reworded(e.what()));
   }
+}
+
+void ImportInput(const TraceInput& input, std::vector<UnusedFile>& unused, TraceModel& model) {
+  if (input.shown.empty()) {
+    ImportOne(input, unused, model);
+    return;
+  }
+  const size_t before = unused.size();
+  try {
+    ImportOne(input, unused, model);
+  } catch (const Error& e) {
+    throw Error(e.code(), input.Reworded(e.what()));
+  }
+  for (size_t i = before; i < unused.size(); ++i) {
+    unused[i].path = input.Reworded(unused[i].path);
+    unused[i].reason = input.Reworded(unused[i].reason);
+  }
+  for (std::string& note : model.import_notes) note = input.Reworded(std::move(note));
+  model.source = input.Shown();
 }
 
 AnalyzedSet AnalyzeFiles(const AnalyzeOptions& options) {

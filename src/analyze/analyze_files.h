@@ -87,6 +87,13 @@ AnalyzedSet AnalyzeFiles(const AnalyzeOptions& options);
 AnalyzedTrace AnalyzeInput(const TraceInput& input, size_t position, const AnalyzeOptions& options,
                            std::vector<UnusedFile>& unused, TraceModel& model);
 
+// One trace found by FindTraceInputs read into `model` as AnalyzeFiles reads
+// it (its timeline and its side files), without analysing it; its side files
+// that could not be read are added to `unused`. A file of an unpacked archive
+// is named as the user knows it (TraceInput::Shown) in errors, `unused`, the
+// import notes and model.source.
+void ImportInput(const TraceInput& input, std::vector<UnusedFile>& unused, TraceModel& model);
+
 // Measured ceilings (`opscope bench roofline`'s ceilings.json) as the roofline
 // takes them. Throws Error(kIo) or Error(kInvalidInput) naming the file.
 RooflineCeilings LoadRooflineCeilings(const std::filesystem::path& path);

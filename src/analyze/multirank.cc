@@ -11,19 +11,21 @@
 
 namespace opscope::analyze {
 
+int DistributedRank(const TraceModel& model) {
+  const auto info = model.metadata.find("distributedInfo");
+  if (info == model.metadata.end()) return -1;
+  const auto at = info->second.find("\"rank\"");
+  if (at == std::string::npos) return -1;
+  const auto colon = info->second.find(':', at);
+  return colon == std::string::npos ? -1 : std::atoi(info->second.c_str() + colon + 1);
+}
+
 RankSummary SummarizeRank(const TraceModel& model, int fallback_rank, const StepSummary* steps) {
   RankSummary r;
   r.path = model.source;
-  r.rank = fallback_rank;
+  const int rank = DistributedRank(model);
+  r.rank = rank >= 0 ? rank : fallback_rank;
   r.timeline = model.size() > 0;
-  const auto info = model.metadata.find("distributedInfo");
-  if (info != model.metadata.end()) {
-    const auto at = info->second.find("\"rank\"");
-    if (at != std::string::npos) {
-      const auto colon = info->second.find(':', at);
-      if (colon != std::string::npos) r.rank = std::atoi(info->second.c_str() + colon + 1);
-    }
-  }
   // Compute kernels and communication (its kernels, and the DMA and waits of
   // the collectives: compute_device.h) on the device.
   const std::vector<Work> work = ComputeWork(model, ComputeOn::kDevice);

@@ -26,6 +26,10 @@ struct RankSummary {
   bool timeline = true;
 };
 
+// The rank a trace's own metadata names (Kineto's distributedInfo "rank"); -1
+// none.
+int DistributedRank(const TraceModel& model);
+
 // `steps`: the trace's complete steps where its analysis has them (the steps
 // pass ran); null: computed here.
 RankSummary SummarizeRank(const TraceModel& model, int fallback_rank,

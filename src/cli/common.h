@@ -78,6 +78,7 @@ void RegisterAnalyze(CLI::App& app);
 void RegisterMerge(CLI::App& app);
 void RegisterRun(CLI::App& app);
 // Sets `exit_code` when the comparison fails its gate.
+void RegisterConvert(CLI::App& app);
 void RegisterDiff(CLI::App& app, int& exit_code);
 // Sets `exit_code` to the traced program's exit status.
 void RegisterTrace(CLI::App& app, int& exit_code);

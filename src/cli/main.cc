@@ -15,6 +15,7 @@ int main(int argc, char** argv) {
     opscope::cli::RegisterMerge(app);
     opscope::cli::RegisterRun(app);
     opscope::cli::RegisterDiff(app, command_exit);
+    opscope::cli::RegisterConvert(app);
     opscope::cli::RegisterTrace(app, command_exit);
   });
 }
