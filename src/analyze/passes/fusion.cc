@@ -121,8 +121,8 @@ std::vector<std::vector<int64_t>> ParseShapes(std::string_view json) {
       value = value * 10 + (c - '0');
     } else if (c == '-') {
       negative = true;
-    } else if (c == ',' || c == ' ') {
-      flush();
+    } else if (c == ',' || c == ' ' || c == '\n' || c == '\r' || c == '\t') {
+      flush();  // Kineto writes them compact or indented
     } else {
       return {};
     }

@@ -35,7 +35,8 @@ std::vector<FusionCandidate> ComputeFusionCandidates(const TraceModel& model);
 std::vector<FusionCandidate> ComputeFusionCandidates(const TraceModel& model,
                                                      const EventLinks& links);
 
-// Shapes as recorded ("[[64, 3, 224, 224], [64], []]"); empty when unparsable.
+// Shapes as recorded ("[[64, 3, 224, 224], [64], []]", compact or indented over
+// lines as PyTorch 2 writes them); empty when unparsable (nested lists included).
 std::vector<std::vector<int64_t>> ParseShapes(std::string_view json);
 // Types as recorded ("[\"float\", \"c10::Half\", \"\"]").
 std::vector<std::string> ParseTypes(std::string_view json);

@@ -12,37 +12,11 @@
 #include "analyze/flat_map.h"
 #include "analyze/mapped.h"
 #include "analyze/names.h"
+#include "analyze/passes/fusion.h"
 #include "core/datasheet.h"
 
 namespace opscope::analyze {
 namespace {
-
-// "[[2, 2048], [2048, 1], []]" -> {{2, 2048}, {2048, 1}, {}}; empty on anything else.
-std::vector<std::vector<int64_t>> ParseDims(std::string_view text) {
-  std::vector<std::vector<int64_t>> out;
-  int depth = 0;
-  int64_t value = 0;
-  bool in_number = false;
-  for (const char c : text) {
-    if (c >= '0' && c <= '9') {
-      value = value * 10 + (c - '0');
-      in_number = true;
-      continue;
-    }
-    if (in_number && depth == 2) out.back().push_back(value);
-    in_number = false;
-    value = 0;
-    if (c == '[') {
-      if (++depth == 2) out.emplace_back();
-      if (depth > 2) return {};
-    } else if (c == ']') {
-      --depth;
-    } else if (c != ',' && c != ' ') {
-      return {};
-    }
-  }
-  return out;
-}
 
 // The first entry of "Input type": "float", "c10::BFloat16", ...
 std::string FirstType(std::string_view types) {
@@ -134,7 +108,7 @@ int ComputeCapabilityMajor(const TraceModel& model) {
 
 bool MatmulCost(std::string_view op, std::string_view dims_json, std::string_view types_json,
                 int64_t& flops, int64_t& bytes, std::string& dtype) {
-  const auto d = ParseDims(dims_json);
+  const auto d = ParseShapes(dims_json);
   const int64_t element = ElementOf(types_json, dtype);
   if (element == 0) return false;
   // Each signature is checked whole (input count, ranks, matching inner
@@ -215,7 +189,7 @@ bool ShapeCost(std::string_view op, std::string_view dims_json, std::string_view
                std::string_view concrete_json, int64_t& flops, int64_t& bytes, std::string& dtype) {
   if (!HasShapeCost(op)) return false;
   if (MatmulCost(op, dims_json, types_json, flops, bytes, dtype)) return true;
-  const auto d = ParseDims(dims_json);
+  const auto d = ParseShapes(dims_json);
   const int64_t element = ElementOf(types_json, dtype);
   if (element == 0 || d.empty()) return false;
   if (op == "aten::conv2d" || op == "aten::convolution" || op == "aten::_convolution") {
