@@ -254,7 +254,8 @@ class TraceModel {
   // and when its first task started on the device, and on which tracks (the
   // runtime call that issued it encloses the first end). They give launch
   // delays and launches where events carry no correlation id (Ascend).
-  // Sorted by host_ns.
+  // Sorted by host_ns. A flow whose device end is before its host end (the
+  // two clocks disagree) is kept: the launch pass counts such pairs.
   struct LaunchFlow {
     int64_t host_ns = 0, device_ns = 0;
     uint32_t host_track = UINT32_MAX, device_track = UINT32_MAX;

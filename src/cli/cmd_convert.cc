@@ -1,5 +1,6 @@
-// `opscope convert INPUT... --to perfetto -o OUT`: every input opscope reads
-// written as one Chrome trace (analyze/convert/chrome_trace.h).
+// `opscope convert INPUT... --to perfetto|sqlite -o OUT`: every input opscope
+// reads written as one Chrome trace (analyze/convert/chrome_trace.h) or, with
+// its analysis, as one SQLite database (report/sqlite_export.h).
 #include <fmt/format.h>
 
 #include <iostream>
@@ -8,6 +9,8 @@
 #include "cli/common.h"
 #include "core/output.h"
 #include "core/text.h"
+#include "report/analysis_tables.h"
+#include "report/sqlite_export.h"
 
 namespace opscope::cli {
 namespace {
@@ -23,10 +26,11 @@ class StdoutOutput final : public core::OutputStream {
 
 struct ConvertCommand {
   std::vector<std::string> inputs;
-  std::string to = "perfetto";
+  std::string to;
   std::string out;
 
   void Run() const {
+    if (to == "sqlite") return RunSqlite();
     core::ForgetInputs();  // a new command: its own inputs only (core/output.h)
     // The inputs are found (and registered as inputs no output may replace)
     // before the output is created: `-o` naming one of them is refused
@@ -55,7 +59,32 @@ struct ConvertCommand {
         std::cerr << "    note: " << core::EscapeForTerminal(note) << '\n';
       }
     }
-    for (const analyze::UnusedFile& f : outcome.unused) {
+    PrintUnused(outcome.unused);
+  }
+
+  // The model and the analysis of every input (as `opscope analyze` makes
+  // them) into one SQLite database.
+  void RunSqlite() const {
+    if (out == "-") {
+      throw Error(ErrorCode::kInvalidArgument,
+                  "-o: an SQLite database is written to a file (SQLite needs to seek): name one");
+    }
+    analyze::AnalyzeOptions options;
+    options.inputs = inputs;
+    options.keep_models = true;
+    const analyze::AnalyzedSet set = analyze::AnalyzeFiles(options);
+    const auto tables = report::AnalysisTables(set, {.top = 0});
+    const report::SqliteExportCounts n = report::WriteSqlite(set, tables, out);
+    std::cerr << fmt::format(
+        "opscope: wrote {}: {} events and {} launch flows from {} input{}, {} analysis tables "
+        "({} rows)\n",
+        core::EscapeForTerminal(out), n.events, n.flows, set.traces.size(),
+        set.traces.size() == 1 ? "" : "s", n.analysis_tables, n.analysis_rows);
+    PrintUnused(set.unused);
+  }
+
+  static void PrintUnused(const std::vector<analyze::UnusedFile>& unused) {
+    for (const analyze::UnusedFile& f : unused) {
       std::cerr << "  not read: " << core::EscapeForTerminal(f.path) << ": "
                 << core::EscapeForTerminal(f.reason) << '\n';
     }
@@ -73,10 +102,14 @@ void RegisterConvert(CLI::App& app) {
   sub->add_option("inputs", command->inputs,
                   "traces, folders of rank traces or archives, as analyze takes them")
       ->required();
-  sub->add_option("--to", command->to, "the output format: perfetto (a Chrome JSON trace)")
-      ->check(CLI::IsMember({"perfetto"}));
+  sub->add_option("--to", command->to,
+                  "perfetto: one Chrome JSON trace; sqlite: the events and every analysis table "
+                  "as one SQLite database")
+      ->required()
+      ->check(CLI::IsMember({"perfetto", "sqlite"}));
   sub->add_option("-o,--out", command->out,
-                  "the trace to write (.json, or .json.gz to compress it; '-': standard output)")
+                  "the file to write: a trace (.json, .json.gz compressed; '-': standard output) "
+                  "or a database")
       ->required()
       ->check(NotEmpty());
   sub->callback([command] { command->Run(); });

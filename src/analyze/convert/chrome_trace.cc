@@ -5,8 +5,8 @@
 #include <unordered_map>
 
 #include "analyze/analyze_files.h"
+#include "analyze/convert/launch_flows.h"
 #include "analyze/multirank.h"
-#include "analyze/runtime_calls.h"
 #include "core/text.h"
 #include "core/trace_schema.h"
 #include "opscope/opscope.h"
@@ -43,6 +43,18 @@ void AppendRawOrString(std::string& out, std::string_view text) {
   } else {
     AppendJsonString(out, text);
   }
+}
+
+// A time in microseconds with three decimals. From 2^42 us (about 51 days:
+// times since the epoch, as torch_npu and rocpd record them) a JSON number
+// read as a double no longer holds the nanosecond, so the time is written as
+// a string, as torch_npu writes its own; Perfetto and opscope read both.
+void AppendTime(std::string& out, int64_t ns) {
+  constexpr int64_t kExactNs = (int64_t{1} << 42) * 1000;
+  const bool text = ns >= kExactNs || ns <= -kExactNs;
+  if (text) out += '"';
+  AppendMicros(out, ns);
+  if (text) out += '"';
 }
 
 void AppendMetadata(std::string& out, const char* what, uint32_t pid, uint32_t tid, const char* key,
@@ -87,7 +99,7 @@ void ChromeTraceWriter::Flow(uint32_t from_track, int64_t from_ns, uint32_t to_t
     out += ",\"tid\":";
     AppendInt(out, tids[track]);
     out += ",\"ts\":";
-    AppendMicros(out, start ? from_ns : to_ns);
+    AppendTime(out, start ? from_ns : to_ns);
     out += '}';
   }
   ++next_flow_;
@@ -136,7 +148,7 @@ ConvertedTrace ChromeTraceWriter::Add(const TraceModel& model, const std::string
     out += ",\"tid\":";
     AppendInt(out, tids[model.track[e]]);
     out += ",\"ts\":";
-    AppendMicros(out, model.start_ns[e]);
+    AppendTime(out, model.start_ns[e]);
     out += ",\"dur\":";
     AppendMicros(out, model.duration_ns[e]);
     out += ",\"name\":";
@@ -195,22 +207,11 @@ ConvertedTrace ChromeTraceWriter::Add(const TraceModel& model, const std::string
   }
   // A flow from each launch call to the device work that carries its
   // correlation id, and torch_npu's host-to-device flows.
-  const CorrelationIndex launches(model,
-                                  [&](size_t e) { return model.cls[e] == EventClass::kRuntime; });
   const uint64_t flows_before = next_flow_;
-  for (size_t e = 0; e < model.size(); ++e) {
-    if (!IsDevice(model.cls[e]) || model.correlation[e] < 0) continue;
-    const size_t launch = launches.Find(model.correlation[e]);
-    if (launch == SIZE_MAX) continue;
-    Flow(model.track[launch], model.start_ns[launch], model.track[e], model.start_ns[e], tids,
-         pids);
+  ForEachLaunchArrow(model, [&](const LaunchArrow& a) {
+    Flow(a.from_track, a.from_ns, a.to_track, a.to_ns, tids, pids);
     out_.MaybeFlush();
-  }
-  for (const TraceModel::LaunchFlow& f : model.launch_flows) {
-    if (f.host_track >= model.tracks.size() || f.device_track >= model.tracks.size()) continue;
-    Flow(f.host_track, f.host_ns, f.device_track, f.device_ns, tids, pids);
-    out_.MaybeFlush();
-  }
+  });
   c.flows = next_flow_ - flows_before;
   if (!model.device_name.empty() &&
       std::find(devices_.begin(), devices_.end(), model.device_name) == devices_.end()) {

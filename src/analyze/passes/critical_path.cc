@@ -64,7 +64,9 @@ class Walker {
     IndexDevice();
     IndexWaitingCalls();
     for (const TraceModel::LaunchFlow& f : model_.launch_flows) {
-      if (f.host_track < model_.tracks.size() && f.device_track < model_.tracks.size()) {
+      // A flow that ends before it starts (the clocks disagree) orders nothing.
+      if (f.host_track < model_.tracks.size() && f.device_track < model_.tracks.size() &&
+          f.device_ns >= f.host_ns) {
         flows_.push_back({f.device_track, f.device_ns, f.host_track, f.host_ns});
       }
     }

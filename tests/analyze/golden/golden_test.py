@@ -85,8 +85,14 @@ for case in cases:
         got_delay = launch and {"p50": round(launch[0].get("launch_delay_p50_ns") or -1000),
                                 "p90": round(launch[0].get("launch_delay_p90_ns") or -1000)}
         want_delay = {k: want["launch_delay_ns"][k] for k in ("p50", "p90")}
+        want_delay = {k: -1000 if v is None else v for k, v in want_delay.items()}  # unknown
         if got_delay != want_delay:
             problems.append(f"launch delays {got_delay}, expected {want_delay} ns")
+        backward = want["launch_delay_ns"].get("backward", 0)
+        notes = " ".join(r.get("note", "") for r in results if r.get("section") == "import_notes")
+        if backward and f"{backward} of {want['launch_delay_ns']['flows']} host-to-device flows" not in notes:
+            problems.append(f"the import notes do not say that {backward} flows end before they "
+                            f"start: {notes[:300]!r}")
     judgement = want.get("judgement")
     if judgement:  # what the advisor must and must not conclude
         compute = [r for r in results if r.get("section") == "compute"]

@@ -126,7 +126,10 @@ def expected_case(case, data, relative, fmt):
     # Launch delays from torch_npu's HostToDevice flows: the flow's start (the
     # host issuing the task) to its first finish (the task starting on the
     # device), per flow id; p50 at index n/2 and p90 at round(0.9 (n-1)) of the
-    # sorted delays, as passes/launch.h documents.
+    # sorted delays, as passes/launch.h documents. A flow that finishes before
+    # it starts says the host's and the device's clocks disagree: left out of
+    # the delays, and where such flows are most of them, no delay is known
+    # (p50 and p90 null).
     host, device = {}, {}
     for e in events:
         if e.get("cat") != "HostToDevice" or "id" not in e or "ts" not in e:
@@ -136,10 +139,15 @@ def expected_case(case, data, relative, fmt):
             host.setdefault(key, ns(e["ts"]))
         elif e.get("ph") == "f":
             device[key] = min(device.get(key, ns(e["ts"])), ns(e["ts"]))
-    delays = sorted(device[k] - host[k] for k in host if k in device and device[k] >= host[k])
-    if delays:
-        out["launch_delay_ns"] = {"flows": len(delays), "p50": delays[len(delays) // 2],
-                                  "p90": delays[min(len(delays) - 1, int(0.9 * (len(delays) - 1) + 0.5))]}
+    paired = [k for k in host if k in device]
+    delays = sorted(device[k] - host[k] for k in paired if device[k] >= host[k])
+    backward = len(paired) - len(delays)
+    if paired:
+        known = delays and 2 * backward <= len(paired)
+        out["launch_delay_ns"] = {
+            "flows": len(paired), "backward": backward,
+            "p50": delays[len(delays) // 2] if known else None,
+            "p90": delays[min(len(delays) - 1, int(0.9 * (len(delays) - 1) + 0.5))] if known else None}
     if relative.endswith(".csv"):
         with open(os.path.join(data, relative), newline="", encoding="utf-8") as f:
             rows = [{"ph": "X", "name": r["Name"], "start": r["Start Time(us)"].strip(),

@@ -872,8 +872,20 @@ void ImportChromeJson(Source& source, TraceModel& model, const ImportOptions& op
         total, total == 1 ? " was" : "s were", why, model.size()));
   }
   const JsonDocumentInfo& info = stream.info();
+  // Flows with both ends, also those that end before they start (the host's
+  // and the device's clocks disagree): the launch pass counts them, and
+  // concludes nothing about delays where they are most.
+  size_t backward = 0;
   for (const auto& [id, f] : flows) {
-    if (f.host_ns >= 0 && f.device_ns >= f.host_ns) model.launch_flows.push_back(f);
+    if (f.host_ns < 0 || f.device_ns < 0) continue;
+    model.launch_flows.push_back(f);
+    backward += f.device_ns < f.host_ns;
+  }
+  if (backward > 0) {
+    model.import_notes.push_back(fmt::format(
+        "{} of {} host-to-device flows end on the device before they start on the host (the "
+        "host's and the device's clocks disagree): left out of the launch delays",
+        backward, model.launch_flows.size()));
   }
   std::stable_sort(model.reported.core_clock.begin(), model.reported.core_clock.end(),
                    [](const auto& a, const auto& b) { return a.ns < b.ns; });
@@ -929,6 +941,11 @@ void ImportChromeJson(Source& source, TraceModel& model, const ImportOptions& op
     model.format = "opscope";
   } else if (info.members.count(std::string(schema::kSchemaVersion))) {
     model.format = "kineto";
+  } else if (other != info.members.end() &&
+             other->second.find("\"converted_by\":\"opscope convert\"") != std::string::npos) {
+    // `opscope convert`'s output (convert/chrome_trace.h): any producer's
+    // events, its times since the epoch written as strings.
+    model.format = "opscope-convert";
   } else if (ascend || string_timestamps) {
     model.format = "ascend-trace-view";
     CompleteAscendModel(model);
