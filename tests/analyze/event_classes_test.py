@@ -4,7 +4,8 @@ its operators, kernels, host_calls and annotations tables, --top 0), against
 an independent reading of the raw traces in tests/data with Python's json
 module, by the rules of each producer's own documentation:
 
-- Kineto (libkineto's activity types): `kernel` events are communication when
+- Kineto (libkineto's activity types, also as 2021's Kineto spelled them:
+  Operator, Kernel, Memcpy, Memset, Runtime): `kernel` events are communication when
   they are NCCL's or RCCL's kernels or name a collective operation, compute
   kernels otherwise; `gpu_memcpy` events are copies, whose direction and host
   memory are the first and the bracketed part of the name CUPTI gives
@@ -44,6 +45,12 @@ import tempfile
 COLLECTIVE = re.compile(r"nccl|rccl|all_?reduce|all_?gather|reduce_?scatter|all_?to_?all", re.I)
 DIRECTIONS = {"HtoD": "HtoD", "DtoH": "DtoH", "DtoD": "DtoD", "PtoP": "PtoP", "HtoH": "HtoH"}
 ASCEND_WAITS = {"Notify Wait", "Write Value", "EVENT_WAIT_SQE", "EVENT_RECORD_SQE"}
+# Kineto of PyTorch 1.8 and 1.9 (libkineto's output_json.cpp of 2021) spelled
+# five of its activity types otherwise: framework operators and
+# record_function ranges "Operator", and "Kernel", "Memcpy", "Memset",
+# "Runtime".
+EARLY_KINETO = {"Operator": "cpu_op", "Kernel": "kernel", "Memcpy": "gpu_memcpy",
+                "Memset": "gpu_memset", "Runtime": "cuda_runtime"}
 
 
 def load(path):
@@ -80,6 +87,7 @@ def expected(path):
         if e.get("ph") != "X" or "dur" not in e:
             continue
         cat, name = e.get("cat", ""), e.get("name", "")
+        cat = EARLY_KINETO.get(cat, cat)
         process = processes.get(e["pid"], str(e["pid"]))  # PyTorch 1.13: pid "CPU functions"
         task = (e.get("args") or {}).get("Task Type", "")
         cls = None

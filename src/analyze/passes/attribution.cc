@@ -1141,10 +1141,34 @@ void DiagnosisRule(const RuleContext& c, std::vector<Finding>& out) {
       out.push_back(std::move(f));
       return;
     }
-    f.title = fmt::format(
-        "The {} computes {}: the step is {}-bound; {} {} the largest part "
-        "({:.3f} ms)",
-        what, share, what, lead, at->cpu_is_device ? "is" : "kernels are", lead_ns / 1e6);
+    // Computing the most is not being bound by it: where the device also
+    // idles behind the host (data loading, host overhead, blocking calls) a
+    // tenth of the window or more (where host_blocked_<kind> warns), the step
+    // is not device-bound, and that finding is ranked by its own saving.
+    const Verdict* host_side = nullptr;
+    const std::vector<Verdict> verdicts = Verdicts(*at);
+    for (const Verdict& x : verdicts) {
+      const bool host = x.id == "step_data_loading" || x.id == "step_host_overhead" ||
+                        x.id == "step_host_blocked";
+      if (host && (host_side == nullptr || x.ns > host_side->ns)) host_side = &x;
+    }
+    const char* kernels = at->cpu_is_device ? "is" : "kernels are";
+    if (host_side != nullptr && 10 * host_side->ns >= at->window_ns) {
+      const char* doing = host_side->id == "step_data_loading"    ? "loads data"
+                          : host_side->id == "step_host_overhead" ? "runs framework code and "
+                                                                    "launches work"
+                                                                  : "waits in blocking calls";
+      f.title = fmt::format(
+          "The {} computes {}, the largest part, but the step is not {}-bound: the {} also "
+          "idles {:.1f}% of it while the host {}; {} {} the largest part of compute ({:.3f} ms)",
+          what, share, what, what, Pct(host_side->ns, at->window_ns), doing, lead, kernels,
+          lead_ns / 1e6);
+    } else {
+      f.title = fmt::format(
+          "The {} computes {}: the step is {}-bound; {} {} the largest part "
+          "({:.3f} ms)",
+          what, share, what, lead, kernels, lead_ns / 1e6);
+    }
     // On the CPU the lead is an operator: its family says what to do.
     const std::string family = at->cpu_is_device ? OperatorFamily(lead) : std::string();
     if (family == "Matrix multiplies" || family == "Convolutions") {

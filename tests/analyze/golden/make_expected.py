@@ -35,6 +35,7 @@ CASES = {
     "cpu_only": ("kineto/cpu_only.pt.trace.json.gz", "kineto"),
     "sampled_rank-0": ("kineto/sampled_rank-0.json.gz", "kineto"),
     "sampled_rank-1": ("kineto/sampled_rank-1.json.gz", "kineto"),
+    "resnet50_dataloader_kineto2021": ("kineto/resnet50_dataloader_kineto2021.json.gz", "kineto"),
     "ascend_trace_view": ("ascend/trace_view.json", "ascend-trace-view"),
     "torch_cpu_small_cnn": ("torch-cpu/small_cnn_train_torch1.13.json", "pytorch-legacy"),
     "ascend_kernel_details": ("ascend/kernel_details.csv", "ascend-kernel-details"),
@@ -49,6 +50,11 @@ CASES = {
     "torch_cpu_transformer_3steps": ("torch-cpu/small_transformer_train_3steps_torch1.13.json",
                                      "pytorch-legacy"),
 }
+# Cases whose diagnosis another test checks, from its own reading of the raw
+# file: here only the operators' figures. resnet50_dataloader_kineto2021 is
+# early Kineto (2021: categories Operator, Kernel, Runtime, ...), whose
+# diagnosis early_kineto_test.py checks.
+JUDGED_ELSEWHERE = {"resnet50_dataloader_kineto2021"}
 # A folder holding the two ranks of one job: rank -> ProfilerStep spans.
 RANK_FOLDER = ("kineto/sampled_rank-0.json.gz", "kineto/sampled_rank-1.json.gz")
 
@@ -148,6 +154,8 @@ def expected_case(case, data, relative, fmt):
             "flows": len(paired), "backward": backward,
             "p50": delays[len(delays) // 2] if known else None,
             "p90": delays[min(len(delays) - 1, int(0.9 * (len(delays) - 1) + 0.5))] if known else None}
+    if case in JUDGED_ELSEWHERE:
+        return out
     if relative.endswith(".csv"):
         with open(os.path.join(data, relative), newline="", encoding="utf-8") as f:
             rows = [{"ph": "X", "name": r["Name"], "start": r["Start Time(us)"].strip(),
