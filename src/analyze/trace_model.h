@@ -266,6 +266,10 @@ class TraceModel {
   // not in this export: ..."; "12 rows without a valid end were left out"):
   // the analyses stand on the rest, and the report says what that is.
   std::vector<std::string> import_notes;
+  // How many of the input's records (events, rows) its reader could not use
+  // (malformed, without a valid start and end), each kind also said in an
+  // import note: the import_notes pass's rule weighs them against the rest.
+  uint64_t records_left_out = 0;
   // Distinct texts kept by their ends (Intern), and the longest one's length.
   size_t long_texts = 0, longest_text = 0;
 

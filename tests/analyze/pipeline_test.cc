@@ -12,6 +12,7 @@
 
 #include "analyze/importer.h"
 #include "analyze/model_builder.h"
+#include "analyze/passes/import_notes.h"
 #include "analyze/passes/launch.h"
 #include "analyze/passes/roofline.h"
 #include "core/cancel.h"
@@ -89,8 +90,9 @@ TEST(Pipeline, UnevenlyOverlappingHostEventsAreSaid) {
       .Add(EventClass::kKernel, "k", 0, 10);
   b.Add(EventClass::kHostOp, "inner", 250, 301);
   const Analysis a = AnalyzeTrace(b.model);
-  const auto* notes = a.results.Get<std::vector<std::string>>("import_notes");
-  ASSERT_NE(notes, nullptr);
+  const auto* found = a.results.Get<ImportNotes>(kImportNotesPass);
+  ASSERT_NE(found, nullptr);
+  const std::vector<std::string>* notes = &found->notes;
   ASSERT_EQ(notes->size(), 1u);
   EXPECT_NE((*notes)[0].find("1 host event start inside another on their thread and end after it "
                              "(by up to 0.030 ms; the first: 'spills')"),
@@ -99,9 +101,9 @@ TEST(Pipeline, UnevenlyOverlappingHostEventsAreSaid) {
   Builder clean;
   clean.Add(EventClass::kHostOp, "outer", 0, 100).Add(EventClass::kHostOp, "inner", 10, 90);
   const Analysis c = AnalyzeTrace(clean.model);
-  const auto* none = c.results.Get<std::vector<std::string>>("import_notes");
+  const auto* none = c.results.Get<ImportNotes>(kImportNotesPass);
   ASSERT_NE(none, nullptr);
-  EXPECT_TRUE(none->empty());
+  EXPECT_TRUE(none->notes.empty());
 }
 
 // A cancelled analysis (Ctrl-C in the Python package) stops before its next

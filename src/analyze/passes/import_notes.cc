@@ -1,6 +1,10 @@
 // Analysis pass "import_notes": what the trace's reader could not use
 // (TraceModel::import_notes), said in the report beside what it did read, so
-// that an analysis without some data is never read as one that found none.
+// that an analysis without some data is never read as one that found none;
+// and its rule, unread_records, where the records left out are enough to
+// change a figure.
+#include "analyze/passes/import_notes.h"
+
 #include <fmt/format.h>
 
 #include <string>
@@ -14,18 +18,44 @@ namespace opscope::analyze {
 
 namespace {
 
-constexpr std::string_view kImportNotesPass = "import_notes";
+// The share of the input's records left out from which unread_records
+// speaks, warns and is critical (a third missing: no figure stands).
+constexpr double kUnreadInfoPct = 1, kUnreadWarningPct = 10, kUnreadCriticalPct = 30;
 
 void Tables(const Analysis& a, const TableContext& context,
             std::vector<core::ResultTable>& tables) {
-  const auto* notes = a.results.Get<std::vector<std::string>>(kImportNotesPass);
-  if (notes == nullptr || notes->empty()) return;
+  const auto* found = a.results.Get<ImportNotes>(kImportNotesPass);
+  if (found == nullptr || found->notes.empty()) return;
+  const std::vector<std::string>* notes = &found->notes;
   core::ResultTable table;
   table.section = std::string(kImportNotesPass);
   table.title = "What the reader left out";
   table.columns = {{"trace", "Trace", 0, false}, {"note", "Note"}};
   for (const std::string& note : *notes) table.AddRow({std::string(context.path), note});
   tables.push_back(std::move(table));
+}
+
+void UnreadRecordsRule(const RuleContext& c, std::vector<Finding>& out) {
+  const auto* n = c.analysis.results.Get<ImportNotes>(kImportNotesPass);
+  if (n == nullptr || n->left_out == 0) return;
+  const uint64_t all = n->left_out + n->read;
+  const double pct = 100.0 * static_cast<double>(n->left_out) / static_cast<double>(all);
+  if (pct < kUnreadInfoPct) return;
+  std::string evidence;
+  for (const std::string& note : n->notes) evidence += (evidence.empty() ? "" : " ") + note;
+  out.push_back(
+      {"unread_records",
+       pct >= kUnreadCriticalPct  ? Severity::kCritical
+       : pct >= kUnreadWarningPct ? Severity::kWarning
+                                  : Severity::kInfo,
+       fmt::format("{} of the input's {} records ({:.1f}%) could not be read: every figure "
+                   "and finding stands on the rest, and may be short by what they held",
+                   n->left_out, all, pct),
+       evidence,
+       "Find why they cannot be read (the import notes say what each lacks): a file cut short "
+       "or damaged in transfer, a profiler stopped before it finished writing, an exporter of "
+       "another version; record or export the trace again. Until then, read the figures as "
+       "lower bounds where the records left out could hold the same work."});
 }
 
 }  // namespace
@@ -36,7 +66,8 @@ Pass ImportNotesPass() {
       "What in the trace could its reader not use?",
       {"links"},
       [](const TraceModel& model, Analysis& a) {
-        std::vector<std::string> notes = model.import_notes;
+        ImportNotes found{model.import_notes, model.records_left_out, model.size()};
+        std::vector<std::string>& notes = found.notes;
         if (model.long_texts > 0) {
           notes.push_back(fmt::format(
               "{} text{} longer than {} KiB (names, shapes or fields; the longest {} bytes) "
@@ -58,9 +89,19 @@ Pass ImportNotesPass() {
               l.uneven, l.uneven == 1 ? "" : "s", l.uneven_max_ns / 1e6,
               std::string(model.String(model.name[e]).substr(0, 120))));
         }
-        a.results.Set(kImportNotesPass, std::move(notes));
+        a.results.Set(kImportNotesPass, std::move(found));
       },
-      Tables};
+      Tables,
+      {{"unread_records",
+        {kImportNotesPass},
+        [](const Thresholds&) {
+          return fmt::format(
+              "the input's reader left records out (malformed events, rows without a valid "
+              "start and end) and they are {:g}% or more of its records (a warning from {:g}%, "
+              "critical from {:g}%)",
+              kUnreadInfoPct, kUnreadWarningPct, kUnreadCriticalPct);
+        },
+        UnreadRecordsRule}}};
 }
 
 }  // namespace opscope::analyze

@@ -866,6 +866,7 @@ void ImportChromeJson(Source& source, TraceModel& model, const ImportOptions& op
       why += fmt::format("{}{} ({}, the first at byte {})", why.empty() ? "" : "; ", what, n.count,
                          n.first);
     }
+    model.records_left_out += static_cast<uint64_t>(total);
     model.import_notes.push_back(fmt::format(
         "{} event{} left out, each JSON but not a usable event: {}. The other {} events are "
         "analysed",

@@ -125,6 +125,7 @@ class Reader {
           missing_);
     }
     if (skipped_ > 0) {
+      model_.records_left_out += static_cast<uint64_t>(skipped_);
       model_.import_notes.push_back(fmt::format(
           "{} rows without a valid start and end (missing, out of range, or an end before the "
           "start) were left out",

@@ -51,6 +51,7 @@ class Reader {
     }
     for (size_t i = 0; i < sets.size(); ++i) ReadSet(sets[i], i);
     if (skipped_ > 0) {
+      model_.records_left_out += static_cast<uint64_t>(skipped_);
       model_.import_notes.push_back(
           fmt::format("{} records without a valid start and end were left out", skipped_));
     }

@@ -72,6 +72,7 @@ class Reader {
 
   void Finish() {
     if (skipped_ > 0) {
+      model_.records_left_out += static_cast<uint64_t>(skipped_);
       model_.import_notes.push_back(fmt::format(
           "{} records without a valid start and end timestamp were left out", skipped_));
     }

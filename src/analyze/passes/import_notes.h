@@ -1,0 +1,25 @@
+// Analysis pass "import_notes": what the trace's reader could not use, and how
+// much of the input that is (import_notes.cc).
+#ifndef OPSCOPE_ANALYZE_PASSES_IMPORT_NOTES_H_
+#define OPSCOPE_ANALYZE_PASSES_IMPORT_NOTES_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace opscope::analyze {
+
+inline constexpr std::string_view kImportNotesPass = "import_notes";
+
+struct ImportNotes {
+  // The reader's notes (TraceModel::import_notes), then what the analysis
+  // found it could not read as written (texts kept by their ends, host events
+  // that overlap unevenly).
+  std::vector<std::string> notes;
+  uint64_t left_out = 0, read = 0;  // records the reader left out; events it read
+};
+
+}  // namespace opscope::analyze
+
+#endif  // OPSCOPE_ANALYZE_PASSES_IMPORT_NOTES_H_
