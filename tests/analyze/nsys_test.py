@@ -5,11 +5,13 @@ nsys_expected.py computes from the raw tables on its own (kernels by name,
 copies by direction with bytes and time, events in all, framework operators
 from PyTorch's emit_nvtx ranges); a database that lacks tables is read for
 what it has and says which it lacks; an SQLite file of another producer is
-refused by name.
+refused by name; Nsight's own warnings and errors (planted) are said.
 
     nsys_test.py OPSCOPE DATA_DIR
 """
+import json
 import os
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -103,6 +105,36 @@ try:
     check(run.returncode == 0 and named, "a view in the kernel table's place is not followed")
 except subprocess.TimeoutExpired:
     check(False, "a view in the kernel table's place hangs the analysis")
+
+# Nsight Systems' own diagnostics (DIAGNOSTIC_EVENT, severities named by
+# ENUM_DIAGNOSTIC_SEVERITY_LEVEL): planted in a copy of the real export, its
+# warnings and errors are said with how often, its information left out, and
+# the rest of the analysis is the clean export's.
+diagnosed = os.path.join(checks.scratch, "diagnosed.sqlite")
+shutil.copy(sample, diagnosed)
+db = sqlite3.connect(diagnosed)
+levels = dict(db.execute("SELECT name, id FROM ENUM_DIAGNOSTIC_SEVERITY_LEVEL"))
+planted = [(levels["Warning"], "CUPTI dropped 1234 activity records"),
+           (levels["Warning"], "CUPTI dropped 1234 activity records"),
+           (levels["Error"], "Event buffer is full: events were lost"),
+           (levels["Info"], "Profiling has started")]
+db.executemany("INSERT INTO DIAGNOSTIC_EVENT (timestamp, timestampType, source, severity, text, "
+               "globalPid) VALUES (0, 0, 1, ?, ?, 0)", planted)
+db.commit()
+db.close()
+run, diag_out = analyze(diagnosed, "diagnosed")
+_, clean_out = analyze(sample, "clean")
+with open(os.path.join(diag_out, "analysis.json")) as f:
+    notes = " ".join(r["note"] for r in json.load(f)["results"] if r["section"] == "import_notes")
+check(run.returncode == 0 and "reported 3 warnings or errors" in notes
+      and "'Warning: CUPTI dropped 1234 activity records' (2 times)" in notes
+      and "'Error: Event buffer is full: events were lost'" in notes
+      and "Profiling has started" not in notes,
+      f"Nsight's warnings and errors are said, its information is not ({notes[-300:]})")
+check(rows(diag_out, "kernels") and
+      [{k: v for k, v in r.items() if k != "trace"} for r in rows(diag_out, "kernels")] ==
+      [{k: v for k, v in r.items() if k != "trace"} for r in rows(clean_out, "kernels")],
+      "with diagnostics planted, the kernels table is the clean export's")
 
 # Another producer's SQLite: not an Nsight export.
 other = os.path.join(checks.scratch, "other.sqlite")

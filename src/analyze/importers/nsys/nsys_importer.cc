@@ -118,6 +118,7 @@ class Reader {
     Syncs();
     Runtime();
     Nvtx();
+    Diagnostics();
     if (!missing_.empty()) {
       model_.import_notes.push_back(
           "tables not in this export, so the analyses that need them "
@@ -315,6 +316,39 @@ class Reader {
                 row.correlation = Correlation(s, 4, PidOfGlobal(IntOr(s, 5, 0)));
                 model_.Append(row);
               });
+  }
+
+  // Nsight Systems' own account of what went wrong while it recorded
+  // (DIAGNOSTIC_EVENT, its severity named by ENUM_DIAGNOSTIC_SEVERITY_LEVEL):
+  // its warnings and errors (records it dropped, buffers that filled) said in
+  // the report, each distinct text once with how often; information and
+  // verbose messages left out.
+  void Diagnostics() {
+    if (!db_.HasTable("DIAGNOSTIC_EVENT")) return;
+    const auto c = db_.Columns("DIAGNOSTIC_EVENT");
+    if (!Has(c, "severity") || !Has(c, "text")) return;
+    const auto levels = Enum(db_, "ENUM_DIAGNOSTIC_SEVERITY_LEVEL");
+    constexpr size_t kTextBytes = 300;
+    std::map<std::string, int64_t> said;  // "Warning: text" -> how often
+    int64_t total = 0;
+    db_.Query("SELECT severity, text FROM DIAGNOSTIC_EVENT", [&](sqlite3_stmt* s) {
+      const auto level = levels.find(IntOr(s, 0, -1));
+      if (level == levels.end() || (level->second != "Warning" && level->second != "Error")) {
+        return;
+      }
+      ++said[level->second + ": " + std::string(Text(s, 1).substr(0, kTextBytes))];
+      ++total;
+    });
+    if (said.empty()) return;
+    std::string list;
+    for (const auto& [text, n] : said) {
+      list += fmt::format("{}'{}'{}", list.empty() ? "" : "; ", text,
+                          n > 1 ? fmt::format(" ({} times)", n) : std::string());
+    }
+    model_.import_notes.push_back(fmt::format(
+        "Nsight Systems reported {} warning{} or error{} while recording (its DIAGNOSTIC_EVENT "
+        "table): {}. What it says it lost is not in this trace",
+        total, total == 1 ? "" : "s", total == 1 ? "" : "s", list));
   }
 
   void Syncs() {
