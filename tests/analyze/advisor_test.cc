@@ -366,6 +366,37 @@ TEST(Advisor, OneOffUploadsAndTinyCopiesAreNoTransferFinding) {
   EXPECT_NE(steady->title.find("33.3%"), std::string::npos) << steady->title;
 }
 
+// Copies are judged by the wall time they fill in the trace's span, as layout
+// conversions are (issue 36, class 11: a large share of a mostly idle
+// device's time is no warning): two 2 ms copies on two streams at once fill
+// 2 ms, not 4.
+TEST(Advisor, CopiesAreWeighedByTheWallTimeTheyFill) {
+  const auto transfer = [](int64_t idle_us) {
+    Builder b;
+    b.Add(EventClass::kKernel, "gemm", 0, 1000);
+    b.Add(EventClass::kMemcpy, "Memcpy HtoD (Pinned -> Device)", 1000, 3000, 4000000)
+        .Copy(CopyDirection::kHostToDevice, HostMemory::kPinned);
+    b.Add(EventClass::kMemcpy, "Memcpy HtoD (Pinned -> Device)", 1000, 3000, 4000000)
+        .Copy(CopyDirection::kHostToDevice, HostMemory::kPinned);
+    b.model.track.back() = b.model.TrackFor("0", "2");  // another stream
+    b.Add(EventClass::kKernel, "gemm", 3000 + idle_us, 4000 + idle_us);
+    const auto findings = Advise(AnalyzeTrace(b.model));
+    const auto f = std::find_if(findings.begin(), findings.end(),
+                                [](const Finding& x) { return x.id == "transfers_HtoD"; });
+    return f == findings.end() ? std::optional<Finding>() : *f;
+  };
+  const auto busy = transfer(0);  // 2 ms of copies in a 4 ms span: 50%
+  ASSERT_TRUE(busy.has_value());
+  EXPECT_EQ(busy->severity, Severity::kWarning);
+  EXPECT_NE(busy->title.find("(50.0% of the trace's span)"), std::string::npos) << busy->title;
+  const auto idle = transfer(60000);  // the same copies in a 64 ms span: 3.1%
+  ASSERT_TRUE(idle.has_value());
+  EXPECT_EQ(idle->severity, Severity::kInfo);
+  EXPECT_NE(idle->title.find("(3.1% of the trace's span)"), std::string::npos) << idle->title;
+  EXPECT_NE(idle->evidence.find("the device idles most of it"), std::string::npos)
+      << idle->evidence;
+}
+
 // Complete steps that differ twice over are said to (issue 36, class 7);
 // steps within that spread are not.
 TEST(Advisor, StepsThatDifferTwiceOverAreSaidTo) {

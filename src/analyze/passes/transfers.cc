@@ -7,11 +7,13 @@
 #include <map>
 
 #include "analyze/analysis.h"
+#include "analyze/intervals.h"
 
 namespace opscope::analyze {
 
 std::vector<TransferStats> ComputeTransfers(const TraceModel& model) {
   std::map<std::string, TransferStats> by_direction;
+  std::map<std::string, Intervals> steady;  // direction -> its copies after the first compute
   int64_t device_total = 0;
   int64_t first_compute = INT64_MAX;
   for (size_t e = 0; e < model.size(); ++e) {
@@ -35,6 +37,8 @@ std::vector<TransferStats> ComputeTransfers(const TraceModel& model) {
     if (model.start_ns[e] + model.duration_ns[e] <= first_compute) {
       ++t.before_compute;
       t.before_compute_ns += model.duration_ns[e];
+    } else {
+      steady[direction].push_back({model.start_ns[e], model.start_ns[e] + model.duration_ns[e]});
     }
     if (model.bytes[e] >= 0) t.bytes = std::max<int64_t>(t.bytes, 0) + model.bytes[e];
   }
@@ -43,6 +47,7 @@ std::vector<TransferStats> ComputeTransfers(const TraceModel& model) {
     if (t.pinned > 0 || t.pageable > 0) {
       t.host_memory = t.pageable == 0 ? "pinned" : t.pinned == 0 ? "pageable" : "mixed";
     }
+    t.steady_wall_ns = Total(Union(std::move(steady[direction])));
     t.share_of_device_pct = device_total > 0 ? 100.0 * static_cast<double>(t.total_ns) /
                                                    static_cast<double>(device_total)
                                              : 0;
@@ -103,6 +108,10 @@ void Tables(const Analysis& a, const TableContext& c, std::vector<ResultTable>& 
   tables.push_back(std::move(table));
 }
 
+// The share of the trace's span in a direction's copies from which the
+// transfers rule warns (below it, information: the copies cost the run little).
+constexpr double kTransferSpanPct = 5;
+
 void TransfersRule(const RuleContext& c, std::vector<Finding>& out) {
   const auto* found = c.analysis.results.Get<std::vector<TransferStats>>(kTransfersPass);
   if (found == nullptr) return;
@@ -121,10 +130,17 @@ void TransfersRule(const RuleContext& c, std::vector<Finding>& out) {
     const bool host = tr.direction == "HtoD" || tr.direction == "DtoH";
     const bool recorded = tr.pinned + tr.pageable > 0;
     const bool slow = host && tr.bytes > 0 && tr.gbps < t.pageable_gbps;
+    // Judged by what the copies could cost the run, as layout conversions
+    // are: on a device that mostly idles, most of its time can be a few
+    // milliseconds of copies in a long trace, and moving less saves little.
+    // The wall time they fill, not their summed time (copies overlap).
+    const double span_pct = Pct(tr.steady_wall_ns, c.analysis.span.ns());
+    const bool costly = span_pct >= kTransferSpanPct;
     out.push_back(
-        {"transfers_" + tr.direction, Severity::kWarning,
-         fmt::format("{} copies take {:.1f}% of device time", tr.direction, steady_pct),
-         fmt::format("{} copies, {:.3f} ms{}{}{}", tr.count - tr.before_compute, steady_ns / 1e6,
+        {"transfers_" + tr.direction, costly ? Severity::kWarning : Severity::kInfo,
+         fmt::format("{} copies take {:.1f}% of device time ({:.1f}% of the trace's span)",
+                     tr.direction, steady_pct, span_pct),
+         fmt::format("{} copies, {:.3f} ms{}{}{}{}", tr.count - tr.before_compute, steady_ns / 1e6,
                      tr.before_compute > 0
                          ? fmt::format(" (and {} before the device first computed, {:.3f} ms: "
                                        "one-off uploads, left out)",
@@ -133,7 +149,12 @@ void TransfersRule(const RuleContext& c, std::vector<Finding>& out) {
                      tr.bytes > 0 ? fmt::format(", {:.2f} GB/s", tr.gbps) : std::string(),
                      recorded ? fmt::format(", {} from or to pageable memory, {} pinned",
                                             tr.pageable, tr.pinned)
-                              : std::string()),
+                              : std::string(),
+                     costly ? std::string()
+                            : fmt::format(". They take {:.1f}% of the trace's span: the device "
+                                          "idles most of it, so moving less would save little "
+                                          "of the run",
+                                          span_pct)),
          std::string("Keep data on the device between steps and overlap copies with compute "
                      "(non_blocking=True)") +
              (PinningHelps(tr.pinned, tr.pageable)
@@ -167,8 +188,9 @@ Pass TransfersPass() {
                   "leaving out those that ended before the device first computed (one-off "
                   "uploads); pinning is advised where more than a tenth of the copies use "
                   "pageable memory, or where the trace does not say and host-device copies "
-                  "run under {:g} GB/s",
-                  t.transfer_device_pct, t.min_judged_ns / 1e6, t.pageable_gbps);
+                  "run under {:g} GB/s; a warning where they also take {:g}% of the trace's "
+                  "span, else info (on a device that mostly idles they cost the run little)",
+                  t.transfer_device_pct, t.min_judged_ns / 1e6, t.pageable_gbps, kTransferSpanPct);
             },
             TransfersRule}}};
 }

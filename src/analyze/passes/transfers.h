@@ -26,6 +26,9 @@ struct TransferStats {
   // Copies that ended before the device computed anything (its first compute
   // kernel): a one-off upload (weights, the first batch), not step work.
   int64_t before_compute = 0, before_compute_ns = 0;
+  // The wall time during which at least one of the other copies runs (copies
+  // on several engines or devices overlap: their summed time can exceed it).
+  int64_t steady_wall_ns = 0;
 };
 
 std::vector<TransferStats> ComputeTransfers(const TraceModel& model);
