@@ -98,7 +98,8 @@ void RegisterConvert(CLI::App& app) {
   CLI::App* sub = app.add_subcommand(
       "convert",
       "write traces of any format opscope reads (several ranks, an Ascend folder, an Nsight "
-      "export, XPlane, ...) as one Chrome trace that Perfetto opens");
+      "export, XPlane, ...) as one Chrome trace that Perfetto opens, or with their analysis as "
+      "one SQLite database");
   sub->add_option("inputs", command->inputs,
                   "traces, folders of rank traces or archives, as analyze takes them")
       ->required();
