@@ -366,6 +366,36 @@ TEST(Advisor, OneOffUploadsAndTinyCopiesAreNoTransferFinding) {
   EXPECT_NE(steady->title.find("33.3%"), std::string::npos) << steady->title;
 }
 
+// An untraced window is called too short for a diagnosis only where it has
+// no steps: two complete steps of 200 ms are a fair sample, were they
+// recorded, and the advice then says what the device did in them.
+TEST(Advisor, UntracedStepsAreNotCalledTooShort) {
+  const auto untraced = [](bool steps) {
+    Builder b;
+    for (int s = 0; s < 2; ++s) {
+      const int64_t begin = 200000 * s;
+      if (steps)
+        b.Add(EventClass::kStep, "ProfilerStep#" + std::to_string(s), begin, begin + 200000);
+      b.Add(EventClass::kAnnotation, "forward", begin, begin + 200000);
+      b.Add(EventClass::kKernel, "gemm", begin + 1000, begin + 3000);
+    }
+    const auto findings = Advise(AnalyzeTrace(b.model));
+    const auto f = std::find_if(findings.begin(), findings.end(),
+                                [](const Finding& x) { return x.id == "step_untraced"; });
+    return f == findings.end() ? std::optional<Finding>() : *f;
+  };
+  const auto with_steps = untraced(true);
+  ASSERT_TRUE(with_steps.has_value());
+  EXPECT_EQ(with_steps->action.find("this short"), std::string::npos) << with_steps->action;
+  EXPECT_NE(with_steps->action.find("the device worked 4.000 ms (1.0%)"), std::string::npos)
+      << with_steps->action;
+  const auto without = untraced(false);
+  ASSERT_TRUE(without.has_value());
+  EXPECT_NE(without->action.find("A trace this short supports no step diagnosis"),
+            std::string::npos)
+      << without->action;
+}
+
 // Copies are judged by the wall time they fill in the trace's span, as layout
 // conversions are (issue 36, class 11: a large share of a mostly idle
 // device's time is no warning): two 2 ms copies on two streams at once fill

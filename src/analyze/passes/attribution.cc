@@ -1073,19 +1073,26 @@ void DiagnosisRule(const RuleContext& c, std::vector<Finding>& out) {
     // What the device did in the rest, so the untraced part is not read as
     // the whole story (a long trace whose host was not recorded).
     const int64_t device_ns = at->Of(StepState::kCompute) + at->Of(StepState::kCommunication) +
-                              at->Of(StepState::kMemory) + at->Of(StepState::kDeviceWait) +
-                              at->Of(StepState::kQueued);
+                              at->Of(StepState::kMemory);
+    const int64_t waiting_ns = at->Of(StepState::kDeviceWait) + at->Of(StepState::kQueued);
     f.action = fmt::format(
         "Record what the window runs: the host's operators and runtime calls with the device "
         "(torch.profiler activities CPU and CUDA/NPU; rocprofv3 --hip-trace; nsys -t cuda,nvtx), "
         "steps that cover the work (ProfilerStep or NVTX/ROCTx ranges per iteration), threads "
         "that do it.{}",
-        at->window_ns < 1000000000
+        // Short is judged where there are no steps: complete steps of a
+        // few hundred milliseconds are a fair sample, were they recorded.
+        at->complete_steps == 0 && at->window_ns < 1000000000
             ? " A trace this short supports no step diagnosis."
-            : fmt::format(" Of what was recorded, the device worked {:.3f} ms ({:.1f}%): the "
-                          "attribution table says in what; without steps the window includes "
-                          "start-up.",
-                          device_ns / 1e6, Pct(device_ns, at->window_ns)));
+            : fmt::format(
+                  " Of what was recorded, the device worked {:.3f} ms ({:.1f}%){}: "
+                  "the attribution table says in what{}.",
+                  device_ns / 1e6, Pct(device_ns, at->window_ns),
+                  waiting_ns > 0 ? fmt::format(" and waited with work queued {:.3f} ms "
+                                               "({:.1f}%)",
+                                               waiting_ns / 1e6, Pct(waiting_ns, at->window_ns))
+                                 : std::string(),
+                  at->complete_steps == 0 ? "; without steps the window includes start-up" : ""));
   } else if (v.id == "step_setup") {
     f.severity = Severity::kWarning;
     f.title = fmt::format("One-off set-up fills {}: this is start-up, not steady state", share);
