@@ -132,6 +132,27 @@ bool IsDataLoaderSpan(std::string_view name) {
   return Contains(n, "dataloader") || Contains(n, "data_loader");
 }
 
+bool IsPythonWait(std::string_view name) {
+  if (name.starts_with("<built-in method acquire of _thread.") ||
+      name == "<built-in function sleep>") {
+    return true;
+  }
+  // "path/file.py(line): function"
+  const size_t open = name.rfind(".py(");
+  const size_t colon = name.find("): ", open == std::string_view::npos ? 0 : open);
+  if (open == std::string_view::npos || colon == std::string_view::npos) return false;
+  const size_t slash = name.find_last_of('/', open);
+  const size_t from = slash == std::string_view::npos ? 0 : slash + 1;
+  const std::string_view file = name.substr(from, open + 3 - from);
+  const std::string_view function = name.substr(colon + 3);
+  if (file == "threading.py") {
+    return function == "wait" || function == "join" || function == "_wait_for_tstate_lock";
+  }
+  if (file == "queue.py") return function == "get";
+  if (file == "selectors.py") return function == "select";
+  return false;
+}
+
 bool IsIterationMarker(std::string_view name) {
   if (name.starts_with("ProfilerStep#")) return true;
   const std::string n = Lower(name);

@@ -55,6 +55,14 @@ bool IsDataLoading(std::string_view name);
 // with_stack's Python frames show it (".../torch/utils/data/dataloader.py(631):
 // __next__"): EventClass::kDataLoading, whichever producer recorded it.
 bool IsDataLoaderSpan(std::string_view name);
+// A Python frame that waits rather than works, as with_stack's Python events
+// name them: the standard library's waits ("threading.py(359): wait",
+// "threading.py(1116): _wait_for_tstate_lock", join, "queue.py(171): get",
+// "selectors.py(416): select") and the built-ins they block in ("<built-in
+// method acquire of _thread.lock object at 0x...>", "<built-in function
+// sleep>"). A thread in one explains no time of the device (a progress bar's
+// monitor thread sleeps through every step).
+bool IsPythonWait(std::string_view name);
 // A range that marks one iteration of a training or inference loop, by the
 // names profilers and users give them: "ProfilerStep#12" (PyTorch), and a
 // range named only "step", "iteration", "iter" or "train_step" with its

@@ -14,6 +14,7 @@
 
 #include "analyze/model_builder.h"
 #include "analyze/names.h"
+#include "analyze/passes/attribution.h"
 #include "analyze/passes/pass.h"
 #include "analyze/pipeline.h"
 #include "analyze/reported.h"
@@ -364,6 +365,34 @@ TEST(Advisor, OneOffUploadsAndTinyCopiesAreNoTransferFinding) {
       << steady->evidence;
   // 2 of the 6 ms of device time.
   EXPECT_NE(steady->title.find("33.3%"), std::string::npos) << steady->title;
+}
+
+// A Python thread that waits (a progress bar's monitor thread asleep in
+// threading.py's wait for the whole step) explains none of the device's idle
+// time: the main thread's operators do where they run, and the rest is
+// untraced, not framework overhead (TraceLens's H100 Falconsai trace named
+// tqdm's "threading.py(359): wait" its largest framework cost).
+TEST(Advisor, APythonThreadThatWaitsExplainsNothing) {
+  EXPECT_TRUE(IsPythonWait("threading.py(359): wait"));
+  EXPECT_TRUE(IsPythonWait("/usr/lib/python3.10/threading.py(1116): _wait_for_tstate_lock"));
+  EXPECT_TRUE(IsPythonWait("queue.py(171): get"));
+  EXPECT_TRUE(IsPythonWait("<built-in method acquire of _thread.lock object at 0x7f3a>"));
+  EXPECT_TRUE(IsPythonWait("<built-in function sleep>"));
+  EXPECT_FALSE(IsPythonWait("threading.py(973): run"));
+  EXPECT_FALSE(IsPythonWait("my_queue.py(10): get"));
+  EXPECT_FALSE(IsPythonWait("torch/nn/modules/module.py(1501): _call_impl"));
+  Builder b;
+  b.Add(EventClass::kStep, "ProfilerStep#1", 0, 10000);
+  b.Add(EventClass::kHostOp, "aten::addmm", 1000, 3000);  // 2 ms of work on the main thread
+  b.Add(EventClass::kKernel, "gemm", 3000, 4000);
+  b.Add(EventClass::kPython, "threading.py(359): wait", 0, 10000);
+  b.model.track.back() = b.model.TrackFor("1", "2");  // the monitor thread
+  const Analysis a = AnalyzeTrace(b.model);
+  const auto* at = a.results.Get<Attribution>(kAttributionPass);
+  ASSERT_NE(at, nullptr);
+  EXPECT_EQ(at->Of(StepState::kFramework), 2000000);
+  EXPECT_EQ(at->Of(StepState::kCompute), 1000000);
+  EXPECT_EQ(at->Of(StepState::kUntraced) + at->Of(StepState::kAnnotationOnly), 7000000);
 }
 
 // An untraced window is called too short for a diagnosis only where it has

@@ -18,6 +18,13 @@ the code):
    annotation_only held by any lane wins;
 3. else untraced.
 
+Within a lane, an event that ends after the event it opened inside (the
+producer's clocks) is cut at that event's end. A Python frame that waits
+holds no state (attribution.h): the standard
+library's waits, threading.py's wait, join and _wait_for_tstate_lock,
+queue.py's get, selectors.py's select, and the built-ins they block in, a
+_thread lock's acquire and sleep.
+
 On a trace without device work the CPU lanes' operators are the compute
 (collectives communication, bookkeeping operators framework).
 
@@ -100,7 +107,7 @@ def runtime_state(name, copy):
 
 
 class Ev:
-    __slots__ = ("name", "cat", "lane", "start", "end", "corr", "state")
+    __slots__ = ("name", "cat", "lane", "start", "end", "corr", "state", "lane_end")
 
     def __init__(self, e):
         self.name = e.get("name", "")
@@ -130,6 +137,19 @@ def window_of(events, steps):
                 if e.cat in ("user_annotation", "cpu_op", "Operator") and e.name in steps]
     spans = [e for e in events if e.cat not in ("Trace", "")]
     return [(min(e.start for e in spans), max(e.end for e in spans))]
+
+
+def python_wait(name):
+    """A Python frame that waits, by the names with_stack gives them."""
+    if name.startswith("<built-in method acquire of _thread.") or name == "<built-in function sleep>":
+        return True
+    m = re.search(r"([^/]*\.py)\(\d+\): (.+)$", name)
+    if not m:
+        return False
+    file, function = m.groups()
+    return ((file == "threading.py" and function in ("wait", "join", "_wait_for_tstate_lock"))
+            or (file == "queue.py" and function == "get")
+            or (file == "selectors.py" and function == "select"))
 
 
 def expected(path, steps):
@@ -186,7 +206,7 @@ def expected(path, steps):
                 w in n for w in ("eval_frame", "triton_heuristics", "_inductor/runtime")):
             e.state = "compilation"
         elif e.cat == "python_function":
-            e.state = "framework"
+            e.state = None if python_wait(e.name) else "framework"
         elif cpu_is_device:
             e.state = ("communication" if is_collective(e.name) else
                        "framework" if e.name.split("::")[-1] in BOOKKEEPING else "compute")
@@ -207,6 +227,14 @@ def expected(path, steps):
         lanes.setdefault(e.lane, []).append(e)
     for lane in lanes.values():
         lane.sort(key=lambda e: (e.start, -(e.end - e.start)))
+        # An event that ends after the event it opened inside (the producer's
+        # clocks) is cut at that event's end: a frame cannot outlive its caller.
+        stack = []
+        for e in lane:
+            while stack and stack[-1].lane_end <= e.start:
+                stack.pop()
+            e.lane_end = min(e.end, stack[-1].lane_end) if stack else e.end
+            stack.append(e)
     out = {}
     for w0, w1 in window:
         cuts = {w0, w1}
@@ -284,7 +312,7 @@ def lane_state(lane, t):
     for e in lane:
         if e.start > t:
             break
-        if e.end <= t:
+        if e.lane_end <= t:
             continue
         own = e.state
         if state in ("data_loading", "compilation", "blocked") and own != "data_loading":

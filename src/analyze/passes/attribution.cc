@@ -1430,7 +1430,10 @@ StepState HostEventState(const TraceModel& model, size_t e, bool cpu_is_device,
       if (cpu_is_device && IsCommunication(name)) return StepState::kCommunication;
       return scopes_are_work ? StepState::kCompute : StepState::kAnnotationOnly;
     case EventClass::kPython:
-      return CompileKind(name) == "torch.compile" ? StepState::kCompilation : StepState::kFramework;
+      if (CompileKind(name) == "torch.compile") return StepState::kCompilation;
+      // A thread waiting in Python (a lock, a condition, a sleep) explains
+      // nothing: the time falls to what the other threads do, else untraced.
+      return IsPythonWait(name) ? StepState::kUntraced : StepState::kFramework;
     case EventClass::kHostOp: {
       if (CompileKind(name) == "torch.compile") return StepState::kCompilation;
       if (cpu_is_device) {

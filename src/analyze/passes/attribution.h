@@ -15,7 +15,9 @@
 //     explains the idle device before a wait: data loading, compilation and
 //     warm-up, one-off set-up, host launch overhead, framework and Python,
 //     then the host blocked in a synchronisation, then a user annotation with
-//     nothing recorded below it.
+//     nothing recorded below it. A Python frame that waits (the standard
+//     library's waits and the built-ins they block in: names.h IsPythonWait)
+//     holds no state: a thread asleep in one explains nothing.
 //  3. Nothing on the host: untraced.
 //
 // A blocking call (a synchronisation, a synchronous copy, an asynchronous
