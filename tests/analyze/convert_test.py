@@ -14,7 +14,8 @@ the raw inputs read here with Python's standard library:
   and synchronisation of its tables (counted with sqlite3);
 - what must not happen: `-o` naming an input (exit 2, the input unchanged),
   an unreadable input (exit 3, no output file), an output in a folder that
-  does not exist (exit 4);
+  does not exist (exit 4); of a folder of ranks, a damaged one is listed as
+  not read and the other written;
 - the written trace read back by `opscope analyze` gives the same kernels
   and steps tables as the input;
 - torch_npu's host-to-device flows, also those that end before they start;
@@ -197,6 +198,17 @@ out, run = convert("damaged input", bad, out_name="damaged_out.json", expect=3)
 c.check(not os.path.exists(out) and "damaged.json" in run.stderr,
         "damaged input: no output file, the error names the input")
 _, run = convert("no such folder", kineto, out_name="missing/folder/out.json", expect=4)
+# Of several inputs, one that cannot be read is listed and the others written.
+folder = os.path.join(c.scratch, "ranks")
+os.makedirs(folder)
+shutil.copy(ranks[0], os.path.join(folder, "rank0.json.gz"))
+shutil.copy(bad, os.path.join(folder, "rank1.json"))
+out, run = convert("one damaged rank", folder, out_name="partial.json")
+written = events_of(load(out)) if os.path.exists(out) else []
+c.check(sum(1 for e in written if e.get("ph") == "X") == sum(1 for e in events_of(load(ranks[0]))
+                                                          if e.get("ph") == "X")
+        and "not read:" in run.stderr and "rank1.json" in run.stderr,
+        "one damaged rank: the readable rank written, the other listed as not read")
 
 # --- SQLite -----------------------------------------------------------------
 def sqlite_of(name, *inputs, expect=0):
