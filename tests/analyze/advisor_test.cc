@@ -395,6 +395,33 @@ TEST(Advisor, APythonThreadThatWaitsExplainsNothing) {
   EXPECT_EQ(at->Of(StepState::kUntraced) + at->Of(StepState::kAnnotationOnly), 7000000);
 }
 
+// Set-up and warm-up that each stay under their own mark but together fill
+// half the window or more: start-up all the same, named after the larger
+// (the TensorBoard plugin's 2021 autograd-API samples: set-up 37.5% and
+// warm-up 31.0%, called "Warm-up fills 31.0%").
+TEST(Advisor, SetUpAndWarmUpTogetherAreStartUp) {
+  const auto first = [](int64_t setup_us, int64_t compile_us) {
+    Builder b;
+    b.Add(EventClass::kRuntime, "cudaMalloc", 0, setup_us);
+    b.Add(EventClass::kRuntime, "cuModuleLoadData", setup_us, setup_us + compile_us);
+    b.Add(EventClass::kKernel, "gemm", setup_us + compile_us, 10000);
+    const auto findings = Advise(AnalyzeTrace(b.model));
+    const auto f = std::find_if(findings.begin(), findings.end(),
+                                [](const Finding& x) { return x.id.starts_with("step_"); });
+    return f == findings.end() ? Finding{} : *f;
+  };
+  const Finding setup = first(4000, 2000);  // 40% + 20%
+  EXPECT_EQ(setup.id, "step_setup");
+  EXPECT_NE(setup.title.find("One-off set-up and warm-up fill 60.0%"), std::string::npos)
+      << setup.title;
+  const Finding warmup = first(2000, 4000);  // 20% + 40%: named after warm-up
+  EXPECT_EQ(warmup.id, "step_compilation");
+  EXPECT_NE(warmup.title.find("Warm-up and one-off set-up fill 60.0%"), std::string::npos)
+      << warmup.title;
+  const Finding neither = first(2000, 2000);  // 40% together: the largest state instead
+  EXPECT_EQ(neither.id, "step_compute") << neither.title;
+}
+
 // An untraced window is called too short for a diagnosis only where it has
 // no steps: two complete steps of 200 ms are a fair sample, were they
 // recorded, and the advice then says what the device did in them.

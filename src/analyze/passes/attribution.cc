@@ -780,9 +780,13 @@ std::vector<Verdict> Verdicts(const Attribution& at) {
 
 // The verdict the diagnosis names: a counter profiler's replay wherever its
 // ranges are recorded, else a graph capture from kCapturePct, else
-// untraced from kUntracedPct, set-up from kSetupPct, warm-up from
-// kWarmupPct, in that order; else the largest.
+// untraced from kUntracedPct, set-up from kSetupPct (set-up and warm-up
+// together from kSetupPct too, each kOneOffPartPct or more, named after the
+// larger), warm-up from kWarmupPct, in that order; else the largest.
 constexpr double kCapturePct = 50, kUntracedPct = 50, kSetupPct = 50, kWarmupPct = 30;
+// The share of the window each of set-up and warm-up must take to be judged
+// together (a few allocations beside a long warm-up are the warm-up's).
+constexpr double kOneOffPartPct = 10;
 // A critical path with this share of its window unexplained bounds no saving.
 constexpr double kPathBlindPct = 25;
 
@@ -826,6 +830,16 @@ Verdict Choose(const Attribution& at, const CriticalPath* path) {
   if (100.0 * v[0].ns / w >= kUntracedPct) return v[0];
   if (!at.startup.name.empty()) return {"step_startup", {}, at.startup.ns};
   if (100.0 * v[1].ns / w >= kSetupPct) return v[1];
+  // Set-up and warm-up together, each a tenth of the window or more: the
+  // window is mostly one-off work (a run profiled from its start), named
+  // after the larger.
+  if (100.0 * std::min(v[1].ns, v[2].ns) / w >= kOneOffPartPct &&
+      100.0 * (v[1].ns + v[2].ns) / w >= kSetupPct) {
+    Verdict both = v[1].ns >= v[2].ns ? v[1] : v[2];
+    both.states = {StepState::kSetup, StepState::kCompilation};
+    both.ns = v[1].ns + v[2].ns;
+    return both;
+  }
   if (100.0 * v[2].ns / w >= kWarmupPct) return v[2];
   if (!at.outlier.name.empty()) {
     return {"step_outlier", {}, at.outlier.long_step_ns - at.outlier.short_step_ns};
@@ -975,6 +989,12 @@ void DiagnosisRule(const RuleContext& c, std::vector<Finding>& out) {
   if (plain != std::end(kPlain) && !runtime_wait) {
     f.title = fmt::format(fmt::runtime(plain->title), share, idles,
                           at->cpu_is_device ? "no operator computing" : "the device idle");
+    if (v.id == "step_compilation" && v.states.size() > 1) {
+      f.title = fmt::format(
+          "Warm-up and one-off set-up fill {}: compilation, first-use code loading and set-up; "
+          "this is start-up, not steady state",
+          share);
+    }
     f.action = fmt::format(fmt::runtime(plain->action),
                            v.id == "step_memory" ? PinningAdvice(c.analysis) : std::string()) +
                " " + after(v.ns) + ".";
@@ -1095,7 +1115,8 @@ void DiagnosisRule(const RuleContext& c, std::vector<Finding>& out) {
                   at->complete_steps == 0 ? "; without steps the window includes start-up" : ""));
   } else if (v.id == "step_setup") {
     f.severity = Severity::kWarning;
-    f.title = fmt::format("One-off set-up fills {}: this is start-up, not steady state", share);
+    f.title = fmt::format("One-off set-up{} {}: this is start-up, not steady state",
+                          v.states.size() > 1 ? " and warm-up fill" : " fills", share);
     f.action =
         "Judge steady-state steps: profile after warm-up (torch.profiler schedule with wait "
         "and warmup steps). If allocation recurs in every step, keep the caching allocator "
@@ -1479,7 +1500,9 @@ Pass AttributionPass() {
                   "explains {:g}% or more, "
                   "else start-up (step_startup: a window without steps opened by one collective "
                   "that lasts {:g}% of it or more and begins in its first {:g}%), "
-                  "else one-off set-up from {:g}%, else warm-up (compilation, first-use loads) "
+                  "else one-off set-up from {:g}% (set-up and warm-up together from the same "
+                  "share where each takes 10% or more, named after the larger), else warm-up "
+                  "(compilation, first-use loads) "
                   "from {:g}%, else unsteady steps (step_outlier: the longest complete step "
                   "{:g}x the shortest or more, {:g}% of the window or more apart, and one "
                   "name's own time grew by half the difference), else the largest (each state's "

@@ -263,7 +263,9 @@ def expected_diagnosis(states, capture=0, unsteady=None):
     """The step_<state> finding the advisor must make first, restated from its
     documented rule (docs/rules.md, step_<state>): a graph capture when stream
     capture covers 50% or more of the window, else untraced when nothing
-    explains 50% or more, else one-off set-up from 50%, else warm-up from 30%,
+    explains 50% or more, else one-off set-up from 50% (set-up and warm-up
+    together from 50% where each takes 10% or more, named after the larger),
+    else warm-up from 30%,
     else unsteady steps (expected_outlier), else the largest group; the
     severity by its share."""
     window = sum(states.values())
@@ -289,6 +291,12 @@ def expected_diagnosis(states, capture=0, unsteady=None):
         chosen = "step_untraced"
     elif pct["step_setup"] >= 50:
         chosen = "step_setup"
+    elif (min(pct["step_setup"], pct["step_compilation"]) >= 10
+          and pct["step_setup"] + pct["step_compilation"] >= 50):
+        # set-up and warm-up together, named after the larger (docs/rules.md)
+        larger = "step_setup" if pct["step_setup"] >= pct["step_compilation"] else "step_compilation"
+        return {"id": larger, "severity": "warning",
+                "figure": f"{pct['step_setup'] + pct['step_compilation']:.1f}%"}
     elif pct["step_compilation"] >= 30:
         chosen = "step_compilation"
     elif unsteady:
