@@ -1501,7 +1501,7 @@ Pass AttributionPass() {
                   "else start-up (step_startup: a window without steps opened by one collective "
                   "that lasts {:g}% of it or more and begins in its first {:g}%), "
                   "else one-off set-up from {:g}% (set-up and warm-up together from the same "
-                  "share where each takes 10% or more, named after the larger), else warm-up "
+                  "share where each takes {:g}% or more, named after the larger), else warm-up "
                   "(compilation, first-use loads) "
                   "from {:g}%, else unsteady steps (step_outlier: the longest complete step "
                   "{:g}x the shortest or more, {:g}% of the window or more apart, and one "
@@ -1521,9 +1521,9 @@ Pass AttributionPass() {
                   "kernel family, or of the tiny operators' time), at most the states' time on "
                   "the steps' critical path plus the path's time nothing explains (untraced or "
                   "under an annotation only) where that is under {:g}% of the path",
-                  kCapturePct, kUntracedPct, kStartupPct, kStartupStartPct, kSetupPct, kWarmupPct,
-                  kOutlierStepRatio, kOutlierWindowPct, kPathBlindPct, kTinyOperatorNs / 1e3,
-                  kTinyOperatorsPerStep, kPathBlindPct);
+                  kCapturePct, kUntracedPct, kStartupPct, kStartupStartPct, kSetupPct,
+                  kOneOffPartPct, kWarmupPct, kOutlierStepRatio, kOutlierWindowPct, kPathBlindPct,
+                  kTinyOperatorNs / 1e3, kTinyOperatorsPerStep, kPathBlindPct);
             },
             DiagnosisRule},
            {"untraced_part",
