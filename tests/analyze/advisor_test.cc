@@ -436,9 +436,8 @@ TEST(Advisor, UntracedStepsAreNotCalledTooShort) {
       b.Add(EventClass::kKernel, "gemm", begin + 1000, begin + 3000);
     }
     const auto findings = Advise(AnalyzeTrace(b.model));
-    const auto f = std::find_if(findings.begin(), findings.end(),
-                                [](const Finding& x) { return x.id == "step_untraced"; });
-    return f == findings.end() ? std::optional<Finding>() : *f;
+    const Finding* f = Find(findings, "step_untraced");
+    return f == nullptr ? std::optional<Finding>() : *f;
   };
   const auto with_steps = untraced(true);
   ASSERT_TRUE(with_steps.has_value());
@@ -467,9 +466,8 @@ TEST(Advisor, CopiesAreWeighedByTheWallTimeTheyFill) {
     b.model.track.back() = b.model.TrackFor("0", "2");  // another stream
     b.Add(EventClass::kKernel, "gemm", 3000 + idle_us, 4000 + idle_us);
     const auto findings = Advise(AnalyzeTrace(b.model));
-    const auto f = std::find_if(findings.begin(), findings.end(),
-                                [](const Finding& x) { return x.id == "transfers_HtoD"; });
-    return f == findings.end() ? std::optional<Finding>() : *f;
+    const Finding* f = Find(findings, "transfers_HtoD");
+    return f == nullptr ? std::optional<Finding>() : *f;
   };
   const auto busy = transfer(0);  // 2 ms of copies in a 4 ms span: 50%
   ASSERT_TRUE(busy.has_value());
