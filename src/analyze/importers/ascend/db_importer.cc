@@ -335,17 +335,34 @@ void ImportAscendDb(Source& source, TraceModel& model) {
   }
   // The AI Core's clock samples (AICORE_FREQ: deviceId, timestampNs, freq in
   // MHz), of the rank's device where RANK_DEVICE_MAP names it.
+  // A multi-die part records each die's clock (the table's newer dieId
+  // column, docs/formats/ascend.md) and no task says which die ran it: one
+  // die's lower clock is not the task's, so the clock is read only where one
+  // die is recorded, and the report says why it is left out otherwise.
   if (db.HasTable("AICORE_FREQ")) {
     const auto device = model.metadata.find("device");
-    db.Query(std::string("SELECT timestampNs, freq FROM AICORE_FREQ") +
-                 (device != model.metadata.end() ? " WHERE deviceId = " + device->second : "") +
-                 " ORDER BY timestampNs",
-             [&](sqlite3_stmt* s) {
-               const double mhz = sqlite3_column_double(s, 1);
-               if (mhz > 0 && mhz < 1e6) {
-                 model.reported.core_clock.push_back({sqlite3_column_int64(s, 0), mhz});
-               }
-             });
+    const std::string where =
+        device != model.metadata.end() ? " WHERE deviceId = " + device->second : "";
+    int64_t dies = 1;
+    const std::vector<std::string> columns = db.Columns("AICORE_FREQ");
+    if (std::find(columns.begin(), columns.end(), "dieId") != columns.end()) {
+      db.Query("SELECT count(DISTINCT dieId) FROM AICORE_FREQ" + where,
+               [&](sqlite3_stmt* s) { dies = sqlite3_column_int64(s, 0); });
+    }
+    if (dies > 1) {
+      model.import_notes.push_back(fmt::format(
+          "AICORE_FREQ records the AI Core clocks of {} dies and no task says which die ran it: "
+          "the clock check (ai_core_clock) is left out",
+          dies));
+    } else {
+      db.Query("SELECT timestampNs, freq FROM AICORE_FREQ" + where + " ORDER BY timestampNs",
+               [&](sqlite3_stmt* s) {
+                 const double mhz = sqlite3_column_double(s, 1);
+                 if (mhz > 0 && mhz < 1e6) {
+                   model.reported.core_clock.push_back({sqlite3_column_int64(s, 0), mhz});
+                 }
+               });
+    }
   }
   // Memory: the operators' blocks and the allocator's totals over time.
   if (db.HasTable("OP_MEMORY") || db.HasTable("MEMORY_RECORD")) {
