@@ -155,6 +155,16 @@ void ImportInput(const TraceInput& input, std::vector<UnusedFile>& unused, Trace
   model.source = input.Shown();
 }
 
+bool ListedUnreadable(const Error& e, const TraceInput& input, bool several,
+                      std::vector<UnusedFile>& unused, std::optional<Error>& first) {
+  const bool unreadable = e.code() == ErrorCode::kInvalidInput || e.code() == ErrorCode::kIo ||
+                          e.code() == ErrorCode::kUnsupported;
+  if (!several || !unreadable) return false;
+  if (!first) first = e;
+  unused.push_back({input.Shown(), std::string("could not be read: ") + e.what()});
+  return true;
+}
+
 AnalyzedSet AnalyzeFiles(const AnalyzeOptions& options) {
   core::ForgetInputs();  // a new command: its own inputs only (core/output.h)
   for (const std::string& file : options.other_inputs) core::ProtectInput(file);
@@ -180,12 +190,7 @@ AnalyzedSet AnalyzeFiles(const AnalyzeOptions& options) {
     try {
       analyzed = AnalyzeInput(input, out.traces.size(), options, out.unused, model);
     } catch (const Error& e) {
-      const bool unreadable = e.code() == ErrorCode::kInvalidInput || e.code() == ErrorCode::kIo ||
-                              e.code() == ErrorCode::kUnsupported;
-      if (inputs.traces.size() == 1 || !unreadable) throw;
-      if (!first_error) first_error = e;
-      out.unused.push_back({input.shown.empty() ? input.path : input.shown,
-                            std::string("could not be read: ") + e.what()});
+      if (!ListedUnreadable(e, input, inputs.traces.size() > 1, out.unused, first_error)) throw;
       continue;
     }
     AnalyzedTrace& t = *analyzed;

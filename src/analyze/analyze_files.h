@@ -94,6 +94,14 @@ AnalyzedTrace AnalyzeInput(const TraceInput& input, size_t position, const Analy
 // import notes and model.source.
 void ImportInput(const TraceInput& input, std::vector<UnusedFile>& unused, TraceModel& model);
 
+// Of several traces, one that cannot be read (damaged, truncated, not what
+// its name says: `e` is an input, I/O or unsupported-format error) is listed
+// in `unused` with why, and the first such error kept in `first` (the
+// command's error where no trace can be read); returns false where `e` is to
+// be rethrown (the only trace's error, or an error of another kind).
+bool ListedUnreadable(const Error& e, const TraceInput& input, bool several,
+                      std::vector<UnusedFile>& unused, std::optional<Error>& first);
+
 // Measured ceilings (`opscope bench roofline`'s ceilings.json) as the roofline
 // takes them. Throws Error(kIo) or Error(kInvalidInput) naming the file.
 RooflineCeilings LoadRooflineCeilings(const std::filesystem::path& path);

@@ -10,6 +10,7 @@ a scratch folder that goes away, and `opscope analyze` into it.
 import csv
 import json
 import os
+import shutil
 import subprocess
 import tempfile
 
@@ -45,6 +46,16 @@ class Checks:
         self.check(run.returncode == 0, f"{name}: analysed (exit {run.returncode})")
         with open(os.path.join(out, "analysis.json")) as f:
             return json.load(f)["results"]
+
+    def copy_rank(self, rank_folder, name):
+        """A copy of an Ascend rank folder at SCRATCH/NAME, to plant changes in,
+        and the path of its torch_npu database (ascend_pytorch_profiler*.db)."""
+        folder = os.path.join(self.scratch, name)
+        shutil.copytree(rank_folder, folder)
+        database = next(os.path.join(root, f) for root, _, names in sorted(os.walk(folder))
+                        for f in sorted(names)
+                        if f.startswith("ascend_pytorch_profiler") and f.endswith(".db"))
+        return folder, database
 
     @staticmethod
     def rows(out, table):

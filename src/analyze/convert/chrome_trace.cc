@@ -273,11 +273,7 @@ ConvertOutcome WriteChromeTrace(TraceInputs inputs, core::OutputStream& out) {
     try {
       ImportInput(input, outcome.unused, model);
     } catch (const Error& e) {
-      const bool unreadable = e.code() == ErrorCode::kInvalidInput || e.code() == ErrorCode::kIo ||
-                              e.code() == ErrorCode::kUnsupported;
-      if (!several || !unreadable) throw;
-      if (!first_error) first_error = e;
-      outcome.unused.push_back({input.Shown(), std::string("could not be read: ") + e.what()});
+      if (!ListedUnreadable(e, input, several, outcome.unused, first_error)) throw;
       continue;
     }
     // The rank its folder names, else its own metadata; a trace of no known

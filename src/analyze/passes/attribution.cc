@@ -232,12 +232,9 @@ class Attributor {
 
  private:
   void Window() {
-    window_ = CompleteStepSpans(a_.steps);
+    window_ = StepsElseSpan(a_.steps, a_.span);
     out_.complete_steps = a_.step_summary.complete;
     out_.steps_inferred = out_.complete_steps > 0 && !a_.step_summary.inferred_from.empty();
-    if (out_.complete_steps == 0 && a_.span.begin < a_.span.end) {
-      window_ = {{a_.span.begin, a_.span.end}};
-    }
     out_.window_ns = Total(window_);
   }
 

@@ -117,7 +117,8 @@ void Tables(const Analysis& a, const TableContext& c, std::vector<ResultTable>& 
                    {.key = "total_ns", .header = "Total", .precision = 3, .unit = Unit::kTime}};
   const std::string path(c.path);
   if (h->gc > 0)
-    table.AddRow({path, std::string("garbage collections of 10 us or more"), h->gc, h->gc_ns});
+    table.AddRow({path, fmt::format("garbage collections of {:g} us or more", kGcNs / 1e3), h->gc,
+                  h->gc_ns});
   if (h->sync_batchnorm > 0) {
     table.AddRow({path, std::string("SyncBatchNorm"), h->sync_batchnorm, h->sync_batchnorm_ns});
   }
@@ -130,9 +131,9 @@ void GcRule(const RuleContext& c, std::vector<Finding>& out) {
   const double pct = Pct(h->gc_ns, h->span_ns);
   out.push_back(
       {"python_gc", pct >= kGcWarningPct ? Severity::kWarning : Severity::kInfo,
-       fmt::format("Python's garbage collector ran {} time{} for 10 us or more: {:.3f} ms, {:.1f}% "
-                   "of the trace's span, each blocking the whole process",
-                   h->gc, h->gc == 1 ? "" : "s", h->gc_ns / 1e6, pct),
+       fmt::format("Python's garbage collector ran {} time{} for {:g} us or more: {:.3f} ms, "
+                   "{:.1f}% of the trace's span, each blocking the whole process",
+                   h->gc, h->gc == 1 ? "" : "s", kGcNs / 1e3, h->gc_ns / 1e6, pct),
        fmt::format("the longest {:.3f} ms, at +{:.3f} ms (the host_practices table)",
                    h->gc_longest_ns / 1e6, (h->gc_longest_at_ns - c.analysis.span.begin) / 1e6),
        "Create fewer long-lived Python objects in the loop (release them, avoid reference "

@@ -22,7 +22,6 @@ import bisect
 import copy
 import json
 import os
-import shutil
 import sqlite3
 import sys
 
@@ -115,10 +114,7 @@ c.check(not plain, "the database rank: analysed")
 with open(os.path.join(c.scratch, "db", "analysis.json")) as f:
     ids = [r["id"] for r in json.load(f)["results"] if r["section"] == "findings"]
 c.check("ai_core_clock" not in ids, f"the database rank as recorded: no clock finding ({ids})")
-slowed = os.path.join(c.scratch, "db_slowed")
-shutil.copytree(database, slowed)
-db_file = next(os.path.join(root, name) for root, _, names in os.walk(slowed) for name in names
-               if name.startswith("ascend_pytorch_profiler") and name.endswith(".db"))
+slowed, db_file = c.copy_rank(database, "db_slowed")
 con = sqlite3.connect(db_file)
 con.execute("UPDATE AICORE_FREQ SET freq = 1500 WHERE timestampNs > "
             "(SELECT MIN(timestampNs) FROM AICORE_FREQ)")
@@ -136,10 +132,7 @@ c.check(any(r["id"] == "ai_core_clock" for r in results if r["section"] == "find
 # second die's samples, 1500 MHz after the first. No task says which die ran
 # it, so the clock check is left out, said in the import notes, and no
 # down-clock is claimed.
-dies = os.path.join(c.scratch, "db_dies")
-shutil.copytree(database, dies)
-db_file = next(os.path.join(root, name) for root, _, names in os.walk(dies) for name in names
-               if name.startswith("ascend_pytorch_profiler") and name.endswith(".db"))
+dies, db_file = c.copy_rank(database, "db_dies")
 con = sqlite3.connect(db_file)
 con.execute("ALTER TABLE AICORE_FREQ ADD COLUMN dieId INTEGER DEFAULT 0")
 con.execute("INSERT INTO AICORE_FREQ (deviceId, timestampNs, freq, dieId) "
@@ -157,10 +150,7 @@ c.check(result.returncode == 0 and
         f"two dies' clocks: no down-clock claimed, the check said to be left out ({notes[-160:]})")
 # The same change left in the database's write-ahead log (a writer still
 # open): its tables are read through the log, not as the file alone has them.
-logged = os.path.join(c.scratch, "db_logged")
-shutil.copytree(database, logged)
-db_file = next(os.path.join(root, name) for root, _, names in os.walk(logged) for name in names
-               if name.startswith("ascend_pytorch_profiler") and name.endswith(".db"))
+logged, db_file = c.copy_rank(database, "db_logged")
 writer = sqlite3.connect(db_file)
 journal = writer.execute("PRAGMA journal_mode").fetchone()[0]
 writer.execute("PRAGMA wal_autocheckpoint = 0")

@@ -21,7 +21,6 @@ import copy
 import decimal
 import json
 import os
-import shutil
 import sqlite3
 import sys
 
@@ -105,10 +104,7 @@ c.check("fused_optimizer" not in gpu, f"a GPU trace with an optimizer step: no a
 # The database export's GC_RECORD (startNs, endNs, globalTid), planted in a
 # copy of the Level1 database rank with the same four collections.
 database = os.path.join(data, "ascend", "level1_db", "rank0_ascend_pt")
-copied = os.path.join(c.scratch, "db_gc")
-shutil.copytree(database, copied)
-db_file = next(os.path.join(root, name) for root, _, names in os.walk(copied) for name in names
-               if name.startswith("ascend_pytorch_profiler") and name.endswith(".db"))
+copied, db_file = c.copy_rank(database, "db_gc")
 con = sqlite3.connect(db_file)
 start = con.execute("SELECT MIN(startNs) FROM TASK").fetchone()[0]
 con.execute("CREATE TABLE GC_RECORD (startNs INTEGER, endNs INTEGER, globalTid INTEGER)")

@@ -344,8 +344,7 @@ void ImportAscendDb(Source& source, TraceModel& model) {
     const std::string where =
         device != model.metadata.end() ? " WHERE deviceId = " + device->second : "";
     int64_t dies = 1;
-    const std::vector<std::string> columns = db.Columns("AICORE_FREQ");
-    if (std::find(columns.begin(), columns.end(), "dieId") != columns.end()) {
+    if (Has(db.Columns("AICORE_FREQ"), "dieId")) {
       db.Query("SELECT count(DISTINCT dieId) FROM AICORE_FREQ" + where,
                [&](sqlite3_stmt* s) { dies = sqlite3_column_int64(s, 0); });
     }
