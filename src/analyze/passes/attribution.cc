@@ -1425,6 +1425,12 @@ int64_t CriticalPathBound(const Analysis& analysis, int64_t window_ns,
   return PathBound(window_ns, PathOf(analysis), states);
 }
 
+int64_t CriticalPathWaitBound(const Analysis& analysis, int64_t window_ns) {
+  const CriticalPath* path = PathOf(analysis);
+  const int64_t bound = PathBound(window_ns, path, {StepState::kBlocked});
+  return bound == INT64_MAX ? bound : bound + path->sync_device_ns;
+}
+
 bool NotARun(const Analysis& analysis) {
   const std::string_view d = Diagnosis(analysis);
   return d == "step_capture" || d == "step_counter_replay";

@@ -182,6 +182,10 @@ bool NotARun(const Analysis& analysis);
 // path bounds nothing (none, another window, a quarter of it unexplained).
 int64_t CriticalPathBound(const Analysis& analysis, int64_t window_ns,
                           const std::vector<StepState>& states);
+// The same for removing the host's waits for the device: the path's
+// blocked time, its unexplained time, and the device work it reached through
+// waits (CriticalPath::sync_device_ns), which the host could have overlapped.
+int64_t CriticalPathWaitBound(const Analysis& analysis, int64_t window_ns);
 
 // Its entry in the pass table; its result is in its slot (a.results).
 inline constexpr std::string_view kAttributionPass = "attribution";

@@ -495,9 +495,20 @@ class Walker {
     ++sum.count, sum.ns += ns;
   }
 
+  // A blocking call's time from `begin` until the device work it waited for
+  // ended at `end` (the path goes on through that work).
+  // The walk goes back in time: what an earlier wait reaches (two threads
+  // waiting at once) is counted once.
+  void AddWaited(int64_t begin, int64_t end) {
+    begin = std::max(begin, window_begin_), end = std::min({end, window_end_, waited_floor_});
+    if (end <= begin) return;
+    out_.sync_device_ns += end - begin;
+    waited_floor_ = begin;
+  }
+
   // Walks back from `node` at `end` to `begin`, adding each edge's time.
   void Walk(int64_t begin, int64_t end, Node node, uint32_t home) {
-    window_begin_ = begin, window_end_ = end;
+    window_begin_ = begin, window_end_ = end, waited_floor_ = INT64_MAX;
     int64_t at = end;
     if (node.kind == Node::kHostAt) at = std::min(at, HostEnd(node.at));
     if (node.kind == Node::kDeviceEnd) at = std::min(at, End(node.at));
@@ -540,6 +551,7 @@ class Walker {
     if (at == HostEnd(k) && Blocks(e)) {
       const size_t d = LatestEnd(std::max(start, child_end), at, UINT32_MAX);
       if (d != SIZE_MAX) {
+        AddWaited(std::max(start, child_end), End(d));
         Add(PathEdge::kSync, StepState::kBlocked, model_.name[e], End(d), at);
         at = End(d);
         return {Node::kDeviceEnd, static_cast<int64_t>(d)};
@@ -551,6 +563,7 @@ class Walker {
         waits_for_own_[model_.name[e]] != 0) {
       const size_t d = task_of_.Find(model_.correlation[e]);
       if (d != SIZE_MAX && End(d) <= at && End(d) > std::max(start, child_end)) {
+        AddWaited(std::max(start, child_end), End(d));
         Add(PathEdge::kSync, StepState::kBlocked, model_.name[e], End(d), at);
         at = End(d);
         return {Node::kDeviceEnd, static_cast<int64_t>(d)};
@@ -705,7 +718,7 @@ class Walker {
   };
   std::vector<FlowLaunch> flows_;  // the model's launch flows, by device track and time
   uint32_t sink_track_ = UINT32_MAX;
-  int64_t window_begin_ = 0, window_end_ = 0;
+  int64_t window_begin_ = 0, window_end_ = 0, waited_floor_ = INT64_MAX;
   struct Sum {
     int64_t count = 0, ns = 0;
   };

@@ -76,7 +76,13 @@ struct CriticalPath {
     int64_t count = 0, ns = 0;
   };
   std::vector<Part> parts;  // by (edge, state, name), most time first
-  int64_t cut_walks = 0;    // walks stopped by the step bound (never on a well-formed trace)
+  // The path's time inside blocking calls before the device work each
+  // waited for ended (the walk reaches that work through the call's sync
+  // edge): device work the wait kept the host from overlapping with what
+  // followed it. Removing the waits can save no more than this and the
+  // path's blocked time (kSync edges).
+  int64_t sync_device_ns = 0;
+  int64_t cut_walks = 0;  // walks stopped by the step bound (never on a well-formed trace)
 };
 
 struct Analysis;

@@ -23,6 +23,7 @@
 
 #include <algorithm>
 #include <any>
+#include <deque>
 #include <unordered_map>
 
 #include "analyze/analysis.h"
@@ -47,6 +48,14 @@ struct HostWait {
   // Of ns, the time the device (on a CPU trace: no operator) was working: a
   // wait the device's work sets the pace of, which removing it cannot save.
   int64_t device_busy_ns = 0;
+  // Of device_busy_ns, the part the host could have overlapped with what it
+  // did next were the waits for the device gone: the device's work during
+  // them, as far as the time the device then idled while the host worked
+  // (operators, runtime calls, data loading; not waiting, not untraced)
+  // absorbs it before the window ends (Compute). Without the waits the host
+  // does that work at once, and what it launches queues behind the
+  // device's. Synchronisations and synchronous copies only.
+  int64_t overlap_ns = 0;
   int64_t longest_ns = 0;
   std::string longest;   // the longest call, and the operator it ran in
   int64_t bytes = -1;    // synchronous copies: bytes copied, where recorded
@@ -95,6 +104,7 @@ HostWaits Compute(const TraceModel& model, const Analysis& a) {
     return k;
   };
   Intervals spans[kKinds];
+  UnionBuilder host_work;  // operators, runtime calls, data loading
   HostWait waits[kKinds];
   std::vector<size_t> longest(kKinds, SIZE_MAX);
   int64_t host_begin = INT64_MAX, host_end = INT64_MIN;
@@ -103,6 +113,10 @@ HostWaits Compute(const TraceModel& model, const Analysis& a) {
     if (!IsHostClass(cls)) continue;
     const int64_t begin = model.start_ns[e], end = begin + model.duration_ns[e];
     host_begin = std::min(host_begin, begin), host_end = std::max(host_end, end);
+    if (cls == EventClass::kHostOp || cls == EventClass::kRuntime ||
+        cls == EventClass::kDataLoading) {
+      host_work.Add({begin, end});
+    }
     int k = -1;
     if (cls == EventClass::kDataLoading) {
       k = kLoading;
@@ -162,12 +176,57 @@ HostWaits Compute(const TraceModel& model, const Analysis& a) {
     }
   }
   const Intervals busy = working.Take();
+  // Of the device's work during each wait for it, what the host's work after
+  // the wait could have run beside, were the waits (of both kinds: a
+  // `.item()` is a copy and then a synchronisation) gone: the device's
+  // backlog grows by each wait's device work and shrinks, oldest first, by
+  // the time the device then idles while the host works, within the window
+  // (the complete steps: the loop goes on from one to the next).
+  Intervals blocked_kind[kKinds];
+  for (const int k : {kSyncCall, kSyncCopy}) blocked_kind[k] = Union(spans[k]);
+  const Intervals all_waits = Join(blocked_kind[kSyncCall], blocked_kind[kSyncCopy]);
+  const Intervals host_only =
+      Intersect(Subtract(Subtract(host_work.Take(), busy), all_waits), window);
+  int64_t kept_apart[kKinds] = {};
+  {
+    struct Wait {
+      Interval span;
+      int kind;
+    };
+    std::vector<Wait> each;
+    for (const int k : {kSyncCall, kSyncCopy}) {
+      for (const Interval& in : Intersect(blocked_kind[k], window)) each.push_back({in, k});
+    }
+    std::sort(each.begin(), each.end(),
+              [](const Wait& x, const Wait& y) { return x.span.begin < y.span.begin; });
+    std::deque<std::pair<int, int64_t>> backlog;  // (kind, device work), oldest first
+    int64_t from = INT64_MIN;
+    const auto absorb = [&](int64_t until) {
+      if (backlog.empty() || until <= from) return;
+      int64_t room = Covered(host_only, from, until);
+      while (room > 0 && !backlog.empty()) {
+        const int64_t take = std::min(room, backlog.front().second);
+        kept_apart[backlog.front().first] += take;
+        room -= take;
+        if ((backlog.front().second -= take) == 0) backlog.pop_front();
+      }
+    };
+    for (const Wait& w : each) {
+      absorb(w.span.begin);
+      if (const int64_t worked = Covered(busy, w.span.begin, w.span.end); worked > 0) {
+        backlog.emplace_back(w.kind, worked);
+      }
+      from = std::max(from, w.span.end);
+    }
+    if (!window.empty()) absorb(window.back().end);
+  }
   for (int k = 0; k < kKinds; ++k) {
     if (waits[k].calls == 0) continue;
     HostWait w = std::move(waits[k]);
     w.kind = kKindNames[k];
-    const Intervals blocked = Union(std::move(spans[k]));
+    const Intervals blocked = k == kLoading ? Union(std::move(spans[k])) : blocked_kind[k];
     for (const Interval& in : window) w.ns += Covered(blocked, in.begin, in.end);
+    w.overlap_ns = kept_apart[k];
     // The part of it the device worked through (or held launched work
     // waiting on a dependency): each blocked span against
     // the device's busy time, inside the window.
@@ -215,6 +274,7 @@ void Tables(const Analysis& a, const TableContext& context,
       {.key = "blocked_ns", .header = "Blocked", .unit = core::Unit::kTime},
       {.key = "share_pct", .header = "% of window", .precision = 1, .unit = core::Unit::kPercent},
       {.key = "device_busy_ns", .header = "Device working", .unit = core::Unit::kTime},
+      {.key = "kept_apart_ns", .header = "Kept apart", .unit = core::Unit::kTime},
       {.key = "longest_ns", .header = "Longest", .unit = core::Unit::kTime},
       {"longest", "Longest call"},
       {.key = "bytes",
@@ -226,7 +286,9 @@ void Tables(const Analysis& a, const TableContext& context,
   for (const HostWait& k : w->kinds) {
     const bool copy = k.kind == kKindNames[kSyncCopy];
     table.AddRow({std::string(context.path), k.kind, k.calls, k.ns, Pct(k.ns, w->window_ns),
-                  k.device_busy_ns, k.longest_ns, k.longest,
+                  k.device_busy_ns,
+                  k.kind == kKindNames[kLoading] ? core::Value{} : core::Value{k.overlap_ns},
+                  k.longest_ns, k.longest,
                   copy && k.bytes >= 0 ? core::Value{k.bytes} : core::Value{},
                   copy ? core::Value{k.pageable} : core::Value{}});
   }
@@ -236,7 +298,10 @@ void Tables(const Analysis& a, const TableContext& context,
       "from or to pageable memory, which block too (CUDA's API synchronization behavior). Device "
       "working: the part of it during which the device (on a CPU trace, an operator) worked, "
       "or held launched work that waited on a dependency; only the rest is time the wait "
-      "costs.");
+      "costs, with what is kept apart. Kept apart: of the device's work during a wait for the "
+      "device, the part the host's work after the wait could have run beside, were the waits "
+      "gone (as far as the time the device then idled while the host worked absorbs it, "
+      "within the window).");
   tables.push_back(std::move(table));
 }
 
@@ -248,17 +313,20 @@ void BlockedRule(const RuleContext& c, std::vector<Finding>& out) {
     // saved; while the device works, its work sets the pace. And no more
     // than the steps' critical path holds of waits of its kind (and of time
     // it cannot explain): a wait the steps did not wait on saves nothing.
-    const int64_t unbounded = k.ns - k.device_busy_ns;
+    // A wait the device worked through saves the part of that work the host
+    // could have overlapped with what it did next (overlap_ns), bounded by
+    // the device work the path reached through waits.
+    const bool loading = k.kind == kKindNames[kLoading];
+    const int64_t unbounded = k.ns - k.device_busy_ns + k.overlap_ns;
     const int64_t idle = std::min(
-        unbounded, CriticalPathBound(c.analysis, w->window_ns,
-                                     {k.kind == kKindNames[kLoading] ? StepState::kDataLoading
-                                                                     : StepState::kBlocked}));
+        unbounded, loading ? CriticalPathBound(c.analysis, w->window_ns, {StepState::kDataLoading})
+                           : CriticalPathWaitBound(c.analysis, w->window_ns));
     // The step-time diagnosis already names data loading, with this advice.
-    if (k.kind == kKindNames[kLoading] && Diagnosis(c.analysis) == "step_data_loading") continue;
+    if (loading && Diagnosis(c.analysis) == "step_data_loading") continue;
     const double pct = Pct(idle, w->window_ns);
     if (pct < kBlockedPct || idle < kBlockedMinNs) continue;
     std::string action =
-        k.kind == kKindNames[kLoading]
+        loading
             ? "Load batches ahead of the step: DataLoader(num_workers>0, persistent_workers=True, "
               "prefetch_factor), pin_memory=True, and lighter per-item work (decode, "
               "augmentation) or a faster store."
@@ -273,28 +341,41 @@ void BlockedRule(const RuleContext& c, std::vector<Finding>& out) {
         w->complete_steps > 0 ? fmt::format(" ({:.3f} ms per step)",
                                             idle / 1e6 / static_cast<double>(w->complete_steps))
                               : std::string();
+    const int64_t idle_blocked = k.ns - k.device_busy_ns;
     action += fmt::format(
-        " Fixing it saves at most {:.3f} ms{}: the blocked time during which the device "
-        "idled{}.",
-        idle / 1e6, per_step,
+        " Fixing it saves at most {:.3f} ms{}: {}{}.", idle / 1e6, per_step,
+        k.overlap_ns > 0
+            ? fmt::format("{:.3f} ms blocked with the device idle, and {:.3f} ms of the device "
+                          "work waited for that the host's work after the wait could have run "
+                          "beside",
+                          idle_blocked / 1e6, k.overlap_ns / 1e6)
+            : std::string("the blocked time during which the device idled"),
         20 * (unbounded - idle) >= unbounded
             ? fmt::format(", as much as the steps' critical path holds of such waits ({:.3f} ms "
-                          "blocked with the device idle in all)",
+                          "in all)",
                           unbounded / 1e6)
             : std::string());
     std::string id = "host_blocked_" + k.kind;
     std::replace(id.begin(), id.end(), ' ', '_');
     out.push_back(
         {id, pct >= kBlockedCriticalPct ? Severity::kCritical : Severity::kWarning,
-         fmt::format("The host is blocked in {} with the device idle for {:.1f}% of {}", k.kind,
-                     pct,
-                     w->complete_steps == 1  ? "the complete step"
-                     : w->complete_steps > 0 ? "the complete steps"
-                                             : "its span"),
+         fmt::format(
+             fmt::runtime(k.overlap_ns > 0 ? "The host's waits in {} cost {:.1f}% of {}"
+                                           : "The host is blocked in {} with the device idle for "
+                                             "{:.1f}% of {}"),
+             k.kind, pct,
+             w->complete_steps == 1  ? "the complete step"
+             : w->complete_steps > 0 ? "the complete steps"
+                                     : "its span"),
          fmt::format("{} calls, {:.3f} ms of {}, of which the device worked or held queued work "
                      "{:.3f} ms (its work "
-                     "set the pace then){}; longest: '{}', {:.3f} ms",
+                     "set the pace then{}){}; longest: '{}', {:.3f} ms",
                      k.calls, k.ns / 1e6, WindowText(*w), k.device_busy_ns / 1e6,
+                     k.overlap_ns > 0
+                         ? fmt::format(", but {:.3f} ms of that work is time the device then "
+                                       "idled while the host worked: the wait kept them apart",
+                                       k.overlap_ns / 1e6)
+                         : std::string(),
                      k.pageable > 0 ? fmt::format("; {} asynchronous copies blocked by pageable "
                                                   "host memory",
                                                   k.pageable)
@@ -318,10 +399,15 @@ Pass HostWaitsPass() {
               return fmt::format(
                   "synchronisations, synchronous copies or data loading (each a kind) block the "
                   "host while the device idles (the time the device works meanwhile is its "
-                  "pace, not the wait's cost) for at least {:g}% of the complete steps (of the "
-                  "host's span without them) and {:g} ms; critical from {:g}%; the saving is "
-                  "that device-idle time, at most the steps' critical path's time in such "
-                  "waits plus its unexplained time (the shares are of that bounded time)",
+                  "pace, not the wait's cost), or, for a wait for the device, keep the device "
+                  "work it waited for from running beside the host's work after it (as far as "
+                  "the time the device then idles while the host works absorbs it, with every "
+                  "such wait gone, within the window), for at least {:g}% of the complete steps "
+                  "(of the host's span "
+                  "without them) and {:g} ms; critical from {:g}%; the saving is that time, at "
+                  "most the steps' critical path's time in such waits (for a wait for the "
+                  "device, with the device work the path reaches through them) plus its "
+                  "unexplained time (the shares are of that bounded time)",
                   kBlockedPct, kBlockedMinNs / 1e6, kBlockedCriticalPct);
             },
             BlockedRule}}};
