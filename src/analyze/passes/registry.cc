@@ -23,23 +23,24 @@ namespace opscope::analyze {
 
 // Passes whose whole analysis is one file (its result, tables and rules)
 // declare their entry here, beside their registration.
-Pass ByteAlignmentPass();  // byte_alignment.cc
-Pass CoreClockPass();      // core_clock.cc
-Pass FirstCallsPass();     // first_calls.cc
-Pass HostPracticesPass();  // host_practices.cc
-Pass HostWaitsPass();      // host_waits.cc
-Pass ImportNotesPass();    // import_notes.cc
+Pass BandwidthContentionPass();  // bandwidth_contention.cc
+Pass ByteAlignmentPass();        // byte_alignment.cc
+Pass CoreClockPass();            // core_clock.cc
+Pass FirstCallsPass();           // first_calls.cc
+Pass HostPracticesPass();        // host_practices.cc
+Pass HostWaitsPass();            // host_waits.cc
+Pass ImportNotesPass();          // import_notes.cc
 
 const std::vector<Pass>& Passes() {
   // The report lists each trace's tables in this order, and the advisor
   // applies the passes' rules in it.
   static const std::vector<Pass> passes = {
-      ImportNotesPass(),  SelfTimesPass(),  LinksPass(),         OpStatsPass(),
-      OpDevicePass(),     DeviceBusyPass(), StepsPass(),         TransfersPass(),
-      LayoutPass(),       LongTailPass(),   CpuFallbackPass(),   LaunchPass(),
-      RooflinePass(),     FusionPass(),     DeviceTimePass(),    TimelinePass(),
-      HostWaitsPass(),    FirstCallsPass(), ByteAlignmentPass(), AttributionPass(),
-      CriticalPathPass(), CoreClockPass(),  HostPracticesPass(),
+      ImportNotesPass(), SelfTimesPass(),    LinksPass(),         OpStatsPass(),
+      OpDevicePass(),    DeviceBusyPass(),   StepsPass(),         TransfersPass(),
+      LayoutPass(),      LongTailPass(),     CpuFallbackPass(),   LaunchPass(),
+      RooflinePass(),    FusionPass(),       DeviceTimePass(),    TimelinePass(),
+      HostWaitsPass(),   FirstCallsPass(),   ByteAlignmentPass(), BandwidthContentionPass(),
+      AttributionPass(), CriticalPathPass(), CoreClockPass(),     HostPracticesPass(),
   };
   return passes;
 }
