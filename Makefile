@@ -95,6 +95,7 @@ bench: build
 	bench/python_vs_hta.sh
 	PYTHONPATH=build/release/python /usr/bin/python3 bench/python_scope_cost.py
 	bench/ascend_vs_python.sh
+	bench/ascend_cluster_bench.sh 1024
 	bench/resnet50_vs_torch.sh
 	bench/exporter_soak.py build/release/opscope 60
 

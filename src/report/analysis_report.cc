@@ -274,9 +274,24 @@ std::string AnalysisHtml(const std::vector<AnalyzedTrace>& traces,
                          const std::vector<ResultTable>& tables) {
   std::string h = PageHead("opscope analysis") + "<h1>opscope analysis</h1>\n<p>opscope " +
                   OPSCOPE_VERSION_STRING + "</p>\n";
+  // A job shown as a cluster (analysis_tables.h) has the sections of the
+  // traces whose tables it shows: those with their findings table.
+  const bool cluster = std::any_of(tables.begin(), tables.end(), [](const ResultTable& t) {
+    return t.section == "findings_across_ranks";
+  });
+  std::vector<bool> section(traces.size(), true);
+  if (cluster) {
+    for (size_t i = 0; i < traces.size(); ++i) {
+      const std::string head = traces[i].path + " (";
+      section[i] = std::any_of(tables.begin(), tables.end(), [&](const ResultTable& t) {
+        return t.section == "findings" && t.title.starts_with(head);
+      });
+    }
+  }
   // Contents: each trace's sections, then every table.
   h += "<nav><ul>";
   for (size_t i = 0; i < traces.size(); ++i) {
+    if (!section[i]) continue;
     h += fmt::format("<li><a href=\"#trace{}\">{}</a></li>", i, EscapeHtml(traces[i].path));
   }
   if (traces.size() > 1) h += "<li><a href=\"#ranks\">Ranks compared</a></li>";
@@ -292,7 +307,7 @@ std::string AnalysisHtml(const std::vector<AnalyzedTrace>& traces,
          RanksTimelineHtml(ranks, "timeline-data-ranks", event_budget, bins) + "\n";
   }
   for (size_t i = 0; i < traces.size(); ++i) {
-    h += TraceSectionHtml(traces[i], i, true, event_budget, bins);
+    if (section[i]) h += TraceSectionHtml(traces[i], i, true, event_budget, bins);
   }
   h += "<h2 id=\"tables\">Every table</h2>\n<p>Click a column's header to sort by it. A long "
        "table shows its top rows here and says how many more it has; analysis.json and "

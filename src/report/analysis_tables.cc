@@ -3,6 +3,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <limits>
+#include <map>
+#include <set>
 
 #include "analyze/passes/pass.h"
 
@@ -185,12 +189,200 @@ void AddFindings(const analyze::AnalyzedTrace& t, std::vector<ResultTable>& tabl
   tables.push_back(std::move(advice));
 }
 
+// A job of more traces than this is shown as a cluster where rows are cut
+// (the terminal, analysis.html): the job's tables, the findings counted
+// across its ranks, and the tables of a few ranks (kRanksShown: the first,
+// and the ranks the job's tables name slow or late).
+constexpr size_t kClusterTraces = 16, kRanksShown = 3;
+
+// The traces whose own tables a cluster view shows, by index.
+std::vector<size_t> RanksShown(const analyze::AnalyzedSet& set) {
+  std::vector<int> named;
+  if (set.step_ranks && set.step_ranks->slow_rank >= 0) named.push_back(set.step_ranks->slow_rank);
+  if (set.ranks && set.ranks->slow_rank >= 0) named.push_back(set.ranks->slow_rank);
+  if (set.late && !set.late->ranks.empty()) named.push_back(set.late->ranks.front().rank);
+  std::vector<size_t> shown = {0};
+  for (const int rank : named) {
+    for (size_t i = 0; i < set.traces.size() && shown.size() < kRanksShown; ++i) {
+      if (set.traces[i].rank == rank && std::find(shown.begin(), shown.end(), i) == shown.end()) {
+        shown.push_back(i);
+      }
+    }
+  }
+  for (size_t i = 1; i < set.traces.size() && shown.size() < kRanksShown; ++i) {
+    if (std::find(shown.begin(), shown.end(), i) == shown.end()) shown.push_back(i);
+  }
+  std::sort(shown.begin(), shown.end());
+  return shown;
+}
+
+// Each finding (by id and severity) with the number of ranks it holds on,
+// the largest saving and the rank it is on.
+void AddFindingsAcrossRanks(const analyze::AnalyzedSet& set, const std::vector<size_t>& shown,
+                            std::vector<ResultTable>& tables) {
+  struct Across {
+    std::string severity, id, title;
+    int64_t ranks = 0, saving_ns = -1;
+    int rank = -1;
+    int order = 0;  // the severity's rank: critical first
+  };
+  std::map<std::pair<std::string, std::string>, Across> by;
+  for (const analyze::AnalyzedTrace& t : set.traces) {
+    std::set<std::pair<std::string, std::string>> seen;
+    for (const analyze::Finding& f : t.findings) {
+      const std::string severity(analyze::Name(f.severity));
+      Across& a = by[{severity, f.id}];
+      if (a.ranks == 0 || f.saving_ns > a.saving_ns) {
+        a.severity = severity, a.id = f.id, a.title = f.title, a.rank = t.rank;
+        a.saving_ns = std::max(a.saving_ns, f.saving_ns);
+        a.order = static_cast<int>(f.severity);
+      }
+      if (seen.insert({severity, f.id}).second) ++a.ranks;
+    }
+  }
+  std::vector<Across> rows;
+  for (auto& [key, a] : by) rows.push_back(std::move(a));
+  std::stable_sort(rows.begin(), rows.end(), [](const Across& x, const Across& y) {
+    if (x.order != y.order) return x.order > y.order;
+    if (x.ranks != y.ranks) return x.ranks > y.ranks;
+    return x.saving_ns > y.saving_ns;
+  });
+  ResultTable table;
+  table.section = "findings_across_ranks";
+  table.title = fmt::format("Findings across the job's {} traces", set.traces.size());
+  table.columns = {{"severity", "Severity"},
+                   {"id", "Finding"},
+                   {"ranks", "Traces"},
+                   {"rank", "Largest on rank"},
+                   {.key = "saving_ns", .header = "Saves there", .unit = core::Unit::kTime},
+                   {"title", "What (there)"}};
+  for (const Across& a : rows) {
+    table.AddRow({a.severity, a.id, a.ranks, static_cast<int64_t>(a.rank),
+                  a.saving_ns >= 0 ? core::Value{a.saving_ns} : core::Value{}, a.title});
+  }
+  std::string ranks;
+  for (const size_t i : shown) {
+    ranks += fmt::format("{}{}", ranks.empty() ? "" : ", ", set.traces[i].rank);
+  }
+  table.notes.push_back(fmt::format(
+      "Each finding by severity, with how many of the traces hold it and the one where it "
+      "saves most. Below are the tables of ranks {} (the first, and those the job's tables "
+      "name slow or late) of {}: analysis.json and tables/*.csv hold every rank's, and --top 0 "
+      "prints them all.",
+      ranks, set.traces.size()));
+  tables.push_back(std::move(table));
+}
+
+// "0, 1, 2, 3, 5" as "0-3, 5".
+std::string RankRanges(const std::string& list) {
+  std::vector<int64_t> ranks;
+  for (size_t at = 0; at < list.size();) {
+    const size_t comma = list.find(',', at);
+    const std::string item = list.substr(at, comma == std::string::npos ? comma : comma - at);
+    char* end = nullptr;
+    const long long v = std::strtoll(item.c_str(), &end, 10);
+    if (end == item.c_str()) return list;  // not a list of ranks: as it is
+    ranks.push_back(v);
+    at = comma == std::string::npos ? list.size() : comma + 1;
+  }
+  std::string out;
+  for (size_t i = 0; i < ranks.size();) {
+    size_t j = i;
+    while (j + 1 < ranks.size() && ranks[j + 1] == ranks[j] + 1) ++j;
+    out += fmt::format("{}{}", out.empty() ? "" : ", ", ranks[i]);
+    if (j >= i + 2) {
+      out += fmt::format("-{}", ranks[j]);
+    } else if (j == i + 1) {
+      out += fmt::format(", {}", ranks[j]);
+    }
+    i = j + 1;
+  }
+  return out;
+}
+
+// The cluster view of the tables built for a job's traces (see
+// kClusterTraces): each trace's own tables only for the traces shown; the
+// tables of one row per rank cut to the `top` ranks that matter most (the
+// slowest, the one the others wait for), the others counted in a note; the
+// stages' rank lists as ranges.
+void ShowAsCluster(const analyze::AnalyzedSet& set, const std::vector<size_t>& shown,
+                   const AnalysisTableOptions& options, std::vector<ResultTable>& tables) {
+  std::set<std::string> paths;
+  std::set<int64_t> ranks;
+  for (const size_t i : shown) paths.insert(set.traces[i].path), ranks.insert(set.traces[i].rank);
+  // One row per rank, and the column that orders them (most first).
+  const std::map<std::string, std::string> per_rank = {
+      {"ranks", "mean_step_ns"},
+      {"reported_step_ranks", "step_ns"},
+      {"reported_communication", "others_waited_ns"}};
+  const auto column = [](const ResultTable& t, std::string_view key) {
+    for (size_t c = 0; c < t.columns.size(); ++c) {
+      if (t.columns[c].key == key) return c;
+    }
+    return SIZE_MAX;
+  };
+  const auto number = [](const core::Value& v) {
+    if (const auto* i = std::get_if<int64_t>(&v)) return static_cast<double>(*i);
+    if (const auto* d = std::get_if<double>(&v)) return *d;
+    return -std::numeric_limits<double>::infinity();
+  };
+  std::vector<ResultTable> kept;
+  for (ResultTable& t : tables) {
+    if (const auto it = per_rank.find(t.section); it != per_rank.end()) {
+      const size_t by = column(t, it->second);
+      const size_t n = t.rows.size();
+      if (by != SIZE_MAX && n > static_cast<size_t>(options.top)) {
+        std::stable_sort(t.rows.begin(), t.rows.end(), [&](const auto& a, const auto& b) {
+          return number(a[by]) > number(b[by]);
+        });
+        t.rows.resize(static_cast<size_t>(options.top));
+        t.notes.push_back(fmt::format(
+            "The {} of {} ranks with the most {}; analysis.json and tables/{}.csv list every "
+            "rank.",
+            options.top, n, t.columns[by].header, t.section));
+      }
+      kept.push_back(std::move(t));
+      continue;
+    }
+    if (t.section == "reported_stages") {
+      if (const size_t c = column(t, "ranks"); c != SIZE_MAX) {
+        for (auto& row : t.rows) {
+          if (const auto* list = std::get_if<std::string>(&row[c])) row[c] = RankRanges(*list);
+        }
+      }
+      kept.push_back(std::move(t));
+      continue;
+    }
+    // A trace's own table: its rows of the traces shown.
+    const size_t trace = column(t, "trace"), rank = column(t, "rank");
+    if (t.section != "findings_across_ranks" && t.section != "late_ranks" &&
+        t.section != "unused_files" && (trace != SIZE_MAX || rank != SIZE_MAX)) {
+      std::erase_if(t.rows, [&](const auto& row) {
+        if (trace != SIZE_MAX) {
+          const auto* p = std::get_if<std::string>(&row[trace]);
+          return p == nullptr || paths.count(*p) == 0;
+        }
+        const auto* r = std::get_if<int64_t>(&row[rank]);
+        return r == nullptr || ranks.count(*r) == 0;
+      });
+      if (t.rows.empty()) continue;
+    }
+    kept.push_back(std::move(t));
+  }
+  tables = std::move(kept);
+}
+
 }  // namespace
 
 std::vector<ResultTable> AnalysisTables(const analyze::AnalyzedSet& set,
                                         const AnalysisTableOptions& options) {
   std::vector<ResultTable> tables;
-  for (const analyze::AnalyzedTrace& t : set.traces) {
+  const bool cluster = options.top > 0 && set.traces.size() > kClusterTraces;
+  const std::vector<size_t> shown = cluster ? RanksShown(set) : std::vector<size_t>{};
+  if (cluster) AddFindingsAcrossRanks(set, shown, tables);
+  for (size_t i = 0; i < set.traces.size(); ++i) {
+    if (cluster && std::find(shown.begin(), shown.end(), i) == shown.end()) continue;
+    const analyze::AnalyzedTrace& t = set.traces[i];
     AddFindings(t, tables);
     // The tables each pass that ran brings with it (passes/pass.h).
     const analyze::TableContext context{t.path, options.top, t.format,
@@ -211,9 +403,28 @@ std::vector<ResultTable> AnalysisTables(const analyze::AnalyzedSet& set,
     table.section = "unused_files";
     table.title = fmt::format("Files found and not read ({})", set.unused.size());
     table.columns = {{"file", "File"}, {"reason", "Why"}};
-    for (const auto& u : set.unused) table.AddRow({u.path, u.reason});
+    if (cluster) {
+      // One row per reason, with the first file and how many more share it.
+      std::map<std::string, std::pair<std::string, int64_t>> by_reason;
+      std::vector<std::string> order;
+      for (const auto& u : set.unused) {
+        auto [it, fresh] = by_reason.try_emplace(u.reason, u.path, 0);
+        if (fresh) order.push_back(u.reason);
+        ++it->second.second;
+      }
+      for (const std::string& reason : order) {
+        const auto& [path, n] = by_reason[reason];
+        table.AddRow({n == 1 ? path : fmt::format("{} and {} more", path, n - 1), reason});
+      }
+      table.notes.push_back(
+          "Files that share a reason are one row; analysis.json and "
+          "tables/unused_files.csv list each.");
+    } else {
+      for (const auto& u : set.unused) table.AddRow({u.path, u.reason});
+    }
     tables.push_back(std::move(table));
   }
+  if (cluster) ShowAsCluster(set, shown, options, tables);
   return tables;
 }
 
