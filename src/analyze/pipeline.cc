@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <chrono>
+#include <cmath>
 #include <condition_variable>
 #include <exception>
 #include <map>
@@ -15,6 +16,7 @@
 #include "analyze/importers/timestamps.h"
 #include "analyze/passes/roofline.h"
 #include "core/cancel.h"
+#include "core/datasheet.h"
 #include "core/text.h"
 #include "opscope/opscope.h"
 
@@ -62,6 +64,35 @@ std::string LowerTrim(std::string_view s) {
   std::string out(s);
   for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return out;
+}
+
+// A chip assumed for a trace that names none (an Ascend kernel_details.csv
+// without info.json) against the clock its tasks imply: the producer turns
+// cycles into time at the chip's clock, so cycles / (time x blocks) is that
+// clock (PipeTable::implied_core_mhz). Where most of the tasks agree on one
+// that differs from the assumed part's by more than 2%, the compute peaks
+// are scaled to it (memory bandwidth is left as assumed); either way the
+// source says what the data showed.
+void CheckAssumedClock(const TraceModel& model, RooflineCeilings& ceilings) {
+  const auto& pipes = model.reported.pipes;
+  if (!pipes || pipes->implied_core_mhz <= 0 ||
+      2 * pipes->clock_tasks_agreeing < pipes->clock_tasks) {
+    return;
+  }
+  const core::Datasheet* sheet = core::FindDatasheet(model.implied_device);
+  if (sheet == nullptr || sheet->core_mhz <= 0) return;
+  const double implied = pipes->implied_core_mhz, assumed = sheet->core_mhz;
+  const std::string tasks = fmt::format("{} of {} AI_CORE tasks' cycles, times and block counts",
+                                        pipes->clock_tasks_agreeing, pipes->clock_tasks);
+  if (std::abs(implied - assumed) <= 0.02 * assumed) {
+    ceilings.source += fmt::format("; {} imply a {:g} MHz clock, as assumed", tasks, implied);
+    return;
+  }
+  for (auto& [dtype, peak] : ceilings.flops_per_second) peak *= implied / assumed;
+  ceilings.source += fmt::format(
+      "; but {} imply a {:g} MHz clock, not the assumed {:g} MHz: the compute peaks are scaled "
+      "by {:.3f} (another variant, or another clock setting)",
+      tasks, implied, assumed, implied / assumed);
 }
 
 }  // namespace
@@ -136,6 +167,7 @@ Analysis AnalyzeTrace(const TraceModel& model, const AnalysisOptions& options) {
     if (a.ceilings) {
       a.ceilings->source =
           "assumed " + model.implied_device + " (the trace names no device): " + a.ceilings->source;
+      if (!model.reported.chip) CheckAssumedClock(model, *a.ceilings);
     }
   }
   // The chip the run recorded sets the peaks its reader works out; the table

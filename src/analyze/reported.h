@@ -186,6 +186,13 @@ struct PipeTable {
   int64_t task_ns = 0;   // their summed durations
   int64_t with_pmu = 0;  // rows with a pipe ratio
   bool has_pmu_columns = false;
+  // The AI Cores' clock the AI_CORE tasks' cycles, time and block counts
+  // imply (MHz = aic_total_cycles / (aicore_time(us) x Block Dim): the clock
+  // the producer converted cycles to time with), their median; 0 where the
+  // form lacks one of the three. How many tasks gave one, and how many lie
+  // within 1% of the median.
+  double implied_core_mhz = 0;
+  int64_t clock_tasks = 0, clock_tasks_agreeing = 0;
   std::vector<OpPipes> ops;             // by total time, descending; only ops with ratios
   std::vector<FamilyVerdict> families;  // by family, then total time, descending
 };

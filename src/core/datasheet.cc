@@ -94,7 +94,8 @@ const std::vector<Datasheet>& Datasheets() {
        1.5,
        "Ascend 910B2, third-party figures (low confidence): 353.9 TFLOP/s fp16/bf16 (24 cube cores "
        "x 8192 FLOP/cycle x 1.8 GHz); 1.5 TB/s",
-       true},
+       true,
+       1800},
       {"Huawei",
        "Ascend 910B3",
        {"910B3"},
@@ -102,7 +103,8 @@ const std::vector<Datasheet>& Datasheets() {
        1.2,
        "Ascend 910B3, third-party figures (low confidence): 294.9 TFLOP/s fp16/bf16 (20 cube cores "
        "x 8192 FLOP/cycle x 1.8 GHz); 1.2 TB/s",
-       true},
+       true,
+       1800},
       {"Huawei",
        "Ascend 910B4",
        {"910B4"},
@@ -116,8 +118,9 @@ const std::vector<Datasheet>& Datasheets() {
        {{"fp16", 294.91}, {"bf16", 294.91}, {"fp32", 147}},
        1.2,
        "Ascend 910B (variant not named; the 910B3's third-party figures, low confidence): 294.9 "
-       "TFLOP/s fp16/bf16; 1.2 TB/s",
-       true},
+       "TFLOP/s fp16/bf16 (20 cube cores x 8192 FLOP/cycle x 1.8 GHz); 1.2 TB/s",
+       true,
+       1800},
   };
   return sheets;
 }

@@ -26,6 +26,9 @@ struct Datasheet {
   double memory_tbps = 0;       // TB/s of 10^12 bytes
   std::string_view source;      // where the figures come from, in words
   bool low_confidence = false;  // third-party figures, not the vendor's
+  // The compute cores' clock (MHz) the tflops figures are worked out at,
+  // where `source` states it; 0 where it does not.
+  double core_mhz = 0;
 };
 
 // Every entry, in the order they are tried.

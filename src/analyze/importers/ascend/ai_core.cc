@@ -213,14 +213,23 @@ struct AiCorePipelineBuilder::Impl {
   size_t CyclesSlot(int c) const { return pipes.size() + static_cast<size_t>(c); }
   size_t TimeSlot(int c) const { return pipes.size() + 3 + static_cast<size_t>(c); }
   size_t CubeUtilSlot() const { return pipes.size() + 6; }
+  // The cube core's time column beside its cycles column (the CSVs'
+  // aicore_time(us)), read for the clock the two imply (ClockSample).
+  size_t ClockTimeSlot() const { return pipes.size() + 7; }
   const std::string cube_util_column = "cube_utilization(%)";
+  std::string clock_time_column;  // "" where the form has no such pair
+  int clock_core = -1;            // the core whose cycles slot pairs with it
   const std::string& SlotName(size_t slot) const {
     if (slot < pipes.size()) return pipes[slot].name;
     if (slot == CubeUtilSlot()) return cube_util_column;
+    if (slot == ClockTimeSlot()) return clock_time_column;
     const size_t k = slot - pipes.size();
     return k < 3 ? cycles[k] : time[k - 3];
   }
   std::vector<size_t> slot_column;  // BindColumns: each slot's column, SIZE_MAX absent
+  // The clock each AI_CORE task's cycles, time and blocks imply, in MHz:
+  // how many tasks gave each (rounded) value.
+  std::map<int64_t, int64_t> clock_mhz;
   std::map<std::string, OpAccumulator, std::less<>> ops;
   std::vector<OpAccumulator*> op_of_id;  // by PipelineTask::name_id
   std::unordered_map<L2Key, std::deque<L2Rates>> l2;
@@ -255,6 +264,13 @@ AiCorePipelineBuilder::AiCorePipelineBuilder(std::string source,
     const std::string time = std::string(cores[c].second) + std::string(time_suffix);
     if (has(cores[c].first)) {
       impl_->cycles[c] = cores[c].first;
+      // The cube core's time in microseconds beside its cycles: the CSVs'
+      // aicore_time(us) (docs/formats/ascend.md 3.2: the cycles over the
+      // clock and the blocks). The database's time metrics carry no unit.
+      if (c != 1 && time_suffix == "(us)" && has(time) && impl_->clock_core < 0) {
+        impl_->clock_core = c;
+        impl_->clock_time_column = time;
+      }
     } else if (has(time)) {
       impl_->time[c] = time;
     }
@@ -268,7 +284,7 @@ void AiCorePipelineBuilder::ReadL2(Source& l2_cache) {
   impl_->table.l2_source = l2_cache.name();  // only once its rates are in
 }
 
-size_t AiCorePipelineBuilder::Slots() const { return impl_->CubeUtilSlot() + 1; }
+size_t AiCorePipelineBuilder::Slots() const { return impl_->ClockTimeSlot() + 1; }
 
 template <typename Value>
 void AiCorePipelineBuilder::ParseWith(const Value& value, double* values,
@@ -335,6 +351,13 @@ void AiCorePipelineBuilder::AddParsed(const PipelineTask& task, const double* va
       m.op_of_id[task.name_id] = found;
     }
   }
+  // The clock the task's cycles imply (MHz = cycles / (us x blocks)), for an
+  // AI_CORE task that ran on a known number of blocks.
+  if (m.clock_core >= 0 && task.core == "AI_CORE" && task.blocks > 0) {
+    const double cycles = values[m.CyclesSlot(m.clock_core)];
+    const double us = values[m.ClockTimeSlot()];
+    if (cycles > 0 && us > 0) ++m.clock_mhz[std::llround(cycles / (us * task.blocks))];
+  }
   OpAccumulator& op = *found;
   ++op.count;
   op.total_ns += task.dur_ns;
@@ -381,7 +404,7 @@ void AiCorePipelineBuilder::Add(const PipelineTask& task,
 
 void AiCorePipelineBuilder::BindColumns(const std::function<size_t(std::string_view)>& index_of) {
   Impl& m = *impl_;
-  m.slot_column.assign(m.CubeUtilSlot() + 1, SIZE_MAX);
+  m.slot_column.assign(m.ClockTimeSlot() + 1, SIZE_MAX);
   for (size_t slot = 0; slot < m.slot_column.size(); ++slot) {
     const std::string& name = m.SlotName(slot);
     if (!name.empty()) m.slot_column[slot] = index_of(name);
@@ -413,6 +436,25 @@ void AiCorePipelineBuilder::AddFields(const PipelineTask& task,
 PipeTable AiCorePipelineBuilder::Finish() {
   Impl& m = *impl_;
   PipeTable table = std::move(m.table);
+  // The median implied clock, and how many tasks lie within 1% of it.
+  int64_t tasks = 0;
+  for (const auto& [mhz, n] : m.clock_mhz) tasks += n;
+  if (tasks > 0) {
+    int64_t seen = 0;
+    for (const auto& [mhz, n] : m.clock_mhz) {
+      if ((seen += n) * 2 >= tasks) {
+        table.implied_core_mhz = static_cast<double>(mhz);
+        break;
+      }
+    }
+    table.clock_tasks = tasks;
+    for (const auto& [mhz, n] : m.clock_mhz) {
+      if (std::abs(static_cast<double>(mhz) - table.implied_core_mhz) <=
+          0.01 * table.implied_core_mhz) {
+        table.clock_tasks_agreeing += n;
+      }
+    }
+  }
   for (auto& [name, acc] : m.ops) {
     if (acc.measured == 0 && acc.l2_hit.weight == 0 && acc.l2_victim.weight == 0) continue;
     OpPipes op;
