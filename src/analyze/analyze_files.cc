@@ -82,6 +82,14 @@ AnalyzedTrace AnalyzeOne(const TraceInput& input, size_t position, const Analyze
   };
   const auto t0 = Clock::now();
   const auto t1 = ImportOne(input, unused, model);
+  if (options.strict && model.records_left_out > 0) {
+    std::string why;
+    for (const std::string& note : model.import_notes) why += (why.empty() ? "" : "; ") + note;
+    throw Error(ErrorCode::kInvalidInput,
+                input.Shown() + ": --strict: " + std::to_string(model.records_left_out) +
+                    " record" + (model.records_left_out == 1 ? "" : "s") + " could not be read (" +
+                    why + ")");
+  }
   AnalyzedTrace t;
   t.path = input.Shown();
   t.rank = input.rank >= 0 ? input.rank : static_cast<int>(position);
@@ -190,7 +198,10 @@ AnalyzedSet AnalyzeFiles(const AnalyzeOptions& options) {
     try {
       analyzed = AnalyzeInput(input, out.traces.size(), options, out.unused, model);
     } catch (const Error& e) {
-      if (!ListedUnreadable(e, input, inputs.traces.size() > 1, out.unused, first_error)) throw;
+      if (options.strict ||
+          !ListedUnreadable(e, input, inputs.traces.size() > 1, out.unused, first_error)) {
+        throw;
+      }
       continue;
     }
     AnalyzedTrace& t = *analyzed;

@@ -42,6 +42,10 @@ struct AnalyzeOptions {
   // (--graph-capture): their graph kernels are charged to the operators that
   // captured them (graph_capture.h). Empty: none.
   std::string graph_capture;
+  // All or nothing (--strict): a trace whose reader left records out, or of
+  // several traces one that cannot be read, fails the command instead of
+  // being counted and listed while the rest is analysed.
+  bool strict = false;
 };
 
 struct AnalyzedTrace {

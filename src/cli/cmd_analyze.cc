@@ -83,6 +83,11 @@ struct AnalyzeCommand {
                   "--graph-capture is read by one analysis of the traces, not by scale-out "
                   "analysis (--summary-only, --scale-out, --mpi)");
     }
+    if (options.strict && (summary_only || scale_out || mpi)) {
+      throw Error(ErrorCode::kInvalidArgument,
+                  "--strict is read by one analysis of the traces, not by scale-out analysis "
+                  "(--summary-only, --scale-out, --mpi)");
+    }
     if (summary_only || scale_out || mpi) ExecScaleOut();  // returns where it is not installed
     if (summary_only) return WriteSummaries();
     if (scale_out) return ScaleOut();
@@ -247,6 +252,7 @@ struct AnalyzeCommand {
         {mpi, "--mpi"},
         {!ceilings_file.empty(), "--ceilings"},
         {!options.graph_capture.empty(), "--graph-capture"},
+        {options.strict, "--strict"},
         {table != "" && table != "rules", "--table other than rules"}};
     for (const auto& [given, what] : ignored) {
       if (given) {
@@ -323,6 +329,10 @@ void RegisterAnalyze(CLI::App& app) {
       ->check(CLI::Range(0, std::numeric_limits<int>::max(), "an integer from 0"));
   sub->add_flag("--list-rules", command->list_rules,
                 "list the advisor's rules (finding, passes read, when it fires) and exit");
+  sub->add_flag("--strict", command->options.strict,
+                "all or nothing: fail on a trace whose reader must leave records out, or on an "
+                "unreadable trace among several, instead of counting and listing them (the "
+                "trace_health table) and analysing the rest");
   sub->add_flag("--timings", command->timings,
                 "print the time of each phase (import, analyses, reports) on stderr");
   sub->callback([command] { command->Run(); });

@@ -6,7 +6,13 @@ on framework operators only: every defect must be counted (the import note
 names each class with its count), the kernels table must be the clean
 trace's (the defects touch no kernel), and the unread_records finding must
 weigh the share left out: none on the clean trace, info under 10%, a
-warning from 10%, critical from 30% (docs/rules.md).
+warning from 10%, critical from 30% (docs/rules.md). The trace_health table
+(analysis.json: every check) counts them against all the records, and its
+other checks find here what the raw file holds: events of no duration (the
+complete events whose "dur" is 0), none overlapping unevenly. With --strict
+the damaged trace fails (exit 3), the count named, nothing written; the clean
+one is analysed; a folder holding both fails too (without --strict both are
+analysed, the damaged one with its count).
 
     unread_records_test.py OPSCOPE DATA_DIR
 """
@@ -45,14 +51,25 @@ def planted(name, bad_ts, bad_dur):
         results = json.load(f)["results"]
     findings = {r["id"]: r for r in results if r["section"] == "findings"}
     notes = " ".join(r["note"] for r in results if r["section"] == "import_notes")
+    health = {r["check"].split(" (")[0]: r for r in results if r["section"] == "trace_health"}
+    left = bad_ts + bad_dur
+    unusable = health.get("records not usable as events")
+    c.check(unusable is not None and unusable["count"] == left and unusable["of"] == n,
+            f"{name}: trace_health counts {left} of {n} records not usable "
+            f"({unusable and (unusable['count'], unusable['of'])})")
+    zero = sum(1 for i, e in enumerate(doc["traceEvents"]) if e.get("ph") == "X"
+               and e.get("dur") == 0 and i not in operators[:left])
+    c.check(health.get("events of no duration", {}).get("count") == zero,
+            f"{name}: trace_health counts the {zero} events of no duration")
     kernels = [{k: v for k, v in r.items() if k not in ("trace", "events")}
                for r in c.rows(out, "kernels")]
     return findings, kernels, notes
 
 
+n = len(complete)
 findings, clean_kernels, _ = planted("clean", 0, 0)
 c.check("unread_records" not in findings and clean_kernels, "clean: no unread_records finding")
-n = len(complete)
+
 for name, bad_ts, bad_dur, severity in (("few", 3, 2, "info"),
                                         ("tenth", (n + 9) // 10 - 4, 4, "warning"),
                                         ("third", n // 3 - 10, 10, "critical")):
@@ -67,4 +84,22 @@ for name, bad_ts, bad_dur, severity in (("few", 3, 2, "info"),
             f'"dur" is not a duration in microseconds ({bad_dur},' in notes,
             f"{name}: each class counted in the note ({notes[:240]})")
     c.check(kernels == clean_kernels, f"{name}: the kernels table is the clean trace's")
+
+# All or nothing: --strict.
+for name in ("clean", "few"):
+    run, out = c.analyze(opscope, os.path.join(c.scratch, name + ".json"), name + "-strict",
+                         "--strict")
+    if name == "clean":
+        c.check(run.returncode == 0, f"--strict: the clean trace is analysed (exit {run.returncode})")
+    else:
+        c.check(run.returncode == 3 and "--strict: 5 records could not be read" in run.stderr
+                and not os.path.exists(out),
+                f"--strict: the damaged trace fails, the count named, nothing written "
+                f"(exit {run.returncode}: {run.stderr[-200:]})")
+folder = os.path.join(c.scratch, "both")
+os.makedirs(folder)
+for name in ("clean", "few"):
+    os.link(os.path.join(c.scratch, name + ".json"), os.path.join(folder, f"rank-{name}.json"))
+run, _ = c.analyze(opscope, folder, "both-strict", "--strict")
+c.check(run.returncode == 3, f"--strict: a folder with the damaged trace fails (exit {run.returncode})")
 sys.exit(c.done())

@@ -448,7 +448,7 @@ PY
 expect_status 2 "analyze --format csv without --table" "$opscope" analyze "$dir/hostile.json" --format csv
 expect_grep "prints one table: name it with --table SECTION" "$dir/err" "the refusal names --table"
 expect_status 2 "analyze --table of no such section" "$opscope" analyze "$dir/hostile.json" --table nosuch --out "$dir/nosuch"
-expect_grep "its tables: findings, operators" "$dir/err" "an unknown section is refused, naming the sections"
+expect_grep "its tables: findings, trace_health, operators" "$dir/err" "an unknown section is refused, naming the sections"
 expect_status 2 "info --format csv with several tables" "$opscope" info --format csv --table nosuch
 
 printf '{"traceEvents":[{"ph":"X","ts":1,' > "$dir/truncated.json"

@@ -22,10 +22,70 @@ namespace {
 // speaks, warns and is critical (a third missing: no figure stands).
 constexpr double kUnreadInfoPct = 1, kUnreadWarningPct = 10, kUnreadCriticalPct = 30;
 
+// Every check the trace went through, with what it found (0 included: a
+// check that found nothing says the trace was checked) and what was done.
+void HealthTable(const ImportNotes& n, const TableContext& context,
+                 std::vector<core::ResultTable>& tables) {
+  core::ResultTable table;
+  table.section = "trace_health";
+  table.title = "Trace health: what the reader and the analysis could not use as written";
+  table.columns = {
+      {"trace", "Trace", 0, false},
+      {"check", "Check"},
+      {"count", "Found"},
+      {"of", "Of"},
+      {.key = "share_pct", .header = "%", .precision = 2, .unit = core::Unit::kPercent},
+      {"treatment", "What was done"}};
+  const std::string path(context.path);
+  // Where rows are cut (the terminal, analysis.html: context.top > 0), only
+  // the checks that found something, events of no duration aside (common,
+  // and harmless as read); the table is hidden there when none did. The
+  // files hold every check.
+  const bool every = context.top == 0;
+  table.hidden_when_empty = true;
+  const auto row = [&](std::string check, int64_t count, int64_t of, std::string treatment,
+                       bool worth_showing = true) {
+    if (!every && (count == 0 || !worth_showing)) return;
+    table.AddRow({path, std::move(check), count, of > 0 ? core::Value{of} : core::Value{},
+                  of > 0 ? core::Value{Pct(count, of)} : core::Value{}, std::move(treatment)});
+  };
+  const auto all = static_cast<int64_t>(n.left_out + n.read);
+  row("records not usable as events (malformed, rows without a valid span)",
+      static_cast<int64_t>(n.left_out), all,
+      n.left_out > 0 ? "left out and counted, the rest analysed (the import notes give each "
+                       "reason with its first byte); --strict refuses the trace"
+                     : "none");
+  row("events of no duration", n.zero_length, static_cast<int64_t>(n.read),
+      "kept as instants on their track (a producer's clock resolution, or a marker)", false);
+  row("host events that start inside another and end after it", n.uneven,
+      static_cast<int64_t>(n.read), "each read as beside the event it overlaps, not inside it");
+  row("host-to-device flows that end before they start", n.backward_flows, n.flows,
+      "kept as links; left out of the launch delays (the host's and the device's clocks "
+      "disagree)");
+  row("texts longer than the kept limit", n.long_texts, static_cast<int64_t>(n.read),
+      "kept by their ends around a marker of the bytes left out");
+  row("events of no known class", n.unclassified, static_cast<int64_t>(n.read),
+      "counted in no figure that needs a class (the unclassified_events finding names their "
+      "categories)");
+  row("a last step the trace ended inside", n.cut_step.empty() ? 0 : 1, 0,
+      n.cut_step.empty() ? std::string("none")
+                         : "'" + n.cut_step + "' left out of the step means (steps table)");
+  table.notes.push_back(
+      every ? "Each check the trace went through; a count of 0 says it was checked and found "
+              "nothing. Malformed records are counted by the reader (unread_records weighs "
+              "them); the other rows are read as the treatment says, and the figures stand on "
+              "that reading."
+            : "The checks that found something; analysis.json and tables/trace_health.csv "
+              "list every check the trace went through, those that found nothing included.");
+  tables.push_back(std::move(table));
+}
+
 void Tables(const Analysis& a, const TableContext& context,
             std::vector<core::ResultTable>& tables) {
   const auto* found = a.results.Get<ImportNotes>(kImportNotesPass);
-  if (found == nullptr || found->notes.empty()) return;
+  if (found == nullptr) return;
+  HealthTable(*found, context, tables);
+  if (found->notes.empty()) return;
   const std::vector<std::string>* notes = &found->notes;
   core::ResultTable table;
   table.section = std::string(kImportNotesPass);
@@ -64,10 +124,23 @@ Pass ImportNotesPass() {
   return {
       kImportNotesPass,
       "What in the trace could its reader not use?",
-      {"links"},
+      {"links", "steps"},
       [](const TraceModel& model, Analysis& a) {
         ImportNotes found{model.import_notes, model.records_left_out, model.size()};
         std::vector<std::string>& notes = found.notes;
+        found.long_texts = static_cast<int64_t>(model.long_texts);
+        found.uneven = a.links.uneven;
+        for (size_t e = 0; e < model.size(); ++e) {
+          found.zero_length += model.duration_ns[e] == 0;
+          found.unclassified += model.cls[e] == EventClass::kOther;
+        }
+        for (const auto& f : model.launch_flows) {
+          ++found.flows;
+          found.backward_flows += f.device_ns < f.host_ns;
+        }
+        if (!a.steps.empty() && a.steps.back().status == "partial") {
+          found.cut_step = a.steps.back().name;
+        }
         if (model.long_texts > 0) {
           notes.push_back(fmt::format(
               "{} text{} longer than {} KiB (names, shapes or fields; the longest {} bytes) "

@@ -18,6 +18,14 @@ struct ImportNotes {
   // that overlap unevenly).
   std::vector<std::string> notes;
   uint64_t left_out = 0, read = 0;  // records the reader left out; events it read
+  // The trace's health, one count per check (the trace_health table): events
+  // of no duration; host events that overlap unevenly (read as beside);
+  // host-to-device flows that end before they start, of all with both ends;
+  // texts kept by their ends; events of no known class; and the last step,
+  // where the trace ended inside it ("" none).
+  int64_t zero_length = 0, uneven = 0, backward_flows = 0, flows = 0, long_texts = 0;
+  int64_t unclassified = 0;
+  std::string cut_step;
 };
 
 }  // namespace opscope::analyze
