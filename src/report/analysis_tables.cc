@@ -355,8 +355,11 @@ void ShowAsCluster(const analyze::AnalyzedSet& set, const std::vector<size_t>& s
     }
     // A trace's own table: its rows of the traces shown.
     const size_t trace = column(t, "trace"), rank = column(t, "rank");
-    if (t.section != "findings_across_ranks" && t.section != "late_ranks" &&
-        t.section != "unused_files" && (trace != SIZE_MAX || rank != SIZE_MAX)) {
+    // (The job's own tables, whose rows are already its slowest links or
+    // latest ranks, stay as they are.)
+    static const std::set<std::string_view> job = {"findings_across_ranks", "late_ranks",
+                                                   "unused_files", "reported_links"};
+    if (job.count(t.section) == 0 && (trace != SIZE_MAX || rank != SIZE_MAX)) {
       std::erase_if(t.rows, [&](const auto& row) {
         if (trace != SIZE_MAX) {
           const auto* p = std::get_if<std::string>(&row[trace]);

@@ -94,6 +94,15 @@ stages = [r for r in results if r["section"] == "reported_stages"]
 c.check(stages and stages[0]["ranks"] == ", ".join(str(r) for r in range(per)),
         "analysis.json lists each stage's ranks")
 
+# The job's links table is the job's own (its slowest links first): the
+# terminal shows its first rows whatever ranks they come from.
+links = [r for r in results if r["section"] == "reported_links"]
+block = terminal.split("Links (communication_matrix.json)")[1].split("\n\n")[0] if \
+    "Links (communication_matrix.json)" in terminal else ""
+rows_shown = re.findall(r"^\s*\d+\s+step", block, re.M)
+c.check(links and len(rows_shown) == min(20, len(links)),
+        f"the links table keeps its first rows ({len(rows_shown)} of {len(links)})")
+
 # The files not read: one row per reason on the terminal, every file in the JSON.
 unused = [r for r in results if r["section"] == "unused_files"]
 reasons = {r["reason"] for r in unused}
