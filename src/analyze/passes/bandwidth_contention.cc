@@ -24,6 +24,7 @@
 
 #include "analyze/analysis.h"
 #include "analyze/intervals.h"
+#include "analyze/median.h"
 #include "analyze/names.h"
 #include "analyze/passes/pass.h"
 
@@ -99,11 +100,7 @@ BandwidthContention Compute(const TraceModel& model) {
     }
   }
   out.alone_ops = static_cast<int64_t>(alone.size());
-  if (!alone.empty()) {
-    std::sort(alone.begin(), alone.end());
-    const size_t n = alone.size();
-    out.alone_gbps = n % 2 == 1 ? alone[n / 2] : (alone[n / 2 - 1] + alone[n / 2]) / 2;
-  }
+  out.alone_gbps = Median(std::move(alone));
   out.reference_gbps = out.alone_gbps > 0 ? out.alone_gbps : kSdmaBaselineGbps;
   std::stable_sort(out.beside.begin(), out.beside.end(),
                    [](const SdmaOp& a, const SdmaOp& b) { return a.Gbps() < b.Gbps(); });
