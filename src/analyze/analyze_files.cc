@@ -119,6 +119,12 @@ AnalyzedTrace AnalyzeInput(const TraceInput& input, size_t position, const Analy
   const size_t before = unused.size();
   try {
     AnalyzedTrace t = AnalyzeOne(input, position, options, unused, model);
+    t.read_from = input.path;
+    for (Finding& f : t.findings) {
+      for (std::string* text : {&f.title, &f.evidence, &f.action}) {
+        *text = input.Reworded(std::move(*text));
+      }
+    }
     ReportedTables& r = t.reported;  // the side files it names
     for (ReportedGroup& g : r.groups) g.source = input.Reworded(g.source);
     if (r.pipes) r.pipes->source = input.Reworded(r.pipes->source);

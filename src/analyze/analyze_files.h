@@ -50,6 +50,10 @@ struct AnalyzeOptions {
 
 struct AnalyzedTrace {
   std::string path;
+  // For a file of an unpacked archive, the scratch path it was read from
+  // (`path` is the archive's): every text of its report is worded with the
+  // archive's paths (TraceInput::Reworded). Empty otherwise.
+  std::string read_from;
   int rank = -1;  // from the files around it (trace_inputs.h), else its position
   // What the producer reported beside the timeline (reported.h), read from
   // the rank's side files (side_files.h): the model's tables, kept when the

@@ -97,6 +97,11 @@ bool IsFolder(const fs::path& p) {
 }
 
 std::string TraceInput::Reworded(std::string text) const {
+  return Reworded(std::move(text), path, shown);
+}
+
+std::string TraceInput::Reworded(std::string text, const std::string& path,
+                                 const std::string& shown) {
   if (shown.empty()) return text;
   // path = ROOT/inside, shown = ARCHIVE/inside: ROOT becomes ARCHIVE.
   size_t common = 0;

@@ -55,6 +55,9 @@ struct TraceInput {
   // `text` (an error, a reason) with the scratch folder's paths written as the
   // archive's; unchanged for files of the user's own.
   std::string Reworded(std::string text) const;
+  // The same, for a file read from `path` and shown as `shown` ("" shown:
+  // unchanged): what the report applies to a trace's every table.
+  static std::string Reworded(std::string text, const std::string& path, const std::string& shown);
 
   // The file of a role; "" none.
   const std::string& File(std::string_view role) const;

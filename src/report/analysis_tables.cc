@@ -386,6 +386,7 @@ std::vector<ResultTable> AnalysisTables(const analyze::AnalyzedSet& set,
   for (size_t i = 0; i < set.traces.size(); ++i) {
     if (cluster && std::find(shown.begin(), shown.end(), i) == shown.end()) continue;
     const analyze::AnalyzedTrace& t = set.traces[i];
+    const size_t first = tables.size();
     AddFindings(t, tables);
     // The tables each pass that ran brings with it (passes/pass.h).
     const analyze::TableContext context{t.path, options.top, t.format,
@@ -397,6 +398,22 @@ std::vector<ResultTable> AnalysisTables(const analyze::AnalyzedSet& set,
     }
     AddReportedTables(t, options, tables);
     AddGraphKernels(t, tables);
+    // A file of an unpacked archive: its tables name the archive's paths,
+    // never the scratch folder's.
+    if (!t.read_from.empty()) {
+      const auto reword = [&](std::string& text) {
+        text = analyze::TraceInput::Reworded(std::move(text), t.read_from, t.path);
+      };
+      for (size_t k = first; k < tables.size(); ++k) {
+        reword(tables[k].title);
+        for (std::string& note : tables[k].notes) reword(note);
+        for (auto& row : tables[k].rows) {
+          for (core::Value& v : row) {
+            if (auto* text = std::get_if<std::string>(&v)) reword(*text);
+          }
+        }
+      }
+    }
   }
   if (set.ranks) AddRanks(*set.ranks, tables);
   if (set.late && !set.late->ranks.empty()) AddLateArrivals(*set.late, tables);

@@ -851,6 +851,17 @@ if grep -q "opscope-archive-" "$dir/out"; then
   echo "FAIL: a table names the archive's scratch folder:"; grep -o '"section":"[a-z_]*"[^}]*opscope-archive-[^"]*' "$dir/out" | head -3
   failures=$((failures + 1))
 else echo "ok: no table names the scratch folder"; fi
+# Nor any finding (issue 53, item 5): a rank whose online-compilation finding
+# quotes its api_statistic.csv by path, zipped.
+(cd "$samples/level1_text" && "$python" -c 'import os, sys, zipfile
+with zipfile.ZipFile(sys.argv[1], "w") as z:
+    for root, _, files in os.walk("rank0_ascend_pt"):
+        for f in sorted(files): z.write(os.path.join(root, f))' "$dir/rank0.zip")
+expect_status 0 "analyze a zipped rank" "$opscope" analyze "$dir/rank0.zip" --format json --out "$dir/r-rank0"
+expect_grep 'rank0.zip/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/api_statistic.csv' "$dir/out" "a finding quotes the file inside the zip"
+if grep -q "opscope-archive-" "$dir/out" "$dir/r-rank0/analysis.html"; then
+  echo "FAIL: a finding or table names the archive's scratch folder"; failures=$((failures + 1))
+else echo "ok: no finding names the scratch folder"; fi
 # A zip inside a tar is not unpacked in turn, but it is listed as not read,
 # with what to do (issue 51, fault 9).
 mkdir -p "$dir/nested/job"
