@@ -157,8 +157,9 @@ void FusedOptimizerRule(const RuleContext& c, std::vector<Finding>& out) {
        fmt::format("Replace torch.optim.{0} with {1} (the same arguments): it combines the "
                    "parameters' tensors and submits one update "
                    "instead of a few small operators per parameter, cutting the host's dispatch "
-                   "(it can use more device memory). Where the optimizer is created: the trace "
-                   "does not record it without with_stack=True.",
+                   "(it can use more device memory). Where the step is called: the \"Call stack\" "
+                   "of its Optimizer.step event in trace_view.json, recorded where the run "
+                   "profiled with with_stack=True.",
                    h->optimizer, h->fused)});
 }
 
