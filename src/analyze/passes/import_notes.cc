@@ -124,16 +124,16 @@ Pass ImportNotesPass() {
   return {
       kImportNotesPass,
       "What in the trace could its reader not use?",
-      {"links", "steps"},
+      {"links", "steps", "device_busy"},
       [](const TraceModel& model, Analysis& a) {
         ImportNotes found{model.import_notes, model.records_left_out, model.size()};
         std::vector<std::string>& notes = found.notes;
         found.long_texts = static_cast<int64_t>(model.long_texts);
         found.uneven = a.links.uneven;
-        for (size_t e = 0; e < model.size(); ++e) {
-          found.zero_length += model.duration_ns[e] == 0;
-          found.unclassified += model.cls[e] == EventClass::kOther;
-        }
+        for (size_t e = 0; e < model.size(); ++e) found.zero_length += model.duration_ns[e] == 0;
+        // The events the unclassified_events finding counts (device_busy's
+        // count, by category), so that the two never disagree.
+        for (const auto& [category, n] : a.busy.unclassified) found.unclassified += n;
         for (const auto& f : model.launch_flows) {
           ++found.flows;
           found.backward_flows += f.device_ns < f.host_ns;
