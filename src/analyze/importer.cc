@@ -67,6 +67,15 @@ std::string WhatIsWrong(Source& source, ErrorCode& code) {
            " is a zip archive: give it a name ending in .zip (opscope unpacks those) or "
            "unpack it";
   }
+  // A Python pickle of something other than what opscope reads from one.
+  if (head.size() >= 2 && static_cast<uint8_t>(head[0]) == 0x80 &&
+      static_cast<uint8_t>(head[1]) >= 2 && static_cast<uint8_t>(head[1]) <= 5) {
+    code = ErrorCode::kUnsupported;
+    return name +
+           " is a Python pickle but not a PyTorch memory snapshot (its top-level dict does not "
+           "begin with 'segments' or 'device_traces'; torch.cuda.memory._dump_snapshot writes "
+           "those)";
+  }
   // Not text: a NUL or another control byte (the first 64 KiB are enough to tell).
   const std::string_view sample = head.substr(0, size_t{64} << 10);
   for (size_t i = 0; i < sample.size(); ++i) {

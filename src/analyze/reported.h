@@ -210,6 +210,25 @@ struct MemoryComponent {
   int64_t peak_reserved_ns = -1;
 };
 
+// A memory pool of the allocator as a snapshot left it (PyTorch's caching
+// allocator: "large" and "small" segments): what it reserved from the device,
+// what tensors hold, and the cached free blocks, the largest among them.
+struct MemoryPool {
+  std::string pool;
+  int64_t segments = 0, reserved_bytes = 0, allocated_bytes = 0;
+  int64_t active_bytes = 0;  // allocated, and freed blocks still awaiting their streams
+  int64_t free_bytes = 0, free_blocks = 0, largest_free_bytes = 0;
+};
+
+// An allocation the allocator could not serve (an out-of-memory error).
+struct MemoryOom {
+  int64_t ns = -1;                 // when, where recorded
+  int64_t bytes = 0;               // what was asked for
+  int64_t device_free_bytes = -1;  // what the device had free then, where recorded
+  int64_t allocated_bytes = -1, reserved_bytes = -1;  // the allocator's totals then
+  std::string site;
+};
+
 // The allocations of a run's window: how high memory went, when, and which
 // operators held it at that moment.
 struct ReportedMemory {
@@ -229,6 +248,17 @@ struct ReportedMemory {
   // Every operator's allocations in the window, the largest total first.
   std::vector<MemoryHolder> by_operator;
   std::vector<MemoryComponent> components;  // over time, per component, by name
+  // What holds memory: "operator" (the framework operator around the
+  // allocation), "allocation site" (the innermost user frame of its stack).
+  std::string holder = "operator";
+  // True where the producer also gave the state before the window (a
+  // snapshot's segments): live_at_peak then covers the whole peak, blocks
+  // allocated before the window included.
+  bool whole_state = false;
+  std::vector<MemoryPool> pools;  // at the end (a snapshot's segments); empty: not given
+  std::vector<MemoryOom> ooms;
+  // Sentences the reader adds to the peak table (what it could not use).
+  std::vector<std::string> notes;
 };
 
 // ---- Summaries ------------------------------------------------------------------

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <map>
 
@@ -259,15 +260,19 @@ void AddReportedMemory(const analyze::AnalyzedTrace& t, const AnalysisTableOptio
     table.section = "reported_memory_peak";
     table.title = fmt::format(
         "{} memory of rank {} ({}): peak {:.1f} MiB allocated ({} reserved) "
-        "when {} allocated; at the peak the window's blocks hold {:.1f} MiB, by operator",
+        "when {} allocated; at the peak {} hold {:.1f} MiB, by {}",
         m.device, t.rank, std::filesystem::path(m.source).filename().string(),
         m.peak_allocated_bytes / kMiB,
         m.peak_reserved_bytes >= 0 ? fmt::format("{:.1f} MiB", m.peak_reserved_bytes / kMiB)
                                    : std::string("n/a"),
-        m.peak_operator, m.live_at_peak_bytes / kMiB);
+        m.peak_operator, m.whole_state ? "the live blocks" : "the window's blocks",
+        m.live_at_peak_bytes / kMiB, m.holder);
+    std::string holder_header = m.holder;
+    if (!holder_header.empty())
+      holder_header[0] = static_cast<char>(std::toupper(holder_header[0]));
     table.columns = {
         {"rank", "Rank", 0, false},
-        {"operator", "Operator"},
+        {"operator", holder_header},
         {"blocks", "Blocks"},
         {.key = "bytes",
          .header = "MiB",
@@ -288,13 +293,93 @@ void AddReportedMemory(const analyze::AnalyzedTrace& t, const AnalysisTableOptio
       table.notes.push_back(
           fmt::format("{} more (--top 0 lists all)", m.live_at_peak.size() - shown));
     }
-    table.notes.push_back(fmt::format(
-        "The peak is the highest total allocated (the allocator's own figure after each "
-        "allocation and free) of the window's {} allocations "
-        "({:.1f} MiB in all; {} rows freed blocks allocated before the window). Blocks live at "
-        "the peak: allocated at or before it and not released by then; memory allocated before "
-        "the window is in the peak but not in this list. KB = 1024 bytes, MB = 1024 KB.",
-        m.blocks, m.allocated_bytes / kMiB, m.before_window));
+    if (m.whole_state) {
+      table.notes.push_back(fmt::format(
+          "The peak is the highest total allocated (a block from its allocation to the request "
+          "to free it, as torch.cuda.memory_allocated counts, at the size requested: the "
+          "history records those, the allocator rounds each block up) over the recorded "
+          "history of {} allocations ({:.1f} MiB in all), replayed from the state the "
+          "snapshot's segments give at its end: {} blocks were live before the history began, "
+          "and are in the peak and in this list (by their stack where the snapshot keeps it). "
+          "A site is the innermost frame of the allocating stack in user code (outside "
+          "torch/), else the innermost Python frame, else the operator called. MiB = 1024 x "
+          "1024 bytes.",
+          m.blocks, m.allocated_bytes / kMiB, m.before_window));
+    } else {
+      table.notes.push_back(fmt::format(
+          "The peak is the highest total allocated (the allocator's own figure after each "
+          "allocation and free) of the window's {} allocations "
+          "({:.1f} MiB in all; {} rows freed blocks allocated before the window). Blocks live at "
+          "the peak: allocated at or before it and not released by then; memory allocated before "
+          "the window is in the peak but not in this list. KB = 1024 bytes, MB = 1024 KB.",
+          m.blocks, m.allocated_bytes / kMiB, m.before_window));
+    }
+    for (const std::string& n : m.notes) table.notes.push_back(n);
+    tables.push_back(std::move(table));
+  }
+  if (!m.pools.empty()) {
+    ResultTable table;
+    table.section = "reported_memory_pools";
+    const analyze::MemoryPool& all = m.pools.back();
+    table.title = fmt::format(
+        "{} memory of rank {} at the snapshot, by pool: {:.1f} MiB reserved, {:.1f} MiB "
+        "allocated, {:.1f} MiB cached free in {} blocks (the largest {:.1f} MiB)",
+        m.device, t.rank, all.reserved_bytes / kMiB, all.allocated_bytes / kMiB,
+        all.free_bytes / kMiB, all.free_blocks, all.largest_free_bytes / kMiB);
+    const auto mib = [](std::string key, std::string header) {
+      return core::Column{.key = std::move(key),
+                          .header = std::move(header),
+                          .precision = 2,
+                          .unit = Unit::kBytes,
+                          .scale = 1024.0 * 1024};
+    };
+    table.columns = {{"rank", "Rank", 0, false},
+                     {"pool", "Pool"},
+                     {.key = "segments", .header = "Segments", .unit = Unit::kCount},
+                     mib("reserved_bytes", "Reserved MiB"),
+                     mib("allocated_bytes", "Allocated MiB"),
+                     mib("active_bytes", "Active MiB"),
+                     mib("free_bytes", "Cached free MiB"),
+                     {.key = "free_blocks", .header = "Free blocks", .unit = Unit::kCount},
+                     mib("largest_free_bytes", "Largest free MiB")};
+    for (const analyze::MemoryPool& p : m.pools) {
+      table.AddRow({int64_t{t.rank}, p.pool, p.segments, p.reserved_bytes / kMiB,
+                    p.allocated_bytes / kMiB, p.active_bytes / kMiB, p.free_bytes / kMiB,
+                    p.free_blocks, p.largest_free_bytes / kMiB});
+    }
+    table.notes.push_back(
+        "The caching allocator's segments as the snapshot left them: reserved is what it took "
+        "from the device, allocated what tensors hold, active adds freed blocks still awaiting "
+        "their streams' work, cached free is reserved and unused. Cached free split into many "
+        "blocks, the largest much smaller than the whole, is fragmentation: a request larger "
+        "than the largest free block reserves more (or fails) although the total would serve "
+        "it (PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True lets segments grow instead).");
+    tables.push_back(std::move(table));
+  }
+  if (!m.ooms.empty()) {
+    ResultTable table;
+    table.section = "reported_memory_oom";
+    table.title = fmt::format("{} memory of rank {}: {} allocation{} failed (out of memory)",
+                              m.device, t.rank, m.ooms.size(), m.ooms.size() == 1 ? "" : "s");
+    const auto mib = [](std::string key, std::string header) {
+      return core::Column{.key = std::move(key),
+                          .header = std::move(header),
+                          .precision = 2,
+                          .unit = Unit::kBytes,
+                          .scale = 1024.0 * 1024};
+    };
+    table.columns = {{"rank", "Rank", 0, false},
+                     {"site", "Allocation site"},
+                     mib("bytes", "Requested MiB"),
+                     mib("device_free_bytes", "Device free MiB"),
+                     mib("allocated_bytes", "Allocated MiB"),
+                     mib("reserved_bytes", "Reserved MiB")};
+    for (const analyze::MemoryOom& o : m.ooms) {
+      table.AddRow({int64_t{t.rank}, o.site, o.bytes / kMiB,
+                    o.device_free_bytes >= 0 ? Value{o.device_free_bytes / kMiB} : Value{},
+                    o.allocated_bytes >= 0 ? Value{o.allocated_bytes / kMiB} : Value{},
+                    o.reserved_bytes >= 0 ? Value{o.reserved_bytes / kMiB} : Value{}});
+    }
     tables.push_back(std::move(table));
   }
   if (!m.components.empty()) {
@@ -323,6 +408,11 @@ void AddReportedMemory(const analyze::AnalyzedTrace& t, const AnalysisTableOptio
         m.device == "NPU"
             ? "PTA: torch_npu's caching allocator; GE: the graph engine; APP: the whole process as "
               "the driver sees it (reserved only)."
+        : m.whole_state
+            ? "The caching allocator's totals over the snapshot's recorded history: allocated is "
+              "what live tensors requested, reserved what the allocator took from the device "
+              "(its segments); reserved far above allocated is memory the allocator holds unused "
+              "(fragmentation, or a freed peak)."
             : "The caching allocator's totals from PyTorch's memory events (profile_memory=True): "
               "allocated is what tensors hold, reserved what the allocator took from the device; "
               "reserved far above allocated is memory the allocator holds unused "

@@ -13,6 +13,7 @@
 #include "analyze/importers/nsys/nsys_importer.h"
 #include "analyze/importers/rocpd/rocpd_importer.h"
 #include "analyze/importers/rocprof/rocprof_json_importer.h"
+#include "analyze/importers/torch_memory/snapshot_importer.h"
 #include "analyze/importers/xplane/xplane_importer.h"
 #include "analyze/side_files.h"
 #include "analyze/trace_inputs.h"
@@ -23,13 +24,15 @@ const std::vector<Importer>& Importers() {
   static const std::vector<Importer> importers = {
       // Each sniffer claims only its own format; those that look inside a
       // JSON object or an SQLite file come before the ones that would try it.
-      XPlaneImporter(),       //
+      XPlaneImporter(),  //
+      TorchMemorySnapshotImporter(),
       RocprofJsonImporter(),  //
       ChromeJsonImporter(),   //
       KernelDetailsImporter(),
       RocpdImporter(),  //
       NsysImporter(),   //
-      AscendDbImporter(),      TaskTimeImporter(),
+      AscendDbImporter(),
+      TaskTimeImporter(),
       StepTraceTimeImporter(),  // last: a rank with summaries and no timeline
   };
   return importers;

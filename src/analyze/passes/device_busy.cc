@@ -260,6 +260,7 @@ void Tables(const Analysis& a, const TableContext& c, std::vector<ResultTable>& 
   const DeviceBusy& busy = a.busy;
   const std::string path(c.path);
   const int64_t window_ns = busy.window_end_ns - busy.window_begin_ns;
+  const bool nothing = !busy.has_device && busy.compute_on != "cpu" && window_ns <= 0;
   {
     ResultTable compute;
     compute.section = "compute";
@@ -272,9 +273,14 @@ void Tables(const Analysis& a, const TableContext& c, std::vector<ResultTable>& 
         {.key = "busy_ns", .header = "Busy", .precision = 3, .unit = Unit::kTime},
         {.key = "window_ns", .header = "Window", .precision = 3, .unit = Unit::kTime},
         {.key = "gap_ns", .header = "In gaps (>= 50 us)", .precision = 3, .unit = Unit::kTime}};
-    compute.AddRow({path, busy.compute_on, a.device.empty() ? Value{} : Value{a.device},
-                    busy.has_device ? Value{busy.busy_pct} : Value{}, busy.busy_ns, window_ns,
-                    busy.gap_ns});
+    // A trace of no timed work at all (a memory snapshot, a rank's summaries
+    // alone) keeps the table's columns in the files and no row to show.
+    compute.hidden_when_empty = nothing;
+    if (!nothing) {
+      compute.AddRow({path, busy.compute_on, a.device.empty() ? Value{} : Value{a.device},
+                      busy.has_device ? Value{busy.busy_pct} : Value{}, busy.busy_ns, window_ns,
+                      busy.gap_ns});
+    }
     compute.notes.push_back(
         "The compute device is the trace's device when it records device work, otherwise the "
         "CPU threads that run operators; busy % is the share of the window (first to last "
@@ -301,6 +307,7 @@ void Tables(const Analysis& a, const TableContext& c, std::vector<ResultTable>& 
                   "Device busy {:.1f}% of {:.3f} ms (first to last device event); longest "
                   "idle gaps:",
                   busy.busy_pct, window_ns / 1e6);
+  gaps.hidden_when_empty = nothing;
   gaps.columns = {
       {"trace", "Trace", 0, false},
       {"compute_on", "Compute on", 0, false},
