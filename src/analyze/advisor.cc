@@ -38,6 +38,7 @@ Rule SmallPacketsRule();          // rules/small_packets.cc
 Rule RdmaRetransmissionRule();    // rules/rdma_retransmission.cc
 Rule EnvironmentRule();           // rules/environment.cc
 Rule BlockDimRule();              // rules/block_dim.cc
+Rule MemoryOomRule();             // rules/memory_oom.cc
 
 const std::vector<Rule>& Rules() {
   static const std::vector<Rule> rules = [] {
@@ -45,7 +46,7 @@ const std::vector<Rule>& Rules() {
     for (const Pass& pass : Passes()) all.insert(all.end(), pass.rules.begin(), pass.rules.end());
     for (Rule (*rule)() :
          {AiCoreBoundRule, AiCoreShapesRule, OnlineCompilationRule, ExposedCommunicationRule,
-          SmallPacketsRule, RdmaRetransmissionRule, EnvironmentRule, BlockDimRule}) {
+          SmallPacketsRule, RdmaRetransmissionRule, EnvironmentRule, BlockDimRule, MemoryOomRule}) {
       all.push_back(rule());
     }
     return all;

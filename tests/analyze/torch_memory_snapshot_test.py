@@ -28,6 +28,7 @@ dict read with a restricted unpickler that loads no class).
 import collections
 import gzip
 import io
+import json
 import os
 import pickle
 import subprocess
@@ -82,6 +83,8 @@ def build():
          "time_us": t + 7, "frames": TORCH_ONLY},       # the peak
         {"action": "oom", "addr": 0, "size": 64 * MiB, "stream": 0, "time_us": t + 8,
          "device_free": 3 * MiB, "frames": USER},
+        {"action": "oom", "addr": 0, "size": 4 * MiB, "stream": 0, "time_us": t + 8,
+         "device_free": 1 * MiB, "frames": LOSS},     # 16 MiB cached unused: fragmentation
         {"action": "free_requested", "addr": A1, "size": 30 * MiB, "stream": 0, "time_us": t + 9,
          "frames": USER},
         {"action": "free_completed", "addr": A1, "size": 30 * MiB, "stream": 0,
@@ -275,6 +278,18 @@ def check_report(path, want, name):
              round(float(r["allocated_bytes"])), round(float(r["reserved_bytes"])))
             for r in c.rows(out, "reported_memory_oom")]
     c.check(ooms == want["ooms"], f"{name}: {len(want['ooms'])} out-of-memory errors")
+    findings = [r for r in json.loads(text)["results"] if r["section"] == "findings"]
+    oom = [f for f in findings if f["id"] == "memory_oom"]
+    c.check(len(oom) == (1 if want["ooms"] else 0)
+            and all(f["severity"] == "critical" and f"{len(want['ooms'])} allocation" in f["title"]
+                    for f in oom),
+            f"{name}: a critical memory_oom finding where the history records failures, none "
+            f"else")
+    if oom:
+        # Fragmentation's advice only where the cache then held what was asked.
+        fragmented = any(o[4] - o[3] >= o[1] for o in want["ooms"])
+        c.check(("expandable_segments" in oom[0]["action"]) == fragmented,
+                f"{name}: the advice is {'fragmentation' if fragmented else 'live tensors'}'s")
     return out
 
 
@@ -282,9 +297,9 @@ snapshot = build()
 want = expected(snapshot)
 # The scenario's own facts, so that the expectation above cannot drift with it.
 c.check(want["peak"][0] == 2 * MiB + 6 * MiB + 30 * MiB + 500 + 8 * MiB
-        and want["before"] == 2 and want["peak"][2] == 6 and len(want["ooms"]) == 1,
+        and want["before"] == 2 and want["peak"][2] == 6 and len(want["ooms"]) == 2,
         "the scenario: a peak of 46 MiB + 500 B at the 7th entry, two blocks from before the "
-        "history, one out-of-memory error")
+        "history, two out-of-memory errors")
 for protocol in (2, 4, 5):
     path = os.path.join(c.scratch, f"p{protocol}_snapshot.pickle")
     with open(path, "wb") as f:
