@@ -244,6 +244,16 @@ class TraceModel {
     std::string prefix;
     std::vector<std::string> classes;
   } fused_optimizers;
+  // The framework's fused APIs that replace a run of its operators, where the
+  // reader knows them (torch_npu's affinity APIs): each API, since which
+  // version, and the runs it replaces, as sequences of operator names (without
+  // "aten::") joined by '-', an element a name or "(a|b)", optionally
+  // repeated "{m,n}" times (passes/affinity_apis.cc reads them).
+  struct FusedApi {
+    std::string api, since;
+    std::vector<std::string> patterns;
+  };
+  std::vector<FusedApi> fused_apis;
   uint64_t instant_events = 0, counter_events = 0, flow_events = 0;
   // Ranges of a hardware-counter profiler that replays each kernel to read
   // its counters (Kineto's cuda_profiler_range events, CUPTI's range

@@ -28,6 +28,7 @@ Pass ByteAlignmentPass();        // byte_alignment.cc
 Pass CoreClockPass();            // core_clock.cc
 Pass FirstCallsPass();           // first_calls.cc
 Pass HostPracticesPass();        // host_practices.cc
+Pass AffinityApisPass();         // affinity_apis.cc
 Pass HostWaitsPass();            // host_waits.cc
 Pass ImportNotesPass();          // import_notes.cc
 
@@ -35,12 +36,13 @@ const std::vector<Pass>& Passes() {
   // The report lists each trace's tables in this order, and the advisor
   // applies the passes' rules in it.
   static const std::vector<Pass> passes = {
-      ImportNotesPass(), SelfTimesPass(),    LinksPass(),         OpStatsPass(),
-      OpDevicePass(),    DeviceBusyPass(),   StepsPass(),         TransfersPass(),
-      LayoutPass(),      LongTailPass(),     CpuFallbackPass(),   LaunchPass(),
-      RooflinePass(),    FusionPass(),       DeviceTimePass(),    TimelinePass(),
-      HostWaitsPass(),   FirstCallsPass(),   ByteAlignmentPass(), BandwidthContentionPass(),
-      AttributionPass(), CriticalPathPass(), CoreClockPass(),     HostPracticesPass(),
+      ImportNotesPass(),  SelfTimesPass(),    LinksPass(),         OpStatsPass(),
+      OpDevicePass(),     DeviceBusyPass(),   StepsPass(),         TransfersPass(),
+      LayoutPass(),       LongTailPass(),     CpuFallbackPass(),   LaunchPass(),
+      RooflinePass(),     FusionPass(),       DeviceTimePass(),    TimelinePass(),
+      HostWaitsPass(),    FirstCallsPass(),   ByteAlignmentPass(), BandwidthContentionPass(),
+      AttributionPass(),  CriticalPathPass(), CoreClockPass(),     HostPracticesPass(),
+      AffinityApisPass(),
   };
   return passes;
 }

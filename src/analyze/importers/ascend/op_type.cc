@@ -71,6 +71,38 @@ void CompleteAscendModel(TraceModel& model) {
   model.fused_optimizers.prefix = "torch_npu.optim.NpuFused";
   model.fused_optimizers.classes = {"SGD",   "Adadelta", "Lamb",    "Adam",     "AdamW",
                                     "AdamP", "BertAdam", "RMSprop", "RMSpropTF"};
+  // torch_npu's affinity APIs and the operator runs each replaces, as
+  // msprof-analyze's advisor lists them (advisor/rules/timeline_fusion_ops.yaml,
+  // by the CANN version that brought each; the optimizers are above).
+  model.fused_apis = {
+      {"torch_npu.npu_confusion_transpose",
+       "CANN 6.3.RC2",
+       {"(permute|transpose)-(contiguous){0,1}-(reshape|view)",
+        "(reshape|view)-(contiguous){0,1}-(permute|transpose)"}},
+      {"torch_npu.fast_gelu", "CANN 6.3.RC2", {"gelu"}},
+      {"torch_npu.npu_scaled_masked_softmax",
+       "CANN 6.3.RC2",
+       {"softmax-(mul){0,1}-(masked_fill_|add)"}},
+      {"optimizer.clip_grad_norm_fused_", "CANN 6.3.RC2", {"add-reciprocal-mul"}},
+      {"torch_npu.npu_fusion_attention",
+       "CANN 7.0.RC1",
+       {"matmul-(add){0,1}-(mul){0,1}-(masked_fill_|add){0,1}-softmax-(dropout){0,1}-matmul"}},
+      {"torch_npu.npu_rotary_mul", "CANN 7.0.RC1", {"(chunk|slice)-neg-cat-(mul){0,2}-add"}},
+      {"torch_npu.npu_rms_norm",
+       "CANN 7.0.0",
+       {"(pow){0,1}-(mean){0,1}-(add){0,1}-rsqrt-mul-(type_as){0,1}"}},
+      {"torch_npu.npu_swiglu",
+       "CANN 7.0.0",
+       {"(slice|chunk)-silu-mul", "(slice|chunk)-mul-silu", "(slice|chunk)-sigmoid-mul-mul",
+        "(slice|chunk)-mul-sigmoid-mul", "(slice|chunk)-mul-mul-sigmoid"}},
+      {"torch_npu.npu_geglu", "CANN 8.0.RC1", {"(slice|chunk)-gelu-mul", "(slice|chunk)-mul-gelu"}},
+      {"torch_npu.npu_group_norm_silu", "CANN 8.0.RC1", {"group_norm-silu"}},
+      {"torch.addmm", "CANN 8.0.RC1", {"mul-mul-add"}},
+      {"torch_npu.npu_add_layer_norm", "CANN 8.0.RC1", {"add-layer_norm"}},
+      {"mindspeed.ops.npu_matmul_add", "CANN 8.0.RC3", {"matmul-add"}},
+      {"mindspeed.ops.npu_moe_token_permute", "CANN 8.0.RC3", {"argsort-argsort-index_select"}},
+      {"mindspeed.ops.npu_moe_token_unpermute", "CANN 8.0.RC3", {"index_select-mul-reduce_sum"}},
+  };
   CompleteAscendCosts(model);
 }
 
