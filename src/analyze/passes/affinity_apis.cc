@@ -17,6 +17,7 @@
 
 #include <algorithm>
 #include <string_view>
+#include <unordered_map>
 
 #include "analyze/analysis.h"
 #include "analyze/intervals.h"
@@ -144,7 +145,7 @@ AffinityApis Compute(const TraceModel& model, const Analysis& a) {
   SortByOpening(model, g);
   // Each matched operator's API (index into out.apis), for the device tasks.
   std::vector<ApiRuns> runs(model.fused_apis.size());
-  std::vector<int32_t> api_of(model.size(), -1);
+  std::unordered_map<int32_t, int32_t> api_of;  // few: only the matched operators
   for (size_t t = 0; t + 1 < g.begin.size(); ++t) {
     std::vector<uint32_t> events;
     std::vector<std::string_view> ops;
@@ -178,7 +179,7 @@ AffinityApis Compute(const TraceModel& model, const Analysis& a) {
       for (size_t i = at; i < static_cast<size_t>(best_end); ++i) {
         ++r.ops;
         r.host_ns += model.duration_ns[events[i]];
-        api_of[events[i]] = static_cast<int32_t>(best_api);
+        api_of[static_cast<int32_t>(events[i])] = static_cast<int32_t>(best_api);
       }
       at = static_cast<size_t>(best_end);
     }
@@ -188,10 +189,11 @@ AffinityApis Compute(const TraceModel& model, const Analysis& a) {
     if (!IsDevice(model.cls[e])) continue;
     out.has_device = true;
     const int32_t launcher = links.launcher[e];
-    if (launcher < 0) continue;
+    if (launcher < 0 || api_of.empty()) continue;
     int32_t api = -1;
     ForEachAncestor(links, launcher, [&](int32_t p) {
-      api = api_of[static_cast<size_t>(p)];
+      const auto it = api_of.find(p);
+      if (it != api_of.end()) api = it->second;
       return api < 0;
     });
     if (api < 0) continue;
