@@ -16,6 +16,7 @@
 
 #include "analyze/importer.h"
 #include "analyze/importers/ascend/op_type.h"
+#include "analyze/importers/chrome_json/kineto_log.h"
 #include "analyze/importers/chrome_json/kineto_memory.h"
 #include "analyze/importers/timestamps.h"
 #include "analyze/json_event_reader.h"
@@ -966,6 +967,7 @@ void ImportChromeJson(Source& source, TraceModel& model, const ImportOptions& op
       }
     }
   }
+  ReadKinetoLog(info.members, model);
   for (const auto& [key, value] : info.members) {
     if (key == schema::kDistributedInfo || key == schema::kDeviceProperties ||
         key == schema::kBaseTimeNanoseconds || key == schema::kOtherData ||
