@@ -133,7 +133,7 @@ void RegisterSmi(CLI::App& app) {
   auto command = std::make_shared<SmiCommand>();
   CLI::App* sub =
       app.add_subcommand("smi", "device load: snapshot, --watch stream, or --serve Prometheus");
-  sub->add_option("--device", command->device, "cpu, cuda:N or all (default all present)");
+  sub->add_option("--device", command->device, "cpu, cuda:N, npu:N or all (default all present)");
   sub->add_option("--format", command->format, "table, json or csv (with --watch: json lines)")
       ->check(CLI::IsMember({"table", "json", "csv"}));
   sub->add_option("--out", command->out, "write the snapshot to this file")->check(NotEmpty());

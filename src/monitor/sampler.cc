@@ -6,6 +6,7 @@
 
 #include "core/text.h"
 #include "monitor/cpu_sampler.h"
+#include "monitor/dcmi_sampler.h"
 #include "monitor/nvml_sampler.h"
 #include "opscope/opscope.h"
 
@@ -13,13 +14,17 @@ namespace opscope::monitor {
 
 namespace {
 bool IsOwnerLabel(const std::string& key) { return key == "pid"; }
+// Labels that say which device, beside "device" itself (an NPU's DCMI card and chip).
+bool IsDeviceLabel(const std::string& key) {
+  return key == "device" || key == "card" || key == "chip";
+}
 }  // namespace
 
 std::string Metric::Key() const {
   std::string key = name;
   std::string extra;
   for (const auto& [k, v] : labels) {
-    if (k == "device" || IsOwnerLabel(k)) continue;
+    if (IsDeviceLabel(k) || IsOwnerLabel(k)) continue;
     extra += (extra.empty() ? "" : ",") + k + "=" + v;
   }
   return extra.empty() ? key : key + "{" + extra + "}";
@@ -46,16 +51,22 @@ std::vector<std::unique_ptr<Sampler>> OpenSamplers(const std::string& which, int
   std::vector<std::unique_ptr<Sampler>> samplers;
   const bool all = which.empty() || which == "all";
   if (all || which == "cpu" || which == "cpu:0") samplers.push_back(CreateCpuSampler(pid));
-  if (all || which.rfind("cuda", 0) == 0) {
+  // A backend's devices: all of them, the one named, or its first for the
+  // bare kind ("cuda", "npu"); a backend without a device here says why.
+  const auto backend = [&](const std::string& kind, const char* vendor,
+                           std::vector<std::unique_ptr<Sampler>> (*open)(std::string&)) {
+    if (!all && which.rfind(kind, 0) != 0) return;
     std::string why;
-    auto gpus = OpenNvmlSamplers(why);
-    if (!why.empty()) notes.push_back("nvidia: " + why);
-    for (auto& gpu : gpus) {
-      if (all || gpu->device() == which || (which == "cuda" && gpu->device() == "cuda:0")) {
-        samplers.push_back(std::move(gpu));
+    auto devices = open(why);
+    if (!why.empty()) notes.push_back(vendor + (": " + why));
+    for (auto& d : devices) {
+      if (all || d->device() == which || (which == kind && d->device() == kind + ":0")) {
+        samplers.push_back(std::move(d));
       }
     }
-  }
+  };
+  backend("cuda", "nvidia", OpenNvmlSamplers);
+  backend("npu", "ascend", OpenDcmiSamplers);
   if (samplers.empty()) {
     throw Error(ErrorCode::kUnsupported,
                 "no device '" + core::EscapeForTerminal(which) + "' to monitor" +

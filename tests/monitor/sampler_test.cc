@@ -10,6 +10,7 @@
 
 #include "core/clock.h"
 #include "monitor/cpu_sampler.h"
+#include "monitor/dcmi_sampler.h"
 #include "monitor/metric_util.h"
 #include "monitor/nvml_sampler.h"
 #include "monitor/prometheus.h"
@@ -122,6 +123,79 @@ TEST(NvmlSampler, ReadsAndConvertsThroughTheDriverApi) {
   EXPECT_FALSE(second["cuda:1 gpu_power_watts"].value.has_value());
   EXPECT_EQ(second["cuda:1 gpu_power_watts"].unavailable, "not supported by this GPU or driver");
   EXPECT_NE(second["cuda:1 gpu_sm_active_percent"].unavailable.find("Hopper"), std::string::npos);
+}
+
+TEST(DcmiSampler, AbsentDriverIsAClearReason) {
+  ScopedEnv env("OPSCOPE_DCMI_LIBRARY", "/nonexistent/libdcmi.so");
+  std::string why;
+  EXPECT_TRUE(OpenDcmiSamplers(why).empty());
+  EXPECT_NE(why.find("no Ascend driver"), std::string::npos) << why;
+}
+
+// The stand-in (fake_dcmi.c): card 3 with two chips; figures in DCMI's units
+// (MB, 0.1 W) come out in bytes and watts; what a chip or this driver does
+// not give is n/a with the function and the reason, never 0.
+TEST(DcmiSampler, ReadsAndConvertsThroughTheDriverApi) {
+  ScopedEnv env("OPSCOPE_DCMI_LIBRARY", OPSCOPE_FAKE_DCMI);
+  std::string why;
+  auto npus = OpenDcmiSamplers(why);
+  ASSERT_EQ(npus.size(), 2u) << why;
+  EXPECT_EQ(npus[0]->device(), "npu:0");
+  EXPECT_EQ(npus[1]->device(), "npu:1");
+  EXPECT_EQ(npus[0]->description(), "Ascend 910B3 (DCMI card 3 chip 0)");
+  const std::vector<Metric> sample = npus[0]->Sample();
+  auto m = ByKey(sample);
+  EXPECT_DOUBLE_EQ(*m["npu:0 npu_aicore_utilization_percent"].value, 87);
+  EXPECT_DOUBLE_EQ(*m["npu:0 npu_vector_core_utilization_percent"].value, 40);
+  EXPECT_DOUBLE_EQ(*m["npu:0 npu_aicpu_utilization_percent"].value, 2);
+  EXPECT_DOUBLE_EQ(*m["npu:0 npu_ctrlcpu_utilization_percent"].value, 11);
+  EXPECT_DOUBLE_EQ(*m["npu:0 npu_memory_utilization_percent"].value, 30);
+  EXPECT_DOUBLE_EQ(*m["npu:0 npu_memory_bandwidth_utilization_percent"].value, 7);
+  EXPECT_FALSE(m["npu:0 npu_hbm_bandwidth_utilization_percent"].value.has_value());
+  EXPECT_NE(m["npu:0 npu_utilization_percent"].unavailable.find("returned -8005"),
+            std::string::npos);
+  EXPECT_DOUBLE_EQ(*m["npu:0 npu_hbm_used_bytes"].value, 3072.0 * (1 << 20));
+  EXPECT_DOUBLE_EQ(*m["npu:0 npu_hbm_total_bytes"].value, 65536.0 * (1 << 20));
+  EXPECT_DOUBLE_EQ(*m["npu:0 npu_hbm_temperature_celsius"].value, 41);
+  EXPECT_DOUBLE_EQ(*m["npu:0 npu_temperature_celsius"].value, 52);
+  EXPECT_DOUBLE_EQ(*m["npu:0 npu_power_watts"].value, 310.5);
+  EXPECT_DOUBLE_EQ(*m["npu:0 npu_health"].value, 1);
+  EXPECT_FALSE(m["npu:0 npu_aicore_clock_mhz"].value.has_value());
+  EXPECT_NE(m["npu:0 npu_aicore_clock_mhz"].unavailable.find("dcmi_get_device_frequency"),
+            std::string::npos);
+  // The card and chip are labels, not part of what is measured.
+  const Metric& aicore = m["npu:0 npu_aicore_utilization_percent"];
+  EXPECT_EQ(aicore.labels, (std::vector<std::pair<std::string, std::string>>{
+                               {"device", "npu:0"}, {"card", "3"}, {"chip", "0"}}));
+  EXPECT_NE(ToPrometheusText(sample, 0.001)
+                .find("opscope_npu_aicore_utilization_percent{device=\"npu:0\",card=\"3\","
+                      "chip=\"0\"} 87\n"),
+            std::string::npos);
+  auto second = ByKey(npus[1]->Sample());
+  EXPECT_DOUBLE_EQ(*second["npu:1 npu_aicore_utilization_percent"].value, 5);
+  EXPECT_DOUBLE_EQ(*second["npu:1 npu_power_watts"].value, 90.2);
+  EXPECT_FALSE(second["npu:1 npu_hbm_used_bytes"].value.has_value());
+  EXPECT_NE(second["npu:1 npu_hbm_used_bytes"].unavailable.find("dcmi_get_device_hbm_info"),
+            std::string::npos);
+  EXPECT_FALSE(second["npu:1 npu_health"].value.has_value());
+  EXPECT_NE(second["npu:1 npu_health"].unavailable.find("does not exist"), std::string::npos);
+}
+
+// "all" includes the NPUs; "npu:1" only that chip; "npu" the first.
+TEST(DcmiSampler, ChosenByDeviceName) {
+  ScopedEnv env("OPSCOPE_DCMI_LIBRARY", OPSCOPE_FAKE_DCMI);
+  ScopedEnv no_gpu("OPSCOPE_NVML_LIBRARY", "/nonexistent/libnvidia-ml.so.1");
+  std::vector<std::string> notes;
+  auto all = OpenSamplers("all", 0, notes);
+  std::vector<std::string> names;
+  for (const auto& s : all) names.push_back(s->device());
+  EXPECT_EQ(names, (std::vector<std::string>{"cpu", "npu:0", "npu:1"}));
+  auto one = OpenSamplers("npu:1", 0, notes);
+  ASSERT_EQ(one.size(), 1u);
+  EXPECT_EQ(one[0]->device(), "npu:1");
+  auto first = OpenSamplers("npu", 0, notes);
+  ASSERT_EQ(first.size(), 1u);
+  EXPECT_EQ(first[0]->device(), "npu:0");
 }
 
 TEST(Prometheus, ExpositionGroupsEscapesAndNeverFakesZero) {
