@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <vector>
@@ -214,12 +215,130 @@ class DcmiSampler final : public Sampler {
   std::string id_, name_;
 };
 
+// Where DCMI is absent (containers often lack the driver's management
+// library), AscendCL's runtime gives the utilization alone:
+// aclrtGetDeviceUtilizationRate, as the AscendCL reference declares it.
+struct aclrtUtilizationInfo {
+  int32_t cubeUtilization;
+  int32_t vectorUtilization;
+  int32_t aicpuUtilization;
+  int32_t memoryUtilization;  // reserved: -1
+  void* utilizationExtend;    // reserved: null
+};
+
+struct AclApi {
+  void* library = nullptr;
+  int (*Init)(const char*) = nullptr;
+  int (*DeviceCount)(uint32_t*) = nullptr;
+  int (*Utilization)(int32_t, aclrtUtilizationInfo*) = nullptr;
+  const char* (*SocName)() = nullptr;
+};
+
+std::shared_ptr<AclApi> LoadAcl(std::string& why) {
+  const char* override_path = std::getenv("OPSCOPE_ACL_LIBRARY");
+  const char* path = override_path != nullptr ? override_path : "libascendcl.so";
+  void* library = ::dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (library == nullptr) {
+    const char* e = ::dlerror();
+    why = fmt::format("nor AscendCL: {} cannot be loaded ({})", path, e != nullptr ? e : "");
+    return nullptr;
+  }
+  auto api = std::shared_ptr<AclApi>(new AclApi, [](AclApi* a) {
+    ::dlclose(a->library);
+    delete a;
+  });
+  api->library = library;
+  if (!Load(library, "aclInit", api->Init) ||
+      !Load(library, "aclrtGetDeviceCount", api->DeviceCount) ||
+      !Load(library, "aclrtGetDeviceUtilizationRate", api->Utilization)) {
+    why = fmt::format(
+        "nor AscendCL: {} lacks aclInit, aclrtGetDeviceCount or "
+        "aclrtGetDeviceUtilizationRate",
+        path);
+    return nullptr;
+  }
+  Load(library, "aclrtGetSocName", api->SocName);
+  // 0: initialised now; AscendCL's "repeat initialize" (100002) is fine too.
+  if (const int status = api->Init(nullptr); status != 0 && status != 100002) {
+    why = fmt::format("nor AscendCL: aclInit returned {}", status);
+    return nullptr;
+  }
+  return api;
+}
+
+class AclSampler final : public Sampler {
+ public:
+  AclSampler(std::shared_ptr<AclApi> api, int32_t device)
+      : api_(std::move(api)), device_(device), id_("npu:" + std::to_string(device)) {
+    const char* soc = api_->SocName != nullptr ? api_->SocName() : nullptr;
+    name_ = soc != nullptr && *soc != 0 ? soc : "Ascend NPU";
+  }
+
+  std::string device() const override { return id_; }
+  std::string description() const override {
+    return name_ + " (AscendCL utilization only; no DCMI here)";
+  }
+
+  std::vector<Metric> Sample() override {
+    aclrtUtilizationInfo info{};
+    const int status = api_->Utilization(device_, &info);
+    std::vector<Metric> out;
+    const auto add = [&](const char* name, const char* help, int32_t value) {
+      Metric m;
+      m.name = name;
+      m.help = help;
+      m.unit = "%";
+      m.labels = {{"device", id_}};
+      if (status != 0) {
+        m.unavailable = fmt::format("aclrtGetDeviceUtilizationRate returned {}", status);
+      } else if (value < 0) {
+        m.unavailable = "AscendCL gives -1: this part has no such unit, or it is not recorded";
+      } else {
+        m.value = value;
+      }
+      m.note = "meaningless while the profiler records (AscendCL's reference)";
+      out.push_back(std::move(m));
+    };
+    add("npu_cube_utilization_percent", "Cube (matrix) units busy", info.cubeUtilization);
+    add("npu_vector_utilization_percent", "Vector units busy", info.vectorUtilization);
+    add("npu_aicpu_utilization_percent", "AI CPU busy", info.aicpuUtilization);
+    add("npu_memory_utilization_percent", "Device memory in use", info.memoryUtilization);
+    return out;
+  }
+
+ private:
+  std::shared_ptr<AclApi> api_;
+  int32_t device_;
+  std::string id_, name_;
+};
+
+std::vector<std::unique_ptr<Sampler>> OpenAclSamplers(std::string& why) {
+  std::vector<std::unique_ptr<Sampler>> samplers;
+  std::string acl_why;
+  auto api = LoadAcl(acl_why);
+  if (!api) {
+    why += ", " + acl_why;
+    return samplers;
+  }
+  uint32_t count = 0;
+  if (const int s = api->DeviceCount(&count); s != 0 || count == 0) {
+    why += s != 0 ? fmt::format(", and aclrtGetDeviceCount returned {}", s)
+                  : std::string(", and AscendCL reports no device");
+    return samplers;
+  }
+  for (uint32_t d = 0; d < count && d < 64; ++d) {
+    samplers.push_back(std::make_unique<AclSampler>(api, static_cast<int32_t>(d)));
+  }
+  why.clear();
+  return samplers;
+}
+
 }  // namespace
 
 std::vector<std::unique_ptr<Sampler>> OpenDcmiSamplers(std::string& why) {
   std::vector<std::unique_ptr<Sampler>> samplers;
   auto api = LoadApi(why);
-  if (!api) return samplers;
+  if (!api) return OpenAclSamplers(why);
   constexpr int kMaxCards = 64;  // the reference's limit
   int cards[kMaxCards] = {};
   int count = 0;

@@ -4,7 +4,10 @@
 // (dcmi_init, dcmi_get_card_list, dcmi_get_device_id_in_card, and per chip
 // dcmi_get_device_utilization_rate, _temperature, _power_info, _frequency,
 // _hbm_info, _health, _chip_info). OPSCOPE_DCMI_LIBRARY overrides the
-// library path (tests point it at a stand-in).
+// library path (tests point it at a stand-in). Where DCMI cannot be loaded
+// (containers often lack it), AscendCL's aclrtGetDeviceUtilizationRate gives
+// the cube, vector and AI CPU utilization alone (libascendcl.so, or
+// OPSCOPE_ACL_LIBRARY).
 #ifndef OPSCOPE_MONITOR_DCMI_SAMPLER_H_
 #define OPSCOPE_MONITOR_DCMI_SAMPLER_H_
 

@@ -127,9 +127,33 @@ TEST(NvmlSampler, ReadsAndConvertsThroughTheDriverApi) {
 
 TEST(DcmiSampler, AbsentDriverIsAClearReason) {
   ScopedEnv env("OPSCOPE_DCMI_LIBRARY", "/nonexistent/libdcmi.so");
+  ScopedEnv acl("OPSCOPE_ACL_LIBRARY", "/nonexistent/libascendcl.so");
   std::string why;
   EXPECT_TRUE(OpenDcmiSamplers(why).empty());
   EXPECT_NE(why.find("no Ascend driver"), std::string::npos) << why;
+  EXPECT_NE(why.find("nor AscendCL"), std::string::npos) << why;
+}
+
+// Without DCMI, AscendCL's utilization query: -1 (no such unit, the reserved
+// memory figure) is n/a with the reason, never 0 or -1.
+TEST(DcmiSampler, WithoutDcmiAscendClGivesUtilization) {
+  ScopedEnv env("OPSCOPE_DCMI_LIBRARY", "/nonexistent/libdcmi.so");
+  ScopedEnv acl("OPSCOPE_ACL_LIBRARY", OPSCOPE_FAKE_ACL);
+  std::string why;
+  auto npus = OpenDcmiSamplers(why);
+  ASSERT_EQ(npus.size(), 2u) << why;
+  EXPECT_TRUE(why.empty()) << why;
+  EXPECT_EQ(npus[1]->device(), "npu:1");
+  EXPECT_NE(npus[0]->description().find("Ascend910B3"), std::string::npos);
+  auto m = ByKey(npus[0]->Sample());
+  EXPECT_DOUBLE_EQ(*m["npu:0 npu_cube_utilization_percent"].value, 64);
+  EXPECT_DOUBLE_EQ(*m["npu:0 npu_vector_utilization_percent"].value, 21);
+  EXPECT_DOUBLE_EQ(*m["npu:0 npu_aicpu_utilization_percent"].value, 1);
+  EXPECT_FALSE(m["npu:0 npu_memory_utilization_percent"].value.has_value());
+  EXPECT_NE(m["npu:0 npu_memory_utilization_percent"].unavailable.find("-1"), std::string::npos);
+  auto second = ByKey(npus[1]->Sample());
+  EXPECT_DOUBLE_EQ(*second["npu:1 npu_cube_utilization_percent"].value, 3);
+  EXPECT_FALSE(second["npu:1 npu_vector_utilization_percent"].value.has_value());
 }
 
 // The stand-in (fake_dcmi.c): card 3 with two chips; figures in DCMI's units
@@ -184,6 +208,7 @@ TEST(DcmiSampler, ReadsAndConvertsThroughTheDriverApi) {
 // "all" includes the NPUs; "npu:1" only that chip; "npu" the first.
 TEST(DcmiSampler, ChosenByDeviceName) {
   ScopedEnv env("OPSCOPE_DCMI_LIBRARY", OPSCOPE_FAKE_DCMI);
+  ScopedEnv acl("OPSCOPE_ACL_LIBRARY", "/nonexistent/libascendcl.so");
   ScopedEnv no_gpu("OPSCOPE_NVML_LIBRARY", "/nonexistent/libnvidia-ml.so.1");
   std::vector<std::string> notes;
   auto all = OpenSamplers("all", 0, notes);
