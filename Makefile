@@ -96,6 +96,7 @@ bench: build
 	PYTHONPATH=build/release/python /usr/bin/python3 bench/python_scope_cost.py
 	bench/ascend_vs_python.sh
 	bench/ascend_cluster_bench.sh 1024
+	bench/torch_snapshot_vs_python.sh
 	bench/resnet50_vs_torch.sh
 	bench/exporter_soak.py build/release/opscope 60
 

@@ -90,7 +90,7 @@ Entry::Action ActionOf(std::string_view a) {
 // A block live at some point of the history: its size and where it was made.
 struct Live {
   int64_t size = 0;
-  std::string site;
+  const std::string* site = nullptr;  // kept by the reader
 };
 
 class Reader {
@@ -135,6 +135,14 @@ class Reader {
   }
 
  private:
+  // A stack's site, once per stack: the pickler shares a stack between the
+  // entries that have it, so most entries reuse one.
+  const std::string& SiteOf(Id frames) {
+    const auto [it, fresh] = sites_.try_emplace(frames);
+    if (fresh) it->second = Site(doc_, frames);
+    return it->second;
+  }
+
   int DeviceOf(Id segment) const {
     return static_cast<int>(doc_.Int(doc_.Get(segment, "device"), 0));
   }
@@ -161,15 +169,30 @@ class Reader {
   std::vector<Entry> Entries(Id list) {
     std::vector<Entry> out;
     size_t malformed = 0;
-    for (Id e : doc_.Items(list)) {
+    const std::span<const Id> entries = doc_.Items(list);
+    out.reserve(entries.size());
+    for (Id e : entries) {
+      // One pass over the entry's keys (millions of entries: no lookup per key).
       Entry x;
-      x.action = ActionOf(doc_.Str(doc_.Get(e, "action")));
-      x.addr = doc_.Int(doc_.Get(e, "addr"), 0);
-      x.size = doc_.Int(doc_.Get(e, "size"), -1);
-      const Id t = doc_.Get(e, "time_us");
-      if (t != kAbsent && doc_.Int(t, -1) >= 0) x.ns = doc_.Int(t) * 1000;
-      x.device_free = doc_.Int(doc_.Get(e, "device_free"), -1);
-      x.frames = doc_.Get(e, "frames");
+      x.size = -1;
+      const std::span<const Id> items = doc_.Items(e);
+      for (size_t i = 0; i + 1 < items.size(); i += 2) {
+        const std::string_view key = doc_.Str(items[i]);
+        const Id v = items[i + 1];
+        if (key == "action") {
+          x.action = ActionOf(doc_.Str(v));
+        } else if (key == "addr") {
+          x.addr = doc_.Int(v, 0);
+        } else if (key == "size") {
+          x.size = doc_.Int(v, -1);
+        } else if (key == "time_us") {
+          if (doc_.Int(v, -1) >= 0) x.ns = doc_.Int(v) * 1000;
+        } else if (key == "device_free") {
+          x.device_free = doc_.Int(v, -1);
+        } else if (key == "frames") {
+          x.frames = v;
+        }
+      }
       if (x.action != Entry::kOther && x.action != Entry::kOom && x.size < 0) {
         ++malformed;
         continue;
@@ -201,7 +224,7 @@ class Reader {
           // The history records what was requested: the replay starts from that.
           const int64_t requested = doc_.Int(doc_.Get(b, "requested_size"), -1);
           end_allocated_[doc_.Int(doc_.Get(b, "address"), 0)] = {requested > 0 ? requested : size,
-                                                                 Site(doc_, doc_.Get(b, "frames"))};
+                                                                 &SiteOf(doc_.Get(b, "frames"))};
         } else if (state == "active_pending_free" || state == "active_awaiting_free") {
           p.active_bytes += size;
         } else {
@@ -234,14 +257,13 @@ class Reader {
           live[e.addr] = e.size;
         } else if (e.action == Entry::kFree || e.action == Entry::kFreeRequested) {
           if (live.erase(e.addr) == 0 && !before.contains(e.addr)) {
-            before[e.addr] = {e.size, std::string(kBeforeHistory)};
+            before[e.addr] = {e.size, &before_history_};
           }
         }
       }
       for (const auto& [addr, block] : end_allocated_) {
         if (!live.contains(addr) && !before.contains(addr)) {
-          before[addr] = {block.size,
-                          block.site == kNoStack ? std::string(kBeforeHistory) : block.site};
+          before[addr] = {block.size, *block.site == kNoStack ? &before_history_ : block.site};
         }
       }
     }
@@ -289,7 +311,7 @@ class Reader {
         case Entry::kAlloc: {
           allocated += e.size, sizes[e.addr] = e.size;
           ++m.blocks, m.allocated_bytes += e.size;
-          const std::string site = Site(doc_, e.frames);
+          const std::string& site = SiteOf(e.frames);
           MemoryHolder& h = by_site[site];
           h.name = site, ++h.blocks, h.bytes += e.size;
           break;
@@ -309,7 +331,7 @@ class Reader {
                             .device_free_bytes = e.device_free,
                             .allocated_bytes = allocated,
                             .reserved_bytes = reserved,
-                            .site = Site(doc_, e.frames)});
+                            .site = SiteOf(e.frames)});
           break;
         default: break;
       }
@@ -339,20 +361,20 @@ class Reader {
       for (size_t i = 0; i <= peak; ++i) {
         const Entry& e = history[i];
         if (e.action == Entry::kAlloc) {
-          live[e.addr] = {e.size, Site(doc_, e.frames)};
+          live[e.addr] = {e.size, &SiteOf(e.frames)};
         } else if (e.action == Entry::kFree || e.action == Entry::kFreeRequested) {
           live.erase(e.addr);
         }
       }
-      m.peak_operator =
-          live.contains(history[peak].addr) ? live[history[peak].addr].site : std::string(kNoStack);
+      const auto at = live.find(history[peak].addr);
+      m.peak_operator = at != live.end() ? *at->second.site : std::string(kNoStack);
     } else {
       m.peak_operator = "(before the recorded history)";
     }
     std::map<std::string, MemoryHolder> at_peak;
     for (const auto& [addr, b] : live) {
-      MemoryHolder& h = at_peak[b.site];
-      h.name = b.site, ++h.blocks, h.bytes += b.size;
+      MemoryHolder& h = at_peak[*b.site];
+      h.name = *b.site, ++h.blocks, h.bytes += b.size;
       m.live_at_peak_bytes += b.size;
     }
     const auto largest = [](const MemoryHolder& a, const MemoryHolder& b) {
@@ -373,6 +395,8 @@ class Reader {
   const Document& doc_;
   std::string path_;
   std::unordered_map<int64_t, Live> end_allocated_;  // blocks allocated at the snapshot
+  std::unordered_map<Id, std::string> sites_;        // by frames list (stable addresses)
+  const std::string before_history_{kBeforeHistory};
   int64_t end_reserved_ = 0;
   size_t others_ = 0;
   std::vector<std::string> notes_;
