@@ -12,7 +12,7 @@ namespace opscope::cli {
 
 void AddCommonOptions(CLI::App& app, CommonOptions& options, const std::string& out_help) {
   app.add_option("--device", options.device,
-                 "device: cpu or cuda:N (default: " + devices::DefaultDevice() + ")");
+                 "device: cpu, cuda:N or npu:N (default: " + devices::DefaultDevice() + ")");
   app.add_option("--format", options.format, "output format: table, json or csv")
       ->check(CLI::IsMember({"table", "json", "csv"}));
   app.add_option("--out", options.out, out_help)->check(NotEmpty());

@@ -20,7 +20,7 @@ import re
 import sys
 
 src = sys.argv[1]
-VENDOR_FOLDERS = ("analyze/importers/", "devices/cpu/", "devices/cuda/", "mpi/")
+VENDOR_FOLDERS = ("analyze/importers/", "devices/cpu/", "devices/cuda/", "devices/npu/", "mpi/")
 # A trace's format as the model or an analysis holds it (`model.format`,
 # `a.format`, `t->format`); a local `format` (the output format, a tensor
 # format) is not one.

@@ -37,8 +37,8 @@ TEST(Registry, BadNamesAndAbsentBackendsSayWhatThereIs) {
   EXPECT_NE(ErrorOpening("CPU!").find("unknown device 'CPU!': use "), std::string::npos);
   EXPECT_NE(ErrorOpening("cpu:x").find("unknown device"), std::string::npos);
   EXPECT_NE(ErrorOpening("cpu:1").find("one CPU device"), std::string::npos);
-  const std::string absent = ErrorOpening("npu:0");
-  EXPECT_NE(absent.find("has no npu backend"), std::string::npos) << absent;
+  const std::string absent = ErrorOpening("tpu:0");
+  EXPECT_NE(absent.find("has no tpu backend"), std::string::npos) << absent;
   EXPECT_NE(absent.find("devices present:"), std::string::npos) << absent;
 }
 

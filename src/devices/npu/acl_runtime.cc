@@ -1,0 +1,89 @@
+// AscendCL's runtime, loaded at run time (acl_runtime.h).
+#include "devices/npu/acl_runtime.h"
+
+#include <dlfcn.h>
+#include <fmt/format.h>
+
+#include <cstdlib>
+#include <mutex>
+
+#include "opscope/opscope.h"
+
+namespace opscope::npu {
+namespace {
+
+template <typename F>
+bool Load(void* library, const char* name, F& fn) {
+  fn = reinterpret_cast<F>(::dlsym(library, name));
+  return fn != nullptr;
+}
+
+}  // namespace
+
+std::string AclRuntime::Why(const char* call, aclError status) const {
+  const char* text = GetRecentErrMsg != nullptr ? GetRecentErrMsg() : nullptr;
+  return fmt::format("{} returned {}{}", call, status,
+                     text != nullptr && *text != 0 ? std::string(": ") + text : std::string());
+}
+
+void AclRuntime::Check(aclError status, const char* call) const {
+  if (status != 0) throw Error(ErrorCode::kInternal, "AscendCL: " + Why(call, status));
+}
+
+std::shared_ptr<AclRuntime> LoadAclRuntime(std::string* why) {
+  static std::mutex mutex;
+  static std::shared_ptr<AclRuntime> loaded;
+  static std::string failure;
+  std::lock_guard lock(mutex);
+  if (loaded || !failure.empty()) {
+    if (!loaded && why != nullptr) *why = failure;
+    return loaded;
+  }
+  const char* override_path = std::getenv("OPSCOPE_ACL_LIBRARY");
+  const std::string path = override_path != nullptr ? override_path : "libascendcl.so";
+  void* library = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (library == nullptr) {
+    const char* e = ::dlerror();
+    failure = fmt::format("no AscendCL: {} cannot be loaded ({})", path, e != nullptr ? e : "");
+  } else {
+    auto api = std::make_shared<AclRuntime>();
+    api->library = library;
+    api->path = path;
+    const bool ok = Load(library, "aclInit", api->Init) &&
+                    Load(library, "aclrtGetDeviceCount", api->GetDeviceCount) &&
+                    Load(library, "aclrtSetDevice", api->SetDevice) &&
+                    Load(library, "aclrtResetDevice", api->ResetDevice) &&
+                    Load(library, "aclrtGetMemInfo", api->GetMemInfo) &&
+                    Load(library, "aclrtMalloc", api->Malloc) &&
+                    Load(library, "aclrtFree", api->Free) &&
+                    Load(library, "aclrtMallocHost", api->MallocHost) &&
+                    Load(library, "aclrtFreeHost", api->FreeHost) &&
+                    Load(library, "aclrtMemcpy", api->Memcpy) &&
+                    Load(library, "aclrtMemcpyAsync", api->MemcpyAsync) &&
+                    Load(library, "aclrtCreateStream", api->CreateStream) &&
+                    Load(library, "aclrtDestroyStream", api->DestroyStream) &&
+                    Load(library, "aclrtSynchronizeStream", api->SynchronizeStream) &&
+                    Load(library, "aclrtCreateEvent", api->CreateEvent) &&
+                    Load(library, "aclrtDestroyEvent", api->DestroyEvent) &&
+                    Load(library, "aclrtRecordEvent", api->RecordEvent) &&
+                    Load(library, "aclrtStreamWaitEvent", api->StreamWaitEvent) &&
+                    Load(library, "aclrtEventElapsedTime", api->EventElapsedTime);
+    Load(library, "aclrtGetSocName", api->GetSocName);
+    Load(library, "aclGetRecentErrMsg", api->GetRecentErrMsg);
+    if (!ok) {
+      const char* e = ::dlerror();
+      failure =
+          fmt::format("AscendCL at {} lacks a runtime function ({})", path, e != nullptr ? e : "");
+      ::dlclose(library);
+    } else if (const aclError s = api->Init(nullptr); s != 0 && s != kRepeatInitialize) {
+      failure = "AscendCL: " + api->Why("aclInit", s);
+      ::dlclose(library);
+    } else {
+      loaded = api;  // never unloaded: devices and the runtime live as long as the process
+    }
+  }
+  if (!loaded && why != nullptr) *why = failure;
+  return loaded;
+}
+
+}  // namespace opscope::npu

@@ -1,0 +1,65 @@
+// The part of AscendCL's runtime (libascendcl.so) the NPU backend calls,
+// declared from Huawei's published AscendCL reference (function prototypes,
+// aclrtMemcpyKind, aclrtMemMallocPolicy, aclrtMemAttr), loaded with dlopen at
+// run time: nothing of the SDK is needed to build. OPSCOPE_ACL_LIBRARY
+// overrides the library path (tests point it at a stand-in).
+#ifndef OPSCOPE_DEVICES_NPU_ACL_RUNTIME_H_
+#define OPSCOPE_DEVICES_NPU_ACL_RUNTIME_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace opscope::npu {
+
+using aclError = int;
+using aclrtStream = void*;
+using aclrtEvent = void*;
+// aclrtMemcpyKind.
+constexpr int kMemcpyHostToDevice = 1, kMemcpyDeviceToHost = 2, kMemcpyDeviceToDevice = 3;
+// aclrtMemMallocPolicy: ACL_MEM_MALLOC_HUGE_FIRST.
+constexpr int kMallocHugeFirst = 0;
+// aclrtMemAttr: ACL_HBM_MEM (on-chip memory; parts without it answer with DDR).
+constexpr int kHbmMemory = 1;
+// aclInit's "repeat initialize": another part of the process initialised it.
+constexpr aclError kRepeatInitialize = 100002;
+
+struct AclRuntime {
+  void* library = nullptr;
+  std::string path;
+  aclError (*Init)(const char*) = nullptr;
+  aclError (*GetDeviceCount)(uint32_t*) = nullptr;
+  aclError (*SetDevice)(int32_t) = nullptr;
+  aclError (*ResetDevice)(int32_t) = nullptr;
+  const char* (*GetSocName)() = nullptr;
+  aclError (*GetMemInfo)(int, size_t*, size_t*) = nullptr;
+  aclError (*Malloc)(void**, size_t, int) = nullptr;
+  aclError (*Free)(void*) = nullptr;
+  aclError (*MallocHost)(void**, size_t) = nullptr;
+  aclError (*FreeHost)(void*) = nullptr;
+  aclError (*Memcpy)(void*, size_t, const void*, size_t, int) = nullptr;
+  aclError (*MemcpyAsync)(void*, size_t, const void*, size_t, int, aclrtStream) = nullptr;
+  aclError (*CreateStream)(aclrtStream*) = nullptr;
+  aclError (*DestroyStream)(aclrtStream) = nullptr;
+  aclError (*SynchronizeStream)(aclrtStream) = nullptr;
+  aclError (*CreateEvent)(aclrtEvent*) = nullptr;
+  aclError (*DestroyEvent)(aclrtEvent) = nullptr;
+  aclError (*RecordEvent)(aclrtEvent, aclrtStream) = nullptr;
+  aclError (*StreamWaitEvent)(aclrtStream, aclrtEvent) = nullptr;
+  aclError (*EventElapsedTime)(float*, aclrtEvent, aclrtEvent) = nullptr;
+  const char* (*GetRecentErrMsg)() = nullptr;
+
+  // "aclrtMalloc returned 207001: <aclGetRecentErrMsg's text>".
+  std::string Why(const char* call, aclError status) const;
+  // Throws Error(kDevice...) with Why() unless status is 0.
+  void Check(aclError status, const char* call) const;
+};
+
+// The runtime, loaded and initialised once per process; nullptr with *why
+// set when it cannot be ("no AscendCL: libascendcl.so cannot be loaded ...").
+std::shared_ptr<AclRuntime> LoadAclRuntime(std::string* why);
+
+}  // namespace opscope::npu
+
+#endif  // OPSCOPE_DEVICES_NPU_ACL_RUNTIME_H_
