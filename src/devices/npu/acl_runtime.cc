@@ -86,4 +86,39 @@ std::shared_ptr<AclRuntime> LoadAclRuntime(std::string* why) {
   return loaded;
 }
 
+const AclnnApi* LoadAclnn(std::string* why) {
+  static std::mutex mutex;
+  static AclnnApi api;
+  static bool tried = false, ok = false;
+  static std::string failure;
+  std::lock_guard lock(mutex);
+  if (!tried) {
+    tried = true;
+    const char* override_path = std::getenv("OPSCOPE_ACLNN_LIBRARY");
+    const std::string ops = override_path != nullptr ? override_path : "libopapi.so";
+    void* opapi = ::dlopen(ops.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (opapi == nullptr) {
+      const char* e = ::dlerror();
+      failure = fmt::format("no aclnn: {} cannot be loaded ({})", ops, e != nullptr ? e : "");
+    } else {
+      void* base = opapi;
+      if (::dlsym(opapi, "aclCreateTensor") == nullptr && override_path == nullptr) {
+        base = ::dlopen("libnnopbase.so", RTLD_NOW | RTLD_LOCAL);
+      }
+      ok = base != nullptr && Load(base, "aclCreateTensor", api.CreateTensor) &&
+           Load(base, "aclDestroyTensor", api.DestroyTensor) &&
+           Load(opapi, "aclnnMatmulGetWorkspaceSize", api.MatmulGetWorkspaceSize) &&
+           Load(opapi, "aclnnMatmul", api.Matmul);
+      if (!ok) {
+        failure = fmt::format(
+            "aclnn at {} lacks aclCreateTensor, aclDestroyTensor, "
+            "aclnnMatmulGetWorkspaceSize or aclnnMatmul",
+            ops);
+      }
+    }
+  }
+  if (!ok && why != nullptr) *why = failure;
+  return ok ? &api : nullptr;
+}
+
 }  // namespace opscope::npu

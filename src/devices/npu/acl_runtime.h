@@ -60,6 +60,28 @@ struct AclRuntime {
 // set when it cannot be ("no AscendCL: libascendcl.so cannot be loaded ...").
 std::shared_ptr<AclRuntime> LoadAclRuntime(std::string* why);
 
+// The aclnn operator API: tensors (libnnopbase.so) and matmul (libopapi.so),
+// as the CANN operator API reference declares them: aclCreateTensor,
+// aclDestroyTensor, aclnnMatmulGetWorkspaceSize (cubeMathType 0: keep the
+// inputs' type), aclnnMatmul. OPSCOPE_ACLNN_LIBRARY names one library that
+// holds them all (tests); else libopapi.so, with libnnopbase.so for the
+// tensors where libopapi.so lacks them.
+using aclTensor = void;
+using aclOpExecutor = void;
+// aclDataType and aclFormat.
+constexpr int kAclFloat = 0, kAclFloat16 = 1;
+constexpr int kFormatNd = 2;
+struct AclnnApi {
+  aclTensor* (*CreateTensor)(const int64_t*, uint64_t, int, const int64_t*, int64_t, int,
+                             const int64_t*, uint64_t, void*) = nullptr;
+  int (*DestroyTensor)(const aclTensor*) = nullptr;
+  int (*MatmulGetWorkspaceSize)(const aclTensor*, const aclTensor*, aclTensor*, int8_t, uint64_t*,
+                                aclOpExecutor**) = nullptr;
+  int (*Matmul)(void*, uint64_t, aclOpExecutor*, aclrtStream) = nullptr;
+};
+// Loaded once; nullptr with *why set when it cannot be.
+const AclnnApi* LoadAclnn(std::string* why);
+
 }  // namespace opscope::npu
 
 #endif  // OPSCOPE_DEVICES_NPU_ACL_RUNTIME_H_

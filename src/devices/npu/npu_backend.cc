@@ -1,8 +1,9 @@
 // libopscope_backend_npu.so: Huawei Ascend NPUs through AscendCL's runtime,
 // loaded at run time (acl_runtime.h). Properties, memory accounting, copies
 // on streams timed by events, synchronisation: what `opscope bw` needs.
-// Matmul and convolution through aclnn are not wired yet (issue 52, item 3):
-// they are said not applicable, with that reason.
+// Matmul through aclnnMatmul (libopapi.so, loaded at run time too);
+// convolution, STREAM kernels and the FMA loop are not wired yet: they are
+// said not applicable, with that reason.
 #include <fmt/format.h>
 
 #include <cstdlib>
@@ -22,7 +23,7 @@ using devices::CopyKind;
 using devices::NotApplicableReason;
 
 constexpr const char* kNotYet =
-    "aclnn operators are not wired into opscope yet: the NPU backend measures copies only";
+    "not wired into opscope's NPU backend yet (it has copies and aclnnMatmul)";
 
 class NpuTimer final : public devices::Timer {
  public:
@@ -52,6 +53,71 @@ class NpuTimer final : public devices::Timer {
   aclrtEvent start_ = nullptr, stop_ = nullptr;
 };
 
+// C[m,n] = A[m,k] * B[k,n] by aclnnMatmul: fp32 inputs kept in fp32
+// (cubeMathType 0), fp16 inputs with an fp32 output (the reference's one
+// exception to "out has the inputs' type"). An executor serves one launch, so
+// each Run asks for the workspace again, as the reference's two-stage calls go.
+class NpuMatmul final : public devices::Kernel {
+ public:
+  NpuMatmul(std::shared_ptr<AclRuntime> acl, const AclnnApi* nn, aclrtStream stream,
+            const devices::MatmulSpec& spec, const void* a, const void* b, float* c)
+      : acl_(std::move(acl)), nn_(nn), stream_(stream), c_data_(c), elements_(spec.m * spec.n) {
+    const int in_type = spec.dtype == devices::DType::kF16 ? kAclFloat16 : kAclFloat;
+    const auto tensor = [&](int64_t rows, int64_t cols, int type, const void* data) {
+      const int64_t dims[2] = {rows, cols}, strides[2] = {cols, 1};
+      aclTensor* t =
+          nn_->CreateTensor(dims, 2, type, strides, 0, kFormatNd, dims, 2, const_cast<void*>(data));
+      if (t == nullptr) {
+        throw Error(
+            ErrorCode::kInternal,
+            fmt::format("aclnn: aclCreateTensor of a {}x{} tensor returned null", rows, cols));
+      }
+      return t;
+    };
+    a_ = tensor(spec.m, spec.k, in_type, a);
+    b_ = tensor(spec.k, spec.n, in_type, b);
+    c_ = tensor(spec.m, spec.n, kAclFloat, c);
+  }
+  ~NpuMatmul() override {
+    for (aclTensor* t : {a_, b_, c_}) {
+      if (t != nullptr) nn_->DestroyTensor(t);
+    }
+    if (workspace_ != nullptr) acl_->Free(workspace_);
+  }
+  void Run() override {
+    uint64_t bytes = 0;
+    aclOpExecutor* executor = nullptr;
+    acl_->Check(nn_->MatmulGetWorkspaceSize(a_, b_, c_, 0, &bytes, &executor),
+                "aclnnMatmulGetWorkspaceSize");
+    if (bytes > workspace_bytes_) {
+      if (workspace_ != nullptr) acl_->Free(workspace_);
+      workspace_ = nullptr, workspace_bytes_ = 0;
+      acl_->Check(acl_->Malloc(&workspace_, bytes, kMallocHugeFirst), "aclrtMalloc");
+      workspace_bytes_ = bytes;
+    }
+    acl_->Check(nn_->Matmul(bytes > 0 ? workspace_ : nullptr, bytes, executor, stream_),
+                "aclnnMatmul");
+  }
+  void ReadOutput(void* out) override {
+    acl_->Check(acl_->SynchronizeStream(stream_), "aclrtSynchronizeStream");
+    const size_t bytes = static_cast<size_t>(elements_) * sizeof(float);
+    acl_->Check(acl_->Memcpy(out, bytes, c_data_, bytes, kMemcpyDeviceToHost), "aclrtMemcpy");
+  }
+  std::string Implementation() const override {
+    return "aclnnMatmul (cubeMathType 0: the inputs' type kept)";
+  }
+
+ private:
+  std::shared_ptr<AclRuntime> acl_;
+  const AclnnApi* nn_;
+  aclrtStream stream_;
+  float* c_data_;
+  int64_t elements_;
+  aclTensor *a_ = nullptr, *b_ = nullptr, *c_ = nullptr;
+  void* workspace_ = nullptr;
+  uint64_t workspace_bytes_ = 0;
+};
+
 class NpuDevice final : public devices::Device {
  public:
   NpuDevice(std::shared_ptr<AclRuntime> acl, int ordinal)
@@ -71,6 +137,7 @@ class NpuDevice final : public devices::Device {
     p.runtime = "AscendCL runtime (" + acl_->path + ")";
     p.clock_source = "not read (AscendCL gives no clock)";
     p.capabilities.copy_method = "aclrtMemcpyAsync on streams, timed by aclrtRecordEvent";
+    nn_ = LoadAclnn(&nn_why_);
     // The chip's figures where the datasheet knows the part ("Ascend910B3").
     if (const core::Datasheet* d = core::FindDatasheet(p.name);
         d != nullptr && d->vendor == "Huawei") {
@@ -170,13 +237,28 @@ class NpuDevice final : public devices::Device {
     return std::make_unique<NpuTimer>(acl_, stream_);
   }
 
-  std::vector<std::string> MatmulImpls() const override { return {}; }
-  Applicability MatmulApplicability(const devices::MatmulSpec&) const override {
-    return Applicability::No(NotApplicableReason::kMissingFeature, kNotYet);
+  // Listed also where aclnn cannot be loaded: its cases are then waived, saying why.
+  std::vector<std::string> MatmulImpls() const override { return {"aclnn"}; }
+  Applicability MatmulApplicability(const devices::MatmulSpec& spec) const override {
+    if (nn_ == nullptr) return Applicability::No(NotApplicableReason::kMissingFeature, nn_why_);
+    if (!spec.impl.empty() && spec.impl != "aclnn") {
+      return Applicability::No(NotApplicableReason::kUnknownImplementation,
+                               "the NPU's matmul is aclnn ('" + spec.impl + "' is not)");
+    }
+    if (spec.dtype != devices::DType::kF32 && spec.dtype != devices::DType::kF16) {
+      return Applicability::No(
+          NotApplicableReason::kUnsupportedDtype,
+          "aclnnMatmul writes an fp32 result only for fp32 and fp16 inputs (a bf16 product is "
+          "bf16; the cast to the fp32 the check reads is not wired)");
+    }
+    return Applicability::Yes();
   }
-  std::unique_ptr<devices::Kernel> CreateMatmul(const devices::MatmulSpec&, const void*,
-                                                const void*, float*) override {
-    throw Error(ErrorCode::kUnsupported, properties_.id + ": " + kNotYet);
+  std::unique_ptr<devices::Kernel> CreateMatmul(const devices::MatmulSpec& spec, const void* a,
+                                                const void* b, float* c) override {
+    if (const Applicability x = MatmulApplicability(spec); !x.applicable()) {
+      throw Error(ErrorCode::kUnsupported, properties_.id + ": " + x.text);
+    }
+    return std::make_unique<NpuMatmul>(acl_, nn_, stream_, spec, a, b, c);
   }
   std::unique_ptr<devices::Kernel> CreateConv2d(const devices::Conv2dSpec&, const void*,
                                                 const void*, float*) override {
@@ -201,6 +283,8 @@ class NpuDevice final : public devices::Device {
   aclrtEvent fork_ = nullptr, join_ = nullptr;
   devices::DeviceProperties properties_;
   devices::AllocationLedger ledger_;
+  const AclnnApi* nn_ = nullptr;  // null: no aclnn here, nn_why_ says why
+  std::string nn_why_;
 };
 
 int CountDevices(std::string* why) {
