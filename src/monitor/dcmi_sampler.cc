@@ -10,6 +10,8 @@
 #include <cstring>
 #include <vector>
 
+#include "core/dlsym.h"
+
 namespace opscope::monitor {
 namespace {
 
@@ -53,11 +55,7 @@ struct Api {
   int (*ChipInfo)(int, int, dcmi_chip_info*) = nullptr;
 };
 
-template <typename F>
-bool Load(void* library, const char* name, F& fn) {
-  fn = reinterpret_cast<F>(::dlsym(library, name));
-  return fn != nullptr;
-}
+using core::LoadSymbol;
 
 std::shared_ptr<Api> LoadApi(std::string& why) {
   const char* override_path = std::getenv("OPSCOPE_DCMI_LIBRARY");
@@ -90,10 +88,10 @@ std::shared_ptr<Api> LoadApi(std::string& why) {
   api->library = library;
   api->path = paths.front();
   // dcmi_get_card_list, or the older dcmi_get_card_num_list of the same signature.
-  const bool ok = Load(library, "dcmi_init", api->Init) &&
-                  (Load(library, "dcmi_get_card_list", api->CardList) ||
-                   Load(library, "dcmi_get_card_num_list", api->CardList)) &&
-                  Load(library, "dcmi_get_device_id_in_card", api->DeviceIdInCard);
+  const bool ok = LoadSymbol(library, "dcmi_init", api->Init) &&
+                  (LoadSymbol(library, "dcmi_get_card_list", api->CardList) ||
+                   LoadSymbol(library, "dcmi_get_card_num_list", api->CardList)) &&
+                  LoadSymbol(library, "dcmi_get_device_id_in_card", api->DeviceIdInCard);
   if (!ok) {
     why = fmt::format(
         "DCMI at {} lacks dcmi_init, dcmi_get_card_list or "
@@ -101,13 +99,13 @@ std::shared_ptr<Api> LoadApi(std::string& why) {
         api->path);
     return nullptr;
   }
-  Load(library, "dcmi_get_device_utilization_rate", api->Utilization);
-  Load(library, "dcmi_get_device_temperature", api->Temperature);
-  Load(library, "dcmi_get_device_power_info", api->Power);
-  Load(library, "dcmi_get_device_frequency", api->Frequency);
-  Load(library, "dcmi_get_device_hbm_info", api->Hbm);
-  Load(library, "dcmi_get_device_health", api->Health);
-  Load(library, "dcmi_get_device_chip_info", api->ChipInfo);
+  LoadSymbol(library, "dcmi_get_device_utilization_rate", api->Utilization);
+  LoadSymbol(library, "dcmi_get_device_temperature", api->Temperature);
+  LoadSymbol(library, "dcmi_get_device_power_info", api->Power);
+  LoadSymbol(library, "dcmi_get_device_frequency", api->Frequency);
+  LoadSymbol(library, "dcmi_get_device_hbm_info", api->Hbm);
+  LoadSymbol(library, "dcmi_get_device_health", api->Health);
+  LoadSymbol(library, "dcmi_get_device_chip_info", api->ChipInfo);
   if (const int status = api->Init(); status != 0) {
     why = fmt::format("DCMI failed to initialise: dcmi_init returned {}", status);
     return nullptr;
@@ -248,16 +246,16 @@ std::shared_ptr<AclApi> LoadAcl(std::string& why) {
     delete a;
   });
   api->library = library;
-  if (!Load(library, "aclInit", api->Init) ||
-      !Load(library, "aclrtGetDeviceCount", api->DeviceCount) ||
-      !Load(library, "aclrtGetDeviceUtilizationRate", api->Utilization)) {
+  if (!LoadSymbol(library, "aclInit", api->Init) ||
+      !LoadSymbol(library, "aclrtGetDeviceCount", api->DeviceCount) ||
+      !LoadSymbol(library, "aclrtGetDeviceUtilizationRate", api->Utilization)) {
     why = fmt::format(
         "nor AscendCL: {} lacks aclInit, aclrtGetDeviceCount or "
         "aclrtGetDeviceUtilizationRate",
         path);
     return nullptr;
   }
-  Load(library, "aclrtGetSocName", api->SocName);
+  LoadSymbol(library, "aclrtGetSocName", api->SocName);
   // 0: initialised now; AscendCL's "repeat initialize" (100002) is fine too.
   if (const int status = api->Init(nullptr); status != 0 && status != 100002) {
     why = fmt::format("nor AscendCL: aclInit returned {}", status);

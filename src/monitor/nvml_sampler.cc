@@ -7,6 +7,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "core/dlsym.h"
+
 namespace opscope::monitor {
 namespace {
 
@@ -100,11 +102,7 @@ struct Api {
   }
 };
 
-template <typename F>
-bool Load(void* library, const char* name, F& fn) {
-  fn = reinterpret_cast<F>(::dlsym(library, name));
-  return fn != nullptr;
-}
+using core::LoadSymbol;
 
 std::shared_ptr<Api> LoadApi(std::string& why) {
   const char* override_path = std::getenv("OPSCOPE_NVML_LIBRARY");
@@ -120,29 +118,29 @@ std::shared_ptr<Api> LoadApi(std::string& why) {
     delete a;
   });
   api->library = library;
-  const bool ok = Load(library, "nvmlInit_v2", api->Init) &&
-                  Load(library, "nvmlShutdown", api->Shutdown) &&
-                  Load(library, "nvmlErrorString", api->ErrorString) &&
-                  Load(library, "nvmlDeviceGetCount_v2", api->GetCount) &&
-                  Load(library, "nvmlDeviceGetHandleByIndex_v2", api->GetHandleByIndex) &&
-                  Load(library, "nvmlDeviceGetName", api->GetName) &&
-                  Load(library, "nvmlDeviceGetUtilizationRates", api->GetUtilizationRates) &&
-                  Load(library, "nvmlDeviceGetMemoryInfo", api->GetMemoryInfo) &&
-                  Load(library, "nvmlDeviceGetPowerUsage", api->GetPowerUsage) &&
-                  Load(library, "nvmlDeviceGetTemperature", api->GetTemperature) &&
-                  Load(library, "nvmlDeviceGetClockInfo", api->GetClockInfo) &&
-                  Load(library, "nvmlDeviceGetPcieThroughput", api->GetPcieThroughput) &&
-                  Load(library, "nvmlDeviceGetSamples", api->GetSamples);
+  const bool ok = LoadSymbol(library, "nvmlInit_v2", api->Init) &&
+                  LoadSymbol(library, "nvmlShutdown", api->Shutdown) &&
+                  LoadSymbol(library, "nvmlErrorString", api->ErrorString) &&
+                  LoadSymbol(library, "nvmlDeviceGetCount_v2", api->GetCount) &&
+                  LoadSymbol(library, "nvmlDeviceGetHandleByIndex_v2", api->GetHandleByIndex) &&
+                  LoadSymbol(library, "nvmlDeviceGetName", api->GetName) &&
+                  LoadSymbol(library, "nvmlDeviceGetUtilizationRates", api->GetUtilizationRates) &&
+                  LoadSymbol(library, "nvmlDeviceGetMemoryInfo", api->GetMemoryInfo) &&
+                  LoadSymbol(library, "nvmlDeviceGetPowerUsage", api->GetPowerUsage) &&
+                  LoadSymbol(library, "nvmlDeviceGetTemperature", api->GetTemperature) &&
+                  LoadSymbol(library, "nvmlDeviceGetClockInfo", api->GetClockInfo) &&
+                  LoadSymbol(library, "nvmlDeviceGetPcieThroughput", api->GetPcieThroughput) &&
+                  LoadSymbol(library, "nvmlDeviceGetSamples", api->GetSamples);
   if (!ok) {
     why = fmt::format("NVML at {} lacks a required function ({})", path, ::dlerror());
     api->Shutdown = nullptr;
     return nullptr;
   }
-  Load(library, "nvmlGpmQueryDeviceSupport", api->GpmQueryDeviceSupport);
-  Load(library, "nvmlGpmSampleAlloc", api->GpmSampleAlloc);
-  Load(library, "nvmlGpmSampleFree", api->GpmSampleFree);
-  Load(library, "nvmlGpmSampleGet", api->GpmSampleGet);
-  Load(library, "nvmlGpmMetricsGet", api->GpmMetricsGet);
+  LoadSymbol(library, "nvmlGpmQueryDeviceSupport", api->GpmQueryDeviceSupport);
+  LoadSymbol(library, "nvmlGpmSampleAlloc", api->GpmSampleAlloc);
+  LoadSymbol(library, "nvmlGpmSampleFree", api->GpmSampleFree);
+  LoadSymbol(library, "nvmlGpmSampleGet", api->GpmSampleGet);
+  LoadSymbol(library, "nvmlGpmMetricsGet", api->GpmMetricsGet);
   const nvmlReturn_t status = api->Init();
   if (status != kSuccess) {
     why = "NVML failed to initialise: " + std::string(api->ErrorString(status));

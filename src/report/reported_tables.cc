@@ -14,6 +14,15 @@
 namespace opscope::report {
 namespace {
 
+// A byte column whose values are MiB.
+core::Column MibColumn(std::string key, std::string header) {
+  return core::Column{.key = std::move(key),
+                      .header = std::move(header),
+                      .precision = 2,
+                      .unit = Unit::kBytes,
+                      .scale = 1024.0 * 1024};
+}
+
 double Us(int64_t ns) { return static_cast<double>(ns) / 1e3; }
 
 Value MsOrNone(int64_t ns) { return ns >= 0 ? Value{ns / 1e6} : Value{}; }
@@ -326,22 +335,15 @@ void AddReportedMemory(const analyze::AnalyzedTrace& t, const AnalysisTableOptio
         "allocated, {:.1f} MiB cached free in {} blocks (the largest {:.1f} MiB)",
         m.device, t.rank, all.reserved_bytes / kMiB, all.allocated_bytes / kMiB,
         all.free_bytes / kMiB, all.free_blocks, all.largest_free_bytes / kMiB);
-    const auto mib = [](std::string key, std::string header) {
-      return core::Column{.key = std::move(key),
-                          .header = std::move(header),
-                          .precision = 2,
-                          .unit = Unit::kBytes,
-                          .scale = 1024.0 * 1024};
-    };
     table.columns = {{"rank", "Rank", 0, false},
                      {"pool", "Pool"},
                      {.key = "segments", .header = "Segments", .unit = Unit::kCount},
-                     mib("reserved_bytes", "Reserved MiB"),
-                     mib("allocated_bytes", "Allocated MiB"),
-                     mib("active_bytes", "Active MiB"),
-                     mib("free_bytes", "Cached free MiB"),
+                     MibColumn("reserved_bytes", "Reserved MiB"),
+                     MibColumn("allocated_bytes", "Allocated MiB"),
+                     MibColumn("active_bytes", "Active MiB"),
+                     MibColumn("free_bytes", "Cached free MiB"),
                      {.key = "free_blocks", .header = "Free blocks", .unit = Unit::kCount},
-                     mib("largest_free_bytes", "Largest free MiB")};
+                     MibColumn("largest_free_bytes", "Largest free MiB")};
     for (const analyze::MemoryPool& p : m.pools) {
       table.AddRow({int64_t{t.rank}, p.pool, p.segments, p.reserved_bytes / kMiB,
                     p.allocated_bytes / kMiB, p.active_bytes / kMiB, p.free_bytes / kMiB,
@@ -361,19 +363,12 @@ void AddReportedMemory(const analyze::AnalyzedTrace& t, const AnalysisTableOptio
     table.section = "reported_memory_oom";
     table.title = fmt::format("{} memory of rank {}: {} allocation{} failed (out of memory)",
                               m.device, t.rank, m.ooms.size(), m.ooms.size() == 1 ? "" : "s");
-    const auto mib = [](std::string key, std::string header) {
-      return core::Column{.key = std::move(key),
-                          .header = std::move(header),
-                          .precision = 2,
-                          .unit = Unit::kBytes,
-                          .scale = 1024.0 * 1024};
-    };
     table.columns = {{"rank", "Rank", 0, false},
                      {"site", "Allocation site"},
-                     mib("bytes", "Requested MiB"),
-                     mib("device_free_bytes", "Device free MiB"),
-                     mib("allocated_bytes", "Allocated MiB"),
-                     mib("reserved_bytes", "Reserved MiB")};
+                     MibColumn("bytes", "Requested MiB"),
+                     MibColumn("device_free_bytes", "Device free MiB"),
+                     MibColumn("allocated_bytes", "Allocated MiB"),
+                     MibColumn("reserved_bytes", "Reserved MiB")};
     for (const analyze::MemoryOom& o : m.ooms) {
       table.AddRow({int64_t{t.rank}, o.site, o.bytes / kMiB,
                     o.device_free_bytes >= 0 ? Value{o.device_free_bytes / kMiB} : Value{},

@@ -7,16 +7,13 @@
 #include <cstdlib>
 #include <mutex>
 
+#include "core/dlsym.h"
 #include "opscope/opscope.h"
 
 namespace opscope::npu {
 namespace {
 
-template <typename F>
-bool Load(void* library, const char* name, F& fn) {
-  fn = reinterpret_cast<F>(::dlsym(library, name));
-  return fn != nullptr;
-}
+using core::LoadSymbol;
 
 }  // namespace
 
@@ -49,27 +46,27 @@ std::shared_ptr<AclRuntime> LoadAclRuntime(std::string* why) {
     auto api = std::make_shared<AclRuntime>();
     api->library = library;
     api->path = path;
-    const bool ok = Load(library, "aclInit", api->Init) &&
-                    Load(library, "aclrtGetDeviceCount", api->GetDeviceCount) &&
-                    Load(library, "aclrtSetDevice", api->SetDevice) &&
-                    Load(library, "aclrtResetDevice", api->ResetDevice) &&
-                    Load(library, "aclrtGetMemInfo", api->GetMemInfo) &&
-                    Load(library, "aclrtMalloc", api->Malloc) &&
-                    Load(library, "aclrtFree", api->Free) &&
-                    Load(library, "aclrtMallocHost", api->MallocHost) &&
-                    Load(library, "aclrtFreeHost", api->FreeHost) &&
-                    Load(library, "aclrtMemcpy", api->Memcpy) &&
-                    Load(library, "aclrtMemcpyAsync", api->MemcpyAsync) &&
-                    Load(library, "aclrtCreateStream", api->CreateStream) &&
-                    Load(library, "aclrtDestroyStream", api->DestroyStream) &&
-                    Load(library, "aclrtSynchronizeStream", api->SynchronizeStream) &&
-                    Load(library, "aclrtCreateEvent", api->CreateEvent) &&
-                    Load(library, "aclrtDestroyEvent", api->DestroyEvent) &&
-                    Load(library, "aclrtRecordEvent", api->RecordEvent) &&
-                    Load(library, "aclrtStreamWaitEvent", api->StreamWaitEvent) &&
-                    Load(library, "aclrtEventElapsedTime", api->EventElapsedTime);
-    Load(library, "aclrtGetSocName", api->GetSocName);
-    Load(library, "aclGetRecentErrMsg", api->GetRecentErrMsg);
+    const bool ok = LoadSymbol(library, "aclInit", api->Init) &&
+                    LoadSymbol(library, "aclrtGetDeviceCount", api->GetDeviceCount) &&
+                    LoadSymbol(library, "aclrtSetDevice", api->SetDevice) &&
+                    LoadSymbol(library, "aclrtResetDevice", api->ResetDevice) &&
+                    LoadSymbol(library, "aclrtGetMemInfo", api->GetMemInfo) &&
+                    LoadSymbol(library, "aclrtMalloc", api->Malloc) &&
+                    LoadSymbol(library, "aclrtFree", api->Free) &&
+                    LoadSymbol(library, "aclrtMallocHost", api->MallocHost) &&
+                    LoadSymbol(library, "aclrtFreeHost", api->FreeHost) &&
+                    LoadSymbol(library, "aclrtMemcpy", api->Memcpy) &&
+                    LoadSymbol(library, "aclrtMemcpyAsync", api->MemcpyAsync) &&
+                    LoadSymbol(library, "aclrtCreateStream", api->CreateStream) &&
+                    LoadSymbol(library, "aclrtDestroyStream", api->DestroyStream) &&
+                    LoadSymbol(library, "aclrtSynchronizeStream", api->SynchronizeStream) &&
+                    LoadSymbol(library, "aclrtCreateEvent", api->CreateEvent) &&
+                    LoadSymbol(library, "aclrtDestroyEvent", api->DestroyEvent) &&
+                    LoadSymbol(library, "aclrtRecordEvent", api->RecordEvent) &&
+                    LoadSymbol(library, "aclrtStreamWaitEvent", api->StreamWaitEvent) &&
+                    LoadSymbol(library, "aclrtEventElapsedTime", api->EventElapsedTime);
+    LoadSymbol(library, "aclrtGetSocName", api->GetSocName);
+    LoadSymbol(library, "aclGetRecentErrMsg", api->GetRecentErrMsg);
     if (!ok) {
       const char* e = ::dlerror();
       failure =
@@ -105,10 +102,10 @@ const AclnnApi* LoadAclnn(std::string* why) {
       if (::dlsym(opapi, "aclCreateTensor") == nullptr && override_path == nullptr) {
         base = ::dlopen("libnnopbase.so", RTLD_NOW | RTLD_LOCAL);
       }
-      ok = base != nullptr && Load(base, "aclCreateTensor", api.CreateTensor) &&
-           Load(base, "aclDestroyTensor", api.DestroyTensor) &&
-           Load(opapi, "aclnnMatmulGetWorkspaceSize", api.MatmulGetWorkspaceSize) &&
-           Load(opapi, "aclnnMatmul", api.Matmul);
+      ok = base != nullptr && LoadSymbol(base, "aclCreateTensor", api.CreateTensor) &&
+           LoadSymbol(base, "aclDestroyTensor", api.DestroyTensor) &&
+           LoadSymbol(opapi, "aclnnMatmulGetWorkspaceSize", api.MatmulGetWorkspaceSize) &&
+           LoadSymbol(opapi, "aclnnMatmul", api.Matmul);
       if (!ok) {
         failure = fmt::format(
             "aclnn at {} lacks aclCreateTensor, aclDestroyTensor, "
