@@ -316,6 +316,11 @@ bad = {
     "segments_not_a_list_snapshot.pickle": pickle.dumps({"segments": 5}, protocol=4),
     "truncated_snapshot.pickle": pickle.dumps(snapshot, protocol=4)[:1000],
     "persistent_snapshot.pickle": b"\x80\x04}\x94(\x8c\x08segments\x94]\x94" + b"N" + b"Q" + b"u.",
+    # Sizes no allocator has, whose sums would overflow: refused, not added up.
+    "overflowing_snapshot.pickle": pickle.dumps(
+        {"segments": [], "device_traces": [[{"action": "alloc", "addr": i, "size": 1 << 50,
+                                             "stream": 0, "frames": []} for i in range(3000)]]},
+        protocol=4),
 }
 for name, data in bad.items():
     path = os.path.join(c.scratch, name)

@@ -87,6 +87,11 @@ Entry::Action ActionOf(std::string_view a) {
   return Entry::kOther;
 }
 
+// A size the sums below can add without overflow: 0 to 1 PiB (a larger or a
+// negative one is not a real allocation), else `otherwise`.
+constexpr int64_t kMaxBytes = int64_t{1} << 50;
+int64_t Bytes(int64_t v, int64_t otherwise) { return v >= 0 && v <= kMaxBytes ? v : otherwise; }
+
 // A block live at some point of the history: its size and where it was made.
 struct Live {
   int64_t size = 0;
@@ -118,6 +123,7 @@ class Reader {
       history = Entries(per_device[static_cast<size_t>(device)]);
     }
     const bool have_segments = doc_.kind(segments) == pickle::Kind::kList;
+    CheckTotals(segments, history);
     EndState(segments, device, m);
     Replay(history, have_segments, m);
     if (!have_segments) {
@@ -184,9 +190,11 @@ class Reader {
         } else if (key == "addr") {
           x.addr = doc_.Int(v, 0);
         } else if (key == "size") {
-          x.size = doc_.Int(v, -1);
+          x.size = Bytes(doc_.Int(v, -1), -1);
         } else if (key == "time_us") {
-          if (doc_.Int(v, -1) >= 0) x.ns = doc_.Int(v) * 1000;
+          if (const int64_t us = doc_.Int(v, -1); us >= 0 && us < INT64_MAX / 1000) {
+            x.ns = us * 1000;
+          }
         } else if (key == "device_free") {
           x.device_free = doc_.Int(v, -1);
         } else if (key == "frames") {
@@ -205,6 +213,33 @@ class Reader {
     return out;
   }
 
+  // Every sum below adds or subtracts some of these sizes: where all of them
+  // together stay under 2^61 bytes, none can overflow. A real allocator's
+  // history is far below (2^61 bytes is two exbibytes).
+  void CheckTotals(Id segments, const std::vector<Entry>& history) const {
+    // Each term is at most 2^50 (Bytes): checked after each, the total never
+    // passes 2^61 + 2^50.
+    constexpr uint64_t kLimit = uint64_t{1} << 61;
+    uint64_t total = 0;
+    const auto add = [&](int64_t v) {
+      total += static_cast<uint64_t>(std::max<int64_t>(v, 0));
+      if (total > kLimit) {
+        throw Error(ErrorCode::kInvalidInput,
+                    path_ +
+                        ": the snapshot's sizes add up to more than 2^61 bytes: not an "
+                        "allocator's history");
+      }
+    };
+    for (const Entry& e : history) add(e.size);
+    for (Id seg : doc_.Items(segments)) {
+      add(Bytes(doc_.Int(doc_.Get(seg, "total_size"), 0), 0));
+      for (Id b : doc_.Items(doc_.Get(seg, "blocks"))) {
+        add(Bytes(doc_.Int(doc_.Get(b, "size"), 0), 0));
+        add(Bytes(doc_.Int(doc_.Get(b, "requested_size"), 0), 0));
+      }
+    }
+  }
+
   // The pools at the snapshot, and the blocks allocated then (by address).
   void EndState(Id segments, int device, ReportedMemory& m) {
     std::map<std::string, MemoryPool> pools;
@@ -215,14 +250,14 @@ class Reader {
       MemoryPool& p = pools[name];
       p.pool = name;
       ++p.segments;
-      p.reserved_bytes += std::max<int64_t>(0, doc_.Int(doc_.Get(s, "total_size"), 0));
+      p.reserved_bytes += Bytes(doc_.Int(doc_.Get(s, "total_size"), 0), 0);
       for (Id b : doc_.Items(doc_.Get(s, "blocks"))) {
-        const int64_t size = std::max<int64_t>(0, doc_.Int(doc_.Get(b, "size"), 0));
+        const int64_t size = Bytes(doc_.Int(doc_.Get(b, "size"), 0), 0);
         const std::string_view state = doc_.Str(doc_.Get(b, "state"));
         if (state == "active_allocated") {
           p.allocated_bytes += size, p.active_bytes += size;
           // The history records what was requested: the replay starts from that.
-          const int64_t requested = doc_.Int(doc_.Get(b, "requested_size"), -1);
+          const int64_t requested = Bytes(doc_.Int(doc_.Get(b, "requested_size"), -1), -1);
           end_allocated_[doc_.Int(doc_.Get(b, "address"), 0)] = {requested > 0 ? requested : size,
                                                                  &SiteOf(doc_.Get(b, "frames"))};
         } else if (state == "active_pending_free" || state == "active_awaiting_free") {
