@@ -124,8 +124,9 @@ workloads::FlopsCeilings Ceilings(devices::Device& device, const std::string& fi
                            devices::Name(dtype), r.measured / 1e9, r.method);
   }
   c.source = methods.empty()
-                 ? std::string("% ceiling: n/a (this device has no FMA-loop ceiling to measure; "
-                               "pass --ceilings ceilings.json from a roofline run)")
+                 ? std::string(
+                       "% ceiling: n/a (this device has no FMA-loop ceiling to measure; "
+                       "pass --ceilings ceilings.json from a roofline run)")
                  : "% ceiling: of the FMA-loop ceiling measured now: " + methods +
                        " (or pass --ceilings ceilings.json from `opscope bench roofline`)";
   return c;

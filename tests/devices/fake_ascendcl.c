@@ -21,10 +21,10 @@ static int fail(const char* name) {
   }
   return 0;
 }
-#define FAIL(name)                   \
-  do {                               \
-    int r_ = fail(name);             \
-    if (r_ != 0) return r_;          \
+#define FAIL(name)          \
+  do {                      \
+    int r_ = fail(name);    \
+    if (r_ != 0) return r_; \
   } while (0)
 
 static size_t used;

@@ -39,12 +39,12 @@ int dcmi_get_device_utilization_rate(int card_id, int device_id, int input_type,
   if (card_id != 3 || device_id > 1) return -8001;
   switch (input_type) {
     case 2: *rate = device_id == 0 ? 87 : 5; return 0; /* AI Core */
-    case 12: *rate = 40; return 0;                      /* vector core */
-    case 3: *rate = 2; return 0;                        /* AI CPU */
-    case 4: *rate = 11; return 0;                       /* control CPU */
-    case 1: *rate = 30; return 0;                       /* memory */
-    case 5: *rate = 7; return 0;                        /* memory bandwidth */
-    default: return -8005;                              /* 10, 13: not on this chip */
+    case 12: *rate = 40; return 0;                     /* vector core */
+    case 3: *rate = 2; return 0;                       /* AI CPU */
+    case 4: *rate = 11; return 0;                      /* control CPU */
+    case 1: *rate = 30; return 0;                      /* memory */
+    case 5: *rate = 7; return 0;                       /* memory bandwidth */
+    default: return -8005;                             /* 10, 13: not on this chip */
   }
 }
 int dcmi_get_device_hbm_info(int card_id, int device_id, struct dcmi_hbm_info* hbm) {
