@@ -4,6 +4,7 @@
  * pointers, copies run at once (so events record real copy times), streams
  * and events are plain objects. Faults on request: FAKE_ACL_FAIL=<function
  * name> makes that function return 507000 and aclGetRecentErrMsg say so;
+ * FAKE_ACL_LOSE_AFTER=<n> loses the device after n calls;
  * FAKE_ACL_MEMORY=<bytes> caps the device memory. */
 #include <stdint.h>
 #include <stdlib.h>
@@ -12,7 +13,15 @@
 
 static char message[256];
 
+static long calls;
 static int fail(const char* name) {
+  /* FAKE_ACL_LOSE_AFTER=N: the device disappears after N calls, and every
+   * call after that fails as a lost device's do. */
+  const char* lose = getenv("FAKE_ACL_LOSE_AFTER");
+  if (lose != NULL && ++calls > atol(lose)) {
+    strcpy(message, "EL9999: fake: the device is lost (heartbeat lost)");
+    return 507899;
+  }
   const char* which = getenv("FAKE_ACL_FAIL");
   if (which != NULL && strcmp(which, name) == 0) {
     strcpy(message, "EE9999: fake failure of ");

@@ -14,8 +14,8 @@ fast a real NPU is.
 - `opscope info --device npu:1`: the SoC name AscendCL gives, its memory, the
   datasheet's peaks for the part;
 - each error path names the AscendCL call, its code and aclGetRecentErrMsg's
-  text: a failing aclrtMalloc, an aclInit that fails, a device that does not
-  exist, the library missing.
+  text: a failing aclrtMalloc, a device lost in the middle of a run, an
+  aclInit that fails, a device that does not exist, the library missing.
 
     npu_backend_test.py OPSCOPE FAKE_ASCENDCL BACKEND_DIR FAKE_ACLNN
 """
@@ -81,7 +81,7 @@ check(no_nn.returncode == 0 and "no aclnn" in no_nn.stdout,
       f"without aclnn the matmul is waived, saying so (exit {no_nn.returncode})")
 bad = run("bench", "matmul", "--device", "npu:0", "--sizes", "64", "--dtype", "fp32",
           "--min-reps", "1", "--min-time", "1", FAKE_ACL_FAIL="aclnnMatmul")
-check(bad.returncode != 0 and "aclnnMatmul returned 561000" in bad.stderr,
+check(0 < bad.returncode < 128 and "aclnnMatmul returned 561000" in bad.stderr,
       f"a failing aclnnMatmul is named with its code: {bad.stderr.strip()[-160:]}")
 
 info = run("info", "--device", "npu:1", "--format", "json")
@@ -94,17 +94,23 @@ check("294.9" in text or "2.949e+14" in text or "294900000000000" in text,
 
 fail = run("bw", "--device", "npu:0", "--sizes", "64K", "--min-reps", "1", "--min-time", "1",
            FAKE_ACL_FAIL="aclrtMalloc")
-check(fail.returncode != 0 and "aclrtMalloc returned 507000: EE9999: fake failure of aclrtMalloc"
+check(0 < fail.returncode < 128 and "aclrtMalloc returned 507000: EE9999: fake failure of aclrtMalloc"
       in fail.stderr, f"a failing aclrtMalloc is named with its code and message: "
                       f"{fail.stderr.strip()[-200:]}")
+lost = run("bw", "--device", "npu:0", "--sizes", "64K", "--min-reps", "3", "--min-time", "2",
+           FAKE_ACL_LOSE_AFTER="60")
+check(0 < lost.returncode < 128 and "returned 507899: EL9999: fake: the device is lost"
+      in lost.stderr and "terminate called" not in lost.stderr,
+      f"a device lost during bw: the failing call and the driver's words, no crash: "
+      f"{lost.stderr.strip()[-200:]}")
 init = run("info", "--device", "npu:0", FAKE_ACL_FAIL="aclInit")
-check(init.returncode != 0 and "aclInit returned 507000" in init.stderr,
+check(0 < init.returncode < 128 and "aclInit returned 507000" in init.stderr,
       f"a failing aclInit is named: {init.stderr.strip()[-200:]}")
 absent = run("info", "--device", "npu:5")
-check(absent.returncode != 0 and "npu:5" in absent.stderr and "sees 2 NPUs" in absent.stderr,
+check(0 < absent.returncode < 128 and "npu:5" in absent.stderr and "sees 2 NPUs" in absent.stderr,
       f"a device that does not exist: {absent.stderr.strip()[-200:]}")
 missing = run("info", "--device", "npu:0", OPSCOPE_ACL_LIBRARY="/nonexistent/libascendcl.so")
-check(missing.returncode != 0 and "no AscendCL" in missing.stderr,
+check(0 < missing.returncode < 128 and "no AscendCL" in missing.stderr,
       f"no AscendCL library: {missing.stderr.strip()[-200:]}")
 cpu = run("info", "--device", "cpu", OPSCOPE_ACL_LIBRARY="/nonexistent/libascendcl.so")
 check(cpu.returncode == 0, "the CPU still works without AscendCL")
