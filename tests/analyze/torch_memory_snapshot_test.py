@@ -327,8 +327,7 @@ for name, data in bad.items():
     with open(path, "wb") as f:
         f.write(data)
     run, _ = c.analyze(opscope, path, "bad_" + name)
-    c.check(run.returncode != 0 and name in run.stderr and "Traceback" not in run.stderr
-            and run.returncode < 128,
+    c.check(0 < run.returncode < 128 and name in run.stderr and "Traceback" not in run.stderr,
             f"{name}: refused with a message naming it (exit {run.returncode}): "
             f"{run.stderr.strip()[-160:]}")
 run, _ = c.analyze(opscope, os.path.join(c.scratch, "not_a_snapshot.pickle"), "not2")
