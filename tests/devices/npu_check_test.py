@@ -41,11 +41,11 @@ check(none.returncode == 0 and len(lines) == 1 and "no Ascend NPU" in lines[0],
       f"no NPU: one line, exit 0 ({none.returncode}: {none.stdout.strip()[:160]})")
 
 full = run(OPSCOPE_ACL_LIBRARY=acl, OPSCOPE_ACLNN_LIBRARY=aclnn, OPSCOPE_DCMI_LIBRARY=dcmi,
-           NPU_CHECK_MATMUL_SIZE="64")
+           NPU_CHECK_MATMUL_SIZE="64", NPU_CHECK_BW_SIZES="64K,1M")
 out = full.stdout
 check(full.returncode == 0, f"with the stand-ins (exit {full.returncode}) {full.stderr[-300:]}")
 for t in ("h2d", "d2h", "bidir", "d2d"):
-    check(re.search(rf"bw {t} \(256M, best\)\s+[0-9.]+ GB/s\s+ascend-dmi not installed", out)
+    check(re.search(rf"bw {t} \(1M, best\)\s+[0-9.]+ GB/s\s+ascend-dmi not installed", out)
           is not None, f"bw {t}: opscope's GB/s beside 'ascend-dmi not installed'")
 check(re.search(r"matmul fp16 64\^3 TFLOP/s\s+[0-9.e+-]+\s+torch_npu not installed", out)
       is not None, "matmul: opscope's TFLOP/s beside 'torch_npu not installed'")
