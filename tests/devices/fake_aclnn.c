@@ -3,16 +3,23 @@
  * reference gives them: aclCreateTensor keeps the dims, type and data
  * pointer (device memory is host memory in fake_ascendcl.c), and
  * aclnnMatmul computes the product on the host, fp32 or fp16 inputs into an
- * fp32 output. FAKE_ACL_FAIL=aclnnMatmul makes the launch fail. */
+ * fp32 output, and aclnnConvolution a direct fp32 NCHW convolution.
+ * FAKE_ACL_FAIL=aclnnMatmul makes the launch fail. */
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 typedef struct {
-  int64_t rows, cols;
+  int64_t rows, cols; /* a matrix's; for NCHW tensors dims[] */
+  int64_t dims[4];
+  uint64_t ndims;
   int type; /* 0 ACL_FLOAT, 1 ACL_FLOAT16 */
   void* data;
 } Tensor;
+typedef struct {
+  int64_t v[2];
+} IntArray;
 typedef struct {
   const Tensor *a, *b;
   Tensor* c;
@@ -24,8 +31,11 @@ Tensor* aclCreateTensor(const int64_t* dims, uint64_t ndims, int type, const int
   (void)strides;
   (void)storage;
   (void)nstorage;
-  if (ndims != 2 || offset != 0 || format != 2 || (type != 0 && type != 1)) return NULL;
-  Tensor* t = malloc(sizeof *t);
+  if (offset != 0 || (type != 0 && type != 1)) return NULL;
+  if (!(ndims == 2 && format == 2) && !(ndims == 4 && format == 0)) return NULL;
+  Tensor* t = calloc(1, sizeof *t);
+  t->ndims = ndims;
+  for (uint64_t i = 0; i < ndims; ++i) t->dims[i] = dims[i];
   t->rows = dims[0];
   t->cols = dims[1];
   t->type = type;
@@ -96,5 +106,74 @@ int aclnnMatmul(void* workspace, uint64_t bytes, Executor* e, void* stream) {
     }
   }
   free(e); /* an executor serves one launch */
+  return 0;
+}
+
+IntArray* aclCreateIntArray(const int64_t* v, uint64_t n) {
+  if (n != 2) return NULL;
+  IntArray* a = malloc(sizeof *a);
+  a->v[0] = v[0], a->v[1] = v[1];
+  return a;
+}
+int aclDestroyIntArray(const IntArray* a) {
+  free((void*)a);
+  return 0;
+}
+
+typedef struct {
+  const Tensor *in, *w;
+  Tensor* out;
+  int64_t sh, sw, ph, pw, groups;
+} ConvExecutor;
+
+/* The reference's two stages for a 2-D convolution: fp32 NCHW, no bias, no
+ * dilation, not transposed. */
+int aclnnConvolutionGetWorkspaceSize(const Tensor* in, const Tensor* w, const Tensor* bias,
+                                     const IntArray* stride, const IntArray* padding,
+                                     const IntArray* dilation, bool transposed,
+                                     const IntArray* out_padding, int64_t groups, Tensor* out,
+                                     int8_t math, uint64_t* workspace, ConvExecutor** executor) {
+  (void)out_padding;
+  if (bias != NULL || transposed || math != 0 || dilation->v[0] != 1 || dilation->v[1] != 1 ||
+      in->ndims != 4 || w->ndims != 4 || out->ndims != 4 || in->type != 0 || out->type != 0 ||
+      groups < 1 || in->dims[1] != w->dims[1] * groups) {
+    return 161002;
+  }
+  ConvExecutor* e = malloc(sizeof *e);
+  e->in = in, e->w = w, e->out = out;
+  e->sh = stride->v[0], e->sw = stride->v[1], e->ph = padding->v[0], e->pw = padding->v[1];
+  e->groups = groups;
+  *executor = e;
+  *workspace = 0;
+  return 0;
+}
+int aclnnConvolution(void* workspace, uint64_t bytes, ConvExecutor* e, void* stream) {
+  (void)workspace;
+  (void)bytes;
+  (void)stream;
+  const int64_t n = e->in->dims[0], cin = e->in->dims[1], h = e->in->dims[2], w = e->in->dims[3];
+  const int64_t cout = e->out->dims[1], ho = e->out->dims[2], wo = e->out->dims[3];
+  const int64_t kh = e->w->dims[2], kw = e->w->dims[3], cg = cin / e->groups;
+  const int64_t og = cout / e->groups;
+  const float* x = e->in->data;
+  const float* k = e->w->data;
+  float* y = e->out->data;
+  for (int64_t b = 0; b < n; ++b)
+    for (int64_t o = 0; o < cout; ++o)
+      for (int64_t i = 0; i < ho; ++i)
+        for (int64_t j = 0; j < wo; ++j) {
+          double sum = 0;
+          const int64_t g = o / og;
+          for (int64_t c = 0; c < cg; ++c)
+            for (int64_t p = 0; p < kh; ++p)
+              for (int64_t q = 0; q < kw; ++q) {
+                const int64_t yy = i * e->sh - e->ph + p, xx = j * e->sw - e->pw + q;
+                if (yy < 0 || yy >= h || xx < 0 || xx >= w) continue;
+                sum += (double)x[((b * cin + g * cg + c) * h + yy) * w + xx] *
+                       k[((o * cg + c) * kh + p) * kw + q];
+              }
+          y[((b * cout + o) * ho + i) * wo + j] = (float)sum;
+        }
+  free(e);
   return 0;
 }

@@ -11,6 +11,8 @@ fast a real NPU is.
 - `opscope bench matmul --device npu:0` through aclnnMatmul (fake_aclnn.c
   computes on the host): fp32 and fp16 verified against the double-precision
   reference, bf16 waived with the reason; without aclnn, waived saying so;
+- `opscope bench conv2d --device npu:0` through aclnnConvolution: fp32 (a
+  padded one, a strided and grouped one) verified, bf16 waived with the reason;
 - `opscope info --device npu:1`: the SoC name AscendCL gives, its memory, the
   datasheet's peaks for the part;
 - each error path names the AscendCL call, its code and aclGetRecentErrMsg's
@@ -74,6 +76,19 @@ for dtype in ("fp32", "fp16"):
           f"matmul {dtype}: measured and verified ({r.get('status')}, {r.get('max_rel_error')})")
 check(cases.get("bf16", {}).get("status") == "waived"
       and "bf16" in cases.get("bf16", {}).get("note", ""), "matmul bf16: waived, saying why")
+conv = run("bench", "conv2d", "--device", "npu:0", "--configs",
+           "mb2ic8ih10oc4kh3sh1ph1,mb1ic8ih9oc8kh3sh2g2", "--dtype", "fp32,bf16", "--min-reps", "3",
+           "--min-time", "2", "--format", "json")
+check(conv.returncode == 0, f"bench conv2d on npu:0 (exit {conv.returncode}) {conv.stderr[-300:]}")
+convs = [r for r in json.loads(conv.stdout)["results"] if r.get("section") == "conv2d"] \
+    if conv.returncode == 0 else []
+fp32 = [r for r in convs if r["dtype"] == "fp32"]
+check(len(fp32) == 2 and all(r["status"] == "ok" and r["max_rel_error"] < 1e-5 for r in fp32),
+      f"conv2d fp32 (padded; strided and grouped): measured and verified "
+      f"({[(r['status'], r['max_rel_error']) for r in fp32]})")
+check(all(r["status"] == "waived" and "inputs' type" in r["note"]
+          for r in convs if r["dtype"] == "bf16") and len(convs) == 4,
+      "conv2d bf16: waived, saying why")
 no_nn = run("bench", "matmul", "--device", "npu:0", "--sizes", "64", "--dtype", "fp32",
             "--min-reps", "1", "--min-time", "1", "--format", "json",
             OPSCOPE_ACLNN_LIBRARY="/nonexistent/libopapi.so")

@@ -106,6 +106,14 @@ const AclnnApi* LoadAclnn(std::string* why) {
            LoadSymbol(base, "aclDestroyTensor", api.DestroyTensor) &&
            LoadSymbol(opapi, "aclnnMatmulGetWorkspaceSize", api.MatmulGetWorkspaceSize) &&
            LoadSymbol(opapi, "aclnnMatmul", api.Matmul);
+      if (ok) {  // optional: convolution
+        const bool conv = LoadSymbol(base, "aclCreateIntArray", api.CreateIntArray) &&
+                          LoadSymbol(base, "aclDestroyIntArray", api.DestroyIntArray) &&
+                          LoadSymbol(opapi, "aclnnConvolutionGetWorkspaceSize",
+                                     api.ConvolutionGetWorkspaceSize) &&
+                          LoadSymbol(opapi, "aclnnConvolution", api.Convolution);
+        if (!conv) api.Convolution = nullptr;
+      }
       if (!ok) {
         failure = fmt::format(
             "aclnn at {} lacks aclCreateTensor, aclDestroyTensor, "

@@ -70,7 +70,7 @@ using aclTensor = void;
 using aclOpExecutor = void;
 // aclDataType and aclFormat.
 constexpr int kAclFloat = 0, kAclFloat16 = 1;
-constexpr int kFormatNd = 2;
+constexpr int kFormatNchw = 0, kFormatNd = 2;
 struct AclnnApi {
   aclTensor* (*CreateTensor)(const int64_t*, uint64_t, int, const int64_t*, int64_t, int,
                              const int64_t*, uint64_t, void*) = nullptr;
@@ -78,6 +78,17 @@ struct AclnnApi {
   int (*MatmulGetWorkspaceSize)(const aclTensor*, const aclTensor*, aclTensor*, int8_t, uint64_t*,
                                 aclOpExecutor**) = nullptr;
   int (*Matmul)(void*, uint64_t, aclOpExecutor*, aclrtStream) = nullptr;
+  // Convolution (null where this aclnn lacks it): aclCreateIntArray,
+  // aclDestroyIntArray, aclnnConvolutionGetWorkspaceSize(input, weight, bias,
+  // stride, padding, dilation, transposed, outputPadding, groups, output,
+  // cubeMathType, ...), aclnnConvolution.
+  void* (*CreateIntArray)(const int64_t*, uint64_t) = nullptr;
+  int (*DestroyIntArray)(const void*) = nullptr;
+  int (*ConvolutionGetWorkspaceSize)(const aclTensor*, const aclTensor*, const aclTensor*,
+                                     const void*, const void*, const void*, bool, const void*,
+                                     int64_t, aclTensor*, int8_t, uint64_t*,
+                                     aclOpExecutor**) = nullptr;
+  int (*Convolution)(void*, uint64_t, aclOpExecutor*, aclrtStream) = nullptr;
 };
 // Loaded once; nullptr with *why set when it cannot be.
 const AclnnApi* LoadAclnn(std::string* why);

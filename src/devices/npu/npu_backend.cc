@@ -1,11 +1,12 @@
 // libopscope_backend_npu.so: Huawei Ascend NPUs through AscendCL's runtime,
 // loaded at run time (acl_runtime.h). Properties, memory accounting, copies
 // on streams timed by events, synchronisation: what `opscope bw` needs.
-// Matmul through aclnnMatmul (libopapi.so, loaded at run time too);
-// convolution, STREAM kernels and the FMA loop are not wired yet: they are
-// said not applicable, with that reason.
+// Matmul and convolution through aclnn (libopapi.so, loaded at run time
+// too); STREAM kernels and the FMA loop are not wired yet: they are said not
+// applicable, with that reason.
 #include <fmt/format.h>
 
+#include <array>
 #include <cstdlib>
 #include <cstring>
 #include <string_view>
@@ -23,7 +24,7 @@ using devices::CopyKind;
 using devices::NotApplicableReason;
 
 constexpr const char* kNotYet =
-    "not wired into opscope's NPU backend yet (it has copies and aclnnMatmul)";
+    "not wired into opscope's NPU backend yet (it has copies, aclnnMatmul and aclnnConvolution)";
 
 class NpuTimer final : public devices::Timer {
  public:
@@ -114,6 +115,88 @@ class NpuMatmul final : public devices::Kernel {
   float* c_data_;
   int64_t elements_;
   aclTensor *a_ = nullptr, *b_ = nullptr, *c_ = nullptr;
+  void* workspace_ = nullptr;
+  uint64_t workspace_bytes_ = 0;
+};
+
+// Forward convolution by aclnnConvolution: fp32 NCHW input, OIHW weights, no
+// bias, an fp32 NCHW output (cubeMathType 0); an executor per launch, as for
+// the matmul.
+class NpuConv2d final : public devices::Kernel {
+ public:
+  NpuConv2d(std::shared_ptr<AclRuntime> acl, const AclnnApi* nn, aclrtStream stream,
+            const devices::Conv2dSpec& s, const void* src, const void* weights, float* dst)
+      : acl_(std::move(acl)),
+        nn_(nn),
+        stream_(stream),
+        dst_(dst),
+        elements_(s.batch * s.out_channels * s.out_h() * s.out_w()),
+        groups_(s.groups) {
+    const auto tensor = [&](std::array<int64_t, 4> dims, const void* data) {
+      const std::array<int64_t, 4> strides = {dims[1] * dims[2] * dims[3], dims[2] * dims[3],
+                                              dims[3], 1};
+      aclTensor* t = nn_->CreateTensor(dims.data(), 4, kAclFloat, strides.data(), 0, kFormatNchw,
+                                       dims.data(), 4, const_cast<void*>(data));
+      if (t == nullptr) throw Error(ErrorCode::kInternal, "aclnn: aclCreateTensor returned null");
+      return t;
+    };
+    input_ = tensor({s.batch, s.in_channels, s.in_h, s.in_w}, src);
+    weight_ = tensor({s.out_channels, s.in_channels / s.groups, s.kernel_h, s.kernel_w}, weights);
+    output_ = tensor({s.batch, s.out_channels, s.out_h(), s.out_w()}, dst);
+    const auto ints = [&](int64_t a, int64_t b) {
+      const int64_t v[2] = {a, b};
+      void* array = nn_->CreateIntArray(v, 2);
+      if (array == nullptr)
+        throw Error(ErrorCode::kInternal, "aclnn: aclCreateIntArray returned null");
+      return array;
+    };
+    stride_ = ints(s.stride_h, s.stride_w);
+    padding_ = ints(s.pad_h, s.pad_w);
+    dilation_ = ints(1, 1);
+    output_padding_ = ints(0, 0);
+  }
+  ~NpuConv2d() override {
+    for (aclTensor* t : {input_, weight_, output_}) {
+      if (t != nullptr) nn_->DestroyTensor(t);
+    }
+    for (void* a : {stride_, padding_, dilation_, output_padding_}) {
+      if (a != nullptr) nn_->DestroyIntArray(a);
+    }
+    if (workspace_ != nullptr) acl_->Free(workspace_);
+  }
+  void Run() override {
+    uint64_t bytes = 0;
+    aclOpExecutor* executor = nullptr;
+    acl_->Check(nn_->ConvolutionGetWorkspaceSize(input_, weight_, nullptr, stride_, padding_,
+                                                 dilation_, false, output_padding_, groups_,
+                                                 output_, 0, &bytes, &executor),
+                "aclnnConvolutionGetWorkspaceSize");
+    if (bytes > workspace_bytes_) {
+      if (workspace_ != nullptr) acl_->Free(workspace_);
+      workspace_ = nullptr, workspace_bytes_ = 0;
+      acl_->Check(acl_->Malloc(&workspace_, bytes, kMallocHugeFirst), "aclrtMalloc");
+      workspace_bytes_ = bytes;
+    }
+    acl_->Check(nn_->Convolution(bytes > 0 ? workspace_ : nullptr, bytes, executor, stream_),
+                "aclnnConvolution");
+  }
+  void ReadOutput(void* out) override {
+    acl_->Check(acl_->SynchronizeStream(stream_), "aclrtSynchronizeStream");
+    const size_t bytes = static_cast<size_t>(elements_) * sizeof(float);
+    acl_->Check(acl_->Memcpy(out, bytes, dst_, bytes, kMemcpyDeviceToHost), "aclrtMemcpy");
+  }
+  std::string Implementation() const override {
+    return "aclnnConvolution (cubeMathType 0: fp32 kept)";
+  }
+
+ private:
+  std::shared_ptr<AclRuntime> acl_;
+  const AclnnApi* nn_;
+  aclrtStream stream_;
+  float* dst_;
+  int64_t elements_, groups_;
+  aclTensor *input_ = nullptr, *weight_ = nullptr, *output_ = nullptr;
+  void *stride_ = nullptr, *padding_ = nullptr, *dilation_ = nullptr, *output_padding_ = nullptr;
   void* workspace_ = nullptr;
   uint64_t workspace_bytes_ = 0;
 };
@@ -264,9 +347,20 @@ class NpuDevice final : public devices::Device {
     }
     return std::make_unique<NpuMatmul>(acl_, nn_, stream_, spec, a, b, c);
   }
-  std::unique_ptr<devices::Kernel> CreateConv2d(const devices::Conv2dSpec&, const void*,
-                                                const void*, float*) override {
-    throw Error(ErrorCode::kUnsupported, properties_.id + ": " + kNotYet);
+  std::unique_ptr<devices::Kernel> CreateConv2d(const devices::Conv2dSpec& spec, const void* src,
+                                                const void* weights, float* dst) override {
+    if (nn_ == nullptr) throw Error(ErrorCode::kUnsupported, properties_.id + ": " + nn_why_);
+    if (nn_->Convolution == nullptr) {
+      throw Error(ErrorCode::kUnsupported,
+                  properties_.id + ": this aclnn has no aclnnConvolution or aclCreateIntArray");
+    }
+    if (spec.dtype != devices::DType::kF32) {
+      throw Error(ErrorCode::kUnsupported,
+                  properties_.id +
+                      ": aclnnConvolution writes its output in the inputs' type; only fp32 "
+                      "gives the fp32 output the check reads");
+    }
+    return std::make_unique<NpuConv2d>(acl_, nn_, stream_, spec, src, weights, dst);
   }
   std::unique_ptr<devices::Kernel> CreateStream(devices::StreamOp, double*, double*, double*,
                                                 size_t, int) override {
