@@ -243,6 +243,7 @@ class NpuDevice final : public devices::Device {
     acl_->DestroyEvent(join_);
     acl_->DestroyStream(second_);
     acl_->DestroyStream(stream_);
+    acl_->ResetDevice(ordinal_);  // pairs with aclrtSetDevice
   }
 
   const devices::DeviceProperties& properties() const override { return properties_; }
