@@ -31,6 +31,14 @@ struct dcmi_chip_info {
   unsigned char chip_ver[kMaxChipNameLen];
   unsigned int aicore_cnt;
 };
+struct dcmi_ecc_info {
+  int enable_flag;                                                      // 0: ECC detection off
+  unsigned int single_bit_error_cnt, double_bit_error_cnt;              // since the last boot
+  unsigned int total_single_bit_error_cnt, total_double_bit_error_cnt;  // over its life
+  unsigned int single_bit_isolated_pages_cnt, double_bit_isolated_pages_cnt;
+};
+// dcmi_get_device_ecc_info's enum dcmi_device_type: the memory asked about.
+constexpr int kEccDdr = 0, kEccHbm = 2;
 // dcmi_get_device_utilization_rate's input_type.
 constexpr int kUtilMemory = 1, kUtilAiCore = 2, kUtilAiCpu = 3, kUtilCtrlCpu = 4,
               kUtilMemoryBandwidth = 5, kUtilHbmBandwidth = 10, kUtilVectorCore = 12, kUtilNpu = 13;
@@ -53,6 +61,7 @@ struct Api {
   int (*Hbm)(int, int, dcmi_hbm_info*) = nullptr;
   int (*Health)(int, int, unsigned int*) = nullptr;
   int (*ChipInfo)(int, int, dcmi_chip_info*) = nullptr;
+  int (*Ecc)(int, int, int, dcmi_ecc_info*) = nullptr;
 };
 
 using core::LoadSymbol;
@@ -106,6 +115,7 @@ std::shared_ptr<Api> LoadApi(std::string& why) {
   LoadSymbol(library, "dcmi_get_device_hbm_info", api->Hbm);
   LoadSymbol(library, "dcmi_get_device_health", api->Health);
   LoadSymbol(library, "dcmi_get_device_chip_info", api->ChipInfo);
+  LoadSymbol(library, "dcmi_get_device_ecc_info", api->Ecc);
   if (const int status = api->Init(); status != 0) {
     why = fmt::format("DCMI failed to initialise: dcmi_init returned {}", status);
     return nullptr;
@@ -196,6 +206,7 @@ class DcmiSampler final : public Sampler {
     s = api_->Frequency ? api_->Frequency(card_, chip_, kFreqAiCoreRated, &mhz) : -1;
     add("npu_aicore_rated_clock_mhz", "AI Core rated clock (sustained at TDP)", "MHz",
         "dcmi_get_device_frequency", api_->Frequency != nullptr, s, mhz);
+    AddEcc(out);
     unsigned int health = 0;
     s = api_->Health ? api_->Health(card_, chip_, &health) : -1;
     add("npu_health", "Health: 0 normal, 1 minor, 2 major, 3 critical alarm", "",
@@ -208,6 +219,45 @@ class DcmiSampler final : public Sampler {
   }
 
  private:
+  // ECC error counts of the on-chip memory (HBM), else of the DDR where the
+  // part answers only for it (the reference: "DDR supported at present").
+  void AddEcc(std::vector<Metric>& out) const {
+    dcmi_ecc_info ecc{};
+    const char* memory = "hbm";
+    int s = api_->Ecc ? api_->Ecc(card_, chip_, kEccHbm, &ecc) : -1;
+    if (api_->Ecc && s != 0) {
+      memory = "ddr";
+      ecc = {};
+      s = api_->Ecc(card_, chip_, kEccDdr, &ecc);
+    }
+    const auto add = [&](const char* name, const char* help, unsigned int value) {
+      Metric m;
+      m.name = name;
+      m.help = help;
+      m.unit = "";
+      m.labels = {{"device", id_},
+                  {"card", std::to_string(card_)},
+                  {"chip", std::to_string(chip_)},
+                  {"memory", memory}};
+      if (api_->Ecc == nullptr) {
+        m.unavailable = "this driver's DCMI has no dcmi_get_device_ecc_info";
+      } else if (s != 0) {
+        m.unavailable = fmt::format(
+            "dcmi_get_device_ecc_info returned {} (not supported here, or no permission)", s);
+      } else if (ecc.enable_flag == 0) {
+        m.unavailable = "ECC detection is off on this chip";
+      } else {
+        m.value = value;
+      }
+      out.push_back(std::move(m));
+    };
+    add("npu_ecc_single_bit_errors", "Single-bit ECC errors since the last boot",
+        ecc.single_bit_error_cnt);
+    add("npu_ecc_double_bit_errors",
+        "Multi-bit ECC errors since the last boot (any one calls for a look)",
+        ecc.double_bit_error_cnt);
+  }
+
   std::shared_ptr<Api> api_;
   int card_, chip_;
   std::string id_, name_;

@@ -2,8 +2,9 @@
  * readings, so the DCMI sampler's loading, calls and unit conversions are
  * tested without an NPU. The signatures and structures are those of Huawei's
  * DCMI API reference. Chip 1 fails the HBM query (as a driver without it
- * does) and reports that it does not exist to the health query; the library
- * has no dcmi_get_device_frequency. */
+ * does) and reports that it does not exist to the health query; chip 0's
+ * HBM has ECC errors, chip 1 has ECC detection off; the library has no
+ * dcmi_get_device_frequency. */
 #include <string.h>
 
 struct dcmi_hbm_info {
@@ -12,6 +13,11 @@ struct dcmi_hbm_info {
   unsigned long long memory_usage;
   int temp;
   unsigned int bandwith_util_rate;
+};
+struct dcmi_ecc_info {
+  int enable_flag;
+  unsigned int single_bit_error_cnt, double_bit_error_cnt, total_single_bit_error_cnt,
+      total_double_bit_error_cnt, single_bit_isolated_pages_cnt, double_bit_isolated_pages_cnt;
 };
 struct dcmi_chip_info {
   unsigned char chip_type[32];
@@ -75,4 +81,19 @@ int dcmi_get_device_chip_info(int card_id, int device_id, struct dcmi_chip_info*
   strcpy((char*)info->chip_ver, "V1");
   info->aicore_cnt = 20;
   return card_id == 3 && device_id <= 1 ? 0 : -8001;
+}
+
+/* Chip 0 answers for its HBM (type 2) with 3 single-bit and 1 multi-bit
+ * errors; chip 1 only for DDR (type 0), with ECC detection off. */
+int dcmi_get_device_ecc_info(int card_id, int device_id, int type, struct dcmi_ecc_info* ecc) {
+  if (card_id != 3) return -8001;
+  memset(ecc, 0, sizeof *ecc);
+  if (device_id == 0 && type == 2) {
+    ecc->enable_flag = 1;
+    ecc->single_bit_error_cnt = 3;
+    ecc->double_bit_error_cnt = 1;
+    return 0;
+  }
+  if (device_id == 1 && type == 0) return 0; /* enable_flag 0 */
+  return -8005;
 }

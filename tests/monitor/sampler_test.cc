@@ -184,6 +184,8 @@ TEST(DcmiSampler, ReadsAndConvertsThroughTheDriverApi) {
   EXPECT_DOUBLE_EQ(*m["npu:0 npu_temperature_celsius"].value, 52);
   EXPECT_DOUBLE_EQ(*m["npu:0 npu_power_watts"].value, 310.5);
   EXPECT_DOUBLE_EQ(*m["npu:0 npu_health"].value, 1);
+  EXPECT_DOUBLE_EQ(*m["npu:0 npu_ecc_single_bit_errors{memory=hbm}"].value, 3);
+  EXPECT_DOUBLE_EQ(*m["npu:0 npu_ecc_double_bit_errors{memory=hbm}"].value, 1);
   EXPECT_FALSE(m["npu:0 npu_aicore_clock_mhz"].value.has_value());
   EXPECT_NE(m["npu:0 npu_aicore_clock_mhz"].unavailable.find("dcmi_get_device_frequency"),
             std::string::npos);
@@ -201,6 +203,10 @@ TEST(DcmiSampler, ReadsAndConvertsThroughTheDriverApi) {
   EXPECT_FALSE(second["npu:1 npu_hbm_used_bytes"].value.has_value());
   EXPECT_NE(second["npu:1 npu_hbm_used_bytes"].unavailable.find("dcmi_get_device_hbm_info"),
             std::string::npos);
+  // Chip 1 answers for its DDR only, with ECC detection off: n/a, saying so.
+  EXPECT_FALSE(second["npu:1 npu_ecc_double_bit_errors{memory=ddr}"].value.has_value());
+  EXPECT_EQ(second["npu:1 npu_ecc_double_bit_errors{memory=ddr}"].unavailable,
+            "ECC detection is off on this chip");
   EXPECT_FALSE(second["npu:1 npu_health"].value.has_value());
   EXPECT_NE(second["npu:1 npu_health"].unavailable.find("does not exist"), std::string::npos);
 }
