@@ -60,7 +60,8 @@ StepOutput DeviceInfo(const devices::Device& device) {
   add("clock", fmt::format("{:.2f} GHz ({})", p.clock_ghz, p.clock_source));
   add("isa", Join(p.features));
   for (const auto& cache : p.caches) {
-    add("cache_" + cache.name, fmt::format("{} KiB, shared by {} CPU(s) (from {})",
+    // The units sharing it: logical CPUs on the CPU, AI Cores on an NPU.
+    add("cache_" + cache.name, fmt::format("{} KiB, shared by {} compute unit(s) (from {})",
                                            cache.bytes >> 10, cache.shared_by, p.caches_source));
   }
   if (p.caches.empty()) {

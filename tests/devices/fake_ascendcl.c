@@ -154,3 +154,28 @@ int aclrtEventElapsedTime(float* ms, void* start, void* end) {
   *ms = (float)((b->tv_sec - a->tv_sec) * 1e3 + (b->tv_nsec - a->tv_nsec) / 1e6);
   return 0;
 }
+
+/* The device's core counts: aclrtGetDeviceInfo (101 AI Cores, 201 Vector
+ * Cores) and the older aclGetDeviceCapability (2: the L2 buffer). */
+int aclrtGetDeviceInfo(uint32_t device, int attr, int64_t* value) {
+  if (device > 1) return 107001;
+  if (attr == 101)
+    *value = 20;
+  else if (attr == 201)
+    *value = 40;
+  else
+    return 107000;
+  return 0;
+}
+int aclGetDeviceCapability(uint32_t device, int info, int64_t* value) {
+  if (device > 1) return 107001;
+  if (info == 0)
+    *value = 20;
+  else if (info == 1)
+    *value = 40;
+  else if (info == 2)
+    *value = 192 << 20;
+  else
+    return 107000;
+  return 0;
+}

@@ -104,6 +104,8 @@ check(info.returncode == 0, f"info on npu:1 (exit {info.returncode}) {info.stder
 text = info.stdout
 check("Ascend910B3" in text and "npu:1" in text, "info names the SoC AscendCL gives")
 check("64.0 GiB" in text, "info gives the memory aclrtGetMemInfo reports (64 GiB)")
+check("20 AI Cores" in text and "40 Vector Cores" in text and "192" in text,
+      "info gives the AI Cores, Vector Cores and L2 buffer AscendCL reports")
 check("294.9" in text or "2.949e+14" in text or "294900000000000" in text,
       "info gives the datasheet's fp16 peak of the 910B3")
 

@@ -67,6 +67,8 @@ std::shared_ptr<AclRuntime> LoadAclRuntime(std::string* why) {
                     LoadSymbol(library, "aclrtEventElapsedTime", api->EventElapsedTime);
     LoadSymbol(library, "aclrtGetSocName", api->GetSocName);
     LoadSymbol(library, "aclGetRecentErrMsg", api->GetRecentErrMsg);
+    LoadSymbol(library, "aclrtGetDeviceInfo", api->GetDeviceInfo);
+    LoadSymbol(library, "aclGetDeviceCapability", api->GetDeviceCapability);
     if (!ok) {
       const char* e = ::dlerror();
       failure =

@@ -49,6 +49,11 @@ struct AclRuntime {
   aclError (*StreamWaitEvent)(aclrtStream, aclrtEvent) = nullptr;
   aclError (*EventElapsedTime)(float*, aclrtEvent, aclrtEvent) = nullptr;
   const char* (*GetRecentErrMsg)() = nullptr;
+  // Optional, for the device's core counts: aclrtGetDeviceInfo (aclrtDevAttr:
+  // 101 AI Cores, 201 Vector Cores), else the older aclGetDeviceCapability
+  // (aclDeviceInfo: 0 AI Cores, 1 Vector Cores, 2 the L2 buffer's bytes).
+  aclError (*GetDeviceInfo)(uint32_t, int, int64_t*) = nullptr;
+  aclError (*GetDeviceCapability)(uint32_t, int, int64_t*) = nullptr;
 
   // "aclrtMalloc returned 207001: <aclGetRecentErrMsg's text>".
   std::string Why(const char* call, aclError status) const;

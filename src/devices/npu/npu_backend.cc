@@ -6,6 +6,7 @@
 // applicable, with that reason.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdlib>
 #include <cstring>
@@ -219,6 +220,7 @@ class NpuDevice final : public devices::Device {
     if (acl_->GetMemInfo(kHbmMemory, &free_bytes, &total) == 0) p.memory_bytes = total;
     p.runtime = "AscendCL runtime (" + acl_->path + ")";
     p.clock_source = "not read (AscendCL gives no clock)";
+    Cores(p);
     p.capabilities.copy_method = "aclrtMemcpyAsync on streams, timed by aclrtRecordEvent";
     nn_ = LoadAclnn(&nn_why_);
     // The chip's figures where the datasheet knows the part ("Ascend910B3").
@@ -238,6 +240,35 @@ class NpuDevice final : public devices::Device {
       }
     }
   }
+  // AI Cores (the compute units), Vector Cores and the L2 buffer, where this
+  // AscendCL says: aclrtGetDeviceInfo, else aclGetDeviceCapability.
+  void Cores(devices::DeviceProperties& p) const {
+    const auto ask = [&](int attr, int capability) -> int64_t {
+      int64_t v = 0;
+      const auto device = static_cast<uint32_t>(ordinal_);
+      if (acl_->GetDeviceInfo != nullptr && attr >= 0 &&
+          acl_->GetDeviceInfo(device, attr, &v) == 0 && v > 0) {
+        return v;
+      }
+      if (acl_->GetDeviceCapability != nullptr &&
+          acl_->GetDeviceCapability(device, capability, &v) == 0 && v > 0) {
+        return v;
+      }
+      return 0;
+    };
+    const int64_t ai_cores = ask(101, 0), vector_cores = ask(201, 1), l2 = ask(-1, 2);
+    p.compute_units = p.compute_units_available = static_cast<int>(ai_cores);
+    if (ai_cores > 0) p.features.push_back(fmt::format("{} AI Cores", ai_cores));
+    if (vector_cores > 0) p.features.push_back(fmt::format("{} Vector Cores", vector_cores));
+    if (l2 > 0) {
+      p.caches.push_back(
+          {"L2", static_cast<uint64_t>(l2), static_cast<int>(std::max<int64_t>(ai_cores, 1))});
+      p.caches_source = "aclGetDeviceCapability";
+    } else {
+      p.caches_source = "not given by this AscendCL";
+    }
+  }
+
   ~NpuDevice() override {
     acl_->DestroyEvent(fork_);
     acl_->DestroyEvent(join_);
