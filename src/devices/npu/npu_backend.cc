@@ -5,13 +5,16 @@
 // too); STREAM kernels and the FMA loop are not wired yet: they are said not
 // applicable, with that reason.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <array>
 #include <cstdlib>
 #include <cstring>
+#include <span>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "core/datasheet.h"
 #include "devices/backend.h"
@@ -55,100 +58,119 @@ class NpuTimer final : public devices::Timer {
   aclrtEvent start_ = nullptr, stop_ = nullptr;
 };
 
-// C[m,n] = A[m,k] * B[k,n] by aclnnMatmul: fp32 inputs kept in fp32
-// (cubeMathType 0), fp16 inputs with an fp32 output (the reference's one
-// exception to "out has the inputs' type"). An executor serves one launch, so
-// each Run asks for the workspace again, as the reference's two-stage calls go.
-class NpuMatmul final : public devices::Kernel {
+// What an aclnn operator kernel shares: its contiguous tensors (destroyed
+// with it), a workspace grown to what the operator asks, the two-stage launch
+// (an executor serves one launch, so each Run asks for the workspace again,
+// as the reference's two-stage calls go), and an fp32 output read back.
+class AclnnKernel : public devices::Kernel {
  public:
-  NpuMatmul(std::shared_ptr<AclRuntime> acl, const AclnnApi* nn, aclrtStream stream,
-            const devices::MatmulSpec& spec, const void* a, const void* b, float* c)
-      : acl_(std::move(acl)), nn_(nn), stream_(stream), c_data_(c), elements_(spec.m * spec.n) {
-    const int in_type = spec.dtype == devices::DType::kF16 ? kAclFloat16 : kAclFloat;
-    const auto tensor = [&](int64_t rows, int64_t cols, int type, const void* data) {
-      const int64_t dims[2] = {rows, cols}, strides[2] = {cols, 1};
-      aclTensor* t =
-          nn_->CreateTensor(dims, 2, type, strides, 0, kFormatNd, dims, 2, const_cast<void*>(data));
-      if (t == nullptr) {
-        throw Error(
-            ErrorCode::kInternal,
-            fmt::format("aclnn: aclCreateTensor of a {}x{} tensor returned null", rows, cols));
-      }
-      return t;
-    };
-    a_ = tensor(spec.m, spec.k, in_type, a);
-    b_ = tensor(spec.k, spec.n, in_type, b);
-    c_ = tensor(spec.m, spec.n, kAclFloat, c);
-  }
-  ~NpuMatmul() override {
-    for (aclTensor* t : {a_, b_, c_}) {
-      if (t != nullptr) nn_->DestroyTensor(t);
-    }
+  AclnnKernel(std::shared_ptr<AclRuntime> acl, const AclnnApi* nn, aclrtStream stream,
+              float* output, int64_t elements)
+      : acl_(std::move(acl)), nn_(nn), stream_(stream), output_data_(output), elements_(elements) {}
+  ~AclnnKernel() override {
+    for (aclTensor* t : tensors_) nn_->DestroyTensor(t);
     if (workspace_ != nullptr) acl_->Free(workspace_);
   }
-  void Run() override {
+  void ReadOutput(void* out) override {
+    acl_->Check(acl_->SynchronizeStream(stream_), "aclrtSynchronizeStream");
+    const size_t bytes = static_cast<size_t>(elements_) * sizeof(float);
+    acl_->Check(acl_->Memcpy(out, bytes, output_data_, bytes, kMemcpyDeviceToHost), "aclrtMemcpy");
+  }
+
+ protected:
+  // A contiguous (row-major) tensor over device memory.
+  aclTensor* Tensor(std::span<const int64_t> dims, int type, int format, const void* data) {
+    std::vector<int64_t> strides(dims.size(), 1);
+    for (size_t i = dims.size(); i-- > 1;) strides[i - 1] = strides[i] * dims[i];
+    aclTensor* t = nn_->CreateTensor(dims.data(), dims.size(), type, strides.data(), 0, format,
+                                     dims.data(), dims.size(), const_cast<void*>(data));
+    if (t == nullptr) {
+      throw Error(
+          ErrorCode::kInternal,
+          fmt::format("aclnn: aclCreateTensor of a {} tensor returned null", fmt::join(dims, "x")));
+    }
+    tensors_.push_back(t);
+    return t;
+  }
+  // The first stage (`prepare` fills the workspace size and the executor),
+  // then the launch on the kernel's stream.
+  template <typename Prepare>
+  void Launch(const char* prepare_name, Prepare&& prepare, const char* launch_name,
+              int (*launch)(void*, uint64_t, aclOpExecutor*, aclrtStream)) {
     uint64_t bytes = 0;
     aclOpExecutor* executor = nullptr;
-    acl_->Check(nn_->MatmulGetWorkspaceSize(a_, b_, c_, 0, &bytes, &executor),
-                "aclnnMatmulGetWorkspaceSize");
+    acl_->Check(prepare(&bytes, &executor), prepare_name);
     if (bytes > workspace_bytes_) {
       if (workspace_ != nullptr) acl_->Free(workspace_);
       workspace_ = nullptr, workspace_bytes_ = 0;
       acl_->Check(acl_->Malloc(&workspace_, bytes, kMallocHugeFirst), "aclrtMalloc");
       workspace_bytes_ = bytes;
     }
-    acl_->Check(nn_->Matmul(bytes > 0 ? workspace_ : nullptr, bytes, executor, stream_),
-                "aclnnMatmul");
+    acl_->Check(launch(bytes > 0 ? workspace_ : nullptr, bytes, executor, stream_), launch_name);
   }
-  void ReadOutput(void* out) override {
-    acl_->Check(acl_->SynchronizeStream(stream_), "aclrtSynchronizeStream");
-    const size_t bytes = static_cast<size_t>(elements_) * sizeof(float);
-    acl_->Check(acl_->Memcpy(out, bytes, c_data_, bytes, kMemcpyDeviceToHost), "aclrtMemcpy");
+
+  std::shared_ptr<AclRuntime> acl_;
+  const AclnnApi* nn_;
+
+ private:
+  aclrtStream stream_;
+  float* output_data_;
+  int64_t elements_;
+  std::vector<aclTensor*> tensors_;
+  void* workspace_ = nullptr;
+  uint64_t workspace_bytes_ = 0;
+};
+
+// C[m,n] = A[m,k] * B[k,n] by aclnnMatmul: fp32 inputs kept in fp32
+// (cubeMathType 0), fp16 inputs with an fp32 output (the reference's one
+// exception to "out has the inputs' type").
+class NpuMatmul final : public AclnnKernel {
+ public:
+  NpuMatmul(std::shared_ptr<AclRuntime> acl, const AclnnApi* nn, aclrtStream stream,
+            const devices::MatmulSpec& spec, const void* a, const void* b, float* c)
+      : AclnnKernel(std::move(acl), nn, stream, c, spec.m * spec.n) {
+    const int in_type = spec.dtype == devices::DType::kF16 ? kAclFloat16 : kAclFloat;
+    a_ = Tensor(std::array{spec.m, spec.k}, in_type, kFormatNd, a);
+    b_ = Tensor(std::array{spec.k, spec.n}, in_type, kFormatNd, b);
+    c_ = Tensor(std::array{spec.m, spec.n}, kAclFloat, kFormatNd, c);
+  }
+  void Run() override {
+    Launch(
+        "aclnnMatmulGetWorkspaceSize",
+        [&](uint64_t* bytes, aclOpExecutor** executor) {
+          return nn_->MatmulGetWorkspaceSize(a_, b_, c_, 0, bytes, executor);
+        },
+        "aclnnMatmul", nn_->Matmul);
   }
   std::string Implementation() const override {
     return "aclnnMatmul (cubeMathType 0: the inputs' type kept)";
   }
 
  private:
-  std::shared_ptr<AclRuntime> acl_;
-  const AclnnApi* nn_;
-  aclrtStream stream_;
-  float* c_data_;
-  int64_t elements_;
   aclTensor *a_ = nullptr, *b_ = nullptr, *c_ = nullptr;
-  void* workspace_ = nullptr;
-  uint64_t workspace_bytes_ = 0;
 };
 
 // Forward convolution by aclnnConvolution: fp32 NCHW input, OIHW weights, no
-// bias, an fp32 NCHW output (cubeMathType 0); an executor per launch, as for
-// the matmul.
-class NpuConv2d final : public devices::Kernel {
+// bias, an fp32 NCHW output (cubeMathType 0).
+class NpuConv2d final : public AclnnKernel {
  public:
   NpuConv2d(std::shared_ptr<AclRuntime> acl, const AclnnApi* nn, aclrtStream stream,
             const devices::Conv2dSpec& s, const void* src, const void* weights, float* dst)
-      : acl_(std::move(acl)),
-        nn_(nn),
-        stream_(stream),
-        dst_(dst),
-        elements_(s.batch * s.out_channels * s.out_h() * s.out_w()),
+      : AclnnKernel(std::move(acl), nn, stream, dst,
+                    s.batch * s.out_channels * s.out_h() * s.out_w()),
         groups_(s.groups) {
-    const auto tensor = [&](std::array<int64_t, 4> dims, const void* data) {
-      const std::array<int64_t, 4> strides = {dims[1] * dims[2] * dims[3], dims[2] * dims[3],
-                                              dims[3], 1};
-      aclTensor* t = nn_->CreateTensor(dims.data(), 4, kAclFloat, strides.data(), 0, kFormatNchw,
-                                       dims.data(), 4, const_cast<void*>(data));
-      if (t == nullptr) throw Error(ErrorCode::kInternal, "aclnn: aclCreateTensor returned null");
-      return t;
-    };
-    input_ = tensor({s.batch, s.in_channels, s.in_h, s.in_w}, src);
-    weight_ = tensor({s.out_channels, s.in_channels / s.groups, s.kernel_h, s.kernel_w}, weights);
-    output_ = tensor({s.batch, s.out_channels, s.out_h(), s.out_w()}, dst);
+    input_ =
+        Tensor(std::array{s.batch, s.in_channels, s.in_h, s.in_w}, kAclFloat, kFormatNchw, src);
+    weight_ = Tensor(std::array{s.out_channels, s.in_channels / s.groups, s.kernel_h, s.kernel_w},
+                     kAclFloat, kFormatNchw, weights);
+    output_ = Tensor(std::array{s.batch, s.out_channels, s.out_h(), s.out_w()}, kAclFloat,
+                     kFormatNchw, dst);
     const auto ints = [&](int64_t a, int64_t b) {
       const int64_t v[2] = {a, b};
       void* array = nn_->CreateIntArray(v, 2);
       if (array == nullptr)
         throw Error(ErrorCode::kInternal, "aclnn: aclCreateIntArray returned null");
+      arrays_.push_back(array);
       return array;
     };
     stride_ = ints(s.stride_h, s.stride_w);
@@ -157,49 +179,27 @@ class NpuConv2d final : public devices::Kernel {
     output_padding_ = ints(0, 0);
   }
   ~NpuConv2d() override {
-    for (aclTensor* t : {input_, weight_, output_}) {
-      if (t != nullptr) nn_->DestroyTensor(t);
-    }
-    for (void* a : {stride_, padding_, dilation_, output_padding_}) {
-      if (a != nullptr) nn_->DestroyIntArray(a);
-    }
-    if (workspace_ != nullptr) acl_->Free(workspace_);
+    for (void* a : arrays_) nn_->DestroyIntArray(a);
   }
   void Run() override {
-    uint64_t bytes = 0;
-    aclOpExecutor* executor = nullptr;
-    acl_->Check(nn_->ConvolutionGetWorkspaceSize(input_, weight_, nullptr, stride_, padding_,
-                                                 dilation_, false, output_padding_, groups_,
-                                                 output_, 0, &bytes, &executor),
-                "aclnnConvolutionGetWorkspaceSize");
-    if (bytes > workspace_bytes_) {
-      if (workspace_ != nullptr) acl_->Free(workspace_);
-      workspace_ = nullptr, workspace_bytes_ = 0;
-      acl_->Check(acl_->Malloc(&workspace_, bytes, kMallocHugeFirst), "aclrtMalloc");
-      workspace_bytes_ = bytes;
-    }
-    acl_->Check(nn_->Convolution(bytes > 0 ? workspace_ : nullptr, bytes, executor, stream_),
-                "aclnnConvolution");
-  }
-  void ReadOutput(void* out) override {
-    acl_->Check(acl_->SynchronizeStream(stream_), "aclrtSynchronizeStream");
-    const size_t bytes = static_cast<size_t>(elements_) * sizeof(float);
-    acl_->Check(acl_->Memcpy(out, bytes, dst_, bytes, kMemcpyDeviceToHost), "aclrtMemcpy");
+    Launch(
+        "aclnnConvolutionGetWorkspaceSize",
+        [&](uint64_t* bytes, aclOpExecutor** executor) {
+          return nn_->ConvolutionGetWorkspaceSize(input_, weight_, nullptr, stride_, padding_,
+                                                  dilation_, false, output_padding_, groups_,
+                                                  output_, 0, bytes, executor);
+        },
+        "aclnnConvolution", nn_->Convolution);
   }
   std::string Implementation() const override {
     return "aclnnConvolution (cubeMathType 0: fp32 kept)";
   }
 
  private:
-  std::shared_ptr<AclRuntime> acl_;
-  const AclnnApi* nn_;
-  aclrtStream stream_;
-  float* dst_;
-  int64_t elements_, groups_;
+  int64_t groups_;
   aclTensor *input_ = nullptr, *weight_ = nullptr, *output_ = nullptr;
+  std::vector<void*> arrays_;
   void *stride_ = nullptr, *padding_ = nullptr, *dilation_ = nullptr, *output_padding_ = nullptr;
-  void* workspace_ = nullptr;
-  uint64_t workspace_bytes_ = 0;
 };
 
 class NpuDevice final : public devices::Device {
