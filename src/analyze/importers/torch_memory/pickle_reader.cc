@@ -4,7 +4,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <bit>
 #include <charconv>
 #include <memory>
 
@@ -15,13 +14,6 @@ namespace opscope::analyze::pickle {
 int64_t Document::Int(Id id, int64_t fallback) const {
   const Kind k = kind(id);
   return k == Kind::kInt || k == Kind::kBool ? values_[id].i : fallback;
-}
-
-double Document::Float(Id id, double fallback) const {
-  const Kind k = kind(id);
-  if (k == Kind::kFloat) return values_[id].f;
-  if (k == Kind::kInt) return static_cast<double>(values_[id].i);
-  return fallback;
 }
 
 std::string_view Document::Str(Id id) const {
@@ -341,22 +333,16 @@ class Parser {
         return;
       }
       case LONG: Push(NewInt(DecimalLine())); return;
-      case BINFLOAT: {
-        uint64_t bits = 0;
-        for (int i = 0; i < 8; ++i) bits = (bits << 8) | Byte();  // big-endian
-        const Id id = New(Kind::kFloat);
-        doc_.values_[id].f = std::bit_cast<double>(bits);
-        Push(id);
+      case BINFLOAT:  // 8 big-endian bytes; no field the importer reads is a float
+        for (int i = 0; i < 8; ++i) Byte();
+        Push(New(Kind::kFloat));
         return;
-      }
       case FLOAT: {
         const std::string line = Line();
         double v = 0;
         const auto [end, ec] = std::from_chars(line.data(), line.data() + line.size(), v);
         if (ec != std::errc()) Fail("a malformed FLOAT");
-        const Id id = New(Kind::kFloat);
-        doc_.values_[id].f = v;
-        Push(id);
+        Push(New(Kind::kFloat));
         return;
       }
       case SHORT_BINUNICODE:

@@ -47,25 +47,19 @@ class Document {
   Kind kind(Id id) const { return id < values_.size() ? values_[id].kind : Kind::kNone; }
   // The integer (a boolean as 0/1), else `fallback`.
   int64_t Int(Id id, int64_t fallback = -1) const;
-  // The float, or an integer as a float, else `fallback`.
-  double Float(Id id, double fallback = 0) const;
   // The text of a string (or bytes), else "".
   std::string_view Str(Id id) const;
   // A list's, tuple's or set's elements; a dict's keys and values, alternating.
   std::span<const Id> Items(Id id) const;
   // A dict's value under a string key, else kAbsent.
   Id Get(Id dict, std::string_view key) const;
-  size_t values() const { return values_.size(); }
 
  private:
   friend class Parser;
   struct Value {
     Kind kind = Kind::kNone;
     uint32_t index = 0;  // a string's or a container's
-    union {
-      int64_t i = 0;
-      double f;
-    };
+    int64_t i = 0;       // an integer's or a boolean's (a float keeps only its kind)
   };
   std::vector<Value> values_;
   std::vector<std::string> strings_;
