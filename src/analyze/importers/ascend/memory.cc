@@ -4,6 +4,7 @@
 #include <map>
 
 #include "analyze/importers/ascend/csv_columns.h"
+#include "analyze/importers/memory_holders.h"
 #include "analyze/importers/sqlite_db.h"
 #include "opscope/opscope.h"
 
@@ -11,14 +12,6 @@ namespace opscope::analyze {
 namespace {
 
 constexpr double kKiB = 1024.0, kMiB = 1024.0 * 1024.0;
-
-std::vector<MemoryHolder> Sorted(const std::map<std::string, MemoryHolder>& m) {
-  std::vector<MemoryHolder> v;
-  for (const auto& [name, h] : m) v.push_back(h);
-  std::stable_sort(v.begin(), v.end(),
-                   [](const auto& a, const auto& b) { return a.bytes > b.bytes; });
-  return v;
-}
 
 // The column of `prefix` in the unit the file uses: torch_npu writes totals in
 // MB, msprof in KB (docs/formats/ascend.md 3.7 and 5.2). Empty when the header has neither.
@@ -51,8 +44,7 @@ class MemoryBuilder {
                 int64_t total_allocated, int64_t total_reserved) {
     ++out_.blocks;
     out_.allocated_bytes += bytes;
-    MemoryHolder& h = by_op_[name];
-    h.name = name, ++h.blocks, h.bytes += bytes;
+    by_op_.Add(name, bytes);
     blocks_.push_back({name, bytes, alloc_ns, release_ns});
     if (total_allocated > out_.peak_allocated_bytes) {
       out_.peak_allocated_bytes = total_allocated;
@@ -73,18 +65,17 @@ class MemoryBuilder {
   }
 
   void Finish() {
-    out_.by_operator = Sorted(by_op_);
+    out_.by_operator = by_op_.Largest();
     if (out_.peak_ns >= 0) {
-      std::map<std::string, MemoryHolder> live;
+      MemoryHolders live;
       for (const Block& b : blocks_) {
         if (b.alloc_ns > out_.peak_ns || (b.release_ns >= 0 && b.release_ns <= out_.peak_ns)) {
           continue;
         }
-        MemoryHolder& h = live[b.name];
-        h.name = b.name, ++h.blocks, h.bytes += b.bytes;
+        live.Add(b.name, b.bytes);
         out_.live_at_peak_bytes += b.bytes;
       }
-      out_.live_at_peak = Sorted(live);
+      out_.live_at_peak = live.Largest();
     }
     for (auto& [name, c] : components_) out_.components.push_back(c);
   }
@@ -96,7 +87,7 @@ class MemoryBuilder {
   };
   ReportedMemory& out_;
   std::vector<Block> blocks_;
-  std::map<std::string, MemoryHolder> by_op_;
+  MemoryHolders by_op_;
   std::map<std::string, MemoryComponent> components_;
 };
 

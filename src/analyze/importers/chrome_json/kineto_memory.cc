@@ -6,6 +6,8 @@
 #include <map>
 #include <unordered_map>
 
+#include "analyze/importers/memory_holders.h"
+
 namespace opscope::analyze {
 namespace {
 
@@ -91,14 +93,13 @@ std::optional<ReportedMemory> KinetoMemory(const TraceModel& model, std::vector<
   // trace began.
   std::unordered_map<int64_t, std::pair<size_t, int64_t>> live;  // addr -> (event, bytes)
   std::unordered_map<int64_t, std::pair<size_t, int64_t>> at_peak_blocks;
-  std::map<std::string, MemoryHolder> by_operator, at_peak;
+  MemoryHolders by_operator, at_peak;
   for (size_t i = 0; i < events.size(); ++i) {
     const MemoryEvent& m = events[i];
     if (m.bytes > 0) {
       ++out.blocks;
       out.allocated_bytes += m.bytes;
-      MemoryHolder& h = by_operator[ops[i]];
-      h.name = ops[i], ++h.blocks, h.bytes += m.bytes;
+      by_operator.Add(ops[i], m.bytes);
       live[m.addr] = {i, m.bytes};
     } else if (m.bytes < 0 && live.erase(m.addr) == 0) {
       ++out.before_window;
@@ -106,17 +107,11 @@ std::optional<ReportedMemory> KinetoMemory(const TraceModel& model, std::vector<
     if (i == peak) at_peak_blocks = live;
   }
   for (const auto& [addr, block] : at_peak_blocks) {
-    MemoryHolder& h = at_peak[ops[block.first]];
-    h.name = ops[block.first], ++h.blocks, h.bytes += block.second;
+    at_peak.Add(ops[block.first], block.second);
     out.live_at_peak_bytes += block.second;
   }
-  const auto largest = [](const MemoryHolder& a, const MemoryHolder& b) {
-    return a.bytes != b.bytes ? a.bytes > b.bytes : a.name < b.name;
-  };
-  for (auto& [name, h] : at_peak) out.live_at_peak.push_back(std::move(h));
-  for (auto& [name, h] : by_operator) out.by_operator.push_back(std::move(h));
-  std::sort(out.live_at_peak.begin(), out.live_at_peak.end(), largest);
-  std::sort(out.by_operator.begin(), out.by_operator.end(), largest);
+  out.live_at_peak = at_peak.Largest();
+  out.by_operator = by_operator.Largest();
   return out;
 }
 

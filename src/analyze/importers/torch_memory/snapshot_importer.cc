@@ -8,6 +8,7 @@
 #include <map>
 #include <unordered_map>
 
+#include "analyze/importers/memory_holders.h"
 #include "analyze/importers/torch_memory/pickle_reader.h"
 #include "opscope/opscope.h"
 
@@ -337,7 +338,7 @@ class Reader {
     MemoryComponent allocator{.component = "caching allocator",
                               .peak_allocated_bytes = start_allocated,
                               .peak_reserved_bytes = start_reserved};
-    std::map<std::string, MemoryHolder> by_site;
+    MemoryHolders by_site;
     std::unordered_map<int64_t, int64_t> sizes;  // live blocks' sizes, for frees
     for (const auto& [addr, b] : before) sizes[addr] = b.size;
     for (size_t i = 0; i < history.size(); ++i) {
@@ -346,9 +347,7 @@ class Reader {
         case Entry::kAlloc: {
           allocated += e.size, sizes[e.addr] = e.size;
           ++m.blocks, m.allocated_bytes += e.size;
-          const std::string& site = SiteOf(e.frames);
-          MemoryHolder& h = by_site[site];
-          h.name = site, ++h.blocks, h.bytes += e.size;
+          by_site.Add(SiteOf(e.frames), e.size);
           break;
         }
         case Entry::kFree:
@@ -406,19 +405,13 @@ class Reader {
     } else {
       m.peak_operator = "(before the recorded history)";
     }
-    std::map<std::string, MemoryHolder> at_peak;
+    MemoryHolders at_peak;
     for (const auto& [addr, b] : live) {
-      MemoryHolder& h = at_peak[*b.site];
-      h.name = *b.site, ++h.blocks, h.bytes += b.size;
+      at_peak.Add(*b.site, b.size);
       m.live_at_peak_bytes += b.size;
     }
-    const auto largest = [](const MemoryHolder& a, const MemoryHolder& b) {
-      return a.bytes != b.bytes ? a.bytes > b.bytes : a.name < b.name;
-    };
-    for (auto& [name, h] : at_peak) m.live_at_peak.push_back(std::move(h));
-    for (auto& [name, h] : by_site) m.by_operator.push_back(std::move(h));
-    std::sort(m.live_at_peak.begin(), m.live_at_peak.end(), largest);
-    std::sort(m.by_operator.begin(), m.by_operator.end(), largest);
+    m.live_at_peak = at_peak.Largest();
+    m.by_operator = by_site.Largest();
     if (others_ > 0) {
       notes_.push_back(fmt::format(
           "the snapshot records {} other device{}: this reads the one with the most entries",
