@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <cstdlib>
 #include <cstring>
 #include <vector>
 
@@ -67,35 +66,20 @@ struct Api {
 using core::LoadSymbol;
 
 std::shared_ptr<Api> LoadApi(std::string& why) {
-  const char* override_path = std::getenv("OPSCOPE_DCMI_LIBRARY");
-  std::vector<std::string> paths;
-  if (override_path != nullptr) {
-    paths = {override_path};
-  } else {
-    // The loader's path, then where the Ascend driver installs it.
-    paths = {"libdcmi.so", "/usr/local/Ascend/driver/lib64/driver/libdcmi.so"};
-  }
-  void* library = nullptr;
-  std::string errors;
-  for (const std::string& p : paths) {
-    library = ::dlopen(p.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (library != nullptr) {
-      paths = {p};
-      break;
-    }
-    const char* e = ::dlerror();
-    errors += (errors.empty() ? "" : "; ") + (e != nullptr ? std::string(e) : p);
-  }
-  if (library == nullptr) {
-    why = "no Ascend driver: libdcmi.so cannot be loaded (" + errors + ")";
+  // The loader's path, then where the Ascend driver installs it.
+  const core::OpenedLibrary lib = core::OpenLibrary(
+      "OPSCOPE_DCMI_LIBRARY", {"libdcmi.so", "/usr/local/Ascend/driver/lib64/driver/libdcmi.so"});
+  if (lib.handle == nullptr) {
+    why = "no Ascend driver: " + lib.error;
     return nullptr;
   }
+  void* library = lib.handle;
   auto api = std::shared_ptr<Api>(new Api, [](Api* a) {
     ::dlclose(a->library);
     delete a;
   });
   api->library = library;
-  api->path = paths.front();
+  api->path = lib.path;
   // dcmi_get_card_list, or the older dcmi_get_card_num_list of the same signature.
   const bool ok = LoadSymbol(library, "dcmi_init", api->Init) &&
                   (LoadSymbol(library, "dcmi_get_card_list", api->CardList) ||
@@ -283,14 +267,12 @@ struct AclApi {
 };
 
 std::shared_ptr<AclApi> LoadAcl(std::string& why) {
-  const char* override_path = std::getenv("OPSCOPE_ACL_LIBRARY");
-  const char* path = override_path != nullptr ? override_path : "libascendcl.so";
-  void* library = ::dlopen(path, RTLD_NOW | RTLD_LOCAL);
-  if (library == nullptr) {
-    const char* e = ::dlerror();
-    why = fmt::format("nor AscendCL: {} cannot be loaded ({})", path, e != nullptr ? e : "");
+  const core::OpenedLibrary lib = core::OpenLibrary("OPSCOPE_ACL_LIBRARY", {"libascendcl.so"});
+  if (lib.handle == nullptr) {
+    why = "nor AscendCL: " + lib.error;
     return nullptr;
   }
+  void* library = lib.handle;
   auto api = std::shared_ptr<AclApi>(new AclApi, [](AclApi* a) {
     ::dlclose(a->library);
     delete a;
@@ -302,7 +284,7 @@ std::shared_ptr<AclApi> LoadAcl(std::string& why) {
     why = fmt::format(
         "nor AscendCL: {} lacks aclInit, aclrtGetDeviceCount or "
         "aclrtGetDeviceUtilizationRate",
-        path);
+        lib.path);
     return nullptr;
   }
   LoadSymbol(library, "aclrtGetSocName", api->SocName);

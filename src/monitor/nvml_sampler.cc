@@ -4,7 +4,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <cstring>
 
 #include "core/dlsym.h"
@@ -105,13 +104,13 @@ struct Api {
 using core::LoadSymbol;
 
 std::shared_ptr<Api> LoadApi(std::string& why) {
-  const char* override_path = std::getenv("OPSCOPE_NVML_LIBRARY");
-  const char* path = override_path != nullptr ? override_path : "libnvidia-ml.so.1";
-  void* library = ::dlopen(path, RTLD_NOW | RTLD_LOCAL);
-  if (library == nullptr) {
-    why = fmt::format("no NVIDIA driver: {} cannot be loaded ({})", path, ::dlerror());
+  const core::OpenedLibrary lib = core::OpenLibrary("OPSCOPE_NVML_LIBRARY", {"libnvidia-ml.so.1"});
+  if (lib.handle == nullptr) {
+    why = "no NVIDIA driver: " + lib.error;
     return nullptr;
   }
+  void* library = lib.handle;
+  const std::string& path = lib.path;
   auto api = std::shared_ptr<Api>(new Api, [](Api* a) {
     if (a->Shutdown != nullptr) a->Shutdown();
     ::dlclose(a->library);

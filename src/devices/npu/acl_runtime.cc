@@ -4,7 +4,6 @@
 #include <dlfcn.h>
 #include <fmt/format.h>
 
-#include <cstdlib>
 #include <mutex>
 
 #include "core/dlsym.h"
@@ -36,12 +35,11 @@ std::shared_ptr<AclRuntime> LoadAclRuntime(std::string* why) {
     if (!loaded && why != nullptr) *why = failure;
     return loaded;
   }
-  const char* override_path = std::getenv("OPSCOPE_ACL_LIBRARY");
-  const std::string path = override_path != nullptr ? override_path : "libascendcl.so";
-  void* library = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  const core::OpenedLibrary lib = core::OpenLibrary("OPSCOPE_ACL_LIBRARY", {"libascendcl.so"});
+  void* library = lib.handle;
+  const std::string& path = lib.path;
   if (library == nullptr) {
-    const char* e = ::dlerror();
-    failure = fmt::format("no AscendCL: {} cannot be loaded ({})", path, e != nullptr ? e : "");
+    failure = "no AscendCL: " + lib.error;
   } else {
     auto api = std::make_shared<AclRuntime>();
     api->library = library;
@@ -93,15 +91,14 @@ const AclnnApi* LoadAclnn(std::string* why) {
   std::lock_guard lock(mutex);
   if (!tried) {
     tried = true;
-    const char* override_path = std::getenv("OPSCOPE_ACLNN_LIBRARY");
-    const std::string ops = override_path != nullptr ? override_path : "libopapi.so";
-    void* opapi = ::dlopen(ops.c_str(), RTLD_NOW | RTLD_LOCAL);
+    const core::OpenedLibrary lib = core::OpenLibrary("OPSCOPE_ACLNN_LIBRARY", {"libopapi.so"});
+    void* opapi = lib.handle;
+    const std::string& ops = lib.path;
     if (opapi == nullptr) {
-      const char* e = ::dlerror();
-      failure = fmt::format("no aclnn: {} cannot be loaded ({})", ops, e != nullptr ? e : "");
+      failure = "no aclnn: " + lib.error;
     } else {
       void* base = opapi;
-      if (::dlsym(opapi, "aclCreateTensor") == nullptr && override_path == nullptr) {
+      if (::dlsym(opapi, "aclCreateTensor") == nullptr && !lib.overridden) {
         base = ::dlopen("libnnopbase.so", RTLD_NOW | RTLD_LOCAL);
       }
       ok = base != nullptr && LoadSymbol(base, "aclCreateTensor", api.CreateTensor) &&
