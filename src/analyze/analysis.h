@@ -47,6 +47,7 @@ struct Analysis {
   std::string device;                        // the device the trace names ("" unknown)
   int compute_major = -1;                    // CUDA compute capability, -1 unknown
   std::string format;                        // the importer's format name
+  bool pytorch = false;                      // RecordsPyTorch, resolved before any pass runs
   ComputeOn compute_on = ComputeOn::kNone;   // resolved before any pass runs
   TraceSpan span;                            // SpanOf the trace, resolved before any pass runs
   EventLinks links;                          // links: parents and launchers, shared

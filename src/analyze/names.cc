@@ -190,12 +190,52 @@ std::string_view CompileKind(std::string_view name) {
   if (Contains(n, "cumoduleload") || Contains(n, "culibraryload") || Contains(n, "nvrtc") ||
       Contains(n, "hipmoduleload") || Contains(n, "cumodulegetfunction") || Contains(n, "hiprtc"))
     return "module load";
-  const std::string fn(FunctionOf(Lower(BaseName(name))));
-  if (AnyOf(fn, {"cudamalloc", "cudafree", "cudamallochost", "cudafreehost", "cudahostalloc",
-                 "cumemalloc", "cumemalloc_v2", "cumemfree", "cumemfree_v2", "hipmalloc", "hipfree",
-                 "hiphostmalloc", "aclrtmalloc", "aclrtfree", "aclrtmallochost"}))
-    return "memory allocation";
+  if (IsMemoryAllocation(name)) return "memory allocation";
   return "";
+}
+
+bool IsMemoryAllocation(std::string_view name) {
+  std::string fn(FunctionOf(Lower(BaseName(name))));
+  // The driver's versioned entry points: cuMemAlloc_v2, cuMemFreeHost_v2.
+  if (const size_t v = fn.rfind("_v");
+      v != std::string::npos && v + 2 < fn.size() &&
+      std::all_of(fn.begin() + static_cast<std::ptrdiff_t>(v) + 2, fn.end(),
+                  [](char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; })) {
+    fn.resize(v);
+  }
+  // Stream-ordered allocation (cudaMallocAsync, cuMemFreeAsync) is queued
+  // work, cheap on the host: not set-up.
+  if (fn.ends_with("async")) return false;
+  // Each family's allocations and frees of device, host (pinned), managed
+  // and pitched memory: cudaMalloc, cudaMallocHost, cudaMallocManaged,
+  // cudaMallocPitch, cudaFree, cudaFreeHost, cudaHostAlloc; cuMemAlloc,
+  // cuMemAllocHost, cuMemAllocManaged, cuMemHostAlloc, cuMemFree,
+  // cuMemFreeHost; hipMalloc, hipHostMalloc, hipExtMallocWithFlags, hipFree,
+  // hipHostFree; aclrtMalloc, aclrtMallocHost, aclrtFree, aclrtFreeHost.
+  for (const std::string_view prefix :
+       {"cudamalloc", "cudafree", "cudahostalloc", "cumemalloc", "cumemfree", "cumemhostalloc",
+        "hipmalloc", "hipfree", "hiphostmalloc", "hiphostfree", "hipextmalloc", "hipmemalloc",
+        "aclrtmalloc", "aclrtfree"}) {
+    if (fn.starts_with(prefix)) return true;
+  }
+  // Virtual memory management, which allocators (PyTorch's expandable
+  // segments) and program exit use: physical memory created and released,
+  // address ranges reserved, mapped, unmapped and freed.
+  return AnyOf(
+      fn, {"cumemcreate", "cumemrelease", "cumemaddressreserve", "cumemaddressfree", "cumemmap",
+           "cumemunmap", "cumemsetaccess", "hipmemcreate", "hipmemrelease", "hipmemaddressreserve",
+           "hipmemaddressfree", "hipmemmap", "hipmemunmap", "hipmemsetaccess"});
+}
+
+bool RecordsPyTorch(const TraceModel& model) {
+  for (size_t id = 0; id < model.string_count(); ++id) {
+    const std::string_view s = model.String(static_cast<uint32_t>(id));
+    if (s.starts_with("aten::") || s.starts_with("ProfilerStep#") || s.starts_with("torch_npu") ||
+        s.starts_with("c10d::") || s.starts_with("autograd::")) {
+      return true;
+    }
+  }
+  return false;
 }
 
 std::vector<bool> ClassifyNames(const TraceModel& model, bool (*test)(std::string_view)) {

@@ -71,12 +71,22 @@ bool IsIterationMarker(std::string_view name);
 // What compilation or first-use set-up a host call is, or "" when none:
 // "ACL operator compilation", "torch.compile", "module load", "memory allocation".
 std::string_view CompileKind(std::string_view name);
+// A host runtime call that allocates or frees device, pinned host or managed
+// memory, or maps it (cudaMalloc, cuMemFreeHost_v2, cuMemUnmap, hipHostMalloc,
+// aclrtFree); the stream-ordered ones (cudaMallocAsync) are not.
+bool IsMemoryAllocation(std::string_view name);
 
 std::string Lower(std::string_view s);
 bool Contains(const std::string& haystack, std::string_view needle);
 
 // A name test evaluated once per distinct (interned) name of the model.
 std::vector<bool> ClassifyNames(const TraceModel& model, bool (*test)(std::string_view));
+
+// Whether the trace records a PyTorch program: its operators (aten::, also
+// as emit_nvtx ranges), ProfilerStep#N or torch_npu's names. Advice names
+// PyTorch's levers (pin_memory=True, torch.profiler's schedule) only there;
+// elsewhere the runtime's own (cudaMallocHost, a capture range).
+bool RecordsPyTorch(const TraceModel& model);
 
 }  // namespace opscope::analyze
 

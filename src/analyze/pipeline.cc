@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "analyze/importers/timestamps.h"
+#include "analyze/names.h"
 #include "analyze/passes/roofline.h"
 #include "core/cancel.h"
 #include "core/datasheet.h"
@@ -160,6 +161,7 @@ Analysis AnalyzeTrace(const TraceModel& model, const AnalysisOptions& options) {
   a.device = device;
   a.compute_major = ComputeCapabilityMajor(model);
   a.format = model.format;
+  a.pytorch = RecordsPyTorch(model);
   if (!a.ceilings && !device.empty() && a.compute_on != ComputeOn::kCpu)
     a.ceilings = KnownDeviceCeilings(device);
   if (!a.ceilings && !model.implied_device.empty()) {

@@ -25,10 +25,14 @@ RuntimeKind RuntimeKindOf(std::string_view name) {
   if (Contains(n, "memcpy")) {
     return Contains(n, "async") ? RuntimeKind::kAsyncCopy : RuntimeKind::kBlocked;
   }
+  // Set-up, and teardown at exit (modules unloaded, contexts destroyed):
+  // once per run, not per step.
   for (const std::string_view setup :
-       {"streamcreate", "streamdestroy", "eventcreate", "eventdestroy", "graphcreate",
-        "graphinstantiate", "graphdestroy", "graphexecdestroy", "setdevice", "devicereset",
-        "ctxcreate", "hostregister", "hostunregister", "createcontext", "createstream"}) {
+       {"streamcreate",      "streamdestroy",    "eventcreate",   "eventdestroy",
+        "graphcreate",       "graphinstantiate", "graphdestroy",  "graphexecdestroy",
+        "setdevice",         "devicereset",      "ctxcreate",     "ctxdestroy",
+        "primaryctxrelease", "primaryctxreset",  "moduleunload",  "libraryunload",
+        "hostregister",      "hostunregister",   "createcontext", "createstream"}) {
     if (Contains(n, setup)) return RuntimeKind::kSetup;
   }
   return RuntimeKind::kLaunch;

@@ -97,7 +97,23 @@ TEST(Advisor, RulesFireOnTheirEvidenceAndOnlyThen) {
   const auto copies = std::find_if(findings.begin(), findings.end(),
                                    [](const Finding& f) { return f.id == "transfers_HtoD"; });
   ASSERT_NE(copies, findings.end());
-  EXPECT_NE(copies->action.find("pin_memory"), std::string::npos);
+  // No PyTorch operator in this trace: pinning in the runtime's own terms.
+  EXPECT_EQ(copies->action.find("pin_memory"), std::string::npos) << copies->action;
+  EXPECT_NE(copies->action.find("aclrtMallocHost"), std::string::npos) << copies->action;
+  // The same trace from a PyTorch program (an aten:: operator issues the
+  // copy): PyTorch's levers.
+  Builder torch;
+  torch.Add(EventClass::kKernel, "MatMul", 0, 20);  // the copy is no one-off upload
+  torch.Add(EventClass::kHostOp, "aten::copy_", 590, 1610);
+  torch.Add(EventClass::kMemcpy, "Memcpy HtoD (Pageable -> Device)", 600, 1600, 2000000);
+  torch.Copy(CopyDirection::kHostToDevice, HostMemory::kPageable);
+  torch.Add(EventClass::kKernel, "MatMul", 1600, 1620);
+  const auto torch_findings = Advise(AnalyzeTrace(torch.model));
+  const auto pinned = std::find_if(torch_findings.begin(), torch_findings.end(),
+                                   [](const Finding& f) { return f.id == "transfers_HtoD"; });
+  ASSERT_NE(pinned, torch_findings.end());
+  EXPECT_NE(pinned->action.find("pin_memory=True"), std::string::npos) << pinned->action;
+  EXPECT_NE(pinned->action.find("non_blocking=True"), std::string::npos) << pinned->action;
 
   // The thresholds decide: raise them and the findings go.
   Thresholds lenient;

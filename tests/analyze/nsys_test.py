@@ -136,6 +136,85 @@ check(rows(diag_out, "kernels") and
       [{k: v for k, v in r.items() if k != "trace"} for r in rows(clean_out, "kernels")],
       "with diagnostics planted, the kernels table is the clean export's")
 
+
+
+def findings(out):
+    with open(os.path.join(out, "analysis.json")) as f:
+        return [r for r in json.load(f)["results"] if r["section"] == "findings"]
+
+
+# Unified memory's page migrations (copyKind CUDA_MEMCPY_KIND_UVM_*, the
+# cause in migrationCause, both named by the export's ENUM tables): planted
+# in a copy of the real export by turning its pinned host-to-device copies
+# into migrations on page faults. They are managed memory, not pinned or
+# pageable copies: named as migrations, the advice is to prefetch, never to
+# pin. The counts come from the raw table.
+migrated = os.path.join(checks.scratch, "migrated.sqlite")
+shutil.copy(sample, migrated)
+db = sqlite3.connect(migrated)
+kinds = {name: i for i, name in db.execute("SELECT id, name FROM ENUM_CUDA_MEMCPY_OPER")}
+mem = {name: i for i, name in db.execute("SELECT id, name FROM ENUM_CUDA_MEM_KIND")}
+cause = dict(db.execute("SELECT name, id FROM ENUM_CUDA_UNIF_MEM_MIGRATION"))
+moved = db.execute("UPDATE CUPTI_ACTIVITY_KIND_MEMCPY SET copyKind = ?, migrationCause = ? "
+                   "WHERE copyKind = ? AND srcKind = ?",
+                   (kinds["CUDA_MEMCPY_KIND_UVM_HTOD"], cause["CUDA_UNIFIED_MEMORY_MIGRATION_CAUSE_COHERENCE"],
+                    kinds["CUDA_MEMCPY_KIND_HTOD"], mem["CUDA_MEMOPR_MEMORY_KIND_PINNED"])).rowcount
+htod = db.execute("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_MEMCPY WHERE copyKind IN (?, ?)",
+                  (kinds["CUDA_MEMCPY_KIND_HTOD"], kinds["CUDA_MEMCPY_KIND_UVM_HTOD"])).fetchone()[0]
+db.commit()
+db.close()
+run, out = analyze(migrated, "migrated")
+check(run.returncode == 0 and moved > 0, f"the export with {moved} migrations is read")
+names = {r["operator"]: int(r["count"]) for r in rows(out, "kernels")}
+check(names.get("Unified memory HtoD (page fault)") == moved,
+      f"{moved} copies named 'Unified memory HtoD (page fault)' "
+      f"({ {k: v for k, v in names.items() if 'HtoD' in k} })")
+transfers = {r["direction"]: r for r in rows(out, "transfers")}
+check(transfers.get("HtoD", {}).get("host_memory") == "mixed" and int(transfers["HtoD"]["count"]) == htod,
+      f"the HtoD row counts {htod} copies, its host memory mixed ({transfers.get('HtoD')})")
+texts = [(f["id"], f["title"] + " " + (f.get("evidence") or "") + " " + (f.get("action") or ""))
+         for f in findings(out)]
+htod_finding = next((t for i, t in texts if i == "transfers_HtoD"), "")
+check(f"{moved} of all {htod} are unified memory's migrations" in htod_finding
+      and "cudaMemPrefetchAsync" in htod_finding,
+      f"the HtoD finding says how many are migrations and advises prefetching ({htod_finding[-300:]})")
+check(not any("pin_memory" in t or "pinned memory:" in t for _, t in texts),
+      "no finding advises pinning migrated memory")
+
+# Teardown at exit (issue 36 class 5): a TensorRT run's export spent 479 ms
+# in cuModuleUnload and 8 ms in cuMemUnmap after its work, which was called
+# host launch overhead ("host-bound, critical"). Planted after the real
+# export's last event, on its first thread: a one-off call for 5x the
+# span, so the window is mostly teardown, judged one-off, never launch.
+teardown = os.path.join(checks.scratch, "teardown.sqlite")
+shutil.copy(sample, teardown)
+db = sqlite3.connect(teardown)
+first = db.execute("SELECT min(start) FROM CUPTI_ACTIVITY_KIND_RUNTIME").fetchone()[0]
+last = max(db.execute(f"SELECT max(end) FROM {t}").fetchone()[0] for t in (
+    "CUPTI_ACTIVITY_KIND_RUNTIME", "CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "NVTX_EVENTS"))
+tid = db.execute("SELECT globalTid FROM CUPTI_ACTIVITY_KIND_RUNTIME LIMIT 1").fetchone()[0]
+klass = db.execute("SELECT eventClass FROM CUPTI_ACTIVITY_KIND_RUNTIME LIMIT 1").fetchone()[0]
+unload = db.execute("INSERT INTO StringIds (value) VALUES ('cuModuleUnload')").lastrowid
+unmap = db.execute("INSERT INTO StringIds (value) VALUES ('cuMemUnmap')").lastrowid
+long_ns = 5 * (last - first)
+db.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME (start, end, eventClass, globalTid, correlationId, "
+               "nameId, returnValue) VALUES (?, ?, ?, ?, NULL, ?, 0)",
+               [(last + 1000, last + 1000 + long_ns, klass, tid, unload),
+                (last + 2000 + long_ns, last + 2000 + long_ns + 1000000, klass, tid, unmap)])
+db.commit()
+db.close()
+run, out = analyze(teardown, "teardown")
+found = findings(out)
+check(run.returncode == 0 and found and found[0]["id"] == "step_setup"
+      and "cuModuleUnload" in found[0]["evidence"],
+      f"teardown is one-off set-up, named first ({found[0]['id'] if found else None})")
+check(not any(f["id"] in ("step_host_overhead", "launch_bound") for f in found),
+      "teardown is not host launch overhead")
+attribution = {r["state"]: r for r in rows(out, "attribution")}
+check("cuModuleUnload" in attribution.get("setup", {}).get("top", "")
+      and "cuModuleUnload" not in attribution.get("launch", {}).get("top", ""),
+      "the attribution puts cuModuleUnload in set-up")
+
 # Another producer's SQLite: not an Nsight export.
 other = os.path.join(checks.scratch, "other.sqlite")
 db = sqlite3.connect(other)

@@ -869,9 +869,14 @@ std::string PartsText(const Attribution& at, StepState s, size_t n = 3) {
 std::string PinningAdvice(const Analysis& a) {
   const auto* found = a.results.Get<std::vector<TransferStats>>(kTransfersPass);
   if (found == nullptr) return {};
-  int64_t pinned = 0, pageable = 0;
+  int64_t pinned = 0, pageable = 0, managed = 0, count = 0;
   for (const TransferStats& t : *found) {
-    if (t.direction == "HtoD" || t.direction == "DtoH") pinned += t.pinned, pageable += t.pageable;
+    if (t.direction == "HtoD" || t.direction == "DtoH") {
+      pinned += t.pinned, pageable += t.pageable, managed += t.managed, count += t.count;
+    }
+  }
+  if (MostlyMigrations(managed, count)) {
+    return fmt::format("; {} of {} host copies are {}", managed, count, kPrefetchAdvice);
   }
   if (PinningHelps(pinned, pageable)) {  // as the transfers rule judges it
     return fmt::format(", from pinned memory: {} of {} host copies are from or to pageable memory",
@@ -964,8 +969,8 @@ void DiagnosisRule(const RuleContext& c, std::vector<Finding>& out) {
        "compiled code (torch.compile's cache, lazy-loading settings), warm kernels up before "
        "timing. Without it"},
       {"step_memory", "Memory copies fill {0}: the step is transfer-bound",
-       "Move less between host and device: keep tensors on the device, copy once, overlap "
-       "copies with compute (non_blocking copies on a side stream{}). At most"},
+       "Move less between host and device: keep the data on the device, copy it once, "
+       "overlap copies with compute (asynchronous copies on a side stream{}). At most"},
       {"step_data_loading", "{1} while the host loads data: {0}",
        "Load batches ahead of the step: DataLoader(num_workers>0, persistent_workers=True, "
        "prefetch_factor), pin_memory=True, lighter per-item work. At most"},
@@ -1115,11 +1120,16 @@ void DiagnosisRule(const RuleContext& c, std::vector<Finding>& out) {
     f.title = fmt::format("One-off set-up{} {}: this is start-up, not steady state",
                           v.states.size() > 1 ? " and warm-up fill" : " fills", share);
     f.action =
-        "Judge steady-state steps: profile after warm-up (torch.profiler schedule with wait "
-        "and warmup steps). If allocation recurs in every step, keep the caching allocator "
-        "warm (no torch.cuda.empty_cache() in the loop) and reuse buffers. Saving, were "
-        "it all one-off: " +
-        after(v.ns) + ".";
+        std::string(c.analysis.pytorch
+                        ? "Judge steady-state steps: profile after warm-up (torch.profiler "
+                          "schedule with wait and warmup steps). If allocation recurs in every "
+                          "step, keep the caching allocator warm (no torch.cuda.empty_cache() in "
+                          "the loop) and reuse buffers."
+                        : "Judge the steady state: record only the loop after start-up (nsys "
+                          "--delay or --capture-range=cudaProfilerApi, msprof --delay) and mark "
+                          "its iterations with NVTX or ROCTx ranges. If allocation recurs in "
+                          "every iteration, allocate once and reuse the buffers.") +
+        " Saving, were it all one-off: " + after(v.ns) + ".";
     f.saving_ns = std::min(v.ns, path_bound);
   } else if (v.id == "step_compute") {
     // The largest lever: a kernel family (elementwise and copy kernels

@@ -331,12 +331,21 @@ void BlockedRule(const RuleContext& c, std::vector<Finding>& out) {
               "prefetch_factor), pin_memory=True, and lighter per-item work (decode, "
               "augmentation) or a faster store."
         : k.kind == kKindNames[kSyncCopy]
-            ? "Copy from pinned memory without blocking: pin_memory=True in the DataLoader or "
-              "tensor.pin_memory(), then .to(device, non_blocking=True); replace blocking copy "
-              "calls (cudaMemcpy, .cpu() in the loop) by asynchronous ones read later."
-            : "Take host synchronisations out of the step: .item(), .cpu(), printing or "
+            ? (c.analysis.pytorch
+                   ? "Copy from pinned memory without blocking: pin_memory=True in the "
+                     "DataLoader or tensor.pin_memory(), then .to(device, non_blocking=True); "
+                     "replace blocking copy calls (cudaMemcpy, .cpu() in the loop) by "
+                     "asynchronous ones read later."
+                   : "Copy from pinned memory without blocking: host buffers from "
+                     "cudaMallocHost (hipHostMalloc), copied with cudaMemcpyAsync on a stream "
+                     "and waited for only where the result is used.")
+        : c.analysis.pytorch
+            ? "Take host synchronisations out of the step: .item(), .cpu(), printing or "
               "comparing tensors on the host, torch.cuda.synchronize(); keep values on the "
-              "device and read them every N steps.";
+              "device and read them every N steps."
+            : "Take host synchronisations out of the loop: wait on an event for the work a "
+              "result needs (cudaEventSynchronize, cudaStreamWaitEvent) rather than on the "
+              "whole device or stream, and read results every N iterations.";
     const std::string per_step =
         w->complete_steps > 0 ? fmt::format(" ({:.3f} ms per step)",
                                             idle / 1e6 / static_cast<double>(w->complete_steps))

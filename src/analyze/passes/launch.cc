@@ -253,12 +253,17 @@ void Tables(const Analysis& a, const TableContext& c, std::vector<ResultTable>& 
 void LaunchBoundRule(const RuleContext& c, std::vector<Finding>& out) {
   const LaunchBound* launch = c.analysis.results.Get<LaunchBound>(kLaunchPass);
   if (launch == nullptr || !launch->launch_bound) return;
-  // A window the step-time diagnosis finds is one-off work (warm-up, set-up,
-  // start-up) shows no steady launch pattern: its launch calls are first
-  // uses (a kernel's first launch loads its module).
+  // A window the step-time diagnosis finds is mostly one-off work (warm-up,
+  // set-up, start-up) shows no steady launch pattern: its launch calls are
+  // first uses (a kernel's first launch loads its module). Where the one-off
+  // work leads but fills under half of it (a whole program's trace: its
+  // allocations, then a loop of small kernels), the rest is still judged.
   const std::string_view diagnosis = Diagnosis(c.analysis);
   if (diagnosis == "step_compilation" || diagnosis == "step_setup" || diagnosis == "step_startup") {
-    return;
+    const Attribution* at = c.analysis.results.Get<Attribution>(kAttributionPass);
+    const int64_t one_off =
+        at == nullptr ? 0 : at->Of(StepState::kCompilation) + at->Of(StepState::kSetup);
+    if (at == nullptr || diagnosis == "step_startup" || 2 * one_off >= at->window_ns) return;
   }
   out.push_back(
       {"launch_bound", Severity::kWarning,
@@ -287,8 +292,8 @@ Pass LaunchPass() {
               return std::string(
                   "the launch pass's preconditions all hold (see passes/launch.h): many short "
                   "kernels, a mostly idle device, launch calls filling the idle time; and the "
-                  "step-time diagnosis is not warm-up, set-up or start-up (one-off work, whose "
-                  "launches are first uses)");
+                  "step-time diagnosis is not start-up, nor warm-up or set-up filling half the "
+                  "window or more (one-off work, whose launches are first uses)");
             },
             LaunchBoundRule}}};
 }

@@ -32,7 +32,7 @@ std::vector<TransferStats> ComputeTransfers(const TraceModel& model) {
     ++t.count;
     t.pinned += copy.host_memory == HostMemory::kPinned;
     t.pageable += copy.host_memory == HostMemory::kPageable;
-    if (copy.host_memory == HostMemory::kManaged) t.host_memory = "managed";
+    t.managed += copy.host_memory == HostMemory::kManaged;
     t.total_ns += model.duration_ns[e];
     if (model.start_ns[e] + model.duration_ns[e] <= first_compute) {
       ++t.before_compute;
@@ -45,7 +45,11 @@ std::vector<TransferStats> ComputeTransfers(const TraceModel& model) {
   std::vector<TransferStats> out;
   for (auto& [direction, t] : by_direction) {
     if (t.pinned > 0 || t.pageable > 0) {
-      t.host_memory = t.pageable == 0 ? "pinned" : t.pinned == 0 ? "pageable" : "mixed";
+      t.host_memory = t.pageable == 0 && t.managed == 0 ? "pinned"
+                      : t.pinned == 0 && t.managed == 0 ? "pageable"
+                                                        : "mixed";
+    } else if (t.managed > 0) {
+      t.host_memory = "managed";
     }
     t.steady_wall_ns = Total(Union(std::move(steady[direction])));
     t.share_of_device_pct = device_total > 0 ? 100.0 * static_cast<double>(t.total_ns) /
@@ -108,6 +112,14 @@ void Tables(const Analysis& a, const TableContext& c, std::vector<ResultTable>& 
   tables.push_back(std::move(table));
 }
 
+// How to pin the host's memory, in the program's own terms.
+std::string_view PinHostMemory(const Analysis& a) {
+  return a.pytorch ? "use pin_memory=True (DataLoader) or tensor.pin_memory()"
+                   : "allocate the host buffers pinned (cudaMallocHost or cudaHostAlloc; "
+                     "hipHostMalloc on ROCm, aclrtMallocHost on Ascend) or pin them "
+                     "(cudaHostRegister)";
+}
+
 // The share of the trace's span in a direction's copies from which the
 // transfers rule warns (below it, information: the copies cost the run little).
 constexpr double kTransferSpanPct = 5;
@@ -130,6 +142,7 @@ void TransfersRule(const RuleContext& c, std::vector<Finding>& out) {
     const bool host = tr.direction == "HtoD" || tr.direction == "DtoH";
     const bool recorded = tr.pinned + tr.pageable > 0;
     const bool slow = host && tr.bytes > 0 && tr.gbps < t.pageable_gbps;
+    const bool migrations = MostlyMigrations(tr.managed, tr.count);
     // Judged by what the copies could cost the run, as layout conversions
     // are: on a device that mostly idles, most of its time can be a few
     // milliseconds of copies in a long trace, and moving less saves little.
@@ -140,32 +153,42 @@ void TransfersRule(const RuleContext& c, std::vector<Finding>& out) {
         {"transfers_" + tr.direction, costly ? Severity::kWarning : Severity::kInfo,
          fmt::format("{} copies take {:.1f}% of device time ({:.1f}% of the trace's span)",
                      tr.direction, steady_pct, span_pct),
-         fmt::format("{} copies, {:.3f} ms{}{}{}{}", tr.count - tr.before_compute, steady_ns / 1e6,
-                     tr.before_compute > 0
-                         ? fmt::format(" (and {} before the device first computed, {:.3f} ms: "
-                                       "one-off uploads, left out)",
-                                       tr.before_compute, tr.before_compute_ns / 1e6)
-                         : std::string(),
-                     tr.bytes > 0 ? fmt::format(", {:.2f} GB/s", tr.gbps) : std::string(),
-                     recorded ? fmt::format(", {} from or to pageable memory, {} pinned",
-                                            tr.pageable, tr.pinned)
-                              : std::string(),
-                     costly ? std::string()
-                            : fmt::format(". They take {:.1f}% of the trace's span: the device "
-                                          "idles most of it, so moving less would save little "
-                                          "of the run",
-                                          span_pct)),
-         std::string("Keep data on the device between steps and overlap copies with compute "
-                     "(non_blocking=True)") +
-             (PinningHelps(tr.pinned, tr.pageable)
-                  ? "; pageable host memory makes each copy synchronous and slower: use "
-                    "pin_memory=True (DataLoader) or tensor.pin_memory()."
+         fmt::format(
+             "{} copies, {:.3f} ms{}{}{}{}", tr.count - tr.before_compute, steady_ns / 1e6,
+             tr.before_compute > 0
+                 ? fmt::format(" (and {} before the device first computed, {:.3f} ms: "
+                               "one-off uploads, left out)",
+                               tr.before_compute, tr.before_compute_ns / 1e6)
+                 : std::string(),
+             tr.bytes > 0 ? fmt::format(", {:.2f} GB/s", tr.gbps) : std::string(),
+             (recorded ? fmt::format(", {} from or to pageable memory, {} pinned", tr.pageable,
+                                     tr.pinned)
+                       : std::string()) +
+                 (tr.managed > 0 ? fmt::format(", {} of all {} are unified memory's migrations",
+                                               tr.managed, tr.count)
+                                 : std::string()),
+             costly ? std::string()
+                    : fmt::format(". They take {:.1f}% of the trace's span: the device "
+                                  "idles most of it, so moving less would save little "
+                                  "of the run",
+                                  span_pct)),
+         std::string(c.analysis.pytorch
+                         ? "Keep data on the device between steps and overlap copies with "
+                           "compute (non_blocking=True)"
+                         : "Keep data on the device between steps and overlap copies with "
+                           "compute (asynchronous copies on a stream of their own)") +
+             (migrations ? fmt::format("; these are {}.", kPrefetchAdvice)
+              : PinningHelps(tr.pinned, tr.pageable)
+                  ? fmt::format("; pageable host memory makes each copy synchronous and slower: "
+                                "{}.",
+                                PinHostMemory(c.analysis))
               : recorded && tr.pinned > 0
                   ? fmt::format("; {} of {} copies already use pinned memory: what is left is "
                                 "to move less (keep the data resident on the device).",
                                 tr.pinned, tr.pinned + tr.pageable)
-              : !recorded && slow
-                  ? "; this bandwidth suggests pageable memory: use pin_memory=True."
+              : !recorded && slow && tr.managed == 0
+                  ? fmt::format("; this bandwidth suggests pageable memory: {}.",
+                                PinHostMemory(c.analysis))
                   : ".")});
   }
 }
@@ -188,7 +211,8 @@ Pass TransfersPass() {
                   "leaving out those that ended before the device first computed (one-off "
                   "uploads); pinning is advised where more than a tenth of the copies use "
                   "pageable memory, or where the trace does not say and host-device copies "
-                  "run under {:g} GB/s; a warning where they also take {:g}% of the trace's "
+                  "run under {:g} GB/s; prefetching where most are unified memory's "
+                  "migrations; a warning where they also take {:g}% of the trace's "
                   "span, else info (on a device that mostly idles they cost the run little)",
                   t.transfer_device_pct, t.min_judged_ns / 1e6, t.pageable_gbps, kTransferSpanPct);
             },

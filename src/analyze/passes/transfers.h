@@ -20,6 +20,9 @@ struct TransferStats {
   // from or to pinned and pageable memory; "pinned", "pageable", "mixed",
   // "managed" or "" (not recorded, or not a host copy).
   int64_t pinned = 0, pageable = 0;
+  // Of them, unified (managed) memory the driver migrated: page faults and
+  // prefetches, not copies the program made; pinning is no lever for them.
+  int64_t managed = 0;
   std::string host_memory;
   double share_of_device_pct = 0;
   double gbps = 0;  // bytes / time, when bytes are known
@@ -39,6 +42,18 @@ std::vector<TransferStats> ComputeTransfers(const TraceModel& model);
 inline bool PinningHelps(int64_t pinned, int64_t pageable) {
   return pageable > 0 && 10 * pageable > pinned + pageable;
 }
+
+// Whether `managed` of `count` copies make them unified memory's migrations
+// (more than half), to be prefetched rather than pinned.
+inline bool MostlyMigrations(int64_t managed, int64_t count) {
+  return managed > 0 && 2 * managed > count;
+}
+
+// The advice for unified memory's migrations, after "; ".
+inline constexpr const char* kPrefetchAdvice =
+    "unified memory (cudaMallocManaged) that the driver migrates where it is touched: "
+    "prefetch it to where the kernels use it before they run (cudaMemPrefetchAsync, "
+    "cudaMemAdvise) or allocate it on the device and copy it once";
 
 // Its entry in the pass table (with its table and rule); its result, the
 // copies by direction, is its slot of Analysis::results.

@@ -152,5 +152,34 @@ TEST(LaunchBound, AWarmUpWindowIsNotJudgedLaunchBound) {
   EXPECT_EQ(std::find(warm.begin(), warm.end(), "launch_bound"), warm.end());
 }
 
+// Set-up that leads the window but fills under half of it (a whole
+// program's trace: its allocations, then a loop of tiny kernels) leaves the
+// loop judged: launch-bound. Set-up over half the window leaves it unjudged.
+TEST(LaunchBound, SetUpUnderHalfTheWindowLeavesTheLoopJudged) {
+  const auto ids = [](int64_t setup) {
+    Builder b;
+    b.Correlate(-1).Add(EventClass::kRuntime, "cuMemHostAlloc", 0, setup);
+    for (int i = 0; i < 150; ++i) {
+      const int64_t t = setup + i * 20;
+      b.Correlate(-1).Add(EventClass::kHostOp, "aten::relu", t, t + 15);
+      b.Correlate(i).Add(EventClass::kRuntime, "cudaLaunchKernel", t + 2, t + 7);
+      b.Correlate(i).Add(EventClass::kKernel, "tiny", t + 9, t + 11);
+    }
+    const Analysis a = AnalyzeTrace(b.model);
+    std::vector<std::string> out;
+    for (const Finding& f : Advise(a)) out.push_back(f.id);
+    return out;
+  };
+  const auto loop = ids(2'500);  // 2.5 of 5.5 units: 45%, more than any other state
+  ASSERT_FALSE(loop.empty());
+  EXPECT_EQ(loop[0], "step_setup");
+  EXPECT_NE(std::find(loop.begin(), loop.end(), "launch_bound"), loop.end());
+  const auto mostly_setup = ids(4'000);  // 57%
+  ASSERT_FALSE(mostly_setup.empty());
+  EXPECT_EQ(mostly_setup[0], "step_setup");
+  EXPECT_EQ(std::find(mostly_setup.begin(), mostly_setup.end(), "launch_bound"),
+            mostly_setup.end());
+}
+
 }  // namespace
 }  // namespace opscope::analyze

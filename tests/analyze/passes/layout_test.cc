@@ -10,6 +10,7 @@
 #include "analyze/importers/ascend/op_type.h"
 #include "analyze/model_builder.h"
 #include "analyze/names.h"
+#include "analyze/runtime_calls.h"
 
 namespace opscope::analyze {
 namespace {
@@ -139,6 +140,30 @@ TEST(Names, MatchOnWordsAndExactOperators) {
   EXPECT_EQ(CompileKind("cudaMalloc"), "memory allocation");
   EXPECT_EQ(CompileKind("cudaMallocAsync"), "");
   EXPECT_EQ(CompileKind("aten::conv2d"), "");
+  // Each family's allocations and frees, the driver's versioned entry points
+  // and virtual memory management (issue 36 class 5: an OpenACC program's
+  // cuMemHostAlloc and a TensorRT run's exit-time cuMemUnmap were judged
+  // launch overhead); stream-ordered allocation and copies are not.
+  for (const char* call : {"cuMemHostAlloc", "cuMemAllocHost_v2", "cuMemFreeHost", "cuMemAlloc_v2",
+                           "cudaMallocManaged", "cudaMallocHost", "cudaFreeHost", "cudaHostAlloc",
+                           "cuMemUnmap", "cuMemRelease", "cuMemCreate", "cuMemAddressReserve",
+                           "hipHostMalloc", "hipExtMallocWithFlags", "hipFree", "aclrtFreeHost"}) {
+    EXPECT_TRUE(IsMemoryAllocation(call)) << call;
+  }
+  for (const char* call :
+       {"cuMemFreeAsync", "cudaMallocFromPoolAsync", "cuMemcpyHtoDAsync_v2", "cudaMemset",
+        "cuMemGetInfo_v2", "cudaMemPrefetchAsync", "cuMemMapArrayAsync"}) {
+    EXPECT_FALSE(IsMemoryAllocation(call)) << call;
+  }
+  // Teardown at exit is one-off like set-up, not launch overhead.
+  for (const char* call :
+       {"cuModuleUnload", "cuLibraryUnload", "hipModuleUnload", "cuCtxDestroy_v2",
+        "cuDevicePrimaryCtxRelease_v2", "cudaDeviceReset", "cuMemUnmap", "cuMemHostAlloc"}) {
+    EXPECT_EQ(RuntimeKindOf(call), RuntimeKind::kSetup) << call;
+  }
+  EXPECT_EQ(RuntimeKindOf("cuLaunchKernel"), RuntimeKind::kLaunch);
+  EXPECT_EQ(RuntimeKindOf("cudaMallocAsync"), RuntimeKind::kLaunch);
+  EXPECT_EQ(RuntimeKindOf("cuModuleLoadDataEx"), RuntimeKind::kCompile);
   EXPECT_EQ(BaseName("void foo::bar<int, (x)1>(int*)"), "foo::bar");
 }
 

@@ -7,7 +7,9 @@
 #include <initializer_list>
 #include <map>
 #include <string>
+#include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "analyze/importers/sqlite_db.h"
@@ -58,6 +60,37 @@ HostMemory MemoryOf(std::string_view kind) {
   if (kind.ends_with("_PINNED")) return HostMemory::kPinned;
   if (kind.ends_with("_MANAGED") || kind.ends_with("_MANAGED_STATIC")) return HostMemory::kManaged;
   return HostMemory::kUnknown;
+}
+
+// Why the driver migrated unified memory, from the cause's enum name
+// (CUpti_ActivityUnifiedMemoryMigrationCause); the export's own labels carry
+// a misspelling.
+std::string_view MigrationCause(std::string_view cause) {
+  static constexpr std::pair<std::string_view, std::string_view> kCauses[] = {
+      {"_USER", "user prefetch"},
+      {"_COHERENCE", "page fault"},
+      {"_PREFETCH", "speculative prefetch"},
+      {"_EVICTION", "eviction"},
+      {"_ACCESS_COUNTERS", "access counters"}};
+  for (const auto& [suffix, label] : kCauses) {
+    if (cause.ends_with(suffix)) return label;
+  }
+  return "migration";
+}
+
+// A CUPTI synchronisation record's name as Kineto names the same records
+// (cuda_sync: "Stream Sync", ...), from its syncType's enum name, so that one
+// program's synchronisations read alike in both producers' traces.
+std::string_view SyncName(std::string_view type) {
+  static constexpr std::pair<std::string_view, std::string_view> kTypes[] = {
+      {"_EVENT_SYNCHRONIZE", "Event Sync"},
+      {"_STREAM_WAIT_EVENT", "Stream Wait Event"},
+      {"_STREAM_SYNCHRONIZE", "Stream Sync"},
+      {"_CONTEXT_SYNCHRONIZE", "Context Sync"}};
+  for (const auto& [suffix, name] : kTypes) {
+    if (type.ends_with(suffix)) return name;
+  }
+  return "Synchronization";
 }
 
 // "Pageable", "Device", ... for a copy's name, as Kineto names its copies.
@@ -264,39 +297,50 @@ class Reader {
     if (c.empty()) return;
     const auto kinds = Enum(db_, "ENUM_CUDA_MEMCPY_OPER");
     const auto memories = Enum(db_, "ENUM_CUDA_MEM_KIND");
+    const auto causes = Enum(db_, "ENUM_CUDA_UNIF_MEM_MIGRATION");
     const auto named = [](const std::map<int64_t, std::string>& e, int64_t id) {
       const auto it = e.find(id);
       return it == e.end() ? std::string() : it->second;
     };
-    db_.Query("SELECT start, end, " + Column(c, "deviceId") + ", " + Column(c, "streamId") + ", " +
-                  Column(c, "correlationId") + ", " + Column(c, "globalPid") + ", " +
-                  Column(c, "bytes") + ", copyKind, " + Column(c, "srcKind") + ", " +
-                  Column(c, "dstKind") + " FROM CUPTI_ACTIVITY_KIND_MEMCPY",
-              [&](sqlite3_stmt* s) {
-                EventRow row;
-                if (!Span(s, 0, 1, row)) return;
-                const std::string kind = named(kinds, IntOr(s, 7, -1));
-                const std::string src = named(memories, IntOr(s, 8, -1));
-                const std::string dst = named(memories, IntOr(s, 9, -1));
-                CopyInfo copy{DirectionOf(kind), HostMemory::kUnknown};
-                if (copy.direction == CopyDirection::kHostToDevice)
-                  copy.host_memory = MemoryOf(src);
-                if (copy.direction == CopyDirection::kDeviceToHost)
-                  copy.host_memory = MemoryOf(dst);
-                if (copy.direction == CopyDirection::kHostToHost) {
-                  copy.host_memory = MemoryOf(src) == HostMemory::kPageable ? HostMemory::kPageable
-                                                                            : MemoryOf(dst);
-                }
-                row.name = model_.Intern(fmt::format("Memcpy {} ({} -> {})", Name(copy.direction),
-                                                     MemoryLabel(src), MemoryLabel(dst)));
-                row.category = model_.Intern("gpu_memcpy");
-                row.track = Stream(IntOr(s, 2, 0), IntOr(s, 3, 0));
-                row.cls = EventClass::kMemcpy;
-                row.bytes = IntOr(s, 6, -1);
-                row.correlation = Correlation(s, 4, PidOfGlobal(IntOr(s, 5, 0)));
-                row.copy = copy.Packed();
-                model_.Append(row);
-              });
+    db_.Query(
+        "SELECT start, end, " + Column(c, "deviceId") + ", " + Column(c, "streamId") + ", " +
+            Column(c, "correlationId") + ", " + Column(c, "globalPid") + ", " + Column(c, "bytes") +
+            ", copyKind, " + Column(c, "srcKind") + ", " + Column(c, "dstKind") + ", " +
+            Column(c, "migrationCause") + " FROM CUPTI_ACTIVITY_KIND_MEMCPY",
+        [&](sqlite3_stmt* s) {
+          EventRow row;
+          if (!Span(s, 0, 1, row)) return;
+          const std::string kind = named(kinds, IntOr(s, 7, -1));
+          const std::string src = named(memories, IntOr(s, 8, -1));
+          const std::string dst = named(memories, IntOr(s, 9, -1));
+          CopyInfo copy{DirectionOf(kind), HostMemory::kUnknown};
+          if (copy.direction == CopyDirection::kHostToDevice) copy.host_memory = MemoryOf(src);
+          if (copy.direction == CopyDirection::kDeviceToHost) copy.host_memory = MemoryOf(dst);
+          if (copy.direction == CopyDirection::kHostToHost) {
+            copy.host_memory =
+                MemoryOf(src) == HostMemory::kPageable ? HostMemory::kPageable : MemoryOf(dst);
+          }
+          // Unified memory's page migrations (CUDA_MEMCPY_KIND_UVM_*):
+          // managed memory moved by the driver, not a copy the program
+          // made; the cause says why (a page fault, a prefetch).
+          const bool unified = kind.find("_UVM_") != std::string::npos;
+          if (unified && copy.direction != CopyDirection::kDeviceToDevice &&
+              copy.direction != CopyDirection::kPeerToPeer) {
+            copy.host_memory = HostMemory::kManaged;
+          }
+          row.name =
+              model_.Intern(unified ? fmt::format("Unified memory {} ({})", Name(copy.direction),
+                                                  MigrationCause(named(causes, IntOr(s, 10, -1))))
+                                    : fmt::format("Memcpy {} ({} -> {})", Name(copy.direction),
+                                                  MemoryLabel(src), MemoryLabel(dst)));
+          row.category = model_.Intern("gpu_memcpy");
+          row.track = Stream(IntOr(s, 2, 0), IntOr(s, 3, 0));
+          row.cls = EventClass::kMemcpy;
+          row.bytes = IntOr(s, 6, -1);
+          row.correlation = Correlation(s, 4, PidOfGlobal(IntOr(s, 5, 0)));
+          row.copy = copy.Packed();
+          model_.Append(row);
+        });
   }
 
   void Sets() {
@@ -363,8 +407,8 @@ class Reader {
                 EventRow row;
                 if (!Span(s, 0, 1, row)) return;
                 const auto type = types.find(IntOr(s, 4, -1));
-                row.name = model_.Intern(type == types.end() ? std::string("Synchronization")
-                                                             : type->second);
+                row.name = model_.Intern(
+                    SyncName(type == types.end() ? std::string_view() : type->second));
                 row.category = model_.Intern("cuda_sync");
                 row.track = Stream(IntOr(s, 2, 0), IntOr(s, 3, 0));
                 row.cls = EventClass::kSync;
