@@ -49,18 +49,21 @@ struct Analysis {
   std::string format;                        // the importer's format name
   bool pytorch = false;                      // RecordsPyTorch, resolved before any pass runs
   ComputeOn compute_on = ComputeOn::kNone;   // resolved before any pass runs
-  TraceSpan span;                            // SpanOf the trace, resolved before any pass runs
-  EventLinks links;                          // links: parents and launchers, shared
-  std::vector<OpStats> operators;            // op_stats
-  std::vector<TypeStats> kernel_types;       // op_stats: Ascend tasks by operator type
-  OpDeviceTime op_device;                    // op_device: operators with their device time
-  DeviceBusy busy;                           // device_busy
-  std::vector<StepBreakdown> steps;          // steps
-  StepSummary step_summary;                  // steps: the complete steps
-  TimelineSummary timeline;                  // timeline: a bounded summary to draw
-  int64_t device_ns = 0;                     // device_time: all device event time
-  int64_t fp32_gemm_ns = 0;  // device_time: device time in fp32 GEMM kernels (sgemm)
-  PassResults results;       // the passes whose result type is their own file's
+  // The program's work: SpanOf the trace less the profiler's own start and
+  // stop at its edges (WorkSpanOf), resolved before any pass runs.
+  TraceSpan span;
+  int64_t profiler_ns = 0;              // what WorkSpanOf left out of the trace's span
+  EventLinks links;                     // links: parents and launchers, shared
+  std::vector<OpStats> operators;       // op_stats
+  std::vector<TypeStats> kernel_types;  // op_stats: Ascend tasks by operator type
+  OpDeviceTime op_device;               // op_device: operators with their device time
+  DeviceBusy busy;                      // device_busy
+  std::vector<StepBreakdown> steps;     // steps
+  StepSummary step_summary;             // steps: the complete steps
+  TimelineSummary timeline;             // timeline: a bounded summary to draw
+  int64_t device_ns = 0;                // device_time: all device event time
+  int64_t fp32_gemm_ns = 0;             // device_time: device time in fp32 GEMM kernels (sgemm)
+  PassResults results;                  // the passes whose result type is their own file's
   // The wall time of each pass, in the order they finished (passes run at once
   // on several threads, so these overlap): for --timings.
   std::vector<std::pair<std::string_view, double>> pass_ms;

@@ -132,6 +132,16 @@ bool IsDataLoaderSpan(std::string_view name) {
   return Contains(n, "dataloader") || Contains(n, "data_loader");
 }
 
+int ProfilerControl(std::string_view name) {
+  if (name.find("profiler.py") == std::string_view::npos) return 0;
+  // The function is the last word: "...py(199): start_trace", "...py:101 start_trace".
+  const size_t space = name.find_last_of(' ');
+  const std::string_view function = space == std::string_view::npos ? name : name.substr(space + 1);
+  if (function == "start_trace" || function == "_start_trace") return 1;
+  if (function == "stop_trace" || function == "_stop_trace") return -1;
+  return 0;
+}
+
 bool IsPythonWait(std::string_view name) {
   if (name.starts_with("<built-in method acquire of _thread.") ||
       name == "<built-in function sleep>") {

@@ -63,6 +63,13 @@ bool IsDataLoaderSpan(std::string_view name);
 // sleep>"). A thread in one explains no time of the device (a progress bar's
 // monitor thread sleeps through every step).
 bool IsPythonWait(std::string_view name);
+// The profiler's own start or stop call as its Python tracer records it:
+// +1 for a start (torch/profiler/profiler.py(N): start_trace,
+// torch/autograd/profiler.py(N): _start_trace, JAX's "$profiler.py:101
+// start_trace"), -1 for a stop (stop_trace, _stop_trace), 0 for any other
+// name. At a trace's edges they are the profiler's set-up and teardown (JAX's
+// start_trace can span seconds), not the program's work.
+int ProfilerControl(std::string_view name);
 // A range that marks one iteration of a training or inference loop, by the
 // names profilers and users give them: "ProfilerStep#12" (PyTorch), and a
 // range named only "step", "iteration", "iter" or "train_step" with its

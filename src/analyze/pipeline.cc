@@ -147,7 +147,9 @@ Analysis AnalyzeTrace(const TraceModel& model, const AnalysisOptions& options) {
   }
   Analysis a;
   a.compute_on = ComputeDeviceOf(model);
-  a.span = SpanOf(model);
+  const TraceSpan whole = SpanOf(model);
+  a.span = WorkSpanOf(model, whole);
+  a.profiler_ns = whole.ns() - a.span.ns();
   if (options.ceilings) {
     const std::string mismatch = CeilingsApplicability(*options.ceilings, model, a.compute_on);
     if (mismatch.empty()) {

@@ -7,6 +7,9 @@
 #include <charconv>
 #include <cstdint>
 #include <cstring>
+#include <vector>
+
+#include "analyze/names.h"
 
 namespace opscope::analyze {
 
@@ -52,6 +55,31 @@ TraceSpan SpanOf(const TraceModel& model) {
     span.end = std::max(span.end, model.start_ns[e] + model.duration_ns[e]);
   }
   return span;
+}
+
+TraceSpan WorkSpanOf(const TraceModel& model, TraceSpan span) {
+  // Only calls at the edges: a start before the device's first task, a stop
+  // after its last (a second session's start and stop inside the trace
+  // leave the work between them in).
+  TraceSpan device;
+  std::vector<int> control(model.string_count(), 2);  // 2: not yet judged
+  std::vector<uint32_t> calls;
+  for (size_t e = 0; e < model.size(); ++e) {
+    if (IsDevice(model.cls[e])) {
+      device.begin = std::min(device.begin, model.start_ns[e]);
+      device.end = std::max(device.end, model.start_ns[e] + model.duration_ns[e]);
+    }
+    int& c = control[model.name[e]];
+    if (c == 2) c = ProfilerControl(model.String(model.name[e]));
+    if (c != 0) calls.push_back(static_cast<uint32_t>(e));
+  }
+  TraceSpan work = span;
+  for (const uint32_t e : calls) {
+    const int64_t begin = model.start_ns[e], end = begin + model.duration_ns[e];
+    if (control[model.name[e]] > 0 && begin <= device.begin) work.begin = std::max(work.begin, end);
+    if (control[model.name[e]] < 0 && end >= device.end) work.end = std::min(work.end, begin);
+  }
+  return work.end > work.begin ? work : span;
 }
 
 void SortByOpening(const TraceModel& model, TrackGroups& g) {

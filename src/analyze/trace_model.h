@@ -328,6 +328,11 @@ struct TraceSpan {
   int64_t ns() const { return end > begin ? end - begin : 0; }
 };
 TraceSpan SpanOf(const TraceModel& model);
+// The span of the program's work: `span` less the profiler's own start calls
+// that open it and stop calls that close it (names.h ProfilerControl: from
+// the end of the last start call to the beginning of the first stop call),
+// where that leaves a span; else `span`.
+TraceSpan WorkSpanOf(const TraceModel& model, TraceSpan span);
 
 // Events grouped by track in one array: track t's are events[begin[t],
 // begin[t + 1]), in model order. Counted first, so it is allocated once at its

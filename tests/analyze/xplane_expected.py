@@ -101,5 +101,59 @@ def expected(path):
             "events": events}
 
 
+def timed_events(path):
+    """Every timed event of the device and host planes as (plane, line,
+    name, start_ns, end_ns): the line's timestamp_ns (XLine field 3) plus the
+    event's offset_ps (XEvent field 2) and duration_ps (field 3), in whole
+    nanoseconds (picoseconds divided down)."""
+    with open(path, "rb") as f:
+        space = f.read()
+    out = []
+    for field, wire, plane in _message(space):
+        if field != 1:
+            continue
+        name, lines, names = "", [], {}
+        for f, w, v in _message(plane):
+            if f == 2:
+                name = v.decode()
+            elif f == 3:
+                lines.append(v)
+            elif f == 4:
+                key, meta = 0, b""
+                for ef, ew, ev in _message(v):
+                    if ef == 1:
+                        key = ev
+                    elif ef == 2:
+                        meta = ev
+                label = display = ""
+                for mf, mw, mv in _message(meta):
+                    if mf == 2:
+                        label = mv.decode()
+                    elif mf == 4:
+                        display = mv.decode()
+                names[key] = display or label
+        if not (name.startswith("/device:") or name.startswith("/host:CPU")):
+            continue
+        for line in lines:
+            line_name = display = ""
+            base, timed = 0, []
+            for f, w, v in _message(line):
+                if f == 2:
+                    line_name = v.decode()
+                elif f == 11:
+                    display = v.decode()
+                elif f == 3:
+                    base = v
+                elif f == 4:
+                    fields = {ef: ev for ef, ew, ev in _message(v)}
+                    if 2 in fields:
+                        timed.append(fields)
+            for ev in timed:
+                start = base + ev[2] // 1000
+                out.append((name, display or line_name, names.get(ev.get(1, 0), ""), start,
+                            start + ev.get(3, 0) // 1000))
+    return out
+
+
 if __name__ == "__main__":
     print(json.dumps(expected(sys.argv[1]), indent=1, sort_keys=True))

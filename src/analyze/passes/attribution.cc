@@ -234,6 +234,7 @@ class Attributor {
   void Window() {
     window_ = StepsElseSpan(a_.steps, a_.span);
     out_.complete_steps = a_.step_summary.complete;
+    if (out_.complete_steps == 0) out_.profiler_ns = a_.profiler_ns;
     out_.steps_inferred = out_.complete_steps > 0 && !a_.step_summary.inferred_from.empty();
     out_.window_ns = Total(window_);
   }
@@ -700,8 +701,13 @@ std::string WindowText(const Attribution& at) {
              ? fmt::format("the {} complete {}step{} ({:.3f} ms)", at.complete_steps,
                            at.steps_inferred ? "inferred " : "", at.complete_steps == 1 ? "" : "s",
                            at.window_ns / 1e6)
-             : fmt::format("the trace's span ({:.3f} ms; it has no complete steps)",
-                           at.window_ns / 1e6);
+             : fmt::format("the trace's span ({:.3f} ms; it has no complete steps{})",
+                           at.window_ns / 1e6,
+                           at.profiler_ns > 0
+                               ? fmt::format("; the profiler's own start and stop, {:.3f} ms, "
+                                             "left out",
+                                             at.profiler_ns / 1e6)
+                               : std::string());
 }
 
 void Tables(const Analysis& a, const TableContext& context,
@@ -997,7 +1003,15 @@ void DiagnosisRule(const RuleContext& c, std::vector<Finding>& out) {
           "this is start-up, not steady state",
           share);
     }
-    f.action = fmt::format(fmt::runtime(plain->action),
+    // Outside PyTorch, the same levers in the runtime's terms.
+    const char* action =
+        v.id == "step_host_overhead" && !c.analysis.pytorch
+            ? "Give the device more work per host operation: a larger batch, "
+              "fewer and larger kernels (fused operators, larger jit-compiled "
+              "functions), CUDA or HIP Graphs (graph mode on Ascend) for launch-heavy "
+              "loops, less host code between launches. At most"
+            : plain->action;
+    f.action = fmt::format(fmt::runtime(action),
                            v.id == "step_memory" ? PinningAdvice(c.analysis) : std::string()) +
                " " + after(v.ns) + ".";
     f.saving_ns = std::min(v.ns, path_bound);

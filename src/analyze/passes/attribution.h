@@ -85,7 +85,10 @@ bool IsDeviceState(StepState state);
 
 struct Attribution {
   int64_t window_ns = 0;
-  int64_t complete_steps = 0;   // 0: the window is the trace's span
+  int64_t complete_steps = 0;  // 0: the window is the trace's span
+  // Without complete steps: the profiler's own start and stop at the span's
+  // edges, left out of the window (Analysis::profiler_ns).
+  int64_t profiler_ns = 0;
   bool steps_inferred = false;  // the steps are InferSteps's, not the trace's own
   bool cpu_is_device = false;   // a trace without device work: its operators are the compute
   std::array<int64_t, kStepStates> ns{};

@@ -443,23 +443,44 @@ void DominantOperatorRule(const RuleContext& c, std::vector<Finding>& out) {
     const std::string n = Lower(top->name);
     const bool heavy = Contains(n, "conv") || Contains(n, "gemm") || Contains(n, "mm") ||
                        Contains(n, "matmul") || Contains(n, "linear");
+    const bool attention = !cpu && !heavy && KernelFamily(top->name) == "attention";
+    // A templated kernel's name runs to thousands of characters (CK's and
+    // CUTLASS's, whose function is a generic entry: ck_tile::kentry<...>):
+    // the title keeps its first 100 bytes (whole UTF-8 characters), the
+    // evidence the whole name.
+    constexpr size_t kTitleName = 100;
+    const bool shortened = top->name.size() > kTitleName;
+    std::string title_name = top->name;
+    if (shortened) {
+      size_t cut = kTitleName;
+      while (cut > 0 && (static_cast<unsigned char>(top->name[cut]) & 0xC0) == 0x80) --cut;
+      title_name = top->name.substr(0, cut) + "…";
+    }
     std::string action =
-        heavy ? (cpu ? "It is a matmul/convolution: check its roofline row; on the CPU use "
-                       "oneDNN-backed layouts (channels_last), bf16 autocast where the CPU "
-                       "supports it (AVX-512 BF16, AMX), and enough intra-op threads "
-                       "(torch.set_num_threads)."
-                     : "It is a matmul/convolution: check its roofline row for how close it is "
-                       "to the device's peak, and its dtype (tensor cores need fp16/bf16/tf32).")
-              : fmt::format(
-                    "Find why it takes this long: {} calls, mean {:.3f} ms, p99 {:.3f} "
-                    "ms; avoid repeated calls or fuse it with its neighbours.",
-                    top->count, top->mean_ns / 1e6, top->p99_ns / 1e6);
-    out.push_back({"dominant_operator", Severity::kInfo,
-                   fmt::format("'{}' takes {:.1f}% of {} {} time", top->name, Pct(top_ns, whole),
-                               cpu ? "operator self" : "device", cpu ? "CPU" : "kernel"),
-                   fmt::format("{} calls, {:.3f} ms {}, of {:.3f} ms", top->count, top_ns / 1e6,
-                               cpu ? "self time" : "on the device", whole / 1e6),
-                   action});
+        attention ? std::string(
+                        "It is an attention kernel: check that the shapes run a fused (flash) "
+                        "implementation and its roofline row; fusing it with its neighbours "
+                        "is not the lever, fewer or shorter sequences and a faster kernel are.")
+        : heavy ? (cpu ? "It is a matmul/convolution: check its roofline row; on the CPU use "
+                         "oneDNN-backed layouts (channels_last), bf16 autocast where the CPU "
+                         "supports it (AVX-512 BF16, AMX), and enough intra-op threads "
+                         "(torch.set_num_threads)."
+                       : "It is a matmul/convolution: check its roofline row for how close it is "
+                         "to the device's peak, and its dtype (tensor cores need fp16/bf16/tf32).")
+                : fmt::format(
+                      "Find why it takes this long: {} calls, mean {:.3f} ms, p99 {:.3f} "
+                      "ms; avoid repeated calls or fuse it with its neighbours.",
+                      top->count, top->mean_ns / 1e6, top->p99_ns / 1e6);
+    out.push_back(
+        {"dominant_operator", Severity::kInfo,
+         fmt::format("'{}' takes {:.1f}% of {} {} time", title_name, Pct(top_ns, whole),
+                     cpu ? "operator self" : "device", cpu ? "CPU" : "kernel"),
+         fmt::format("{} calls, {:.3f} ms {}, of {:.3f} ms{}", top->count, top_ns / 1e6,
+                     cpu ? "self time" : "on the device", whole / 1e6,
+                     shortened ? fmt::format(" ({} in full: {})",
+                                             cpu ? "the operator" : "the kernel", top->name)
+                               : std::string()),
+         action});
     return;
   }
   // One that would dominate but for an outlier or its few microseconds: no

@@ -164,7 +164,38 @@ TEST(Names, MatchOnWordsAndExactOperators) {
   EXPECT_EQ(RuntimeKindOf("cuLaunchKernel"), RuntimeKind::kLaunch);
   EXPECT_EQ(RuntimeKindOf("cudaMallocAsync"), RuntimeKind::kLaunch);
   EXPECT_EQ(RuntimeKindOf("cuModuleLoadDataEx"), RuntimeKind::kCompile);
+  // The profiler's own start and stop, as each Python tracer names them.
+  EXPECT_EQ(ProfilerControl("$profiler.py:101 start_trace"), 1);
+  EXPECT_EQ(ProfilerControl("torch/profiler/profiler.py(199): start_trace"), 1);
+  EXPECT_EQ(ProfilerControl("torch/autograd/profiler.py(358): _start_trace"), 1);
+  EXPECT_EQ(ProfilerControl("$profiler.py:213 stop_trace"), -1);
+  EXPECT_EQ(ProfilerControl("torch/profiler/profiler.py(235): stop_trace"), -1);
+  EXPECT_EQ(ProfilerControl("torch/autograd/profiler.py(783): __enter__"), 0);  // record_function
+  EXPECT_EQ(ProfilerControl("my_tools/trace.py(10): start_trace"), 0);
   EXPECT_EQ(BaseName("void foo::bar<int, (x)1>(int*)"), "foo::bar");
+}
+
+// The program's work span leaves out the profiler's start before the first
+// device task and its stop after the last; a stop between device tasks (a
+// second session) leaves the work around it in.
+TEST(Names, WorkSpanLeavesOutTheProfilersOwnStartAndStop) {
+  Builder b;
+  b.Add(EventClass::kPython, "$profiler.py:101 start_trace", 0, 9000);
+  b.Add(EventClass::kKernel, "gemm", 9100, 9500);
+  b.Add(EventClass::kPython, "torch/profiler/profiler.py(235): stop_trace", 9600, 9700);
+  b.Add(EventClass::kKernel, "gemm", 9800, 9900);
+  b.Add(EventClass::kPython, "$profiler.py:213 stop_trace", 9950, 10000);
+  const TraceSpan whole = SpanOf(b.model);
+  const TraceSpan work = WorkSpanOf(b.model, whole);
+  EXPECT_EQ(work.begin, 9000 * 1000);  // the builder takes microseconds
+  EXPECT_EQ(work.end, 9950 * 1000);
+  // Nothing left between them: the whole span.
+  Builder only;
+  only.Add(EventClass::kPython, "$profiler.py:101 start_trace", 0, 100);
+  only.Add(EventClass::kPython, "$profiler.py:213 stop_trace", 50, 120);
+  const TraceSpan all = SpanOf(only.model);
+  EXPECT_EQ(WorkSpanOf(only.model, all).begin, all.begin);
+  EXPECT_EQ(WorkSpanOf(only.model, all).end, all.end);
 }
 
 }  // namespace
