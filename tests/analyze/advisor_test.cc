@@ -151,21 +151,48 @@ TEST(Advisor, ADominantOperatorNeedsTheDeviceToMatter) {
 // device works through them (a collective, compute) removing the waits would
 // not shorten the step (issue 36, class 2).
 TEST(Advisor, LongSynchronisationsThatWaitOnBusyDeviceAreInfo) {
-  const auto severity = [](bool device_busy) {
+  const auto findings = [](bool device_busy, const char* region) {
     Builder b;
-    for (int i = 0; i < 12; ++i)
-      b.Add(EventClass::kHostOp, "aten::_local_scalar_dense", i * 10, i * 10 + 1);
-    b.Add(EventClass::kHostOp, "aten::_local_scalar_dense", 200, 2200);
+    // Optionally the whole run inside a region the attribution gives its own
+    // state (compilation): the waits' idle device is then not its blocked
+    // state, and the rule must not read that as a device at work.
+    if (region != nullptr) b.Add(EventClass::kPython, region, 0, 2300);
+    // .item(): the operator, and inside it the runtime's synchronisation.
+    const auto item = [&](int64_t begin, int64_t end) {
+      b.Add(EventClass::kHostOp, "aten::_local_scalar_dense", begin, end);
+      b.Add(EventClass::kRuntime, "cudaStreamSynchronize", begin, end);
+    };
+    for (int i = 0; i < 12; ++i) item(i * 10, i * 10 + 1);
+    item(200, 2200);
     b.Add(EventClass::kKernel, "gemm", 0, 150);
     if (device_busy) b.Add(EventClass::kKernel, "ncclKernel_AllReduce", 190, 2200);
     b.Add(EventClass::kKernel, "gemm", 2200, 2300);
-    const auto findings = Advise(AnalyzeTrace(b.model));
-    const Finding* f = Find(findings, "synchronizations");
-    EXPECT_NE(f, nullptr);
-    return f ? f->severity : Severity::kCritical;
+    return Advise(AnalyzeTrace(b.model));
   };
-  EXPECT_EQ(severity(false), Severity::kWarning);
-  EXPECT_EQ(severity(true), Severity::kInfo);
+  // The device works through the long wait: information, the device's work.
+  const auto busy = findings(true, nullptr);
+  const Finding* info = Find(busy, "synchronizations");
+  ASSERT_NE(info, nullptr);
+  EXPECT_EQ(info->severity, Severity::kInfo);
+  EXPECT_NE(info->evidence.find("during the long waits the device is working"), std::string::npos);
+  // The device idles through it: host_waits' finding says what the wait
+  // costs, and the long-tail rule does not say it again.
+  const auto idle = findings(false, nullptr);
+  ASSERT_NE(Find(idle, "host_blocked_synchronization"), nullptr);
+  EXPECT_EQ(Find(idle, "synchronizations"), nullptr);
+  // Inside compilation the attribution gives the wait to the region (its
+  // blocked state is none of it) and the critical path bounds what removing
+  // it saves: host_waits is silent, and the long-tail rule, measuring the
+  // calls themselves, warns without saying the device works through them.
+  const auto compiling = findings(false, "torch/_inductor/compile_fx.py(1000): compile_fx");
+  const Finding* tail = Find(compiling, "synchronizations");
+  ASSERT_NE(tail, nullptr);
+  EXPECT_EQ(tail->severity, Severity::kWarning);
+  for (const auto* all : {&idle, &compiling}) {
+    for (const Finding& f : *all) {
+      EXPECT_EQ(f.evidence.find("the device is working"), std::string::npos) << f.id;
+    }
+  }
 }
 
 // Exposed communication that is mostly a task waiting for another rank's

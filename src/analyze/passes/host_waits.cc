@@ -19,6 +19,8 @@
 // Each kind's time is the union of its calls on the host threads, so nested
 // or duplicated records count once; inside the complete steps where the trace
 // has them (warm-up excluded), else over the host's whole span.
+#include "analyze/passes/host_waits.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -305,26 +307,36 @@ void Tables(const Analysis& a, const TableContext& context,
   tables.push_back(std::move(table));
 }
 
+// What removing a kind's waits could save. Blocked is not busy: only the
+// time the device idled meanwhile can be saved; while the device works, its
+// work sets the pace. And no more than the steps' critical path holds of
+// waits of its kind (and of time it cannot explain): a wait the steps did
+// not wait on saves nothing. A wait the device worked through saves the part
+// of that work the host could have overlapped with what it did next
+// (overlap_ns), bounded by the device work the path reached through waits.
+int64_t Saves(const Analysis& a, const HostWaits& w, const HostWait& k) {
+  const bool loading = k.kind == kKindNames[kLoading];
+  const int64_t unbounded = k.ns - k.device_busy_ns + k.overlap_ns;
+  return std::min(unbounded, loading ? CriticalPathBound(a, w.window_ns, {StepState::kDataLoading})
+                                     : CriticalPathWaitBound(a, w.window_ns));
+}
+
+// Whether the rule reports a kind whose waits could save `idle`.
+bool Reported(const HostWaits& w, int64_t idle) {
+  return Pct(idle, w.window_ns) >= kBlockedPct && idle >= kBlockedMinNs;
+}
+
 void BlockedRule(const RuleContext& c, std::vector<Finding>& out) {
   const HostWaits* w = c.analysis.results.Get<HostWaits>(kPassName);
   if (w == nullptr || w->window_ns <= 0) return;
   for (const HostWait& k : w->kinds) {
-    // Blocked is not busy: only the time the device idled meanwhile can be
-    // saved; while the device works, its work sets the pace. And no more
-    // than the steps' critical path holds of waits of its kind (and of time
-    // it cannot explain): a wait the steps did not wait on saves nothing.
-    // A wait the device worked through saves the part of that work the host
-    // could have overlapped with what it did next (overlap_ns), bounded by
-    // the device work the path reached through waits.
     const bool loading = k.kind == kKindNames[kLoading];
     const int64_t unbounded = k.ns - k.device_busy_ns + k.overlap_ns;
-    const int64_t idle = std::min(
-        unbounded, loading ? CriticalPathBound(c.analysis, w->window_ns, {StepState::kDataLoading})
-                           : CriticalPathWaitBound(c.analysis, w->window_ns));
+    const int64_t idle = Saves(c.analysis, *w, k);
     // The step-time diagnosis already names data loading, with this advice.
     if (loading && Diagnosis(c.analysis) == "step_data_loading") continue;
     const double pct = Pct(idle, w->window_ns);
-    if (pct < kBlockedPct || idle < kBlockedMinNs) continue;
+    if (!Reported(*w, idle)) continue;
     std::string action =
         loading
             ? "Load batches ahead of the step: DataLoader(num_workers>0, persistent_workers=True, "
@@ -395,6 +407,17 @@ void BlockedRule(const RuleContext& c, std::vector<Finding>& out) {
 }
 
 }  // namespace
+
+std::optional<SynchronizationCost> SynchronizationCostOf(const Analysis& analysis) {
+  const HostWaits* w = analysis.results.Get<HostWaits>(kPassName);
+  if (w == nullptr || w->window_ns <= 0) return std::nullopt;
+  for (const HostWait& k : w->kinds) {
+    if (k.kind != kKindNames[kSyncCall]) continue;
+    return SynchronizationCost{k.ns, k.ns - k.device_busy_ns, w->window_ns,
+                               Reported(*w, Saves(analysis, *w, k)), WindowText(*w)};
+  }
+  return std::nullopt;
+}
 
 Pass HostWaitsPass() {
   return {kPassName,

@@ -4,10 +4,13 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <optional>
 
 #include "analyze/analysis.h"
+#include "analyze/intervals.h"
 #include "analyze/names.h"
 #include "analyze/passes/attribution.h"
+#include "analyze/passes/host_waits.h"
 
 namespace opscope::analyze {
 
@@ -25,6 +28,41 @@ std::vector<LongTail> ComputeLongTail(const std::vector<OpStats>& operators) {
   });
   if (out.size() > 10) out.resize(10);
   return out;
+}
+
+void MeasureWaits(const TraceModel& model, std::vector<LongTail>& tail) {
+  std::vector<uint32_t> waiting;  // the names of the long-tail calls that wait
+  for (const LongTail& t : tail) {
+    if (!IsDevice(t.cls) && IsSyncCall(t.name)) {
+      for (size_t id = 0; id < model.string_count(); ++id) {
+        if (model.String(static_cast<uint32_t>(id)) == t.name) {
+          waiting.push_back(static_cast<uint32_t>(id));
+        }
+      }
+    }
+  }
+  if (waiting.empty()) return;
+  UnionBuilder device;
+  std::vector<UnionBuilder> calls(waiting.size());
+  for (size_t e = 0; e < model.size(); ++e) {
+    const int64_t begin = model.start_ns[e], end = begin + model.duration_ns[e];
+    if (IsDevice(model.cls[e])) {
+      device.Add({begin, end});
+    } else if (const auto at = std::find(waiting.begin(), waiting.end(), model.name[e]);
+               at != waiting.end()) {
+      calls[static_cast<size_t>(at - waiting.begin())].Add({begin, end});
+    }
+  }
+  const Intervals busy = device.Take();
+  if (busy.empty()) return;  // a CPU trace: the attribution judges it
+  for (size_t i = 0; i < waiting.size(); ++i) {
+    const Intervals mine = calls[i].Take();
+    for (LongTail& t : tail) {
+      if (t.name != model.String(waiting[i]) || IsDevice(t.cls)) continue;
+      t.wait_ns = std::max<int64_t>(t.wait_ns, 0) + Total(mine);
+      t.device_busy_ns = std::max<int64_t>(t.device_busy_ns, 0) + Total(Intersect(mine, busy));
+    }
+  }
 }
 
 namespace {
@@ -71,19 +109,27 @@ void SynchronizationsRule(const RuleContext& c, std::vector<Finding>& out) {
               fmt::format("{} calls", lt.count),
               "Fewer .item()/.cpu() synchronizations: keep values on the device and read them "
               "every N steps."};
-    // The attribution says what the device did while the host waited: where
-    // a blocked host and an idle device together take little of the window,
-    // the long waits are the device's own work (a collective, compute), which
-    // removing the synchronisation would not shorten.
+    // What the device did while the host waited, measured over these calls
+    // themselves (the attribution's blocked state can be less: a wait inside
+    // compilation or data loading is that region's time there). Where
+    // host_waits reports the synchronisations, it says what they cost:
+    // silent here. Where the device idled little of them, the long waits are
+    // the device's own work (a collective, compute), which removing the
+    // synchronisation would not shorten.
+    const std::optional<SynchronizationCost> cost = SynchronizationCostOf(c.analysis);
+    if (cost && cost->reported) break;
     const auto* at = c.analysis.results.Get<Attribution>(kAttributionPass);
-    if (at != nullptr && at->window_ns > 0 &&
-        Pct(at->Of(StepState::kBlocked), at->window_ns) < kSyncBlockedPct) {
+    const int64_t idle_ns = lt.wait_ns >= 0 ? lt.wait_ns - lt.device_busy_ns
+                            : at != nullptr ? at->Of(StepState::kBlocked)
+                                            : -1;
+    if (at != nullptr && at->window_ns > 0 && idle_ns >= 0 &&
+        Pct(idle_ns, at->window_ns) < kSyncBlockedPct) {
       f.severity = Severity::kInfo;
       f.evidence += fmt::format(
-          "; the host is blocked with the device idle {:.3f} ms ({:.1f}% of {}): during the long "
-          "waits the device is working",
-          at->Of(StepState::kBlocked) / 1e6, Pct(at->Of(StepState::kBlocked), at->window_ns),
-          DiagnosedWindow(*at));
+          "; the host is blocked {} with the device idle {:.3f} ms ({:.1f}% of {}): during the "
+          "long waits the device is working",
+          lt.wait_ns >= 0 ? "in these calls" : "in synchronisation", idle_ns / 1e6,
+          Pct(idle_ns, at->window_ns), DiagnosedWindow(*at));
       f.action =
           "The long waits are for the device's own work, not caused by the synchronisation: "
           "removing it would not shorten the step until that work shrinks (see the diagnosis). "
@@ -100,8 +146,10 @@ Pass LongTailPass() {
   return {kLongTailPass,
           "Which operators have a long tail (p99 far above the median)?",
           {"op_stats"},
-          [](const TraceModel&, Analysis& a) {
-            a.results.Set(kLongTailPass, ComputeLongTail(a.operators));
+          [](const TraceModel& model, Analysis& a) {
+            std::vector<LongTail> tail = ComputeLongTail(a.operators);
+            MeasureWaits(model, tail);
+            a.results.Set(kLongTailPass, std::move(tail));
           },
           Tables,
           {{"synchronizations",
@@ -109,9 +157,10 @@ Pass LongTailPass() {
             [](const Thresholds& t) {
               return fmt::format(
                   "a host call that waits for the device (.item(), synchronize, blocking copies) "
-                  "has a p99 {:g}x its median or more (10+ calls); info, not a warning, where the "
-                  "host blocked with the device idle takes under {:g}% of the diagnosed window "
-                  "(the waits are the device's own work)",
+                  "has a p99 {:g}x its median or more (10+ calls); silent where "
+                  "host_blocked_synchronization reports the synchronisations; info, not a "
+                  "warning, where the device idles during these calls (measured over them) "
+                  "under {:g}% of the diagnosed window (the waits are the device's own work)",
                   t.sync_tail_ratio, kSyncBlockedPct);
             },
             SynchronizationsRule}}};

@@ -18,7 +18,14 @@ struct LongTail {
   EventClass cls;
   int64_t count, p50_ns, p99_ns, max_ns;
   double ratio;  // p99 / p50
+  // A host call that waits for the device (IsSyncCall) on a device trace:
+  // the union of its calls, and the part of it the device was working
+  // (MeasureWaits); -1 where not measured.
+  int64_t wait_ns = -1, device_busy_ns = -1;
 };
+
+// Each waiting call's union and the device's work during it, over `model`.
+void MeasureWaits(const TraceModel& model, std::vector<LongTail>& tail);
 
 // Operators called at least 10 times whose p99 is at least 3x their median,
 // from the operator statistics (steps left out).
