@@ -215,6 +215,24 @@ check("cuModuleUnload" in attribution.get("setup", {}).get("top", "")
       and "cuModuleUnload" not in attribution.get("launch", {}).get("top", ""),
       "the attribution puts cuModuleUnload in set-up")
 
+# An export that recorded nothing the analysis uses (an OpenMP tutorial's
+# exports held only scheduling events and said nothing): a finding says so,
+# with the tables it lacks.
+empty = os.path.join(checks.scratch, "empty.sqlite")
+db = sqlite3.connect(empty)
+db.executescript("""
+CREATE TABLE META_DATA_EXPORT (name TEXT, value TEXT);
+INSERT INTO META_DATA_EXPORT VALUES ('EXPORT_PRODUCT_NAME', 'NVIDIA Nsight Systems');
+CREATE TABLE SCHED_EVENTS (start INT, cpu INT, isSchedIn INT, globalTid INT);
+INSERT INTO SCHED_EVENTS VALUES (1000, 0, 1, 1), (5000, 0, 0, 1);
+""")
+db.commit()
+db.close()
+run, out = analyze(empty, "empty")
+found = findings(out) if run.returncode == 0 else []
+check(len(found) == 1 and found[0]["id"] == "no_events" and "CUPTI_ACTIVITY_KIND_KERNEL" in found[0]["evidence"],
+      f"an export without events gets one finding naming the tables it lacks ({[f['id'] for f in found]})")
+
 # Another producer's SQLite: not an Nsight export.
 other = os.path.join(checks.scratch, "other.sqlite")
 db = sqlite3.connect(other)

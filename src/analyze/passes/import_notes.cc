@@ -118,6 +118,24 @@ void UnreadRecordsRule(const RuleContext& c, std::vector<Finding>& out) {
        "lower bounds where the records left out could hold the same work."});
 }
 
+// A trace that holds no event the analysis can use: said, with what its
+// reader found (the tables it lacks, the producer's own warnings), not left
+// as an empty report.
+void NoEventsRule(const RuleContext& c, std::vector<Finding>& out) {
+  const auto* n = c.analysis.results.Get<ImportNotes>(kImportNotesPass);
+  if (n == nullptr || n->read > 0 || n->left_out > 0) return;
+  std::string evidence;
+  for (const std::string& note : n->notes) evidence += (evidence.empty() ? "" : " ") + note;
+  out.push_back(
+      {"no_events", Severity::kWarning,
+       "The trace holds no event to analyse: no device task, runtime call, operator or range "
+       "was recorded",
+       evidence.empty() ? std::string("its reader found none") : evidence,
+       "Record the program's activity: the device and the host calls that drive it (nsys -t "
+       "cuda,nvtx; torch.profiler activities CPU and CUDA/NPU; rocprofv3 --hip-trace "
+       "--kernel-trace), with the program running on the device while the profiler records."});
+}
+
 }  // namespace
 
 Pass ImportNotesPass() {
@@ -174,7 +192,15 @@ Pass ImportNotesPass() {
               "critical from {:g}%)",
               kUnreadInfoPct, kUnreadWarningPct, kUnreadCriticalPct);
         },
-        UnreadRecordsRule}}};
+        UnreadRecordsRule},
+       {"no_events",
+        {kImportNotesPass},
+        [](const Thresholds&) {
+          return std::string(
+              "the trace's reader read no event and left none out (a profiler that recorded "
+              "nothing the analysis uses: only scheduling or OS data, or no activity at all)");
+        },
+        NoEventsRule}}};
 }
 
 }  // namespace opscope::analyze
