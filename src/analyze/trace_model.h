@@ -271,6 +271,15 @@ class TraceModel {
     uint32_t host_track = UINT32_MAX, device_track = UINT32_MAX;
   };
   std::vector<LaunchFlow> launch_flows;
+  // The host's CPU samples where the producer took them (Nsight Systems' CPU
+  // IP sampling: COMPOSITE_EVENTS and the leaf of each call chain): when, and
+  // the sampled function and its module (interned), in time order. The
+  // attribution says what they show in time no event explains.
+  struct CpuSample {
+    int64_t ns = 0;
+    uint32_t function = 0, module = 0;
+  };
+  std::vector<CpuSample> cpu_samples;
 
   // What the reader could not use, each a sentence for the report ("tables
   // not in this export: ..."; "12 rows without a valid end were left out"):

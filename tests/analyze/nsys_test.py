@@ -215,6 +215,64 @@ check("cuModuleUnload" in attribution.get("setup", {}).get("top", "")
       and "cuModuleUnload" not in attribution.get("launch", {}).get("top", ""),
       "the attribution puts cuModuleUnload in set-up")
 
+# CPU IP samples (COMPOSITE_EVENTS, each sample's call chain in
+# SAMPLING_CALLCHAINS, the leaf at stackDepth 0; Nsight's export schema):
+# planted in a copy of the real export with a gap of 5x its span after its
+# last event, closed by one short runtime call, so that the gap is time no
+# event explains. Samples every 100 us in the gap, 7 of 10 in a function of
+# the program (with its return type and parameters, as Nsight names them)
+# and 3 in libc's memcpy; ten more inside the ten longest kernels, where
+# the device computes: in the window, not in the untraced time.
+sampled = os.path.join(checks.scratch, "sampled.sqlite")
+shutil.copy(sample, sampled)
+db = sqlite3.connect(sampled)
+first = db.execute("SELECT min(start) FROM CUPTI_ACTIVITY_KIND_RUNTIME").fetchone()[0]
+last = max(db.execute(f"SELECT max(end) FROM {t}").fetchone()[0] for t in (
+    "CUPTI_ACTIVITY_KIND_RUNTIME", "CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "NVTX_EVENTS"))
+tid, klass = db.execute("SELECT globalTid, eventClass FROM CUPTI_ACTIVITY_KIND_RUNTIME LIMIT 1").fetchone()
+gap = 5 * (last - first)
+ids = {}
+for text in ("cudaLaunchKernel", "void fill_random(float*, int)", "/home/user/app", "__memcpy_avx_unaligned",
+             "/usr/lib/libc.so.6", "ampere_sgemm"):
+    ids[text] = db.execute("INSERT INTO StringIds (value) VALUES (?)", (text,)).lastrowid
+db.execute("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME (start, end, eventClass, globalTid, correlationId, nameId, "
+           "returnValue) VALUES (?, ?, ?, ?, NULL, ?, 0)",
+           (last + gap, last + gap + 1000, klass, tid, ids["cudaLaunchKernel"]))
+db.executescript("""
+CREATE TABLE COMPOSITE_EVENTS (id INTEGER NOT NULL PRIMARY KEY, start INTEGER NOT NULL, cpu INTEGER,
+                               threadState INTEGER, globalTid INTEGER, cpuCycles INTEGER NOT NULL);
+CREATE TABLE SAMPLING_CALLCHAINS (id INTEGER NOT NULL, symbol INTEGER NOT NULL, module INTEGER NOT NULL,
+                                  kernelMode INTEGER, thumbCode INTEGER, unresolved INTEGER, specialEntry INTEGER,
+                                  originalIP INTEGER, unwindMethod INTEGER, stackDepth INTEGER NOT NULL,
+                                  PRIMARY KEY (id, stackDepth));
+""")
+times = list(range(last + 50_000, last + gap - 50_000, 100_000))
+busy = [(s + e) // 2 for s, e in db.execute(
+    "SELECT start, end FROM CUPTI_ACTIVITY_KIND_KERNEL ORDER BY end - start DESC LIMIT 10")]
+for i, t in enumerate(times + busy):
+    in_gap = i < len(times)
+    leaf = ("void fill_random(float*, int)", "/home/user/app") if in_gap and i % 10 < 7 else (
+        ("__memcpy_avx_unaligned", "/usr/lib/libc.so.6") if in_gap else ("ampere_sgemm", "/home/user/app"))
+    db.execute("INSERT INTO COMPOSITE_EVENTS VALUES (?, ?, 0, 1, ?, 1)", (i + 1, t, tid))
+    db.execute("INSERT INTO SAMPLING_CALLCHAINS (id, symbol, module, stackDepth) VALUES (?, ?, ?, 0)",
+               (i + 1, ids[leaf[0]], ids[leaf[1]]))
+    db.execute("INSERT INTO SAMPLING_CALLCHAINS (id, symbol, module, stackDepth) VALUES (?, ?, ?, 1)",
+               (i + 1, ids["ampere_sgemm"], ids["/home/user/app"]))  # a caller: not the leaf
+db.commit()
+db.close()
+program = sum(1 for i in range(len(times)) if i % 10 < 7)
+run, out = analyze(sampled, "sampled")
+found = findings(out)
+first_finding = next((f for f in found if f["id"] == "step_untraced"), {})
+want = f"mostly in 'fill_random' ({100 * program / len(times):.1f}%)"
+check(run.returncode == 0 and want in first_finding.get("title", ""),
+      f"the untraced time is named by its CPU samples: {want} ({first_finding.get('title', '')[-120:]})")
+check(f"({len(times)} of the window's {len(times) + len(busy)})" in first_finding.get("evidence", "")
+      and f"'app' {100 * (program + 0) / len(times):.1f}%" in first_finding.get("evidence", "")
+      and "'libc.so.6'" in first_finding.get("evidence", "") and "ampere_sgemm" not in first_finding.get("evidence", ""),
+      f"{len(times)} samples in the untraced time of {len(times) + len(busy)} in the window, by function and "
+      f"module ({first_finding.get('evidence', '')[-260:]})")
+
 # An export that recorded nothing the analysis uses (an OpenMP tutorial's
 # exports held only scheduling events and said nothing): a finding says so,
 # with the tables it lacks.

@@ -223,6 +223,7 @@ class Attributor {
         Total(Intersect(blocked, exclusive_[Index(StepState::kLaunch)])) +
         Total(Intersect(blocked, exclusive_[Index(StepState::kFramework)]));
     out_.ns[Index(StepState::kUntraced)] = Total(remaining);
+    Samples(remaining);
     Contributors(host);
     Outlier();
     Startup();
@@ -237,6 +238,44 @@ class Attributor {
     if (out_.complete_steps == 0) out_.profiler_ns = a_.profiler_ns;
     out_.steps_inferred = out_.complete_steps > 0 && !a_.step_summary.inferred_from.empty();
     out_.window_ns = Total(window_);
+  }
+
+  // What the host's CPU samples show in the untraced time: counted by their
+  // function (BaseName: without return type, template arguments and
+  // parameters) and module.
+  void Samples(const Intervals& untraced) {
+    if (model_.cpu_samples.empty()) return;
+    const auto inside = [](const Intervals& set, int64_t t) {
+      const auto after = std::upper_bound(set.begin(), set.end(), t,
+                                          [](int64_t x, const Interval& i) { return x < i.begin; });
+      return after != set.begin() && t < std::prev(after)->end;
+    };
+    std::map<std::string, int64_t> functions, modules;
+    for (const TraceModel::CpuSample& sample : model_.cpu_samples) {
+      if (!inside(window_, sample.ns)) continue;
+      ++out_.window_samples;
+      if (!inside(untraced, sample.ns)) continue;
+      ++out_.untraced_samples;
+      // "float std::generate_canonical<...>(...)": without its return type.
+      std::string_view function = BaseName(model_.String(sample.function));
+      if (const size_t space = function.rfind(' ');
+          space != std::string_view::npos && function.find("operator") == std::string_view::npos) {
+        function.remove_prefix(space + 1);
+      }
+      ++functions[std::string(function)];
+      std::string_view module = model_.String(sample.module);
+      module = module.substr(module.find_last_of('/') + 1);  // npos + 1 == 0: the whole
+      ++modules[std::string(module)];
+    }
+    const auto top = [](std::map<std::string, int64_t>& counts) {
+      std::vector<std::pair<std::string, int64_t>> v(counts.begin(), counts.end());
+      std::stable_sort(v.begin(), v.end(),
+                       [](const auto& a, const auto& b) { return a.second > b.second; });
+      if (v.size() > 3) v.resize(3);
+      return v;
+    };
+    out_.untraced_functions = top(functions);
+    out_.untraced_modules = top(modules);
   }
 
   // The outermost computing operators of a CPU trace in the window, and the
@@ -872,6 +911,24 @@ std::string PartsText(const Attribution& at, StepState s, size_t n = 3) {
 // What the host copies' memory says about pinning (transfers pass): pin
 // where many are pageable, say so where they are pinned already, nothing
 // where the trace does not record it.
+// What the CPU samples in the untraced time show, for a finding's evidence:
+// "; the host's CPU samples in it (812 of the window's 913): std::foo 40.1%,
+// ...; modules: app 95.0%, libc.so.6 5.0%", or "" where none fell there.
+std::string SampledText(const Attribution& at) {
+  if (at.untraced_samples <= 0) return {};
+  const auto list = [&](const std::vector<std::pair<std::string, int64_t>>& top) {
+    std::string out;
+    for (const auto& [name, n] : top) {
+      out +=
+          fmt::format("{}'{}' {:.1f}%", out.empty() ? "" : ", ", name, Pct(n, at.untraced_samples));
+    }
+    return out;
+  };
+  return fmt::format("; the host's CPU samples in it ({} of the window's {}): {}; modules: {}",
+                     at.untraced_samples, at.window_samples, list(at.untraced_functions),
+                     list(at.untraced_modules));
+}
+
 std::string PinningAdvice(const Analysis& a) {
   const auto* found = a.results.Get<std::vector<TransferStats>>(kTransfersPass);
   if (found == nullptr) return {};
@@ -1102,33 +1159,52 @@ void DiagnosisRule(const RuleContext& c, std::vector<Finding>& out) {
     f.saving_ns = std::min(v.ns, path_bound);
   } else if (v.id == "step_untraced") {
     f.severity = Severity::kWarning;
-    f.title = fmt::format(
-        "Nothing explains {}: no device work and no host event below an "
-        "annotation; the trace cannot say what the program waited on",
-        share);
+    f.title = at->untraced_samples > 0 && !at->untraced_functions.empty()
+                  ? fmt::format(
+                        "No event explains {}: no device work and no host call recorded; the "
+                        "host's CPU samples there are mostly in '{}' ({:.1f}%)",
+                        share, at->untraced_functions[0].first,
+                        Pct(at->untraced_functions[0].second, at->untraced_samples))
+                  : fmt::format(
+                        "Nothing explains {}: no device work and no host event below an "
+                        "annotation; the trace cannot say what the program waited on",
+                        share);
+    f.evidence += SampledText(*at);
     // What the device did in the rest, so the untraced part is not read as
     // the whole story (a long trace whose host was not recorded).
     const int64_t device_ns = at->Of(StepState::kCompute) + at->Of(StepState::kCommunication) +
                               at->Of(StepState::kMemory);
     const int64_t waiting_ns = at->Of(StepState::kDeviceWait) + at->Of(StepState::kQueued);
-    f.action = fmt::format(
-        "Record what the window runs: the host's operators and runtime calls with the device "
-        "(torch.profiler activities CPU and CUDA/NPU; rocprofv3 --hip-trace; nsys -t cuda,nvtx), "
-        "steps that cover the work (ProfilerStep or NVTX/ROCTx ranges per iteration), threads "
-        "that do it.{}",
-        // Short is judged where there are no steps: complete steps of a
-        // few hundred milliseconds are a fair sample, were they recorded.
-        at->complete_steps == 0 && at->window_ns < 1000000000
-            ? " A trace this short supports no step diagnosis."
-            : fmt::format(
-                  " Of what was recorded, the device worked {:.3f} ms ({:.1f}%){}: "
-                  "the attribution table says in what{}.",
-                  device_ns / 1e6, Pct(device_ns, at->window_ns),
-                  waiting_ns > 0 ? fmt::format(" and waited with work queued {:.3f} ms "
-                                               "({:.1f}%)",
-                                               waiting_ns / 1e6, Pct(waiting_ns, at->window_ns))
-                                 : std::string(),
-                  at->complete_steps == 0 ? "; without steps the window includes start-up" : ""));
+    // The CPU samples say the host was computing there, not waiting: that
+    // work kept the device idle.
+    const std::string sampled =
+        at->untraced_samples > 0
+            ? "The CPU samples show the host computing there while the device idles: make "
+              "that work faster, run it before the loop or beside the device's work (another "
+              "thread or process), and mark it with NVTX ranges to see it in the trace. "
+            : "";
+    f.action =
+        sampled +
+        fmt::format(
+            "Record what the window runs: the host's operators and runtime calls with the device "
+            "(torch.profiler activities CPU and CUDA/NPU; rocprofv3 --hip-trace; nsys -t "
+            "cuda,nvtx), "
+            "steps that cover the work (ProfilerStep or NVTX/ROCTx ranges per iteration), threads "
+            "that do it.{}",
+            // Short is judged where there are no steps: complete steps of a
+            // few hundred milliseconds are a fair sample, were they recorded.
+            at->complete_steps == 0 && at->window_ns < 1000000000
+                ? " A trace this short supports no step diagnosis."
+                : fmt::format(
+                      " Of what was recorded, the device worked {:.3f} ms ({:.1f}%){}: "
+                      "the attribution table says in what{}.",
+                      device_ns / 1e6, Pct(device_ns, at->window_ns),
+                      waiting_ns > 0 ? fmt::format(" and waited with work queued {:.3f} ms "
+                                                   "({:.1f}%)",
+                                                   waiting_ns / 1e6, Pct(waiting_ns, at->window_ns))
+                                     : std::string(),
+                      at->complete_steps == 0 ? "; without steps the window includes start-up"
+                                              : ""));
   } else if (v.id == "step_setup") {
     f.severity = Severity::kWarning;
     f.title = fmt::format("One-off set-up{} {}: this is start-up, not steady state",
@@ -1382,8 +1458,8 @@ void UntracedPartRule(const RuleContext& c, std::vector<Finding>& out) {
                             : " (" + PartsText(*at, StepState::kAnnotationOnly) + ")");
   }
   if (untraced > 0) {
-    parts +=
-        fmt::format("{}{:.3f} ms with no event at all", parts.empty() ? "" : "; ", untraced / 1e6);
+    parts += fmt::format("{}{:.3f} ms with no event at all{}", parts.empty() ? "" : "; ",
+                         untraced / 1e6, SampledText(*at));
   }
   const char* idle = at->cpu_is_device ? "no operator runs" : "the device idles";
   out.push_back(

@@ -89,6 +89,12 @@ struct Attribution {
   // Without complete steps: the profiler's own start and stop at the span's
   // edges, left out of the window (Analysis::profiler_ns).
   int64_t profiler_ns = 0;
+  // The host's CPU samples (TraceModel::cpu_samples) in the untraced time, of
+  // those in the window, and the functions and modules most sampled there
+  // (at most three each, most first): what the host computed where no event
+  // says.
+  int64_t untraced_samples = 0, window_samples = 0;
+  std::vector<std::pair<std::string, int64_t>> untraced_functions, untraced_modules;
   bool steps_inferred = false;  // the steps are InferSteps's, not the trace's own
   bool cpu_is_device = false;   // a trace without device work: its operators are the compute
   std::array<int64_t, kStepStates> ns{};

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cctype>
 #include <initializer_list>
 #include <map>
@@ -151,6 +152,7 @@ class Reader {
     Syncs();
     Runtime();
     Nvtx();
+    Samples();
     Diagnostics();
     if (!missing_.empty()) {
       model_.import_notes.push_back(
@@ -436,6 +438,35 @@ class Reader {
                 row.correlation = Correlation(s, 3, PidOfGlobal(gtid));
                 model_.Append(row);
               });
+  }
+
+  // CPU IP samples (COMPOSITE_EVENTS, each sample's call chain in
+  // SAMPLING_CALLCHAINS by its id, the leaf at stackDepth 0): optional, as
+  // `nsys profile --sample=none` writes none.
+  void Samples() {
+    if (!db_.HasTable("COMPOSITE_EVENTS") || !db_.HasTable("SAMPLING_CALLCHAINS")) return;
+    const auto e = db_.Columns("COMPOSITE_EVENTS"), c = db_.Columns("SAMPLING_CALLCHAINS");
+    if (!Has(e, "id") || !Has(e, "start") || !Has(c, "id") || !Has(c, "symbol") ||
+        !Has(c, "module") || !Has(c, "stackDepth")) {
+      return;
+    }
+    std::unordered_map<int64_t, uint32_t> text_of;  // StringIds id -> interned text
+    const auto text = [&](sqlite3_stmt* s, int col) {
+      auto [it, added] = text_of.emplace(IntOr(s, col, -1), 0);
+      if (added) it->second = model_.Intern(strings_(s, col));
+      return it->second;
+    };
+    db_.Query(
+        "SELECT E.start, C.symbol, C.module FROM COMPOSITE_EVENTS E JOIN "
+        "SAMPLING_CALLCHAINS C ON C.id = E.id AND C.stackDepth = 0",
+        [&](sqlite3_stmt* s) {
+          if (IsNull(s, 0)) return;
+          const int64_t ns = sqlite3_column_int64(s, 0);
+          if (ns < -kMaxTimeNs || ns > kMaxTimeNs) return;
+          model_.cpu_samples.push_back({ns, text(s, 1), text(s, 2)});
+        });
+    std::sort(model_.cpu_samples.begin(), model_.cpu_samples.end(),
+              [](const auto& a, const auto& b) { return a.ns < b.ns; });
   }
 
   void Nvtx() {
