@@ -442,6 +442,46 @@ TEST(Advisor, APythonThreadThatWaitsExplainsNothing) {
 // half the window or more: start-up all the same, named after the larger
 // (the TensorBoard plugin's 2021 autograd-API samples: set-up 37.5% and
 // warm-up 31.0%, called "Warm-up fills 31.0%").
+// A trace without steps that captures graphs and replays each at most once
+// records the capture phase (vLLM's piecewise capture: warm-up, a 115 ms
+// synchronisation, then 25 captures filling a quarter of it), said to be
+// start-up with no other finding about its times; replayed more often than
+// captured, or one capture alone, it is judged as a run.
+TEST(Advisor, ACaptureRunIsStartUpThoughItsCapturesFillLittle) {
+  const auto findings = [](int captures, int replays) {
+    Builder b;
+    b.Add(EventClass::kHostOp, "aten::mm", 0, 6000);  // warm-up in eager mode, host-bound
+    for (int i = 0; i < 60; ++i) {
+      b.Correlate(i).Add(EventClass::kRuntime, "cudaLaunchKernel", i * 100, i * 100 + 80);
+      b.Correlate(i).Add(EventClass::kKernel, "gemm", i * 100 + 85, i * 100 + 90);
+    }
+    for (int i = 0; i < captures; ++i) {
+      const int64_t t = 6000 + i * 400;
+      b.Correlate(-1).Add(EventClass::kRuntime, "cudaStreamBeginCapture", t, t + 10);
+      b.Correlate(-1).Add(EventClass::kRuntime, "cudaLaunchKernel", t + 20, t + 100);
+      b.Correlate(-1).Add(EventClass::kRuntime, "cudaStreamEndCapture", t + 200, t + 210);
+    }
+    for (int i = 0; i < replays; ++i) {
+      const int64_t t = 6000 + captures * 400 + i * 100;
+      b.Correlate(1000 + i).Add(EventClass::kRuntime, "cudaGraphLaunch", t, t + 20);
+      b.Correlate(1000 + i).Add(EventClass::kKernel, "gemm", t + 25, t + 90);
+    }
+    return Advise(AnalyzeTrace(b.model));
+  };
+  const auto run = findings(3, 1);  // 3 x 210 us of captures in 7.3 ms: 8.6%
+  ASSERT_FALSE(run.empty());
+  EXPECT_EQ(run[0].id, "step_capture");
+  EXPECT_NE(run[0].title.find("A graph-capture run: 3 stream captures"), std::string::npos)
+      << run[0].title;
+  for (const Finding& f : run) EXPECT_TRUE(f.id.starts_with("step_")) << f.id;
+  const auto replayed = findings(3, 8);
+  ASSERT_FALSE(replayed.empty());
+  EXPECT_NE(replayed[0].id, "step_capture");
+  const auto once = findings(1, 0);
+  ASSERT_FALSE(once.empty());
+  EXPECT_NE(once[0].id, "step_capture");
+}
+
 TEST(Advisor, SetUpAndWarmUpTogetherAreStartUp) {
   const auto first = [](int64_t setup_us, int64_t compile_us) {
     Builder b;

@@ -431,7 +431,11 @@ class Attributor {
       // Graph capture: a stream's begin-capture and end-capture calls.
       if (kind_of_name[model_.name[e]] == RuntimeKind::kLaunch) {
         const std::string n = Lower(BaseName(model_.String(model_.name[e])));
-        if (Contains(n, "streambegincapture")) captures.push_back({model_.start_ns[e], +1});
+        if (Contains(n, "streambegincapture")) {
+          captures.push_back({model_.start_ns[e], +1});
+          ++out_.captures;
+        }
+        if (Contains(n, "graphlaunch")) ++out_.graph_launches;
         if (Contains(n, "streamendcapture")) {
           captures.push_back({model_.start_ns[e] + model_.duration_ns[e], -1});
         }
@@ -861,6 +865,14 @@ int64_t PathBound(int64_t window_ns, const CriticalPath* path,
   return on_path;
 }
 
+// A trace without complete steps that captures two graphs or more and
+// replays each at most once (a warm-up replay): it records the capture
+// phase (and what prepares it: warm-up, compilation), not a run.
+bool CaptureRun(const Attribution& at) {
+  return at.complete_steps == 0 && at.captures >= 2 && at.graph_launches <= at.captures &&
+         at.capture_ns > 0;
+}
+
 // `path`: the steps' critical path, or null. The largest state is the one
 // whose time, bounded by the critical path (PathBound), is largest: where
 // two states are close, the one the steps waited on decides.
@@ -868,7 +880,9 @@ Verdict Choose(const Attribution& at, const CriticalPath* path) {
   const std::vector<Verdict> v = Verdicts(at);
   const double w = static_cast<double>(at.window_ns);
   if (at.replay_ranges > 0) return {"step_counter_replay", {}, at.window_ns};
-  if (100.0 * at.capture_ns / w >= kCapturePct) return {"step_capture", {}, at.capture_ns};
+  if (100.0 * at.capture_ns / w >= kCapturePct || CaptureRun(at)) {
+    return {"step_capture", {}, at.capture_ns};
+  }
   if (100.0 * v[0].ns / w >= kUntracedPct) return v[0];
   if (!at.startup.name.empty()) return {"step_startup", {}, at.startup.ns};
   if (100.0 * v[1].ns / w >= kSetupPct) return v[1];
@@ -1094,10 +1108,18 @@ void DiagnosisRule(const RuleContext& c, std::vector<Finding>& out) {
         "inside stream capture (begin-capture to end-capture calls): {:.3f} ms "
         "of {}; device work that ran: {:.3f} ms",
         v.ns / 1e6, window, at->Of(StepState::kCompute) / 1e6);
-    f.title = fmt::format(
-        "A graph capture fills {}: work launched while capturing is recorded "
-        "into the graph, not run; this trace is not a run to diagnose",
-        share);
+    f.title = pct >= kCapturePct
+                  ? fmt::format(
+                        "A graph capture fills {}: work launched while capturing is recorded "
+                        "into the graph, not run; this trace is not a run to diagnose",
+                        share)
+                  : fmt::format(
+                        "A graph-capture run: {} stream captures, {} inside them, the rest "
+                        "preparing them (warm-up, compilation); this trace is start-up, not a run "
+                        "to diagnose",
+                        at->captures, share);
+    f.evidence += fmt::format("; {} begin-capture calls, {} graph launches, no complete steps",
+                              at->captures, at->graph_launches);
     f.action =
         "Profile the replay (the steps that launch the captured graph), not the capture; the "
         "capture itself is one-off set-up, paid once per graph and batch size.";
@@ -1319,7 +1341,8 @@ void DiagnosisRule(const RuleContext& c, std::vector<Finding>& out) {
               ? "lower precision (bf16/fp16, TF32 or FP8 where accuracy allows), shapes that tile "
                 "well (multiples of 64/128), fused attention kernels."
               : "look at the kernels table for the longest kernels and their operators.",
-          lead, after(lead_ns / 2));
+          // A family: "the GEMM kernels", "the other kernels".
+          fmt::format("the {} kernels", lead), after(lead_ns / 2));
     }
     f.saving_ns = std::min(lead_ns / 2, path_bound);
   } else if (v.id == "step_device_waiting") {
@@ -1598,7 +1621,9 @@ Pass AttributionPass() {
                   "time, by the attribution: a counter capture (step_counter_replay) where the "
                   "trace holds a counter profiler's ranges (its kernels were replayed), else a "
                   "graph capture when stream capture covers {:g}% "
-                  "or more of the window (either leaves no other finding but those about the "
+                  "or more of the window, or the trace has no complete steps, two captures or "
+                  "more and no more graph launches than captures (a capture run: its start-up) "
+                  "(either leaves no other finding but those about the "
                   "trace itself: not a run, its times judge nothing), else untraced when nothing "
                   "explains {:g}% or more, "
                   "else start-up (step_startup: a window without steps opened by one collective "

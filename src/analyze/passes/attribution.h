@@ -116,6 +116,11 @@ struct Attribution {
   // Window time inside a graph capture (a stream's begin-capture call to its
   // end-capture call): work launched then is recorded into a graph, not run.
   int64_t capture_ns = 0;
+  // Begin-capture calls and graph launches (cudaGraphLaunch, hipGraphLaunch)
+  // in the trace: a trace without steps that captures graphs and replays each
+  // at most once records a capture run (vLLM's and SGLang's start-up), even
+  // where most of its time prepares the captures.
+  int64_t captures = 0, graph_launches = 0;
   // The ranks the exposed communication and device waits were with, where the
   // trace names the two ranks of each task (TraceModel::CollectiveArgs): this
   // rank (the one in every pair), and each peer with the time of its tasks in

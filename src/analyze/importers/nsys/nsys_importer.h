@@ -11,17 +11,23 @@
 // - CUPTI_ACTIVITY_KIND_MEMCPY / _MEMSET: copies with their direction
 //   (copyKind) and host memory (srcKind / dstKind), sets, with their bytes;
 //   the kinds' meanings from the database's own ENUM_CUDA_MEMCPY_OPER and
-//   ENUM_CUDA_MEM_KIND tables;
+//   ENUM_CUDA_MEM_KIND tables; unified memory's page migrations
+//   (CUDA_MEMCPY_KIND_UVM_*) as managed memory, named by their migrationCause
+//   (ENUM_CUDA_UNIF_MEM_MIGRATION: a page fault, a prefetch);
 // - CUPTI_ACTIVITY_KIND_RUNTIME: CUDA runtime calls on their threads (the
 //   name's "_v<version>" suffix dropped), linked to their device work by
 //   correlationId within their process;
 // - CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: the synchronisations CUPTI records,
-//   as Kineto's cuda_sync;
+//   as Kineto's cuda_sync, named as Kineto names them ("Stream Sync");
 // - NVTX_EVENTS: push/pop and start/end ranges on their threads: iteration
 //   markers (names.h IsIterationMarker: ProfilerStep#N, "step 12")
 //   as steps, PyTorch's emit_nvtx ranges ("aten::mm, seq = 12, op_id = 3")
 //   as framework operators named without their arguments, others as
 //   annotations; marks are counted as instant events;
+// - COMPOSITE_EVENTS with SAMPLING_CALLCHAINS: CPU IP samples, each as its
+//   call chain's leaf (stackDepth 0) function and module
+//   (TraceModel::cpu_samples);
+// - DIAGNOSTIC_EVENT: Nsight's own warnings and errors, in the import notes;
 // - PROCESSES and ThreadNames for names, TARGET_INFO_GPU (or
 //   TARGET_INFO_CUDA_DEVICE) for the device's name, META_DATA_EXPORT for the
 //   schema version.
