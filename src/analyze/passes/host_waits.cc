@@ -408,15 +408,13 @@ void BlockedRule(const RuleContext& c, std::vector<Finding>& out) {
 
 }  // namespace
 
-std::optional<SynchronizationCost> SynchronizationCostOf(const Analysis& analysis) {
+bool SynchronizationsReported(const Analysis& analysis) {
   const HostWaits* w = analysis.results.Get<HostWaits>(kPassName);
-  if (w == nullptr || w->window_ns <= 0) return std::nullopt;
+  if (w == nullptr || w->window_ns <= 0) return false;
   for (const HostWait& k : w->kinds) {
-    if (k.kind != kKindNames[kSyncCall]) continue;
-    return SynchronizationCost{k.ns, k.ns - k.device_busy_ns, w->window_ns,
-                               Reported(*w, Saves(analysis, *w, k)), WindowText(*w)};
+    if (k.kind == kKindNames[kSyncCall]) return Reported(*w, Saves(analysis, *w, k));
   }
-  return std::nullopt;
+  return false;
 }
 
 Pass HostWaitsPass() {

@@ -4,7 +4,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <optional>
 
 #include "analyze/analysis.h"
 #include "analyze/intervals.h"
@@ -116,8 +115,7 @@ void SynchronizationsRule(const RuleContext& c, std::vector<Finding>& out) {
     // silent here. Where the device idled little of them, the long waits are
     // the device's own work (a collective, compute), which removing the
     // synchronisation would not shorten.
-    const std::optional<SynchronizationCost> cost = SynchronizationCostOf(c.analysis);
-    if (cost && cost->reported) break;
+    if (SynchronizationsReported(c.analysis)) break;
     const auto* at = c.analysis.results.Get<Attribution>(kAttributionPass);
     const int64_t idle_ns = lt.wait_ns >= 0 ? lt.wait_ns - lt.device_busy_ns
                             : at != nullptr ? at->Of(StepState::kBlocked)
