@@ -258,6 +258,20 @@ for i, t in enumerate(times + busy):
                (i + 1, ids[leaf[0]], ids[leaf[1]]))
     db.execute("INSERT INTO SAMPLING_CALLCHAINS (id, symbol, module, stackDepth) VALUES (?, ?, ?, 1)",
                (i + 1, ids["ampere_sgemm"], ids["/home/user/app"]))  # a caller: not the leaf
+# Five samples of a thread that waits (threadState Waiting, by the export's
+# ENUM_SAMPLING_THREAD_STATE): where it waits, not what the host computed.
+db.executescript("""
+CREATE TABLE ENUM_SAMPLING_THREAD_STATE (id INTEGER NOT NULL PRIMARY KEY, name TEXT, label TEXT);
+INSERT INTO ENUM_SAMPLING_THREAD_STATE VALUES (0, 'Unknown', 'Unknown'), (1, 'Running', 'Running'),
+    (2, 'Interruptible', 'Interruptible'), (7, 'Waiting', 'Waiting');
+""")
+waiting = dict(db.execute("SELECT name, id FROM ENUM_SAMPLING_THREAD_STATE"))["Waiting"]
+futex = db.execute("INSERT INTO StringIds (value) VALUES ('futex_wait')").lastrowid
+for j in range(5):
+    n = len(times) + len(busy) + j + 1
+    db.execute("INSERT INTO COMPOSITE_EVENTS VALUES (?, ?, 0, ?, ?, 1)", (n, last + 75_000 + j * 100_000, waiting, tid))
+    db.execute("INSERT INTO SAMPLING_CALLCHAINS (id, symbol, module, stackDepth) VALUES (?, ?, ?, 0)",
+               (n, futex, ids["/usr/lib/libc.so.6"]))
 db.commit()
 db.close()
 program = sum(1 for i in range(len(times)) if i % 10 < 7)
@@ -269,9 +283,10 @@ check(run.returncode == 0 and want in first_finding.get("title", ""),
       f"the untraced time is named by its CPU samples: {want} ({first_finding.get('title', '')[-120:]})")
 check(f"({len(times)} of the window's {len(times) + len(busy)})" in first_finding.get("evidence", "")
       and f"'app' {100 * (program + 0) / len(times):.1f}%" in first_finding.get("evidence", "")
-      and "'libc.so.6'" in first_finding.get("evidence", "") and "ampere_sgemm" not in first_finding.get("evidence", ""),
+      and "'libc.so.6'" in first_finding.get("evidence", "") and "ampere_sgemm" not in first_finding.get("evidence", "")
+      and "futex" not in first_finding.get("evidence", ""),
       f"{len(times)} samples in the untraced time of {len(times) + len(busy)} in the window, by function and "
-      f"module ({first_finding.get('evidence', '')[-260:]})")
+      f"module, the waiting thread's left out ({first_finding.get('evidence', '')[-260:]})")
 
 # An export that recorded nothing the analysis uses (an OpenMP tutorial's
 # exports held only scheduling events and said nothing): a finding says so,

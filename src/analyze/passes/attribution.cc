@@ -1118,8 +1118,9 @@ void DiagnosisRule(const RuleContext& c, std::vector<Finding>& out) {
                         "preparing them (warm-up, compilation); this trace is start-up, not a run "
                         "to diagnose",
                         at->captures, share);
-    f.evidence += fmt::format("; {} begin-capture calls, {} graph launches, no complete steps",
-                              at->captures, at->graph_launches);
+    f.evidence +=
+        fmt::format("; {} begin-capture calls, {} graph launches{}", at->captures,
+                    at->graph_launches, at->complete_steps == 0 ? ", no complete steps" : "");
     f.action =
         "Profile the replay (the steps that launch the captured graph), not the capture; the "
         "capture itself is one-off set-up, paid once per graph and batch size.";

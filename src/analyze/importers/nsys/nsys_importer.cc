@@ -450,6 +450,15 @@ class Reader {
         !Has(c, "module") || !Has(c, "stackDepth")) {
       return;
     }
+    // Samples of running threads only, where the export says (threadState,
+    // ENUM_SAMPLING_THREAD_STATE): a sample of a thread that waits says
+    // where it waits, not what the host computed.
+    std::string running;
+    if (Has(e, "threadState")) {
+      for (const auto& [id, name] : Enum(db_, "ENUM_SAMPLING_THREAD_STATE")) {
+        if (name == "Running") running = fmt::format(" WHERE E.threadState = {}", id);
+      }
+    }
     std::unordered_map<int64_t, uint32_t> text_of;  // StringIds id -> interned text
     const auto text = [&](sqlite3_stmt* s, int col) {
       auto [it, added] = text_of.emplace(IntOr(s, col, -1), 0);
@@ -458,7 +467,8 @@ class Reader {
     };
     db_.Query(
         "SELECT E.start, C.symbol, C.module FROM COMPOSITE_EVENTS E JOIN "
-        "SAMPLING_CALLCHAINS C ON C.id = E.id AND C.stackDepth = 0",
+        "SAMPLING_CALLCHAINS C ON C.id = E.id AND C.stackDepth = 0" +
+            running,
         [&](sqlite3_stmt* s) {
           if (IsNull(s, 0)) return;
           const int64_t ns = sqlite3_column_int64(s, 0);
