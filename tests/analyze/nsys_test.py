@@ -138,6 +138,26 @@ check(rows(diag_out, "kernels") and
 
 
 
+def planted_copy(name):
+    """A copy of the real export opened for planting, with what planting
+    after its end needs: (db, path, its first runtime call's start, the end
+    of its last event of any table, the first runtime call's thread and
+    eventClass), and a function that adds a runtime call named by text."""
+    path = os.path.join(checks.scratch, name)
+    shutil.copy(sample, path)
+    db = sqlite3.connect(path)
+    first = db.execute("SELECT min(start) FROM CUPTI_ACTIVITY_KIND_RUNTIME").fetchone()[0]
+    last = max(db.execute(f"SELECT max(end) FROM {t}").fetchone()[0] for t in (
+        "CUPTI_ACTIVITY_KIND_RUNTIME", "CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "NVTX_EVENTS"))
+    tid, klass = db.execute("SELECT globalTid, eventClass FROM CUPTI_ACTIVITY_KIND_RUNTIME LIMIT 1").fetchone()
+
+    def call(text, start, end):
+        name = db.execute("INSERT INTO StringIds (value) VALUES (?)", (text,)).lastrowid
+        db.execute("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME (start, end, eventClass, globalTid, correlationId, "
+                   "nameId, returnValue) VALUES (?, ?, ?, ?, NULL, ?, 0)", (start, end, klass, tid, name))
+    return db, path, first, last, tid, call
+
+
 def findings(out):
     with open(os.path.join(out, "analysis.json")) as f:
         return [r for r in json.load(f)["results"] if r["section"] == "findings"]
@@ -186,21 +206,10 @@ check(not any("pin_memory" in t or "pinned memory:" in t for _, t in texts),
 # host launch overhead ("host-bound, critical"). Planted after the real
 # export's last event, on its first thread: a one-off call for 5x the
 # span, so the window is mostly teardown, judged one-off, never launch.
-teardown = os.path.join(checks.scratch, "teardown.sqlite")
-shutil.copy(sample, teardown)
-db = sqlite3.connect(teardown)
-first = db.execute("SELECT min(start) FROM CUPTI_ACTIVITY_KIND_RUNTIME").fetchone()[0]
-last = max(db.execute(f"SELECT max(end) FROM {t}").fetchone()[0] for t in (
-    "CUPTI_ACTIVITY_KIND_RUNTIME", "CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "NVTX_EVENTS"))
-tid = db.execute("SELECT globalTid FROM CUPTI_ACTIVITY_KIND_RUNTIME LIMIT 1").fetchone()[0]
-klass = db.execute("SELECT eventClass FROM CUPTI_ACTIVITY_KIND_RUNTIME LIMIT 1").fetchone()[0]
-unload = db.execute("INSERT INTO StringIds (value) VALUES ('cuModuleUnload')").lastrowid
-unmap = db.execute("INSERT INTO StringIds (value) VALUES ('cuMemUnmap')").lastrowid
+db, teardown, first, last, tid, call = planted_copy("teardown.sqlite")
 long_ns = 5 * (last - first)
-db.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME (start, end, eventClass, globalTid, correlationId, "
-               "nameId, returnValue) VALUES (?, ?, ?, ?, NULL, ?, 0)",
-               [(last + 1000, last + 1000 + long_ns, klass, tid, unload),
-                (last + 2000 + long_ns, last + 2000 + long_ns + 1000000, klass, tid, unmap)])
+call("cuModuleUnload", last + 1000, last + 1000 + long_ns)
+call("cuMemUnmap", last + 2000 + long_ns, last + 2000 + long_ns + 1000000)
 db.commit()
 db.close()
 run, out = analyze(teardown, "teardown")
@@ -223,21 +232,13 @@ check("cuModuleUnload" in attribution.get("setup", {}).get("top", "")
 # the program (with its return type and parameters, as Nsight names them)
 # and 3 in libc's memcpy; ten more inside the ten longest kernels, where
 # the device computes: in the window, not in the untraced time.
-sampled = os.path.join(checks.scratch, "sampled.sqlite")
-shutil.copy(sample, sampled)
-db = sqlite3.connect(sampled)
-first = db.execute("SELECT min(start) FROM CUPTI_ACTIVITY_KIND_RUNTIME").fetchone()[0]
-last = max(db.execute(f"SELECT max(end) FROM {t}").fetchone()[0] for t in (
-    "CUPTI_ACTIVITY_KIND_RUNTIME", "CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "NVTX_EVENTS"))
-tid, klass = db.execute("SELECT globalTid, eventClass FROM CUPTI_ACTIVITY_KIND_RUNTIME LIMIT 1").fetchone()
+db, sampled, first, last, tid, call = planted_copy("sampled.sqlite")
 gap = 5 * (last - first)
+call("cudaLaunchKernel", last + gap, last + gap + 1000)
 ids = {}
-for text in ("cudaLaunchKernel", "void fill_random(float*, int)", "/home/user/app", "__memcpy_avx_unaligned",
-             "/usr/lib/libc.so.6", "ampere_sgemm"):
+for text in ("void fill_random(float*, int)", "/home/user/app", "__memcpy_avx_unaligned", "/usr/lib/libc.so.6",
+             "ampere_sgemm"):
     ids[text] = db.execute("INSERT INTO StringIds (value) VALUES (?)", (text,)).lastrowid
-db.execute("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME (start, end, eventClass, globalTid, correlationId, nameId, "
-           "returnValue) VALUES (?, ?, ?, ?, NULL, ?, 0)",
-           (last + gap, last + gap + 1000, klass, tid, ids["cudaLaunchKernel"]))
 db.executescript("""
 CREATE TABLE COMPOSITE_EVENTS (id INTEGER NOT NULL PRIMARY KEY, start INTEGER NOT NULL, cpu INTEGER,
                                threadState INTEGER, globalTid INTEGER, cpuCycles INTEGER NOT NULL);

@@ -46,69 +46,12 @@ def _message(buf):
         yield field, wire, value
 
 
-def expected(path):
+def _lines(path):
+    """Each line of the device and host planes: (plane name, line name, its
+    timestamp_ns, its timed events as {field: value}, the plane's event
+    names by metadata id)."""
     with open(path, "rb") as f:
         space = f.read()
-    kernels = collections.defaultdict(lambda: [0, 0])
-    events = 0
-    for field, wire, plane in _message(space):
-        if field != 1:
-            continue
-        name, lines, names = "", [], {}
-        for f, w, v in _message(plane):
-            if f == 2:
-                name = v.decode()
-            elif f == 3:
-                lines.append(v)
-            elif f == 4:
-                key, meta = 0, b""
-                for ef, ew, ev in _message(v):
-                    if ef == 1:
-                        key = ev
-                    elif ef == 2:
-                        meta = ev
-                label = display = ""
-                for mf, mw, mv in _message(meta):
-                    if mf == 2:
-                        label = mv.decode()
-                    elif mf == 4:
-                        display = mv.decode()
-                names[key] = display or label
-        if not (name.startswith("/device:") or name.startswith("/host:CPU")):
-            continue
-        for line in lines:
-            line_name = display = ""
-            timed = []
-            for f, w, v in _message(line):
-                if f == 2:
-                    line_name = v.decode()
-                elif f == 11:
-                    display = v.decode()
-                elif f == 4:
-                    fields = {ef: ev for ef, ew, ev in _message(v)}
-                    if 2 in fields:
-                        timed.append(fields)
-            line_name = display or line_name
-            events += len(timed)
-            if name.startswith("/device:") and line_name.startswith("Stream #"):
-                for ev in timed:
-                    label = names.get(ev.get(1, 0), "")
-                    if label.endswith(".kd"):
-                        label = label[:-3]
-                    kernels[label][0] += 1
-                    kernels[label][1] += ev.get(3, 0) // 1000
-    return {"kernels": {k: {"count": c, "total_ns": t} for k, (c, t) in kernels.items()},
-            "events": events}
-
-
-def timed_events(path):
-    """Every timed event of the device and host planes as (plane, line,
-    name, start_ns, end_ns): the line's timestamp_ns (XLine field 3) plus the
-    event's offset_ps (XEvent field 2) and duration_ps (field 3), in whole
-    nanoseconds (picoseconds divided down)."""
-    with open(path, "rb") as f:
-        space = f.read()
-    out = []
     for field, wire, plane in _message(space):
         if field != 1:
             continue
@@ -148,10 +91,35 @@ def timed_events(path):
                     fields = {ef: ev for ef, ew, ev in _message(v)}
                     if 2 in fields:
                         timed.append(fields)
+            yield name, display or line_name, base, timed, names
+
+
+def expected(path):
+    kernels = collections.defaultdict(lambda: [0, 0])
+    events = 0
+    for plane, line_name, base, timed, names in _lines(path):
+        events += len(timed)
+        if plane.startswith("/device:") and line_name.startswith("Stream #"):
             for ev in timed:
-                start = base + ev[2] // 1000
-                out.append((name, display or line_name, names.get(ev.get(1, 0), ""), start,
-                            start + ev.get(3, 0) // 1000))
+                label = names.get(ev.get(1, 0), "")
+                if label.endswith(".kd"):
+                    label = label[:-3]
+                kernels[label][0] += 1
+                kernels[label][1] += ev.get(3, 0) // 1000
+    return {"kernels": {k: {"count": c, "total_ns": t} for k, (c, t) in kernels.items()},
+            "events": events}
+
+
+def timed_events(path):
+    """Every timed event of the device and host planes as (plane, line,
+    name, start_ns, end_ns): the line's timestamp_ns (XLine field 3) plus the
+    event's offset_ps (XEvent field 2) and duration_ps (field 3), in whole
+    nanoseconds (picoseconds divided down)."""
+    out = []
+    for plane, line_name, base, timed, names in _lines(path):
+        for ev in timed:
+            start = base + ev[2] // 1000
+            out.append((plane, line_name, names.get(ev.get(1, 0), ""), start, start + ev.get(3, 0) // 1000))
     return out
 
 

@@ -63,35 +63,39 @@ HostMemory MemoryOf(std::string_view kind) {
   return HostMemory::kUnknown;
 }
 
+using Named = std::pair<std::string_view, std::string_view>;  // an enum name's suffix, a text
+
+// The text of the first entry whose suffix `name` ends with, else `fallback`.
+template <size_t N>
+std::string_view BySuffix(const Named (&table)[N], std::string_view name,
+                          std::string_view fallback) {
+  for (const auto& [suffix, text] : table) {
+    if (name.ends_with(suffix)) return text;
+  }
+  return fallback;
+}
+
 // Why the driver migrated unified memory, from the cause's enum name
 // (CUpti_ActivityUnifiedMemoryMigrationCause); the export's own labels carry
 // a misspelling.
 std::string_view MigrationCause(std::string_view cause) {
-  static constexpr std::pair<std::string_view, std::string_view> kCauses[] = {
-      {"_USER", "user prefetch"},
-      {"_COHERENCE", "page fault"},
-      {"_PREFETCH", "speculative prefetch"},
-      {"_EVICTION", "eviction"},
-      {"_ACCESS_COUNTERS", "access counters"}};
-  for (const auto& [suffix, label] : kCauses) {
-    if (cause.ends_with(suffix)) return label;
-  }
-  return "migration";
+  static constexpr Named kCauses[] = {{"_USER", "user prefetch"},
+                                      {"_COHERENCE", "page fault"},
+                                      {"_PREFETCH", "speculative prefetch"},
+                                      {"_EVICTION", "eviction"},
+                                      {"_ACCESS_COUNTERS", "access counters"}};
+  return BySuffix(kCauses, cause, "migration");
 }
 
 // A CUPTI synchronisation record's name as Kineto names the same records
 // (cuda_sync: "Stream Sync", ...), from its syncType's enum name, so that one
 // program's synchronisations read alike in both producers' traces.
 std::string_view SyncName(std::string_view type) {
-  static constexpr std::pair<std::string_view, std::string_view> kTypes[] = {
-      {"_EVENT_SYNCHRONIZE", "Event Sync"},
-      {"_STREAM_WAIT_EVENT", "Stream Wait Event"},
-      {"_STREAM_SYNCHRONIZE", "Stream Sync"},
-      {"_CONTEXT_SYNCHRONIZE", "Context Sync"}};
-  for (const auto& [suffix, name] : kTypes) {
-    if (type.ends_with(suffix)) return name;
-  }
-  return "Synchronization";
+  static constexpr Named kTypes[] = {{"_EVENT_SYNCHRONIZE", "Event Sync"},
+                                     {"_STREAM_WAIT_EVENT", "Stream Wait Event"},
+                                     {"_STREAM_SYNCHRONIZE", "Stream Sync"},
+                                     {"_CONTEXT_SYNCHRONIZE", "Context Sync"}};
+  return BySuffix(kTypes, type, "Synchronization");
 }
 
 // "Pageable", "Device", ... for a copy's name, as Kineto names its copies.
