@@ -21,11 +21,14 @@ const char* Name(Severity severity) {
 }
 
 // By severity, then by what fixing each would save (those that project no
-// saving last), then in the rules' order.
+// saving last), then the step-time diagnosis, then in the rules' order.
 void SortFindings(std::vector<Finding>& findings) {
+  // Of findings as severe that save as much, the step-time diagnosis first:
+  // it says what decided the window the others are parts of.
   std::stable_sort(findings.begin(), findings.end(), [](const Finding& x, const Finding& y) {
     if (x.severity != y.severity) return x.severity > y.severity;
-    return x.saving_ns > y.saving_ns;
+    if (x.saving_ns != y.saving_ns) return x.saving_ns > y.saving_ns;
+    return x.id.starts_with("step_") && !y.id.starts_with("step_");
   });
 }
 

@@ -45,7 +45,8 @@ std::vector<Finding> AdvisePipeline(const PipeTable& table, const Thresholds& th
 std::vector<Finding> AdviseSummaries(const ReportedSummaries& summaries, const Analysis& analysis,
                                      const Thresholds& thresholds = {});
 
-// Most severe first, the order within a severity kept.
+// Most severe first, then the larger saving, then the step-time diagnosis
+// (step_*), the order otherwise kept.
 void SortFindings(std::vector<Finding>& findings);
 
 }  // namespace opscope::analyze
