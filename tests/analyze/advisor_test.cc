@@ -482,6 +482,34 @@ TEST(Advisor, ACaptureRunIsStartUpThoughItsCapturesFillLittle) {
   EXPECT_NE(once[0].id, "step_capture");
 }
 
+// Set-up whose allocation calls recur (a loop that allocates and frees each
+// iteration, as a lower-triangular solver's Nsight export did 879 times) says
+// that part is not one-off, with the calls; a few calls are not a loop.
+TEST(Advisor, AllocationMadeAgainAndAgainIsNotCalledOneOff) {
+  const auto setup = [](int iterations) {
+    Builder b;
+    b.Add(EventClass::kRuntime, "cudaEventCreate", 0, 20000);  // the context, made on first use
+    for (int i = 0; i < iterations; ++i) {
+      const int64_t t = 20000 + i * 100;
+      b.Correlate(-1).Add(EventClass::kRuntime, "cudaMalloc", t, t + 30);
+      b.Correlate(i).Add(EventClass::kRuntime, "cudaLaunchKernel", t + 30, t + 35);
+      b.Correlate(i).Add(EventClass::kKernel, "solve", t + 36, t + 60);
+      b.Correlate(-1).Add(EventClass::kRuntime, "cudaFree", t + 60, t + 100);
+    }
+    const auto findings = Advise(AnalyzeTrace(b.model));
+    return findings.empty() ? Finding{} : findings[0];
+  };
+  const Finding loop = setup(20);
+  EXPECT_EQ(loop.id, "step_setup");
+  EXPECT_NE(loop.evidence.find("allocation made again and again, not one-off: cudaFree 20 calls"),
+            std::string::npos)
+      << loop.evidence;
+  EXPECT_NE(loop.action.find("Here it does"), std::string::npos) << loop.action;
+  const Finding few = setup(5);
+  EXPECT_EQ(few.id, "step_setup");
+  EXPECT_EQ(few.evidence.find("again and again"), std::string::npos) << few.evidence;
+}
+
 TEST(Advisor, SetUpAndWarmUpTogetherAreStartUp) {
   const auto first = [](int64_t setup_us, int64_t compile_us) {
     Builder b;

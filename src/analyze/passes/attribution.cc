@@ -24,6 +24,9 @@ namespace opscope::analyze {
 namespace {
 
 constexpr size_t kTop = 5;
+// Calls of one allocation function from which it is made again and again
+// (in a loop), not once at start-up.
+constexpr int64_t kRecurringCalls = 10;
 
 struct StateText {
   std::string_view key, label;
@@ -1232,6 +1235,25 @@ void DiagnosisRule(const RuleContext& c, std::vector<Finding>& out) {
     f.severity = Severity::kWarning;
     f.title = fmt::format("One-off set-up{} {}: this is start-up, not steady state",
                           v.states.size() > 1 ? " and warm-up fill" : " fills", share);
+    // Of the set-up's largest parts, the allocation calls made again and again
+    // (a loop that allocates and frees each iteration): not one-off, said so.
+    std::string recurring;
+    int64_t recurring_ns = 0;
+    for (const auto& [name, ns] : at->top[Index(StepState::kSetup)]) {
+      const auto stats = std::find_if(
+          c.analysis.operators.begin(), c.analysis.operators.end(), [&](const OpStats& o) {
+            return o.name == name && o.cls == EventClass::kRuntime && o.count >= kRecurringCalls;
+          });
+      if (stats == c.analysis.operators.end() || !IsMemoryAllocation(name)) continue;
+      recurring += fmt::format("{}{} {} calls ({:.3f} ms)", recurring.empty() ? "" : ", ", name,
+                               stats->count, ns / 1e6);
+      recurring_ns += ns;
+    }
+    if (!recurring.empty()) {
+      f.evidence +=
+          fmt::format("; of it, {:.3f} ms is allocation made again and again, not one-off: {}",
+                      recurring_ns / 1e6, recurring);
+    }
     f.action =
         std::string(c.analysis.pytorch
                         ? "Judge steady-state steps: profile after warm-up (torch.profiler "
@@ -1242,6 +1264,9 @@ void DiagnosisRule(const RuleContext& c, std::vector<Finding>& out) {
                           "--delay or --capture-range=cudaProfilerApi, msprof --delay) and mark "
                           "its iterations with NVTX or ROCTx ranges. If allocation recurs in "
                           "every iteration, allocate once and reuse the buffers.") +
+        (recurring.empty() ? std::string()
+                           : " Here it does: allocate the buffers once, before the loop, and "
+                             "reuse them.") +
         " Saving, were it all one-off: " + after(v.ns) + ".";
     f.saving_ns = std::min(v.ns, path_bound);
   } else if (v.id == "step_compute") {
