@@ -831,7 +831,8 @@ std::vector<Verdict> Verdicts(const Attribution& at) {
 // ranges are recorded, else a graph capture from kCapturePct, else
 // untraced from kUntracedPct, set-up from kSetupPct (set-up and warm-up
 // together from kSetupPct too, each kOneOffPartPct or more, named after the
-// larger), warm-up from kWarmupPct, in that order; else the largest.
+// larger), warm-up from kWarmupPct, in that order; else the largest (one-off
+// work only where it exceeds the steady state's largest by a third).
 constexpr double kCapturePct = 50, kUntracedPct = 50, kSetupPct = 50, kWarmupPct = 30;
 // The share of the window each of set-up and warm-up must take to be judged
 // together (a few allocations beside a long warm-up are the warm-up's).
@@ -906,9 +907,21 @@ Verdict Choose(const Attribution& at, const CriticalPath* path) {
   const auto bounded = [&](const Verdict& x) {
     return std::min(x.ns, PathBound(at.window_ns, path, x.states));
   };
-  return *std::max_element(v.begin(), v.end(), [&](const Verdict& x, const Verdict& y) {
-    return bounded(x) < bounded(y);
-  });
+  const auto largest =
+      std::max_element(v.begin(), v.end(),
+                       [&](const Verdict& x, const Verdict& y) { return bounded(x) < bounded(y); });
+  // One-off work under its thresholds (set-up, warm-up) leads only where it
+  // clearly exceeds the steady state's largest: in a near tie the steady
+  // state's lever, paid every iteration, is the one to name (a whole
+  // program's trace: its allocations, beside a launch-bound loop).
+  const bool one_off = largest == v.begin() + 1 || largest == v.begin() + 2;
+  if (one_off) {
+    const auto steady = std::max_element(
+        v.begin() + 3, v.end(),
+        [&](const Verdict& x, const Verdict& y) { return bounded(x) < bounded(y); });
+    if (steady != v.end() && 4 * bounded(*steady) >= 3 * bounded(*largest)) return *steady;
+  }
+  return *largest;
 }
 
 const CriticalPath* PathOf(const Analysis& analysis) {
@@ -925,9 +938,6 @@ std::string PartsText(const Attribution& at, StepState s, size_t n = 3) {
   return text;
 }
 
-// What the host copies' memory says about pinning (transfers pass): pin
-// where many are pageable, say so where they are pinned already, nothing
-// where the trace does not record it.
 // What the CPU samples in the untraced time show, for a finding's evidence:
 // "; the host's CPU samples in it (812 of the window's 913): std::foo 40.1%,
 // ...; modules: app 95.0%, libc.so.6 5.0%", or "" where none fell there.
@@ -946,6 +956,9 @@ std::string SampledText(const Attribution& at) {
                      list(at.untraced_modules));
 }
 
+// What the host copies' memory says about pinning (transfers pass): pin
+// where many are pageable, say so where they are pinned already, nothing
+// where the trace does not record it.
 std::string PinningAdvice(const Analysis& a) {
   const auto* found = a.results.Get<std::vector<TransferStats>>(kTransfersPass);
   if (found == nullptr) return {};
@@ -1233,8 +1246,10 @@ void DiagnosisRule(const RuleContext& c, std::vector<Finding>& out) {
                                               : ""));
   } else if (v.id == "step_setup") {
     f.severity = Severity::kWarning;
-    f.title = fmt::format("One-off set-up{} {}: this is start-up, not steady state",
-                          v.states.size() > 1 ? " and warm-up fill" : " fills", share);
+    // Under half the window it is the largest part, not the whole story.
+    f.title = fmt::format("One-off set-up{} {}{}: start-up, not steady state",
+                          v.states.size() > 1 ? " and warm-up fill" : " fills", share,
+                          pct < kSetupPct ? ", the largest part" : "");
     // Of the set-up's largest parts, the allocation calls made again and again
     // (a loop that allocates and frees each iteration): not one-off, said so.
     std::string recurring;
@@ -1666,7 +1681,9 @@ Pass AttributionPass() {
                   "communication, peers, queued work), memory, data loading, host overhead "
                   "(launch, framework; runtime latency where a host thread is blocked in a "
                   "synchronisation for half of it or more) and the host blocked with the "
-                  "device idle; critical "
+                  "device idle, set-up and warm-up under their thresholds among them only where "
+                  "they exceed the largest of the others by a third (in a nearer tie the "
+                  "steady state's lever is named); critical "
                   "from 50% of the window, warning from 20% (compute: warning from 50%, set-up "
                   "and untraced: warning); on a CPU trace the compute verdict names tiny "
                   "operators (the framework's cost per call) where the outermost computing "
