@@ -309,6 +309,34 @@ found = findings(out) if run.returncode == 0 else []
 check(len(found) == 1 and found[0]["id"] == "no_events" and "CUPTI_ACTIVITY_KIND_KERNEL" in found[0]["evidence"],
       f"an export without events gets one finding naming the tables it lacks ({[f['id'] for f in found]})")
 
+# An export whose CUDA tracing did not start (a PyTorch program's export said
+# 'No CUDA events collected' 27 times and held two runtime calls): the
+# diagnosis that nothing explains the time says what the reader could not
+# use, the missing tables and Nsight's own warning, not only the notes' table.
+blind = os.path.join(checks.scratch, "blind.sqlite")
+db = sqlite3.connect(blind)
+db.executescript("""
+CREATE TABLE META_DATA_EXPORT (name TEXT, value TEXT);
+INSERT INTO META_DATA_EXPORT VALUES ('EXPORT_PRODUCT_NAME', 'NVIDIA Nsight Systems');
+CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT NOT NULL);
+INSERT INTO StringIds VALUES (1, 'cudaGetDeviceProperties_v12000'), (2, 'cuModuleGetLoadingMode');
+CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME (start INT, end INT, eventClass INT, globalTid INT, correlationId INT,
+                                          nameId INT, returnValue INT);
+INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (1000, 1600, 0, 1, 1, 1, 0), (38000000, 38000700, 0, 1, 2, 2, 0);
+CREATE TABLE ENUM_DIAGNOSTIC_SEVERITY_LEVEL (id INTEGER PRIMARY KEY, name TEXT, label TEXT);
+INSERT INTO ENUM_DIAGNOSTIC_SEVERITY_LEVEL VALUES (1, 'Info', 'Info'), (2, 'Warning', 'Warning');
+CREATE TABLE DIAGNOSTIC_EVENT (timestamp INT, timestampType INT, source INT, severity INT, text TEXT, globalPid INT);
+INSERT INTO DIAGNOSTIC_EVENT VALUES (0, 0, 1, 2, 'No CUDA events collected. Does the process use CUDA?', 0);
+""")
+db.commit()
+db.close()
+run, out = analyze(blind, "blind")
+found = findings(out) if run.returncode == 0 else []
+untraced = next((f for f in found if f["id"] == "step_untraced"), {})
+check("No CUDA events collected" in untraced.get("evidence", "")
+      and "CUPTI_ACTIVITY_KIND_KERNEL" in untraced.get("evidence", ""),
+      f"the untraced diagnosis says what the reader could not use ({untraced.get('evidence', '')[-200:]})")
+
 # Another producer's SQLite: not an Nsight export.
 other = os.path.join(checks.scratch, "other.sqlite")
 db = sqlite3.connect(other)

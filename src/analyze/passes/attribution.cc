@@ -14,6 +14,7 @@
 #include "analyze/mapped.h"
 #include "analyze/names.h"
 #include "analyze/passes/critical_path.h"
+#include "analyze/passes/import_notes.h"
 #include "analyze/passes/op_stats.h"
 #include "analyze/passes/transfers.h"
 #include "analyze/reported.h"
@@ -1209,6 +1210,22 @@ void DiagnosisRule(const RuleContext& c, std::vector<Finding>& out) {
                         "annotation; the trace cannot say what the program waited on",
                         share);
     f.evidence += SampledText(*at);
+    // What the reader could not find may be why nothing explains the time
+    // (an export without its kernel or runtime tables, the profiler's own
+    // warnings that it collected no CUDA events): said here, not only in
+    // the import notes' table.
+    if (const auto* notes = c.analysis.results.Get<ImportNotes>(kImportNotesPass);
+        notes != nullptr && !notes->notes.empty()) {
+      std::string said;
+      for (const std::string& note : notes->notes) said += (said.empty() ? "" : " ") + note;
+      constexpr size_t kSaid = 600;  // bytes: the table has them whole
+      if (said.size() > kSaid) {
+        size_t cut = kSaid;
+        while (cut > 0 && (static_cast<unsigned char>(said[cut]) & 0xC0) == 0x80) --cut;
+        said = said.substr(0, cut) + "… (the import notes have it whole)";
+      }
+      f.evidence += "; what the reader could not use: " + said;
+    }
     // What the device did in the rest, so the untraced part is not read as
     // the whole story (a long trace whose host was not recorded).
     const int64_t device_ns = at->Of(StepState::kCompute) + at->Of(StepState::kCommunication) +
