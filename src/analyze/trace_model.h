@@ -280,6 +280,15 @@ class TraceModel {
     uint32_t function = 0, module = 0;
   };
   std::vector<CpuSample> cpu_samples;
+  // The OS runtime calls (Nsight Systems' OSRT_API: poll, pthread_join, read,
+  // ...) of the thread that made the most device runtime calls, the one that
+  // drives the device: where no event explains the time, they say whether
+  // it waited on something (another thread, I/O, a lock) and on what.
+  struct OsCall {
+    int64_t start_ns = 0, end_ns = 0;
+    uint32_t name = 0;  // interned
+  };
+  std::vector<OsCall> launcher_os_calls;
 
   // What the reader could not use, each a sentence for the report ("tables
   // not in this export: ..."; "12 rows without a valid end were left out"):

@@ -273,6 +273,24 @@ for j in range(5):
     db.execute("INSERT INTO COMPOSITE_EVENTS VALUES (?, ?, 0, ?, ?, 1)", (n, last + 75_000 + j * 100_000, waiting, tid))
     db.execute("INSERT INTO SAMPLING_CALLCHAINS (id, symbol, module, stackDepth) VALUES (?, ?, ?, 0)",
                (n, futex, ids["/usr/lib/libc.so.6"]))
+# OS runtime calls (OSRT_API): the thread that made the most CUDA runtime calls
+# (the lower globalTid of a tie) waits in pthread_join for the gap's first
+# fifth and in read before the gap (not in it); another thread polls through
+# the whole gap (not the launching thread: not counted).
+launcher = db.execute("SELECT globalTid FROM CUPTI_ACTIVITY_KIND_RUNTIME GROUP BY globalTid "
+                      "ORDER BY count(*) DESC, globalTid LIMIT 1").fetchone()[0]
+other = db.execute("SELECT globalTid FROM CUPTI_ACTIVITY_KIND_RUNTIME WHERE globalTid != ? LIMIT 1",
+                   (launcher,)).fetchone()[0]
+db.execute("CREATE TABLE OSRT_API (start INTEGER NOT NULL, end INTEGER NOT NULL, eventClass INTEGER NOT NULL, "
+           "globalTid INTEGER, nameId INTEGER NOT NULL, returnValue INTEGER NOT NULL, nestingLevel INTEGER, "
+           "callchainId INTEGER NOT NULL)")
+os_names = {t: db.execute("INSERT INTO StringIds (value) VALUES (?)", (t,)).lastrowid
+            for t in ("pthread_join", "read", "poll")}
+join_ns = gap // 5
+db.executemany("INSERT INTO OSRT_API VALUES (?, ?, 27, ?, ?, 0, 0, 0)",
+               [(last + 1000, last + 1000 + join_ns, launcher, os_names["pthread_join"]),
+                (first, first + 5000, launcher, os_names["read"]),
+                (last, last + gap, other, os_names["poll"])])
 db.commit()
 db.close()
 program = sum(1 for i in range(len(times)) if i % 10 < 7)
@@ -287,9 +305,12 @@ check(run.returncode == 0 and first_finding.get("id") == "step_untraced" and wan
 check(f"({len(times)} of the window's {len(times) + len(busy)})" in first_finding.get("evidence", "")
       and f"'app' {100 * (program + 0) / len(times):.1f}%" in first_finding.get("evidence", "")
       and "'libc.so.6'" in first_finding.get("evidence", "") and "ampere_sgemm" not in first_finding.get("evidence", "")
-      and "futex" not in first_finding.get("evidence", ""),
+      and "futex" not in first_finding.get("evidence", "")
+      and f"spent {join_ns / 1e6:.3f} ms of it in OS calls: pthread_join {join_ns / 1e6:.3f} ms"
+      in first_finding.get("evidence", "") and "poll" not in first_finding.get("evidence", ""),
       f"{len(times)} samples in the untraced time of {len(times) + len(busy)} in the window, by function and "
-      f"module, the waiting thread's left out ({first_finding.get('evidence', '')[-260:]})")
+      f"module, the waiting thread's left out; the launching thread's {join_ns} ns in pthread_join, not the "
+      f"other thread's poll ({first_finding.get('evidence', '')[-400:]})")
 
 # An export that recorded nothing the analysis uses (an OpenMP tutorial's
 # exports held only scheduling events and said nothing): a finding says so,

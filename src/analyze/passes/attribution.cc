@@ -228,6 +228,7 @@ class Attributor {
         Total(Intersect(blocked, exclusive_[Index(StepState::kFramework)]));
     out_.ns[Index(StepState::kUntraced)] = Total(remaining);
     Samples(remaining);
+    OsCalls(remaining);
     Contributors(host);
     Outlier();
     Startup();
@@ -280,6 +281,27 @@ class Attributor {
     };
     out_.untraced_functions = top(functions);
     out_.untraced_modules = top(modules);
+  }
+
+  // The launching thread's OS calls in the untraced time, by function.
+  void OsCalls(const Intervals& untraced) {
+    if (model_.launcher_os_calls.empty()) return;
+    std::map<std::string, Intervals> by_name;
+    for (const TraceModel::OsCall& call : model_.launcher_os_calls) {
+      by_name[std::string(model_.String(call.name))].push_back({call.start_ns, call.end_ns});
+    }
+    std::vector<std::pair<std::string, int64_t>> parts;
+    UnionBuilder all;
+    for (auto& [name, spans] : by_name) {
+      const Intervals in = Intersect(Union(std::move(spans)), untraced);
+      for (const Interval& i : in) all.Add(i);
+      if (const int64_t ns = Total(in); ns > 0) parts.emplace_back(name, ns);
+    }
+    out_.untraced_os_ns = Total(all.Take());
+    std::stable_sort(parts.begin(), parts.end(),
+                     [](const auto& a, const auto& b) { return a.second > b.second; });
+    if (parts.size() > 3) parts.resize(3);
+    out_.untraced_os_calls = std::move(parts);
   }
 
   // The outermost computing operators of a CPU trace in the window, and the
@@ -943,7 +965,19 @@ std::string PartsText(const Attribution& at, StepState s, size_t n = 3) {
 // "; the host's CPU samples in it (812 of the window's 913): std::foo 40.1%,
 // ...; modules: app 95.0%, libc.so.6 5.0%", or "" where none fell there.
 std::string SampledText(const Attribution& at) {
-  if (at.untraced_samples <= 0) return {};
+  // The launching thread's OS calls there: "; the thread that launches the
+  // device's work spent 612.3 ms of it in OS calls: pthread_join 595.5 ms".
+  std::string os;
+  if (at.untraced_os_ns > 0) {
+    std::string calls;
+    for (const auto& [name, ns] : at.untraced_os_calls) {
+      calls += fmt::format("{}{} {:.3f} ms", calls.empty() ? "" : ", ", name, ns / 1e6);
+    }
+    os = fmt::format(
+        "; the thread that launches the device's work spent {:.3f} ms of it in OS calls: {}",
+        at.untraced_os_ns / 1e6, calls);
+  }
+  if (at.untraced_samples <= 0) return os;
   const auto list = [&](const std::vector<std::pair<std::string, int64_t>>& top) {
     std::string out;
     for (const auto& [name, n] : top) {
@@ -952,9 +986,9 @@ std::string SampledText(const Attribution& at) {
     }
     return out;
   };
-  return fmt::format("; the host's CPU samples in it ({} of the window's {}): {}; modules: {}",
+  return fmt::format("; the host's CPU samples in it ({} of the window's {}): {}; modules: {}{}",
                      at.untraced_samples, at.window_samples, list(at.untraced_functions),
-                     list(at.untraced_modules));
+                     list(at.untraced_modules), os);
 }
 
 // What the host copies' memory says about pinning (transfers pass): pin

@@ -95,6 +95,11 @@ struct Attribution {
   // says.
   int64_t untraced_samples = 0, window_samples = 0;
   std::vector<std::pair<std::string, int64_t>> untraced_functions, untraced_modules;
+  // The launching thread's OS calls (TraceModel::launcher_os_calls) in the
+  // untraced time: their time there in all, and by function, most first (at
+  // most three).
+  int64_t untraced_os_ns = 0;
+  std::vector<std::pair<std::string, int64_t>> untraced_os_calls;
   bool steps_inferred = false;  // the steps are InferSteps's, not the trace's own
   bool cpu_is_device = false;   // a trace without device work: its operators are the compute
   std::array<int64_t, kStepStates> ns{};

@@ -157,6 +157,7 @@ class Reader {
     Runtime();
     Nvtx();
     Samples();
+    OsCalls();
     Diagnostics();
     if (!missing_.empty()) {
       model_.import_notes.push_back(
@@ -481,6 +482,29 @@ class Reader {
         });
     std::sort(model_.cpu_samples.begin(), model_.cpu_samples.end(),
               [](const auto& a, const auto& b) { return a.ns < b.ns; });
+  }
+
+  // The OS runtime calls (OSRT_API) of the thread that made the most CUDA
+  // runtime calls; optional, as `nsys profile -t cuda` writes none.
+  void OsCalls() {
+    if (!db_.HasTable("OSRT_API") || !db_.HasTable("CUPTI_ACTIVITY_KIND_RUNTIME")) return;
+    const auto o = db_.Columns("OSRT_API");
+    if (!Has(o, "start") || !Has(o, "end") || !Has(o, "globalTid") || !Has(o, "nameId") ||
+        !Has(db_.Columns("CUPTI_ACTIVITY_KIND_RUNTIME"), "globalTid")) {
+      return;
+    }
+    std::unordered_map<int64_t, uint32_t> name_of;  // nameId -> interned name
+    db_.Query(
+        "SELECT start, end, nameId FROM OSRT_API WHERE globalTid = (SELECT globalTid FROM "
+        "CUPTI_ACTIVITY_KIND_RUNTIME GROUP BY globalTid ORDER BY count(*) DESC, globalTid LIMIT 1)",
+        [&](sqlite3_stmt* s) {
+          EventRow row;
+          if (!Span(s, 0, 1, row)) return;
+          auto [it, added] = name_of.emplace(IntOr(s, 2, -1), 0);
+          if (added) it->second = model_.Intern(strings_(s, 2));
+          model_.launcher_os_calls.push_back(
+              {row.start_ns, row.start_ns + row.duration_ns, it->second});
+        });
   }
 
   void Nvtx() {
