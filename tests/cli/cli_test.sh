@@ -829,7 +829,12 @@ with zipfile.ZipFile(os.path.join(out, "slip.zip"), "w") as z:
     z.writestr("job/rank0.json", "[]")
     z.writestr("../slip.json", "[]")
 PY
-scratch=${TMPDIR:-/tmp}
+# A scratch folder of this case's own: counted before and after, it holds no
+# other test's unpacked archives (tests run side by side).
+old_tmpdir=${TMPDIR-}
+scratch="$dir/archive_tmp"
+mkdir -p "$scratch"
+export TMPDIR="$scratch"
 before=$(ls -d "$scratch"/opscope-archive-* 2>/dev/null | wc -l)
 expect_status 0 "analyze the folder" "$opscope" analyze "$samples/level1_text_2rank" --format json --out "$dir/r-folder"
 sed "s#$samples/level1_text_2rank#JOB#g" "$dir/out" > "$dir/folder.json"
@@ -889,6 +894,7 @@ if [ -e "$dir/../slip.json" ] || [ -e "$scratch/slip.json" ]; then echo "FAIL: t
 after=$(ls -d "$scratch"/opscope-archive-* 2>/dev/null | wc -l)
 if [ "$after" -le "$before" ]; then echo "ok: no unpacked folder is left behind"; else
   echo "FAIL: unpacked folders left in $scratch"; failures=$((failures + 1)); fi
+if [ -n "$old_tmpdir" ]; then export TMPDIR="$old_tmpdir"; else unset TMPDIR; fi
 # A zip of two traces through a pipe, stored or deflated, is refused: only its
 # first entry could be read (issue 39: a stored one was read as its first).
 for method in ZIP_STORED ZIP_DEFLATED; do
