@@ -1305,7 +1305,10 @@ void DiagnosisRule(const RuleContext& c, std::vector<Finding>& out) {
     // (a loop that allocates and frees each iteration): not one-off, said so.
     std::string recurring;
     int64_t recurring_ns = 0;
-    for (const auto& [name, ns] : at->top[Index(StepState::kSetup)]) {
+    for (const auto& part : at->top[Index(StepState::kSetup)]) {
+      // (not a structured binding: clang 14 cannot capture one in a lambda)
+      const std::string& name = part.first;
+      const int64_t ns = part.second;
       const auto stats = std::find_if(
           c.analysis.operators.begin(), c.analysis.operators.end(), [&](const OpStats& o) {
             return o.name == name && o.cls == EventClass::kRuntime && o.count >= kRecurringCalls;
