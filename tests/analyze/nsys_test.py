@@ -158,6 +158,16 @@ def planted_copy(name):
     return db, path, first, last, tid, call
 
 
+def synthetic(name, script):
+    """A database made by `script` (SQL), analysed: (run, report folder)."""
+    path = os.path.join(checks.scratch, name + ".sqlite")
+    db = sqlite3.connect(path)
+    db.executescript(script)
+    db.commit()
+    db.close()
+    return analyze(path, name)
+
+
 def findings(out):
     with open(os.path.join(out, "analysis.json")) as f:
         return [r for r in json.load(f)["results"] if r["section"] == "findings"]
@@ -315,17 +325,12 @@ check(f"({len(times)} of the window's {len(times) + len(busy)})" in first_findin
 # An export that recorded nothing the analysis uses (an OpenMP tutorial's
 # exports held only scheduling events and said nothing): a finding says so,
 # with the tables it lacks.
-empty = os.path.join(checks.scratch, "empty.sqlite")
-db = sqlite3.connect(empty)
-db.executescript("""
+run, out = synthetic("empty", """
 CREATE TABLE META_DATA_EXPORT (name TEXT, value TEXT);
 INSERT INTO META_DATA_EXPORT VALUES ('EXPORT_PRODUCT_NAME', 'NVIDIA Nsight Systems');
 CREATE TABLE SCHED_EVENTS (start INT, cpu INT, isSchedIn INT, globalTid INT);
 INSERT INTO SCHED_EVENTS VALUES (1000, 0, 1, 1), (5000, 0, 0, 1);
 """)
-db.commit()
-db.close()
-run, out = analyze(empty, "empty")
 found = findings(out) if run.returncode == 0 else []
 check(len(found) == 1 and found[0]["id"] == "no_events" and "CUPTI_ACTIVITY_KIND_KERNEL" in found[0]["evidence"],
       f"an export without events gets one finding naming the tables it lacks ({[f['id'] for f in found]})")
@@ -334,9 +339,7 @@ check(len(found) == 1 and found[0]["id"] == "no_events" and "CUPTI_ACTIVITY_KIND
 # 'No CUDA events collected' 27 times and held two runtime calls): the
 # diagnosis that nothing explains the time says what the reader could not
 # use, the missing tables and Nsight's own warning, not only the notes' table.
-blind = os.path.join(checks.scratch, "blind.sqlite")
-db = sqlite3.connect(blind)
-db.executescript("""
+run, out = synthetic("blind", """
 CREATE TABLE META_DATA_EXPORT (name TEXT, value TEXT);
 INSERT INTO META_DATA_EXPORT VALUES ('EXPORT_PRODUCT_NAME', 'NVIDIA Nsight Systems');
 CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT NOT NULL);
@@ -349,9 +352,6 @@ INSERT INTO ENUM_DIAGNOSTIC_SEVERITY_LEVEL VALUES (1, 'Info', 'Info'), (2, 'Warn
 CREATE TABLE DIAGNOSTIC_EVENT (timestamp INT, timestampType INT, source INT, severity INT, text TEXT, globalPid INT);
 INSERT INTO DIAGNOSTIC_EVENT VALUES (0, 0, 1, 2, 'No CUDA events collected. Does the process use CUDA?', 0);
 """)
-db.commit()
-db.close()
-run, out = analyze(blind, "blind")
 found = findings(out) if run.returncode == 0 else []
 untraced = next((f for f in found if f["id"] == "step_untraced"), {})
 check("No CUDA events collected" in untraced.get("evidence", "")
