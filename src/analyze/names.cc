@@ -204,15 +204,18 @@ std::string_view CompileKind(std::string_view name) {
   return "";
 }
 
-bool IsMemoryAllocation(std::string_view name) {
-  std::string fn(FunctionOf(Lower(BaseName(name))));
-  // The driver's versioned entry points: cuMemAlloc_v2, cuMemFreeHost_v2.
-  if (const size_t v = fn.rfind("_v");
-      v != std::string::npos && v + 2 < fn.size() &&
-      std::all_of(fn.begin() + static_cast<std::ptrdiff_t>(v) + 2, fn.end(),
-                  [](char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; })) {
-    fn.resize(v);
+std::string_view WithoutVersion(std::string_view name) {
+  const size_t at = name.rfind("_v");
+  if (at == std::string_view::npos || at + 2 >= name.size()) return name;
+  for (size_t i = at + 2; i < name.size(); ++i) {
+    if (!std::isdigit(static_cast<unsigned char>(name[i]))) return name;
   }
+  return name.substr(0, at);
+}
+
+bool IsMemoryAllocation(std::string_view name) {
+  // The driver's versioned entry points too: cuMemAlloc_v2, cuMemFreeHost_v2.
+  const std::string fn(WithoutVersion(FunctionOf(Lower(BaseName(name)))));
   // Stream-ordered allocation (cudaMallocAsync, cuMemFreeAsync) is queued
   // work, cheap on the host: not set-up.
   if (fn.ends_with("async")) return false;

@@ -82,6 +82,9 @@ std::string_view CompileKind(std::string_view name);
 // memory, or maps it (cudaMalloc, cuMemFreeHost_v2, cuMemUnmap, hipHostMalloc,
 // aclrtFree); the stream-ordered ones (cudaMallocAsync) are not.
 bool IsMemoryAllocation(std::string_view name);
+// A driver or runtime entry point without its "_v<version>" suffix:
+// "cudaLaunchKernel_v7000" -> "cudaLaunchKernel", "cuMemAlloc_v2" -> "cuMemAlloc".
+std::string_view WithoutVersion(std::string_view name);
 
 std::string Lower(std::string_view s);
 bool Contains(const std::string& haystack, std::string_view needle);

@@ -115,16 +115,6 @@ std::string MemoryLabel(std::string_view kind) {
   return label;
 }
 
-// "cudaLaunchKernel_v7000" -> "cudaLaunchKernel".
-std::string_view WithoutVersion(std::string_view name) {
-  const size_t at = name.rfind("_v");
-  if (at == std::string_view::npos || at + 2 >= name.size()) return name;
-  for (size_t i = at + 2; i < name.size(); ++i) {
-    if (!std::isdigit(static_cast<unsigned char>(name[i]))) return name;
-  }
-  return name.substr(0, at);
-}
-
 // PyTorch's emit_nvtx ranges: "aten::mm, seq = 12, op_id = 3, sizes = [...]"
 // -> "aten::mm"; "" for any other range.
 std::string_view FrameworkOperator(std::string_view text) {
