@@ -149,6 +149,13 @@ void AppendMicros(std::string& out, int64_t ns) {
   out += static_cast<char>('0' + fraction % 10);
 }
 
+std::string CutUtf8(std::string_view text, size_t max_bytes) {
+  if (text.size() <= max_bytes) return std::string(text);
+  size_t cut = max_bytes;
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
+  return std::string(text.substr(0, cut)) + "…";
+}
+
 std::string SanitizeUtf8(std::string_view text) {
   std::string out;
   out.reserve(text.size());

@@ -38,6 +38,10 @@ std::string EscapeCsvField(std::string_view text);
 // Returns `text` with HTML's special characters as entities, invalid UTF-8 replaced.
 std::string EscapeHtml(std::string_view text);
 
+// Returns `text` whole when it holds `max_bytes` bytes or fewer, else its first
+// `max_bytes` bytes (fewer, to end on a whole UTF-8 character) and "…".
+std::string CutUtf8(std::string_view text, size_t max_bytes);
+
 // Splits "a,b,c"; throws Error(kInvalidArgument) naming `option` on an empty item.
 std::vector<std::string> SplitList(const std::string& text, const std::string& option);
 

@@ -18,11 +18,9 @@ constexpr int kKeyWidth = 300;  // the key of numbered points
 constexpr const char* kPalette[] = {"#4a7bd0", "#d08a4a", "#3e9b5a", "#b0413e", "#7e57c2",
                                     "#2a9d8f", "#c2a03a", "#5c6b73", "#e76f9a", "#8d6e63"};
 
+// At most `max_chars` bytes before the ellipsis, one fewer once cut.
 std::string Shorten(const std::string& text, size_t max_chars) {
-  if (text.size() <= max_chars) return text;
-  size_t cut = max_chars - 1;
-  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
-  return text.substr(0, cut) + "…";
+  return text.size() <= max_chars ? text : core::CutUtf8(text, max_chars - 1);
 }
 
 struct Range {

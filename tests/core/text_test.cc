@@ -83,5 +83,13 @@ TEST(Html, EscapesMarkup) {
             "a&#x2400;b&#x241B;[31m&#x2407;&#x2421;\tc");
 }
 
+// Cut on whole UTF-8 characters: "é" is two bytes, never split.
+TEST(CutUtf8, KeepsShortTextAndCutsOnWholeCharacters) {
+  EXPECT_EQ(CutUtf8("abc", 3), "abc");
+  EXPECT_EQ(CutUtf8("abcd", 3), "abc…");
+  EXPECT_EQ(CutUtf8("ab\xc3\xa9z", 3), "ab…");  // byte 3 is inside "é"
+  EXPECT_EQ(CutUtf8("ab\xc3\xa9z", 4), "ab\xc3\xa9…");
+}
+
 }  // namespace
 }  // namespace opscope::core

@@ -19,6 +19,7 @@
 #include "analyze/passes/transfers.h"
 #include "analyze/reported.h"
 #include "analyze/runtime_calls.h"
+#include "core/text.h"
 
 namespace opscope::analyze {
 
@@ -1253,11 +1254,8 @@ void DiagnosisRule(const RuleContext& c, std::vector<Finding>& out) {
       std::string said;
       for (const std::string& note : notes->notes) said += (said.empty() ? "" : " ") + note;
       constexpr size_t kSaid = 600;  // bytes: the table has them whole
-      if (said.size() > kSaid) {
-        size_t cut = kSaid;
-        while (cut > 0 && (static_cast<unsigned char>(said[cut]) & 0xC0) == 0x80) --cut;
-        said = said.substr(0, cut) + "… (the import notes have it whole)";
-      }
+      if (said.size() > kSaid)
+        said = core::CutUtf8(said, kSaid) + " (the import notes have it whole)";
       f.evidence += "; what the reader could not use: " + said;
     }
     // What the device did in the rest, so the untraced part is not read as

@@ -12,6 +12,7 @@
 #include "analyze/mapped.h"
 #include "analyze/names.h"
 #include "analyze/passes/attribution.h"
+#include "core/text.h"
 #include "opscope/opscope.h"
 
 namespace opscope::analyze {
@@ -450,12 +451,7 @@ void DominantOperatorRule(const RuleContext& c, std::vector<Finding>& out) {
     // evidence the whole name.
     constexpr size_t kTitleName = 100;
     const bool shortened = top->name.size() > kTitleName;
-    std::string title_name = top->name;
-    if (shortened) {
-      size_t cut = kTitleName;
-      while (cut > 0 && (static_cast<unsigned char>(top->name[cut]) & 0xC0) == 0x80) --cut;
-      title_name = top->name.substr(0, cut) + "…";
-    }
+    const std::string title_name = core::CutUtf8(top->name, kTitleName);
     std::string action =
         attention ? std::string(
                         "It is an attention kernel: check that the shapes run a fused (flash) "

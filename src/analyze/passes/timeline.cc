@@ -7,18 +7,12 @@
 #include <unordered_map>
 
 #include "analyze/analysis.h"
+#include "core/text.h"
 
 namespace opscope::analyze {
 namespace {
 
 constexpr size_t kMaxNameChars = 1000, kMaxArgsChars = 400;
-
-std::string Capped(std::string_view text, size_t max_chars) {
-  if (text.size() <= max_chars) return std::string(text);
-  size_t cut = max_chars;
-  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;  // UTF-8
-  return std::string(text.substr(0, cut)) + "…";
-}
 
 // What the hover shows beside an event's name and duration: the columns the
 // model has for it, those it does not left out. Ids (correlation, external)
@@ -49,7 +43,7 @@ std::string ArgsOf(const TraceModel& m, size_t e) {
   add_id("module", m.module);
   add_int("flops", m.flops);
   add_int("bytes", m.bytes);
-  return Capped(out, kMaxArgsChars);
+  return core::CutUtf8(out, kMaxArgsChars);
 }
 
 }  // namespace
@@ -200,8 +194,8 @@ TimelineSummary SummarizeTimeline(const TraceModel& m, int bins, size_t max_even
     kept.reserve(chosen.size());
     for (const uint32_t e : chosen) {
       kept.push_back({m.start_ns[e], m.duration_ns[e],
-                      intern(Capped(m.String(m.name[e]), kMaxNameChars)), intern(ArgsOf(m, e)),
-                      m.cls[e]});
+                      intern(core::CutUtf8(m.String(m.name[e]), kMaxNameChars)),
+                      intern(ArgsOf(m, e)), m.cls[e]});
     }
   }
   return out;
