@@ -251,11 +251,8 @@ class Attributor {
   // parameters) and module.
   void Samples(const Intervals& untraced) {
     if (model_.cpu_samples.empty()) return;
-    const auto inside = [](const Intervals& set, int64_t t) {
-      const auto after = std::upper_bound(set.begin(), set.end(), t,
-                                          [](int64_t x, const Interval& i) { return x < i.begin; });
-      return after != set.begin() && t < std::prev(after)->end;
-    };
+    // A sample at t lies in a set where the set covers [t, t + 1).
+    const auto inside = [](const Intervals& set, int64_t t) { return Covered(set, t, t + 1) > 0; };
     std::map<std::string, int64_t> functions, modules;
     for (const TraceModel::CpuSample& sample : model_.cpu_samples) {
       if (!inside(window_, sample.ns)) continue;
