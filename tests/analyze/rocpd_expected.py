@@ -2,7 +2,10 @@
 """What a rocpd database (rocprofv3) holds, from its tables with Python's
 sqlite3 alone, independently of opscope: kernel dispatches by kernel name
 (display_name without the ".kd" suffix), copies by direction (the copy's
-name), host calls, ROCTx ranges, each set of tables (name suffix) on its own.
+name), host calls, ROCTx ranges, and the delay from each launch call to its
+kernel's start (the two records' events share their internal correlation id,
+stack_id: rocprofv3's generateRocpd writes correlation_id.internal there),
+each set of tables (name suffix) on its own.
 
     rocpd_expected.py FILE.db    prints the figures as JSON
 """
@@ -19,6 +22,7 @@ def expected(path):
     kernels = collections.defaultdict(lambda: [0, 0])
     copies = collections.defaultdict(lambda: [0, 0, 0])
     out = {"calls": 0, "markers": [], "events": 0, "devices": set()}
+    delays = []
     for u in sets:
         strings = dict(db.execute(f'SELECT id, string FROM "rocpd_string{u}"'))
         symbols = {}
@@ -50,6 +54,13 @@ def expected(path):
             else:
                 out["calls"] += 1
             out["events"] += 1
+        delays += [k - r for (r, k) in db.execute(
+            f'SELECT R.start, K.start FROM "rocpd_region{u}" R '
+            f'JOIN "rocpd_event{u}" RE ON RE.id = R.event_id '
+            f'JOIN "rocpd_event{u}" KE ON KE.stack_id = RE.stack_id AND KE.stack_id > 0 '
+            f'JOIN "rocpd_kernel_dispatch{u}" K ON K.event_id = KE.id')]
+    delays.sort()
+    out["launch_delay_p50_ns"] = delays[len(delays) // 2] if delays else None
     out["kernels"] = {k: {"count": c, "total_ns": t} for k, (c, t) in kernels.items()}
     out["copies"] = {d: {"count": c, "bytes": b, "total_ns": t} for d, (c, b, t) in copies.items()}
     out["devices"] = sorted(out["devices"])

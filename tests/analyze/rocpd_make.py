@@ -4,8 +4,11 @@ published rocpd schema (schema_version 3: each process's tables end in its
 set's uuid; the unsuffixed views join the sets), for the rocpd reader's test:
 two processes' table sets, one GPU each, a training loop of three
 iterations per process marked by ROCTx ranges "step N", each iteration a
-host-to-device copy, kernels launched by hipLaunchKernel (linked by their
-events' correlation ids), an RCCL all-reduce and a hipDeviceSynchronize.
+host-to-device copy, kernels launched by hipLaunchKernel, an RCCL all-reduce
+and a hipDeviceSynchronize. Each record's event holds what rocprofv3 writes
+there: its internal correlation id in stack_id (a launch call and its
+kernel share one; every other record has its own), and the external
+correlation id, 0 for all (the program set none), in correlation_id.
 The columns are the schema's; only those the schema marks NOT NULL and those
 the reader uses are filled.
 
@@ -91,9 +94,13 @@ def make(path, sets=SETS):
         corr = 0
         t = 1_000_000 + n * 1000
 
-        def event(category, correlation):
-            cur = db.execute(f"INSERT INTO {T('rocpd_event')} (category_id, correlation_id) VALUES (?, ?)",
-                             (s(category), correlation))
+        def event(category, correlation=None):
+            nonlocal corr
+            if correlation is None:  # a record of its own
+                corr += 1
+                correlation = corr
+            cur = db.execute(f"INSERT INTO {T('rocpd_event')} (category_id, stack_id, parent_stack_id, "
+                             "correlation_id) VALUES (?, ?, 0, 0)", (s(category), correlation))
             return cur.lastrowid
 
         def region(name, category, start, end, correlation=None):

@@ -4,7 +4,8 @@ published schema by rocpd_make.py (two processes' table sets, and the views
 that join them) must read as rocpd_expected.py reads its tables on its own:
 every kernel's dispatch count and time, copies by direction with bytes, the
 events in all, ROCTx "step N" ranges as steps, the GPU's name, launch calls
-linked to their kernels by the events' correlation ids. A database with only
+linked to their kernels by the events' internal correlation ids (stack_id;
+the external correlation_id, 0 in every row, links nothing). A database with only
 some tables is read for what it has and names the others; a record whose end
 precedes its start is left out and counted.
 
@@ -47,8 +48,10 @@ steps = sorted(r["step"] for r in rows(out, "steps"))
 check(steps == sorted(want["markers"]), f"the ROCTx ranges are the steps ({steps})")
 launch = rows(out, "launch")
 kernel_count = sum(k["count"] for n, k in want["kernels"].items() if not n.startswith("nccl"))
-check(launch and int(launch[0]["kernels"]) == kernel_count and launch[0]["launch_delay_p50_ns"] != "",
-      f"the launch calls are linked to their {kernel_count} compute kernels ({launch[:1]})")
+check(launch and int(launch[0]["kernels"]) == kernel_count
+      and launch[0]["launch_delay_p50_ns"] == str(want["launch_delay_p50_ns"]),
+      f"the launch calls are linked to their {kernel_count} compute kernels, median delay "
+      f"{want['launch_delay_p50_ns']} ns ({launch[:1]})")
 with open(os.path.join(out, "analysis.json")) as f:
     text = f.read()
 check(all(d in text for d in want["devices"]), f"the GPU is named ({want['devices']})")

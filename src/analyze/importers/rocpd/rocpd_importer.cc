@@ -87,11 +87,12 @@ class Reader {
     return true;
   }
 
-  // A correlation id, unique across sets (the ids restart in each).
+  // A correlation id, unique across sets (the ids restart in each); -1 for
+  // none (0: the record has no id to link by).
   int64_t Correlation(sqlite3_stmt* s, int col) const {
     if (sqlite3_column_type(s, col) != SQLITE_INTEGER) return -1;
     const int64_t id = sqlite3_column_int64(s, col);
-    return id < 0 ? -1 : static_cast<int64_t>(set_) << 40 | (id & 0xFFFFFFFFFF);
+    return id <= 0 ? -1 : static_cast<int64_t>(set_) << 40 | (id & 0xFFFFFFFFFF);
   }
 
   std::string_view String(sqlite3_stmt* s, int col) const {
@@ -105,8 +106,14 @@ class Reader {
     const auto table = [&](std::string_view name) { return std::string(name) + set; };
     const std::string event = table("rocpd_event");
     const bool events = Has(event);
-    // A column of a record's event (its correlation id, its category), or
-    // NULL without the table.
+    // The column that links a call to its device work: the internal
+    // correlation id (stack_id), never the external one (correlation_id: 0
+    // for every record unless the program set external ids), which only a
+    // table without stack_id can offer.
+    link_ = events && opscope::analyze::Has(db_.Columns(event), "stack_id") ? "stack_id"
+                                                                            : "correlation_id";
+    // A column of a record's event (its link, its category), or NULL without
+    // the table.
     const auto event_column = [&](const char* alias, const char* column) {
       return events ? fmt::format("(SELECT E.{} FROM {} E WHERE E.id = {}.event_id)", column, event,
                                   alias)
@@ -181,8 +188,7 @@ class Reader {
     const uint32_t category = model_.Intern("kernel");
     std::unordered_map<uint32_t, EventClass> cls_of;
     db_.Query("SELECT K.start, K.\"end\", K.agent_id, K.queue_id, K.kernel_id, " +
-                  event_column("K", "correlation_id") + " FROM " + table("rocpd_kernel_dispatch") +
-                  " K",
+                  event_column("K", link_) + " FROM " + table("rocpd_kernel_dispatch") + " K",
               [&](sqlite3_stmt* s) {
                 EventRow row;
                 if (!Span(s, 0, row)) return;
@@ -204,37 +210,37 @@ class Reader {
   void Copies(const Table& table, const EventColumn& event_column) {
     if (!Has(table("rocpd_memory_copy"))) return;
     const uint32_t category = model_.Intern("gpu_memcpy");
-    db_.Query(
-        "SELECT M.start, M.\"end\", M.name_id, M.src_agent_id, M.dst_agent_id, M.size, " +
-            event_column("M", "correlation_id") + " FROM " + table("rocpd_memory_copy") + " M",
-        [&](sqlite3_stmt* s) {
-          EventRow row;
-          if (!Span(s, 0, row)) return;
-          const std::string_view op = String(s, 2);
-          const int64_t src = sqlite3_column_int64(s, 3), dst = sqlite3_column_int64(s, 4);
-          const bool src_cpu = cpus_.count(src) > 0, dst_cpu = cpus_.count(dst) > 0;
-          // A copy without a name: the operation its two agents' types spell.
-          std::string by_agents;
-          if (op.empty()) {
-            by_agents = std::string("MEMORY_COPY_") + (src_cpu ? "HOST" : "DEVICE") + "_TO_" +
-                        (dst_cpu ? "HOST" : "DEVICE");
-          }
-          CopyInfo copy;
-          copy.direction =
-              MemoryCopyDirection(op.empty() ? std::string_view(by_agents) : op, src == dst);
-          // On the GPU end's copy lane (the source's for device to host).
-          const int col = copy.direction == CopyDirection::kDeviceToHost ? 3 : 4;
-          row.name = model_.Intern(fmt::format("Memcpy {}", Name(copy.direction)));
-          row.category = category;
-          row.cls = EventClass::kMemcpy;
-          row.bytes = sqlite3_column_type(s, 5) == SQLITE_INTEGER && sqlite3_column_int64(s, 5) >= 0
-                          ? sqlite3_column_int64(s, 5)
-                          : -1;
-          row.copy = copy.Packed();
-          row.track = Gpu(s, col, "copies");
-          row.correlation = Correlation(s, 6);
-          model_.Append(row);
-        });
+    db_.Query("SELECT M.start, M.\"end\", M.name_id, M.src_agent_id, M.dst_agent_id, M.size, " +
+                  event_column("M", link_) + " FROM " + table("rocpd_memory_copy") + " M",
+              [&](sqlite3_stmt* s) {
+                EventRow row;
+                if (!Span(s, 0, row)) return;
+                const std::string_view op = String(s, 2);
+                const int64_t src = sqlite3_column_int64(s, 3), dst = sqlite3_column_int64(s, 4);
+                const bool src_cpu = cpus_.count(src) > 0, dst_cpu = cpus_.count(dst) > 0;
+                // A copy without a name: the operation its two agents' types spell.
+                std::string by_agents;
+                if (op.empty()) {
+                  by_agents = std::string("MEMORY_COPY_") + (src_cpu ? "HOST" : "DEVICE") + "_TO_" +
+                              (dst_cpu ? "HOST" : "DEVICE");
+                }
+                CopyInfo copy;
+                copy.direction =
+                    MemoryCopyDirection(op.empty() ? std::string_view(by_agents) : op, src == dst);
+                // On the GPU end's copy lane (the source's for device to host).
+                const int col = copy.direction == CopyDirection::kDeviceToHost ? 3 : 4;
+                row.name = model_.Intern(fmt::format("Memcpy {}", Name(copy.direction)));
+                row.category = category;
+                row.cls = EventClass::kMemcpy;
+                row.bytes =
+                    sqlite3_column_type(s, 5) == SQLITE_INTEGER && sqlite3_column_int64(s, 5) >= 0
+                        ? sqlite3_column_int64(s, 5)
+                        : -1;
+                row.copy = copy.Packed();
+                row.track = Gpu(s, col, "copies");
+                row.correlation = Correlation(s, 6);
+                model_.Append(row);
+              });
   }
 
   template <typename Table, typename EventColumn>
@@ -242,37 +248,38 @@ class Reader {
     if (!Has(table("rocpd_region"))) return;
     const uint32_t runtime = model_.Intern("cuda_runtime"), rccl = model_.Intern("rccl_api"),
                    marker = model_.Intern("user_annotation");
-    db_.Query(
-        "SELECT R.start, R.\"end\", R.name_id, R.tid, " + event_column("R", "category_id") + ", " +
-            event_column("R", "correlation_id") + " FROM " + table("rocpd_region") + " R",
-        [&](sqlite3_stmt* s) {
-          EventRow row;
-          if (!Span(s, 0, row)) return;
-          const std::string_view name = String(s, 2), kind = String(s, 4);
-          const auto thread = threads_.find(sqlite3_column_int64(s, 3));
-          row.track = thread != threads_.end()
-                          ? thread->second
-                          : model_.TrackFor("process", std::to_string(sqlite3_column_int64(s, 3)));
-          row.name = model_.Intern(name.empty() ? kind : name);
-          if (kind.find("MARKER") != std::string_view::npos) {
-            if (row.duration_ns == 0) {
-              ++model_.instant_events;  // a mark
-              return;
-            }
-            row.category = marker;
-            row.cls = IsIterationMarker(name) ? EventClass::kStep : EventClass::kAnnotation;
-          } else {
-            row.category = kind.find("RCCL") != std::string_view::npos ? rccl : runtime;
-            row.cls = EventClass::kRuntime;
-            row.correlation = Correlation(s, 5);
-          }
-          model_.Append(row);
-        });
+    db_.Query("SELECT R.start, R.\"end\", R.name_id, R.tid, " + event_column("R", "category_id") +
+                  ", " + event_column("R", link_) + " FROM " + table("rocpd_region") + " R",
+              [&](sqlite3_stmt* s) {
+                EventRow row;
+                if (!Span(s, 0, row)) return;
+                const std::string_view name = String(s, 2), kind = String(s, 4);
+                const auto thread = threads_.find(sqlite3_column_int64(s, 3));
+                row.track =
+                    thread != threads_.end()
+                        ? thread->second
+                        : model_.TrackFor("process", std::to_string(sqlite3_column_int64(s, 3)));
+                row.name = model_.Intern(name.empty() ? kind : name);
+                if (kind.find("MARKER") != std::string_view::npos) {
+                  if (row.duration_ns == 0) {
+                    ++model_.instant_events;  // a mark
+                    return;
+                  }
+                  row.category = marker;
+                  row.cls = IsIterationMarker(name) ? EventClass::kStep : EventClass::kAnnotation;
+                } else {
+                  row.category = kind.find("RCCL") != std::string_view::npos ? rccl : runtime;
+                  row.cls = EventClass::kRuntime;
+                  row.correlation = Correlation(s, 5);
+                }
+                model_.Append(row);
+              });
   }
 
   const SqliteDb& db_;
   TraceModel& model_;
   size_t set_ = 0;
+  const char* link_ = "stack_id";  // the event column linking a call to its work
   std::unordered_map<int64_t, std::string> strings_;
   std::unordered_map<int64_t, std::string> gpus_;  // agent id -> track pid
   std::unordered_map<int64_t, bool> cpus_;

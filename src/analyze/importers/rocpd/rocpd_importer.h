@@ -20,8 +20,12 @@
 // - rocpd_region: host calls on their threads (HIP, HSA, RCCL: runtime
 //   calls), ROCTx ranges (a MARKER category: annotations, iteration markers
 //   as steps); a zero-length marker is an instant event;
-// - rocpd_event: each record's correlation id (its event_id), which links a
-//   launch call to its device work within the set.
+// - rocpd_event: each record's internal correlation id (its event_id's
+//   stack_id: rocprofv3 writes the record's correlation_id.internal there,
+//   the ancestor's in parent_stack_id and the external id, 0 unless the
+//   program set one, in correlation_id), which links a launch call to its
+//   device work within the set; a table without stack_id links by
+//   correlation_id. An id of 0 links nothing.
 // Times are nanoseconds.
 #ifndef OPSCOPE_ANALYZE_IMPORTERS_ROCPD_ROCPD_IMPORTER_H_
 #define OPSCOPE_ANALYZE_IMPORTERS_ROCPD_ROCPD_IMPORTER_H_
