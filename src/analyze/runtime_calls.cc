@@ -26,13 +26,17 @@ RuntimeKind RuntimeKindOf(std::string_view name) {
     return Contains(n, "async") ? RuntimeKind::kAsyncCopy : RuntimeKind::kBlocked;
   }
   // Set-up, and teardown at exit (modules unloaded, contexts destroyed):
-  // once per run, not per step.
+  // once per run, not per step. A graph (model) loaded onto an Ascend
+  // device is its instantiation: AscendCL's aclmdlLoad*, and CANN's
+  // model-level ModelLoad that msprof and torch_npu record (GE's profiling
+  // design, docs/en/design/features/profiling.md: "how long does model
+  // loading take"); running it (ModelExecute, aclmdlExecute) is a launch.
   for (const std::string_view setup :
-       {"streamcreate",      "streamdestroy",    "eventcreate",   "eventdestroy",
-        "graphcreate",       "graphinstantiate", "graphdestroy",  "graphexecdestroy",
-        "setdevice",         "devicereset",      "ctxcreate",     "ctxdestroy",
-        "primaryctxrelease", "primaryctxreset",  "moduleunload",  "libraryunload",
-        "hostregister",      "hostunregister",   "createcontext", "createstream"}) {
+       {"streamcreate",     "streamdestroy", "eventcreate",       "eventdestroy",    "graphcreate",
+        "graphinstantiate", "graphdestroy",  "graphexecdestroy",  "setdevice",       "devicereset",
+        "ctxcreate",        "ctxdestroy",    "primaryctxrelease", "primaryctxreset", "moduleunload",
+        "libraryunload",    "hostregister",  "hostunregister",    "createcontext",   "createstream",
+        "modelload",        "modelunload",   "aclmdlload",        "aclmdlunload"}) {
     if (Contains(n, setup)) return RuntimeKind::kSetup;
   }
   return RuntimeKind::kLaunch;

@@ -161,6 +161,15 @@ TEST(Names, MatchOnWordsAndExactOperators) {
         "cuDevicePrimaryCtxRelease_v2", "cudaDeviceReset", "cuMemUnmap", "cuMemHostAlloc"}) {
     EXPECT_EQ(RuntimeKindOf(call), RuntimeKind::kSetup) << call;
   }
+  // An Ascend graph (model) loaded once is set-up; executing it is a launch.
+  for (const char* call :
+       {"ModelLoad", "aclmdlLoadFromFile", "aclmdlLoadFromMem", "aclmdlUnload"}) {
+    EXPECT_EQ(RuntimeKindOf(call), RuntimeKind::kSetup) << call;
+  }
+  EXPECT_EQ(RuntimeKindOf("ModelExecute"), RuntimeKind::kLaunch);
+  EXPECT_EQ(RuntimeKindOf("aclmdlExecute"), RuntimeKind::kLaunch);
+  EXPECT_EQ(RuntimeKindOf("aclrtSynchronizeDeviceWithTimeout"), RuntimeKind::kBlocked);
+  EXPECT_EQ(RuntimeKindOf("aclrtSynchronizeStreamWithTimeout"), RuntimeKind::kBlocked);
   EXPECT_EQ(RuntimeKindOf("cuLaunchKernel"), RuntimeKind::kLaunch);
   EXPECT_EQ(RuntimeKindOf("cudaMallocAsync"), RuntimeKind::kLaunch);
   EXPECT_EQ(RuntimeKindOf("cuModuleLoadDataEx"), RuntimeKind::kCompile);
