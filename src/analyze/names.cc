@@ -214,8 +214,12 @@ std::string_view WithoutVersion(std::string_view name) {
 }
 
 bool IsMemoryAllocation(std::string_view name) {
-  // The driver's versioned entry points too: cuMemAlloc_v2, cuMemFreeHost_v2.
-  const std::string fn(WithoutVersion(FunctionOf(Lower(BaseName(name)))));
+  // The driver's versioned entry points too: cuMemAlloc_v2, cuMemFreeHost_v2;
+  // and a call named with its layer, as torch_npu names CANN's calls
+  // ("AscendCL@aclrtMalloc"): the function after the '@'.
+  std::string_view base = BaseName(name);
+  if (const size_t at = base.rfind('@'); at != std::string_view::npos) base.remove_prefix(at + 1);
+  const std::string fn(WithoutVersion(FunctionOf(Lower(base))));
   // Stream-ordered allocation (cudaMallocAsync, cuMemFreeAsync) is queued
   // work, cheap on the host: not set-up.
   if (fn.ends_with("async")) return false;
@@ -224,11 +228,15 @@ bool IsMemoryAllocation(std::string_view name) {
   // cudaMallocPitch, cudaFree, cudaFreeHost, cudaHostAlloc; cuMemAlloc,
   // cuMemAllocHost, cuMemAllocManaged, cuMemHostAlloc, cuMemFree,
   // cuMemFreeHost; hipMalloc, hipHostMalloc, hipExtMallocWithFlags, hipFree,
-  // hipHostFree; aclrtMalloc, aclrtMallocHost, aclrtFree, aclrtFreeHost.
+  // hipHostFree; aclrtMalloc, aclrtMallocHost, aclrtFree, aclrtFreeHost,
+  // aclrtFreePhysical, and the allocation torch_npu's caching allocator
+  // makes through CANN (aclMallocMemInner: msprof-analyze's memory rule,
+  // advisor/rules/en/memory.yaml, names it with aclrtFree and
+  // aclrtFreePhysical as the calls that leave the device free).
   for (const std::string_view prefix :
        {"cudamalloc", "cudafree", "cudahostalloc", "cumemalloc", "cumemfree", "cumemhostalloc",
         "hipmalloc", "hipfree", "hiphostmalloc", "hiphostfree", "hipextmalloc", "hipmemalloc",
-        "aclrtmalloc", "aclrtfree"}) {
+        "aclrtmalloc", "aclrtfree", "aclmallocmem"}) {
     if (fn.starts_with(prefix)) return true;
   }
   // Virtual memory management, which allocators (PyTorch's expandable

@@ -508,6 +508,28 @@ TEST(Advisor, AllocationMadeAgainAndAgainIsNotCalledOneOff) {
   const Finding few = setup(5);
   EXPECT_EQ(few.id, "step_setup");
   EXPECT_EQ(few.evidence.find("again and again"), std::string::npos) << few.evidence;
+
+  // torch_npu's caching allocator going to the device in every iteration
+  // (CANN's calls named with their layer): the allocator's levers, as
+  // msprof-analyze's memory rule gives them, not "allocate once".
+  Builder npu;
+  npu.Add(EventClass::kRuntime, "AscendCL@aclrtSetDevice", 0, 20000);
+  for (int i = 0; i < 20; ++i) {
+    const int64_t t = 20000 + i * 100;
+    npu.Add(EventClass::kHostOp, "aten::empty", t, t + 31);
+    npu.Add(EventClass::kRuntime, "AscendCL@aclMallocMemInner", t, t + 30);
+    npu.Correlate(i).Add(EventClass::kRuntime, "AscendCL@aclnnAdd", t + 30, t + 35);
+    npu.Correlate(i).Add(EventClass::kKernel, "Add", t + 36, t + 60);
+    npu.Correlate(-1).Add(EventClass::kRuntime, "AscendCL@aclrtFreePhysical", t + 60, t + 100);
+  }
+  const auto findings = Advise(AnalyzeTrace(npu.model));
+  ASSERT_FALSE(findings.empty());
+  EXPECT_EQ(findings[0].id, "step_setup");
+  EXPECT_NE(findings[0].evidence.find("AscendCL@aclMallocMemInner 20 calls"), std::string::npos)
+      << findings[0].evidence;
+  EXPECT_NE(findings[0].action.find("expandable_segments:True"), std::string::npos)
+      << findings[0].action;
+  EXPECT_EQ(findings[0].action.find("before the loop"), std::string::npos) << findings[0].action;
 }
 
 // One-off set-up under half the window that only just leads a steady state

@@ -1329,8 +1329,15 @@ void DiagnosisRule(const RuleContext& c, std::vector<Finding>& out) {
                           "its iterations with NVTX or ROCTx ranges. If allocation recurs in "
                           "every iteration, allocate once and reuse the buffers.") +
         (recurring.empty() ? std::string()
-                           : " Here it does: allocate the buffers once, before the loop, and "
-                             "reuse them.") +
+         : c.analysis.pytorch
+             // The caching allocator going back to the device (msprof-analyze's
+             // memory rule, advisor/rules/en/memory.yaml, gives the same levers).
+             ? " Here it does: the caching allocator asks the device for memory again and "
+               "again. Let it grow segments instead of allocating new ones "
+               "(PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True, PYTORCH_NPU_ALLOC_CONF on "
+               "Ascend), take empty_cache() out of the loop, and where the device's memory is "
+               "nearly full, lower the batch size."
+             : " Here it does: allocate the buffers once, before the loop, and reuse them.") +
         " Saving, were it all one-off: " + after(v.ns) + ".";
     f.saving_ns = std::min(v.ns, path_bound);
   } else if (v.id == "step_compute") {

@@ -147,12 +147,16 @@ TEST(Names, MatchOnWordsAndExactOperators) {
   for (const char* call : {"cuMemHostAlloc", "cuMemAllocHost_v2", "cuMemFreeHost", "cuMemAlloc_v2",
                            "cudaMallocManaged", "cudaMallocHost", "cudaFreeHost", "cudaHostAlloc",
                            "cuMemUnmap", "cuMemRelease", "cuMemCreate", "cuMemAddressReserve",
-                           "hipHostMalloc", "hipExtMallocWithFlags", "hipFree", "aclrtFreeHost"}) {
+                           "hipHostMalloc", "hipExtMallocWithFlags", "hipFree", "aclrtFreeHost",
+                           // CANN's calls as torch_npu names them, with their layer
+                           "AscendCL@aclrtMalloc", "AscendCL@aclMallocMemInner",
+                           "AscendCL@aclrtFreePhysical", "AscendCL@aclrtFree"}) {
     EXPECT_TRUE(IsMemoryAllocation(call)) << call;
   }
   for (const char* call :
        {"cuMemFreeAsync", "cudaMallocFromPoolAsync", "cuMemcpyHtoDAsync_v2", "cudaMemset",
-        "cuMemGetInfo_v2", "cudaMemPrefetchAsync", "cuMemMapArrayAsync"}) {
+        "cuMemGetInfo_v2", "cudaMemPrefetchAsync", "cuMemMapArrayAsync", "AscendCL@aclrtMemcpy",
+        "Dequeue@aclnnInplaceAdd"}) {
     EXPECT_FALSE(IsMemoryAllocation(call)) << call;
   }
   // Teardown at exit is one-off like set-up, not launch overhead.
