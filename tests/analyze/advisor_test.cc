@@ -608,6 +608,33 @@ TEST(Advisor, UntracedStepsAreNotCalledTooShort) {
   EXPECT_NE(without->action.find("A trace this short supports no step diagnosis"),
             std::string::npos)
       << without->action;
+  EXPECT_NE(without->action.find("Record what the window runs"), std::string::npos)
+      << without->action;
+}
+
+// Where the trace records the host's runtime calls already (a rocprofv3
+// --hip-trace run: a 277 ms hipMalloc, a few launches, then seconds of the
+// program's own host work), the untraced time is outside those calls:
+// recording them again is not the advice; marking or sampling the program is.
+TEST(Advisor, UntracedTimeBesideRecordedRuntimeCallsIsTheProgramsOwnWork) {
+  Builder b;
+  b.Add(EventClass::kRuntime, "hipMalloc", 1'000'000, 1'277'000);
+  for (int i = 0; i < 5; ++i) {
+    const int64_t t = 1'300'000 + i * 100;
+    b.Correlate(i).Add(EventClass::kRuntime, "hipLaunchKernel", t, t + 10);
+    b.Correlate(i).Add(EventClass::kKernel, "gemm", t + 20, t + 40);
+  }
+  b.Add(EventClass::kRuntime, "hipFree", 4'000'000, 4'000'100);
+  const auto findings = Advise(AnalyzeTrace(b.model));
+  ASSERT_FALSE(findings.empty());
+  EXPECT_EQ(findings[0].id, "step_untraced");
+  EXPECT_NE(findings[0].action.find("The trace records the host's runtime calls"),
+            std::string::npos)
+      << findings[0].action;
+  EXPECT_NE(findings[0].action.find("sample the host's CPU"), std::string::npos)
+      << findings[0].action;
+  EXPECT_EQ(findings[0].action.find("Record what the window runs"), std::string::npos)
+      << findings[0].action;
 }
 
 // Copies are judged by the wall time they fill in the trace's span, as layout

@@ -1268,14 +1268,30 @@ void DiagnosisRule(const RuleContext& c, std::vector<Finding>& out) {
               "that work faster, run it before the loop or beside the device's work (another "
               "thread or process), and mark it with NVTX ranges to see it in the trace. "
             : "";
+    // A trace that records the host's runtime calls already (a rocprofv3
+    // --hip-trace run whose program computes on the host for seconds between
+    // them): recording them again shows nothing new; the time is the
+    // program's own work outside them.
+    const int64_t calls_ns = at->Of(StepState::kLaunch) + at->Of(StepState::kBlocked) +
+                             at->Of(StepState::kSetup) + at->Of(StepState::kCompilation);
+    const std::string record =
+        calls_ns > 0 && at->untraced_samples == 0
+            ? fmt::format(
+                  "The trace records the host's runtime calls ({:.3f} ms of them): the time "
+                  "nothing explains is the program's own work outside them (host computation, "
+                  "I/O, start-up before its first call, checks after its last) or another "
+                  "process. Mark the program's phases with NVTX or ROCTx ranges (one per "
+                  "iteration, as steps) or sample the host's CPU (nsys --sample=cpu, perf "
+                  "record) to see it.",
+                  calls_ns / 1e6)
+            : "Record what the window runs: the host's operators and runtime calls with the "
+              "device (torch.profiler activities CPU and CUDA/NPU; rocprofv3 --hip-trace; nsys "
+              "-t cuda,nvtx), steps that cover the work (ProfilerStep or NVTX/ROCTx ranges per "
+              "iteration), threads that do it.";
     f.action =
         sampled +
         fmt::format(
-            "Record what the window runs: the host's operators and runtime calls with the device "
-            "(torch.profiler activities CPU and CUDA/NPU; rocprofv3 --hip-trace; nsys -t "
-            "cuda,nvtx), "
-            "steps that cover the work (ProfilerStep or NVTX/ROCTx ranges per iteration), threads "
-            "that do it.{}",
+            "{}{}", record,
             // Short is judged where there are no steps: complete steps of a
             // few hundred milliseconds are a fair sample, were they recorded.
             at->complete_steps == 0 && at->window_ns < 1000000000
