@@ -1271,9 +1271,10 @@ void DiagnosisRule(const RuleContext& c, std::vector<Finding>& out) {
     // A trace that records the host's runtime calls already (a rocprofv3
     // --hip-trace run whose program computes on the host for seconds between
     // them): recording them again shows nothing new; the time is the
-    // program's own work outside them.
-    const int64_t calls_ns = at->Of(StepState::kLaunch) + at->Of(StepState::kBlocked) +
-                             at->Of(StepState::kSetup) + at->Of(StepState::kCompilation);
+    // program's own work outside them. Compilation is left out: torch.compile's
+    // Python frames are no runtime call.
+    const int64_t calls_ns =
+        at->Of(StepState::kLaunch) + at->Of(StepState::kBlocked) + at->Of(StepState::kSetup);
     const std::string record =
         calls_ns > 0 && at->untraced_samples == 0
             ? fmt::format(
