@@ -166,10 +166,10 @@ StepState RuntimeState(RuntimeKind kind, bool copy_blocks) {
   }
 }
 
-void KeepTop(std::vector<std::pair<std::string, int64_t>>& v) {
+void KeepTop(std::vector<std::pair<std::string, int64_t>>& v, size_t keep = kTop) {
   std::stable_sort(v.begin(), v.end(),
                    [](const auto& x, const auto& y) { return x.second > y.second; });
-  if (v.size() > kTop) v.resize(kTop);
+  if (v.size() > keep) v.resize(keep);
 }
 
 class Attributor {
@@ -272,9 +272,7 @@ class Attributor {
     }
     const auto top = [](std::map<std::string, int64_t>& counts) {
       std::vector<std::pair<std::string, int64_t>> v(counts.begin(), counts.end());
-      std::stable_sort(v.begin(), v.end(),
-                       [](const auto& a, const auto& b) { return a.second > b.second; });
-      if (v.size() > 3) v.resize(3);
+      KeepTop(v, 3);
       return v;
     };
     out_.untraced_functions = top(functions);
@@ -296,9 +294,7 @@ class Attributor {
       if (const int64_t ns = Total(in); ns > 0) parts.emplace_back(name, ns);
     }
     out_.untraced_os_ns = Total(all.Take());
-    std::stable_sort(parts.begin(), parts.end(),
-                     [](const auto& a, const auto& b) { return a.second > b.second; });
-    if (parts.size() > 3) parts.resize(3);
+    KeepTop(parts, 3);
     out_.untraced_os_calls = std::move(parts);
   }
 
