@@ -1244,8 +1244,7 @@ void DiagnosisRule(const RuleContext& c, std::vector<Finding>& out) {
     // the import notes' table.
     if (const auto* notes = c.analysis.results.Get<ImportNotes>(kImportNotesPass);
         notes != nullptr && !notes->notes.empty()) {
-      std::string said;
-      for (const std::string& note : notes->notes) said += (said.empty() ? "" : " ") + note;
+      std::string said = notes->Joined();
       constexpr size_t kSaid = 600;  // bytes: the table has them whole
       if (said.size() > kSaid)
         said = core::CutUtf8(said, kSaid) + " (the import notes have it whole)";

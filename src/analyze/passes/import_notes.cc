@@ -101,8 +101,7 @@ void UnreadRecordsRule(const RuleContext& c, std::vector<Finding>& out) {
   const uint64_t all = n->left_out + n->read;
   const double pct = 100.0 * static_cast<double>(n->left_out) / static_cast<double>(all);
   if (pct < kUnreadInfoPct) return;
-  std::string evidence;
-  for (const std::string& note : n->notes) evidence += (evidence.empty() ? "" : " ") + note;
+  const std::string evidence = n->Joined();
   out.push_back(
       {"unread_records",
        pct >= kUnreadCriticalPct  ? Severity::kCritical
@@ -124,8 +123,7 @@ void UnreadRecordsRule(const RuleContext& c, std::vector<Finding>& out) {
 void NoEventsRule(const RuleContext& c, std::vector<Finding>& out) {
   const auto* n = c.analysis.results.Get<ImportNotes>(kImportNotesPass);
   if (n == nullptr || n->read > 0 || n->left_out > 0) return;
-  std::string evidence;
-  for (const std::string& note : n->notes) evidence += (evidence.empty() ? "" : " ") + note;
+  const std::string evidence = n->Joined();
   out.push_back(
       {"no_events", Severity::kWarning,
        "The trace holds no event to analyse: no device task, runtime call, operator or range "

@@ -18,6 +18,12 @@ struct ImportNotes {
   // that overlap unevenly).
   std::vector<std::string> notes;
   uint64_t left_out = 0, read = 0;  // records the reader left out; events it read
+  // The notes one after another, a space between, as findings quote them.
+  std::string Joined() const {
+    std::string all;
+    for (const std::string& note : notes) all += (all.empty() ? "" : " ") + note;
+    return all;
+  }
   // The trace's health, one count per check (the trace_health table): events
   // of no duration; host events that overlap unevenly (read as beside);
   // host-to-device flows that end before they start, of all with both ends;
