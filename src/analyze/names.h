@@ -80,7 +80,9 @@ bool IsIterationMarker(std::string_view name);
 std::string_view CompileKind(std::string_view name);
 // A host runtime call that allocates or frees device, pinned host or managed
 // memory, or maps it (cudaMalloc, cuMemFreeHost_v2, cuMemUnmap, hipHostMalloc,
-// aclrtFree); the stream-ordered ones (cudaMallocAsync) are not.
+// aclrtFree, also named with its layer as torch_npu names it:
+// AscendCL@aclMallocMemInner); the stream-ordered ones (cudaMallocAsync) are
+// not.
 bool IsMemoryAllocation(std::string_view name);
 // A driver or runtime entry point without its "_v<version>" suffix:
 // "cudaLaunchKernel_v7000" -> "cudaLaunchKernel", "cuMemAlloc_v2" -> "cuMemAlloc".
