@@ -14,9 +14,23 @@
 #include "opscope/opscope.h"
 #include "report/analysis_report.h"
 
+namespace {
+
+// The file each input is written to for the importer to read: one per
+// process, removed when the process exits (libFuzzer's end of run), so that
+// runs do not leave their last input behind (a failing input is kept by
+// libFuzzer itself, as crash-*).
+struct ScratchFile {
+  std::string path = "/tmp/opscope-fuzz-" + std::to_string(::getpid()) +
+                     (OPSCOPE_FUZZ_GZIP ? ".json.gz" : OPSCOPE_FUZZ_SUFFIX);
+  ~ScratchFile() { std::remove(path.c_str()); }
+};
+
+}  // namespace
+
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  static const std::string path = "/tmp/opscope-fuzz-" + std::to_string(::getpid()) +
-                                  (OPSCOPE_FUZZ_GZIP ? ".json.gz" : OPSCOPE_FUZZ_SUFFIX);
+  static const ScratchFile scratch;
+  const std::string& path = scratch.path;
   FILE* f = std::fopen(path.c_str(), "wb");
   if (f == nullptr) return 0;
   std::fwrite(data, 1, size, f);
