@@ -17,6 +17,25 @@
 #include "opscope/opscope_c.h"
 #include "test_util.h"
 
+#if defined(__SANITIZE_ADDRESS__)
+namespace {
+const pid_t kTestProcess = ::getpid();
+}  // namespace
+
+// LeakSanitizer's check at exit() is turned off in the fork tests' children.
+// There it can only be wrong or hang: the parent's other threads do not exist
+// in the child, so what their stacks and thread-exit records reach reads as
+// leaked ("Running thread N was not suspended. False leaks are possible."),
+// and GCC 12's libasan has no fork interceptor that holds the allocator's
+// locks across fork(), so the check, which takes every one of them, waited
+// forever on a lock another thread of the parent held at the fork (seen in
+// CI and here: __lsan::LockAllocator under exit(), 1 child of about 120 under
+// load). The parent's own check at its exit still runs.
+extern "C" __attribute__((visibility("default"), used)) int __lsan_is_turned_off() {
+  return ::getpid() != kTestProcess;
+}
+#endif
+
 namespace opscope {
 namespace {
 
@@ -269,10 +288,7 @@ TEST(Profiler, ForkWhileRecordingNeverHangsTheChild) {
     int status = 0;
     if (!WaitForChild(child, status)) {
       ++hung;
-    } else if (!WIFEXITED(status) || (WEXITSTATUS(status) != 0 && round % 3 != 1)) {
-      // A child that left by exit() must have exited, not necessarily with 0:
-      // under ASan, LeakSanitizer reports at exit what the parent's other
-      // threads left in the child's copy of memory (their thread-exit records).
+    } else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
       ++failed;
     }
   }
