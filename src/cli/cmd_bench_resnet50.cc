@@ -62,8 +62,9 @@ struct ResNet50Command {
       CommonOptions c = common;
       c.threads = threads;
       auto device = OpenDevice(c);
-      std::cerr << fmt::format("opscope: bench resnet50: {} batch {} on {} ({} threads)...\n", mode,
-                               batch, device->properties().id, device->properties().compute_units);
+      std::cerr << fmt::format("opscope: bench resnet50: {} batch {} on {} ({})...\n", mode, batch,
+                               device->properties().id,
+                               devices::ComputeUnitsText(device->properties()));
       return device;
     };
     EmitStep(common, "bench resnet50", suite::ResNet50(open, options));

@@ -28,7 +28,8 @@ struct DeviceOptions {
   int threads = 0;
 };
 
-constexpr int kBackendAbi = 2;
+// 3: Kernel::OutputType (a virtual function added to the kernels' interface).
+constexpr int kBackendAbi = 3;
 
 struct BackendApi {
   int abi = kBackendAbi;

@@ -17,6 +17,14 @@ const char* Name(CopyKind kind) {
   return "?";
 }
 
+std::string ComputeUnitsText(const DeviceProperties& p) {
+  const char* unit = p.kind == "cpu"    ? "threads"
+                     : p.kind == "cuda" ? "SMs"
+                     : p.kind == "npu"  ? "AI Cores"
+                                        : "compute units";
+  return std::to_string(p.compute_units) + " " + unit;
+}
+
 const char* Name(HostMemory memory) {
   return memory == HostMemory::kPinned ? "pinned" : "pageable";
 }

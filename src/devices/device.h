@@ -74,7 +74,7 @@ struct DeviceProperties {
   std::string kind;  // "cpu", "cuda"
   std::string name;  // model name
   std::string microarchitecture;
-  int compute_units = 0;  // cores (threads) used
+  int compute_units = 0;  // cores used: CPU threads, CUDA SMs, NPU AI Cores
   int compute_units_available = 0;
   double clock_ghz = 0;
   std::string clock_source;
@@ -88,6 +88,10 @@ struct DeviceProperties {
   std::string runtime;  // library versions the kernels use
   DeviceCapabilities capabilities;
 };
+
+// The compute units by their name on the device: "2 threads" (CPU), "132
+// SMs" (CUDA), "20 AI Cores" (NPU), else "N compute units".
+std::string ComputeUnitsText(const DeviceProperties& p);
 
 // kBidirectional: a host-to-device and a device-to-host copy at once (CopyBidirectional).
 enum class CopyKind { kHostToDevice, kDeviceToHost, kDeviceToDevice, kBidirectional };
@@ -148,6 +152,10 @@ class Kernel {
   virtual void ReadOutput(void* out) = 0;
   // The implementation actually chosen (e.g. oneDNN's "brg:avx512_core").
   virtual std::string Implementation() const = 0;
+  // The type the device wrote its result in before ReadOutput widened it to
+  // fp32: kBF16 or kF16 where the library writes the inputs' type (aclnn), so
+  // that the check allows that rounding as well; kF32 for the others.
+  virtual DType OutputType() const { return DType::kF32; }
 };
 
 // C[m,n] = A[m,k] * B[k,n], row-major; A and B in `dtype`, C in fp32.

@@ -139,9 +139,10 @@ StepOutput Bandwidth(devices::Device& device, const BandwidthOptions& options) {
   report::ResultTable table;
   table.section = "bandwidth";
   table.title = fmt::format(
-      "Bandwidth on {} ({} threads): GB/s = (bytes read + bytes written) / "
+      "Bandwidth on {} ({}): GB/s = (bytes read + bytes written) / "
       "median time{}",
-      device.properties().id, device.properties().compute_units, busy_before.TitleSuffix());
+      device.properties().id, devices::ComputeUnitsText(device.properties()),
+      busy_before.TitleSuffix());
   table.columns = {
       {"case", "Case", 0, false},
       {"type", "Type"},

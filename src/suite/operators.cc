@@ -18,6 +18,18 @@ namespace {
 using report::Unit;
 using report::Value;
 
+// What the title says of the output: fp32, or where a device wrote some
+// results in the inputs' type (aclnn), that those are noted.
+template <typename Results>
+std::string OutputWords(const Results& results) {
+  for (const auto& r : results) {
+    if (r.output_type != devices::DType::kF32) {
+      return "fp32 output, or the inputs' type where the note says so";
+    }
+  }
+  return "fp32 output";
+}
+
 int64_t ParseDimension(const std::string& text, const std::string& whole) {
   const auto fail = [&](const std::string& why) {
     return Error(ErrorCode::kInvalidArgument,
@@ -239,9 +251,10 @@ StepOutput Matmul(devices::Device& device, const MatmulOptions& options) {
 
   report::ResultTable table;
   table.section = "matmul";
-  table.title = fmt::format("matmul on {} ({}, {} threads): C = A x B, row-major, fp32 output{}",
-                            device.properties().id, device.properties().name,
-                            device.properties().compute_units, busy_before.TitleSuffix());
+  table.title =
+      fmt::format("matmul on {} ({}, {}): C = A x B, row-major, {}{}", device.properties().id,
+                  device.properties().name, devices::ComputeUnitsText(device.properties()),
+                  OutputWords(results), busy_before.TitleSuffix());
   table.columns = Concat<report::Column>(
       {{"case", "Case", 0, false},
        {"size", "Size"},
@@ -323,9 +336,9 @@ StepOutput Conv2d(devices::Device& device, const Conv2dOptions& options) {
   }
   report::ResultTable table;
   table.section = "conv2d";
-  table.title =
-      fmt::format("conv2d forward on {} ({} threads), fp32 output{}", device.properties().id,
-                  device.properties().compute_units, busy_before.TitleSuffix());
+  table.title = fmt::format("conv2d forward on {} ({}), {}{}", device.properties().id,
+                            devices::ComputeUnitsText(device.properties()), OutputWords(results),
+                            busy_before.TitleSuffix());
   table.columns = Concat<report::Column>(
       {{"case", "Case", 0, false},
        {"config", "Config"},
@@ -383,8 +396,9 @@ StepOutput Roofline(devices::Device& device, const RooflineOptions& options) {
   core::SaveCeilings(ceilings, path);
   report::ResultTable table;
   table.section = "ceilings";
-  table.title = fmt::format("Measured ceilings of {} ({}, {} threads)", device.properties().id,
-                            device.properties().name, device.properties().compute_units);
+  table.title =
+      fmt::format("Measured ceilings of {} ({}, {})", device.properties().id,
+                  device.properties().name, devices::ComputeUnitsText(device.properties()));
   table.columns = {
       {"ceiling", "Ceiling"},
       {"measured", "Measured", 0, false},

@@ -73,12 +73,17 @@ void FillRandom(double* data, size_t count) {
   for (size_t i = 0; i < count; ++i) data[i] = rng.Uniform();
 }
 
-double ErrorBound(devices::DType dtype, int64_t k) {
+double ErrorBound(devices::DType dtype, int64_t k, devices::DType output) {
   const double u = std::ldexp(1.0, -24);
   const double factor = dtype == devices::DType::kF32 ? 8.0 : 32.0;
   const double accumulation = factor * std::sqrt(static_cast<double>(std::max<int64_t>(k, 1))) * u;
   // tf32 rounds both fp32 inputs to 10-bit mantissas before multiplying.
-  return dtype == devices::DType::kTF32 ? accumulation + std::ldexp(1.0, -9) : accumulation;
+  const double inputs = dtype == devices::DType::kTF32 ? std::ldexp(1.0, -9) : 0.0;
+  // A result stored in bf16 (8 significant bits) or fp16 (11) is rounded once more.
+  const double stored = output == devices::DType::kBF16  ? std::ldexp(1.0, -8)
+                        : output == devices::DType::kF16 ? std::ldexp(1.0, -11)
+                                                         : 0.0;
+  return accumulation + inputs + stored;
 }
 
 void FillRandomOn(devices::Device& device, void* device_dst, size_t count, devices::DType dtype,
@@ -107,12 +112,20 @@ void Check(Verification& v, double got, double want, double magnitude, double bo
   if (std::isfinite(error)) v.max_relative_error = std::max(v.max_relative_error, error);
 }
 
+// The absolute error a result stored in `output` may carry below the type's
+// normal range: half fp16's smallest subnormal step (2^-24); bf16 keeps fp32's
+// exponent range, where it does not matter.
+double SubnormalFloor(devices::DType output) {
+  return output == devices::DType::kF16 ? std::ldexp(1.0, -25) : 0.0;
+}
+
 }  // namespace
 
 Verification VerifyMatmul(const devices::MatmulSpec& spec, const void* a, const void* b,
-                          const float* c, int samples) {
+                          const float* c, int samples, devices::DType output) {
   Verification v;
-  const double bound = ErrorBound(spec.dtype, spec.k);
+  const double bound = ErrorBound(spec.dtype, spec.k, output);
+  const double floor = SubnormalFloor(output);
   std::mt19937_64 rng(Seed());
   const int64_t total = spec.m * spec.n;
   const bool all = total <= 4096;
@@ -127,16 +140,18 @@ Verification VerifyMatmul(const devices::MatmulSpec& spec, const void* a, const 
       sum += product;
       magnitude += std::abs(product);
     }
-    Check(v, c[index], sum, magnitude, bound, fmt::format("C[{},{}]", i, j));
+    Check(v, c[index], sum, magnitude, bound + floor / std::max(magnitude, 1e-30),
+          fmt::format("C[{},{}]", i, j));
   }
   return v;
 }
 
 Verification VerifyConv2d(const devices::Conv2dSpec& s, const void* src, const void* weights,
-                          const float* dst, int samples) {
+                          const float* dst, int samples, devices::DType output) {
   Verification v;
   const int64_t cin_g = s.in_channels / s.groups, cout_g = s.out_channels / s.groups;
-  const double bound = ErrorBound(s.dtype, cin_g * s.kernel_h * s.kernel_w);
+  const double bound = ErrorBound(s.dtype, cin_g * s.kernel_h * s.kernel_w, output);
+  const double floor = SubnormalFloor(output);
   std::mt19937_64 rng(Seed());
   const int64_t oh = s.out_h(), ow = s.out_w();
   const int64_t total = s.batch * s.out_channels * oh * ow;
@@ -163,7 +178,8 @@ Verification VerifyConv2d(const devices::Conv2dSpec& s, const void* src, const v
         }
       }
     }
-    Check(v, dst[index], sum, magnitude, bound, fmt::format("out[{},{},{},{}]", n, co, y, x));
+    Check(v, dst[index], sum, magnitude, bound + floor / std::max(magnitude, 1e-30),
+          fmt::format("out[{},{},{},{}]", n, co, y, x));
   }
   return v;
 }

@@ -23,8 +23,10 @@ void FillRandomOn(devices::Device& device, void* device_dst, size_t count, devic
 // The relative error bound for a dot product of length `k` accumulated in fp32
 // from `dtype` inputs, relative to sum |a_i * b_i|:
 // fp32: 8 * sqrt(k) * 2^-24; bf16 and fp16 inputs: 32 * sqrt(k) * 2^-24; tf32: the
-// fp32 bound plus 2^-9 for rounding the inputs to tf32.
-double ErrorBound(devices::DType dtype, int64_t k);
+// fp32 bound plus 2^-9 for rounding the inputs to tf32. A result the device
+// wrote in `output` rather than fp32 adds that type's unit roundoff (bf16
+// 2^-8, fp16 2^-11): |round(c) - c| <= u |c| <= u sum |a_i * b_i|.
+double ErrorBound(devices::DType dtype, int64_t k, devices::DType output = devices::DType::kF32);
 
 struct Verification {
   bool passed = true;
@@ -34,13 +36,16 @@ struct Verification {
 };
 
 // Checks `samples` entries of C = A * B (all entries when C is small) against
-// double-precision dot products of the same inputs.
+// double-precision dot products of the same inputs; `output`: the type the
+// device wrote C in before it was widened (see ErrorBound).
 Verification VerifyMatmul(const devices::MatmulSpec& spec, const void* a, const void* b,
-                          const float* c, int samples = 64);
+                          const float* c, int samples = 64,
+                          devices::DType output = devices::DType::kF32);
 
 // Checks `samples` output points of a convolution (plain NCHW / OIHW layouts).
 Verification VerifyConv2d(const devices::Conv2dSpec& spec, const void* src, const void* weights,
-                          const float* dst, int samples = 64);
+                          const float* dst, int samples = 64,
+                          devices::DType output = devices::DType::kF32);
 
 }  // namespace opscope::workloads
 

@@ -326,8 +326,8 @@ RooflineResult MeasureFlopsCeiling(devices::Device& device, devices::DType dtype
   for (const auto& peak : device.properties().peaks) {
     if (peak.dtype == dtype) r.theoretical = peak.flops_per_second;
   }
-  r.method = fmt::format("{}, {} threads, median of {} runs", kernel->Implementation(),
-                         device.properties().compute_units, r.stats.reps);
+  r.method = fmt::format("{}, {}, median of {} runs", kernel->Implementation(),
+                         devices::ComputeUnitsText(device.properties()), r.stats.reps);
   return r;
 }
 

@@ -73,19 +73,26 @@ void MeasureAndConclude(OperatorResult& r, devices::Device& device,
                         const std::vector<devices::Kernel*>& kernels, DType dtype,
                         size_t output_elements, const RunnerOptions& runner,
                         const FlopsCeilings& ceilings,
-                        const std::function<Verification(const float*)>& verify) {
+                        const std::function<Verification(const float*, DType)>& verify) {
   r.implementation = kernels[0]->Implementation();
   r.stats = Measure(
       device, [&](int i) { kernels[i % kernels.size()]->Run(); }, runner);
   // Every kernel has run by now; check the first against the reference.
   std::vector<float> out(output_elements);
   kernels[0]->ReadOutput(out.data());
-  r.verification = verify(out.data());
+  const DType stored = kernels[0]->OutputType();
+  r.output_type = stored;
+  r.verification = verify(out.data(), stored);
   if (!r.verification.passed) {
     r.status = Status::kFailed;
     r.reason = "wrong result: " + r.verification.detail;
   }
   Conclude(r, device, dtype, ceilings);
+  if (stored != DType::kF32) {
+    AddNote(r.note, fmt::format("the device writes the result in {}: checked with that rounding "
+                                "allowed ({} relative)",
+                                devices::Name(stored), stored == DType::kBF16 ? "2^-8" : "2^-11"));
+  }
 }
 
 }  // namespace
@@ -215,9 +222,10 @@ std::vector<MatmulResult> RunMatmul(devices::Device& device,
     }
     std::vector<devices::Kernel*> kernels;
     for (const Set& set : sets) kernels.push_back(set.kernel.get());
-    MeasureAndConclude(
-        r, device, kernels, spec.dtype, spec.m * spec.n, runner, ceilings,
-        [&](const float* c) { return VerifyMatmul(spec, host_a.data(), host_b.data(), c); });
+    MeasureAndConclude(r, device, kernels, spec.dtype, spec.m * spec.n, runner, ceilings,
+                       [&](const float* c, DType stored) {
+                         return VerifyMatmul(spec, host_a.data(), host_b.data(), c, 64, stored);
+                       });
     results.push_back(std::move(r));
   }
   return results;
@@ -277,8 +285,9 @@ std::vector<Conv2dResult> RunConv2d(
     std::vector<devices::Kernel*> kernels;
     for (const Set& set : sets) kernels.push_back(set.kernel.get());
     MeasureAndConclude(r, device, kernels, spec.dtype, dst_n, runner, ceilings,
-                       [&](const float* out) {
-                         return VerifyConv2d(spec, host_src.data(), host_wei.data(), out);
+                       [&](const float* out, DType stored) {
+                         return VerifyConv2d(spec, host_src.data(), host_wei.data(), out, 64,
+                                             stored);
                        });
     results.push_back(std::move(r));
   }

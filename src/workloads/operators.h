@@ -34,6 +34,9 @@ struct OperatorResult {
   Verification verification;
   std::string implementation;
   int rotation_sets = 1;
+  // The type the device wrote the result in before it was read back as fp32
+  // (Kernel::OutputType): bf16 or fp16 where aclnn writes the inputs' type.
+  devices::DType output_type = devices::DType::kF32;
   std::string note;
   // Doubts (FlagDoubts): a rate above the ceiling or peak it is rated against
   // contradicts that bound; a wide spread of the timings is noise.

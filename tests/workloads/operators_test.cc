@@ -82,6 +82,37 @@ TEST(Data, VerificationCatchesAWrongElement) {
   EXPECT_FALSE(VerifyMatmul(spec, a.data(), b.data(), c.data()).passed);
 }
 
+// A result the device stored in bf16 (aclnn writes the inputs' type) is off
+// by up to 2^-8 of |C|: accepted when the check is told so, refused as an
+// fp32 result, and an error beyond that rounding is refused either way.
+TEST(Data, VerificationAllowsTheRoundingOfTheStoredType) {
+  const int64_t m = 16, n = 16, k = 64;
+  const devices::MatmulSpec spec{m, n, k, DType::kBF16, "test"};
+  std::vector<uint16_t> a(m * k), b(k * n);
+  FillRandom(a.data(), a.size(), DType::kBF16);
+  FillRandom(b.data(), b.size(), DType::kBF16);
+  std::vector<float> c(m * n);
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t j = 0; j < n; ++j) {
+      double sum = 0;
+      for (int64_t p = 0; p < k; ++p) {
+        sum += static_cast<double>(devices::Bf16ToFloat(a[i * k + p])) *
+               devices::Bf16ToFloat(b[p * n + j]);
+      }
+      c[i * n + j] = devices::Bf16ToFloat(devices::FloatToBf16(static_cast<float>(sum)));
+    }
+  }
+  const Verification stored = VerifyMatmul(spec, a.data(), b.data(), c.data(), 64, DType::kBF16);
+  EXPECT_TRUE(stored.passed) << stored.detail;
+  EXPECT_GT(stored.max_relative_error, 1e-5);  // the rounding is there to allow
+  EXPECT_LE(stored.max_relative_error, std::ldexp(1.0, -8));
+  EXPECT_FALSE(VerifyMatmul(spec, a.data(), b.data(), c.data()).passed) << "read as fp32 output";
+  c[37] += 1.0f;  // 1/64 of sum |a*b| at least (each product is at most 1)
+  EXPECT_FALSE(VerifyMatmul(spec, a.data(), b.data(), c.data(), 64, DType::kBF16).passed);
+  EXPECT_DOUBLE_EQ(ErrorBound(DType::kF16, 100, DType::kF16) - ErrorBound(DType::kF16, 100),
+                   std::ldexp(1.0, -11));
+}
+
 TEST(Conv2dSpec, FieldReportConfigsHaveTheReportsCounts) {
   // The report printed FLOPs (2 x MACs) of 3.7 G, 0.9 G, 0.24 G and 6.6 G.
   const struct {

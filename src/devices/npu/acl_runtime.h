@@ -73,8 +73,8 @@ std::shared_ptr<AclRuntime> LoadAclRuntime(std::string* why);
 // tensors where libopapi.so lacks them.
 using aclTensor = void;
 using aclOpExecutor = void;
-// aclDataType and aclFormat.
-constexpr int kAclFloat = 0, kAclFloat16 = 1;
+// aclDataType (ACL_FLOAT, ACL_FLOAT16, ACL_BF16) and aclFormat.
+constexpr int kAclFloat = 0, kAclFloat16 = 1, kAclBf16 = 27;
 constexpr int kFormatNchw = 0, kFormatNd = 2;
 struct AclnnApi {
   aclTensor* (*CreateTensor)(const int64_t*, uint64_t, int, const int64_t*, int64_t, int,

@@ -2,8 +2,9 @@
 // loaded at run time (acl_runtime.h). Properties, memory accounting, copies
 // on streams timed by events, synchronisation: what `opscope bw` needs.
 // Matmul and convolution through aclnn (libopapi.so, loaded at run time
-// too); STREAM kernels and the FMA loop are not wired yet: they are said not
-// applicable, with that reason.
+// too), fp32, fp16 and bf16, a result aclnn writes in the inputs' type
+// widened when read back (AclnnKernel); STREAM kernels and the FMA loop are
+// not wired yet: they are said not applicable, with that reason.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -58,24 +59,57 @@ class NpuTimer final : public devices::Timer {
   aclrtEvent start_ = nullptr, stop_ = nullptr;
 };
 
+// The aclDataType of a benchmark's element type (tf32 has none: fp32 storage).
+int AclType(devices::DType dtype) {
+  switch (dtype) {
+    case devices::DType::kF16: return kAclFloat16;
+    case devices::DType::kBF16: return kAclBf16;
+    case devices::DType::kF32:
+    case devices::DType::kTF32: return kAclFloat;
+  }
+  return kAclFloat;
+}
+
 // What an aclnn operator kernel shares: its contiguous tensors (destroyed
 // with it), a workspace grown to what the operator asks, the two-stage launch
 // (an executor serves one launch, so each Run asks for the workspace again,
-// as the reference's two-stage calls go), and an fp32 output read back.
+// as the reference's two-stage calls go), and the output read back as fp32.
+// `stored`: the type the operator writes its output in. A bf16 or fp16
+// output lies in the first half of the fp32 buffer the benchmark gave and is
+// widened on the host when read back (outside the timed runs).
 class AclnnKernel : public devices::Kernel {
  public:
   AclnnKernel(std::shared_ptr<AclRuntime> acl, const AclnnApi* nn, aclrtStream stream,
-              float* output, int64_t elements)
-      : acl_(std::move(acl)), nn_(nn), stream_(stream), output_data_(output), elements_(elements) {}
+              float* output, int64_t elements, devices::DType stored = devices::DType::kF32)
+      : acl_(std::move(acl)),
+        nn_(nn),
+        stream_(stream),
+        output_data_(output),
+        elements_(elements),
+        stored_(stored) {}
   ~AclnnKernel() override {
     for (aclTensor* t : tensors_) nn_->DestroyTensor(t);
     if (workspace_ != nullptr) acl_->Free(workspace_);
   }
   void ReadOutput(void* out) override {
     acl_->Check(acl_->SynchronizeStream(stream_), "aclrtSynchronizeStream");
-    const size_t bytes = static_cast<size_t>(elements_) * sizeof(float);
-    acl_->Check(acl_->Memcpy(out, bytes, output_data_, bytes, kMemcpyDeviceToHost), "aclrtMemcpy");
+    const auto n = static_cast<size_t>(elements_);
+    if (stored_ == devices::DType::kF32) {
+      const size_t bytes = n * sizeof(float);
+      acl_->Check(acl_->Memcpy(out, bytes, output_data_, bytes, kMemcpyDeviceToHost),
+                  "aclrtMemcpy");
+      return;
+    }
+    std::vector<uint16_t> narrow(n);
+    const size_t bytes = n * sizeof(uint16_t);
+    acl_->Check(acl_->Memcpy(narrow.data(), bytes, output_data_, bytes, kMemcpyDeviceToHost),
+                "aclrtMemcpy");
+    auto* wide = static_cast<float*>(out);
+    for (size_t i = 0; i < n; ++i) {
+      wide[i] = static_cast<float>(devices::LoadAsDouble(narrow.data(), stored_, i));
+    }
   }
+  devices::DType OutputType() const override { return stored_; }
 
  protected:
   // A contiguous (row-major) tensor over device memory.
@@ -116,23 +150,27 @@ class AclnnKernel : public devices::Kernel {
   aclrtStream stream_;
   float* output_data_;
   int64_t elements_;
+  devices::DType stored_;
   std::vector<aclTensor*> tensors_;
   void* workspace_ = nullptr;
   uint64_t workspace_bytes_ = 0;
 };
 
-// C[m,n] = A[m,k] * B[k,n] by aclnnMatmul: fp32 inputs kept in fp32
-// (cubeMathType 0), fp16 inputs with an fp32 output (the reference's one
-// exception to "out has the inputs' type").
+// C[m,n] = A[m,k] * B[k,n] by aclnnMatmul (cubeMathType 0: the inputs' type
+// kept): fp32 in and out; fp16 inputs with an fp32 output (the reference's
+// one exception to "out has the inputs' type"); bf16 in and out (Atlas A2
+// and later), widened when read back.
 class NpuMatmul final : public AclnnKernel {
  public:
   NpuMatmul(std::shared_ptr<AclRuntime> acl, const AclnnApi* nn, aclrtStream stream,
             const devices::MatmulSpec& spec, const void* a, const void* b, float* c)
-      : AclnnKernel(std::move(acl), nn, stream, c, spec.m * spec.n) {
-    const int in_type = spec.dtype == devices::DType::kF16 ? kAclFloat16 : kAclFloat;
+      : AclnnKernel(
+            std::move(acl), nn, stream, c, spec.m * spec.n,
+            spec.dtype == devices::DType::kBF16 ? devices::DType::kBF16 : devices::DType::kF32) {
+    const int in_type = AclType(spec.dtype);
     a_ = Tensor(std::array{spec.m, spec.k}, in_type, kFormatNd, a);
     b_ = Tensor(std::array{spec.k, spec.n}, in_type, kFormatNd, b);
-    c_ = Tensor(std::array{spec.m, spec.n}, kAclFloat, kFormatNd, c);
+    c_ = Tensor(std::array{spec.m, spec.n}, AclType(OutputType()), kFormatNd, c);
   }
   void Run() override {
     Launch(
@@ -150,21 +188,22 @@ class NpuMatmul final : public AclnnKernel {
   aclTensor *a_ = nullptr, *b_ = nullptr, *c_ = nullptr;
 };
 
-// Forward convolution by aclnnConvolution: fp32 NCHW input, OIHW weights, no
-// bias, an fp32 NCHW output (cubeMathType 0).
+// Forward convolution by aclnnConvolution (cubeMathType 0): NCHW input, OIHW
+// weights, no bias, an NCHW output in the inputs' type (fp32, fp16, or bf16
+// on Atlas A2 and later), a narrower one widened when read back.
 class NpuConv2d final : public AclnnKernel {
  public:
   NpuConv2d(std::shared_ptr<AclRuntime> acl, const AclnnApi* nn, aclrtStream stream,
             const devices::Conv2dSpec& s, const void* src, const void* weights, float* dst)
       : AclnnKernel(std::move(acl), nn, stream, dst,
-                    s.batch * s.out_channels * s.out_h() * s.out_w()),
+                    s.batch * s.out_channels * s.out_h() * s.out_w(), s.dtype),
         groups_(s.groups) {
-    input_ =
-        Tensor(std::array{s.batch, s.in_channels, s.in_h, s.in_w}, kAclFloat, kFormatNchw, src);
+    const int type = AclType(s.dtype);
+    input_ = Tensor(std::array{s.batch, s.in_channels, s.in_h, s.in_w}, type, kFormatNchw, src);
     weight_ = Tensor(std::array{s.out_channels, s.in_channels / s.groups, s.kernel_h, s.kernel_w},
-                     kAclFloat, kFormatNchw, weights);
-    output_ = Tensor(std::array{s.batch, s.out_channels, s.out_h(), s.out_w()}, kAclFloat,
-                     kFormatNchw, dst);
+                     type, kFormatNchw, weights);
+    output_ =
+        Tensor(std::array{s.batch, s.out_channels, s.out_h(), s.out_w()}, type, kFormatNchw, dst);
     const auto ints = [&](int64_t a, int64_t b) {
       const int64_t v[2] = {a, b};
       void* array = nn_->CreateIntArray(v, 2);
@@ -192,7 +231,7 @@ class NpuConv2d final : public AclnnKernel {
         "aclnnConvolution", nn_->Convolution);
   }
   std::string Implementation() const override {
-    return "aclnnConvolution (cubeMathType 0: fp32 kept)";
+    return "aclnnConvolution (cubeMathType 0: the inputs' type kept)";
   }
 
  private:
@@ -363,12 +402,10 @@ class NpuDevice final : public devices::Device {
       return Applicability::No(NotApplicableReason::kUnknownImplementation,
                                "the NPU's matmul is aclnn ('" + spec.impl + "' is not)");
     }
-    if (spec.dtype != devices::DType::kF32 && spec.dtype != devices::DType::kF16) {
-      return Applicability::No(
-          NotApplicableReason::kUnsupportedDtype,
-          "aclnnMatmul writes an fp32 result only for fp32 and fp16 inputs: a bf16 product is "
-          "written as bf16, and rounded to 8 bits it cannot be checked as the other devices' "
-          "bf16 cases are (an fp32 C)");
+    if (spec.dtype == devices::DType::kTF32) {
+      return Applicability::No(NotApplicableReason::kUnsupportedDtype,
+                               "tf32 is CUDA's: the NPU's reduced-precision fp32 (HF32, "
+                               "cubeMathType 1) is not measured by opscope");
     }
     return Applicability::Yes();
   }
@@ -386,11 +423,11 @@ class NpuDevice final : public devices::Device {
       throw Error(ErrorCode::kUnsupported,
                   properties_.id + ": this aclnn has no aclnnConvolution or aclCreateIntArray");
     }
-    if (spec.dtype != devices::DType::kF32) {
+    if (spec.dtype == devices::DType::kTF32) {
       throw Error(ErrorCode::kUnsupported,
                   properties_.id +
-                      ": aclnnConvolution writes its output in the inputs' type; only fp32 "
-                      "gives the fp32 output the check reads");
+                      ": tf32 is CUDA's: the NPU's reduced-precision fp32 (HF32, cubeMathType "
+                      "1) is not measured by opscope");
     }
     return std::make_unique<NpuConv2d>(acl_, nn_, stream_, spec, src, weights, dst);
   }
