@@ -2,8 +2,10 @@
 """XPlane (importers/xplane): what `opscope analyze` reports of the real JAX
 XSpace in tests/data/xplane must equal what xplane_expected.py computes from
 the raw protobuf with its own decoder (every kernel's count and time, the
-timed events in all); the damaged TPU copy (bytes replaced by U+FFFD) is
-refused with the offset and the damage named, never read as garbage.
+timed events in all); the profiler's own errors and warnings planted in it
+are said, its dropped events counted; the damaged TPU copy (bytes replaced
+by U+FFFD) is refused with the offset and the damage named, never read as
+garbage.
 
     xplane_test.py OPSCOPE DATA_DIR
 """
@@ -35,6 +37,7 @@ for name, k in want["kernels"].items():
     check(got is not None and int(got["count"]) == k["count"] and int(got["total_ns"]) == k["total_ns"],
           f"kernel {name[:60]}: {k['count']} calls, {k['total_ns']} ns")
 check(int(rows[0]["events"]) == want["events"], f"{want['events']} timed events")
+clean = {n: (r["count"], r["total_ns"]) for n, r in kernels.items()}
 
 # The profiler's own start and stop are not the program's work (issue 36:
 # JAX's start_trace spans 9.7 s of this 9.7 s XSpace, and the trace was
@@ -81,6 +84,54 @@ check(len(top) > 1000 and dominant.get("title", "").startswith(f"'{top[:100]}…
       and dominant.get("evidence", "").endswith(f"in full: {top})"),
       f"a {len(top)}-character kernel name is cut in the title, whole in the evidence "
       f"({dominant.get('title', '')[:60]}...)")
+
+# The profiler's own diagnostics (issue 37, a producer's loss counters):
+# XSpace's errors (field 2) and warnings (field 3), planted at the end of the
+# real JAX XSpace (a message's fields may come in any order), as XLA's GPU
+# tracer writes them: CUPTI's error to errors, its dropped events to warnings
+# ("Detected GPU events dropped on HOST: Profiler has collected N driver
+# events and M device events. K events dropped because REASON; ...").
+# The notes say 1,234 events dropped and each text once with its count; the
+# kernels are those of the clean file.
+
+
+def varint(n):
+    out = bytearray()
+    while True:
+        low = n & 0x7F
+        n >>= 7
+        out.append(low | (0x80 if n else 0))
+        if not n:
+            return bytes(out)
+
+
+def string_field(number, text):
+    raw = text.encode()
+    return varint(number << 3 | 2) + varint(len(raw)) + raw
+
+
+dropped = ("Detected GPU events dropped on testhost: Profiler has collected 100 driver events "
+           "and 200 device events. 1200 events dropped because too many device events; 34 "
+           "events dropped because too many driver events.")
+cupti_error = "CUPTI_ERROR_INSUFFICIENT_PRIVILEGES: planted"
+other = "a planted warning"
+planted = os.path.join(checks.scratch, "planted.xplane.pb")
+with open(sample, "rb") as f, open(planted, "wb") as g:
+    g.write(f.read() + string_field(2, cupti_error) + string_field(3, dropped)
+            + string_field(3, other) + string_field(3, other))
+run, out = checks.analyze(opscope, planted, "planted")
+with open(os.path.join(out, "analysis.json")) as f:
+    notes = [r["note"] for r in json.load(f)["results"] if r["section"] == "import_notes"]
+said = " | ".join(notes)
+check(run.returncode == 0 and "dropped 1234 events while recording" in said,
+      f"the XSpace's dropped events are counted: 1200 + 34 ({said[:300]})")
+check("4 errors or warnings" in said and f"'error: {cupti_error}'" in said
+      and f"'warning: {other}' (2 times)" in said and "Detected GPU events dropped" in said,
+      "each error and warning is said once, with its count")
+with open(os.path.join(out, "tables", "kernels.csv")) as f:
+    again = {r["operator"]: (r["count"], r["total_ns"]) for r in csv.DictReader(f)
+             if r["category"] in ("kernel", "memcpy", "memset", "communication")}
+check(again == clean and len(clean) > 0, "the kernels are those of the clean file")
 
 damaged = os.path.join(data, "xplane", "tpu_inference_2.xplane.pb")
 run, _ = checks.analyze(opscope, damaged, "tpu")

@@ -4,7 +4,9 @@
 #include <fmt/format.h>
 
 #include <cctype>
+#include <charconv>
 #include <cstring>
+#include <map>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -12,6 +14,7 @@
 #include "analyze/importers/json_file.h"
 #include "analyze/importers/timestamps.h"
 #include "analyze/names.h"
+#include "core/text.h"
 #include "opscope/opscope.h"
 
 namespace opscope::analyze {
@@ -120,16 +123,86 @@ class Reader {
   void Space(Bytes space) {
     Fields fields(space);
     Field f;
+    // XSpace: planes 1, errors 2, warnings 3 (what the profiler says went
+    // wrong while it recorded; XProf shows them as the profile's diagnostics).
+    std::vector<std::string_view> errors, warnings;
     while (fields.Next(f)) {
       if (f.id == 1 && f.wire == 2) Plane(f.bytes);
+      if ((f.id == 2 || f.id == 3) && f.wire == 2) {
+        (f.id == 2 ? errors : warnings).push_back(f.bytes.Text());
+      }
     }
     if (skipped_ > 0) {
       model_.import_notes.push_back(fmt::format(
           "{} events without a time of their own (aggregated by count) were left out", skipped_));
     }
+    Diagnostics(errors, warnings);
   }
 
  private:
+  // The XSpace's errors and warnings in the import notes, each distinct text
+  // once with its count (the first kListed, the rest counted). XLA's GPU
+  // tracer writes CUPTI's error to errors and its dropped events to warnings
+  // ("Detected GPU events dropped on HOST: Profiler has collected N driver
+  // events and M device events. K events dropped because REASON; ..."): those
+  // counts are the producer's own loss, said apart.
+  void Diagnostics(const std::vector<std::string_view>& errors,
+                   const std::vector<std::string_view>& warnings) {
+    constexpr size_t kTextBytes = 300, kListed = 5;
+    std::map<std::string, int64_t> said;  // "error: text" -> how often
+    int64_t dropped = 0;
+    for (const auto* list : {&errors, &warnings}) {
+      for (const std::string_view text : *list) {
+        const int64_t n = DroppedEvents(text);
+        if (n > 0) dropped += n;
+        ++said[fmt::format("{}: {}", list == &errors ? "error" : "warning",
+                           core::CutUtf8(text, kTextBytes))];
+      }
+    }
+    if (said.empty()) return;
+    std::string listed;
+    size_t count = 0;
+    int64_t total = 0, others = 0;
+    for (const auto& [text, n] : said) {
+      total += n;
+      if (count++ >= kListed) {
+        others += n;
+        continue;
+      }
+      listed += fmt::format("{}'{}'{}", listed.empty() ? "" : "; ", text,
+                            n > 1 ? fmt::format(" ({} times)", n) : std::string());
+    }
+    if (others > 0) listed += fmt::format("; {} more", others);
+    if (dropped > 0) {
+      model_.import_notes.push_back(fmt::format(
+          "The profiler dropped {} event{} while recording (the XSpace's warning, as XLA's GPU "
+          "tracer writes it: 'K events dropped because ...'): device work is missing from this "
+          "trace, and the figures that need it are short by what they held",
+          dropped, dropped == 1 ? "" : "s"));
+    }
+    model_.import_notes.push_back(
+        fmt::format("The profiler wrote {} error{} or warning{} into the XSpace while recording "
+                    "(what XProf shows as the profile's diagnostics): {}",
+                    total, total == 1 ? "" : "s", total == 1 ? "" : "s", listed));
+  }
+
+  // The sum of K over "K events dropped because" in a warning; 0 if none.
+  static int64_t DroppedEvents(std::string_view text) {
+    constexpr std::string_view kTail = " events dropped because ";
+    int64_t sum = 0;
+    for (size_t at = text.find(kTail); at != std::string_view::npos;
+         at = text.find(kTail, at + kTail.size())) {
+      size_t begin = at;
+      while (begin > 0 && std::isdigit(static_cast<unsigned char>(text[begin - 1]))) --begin;
+      int64_t n = 0;
+      if (begin < at &&
+          std::from_chars(text.data() + begin, text.data() + at, n).ec == std::errc() && n > 0) {
+        sum += n;
+      }
+    }
+    return sum;
+  }
+
   void Plane(Bytes plane) {
     std::string name;
     std::unordered_map<int64_t, std::string> events, stats;  // metadata id -> name
