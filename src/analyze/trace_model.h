@@ -298,6 +298,13 @@ class TraceModel {
   // (malformed, without a valid start and end), each kind also said in an
   // import note: the import_notes pass's rule weighs them against the rest.
   uint64_t records_left_out = 0;
+  // What the producer itself said it lost while recording, each also said in
+  // an import note: device records it dropped (CUPTI's count in Kineto's log,
+  // the dropped events XLA's GPU tracer writes into the XSpace's warnings),
+  // and whether it stopped recording device activity before the end (Kineto:
+  // CUPTI's buffers filled). The producer_dropped rule weighs them.
+  uint64_t producer_dropped = 0;
+  bool producer_stopped = false;
   // Distinct texts kept by their ends (Intern), and the longest one's length.
   size_t long_texts = 0, longest_text = 0;
 

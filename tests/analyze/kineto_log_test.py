@@ -12,7 +12,10 @@ and "Dropped N activity records" (bufferCompleted).
   the dropped counts 1,200 and 34, and another warning logged twice: the
   notes say tracing stopped, 1,234 records dropped, and the other warning
   with its count; INFO lines say nothing; the rest of the analysis (the
-  kernels table) is as on the clean trace.
+  kernels table) is as on the clean trace; the producer_dropped finding
+  weighs the 1,234 against the device records the trace holds (its severity
+  from that share, the stop said), a stop alone is a warning, and neither
+  the clean trace nor another warning alone has it.
 
     kineto_log_test.py OPSCOPE DATA_DIR
 """
@@ -75,4 +78,38 @@ def kernels(out):
 
 c.check(kernels(clean) == kernels(logged) and kernels(clean),
         "the kernels table is the clean trace's")
+
+
+def findings(out):
+    with open(os.path.join(out, "analysis.json")) as f:
+        return {r["id"]: r for r in json.load(f)["results"] if r["section"] == "findings"}
+
+
+# The producer_dropped finding: the device records the trace holds (kernels,
+# copies, sets, as Kineto's categories name them) beside the 1234 dropped:
+# critical from 10%, and the stop said.
+device = sum(1 for e in doc["traceEvents"] if e.get("ph") == "X"
+             and e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset"))
+share = 100 * 1234 / (1234 + device)
+f = findings(logged).get("producer_dropped", {})
+c.check(f.get("severity") == ("critical" if share >= 10 else "warning" if share >= 1 else "info")
+        and f"dropped 1234 device records while recording ({share:.1f}% of the {1234 + device}"
+        in f.get("title", "") and "stopped recording device activity" in f.get("title", ""),
+        f"producer_dropped: {share:.1f}% of {1234 + device} device records "
+        f"({f.get('severity')}: {f.get('title', '')[:160]})")
+c.check("producer_dropped" not in findings(clean), "clean: no producer_dropped finding")
+# Only the stop, no count: a warning that says so; another warning alone: nothing.
+doc["WARNING"] = doc["WARNING"][:1]
+path = os.path.join(c.scratch, "stopped.json")
+with open(path, "w") as g:
+    json.dump(doc, g)
+run, stopped = c.analyze(opscope, path, "stopped")
+f = findings(stopped).get("producer_dropped", {})
+c.check(f.get("severity") == "warning" and "stopped recording device activity before the end"
+        in f.get("title", ""), f"a stop alone is a warning ({f.get('title', '')[:120]})")
+doc["WARNING"] = [prefix.format(99) + "Some other thing happened"]
+with open(path, "w") as g:
+    json.dump(doc, g)
+run, other = c.analyze(opscope, path, "other")
+c.check("producer_dropped" not in findings(other), "another warning alone: no producer_dropped")
 sys.exit(c.done())

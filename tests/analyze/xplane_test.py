@@ -91,8 +91,10 @@ check(len(top) > 1000 and dominant.get("title", "").startswith(f"'{top[:100]}…
 # tracer writes them: CUPTI's error to errors, its dropped events to warnings
 # ("Detected GPU events dropped on HOST: Profiler has collected N driver
 # events and M device events. K events dropped because REASON; ...").
-# The notes say 1,234 events dropped and each text once with its count; the
-# kernels are those of the clean file.
+# The notes say 1,200 device and 34 driver events dropped and each text once
+# with its count; the kernels are those of the clean file; producer_dropped
+# weighs the 1,200 against the device tasks the file holds (its severity from
+# that share: critical from 10%).
 
 
 def varint(n):
@@ -111,8 +113,8 @@ def string_field(number, text):
 
 
 dropped = ("Detected GPU events dropped on testhost: Profiler has collected 100 driver events "
-           "and 200 device events. 1200 events dropped because too many device events; 34 "
-           "events dropped because too many driver events.")
+           "and 200 device events. 1200 events dropped because total device(activity) events "
+           "reaches max; 34 events dropped because total driver(callback) events reaches max.")
 cupti_error = "CUPTI_ERROR_INSUFFICIENT_PRIVILEGES: planted"
 other = "a planted warning"
 planted = os.path.join(checks.scratch, "planted.xplane.pb")
@@ -123,8 +125,8 @@ run, out = checks.analyze(opscope, planted, "planted")
 with open(os.path.join(out, "analysis.json")) as f:
     notes = [r["note"] for r in json.load(f)["results"] if r["section"] == "import_notes"]
 said = " | ".join(notes)
-check(run.returncode == 0 and "dropped 1234 events while recording" in said,
-      f"the XSpace's dropped events are counted: 1200 + 34 ({said[:300]})")
+check(run.returncode == 0 and "dropped 1200 device events and 34 other events" in said,
+      f"the XSpace's dropped events are counted: 1200 device, 34 driver ({said[:300]})")
 check("4 errors or warnings" in said and f"'error: {cupti_error}'" in said
       and f"'warning: {other}' (2 times)" in said and "Detected GPU events dropped" in said,
       "each error and warning is said once, with its count")
@@ -132,6 +134,15 @@ with open(os.path.join(out, "tables", "kernels.csv")) as f:
     again = {r["operator"]: (r["count"], r["total_ns"]) for r in csv.DictReader(f)
              if r["category"] in ("kernel", "memcpy", "memset", "communication")}
 check(again == clean and len(clean) > 0, "the kernels are those of the clean file")
+device = sum(k["count"] for k in want["kernels"].values())
+share = 100 * 1200 / (1200 + device)
+with open(os.path.join(out, "analysis.json")) as f:
+    found = {r["id"]: r for r in json.load(f)["results"] if r["section"] == "findings"}
+f = found.get("producer_dropped", {})
+check(f.get("severity") == ("critical" if share >= 10 else "warning" if share >= 1 else "info")
+      and f"dropped 1200 device records while recording ({share:.1f}% of the {1200 + device}"
+      in f.get("title", ""), f"producer_dropped: 1200 of {1200 + device} device records, "
+      f"{share:.1f}% ({f.get('severity')}: {f.get('title', '')[:140]})")
 
 damaged = os.path.join(data, "xplane", "tpu_inference_2.xplane.pb")
 run, _ = checks.analyze(opscope, damaged, "tpu")

@@ -21,6 +21,9 @@ namespace {
 // The share of the input's records left out from which unread_records
 // speaks, warns and is critical (a third missing: no figure stands).
 constexpr double kUnreadInfoPct = 1, kUnreadWarningPct = 10, kUnreadCriticalPct = 30;
+// The share of the device records the producer made (those it dropped and
+// those in the trace) from which producer_dropped warns and is critical.
+constexpr double kDroppedWarningPct = 1, kDroppedCriticalPct = 10;
 
 // Every check the trace went through, with what it found (0 included: a
 // check that found nothing says the trace was checked) and what was done.
@@ -67,6 +70,14 @@ void HealthTable(const ImportNotes& n, const TableContext& context,
   row("events of no known class", n.unclassified, static_cast<int64_t>(n.read),
       "counted in no figure that needs a class (the unclassified_events finding names their "
       "categories)");
+  row("device records the producer said it dropped while recording", n.producer_dropped,
+      n.producer_dropped + n.device_tasks,
+      n.producer_dropped > 0 ? "not in the trace: every device figure is short by what they held "
+                               "(producer_dropped weighs them)"
+                             : "none said");
+  row("device recording the producer said it stopped before the end", n.producer_stopped ? 1 : 0, 0,
+      n.producer_stopped ? "device work after that point is missing (producer_dropped)"
+                         : "none said");
   row("a last step the trace ended inside", n.cut_step.empty() ? 0 : 1, 0,
       n.cut_step.empty() ? std::string("none")
                          : "'" + n.cut_step + "' left out of the step means (steps table)");
@@ -117,6 +128,39 @@ void UnreadRecordsRule(const RuleContext& c, std::vector<Finding>& out) {
        "lower bounds where the records left out could hold the same work."});
 }
 
+// Device records the producer said it lost while recording: the device
+// figures are short by them, however the trace reads.
+void ProducerDroppedRule(const RuleContext& c, std::vector<Finding>& out) {
+  const auto* n = c.analysis.results.Get<ImportNotes>(kImportNotesPass);
+  if (n == nullptr || (n->producer_dropped == 0 && !n->producer_stopped)) return;
+  const int64_t made = n->producer_dropped + n->device_tasks;
+  const double pct =
+      made > 0 ? 100.0 * static_cast<double>(n->producer_dropped) / static_cast<double>(made) : 0.0;
+  const Severity severity = pct >= kDroppedCriticalPct                         ? Severity::kCritical
+                            : pct >= kDroppedWarningPct || n->producer_stopped ? Severity::kWarning
+                                                                               : Severity::kInfo;
+  std::string title;
+  if (n->producer_dropped > 0) {
+    title = fmt::format(
+        "The profiler dropped {} device record{} while recording ({:.1f}% of the {} it made){}: "
+        "every device figure is short by what they held",
+        n->producer_dropped, n->producer_dropped == 1 ? "" : "s", pct, made,
+        n->producer_stopped ? ", and stopped recording device activity before the end" : "");
+  } else {
+    title =
+        "The profiler stopped recording device activity before the end of the trace: device "
+        "work after that point is missing from every device figure";
+  }
+  out.push_back(
+      {"producer_dropped", severity, std::move(title), n->Joined(),
+       "Record again so that nothing is dropped: fewer steps in one trace (torch.profiler's "
+       "schedule with active=1 or 2), or larger buffers for the device records (Kineto: "
+       "ACTIVITIES_MAX_GPU_BUFFER_SIZE_MB in the file KINETO_CONFIG names, 128 MB by "
+       "default; XLA: fewer steps between start_trace and stop_trace). Until then, read the "
+       "device figures as lower bounds, and a device that looks idle as possibly busy with "
+       "the work that was dropped."});
+}
+
 // A trace that holds no event the analysis can use: said, with what its
 // reader found (the tables it lacks, the producer's own warnings), not left
 // as an empty report.
@@ -143,6 +187,9 @@ Pass ImportNotesPass() {
       {"links", "steps", "device_busy"},
       [](const TraceModel& model, Analysis& a) {
         ImportNotes found{model.import_notes, model.records_left_out, model.size()};
+        found.producer_dropped = static_cast<int64_t>(model.producer_dropped);
+        found.producer_stopped = model.producer_stopped;
+        for (size_t e = 0; e < model.size(); ++e) found.device_tasks += IsDevice(model.cls[e]);
         std::vector<std::string>& notes = found.notes;
         found.long_texts = static_cast<int64_t>(model.long_texts);
         found.uneven = a.links.uneven;
@@ -191,6 +238,17 @@ Pass ImportNotesPass() {
               kUnreadInfoPct, kUnreadWarningPct, kUnreadCriticalPct);
         },
         UnreadRecordsRule},
+       {"producer_dropped",
+        {kImportNotesPass},
+        [](const Thresholds&) {
+          return fmt::format(
+              "the profiler said it dropped device records while recording (CUPTI's count in "
+              "Kineto's log, XLA's GPU tracer's dropped events in the XSpace's warnings) or "
+              "that it stopped recording device activity before the end; a warning from {:g}% "
+              "of the device records it made, or where it stopped; critical from {:g}%",
+              kDroppedWarningPct, kDroppedCriticalPct);
+        },
+        ProducerDroppedRule},
        {"no_events",
         {kImportNotesPass},
         [](const Thresholds&) {

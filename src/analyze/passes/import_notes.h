@@ -32,6 +32,10 @@ struct ImportNotes {
   int64_t zero_length = 0, uneven = 0, backward_flows = 0, flows = 0, long_texts = 0;
   int64_t unclassified = 0;
   std::string cut_step;
+  // What the producer said it lost while recording (TraceModel), beside the
+  // device tasks the trace holds.
+  int64_t producer_dropped = 0, device_tasks = 0;
+  bool producer_stopped = false;
 };
 
 }  // namespace opscope::analyze

@@ -64,6 +64,8 @@ void ReadKinetoLog(const std::map<std::string, std::string>& members, TraceModel
                          text.substr(0, kTextBytes))];
     }
   }
+  model.producer_dropped += static_cast<uint64_t>(dropped);
+  model.producer_stopped |= !stopped.empty();
   if (!stopped.empty()) {
     model.import_notes.push_back(fmt::format(
         "Kineto stopped recording device activity when CUPTI's buffers filled ('{}', its log): "

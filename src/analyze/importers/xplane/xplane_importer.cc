@@ -145,16 +145,17 @@ class Reader {
   // tracer writes CUPTI's error to errors and its dropped events to warnings
   // ("Detected GPU events dropped on HOST: Profiler has collected N driver
   // events and M device events. K events dropped because REASON; ..."): those
-  // counts are the producer's own loss, said apart.
+  // counts are the producer's own loss, said apart: device events (REASON
+  // "total device(activity) events reaches max") and driver events, the
+  // runtime calls on the host ("total driver(callback) events reaches max").
   void Diagnostics(const std::vector<std::string_view>& errors,
                    const std::vector<std::string_view>& warnings) {
     constexpr size_t kTextBytes = 300, kListed = 5;
     std::map<std::string, int64_t> said;  // "error: text" -> how often
-    int64_t dropped = 0;
+    Dropped dropped;
     for (const auto* list : {&errors, &warnings}) {
       for (const std::string_view text : *list) {
-        const int64_t n = DroppedEvents(text);
-        if (n > 0) dropped += n;
+        AddDroppedEvents(text, dropped);
         ++said[fmt::format("{}: {}", list == &errors ? "error" : "warning",
                            core::CutUtf8(text, kTextBytes))];
       }
@@ -173,12 +174,15 @@ class Reader {
                             n > 1 ? fmt::format(" ({} times)", n) : std::string());
     }
     if (others > 0) listed += fmt::format("; {} more", others);
-    if (dropped > 0) {
+    model_.producer_dropped += static_cast<uint64_t>(dropped.device);
+    if (dropped.device + dropped.other > 0) {
       model_.import_notes.push_back(fmt::format(
-          "The profiler dropped {} event{} while recording (the XSpace's warning, as XLA's GPU "
-          "tracer writes it: 'K events dropped because ...'): device work is missing from this "
-          "trace, and the figures that need it are short by what they held",
-          dropped, dropped == 1 ? "" : "s"));
+          "The profiler dropped {} device event{} and {} other event{} (driver calls on the "
+          "host) while recording (the XSpace's warning, as XLA's GPU tracer writes it: 'K "
+          "events dropped because REASON'): that work is missing from this trace, and the "
+          "figures that need it are short by what they held",
+          dropped.device, dropped.device == 1 ? "" : "s", dropped.other,
+          dropped.other == 1 ? "" : "s"));
     }
     model_.import_notes.push_back(
         fmt::format("The profiler wrote {} error{} or warning{} into the XSpace while recording "
@@ -186,21 +190,26 @@ class Reader {
                     total, total == 1 ? "" : "s", total == 1 ? "" : "s", listed));
   }
 
-  // The sum of K over "K events dropped because" in a warning; 0 if none.
-  static int64_t DroppedEvents(std::string_view text) {
+  struct Dropped {
+    int64_t device = 0, other = 0;
+  };
+  // Adds each "K events dropped because REASON;" of a warning: to the device
+  // count where REASON names device events, else to the other.
+  static void AddDroppedEvents(std::string_view text, Dropped& dropped) {
     constexpr std::string_view kTail = " events dropped because ";
-    int64_t sum = 0;
     for (size_t at = text.find(kTail); at != std::string_view::npos;
          at = text.find(kTail, at + kTail.size())) {
       size_t begin = at;
       while (begin > 0 && std::isdigit(static_cast<unsigned char>(text[begin - 1]))) --begin;
       int64_t n = 0;
-      if (begin < at &&
-          std::from_chars(text.data() + begin, text.data() + at, n).ec == std::errc() && n > 0) {
-        sum += n;
+      if (begin == at ||
+          std::from_chars(text.data() + begin, text.data() + at, n).ec != std::errc() || n <= 0) {
+        continue;
       }
+      const std::string_view reason = text.substr(at + kTail.size());
+      const std::string_view until = reason.substr(0, reason.find_first_of(";."));
+      (until.find("device") != std::string_view::npos ? dropped.device : dropped.other) += n;
     }
-    return sum;
   }
 
   void Plane(Bytes plane) {
