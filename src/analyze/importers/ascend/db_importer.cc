@@ -364,7 +364,7 @@ void ImportAscendDb(Source& source, TraceModel& model) {
     }
   }
   // Memory: the operators' blocks and the allocator's totals over time.
-  if (db.HasTable("OP_MEMORY") || db.HasTable("MEMORY_RECORD")) {
+  if (db.HasTable("OP_MEMORY") || db.HasTable("MEMORY_RECORD") || db.HasTable("NPU_OP_MEM")) {
     model.reported.memory = ReadAscendDbMemory(db, path);
   }
   model.NameProcesses();

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <unordered_map>
 
 #include "analyze/importers/ascend/csv_columns.h"
 #include "analyze/importers/memory_holders.h"
@@ -159,6 +160,48 @@ ReportedMemory ReadAscendDbMemory(const SqliteDb& db, const std::string& path) {
           memory.AddBlock(std::string(str(s, 0)), bytes, alloc, value(s, 3), value(s, 4),
                           value(s, 5));
         });
+  }
+  // msprof's own database (no torch_npu tables): the graph engine's operator
+  // memory, NPU_OP_MEM, one row per allocation and per release (type: a
+  // STRING_IDS id of "allocate" or "release"; the same addr pairs them; sizes
+  // and the totals after each row in bytes; component "GE"). Where torch_npu
+  // wrote OP_MEMORY and MEMORY_RECORD, those are the framework's view and
+  // MEMORY_RECORD already holds GE's totals: NPU_OP_MEM is not read again.
+  if (!db.HasTable("OP_MEMORY") && db.HasTable("NPU_OP_MEM")) {
+    out.source = path + " (NPU_OP_MEM)";
+    const bool records = !db.HasTable("MEMORY_RECORD");
+    if (records) out.record_source = out.source;
+    struct Open {
+      std::string name;
+      int64_t bytes, alloc_ns, total_allocated, total_reserved, release_ns = -1;
+    };
+    std::vector<Open> blocks;
+    std::unordered_map<int64_t, size_t> open;  // addr -> its unreleased block
+    db.Query(
+        "SELECT operatorName, addr, type, size, timestampNs, totalAllocate, totalReserve, "
+        "component FROM NPU_OP_MEM ORDER BY timestampNs",
+        [&](sqlite3_stmt* s) {
+          const std::string_view type = str(s, 2);
+          const int64_t addr = value(s, 1), bytes = value(s, 3), ns = value(s, 4);
+          if (ns < 0 || bytes < 0) return;
+          if (records) memory.AddRecord(std::string(str(s, 7)), ns, value(s, 5), value(s, 6));
+          if (type == "allocate") {
+            open[addr] = blocks.size();
+            blocks.push_back({std::string(str(s, 0)), bytes, ns, value(s, 5), value(s, 6)});
+          } else if (type == "release") {
+            const auto it = open.find(addr);
+            if (it == open.end()) {
+              memory.AddEarlierBlock();  // allocated before the window
+            } else {
+              blocks[it->second].release_ns = ns;
+              open.erase(it);
+            }
+          }
+        });
+    for (const Open& b : blocks) {
+      memory.AddBlock(b.name, b.bytes, b.alloc_ns, b.release_ns, b.total_allocated,
+                      b.total_reserved);
+    }
   }
   if (db.HasTable("MEMORY_RECORD")) {
     out.record_source = path + " (MEMORY_RECORD)";
