@@ -131,6 +131,24 @@ const Finding* Find(const std::vector<Finding>& findings, std::string_view id) {
   return nullptr;
 }
 
+// unclassified_events: fires on an event of a category opscope does not
+// understand, naming the category and its count, and stays silent on the
+// same trace where every event has a known class.
+TEST(Advisor, UnclassifiedEventsAreNamedAndOnlyThen) {
+  Builder b;
+  for (int i = 0; i < 10; ++i) b.Add(EventClass::kKernel, "hgemm", i * 100, i * 100 + 99);
+  EXPECT_EQ(Find(Advise(AnalyzeTrace(b.model)), "unclassified_events"), nullptr);
+  b.Add(EventClass::kOther, "mystery", 200, 210).Add(EventClass::kOther, "mystery", 300, 310);
+  b.model.category[b.model.size() - 1] = b.model.category[b.model.size() - 2] =
+      b.model.Intern("mtia_new_thing");
+  const auto findings = Advise(AnalyzeTrace(b.model));
+  const Finding* f = Find(findings, "unclassified_events");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->severity, Severity::kInfo);
+  EXPECT_NE(f->title.find("2 events"), std::string::npos) << f->title;
+  EXPECT_NE(f->evidence.find("'mtia_new_thing' 2"), std::string::npos) << f->evidence;
+}
+
 // The dominant-operator rule judges the device's time only where it is a
 // real part of the diagnosed window (issue 36, class 11: a fixture of a few
 // kernels in seconds of nothing recorded).
