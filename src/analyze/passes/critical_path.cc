@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <map>
+#include <memory>
 
 #include "analyze/analysis.h"
 #include "analyze/compute_device.h"
@@ -31,11 +32,13 @@ StepState DeviceState(EventClass cls) {
   }
 }
 
+// The graph the path is walked on (its indices of host nesting, device
+// streams, launches and waits: built from the model alone, so the pass
+// critical_path_graph builds it while the attribution runs), then the walk.
 class Walker {
  public:
   Walker(const TraceModel& model, const Analysis& a)
       : model_(model),
-        attribution_(a.results.Get<Attribution>(kAttributionPass)),
         cpu_is_device_(a.compute_on == ComputeOn::kCpu),
         scopes_are_work_(cpu_is_device_ && ScopesAreTheWork(model)),
         launch_of_(model, [&](size_t e) { return model.cls[e] == EventClass::kRuntime; }),
@@ -73,7 +76,9 @@ class Walker {
     std::sort(flows_.begin(), flows_.end(), FlowLaunch::ByTask);
   }
 
+  // Walks back from each complete step's end; once (the walker is spent).
   CriticalPath Run(const Analysis& a) {
+    attribution_ = a.results.Get<Attribution>(kAttributionPass);
     for (const StepBreakdown& s : a.steps) {
       if (s.status != "complete") continue;
       ++out_.complete_steps;
@@ -692,7 +697,7 @@ class Walker {
   }
 
   const TraceModel& model_;
-  const Attribution* attribution_;  // its refined runtime calls; null when it did not run
+  const Attribution* attribution_ = nullptr;  // its refined runtime calls; null: it did not run
   const bool cpu_is_device_, scopes_are_work_;
   const CorrelationIndex launch_of_;
   const CorrelationIndex task_of_;      // a runtime call's first device task
@@ -803,13 +808,29 @@ CriticalPath ComputeCriticalPath(const TraceModel& model, const Analysis& analys
   return Walker(model, analysis).Run(analysis);
 }
 
+Pass CriticalPathGraphPass() {
+  return {kCriticalPathGraphPass,
+          "What does each host and device interval depend on (the graph the critical path is "
+          "walked on)?",
+          {},
+          [](const TraceModel& model, Analysis& a) {
+            a.results.Set(kCriticalPathGraphPass, std::make_shared<Walker>(model, a));
+          },
+          nullptr,
+          {},
+          /*scratch=*/true};
+}
+
 Pass CriticalPathPass() {
   return {kCriticalPathPass,
           "What did each step wait on: the chain of host and device intervals that decided "
           "when it ended?",
-          {"steps", kAttributionPass},
+          {"steps", kAttributionPass, kCriticalPathGraphPass},
           [](const TraceModel& model, Analysis& a) {
-            a.results.Set(kCriticalPathPass, ComputeCriticalPath(model, a));
+            const auto* graph = a.results.Get<std::shared_ptr<Walker>>(kCriticalPathGraphPass);
+            a.results.Set(kCriticalPathPass, graph != nullptr && *graph != nullptr
+                                                 ? (*graph)->Run(a)
+                                                 : ComputeCriticalPath(model, a));
           },
           Tables};
 }

@@ -90,6 +90,10 @@ CriticalPath ComputeCriticalPath(const TraceModel& model, const Analysis& analys
 
 inline constexpr std::string_view kCriticalPathPass = "critical_path";
 Pass CriticalPathPass();
+// The graph it walks, built from the model alone while the attribution runs
+// (a scratch result: dropped once the walk is done).
+inline constexpr std::string_view kCriticalPathGraphPass = "critical_path_graph";
+Pass CriticalPathGraphPass();
 
 }  // namespace opscope::analyze
 
