@@ -15,11 +15,18 @@
 // "Optimizer.step#Adam.step" maps to torch_npu.optim.NpuFusedAdam), which
 // submits the update of all parameters at once instead of a few small
 // operators per parameter.
+// And the memory operators msprof-analyze's memory rule times
+// (advisor/rules/en/memory.yaml and MemCollector: the CANN calls
+// AscendCL@aclMallocMemInner, AscendCL@aclrtFreePhysical and
+// AscendCL@aclrtFree, a finding for each whose calls take max_total_duration,
+// 10000 us, or more in all), with the device's idle time during them
+// measured rather than assumed.
 // One analysis in one file: its pass, table and rules, registered with one
 // line in registry.cc (docs/seams.md).
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 
 #include "analyze/analysis.h"
 #include "analyze/intervals.h"
@@ -40,6 +47,15 @@ constexpr double kGcWarningPct = 5;
 // The share of the window in the optimizer's steps from which its advice warns.
 constexpr double kOptimizerWarningPct = 10;
 
+// msprof-analyze's memory rule: its three CANN calls (compared by the
+// function after the layer's '@', so that AscendCL@aclrtFree and the
+// database's aclrtFree are one), and its max_total_duration.
+constexpr std::array<std::string_view, 3> kMemoryOperators = {"aclMallocMemInner",
+                                                              "aclrtFreePhysical", "aclrtFree"};
+constexpr int64_t kMemoryOperatorsNs = 10'000'000;
+// The share of the window the device idles during them from which it warns.
+constexpr double kMemoryOperatorsWarningPct = 5;
+
 struct HostPractices {
   int64_t gc = 0, gc_ns = 0, gc_longest_ns = 0, gc_longest_at_ns = 0;  // abnormal collections
   int64_t sync_batchnorm = 0, sync_batchnorm_ns = 0;
@@ -49,6 +65,18 @@ struct HostPractices {
   // steps, else the span).
   std::string optimizer, fused;  // "Adam", "torch_npu.optim.NpuFusedAdam"
   int64_t optimizer_steps = 0, optimizer_ns = 0, window_ns = 0;
+  bool complete_steps = false;  // the window is the complete steps' (else the span)
+  // Each memory operator's calls as the trace names them (kMemoryOperators'
+  // order): count, time on the host, and the device's idle time during them
+  // inside the window.
+  struct MemoryOperator {
+    std::string name;
+    int64_t calls = 0, ns = 0, device_idle_ns = 0;
+  };
+  std::vector<MemoryOperator> memory_operators;
+  // Over the calls of the operators the rule lists (kMemoryOperatorsNs or
+  // more each), their union: time, and the device's idle time in the window.
+  int64_t memory_listed_ns = 0, memory_listed_idle_ns = 0;
 };
 
 // "Optimizer.step#Adam.step" -> "Adam"; "" for another name.
@@ -64,12 +92,27 @@ HostPractices Compute(const TraceModel& model, const Analysis& a) {
   const TraceModel::FusedOptimizers& fusable = model.fused_optimizers;
   const Intervals window = StepsElseSpan(a.steps, a.span);
   out.window_ns = Total(window);
+  out.complete_steps = std::any_of(a.steps.begin(), a.steps.end(),
+                                   [](const StepBreakdown& s) { return s.status == "complete"; });
   // Each judged once per string: -1 not yet.
   std::vector<int8_t> fused(model.string_count(), -1);        // name: an optimizer it fuses
   std::vector<int8_t> syncbn(model.string_count(), -1);       // name: SyncBatchNorm
   std::vector<int8_t> gc_category(model.string_count(), -1);  // category: a collection's
+  std::vector<int8_t> memory_op(model.string_count(), -1);    // name: kMemoryOperators' index
+  std::vector<uint32_t> memory_calls;
   for (size_t e = 0; e < model.size(); ++e) {
     const EventClass cls = model.cls[e];
+    if (cls == EventClass::kRuntime) {
+      int8_t& m = memory_op[model.name[e]];
+      if (m < 0) {
+        const std::string_view name = model.String(model.name[e]);
+        const size_t at = name.rfind('@');
+        const std::string_view function = at == std::string_view::npos ? name : name.substr(at + 1);
+        const auto it = std::find(kMemoryOperators.begin(), kMemoryOperators.end(), function);
+        m = it == kMemoryOperators.end() ? 3 : static_cast<int8_t>(it - kMemoryOperators.begin());
+      }
+      if (m < 3) memory_calls.push_back(static_cast<uint32_t>(e));
+    }
     if (cls == EventClass::kPython) {
       int8_t& g = gc_category[model.category[e]];
       if (g < 0) g = Lower(model.String(model.category[e])) == "gc";
@@ -99,6 +142,37 @@ HostPractices Compute(const TraceModel& model, const Analysis& a) {
         out.fused = fusable.prefix + out.optimizer;
         ++out.optimizer_steps, out.optimizer_ns += in;
       }
+    }
+  }
+  if (!memory_calls.empty()) {
+    // The device's busy time, to measure its idle time during the calls.
+    Intervals device;
+    for (size_t e = 0; e < model.size(); ++e) {
+      if (IsDevice(model.cls[e]) && model.duration_ns[e] > 0) {
+        device.push_back({model.start_ns[e], model.start_ns[e] + model.duration_ns[e]});
+      }
+    }
+    // The window's time in which the device idles.
+    const Intervals idle = Subtract(window, Union(std::move(device)));
+    std::vector<HostPractices::MemoryOperator> by(kMemoryOperators.size());
+    for (const uint32_t e : memory_calls) {
+      HostPractices::MemoryOperator& m = by[static_cast<size_t>(memory_op[model.name[e]])];
+      const int64_t b = model.start_ns[e], d = std::max<int64_t>(model.duration_ns[e], 0);
+      if (m.calls == 0) m.name = std::string(model.String(model.name[e]));
+      ++m.calls, m.ns += d, m.device_idle_ns += Covered(idle, b, b + d);
+    }
+    Intervals listed;  // the calls of the operators the rule lists, at once on any thread
+    for (const uint32_t e : memory_calls) {
+      if (by[static_cast<size_t>(memory_op[model.name[e]])].ns >= kMemoryOperatorsNs) {
+        listed.push_back(
+            {model.start_ns[e], model.start_ns[e] + std::max<int64_t>(model.duration_ns[e], 0)});
+      }
+    }
+    const Intervals calls = Union(std::move(listed));
+    out.memory_listed_ns = Total(calls);
+    out.memory_listed_idle_ns = Total(Intersect(calls, idle));
+    for (HostPractices::MemoryOperator& m : by) {
+      if (m.calls > 0) out.memory_operators.push_back(std::move(m));
     }
   }
   return out;
@@ -165,6 +239,52 @@ void FusedOptimizerRule(const RuleContext& c, std::vector<Finding>& out) {
                    h->optimizer, h->fused)});
 }
 
+// msprof-analyze's memory rule, one finding for the memory operators whose
+// calls take 10 ms or more in all, each named with its count and time.
+void MemoryOperatorsRule(const RuleContext& c, std::vector<Finding>& out) {
+  const auto* h = c.analysis.results.Get<HostPractices>(kPassName);
+  if (h == nullptr) return;
+  std::string listed, actions;
+  bool malloc_inner = false, free_calls = false;
+  for (const HostPractices::MemoryOperator& m : h->memory_operators) {
+    if (m.ns < kMemoryOperatorsNs) continue;
+    listed += fmt::format(
+        "{}{} {} call{} {:.3f} ms (the device idles {:.3f} ms of it in the "
+        "window)",
+        listed.empty() ? "" : "; ", m.name, m.calls, m.calls == 1 ? "" : "s", m.ns / 1e6,
+        m.device_idle_ns / 1e6);
+    (m.name.ends_with("aclMallocMemInner") ? malloc_inner : free_calls) = true;
+  }
+  if (listed.empty()) return;
+  const int64_t ns = h->memory_listed_ns, idle = h->memory_listed_idle_ns;
+  const double idle_pct = Pct(idle, h->window_ns);
+  if (malloc_inner) {
+    actions +=
+        "For the allocations (aclMallocMemInner): let torch_npu's caching allocator grow its "
+        "segments instead of allocating new ones, PYTORCH_NPU_ALLOC_CONF=expandable_segments:True "
+        "in the job's environment. ";
+  }
+  if (free_calls) {
+    actions +=
+        "For the frees (aclrtFree, aclrtFreePhysical): watch HBM usage while the job runs (npu-smi "
+        "info); where it reaches the device's memory, a smaller batch or micro-batch stops the "
+        "allocator releasing and reallocating; and find torch.npu.empty_cache() (or "
+        "torch.cuda.empty_cache()) called in the loop (the events' call stacks, recorded with "
+        "with_stack=True) and move it out.";
+  }
+  out.push_back(
+      {"memory_operators",
+       idle_pct >= kMemoryOperatorsWarningPct ? Severity::kWarning : Severity::kInfo,
+       fmt::format("Device memory is allocated or freed on the host for {:.3f} ms, and the "
+                   "device idles {:.3f} ms of it ({:.1f}% of {}, the window)",
+                   ns / 1e6, idle / 1e6, idle_pct,
+                   h->complete_steps ? "the complete steps' time" : "the trace's span"),
+       fmt::format("{} (msprof-analyze's memory rule: a memory operator's calls taking {:g} ms or "
+                   "more in all)",
+                   listed, kMemoryOperatorsNs / 1e6),
+       actions});
+}
+
 void SyncBatchNormRule(const RuleContext& c, std::vector<Finding>& out) {
   const auto* h = c.analysis.results.Get<HostPractices>(kPassName);
   if (h == nullptr || h->sync_batchnorm < kSyncBatchNorms) return;
@@ -184,8 +304,8 @@ void SyncBatchNormRule(const RuleContext& c, std::vector<Finding>& out) {
 
 Pass HostPracticesPass() {
   return {kPassName,
-          "Does the host pay for Python's garbage collector, SyncBatchNorm or an unfused "
-          "optimizer?",
+          "Does the host pay for Python's garbage collector, SyncBatchNorm, an unfused "
+          "optimizer or memory allocated in the loop?",
           {"steps"},
           [](const TraceModel& model, Analysis& a) { a.results.Set(kPassName, Compute(model, a)); },
           Tables,
@@ -220,7 +340,19 @@ Pass HostPracticesPass() {
                   "more",
                   kOptimizerWarningPct);
             },
-            FusedOptimizerRule}}};
+            FusedOptimizerRule},
+           {"memory_operators",
+            {std::string_view(kPassName)},
+            [](const Thresholds&) {
+              return fmt::format(
+                  "the CANN calls msprof-analyze's memory rule times (aclMallocMemInner, "
+                  "aclrtFreePhysical, aclrtFree, with or without their layer's AscendCL@) take "
+                  "{:g} ms or more in all for one of them (its max_total_duration); a warning "
+                  "where the device idles during them for {:g}% of the window (the complete "
+                  "steps, else the trace's span) or more",
+                  kMemoryOperatorsNs / 1e6, kMemoryOperatorsWarningPct);
+            },
+            MemoryOperatorsRule}}};
 }
 
 }  // namespace opscope::analyze

@@ -13,7 +13,9 @@ gc_detect_threshold) and 25 SyncBatchNorm operators (category cpu_op).
 Restated here over the raw JSON with Python's json module: the collections
 of 1000 us or more, their count and total, and the count of SyncBatchNorm
 events against the limit of 20; opscope's findings and table must give the
-same figures.
+same figures. And msprof-analyze's memory rule (the CANN memory calls taking
+10 ms or more in all), planted the same way, with the device's idle time
+during them restated from the raw JSON.
 
     host_practices_test.py OPSCOPE DATA_DIR
 """
@@ -102,6 +104,80 @@ result, out = c.analyze(opscope, os.path.join(data, "kineto", "mi250_rocm_train.
 with open(os.path.join(out, "analysis.json")) as f:
     gpu = [r["id"] for r in json.load(f)["results"] if r["section"] == "findings"]
 c.check("fused_optimizer" not in gpu, f"a GPU trace with an optimizer step: no advice ({gpu})")
+
+# msprof-analyze's memory rule (rules/en/memory.yaml, MemCollector): the CANN
+# calls AscendCL@aclMallocMemInner, AscendCL@aclrtFreePhysical and
+# AscendCL@aclrtFree, a finding where one name's calls take 10,000 us or more
+# in all. The real trace has one aclMallocMemInner of 72.8 us: silent. Planted
+# on a thread of the CANN process: 40 aclrtFree calls of 300 us inside the
+# step (12 ms: listed) and 20 aclMallocMemInner of 400 us (8.07 ms with the
+# real one: not listed). The device's idle time during the frees inside the
+# step, from the raw JSON: the step less the union of the "Ascend Hardware"
+# process's events, intersected with each call.
+findings, _ = run(events, "memory_real")
+c.check("memory_operators" not in findings, "the real trace's one allocation: no finding")
+cann = next(e for e in events if e["name"] == "AscendCL@aclMallocMemInner")
+planted = copy.deepcopy(events)
+frees = []
+for i in range(40):
+    ts = b + 500 + 310 * i
+    planted.append({"ph": "X", "name": "AscendCL@aclrtFree", "pid": cann["pid"], "tid": 999999,
+                    "ts": str(ts), "dur": 300})
+    frees.append((ns(str(ts)), ns(str(ts)) + 300_000))
+for i in range(20):
+    planted.append({"ph": "X", "name": "AscendCL@aclMallocMemInner", "pid": cann["pid"],
+                    "tid": 999998, "ts": str(b + 500 + 410 * i), "dur": 400})
+hardware = next(e["pid"] for e in events if e.get("ph") == "M" and e.get("name") == "process_name"
+                and e["args"]["name"] == "Ascend Hardware")
+busy = sorted((ns(e["ts"]), ns(e["ts"]) + ns(e["dur"])) for e in events
+              if e.get("ph") == "X" and e["pid"] == hardware and ns(e["dur"]) > 0)
+merged = []
+for lo, hi in busy:
+    if merged and lo <= merged[-1][1]:
+        merged[-1][1] = max(merged[-1][1], hi)
+    else:
+        merged.append([lo, hi])
+step_end = s0 + step_ns
+
+
+def idle_in(lo, hi):
+    lo, hi = max(lo, s0), min(hi, step_end)
+    if hi <= lo:
+        return 0
+    return (hi - lo) - sum(max(0, min(hi, y) - max(lo, x)) for x, y in merged)
+
+
+idle = sum(idle_in(lo, hi) for lo, hi in frees)
+findings, _ = run(planted, "memory_planted")
+m = findings.get("memory_operators", {})
+c.check(f"for 12.000 ms, and the device idles {idle / 1e6:.3f} ms of it" in m.get("title", "")
+        and "AscendCL@aclrtFree 40 calls 12.000 ms" in m.get("evidence", "")
+        and "aclMallocMemInner" not in m.get("evidence", "") and "empty_cache" in m.get("action", "")
+        and "expandable_segments" not in m.get("action", ""),
+        f"memory_operators: the frees, 12.000 ms, {idle} ns of device idle ({m.get('title')}; "
+        f"{m.get('evidence')})")
+# The allocations over 10 ms too (26 of 400 us): both listed, both levers.
+planted += [{"ph": "X", "name": "AscendCL@aclMallocMemInner", "pid": cann["pid"], "tid": 999998,
+             "ts": str(b + 500 + 410 * i), "dur": 400} for i in range(20, 26)]
+findings, _ = run(planted, "memory_both")
+m = findings.get("memory_operators", {})
+# The title's time is the union of the listed calls (the two threads' calls
+# overlap), the device's idle time within it.
+union = sorted(frees + [(ns(str(b + 500 + 410 * i)), ns(str(b + 500 + 410 * i)) + 400_000)
+                        for i in range(26)] + [(ns(cann["ts"]), ns(cann["ts"]) + ns(cann["dur"]))])
+calls = []
+for lo, hi in union:
+    if calls and lo <= calls[-1][1]:
+        calls[-1][1] = max(calls[-1][1], hi)
+    else:
+        calls.append([lo, hi])
+total, idle = sum(hi - lo for lo, hi in calls), sum(idle_in(lo, hi) for lo, hi in calls)
+c.check("AscendCL@aclMallocMemInner 27 calls 10.473 ms" in m.get("evidence", "")
+        and "expandable_segments:True" in m.get("action", "")
+        and f"for {total / 1e6:.3f} ms, and the device idles {idle / 1e6:.3f} ms of it ("
+        f"{100 * idle / step_ns:.1f}% of" in m.get("title", ""),
+        f"memory_operators: 27 allocations of 10.473 ms listed with their lever, the union "
+        f"{total} ns, {idle} ns idle ({m.get('title')})")
 
 # The database export's GC_RECORD (startNs, endNs, globalTid), planted in a
 # copy of the Level1 database rank with the same five collections.
