@@ -107,6 +107,16 @@ run, stopped = c.analyze(opscope, path, "stopped")
 f = findings(stopped).get("producer_dropped", {})
 c.check(f.get("severity") == "warning" and "stopped recording device activity before the end"
         in f.get("title", ""), f"a stop alone is a warning ({f.get('title', '')[:120]})")
+# Counts a file can hold but no sum can: two of 2^63 - 1 records saturate
+# (UBSan, in the asan preset, would stop a signed overflow) and read as all.
+doc["WARNING"] = [prefix.format(326) + "Dropped 9223372036854775807 activity records"] * 2
+with open(path, "w") as g:
+    json.dump(doc, g)
+run, huge = c.analyze(opscope, path, "huge")
+f = findings(huge).get("producer_dropped", {}) if run.returncode == 0 else {}
+c.check(run.returncode == 0 and f.get("severity") == "critical" and "dropped 9223372036854775807 device records" in f.get("title", ""),
+        f"2 x (2^63 - 1) dropped records: analysed, critical, all of it ({run.returncode}: "
+        f"{f.get('title', run.stderr[-200:])[:120]})")
 doc["WARNING"] = [prefix.format(99) + "Some other thing happened"]
 with open(path, "w") as g:
     json.dump(doc, g)

@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -133,7 +135,10 @@ void UnreadRecordsRule(const RuleContext& c, std::vector<Finding>& out) {
 void ProducerDroppedRule(const RuleContext& c, std::vector<Finding>& out) {
   const auto* n = c.analysis.results.Get<ImportNotes>(kImportNotesPass);
   if (n == nullptr || (n->producer_dropped == 0 && !n->producer_stopped)) return;
-  const int64_t made = n->producer_dropped + n->device_tasks;
+  // Saturating: the producer's count is the file's word.
+  const int64_t made = n->producer_dropped > INT64_MAX - n->device_tasks
+                           ? INT64_MAX
+                           : n->producer_dropped + n->device_tasks;
   const double pct =
       made > 0 ? 100.0 * static_cast<double>(n->producer_dropped) / static_cast<double>(made) : 0.0;
   const Severity severity = pct >= kDroppedCriticalPct                         ? Severity::kCritical
@@ -187,7 +192,9 @@ Pass ImportNotesPass() {
       {"links", "steps", "device_busy"},
       [](const TraceModel& model, Analysis& a) {
         ImportNotes found{model.import_notes, model.records_left_out, model.size()};
-        found.producer_dropped = static_cast<int64_t>(model.producer_dropped);
+        // A reader's saturated sum fits: at most INT64_MAX.
+        found.producer_dropped =
+            static_cast<int64_t>(std::min<uint64_t>(model.producer_dropped, INT64_MAX));
         found.producer_stopped = model.producer_stopped;
         for (size_t e = 0; e < model.size(); ++e) found.device_tasks += IsDevice(model.cls[e]);
         std::vector<std::string>& notes = found.notes;

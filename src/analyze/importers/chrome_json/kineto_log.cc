@@ -5,6 +5,7 @@
 #include <simdjson.h>
 
 #include <charconv>
+#include <cstdint>
 #include <string_view>
 #include <vector>
 
@@ -53,7 +54,8 @@ void ReadKinetoLog(const std::map<std::string, std::string>& members, TraceModel
       if (e.get_string().get(line) != simdjson::SUCCESS) continue;
       const std::string_view text = Text(line);
       if (const int64_t n = Dropped(text); n >= 0) {
-        dropped += n;
+        dropped =
+            n > INT64_MAX - dropped ? INT64_MAX : dropped + n;  // saturating: untrusted counts
         continue;
       }
       if (text.find("Exceeded max GPU buffer count") != std::string_view::npos && stopped.empty()) {

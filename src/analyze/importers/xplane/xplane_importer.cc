@@ -5,6 +5,7 @@
 
 #include <cctype>
 #include <charconv>
+#include <cstdint>
 #include <cstring>
 #include <map>
 #include <string>
@@ -208,7 +209,9 @@ class Reader {
       }
       const std::string_view reason = text.substr(at + kTail.size());
       const std::string_view until = reason.substr(0, reason.find_first_of(";."));
-      (until.find("device") != std::string_view::npos ? dropped.device : dropped.other) += n;
+      int64_t& sum =
+          until.find("device") != std::string_view::npos ? dropped.device : dropped.other;
+      sum = n > INT64_MAX - sum ? INT64_MAX : sum + n;  // saturating: a file's counts are untrusted
     }
   }
 
