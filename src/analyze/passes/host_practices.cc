@@ -276,7 +276,7 @@ void MemoryOperatorsRule(const RuleContext& c, std::vector<Finding>& out) {
       {"memory_operators",
        idle_pct >= kMemoryOperatorsWarningPct ? Severity::kWarning : Severity::kInfo,
        fmt::format("Device memory is allocated or freed on the host for {:.3f} ms, and the "
-                   "device idles {:.3f} ms of it ({:.1f}% of {}, the window)",
+                   "device idles {:.3f} ms of it ({:.1f}% of the window, {})",
                    ns / 1e6, idle / 1e6, idle_pct,
                    h->complete_steps ? "the complete steps' time" : "the trace's span"),
        fmt::format("{} (msprof-analyze's memory rule: a memory operator's calls taking {:g} ms or "
