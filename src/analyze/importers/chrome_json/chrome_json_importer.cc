@@ -4,6 +4,7 @@
 #include <simdjson.h>
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <charconv>
 #include <cmath>
@@ -387,43 +388,73 @@ int8_t LinkNumber(std::string_view name) {
   return EnumNumber(name, {"ON_CHIP", "HCCS", "PCIE", "ROCE", "SIO", "HCCS_SW", "STANDARD_ROCE"});
 }
 
-inline bool Is(std::string_view key, std::string_view name) {
-  return key.size() == name.size() && std::memcmp(key.data(), name.data(), name.size()) == 0;
+// The argument keys read, each with its meaning: one list, by length, from
+// which the lookup's index by length is derived (a key added here is found
+// whatever its length; static_asserts keep the list in order).
+struct KnownArg {
+  std::string_view key;
+  Arg arg;
+};
+constexpr KnownArg kKnownArgs[] = {
+    {"Seq", Arg::kSeq},
+    {"MHz", Arg::kMhz},
+    {"Addr", Arg::kMemoryAddr},
+    {"name", Arg::kName},
+    {"Bytes", Arg::kMemoryBytes},
+    {schema::kFlops, Arg::kFlops},
+    {schema::kBytes, Arg::kBytes},
+    {schema::kDtype, Arg::kDtype},
+    {schema::kShapes, Arg::kShapes},
+    {schema::kLayout, Arg::kLayout},
+    {schema::kModule, Arg::kModule},
+    {"src rank", Arg::kSrcRank},
+    {"dst rank", Arg::kDstRank},
+    {"Device Id", Arg::kDeviceId},
+    {"link type", Arg::kLinkType},
+    {schema::kTaskType, Arg::kTaskType},
+    {"size(Byte)", Arg::kSizeBytes},
+    {"Group size", Arg::kGroupSize},
+    {schema::kInputDims, Arg::kInputDims},
+    {schema::kInputType, Arg::kInputType},
+    {"Device Type", Arg::kDeviceType},
+    {schema::kCorrelation, Arg::kCorrelation},
+    {schema::kExternalId, Arg::kExternalId},
+    {"In msg nelems", Arg::kInMsgNelems},
+    {"transport type", Arg::kTransportType},
+    {"Total Reserved", Arg::kTotalReserved},
+    {"Out msg nelems", Arg::kOutMsgNelems},
+    {"Total Allocated", Arg::kTotalAllocated},
+    {"Collective name", Arg::kCollectiveName},
+    {schema::kConcreteInputs, Arg::kConcreteInputs},
+    {"Process Group Name", Arg::kProcessGroupName},
+};
+constexpr size_t kKnownArgCount = std::size(kKnownArgs);
+constexpr size_t kLongestArgKey = kKnownArgs[kKnownArgCount - 1].key.size();
+constexpr bool ByLength() {
+  for (size_t i = 1; i < kKnownArgCount; ++i) {
+    if (kKnownArgs[i].key.size() < kKnownArgs[i - 1].key.size()) return false;
+  }
+  return true;
 }
+static_assert(ByLength(), "kKnownArgs must be ordered by key length");
+// The first entry of each length (and of every longer one), for lengths 0 to
+// the longest + 1.
+constexpr std::array<uint8_t, kLongestArgKey + 2> FirstOfLength() {
+  std::array<uint8_t, kLongestArgKey + 2> first{};
+  size_t i = 0;
+  for (size_t n = 0; n < first.size(); ++n) {
+    while (i < kKnownArgCount && kKnownArgs[i].key.size() < n) ++i;
+    first[n] = static_cast<uint8_t>(i);
+  }
+  return first;
+}
+constexpr auto kFirstOfLength = FirstOfLength();
 
 inline Arg ArgOf(std::string_view k) {
-  if (k.size() < 3 || k.size() > 18) return Arg::kOther;
-  if (k.size() == 3) return Is(k, "Seq") ? Arg::kSeq : Is(k, "MHz") ? Arg::kMhz : Arg::kOther;
-  if (k.size() == 4 && Is(k, "Addr")) return Arg::kMemoryAddr;
-  if (k.size() == 5 && Is(k, "Bytes")) return Arg::kMemoryBytes;
-  if (k.size() == 9 && Is(k, "Device Id")) return Arg::kDeviceId;
-  if (k.size() == 9 && Is(k, "link type")) return Arg::kLinkType;
-  if (k.size() == 10 && Is(k, "size(Byte)")) return Arg::kSizeBytes;
-  if (k.size() == 14 && Is(k, "transport type")) return Arg::kTransportType;
-  if (k.size() == 11 && Is(k, "Device Type")) return Arg::kDeviceType;
-  if (k.size() == 14 && Is(k, "Total Reserved")) return Arg::kTotalReserved;
-  if (k.size() == 15 && Is(k, "Total Allocated")) return Arg::kTotalAllocated;
-  if (k.size() == 8 && (Is(k, "src rank") || Is(k, "dst rank"))) {
-    return k[0] == 's' ? Arg::kSrcRank : Arg::kDstRank;
+  if (k.size() > kLongestArgKey) return Arg::kOther;
+  for (size_t i = kFirstOfLength[k.size()]; i < kFirstOfLength[k.size() + 1]; ++i) {
+    if (std::memcmp(k.data(), kKnownArgs[i].key.data(), k.size()) == 0) return kKnownArgs[i].arg;
   }
-  if (k.size() == 18) return Is(k, "Process Group Name") ? Arg::kProcessGroupName : Arg::kOther;
-  if (Is(k, "Collective name")) return Arg::kCollectiveName;
-  if (Is(k, "In msg nelems")) return Arg::kInMsgNelems;
-  if (Is(k, "Out msg nelems")) return Arg::kOutMsgNelems;
-  if (Is(k, "Group size")) return Arg::kGroupSize;
-  if (Is(k, "name")) return Arg::kName;
-  if (Is(k, schema::kFlops)) return Arg::kFlops;
-  if (Is(k, schema::kBytes)) return Arg::kBytes;
-  if (Is(k, schema::kDtype)) return Arg::kDtype;
-  if (Is(k, schema::kShapes)) return Arg::kShapes;
-  if (Is(k, schema::kLayout)) return Arg::kLayout;
-  if (Is(k, schema::kModule)) return Arg::kModule;
-  if (Is(k, schema::kTaskType)) return Arg::kTaskType;
-  if (Is(k, schema::kInputDims)) return Arg::kInputDims;
-  if (Is(k, schema::kInputType)) return Arg::kInputType;
-  if (Is(k, schema::kCorrelation)) return Arg::kCorrelation;
-  if (Is(k, schema::kExternalId)) return Arg::kExternalId;
-  if (Is(k, schema::kConcreteInputs)) return Arg::kConcreteInputs;
   return Arg::kOther;
 }
 
