@@ -653,6 +653,20 @@ TEST(Advisor, UntracedTimeBesideRecordedRuntimeCallsIsTheProgramsOwnWork) {
       << findings[0].action;
   EXPECT_EQ(findings[0].action.find("Record what the window runs"), std::string::npos)
       << findings[0].action;
+  // A HIP program: its own ranges and samplers.
+  EXPECT_NE(findings[0].action.find("NVTX or ROCTx ranges"), std::string::npos)
+      << findings[0].action;
+  EXPECT_EQ(findings[0].action.find("record_function"), std::string::npos) << findings[0].action;
+  // The same from a PyTorch program (an aten:: operator in the trace):
+  // PyTorch's ranges, steps and Python stacks.
+  b.Add(EventClass::kHostOp, "aten::empty", 1'000'010, 1'000'020);
+  const auto torch = Advise(AnalyzeTrace(b.model));
+  ASSERT_FALSE(torch.empty());
+  EXPECT_EQ(torch[0].id, "step_untraced");
+  for (const char* lever : {"torch.profiler.record_function", "prof.step()", "with_stack=True"}) {
+    EXPECT_NE(torch[0].action.find(lever), std::string::npos) << lever << ": " << torch[0].action;
+  }
+  EXPECT_EQ(torch[0].action.find("ROCTx"), std::string::npos) << torch[0].action;
 }
 
 // Copies are judged by the wall time they fill in the trace's span, as layout

@@ -1257,11 +1257,19 @@ void DiagnosisRule(const RuleContext& c, std::vector<Finding>& out) {
     const int64_t waiting_ns = at->Of(StepState::kDeviceWait) + at->Of(StepState::kQueued);
     // The CPU samples say the host was computing there, not waiting: that
     // work kept the device idle.
+    // The marks and samplers of the program's own framework: a PyTorch
+    // program's record_function and Python stacks; else NVTX or ROCTx.
+    const bool torch = c.analysis.pytorch;
+    const std::string_view ranges =
+        torch ? "torch.profiler.record_function ranges" : "NVTX or ROCTx ranges";
     const std::string sampled =
         at->untraced_samples > 0
-            ? "The CPU samples show the host computing there while the device idles: make "
-              "that work faster, run it before the loop or beside the device's work (another "
-              "thread or process), and mark it with NVTX ranges to see it in the trace. "
+            ? fmt::format(
+                  "The CPU samples show the host computing there while the device "
+                  "idles: make that work faster, run it before the loop or beside the "
+                  "device's work (another thread or process), and mark it with {} to "
+                  "see it in the trace. ",
+                  ranges)
             : "";
     // A trace that records the host's runtime calls already (a rocprofv3
     // --hip-trace run whose program computes on the host for seconds between
@@ -1276,10 +1284,12 @@ void DiagnosisRule(const RuleContext& c, std::vector<Finding>& out) {
                   "The trace records the host's runtime calls ({:.3f} ms of them): the time "
                   "nothing explains is the program's own work outside them (host computation, "
                   "I/O, start-up before its first call, checks after its last) or another "
-                  "process. Mark the program's phases with NVTX or ROCTx ranges (one per "
-                  "iteration, as steps) or sample the host's CPU (nsys --sample=cpu, perf "
-                  "record) to see it.",
-                  calls_ns / 1e6)
+                  "process. Mark the program's phases with {} (one per iteration, as "
+                  "steps{}) or sample the host's CPU ({}) to see it.",
+                  calls_ns / 1e6, ranges,
+                  torch ? ": prof.step() once per iteration writes ProfilerStep#N" : "",
+                  torch ? "with_stack=True for Python's frames; py-spy or perf record"
+                        : "nsys --sample=cpu, perf record")
             : "Record what the window runs: the host's operators and runtime calls with the "
               "device (torch.profiler activities CPU and CUDA/NPU; rocprofv3 --hip-trace; nsys "
               "-t cuda,nvtx), steps that cover the work (ProfilerStep or NVTX/ROCTx ranges per "
