@@ -669,6 +669,43 @@ TEST(Advisor, UntracedTimeBesideRecordedRuntimeCallsIsTheProgramsOwnWork) {
   EXPECT_EQ(torch[0].action.find("ROCTx"), std::string::npos) << torch[0].action;
 }
 
+// Work queued behind a dependency: the longest wait is named, and where the
+// launching thread called a stream-wait just before the launch (SGLang's
+// decode on ROCm: hipStreamWaitEvent, then a kernel that starts 463 ms
+// later while the host blocks in hipMemcpyWithStream), the event is what to
+// look for; without that call, the general advice.
+TEST(Advisor, QueuedWorkAfterAStreamWaitNamesTheEvent) {
+  const auto trace = [](bool wait) {
+    Builder b;
+    b.Correlate(1).Add(EventClass::kRuntime, "hipLaunchKernel", 0, 5);
+    b.Add(EventClass::kKernel, "first", 10, 20);
+    if (wait) b.Correlate(-1).Add(EventClass::kRuntime, "hipStreamWaitEvent", 30, 35);
+    b.Correlate(2).Add(EventClass::kRuntime, "hipLaunchKernel", 40, 45);
+    b.Add(EventClass::kKernel, "late", 10'000, 10'010);
+    b.Correlate(-1).Add(EventClass::kRuntime, "hipMemcpyWithStream", 50, 10'005);
+    return Advise(AnalyzeTrace(b.model));
+  };
+  const auto waited = trace(true);
+  ASSERT_FALSE(waited.empty());
+  EXPECT_EQ(waited[0].id, "step_device_waiting");
+  for (const char* said : {"The longest wait: 'late' started", "(hipLaunchKernel)",
+                           "its thread had called hipStreamWaitEvent just before launching it",
+                           "the host blocked in hipMemcpyWithStream"}) {
+    EXPECT_NE(waited[0].evidence.find(said), std::string::npos)
+        << said << ": " << waited[0].evidence;
+  }
+  EXPECT_EQ(
+      waited[0].action.rfind("Find where the event the stream waits for (hipStreamWaitEvent)", 0),
+      0u)
+      << waited[0].action;
+  const auto plain = trace(false);
+  ASSERT_FALSE(plain.empty());
+  EXPECT_EQ(plain[0].id, "step_device_waiting");
+  EXPECT_NE(plain[0].evidence.find("The longest wait: 'late'"), std::string::npos);
+  EXPECT_EQ(plain[0].evidence.find("StreamWaitEvent"), std::string::npos) << plain[0].evidence;
+  EXPECT_EQ(plain[0].action.rfind("Find what the device waits for", 0), 0u) << plain[0].action;
+}
+
 // Copies are judged by the wall time they fill in the trace's span, as layout
 // conversions are (issue 36, class 11: a large share of a mostly idle
 // device's time is no warning): two 2 ms copies on two streams at once fill

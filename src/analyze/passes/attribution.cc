@@ -233,6 +233,7 @@ class Attributor {
     Contributors(host);
     Outlier();
     Startup();
+    if (out_.Of(StepState::kQueued) > 0) LongestQueued();
     if (out_.cpu_is_device) CountOperators();
     return std::move(out_);
   }
@@ -732,6 +733,53 @@ class Attributor {
   struct QueuedSpan {
     uint32_t launch, task;  // a launch call, and the work it launched that waited
   };
+
+  // Attribution::longest_queued.
+  void LongestQueued() {
+    const QueuedSpan* best = nullptr;
+    int64_t best_ns = 0;
+    const auto ready = [&](const QueuedSpan& q) {
+      return model_.start_ns[q.launch] + model_.duration_ns[q.launch] + kQueuedGraceNs;
+    };
+    for (const QueuedSpan& q : queued_) {  // its wait inside the window
+      const int64_t ns = Covered(window_, ready(q), model_.start_ns[q.task]);
+      if (ns > best_ns) best = &q, best_ns = ns;
+    }
+    if (best == nullptr) return;
+    Attribution::QueuedWait& w = out_.longest_queued;
+    w.ns = best_ns;
+    w.task = std::string(model_.String(model_.name[best->task]));
+    w.launch = std::string(model_.String(model_.name[best->launch]));
+    const int64_t from = ready(*best), until = model_.start_ns[best->task];
+    const uint32_t thread = model_.track[best->launch];
+    const int64_t launched = model_.start_ns[best->launch];
+    std::vector<int8_t> waits(model_.string_count(), -1);  // by name: a stream-wait call
+    int64_t previous_launch = INT64_MIN, wait_at = INT64_MIN;
+    size_t wait = SIZE_MAX, blocked = SIZE_MAX;
+    for (size_t e = 0; e < model_.size(); ++e) {
+      if (model_.cls[e] != EventClass::kRuntime) continue;
+      const int64_t b = model_.start_ns[e];
+      if (model_.track[e] == thread && b <= launched && e != best->launch) {
+        int8_t& is_wait = waits[model_.name[e]];
+        if (is_wait < 0) {
+          is_wait = Contains(Lower(BaseName(model_.String(model_.name[e]))), "streamwaitevent");
+        }
+        if (is_wait == 1 && b > wait_at) wait_at = b, wait = e;
+        if (runtime_state_[e] == StepState::kLaunch && is_wait == 0 && b > previous_launch) {
+          previous_launch = b;
+        }
+      }
+      if (runtime_state_[e] == StepState::kBlocked) {
+        const int64_t overlap = std::min(b + model_.duration_ns[e], until) - std::max(b, from);
+        if (overlap > w.blocked_ns) w.blocked_ns = overlap, blocked = e;
+      }
+    }
+    // Only a wait issued since the thread's previous launch orders this work.
+    if (wait != SIZE_MAX && wait_at > previous_launch) {
+      w.stream_wait = std::string(model_.String(model_.name[wait]));
+    }
+    if (blocked != SIZE_MAX) w.blocked = std::string(model_.String(model_.name[blocked]));
+  }
 
   const TraceModel& model_;
   const Analysis& a_;
@@ -1509,6 +1557,22 @@ void DiagnosisRule(const RuleContext& c, std::vector<Finding>& out) {
           "{:.3f} ms.",
           overlapped / 1e6, free_compute / 1e6);
     }
+    // The longest queued wait, with what the trace says ordered it.
+    const Attribution::QueuedWait& q = at->longest_queued;
+    if (queued > 0 && q.ns > 0) {
+      f.evidence += fmt::format(
+          " The longest wait: '{}' started {:.3f} ms after its launch ({}){}{}.",
+          core::CutUtf8(q.task, 120), q.ns / 1e6, q.launch,
+          q.stream_wait.empty()
+              ? std::string()
+              : fmt::format("; its thread had called {} just before launching it: the stream "
+                            "waited for an event recorded elsewhere (another stream, thread or "
+                            "process)",
+                            q.stream_wait),
+          q.blocked.empty() ? std::string()
+                            : fmt::format("; meanwhile the host blocked in {} for {:.3f} ms of it",
+                                          q.blocked, q.blocked_ns / 1e6));
+    }
     // The producer's own step breakdown (torch_npu's step_trace_time, msprof's
     // step traces), where it gave one: the same question answered by it.
     if (c.reported != nullptr && exposed > 0) {
@@ -1536,11 +1600,22 @@ void DiagnosisRule(const RuleContext& c, std::vector<Finding>& out) {
     // rank, a collective that compute could hide, or one that nothing can.
     if (dependency) {
       f.action =
-          "Find what the device waits for before speeding anything up: behind a dependency, "
-          "the stream or event its queued work waits on (another stream's work, an event the "
-          "host records late); in a collective, the rank that arrives last (compare the ranks' "
-          "step times and the communication tables; the slow rank's own step shows why it is "
-          "late).";
+          q.stream_wait.empty() || queued <= exposed + waits
+              ? "Find what the device waits for before speeding anything up: behind a dependency, "
+                "the stream or event its queued work waits on (another stream's work, an event the "
+                "host records late); in a collective, the rank that arrives last (compare the "
+                "ranks' step times and the communication tables; the slow rank's own step shows "
+                "why it is late)."
+              : fmt::format(
+                    "Find where the event the stream waits for ({}) is recorded, and what delays "
+                    "it: another stream's work in this process (the streams' rows of the trace), "
+                    "or another thread or process the trace does not record (a scheduler, a "
+                    "data or sampling worker: profile it too). Speeding up the kernels will not "
+                    "help while the stream waits{}.",
+                    q.stream_wait,
+                    q.blocked.empty()
+                        ? std::string()
+                        : fmt::format("; the host's {} waits behind the same work", q.blocked));
     } else if (peer_wait) {
       f.action = std::string(
                      "The collectives wait for another rank, they do not move data: find the rank "

@@ -162,6 +162,17 @@ struct Attribution {
   // (CopyBlocks: blocked), by event, for the passes that class events as this
   // one does.
   std::vector<std::pair<uint32_t, StepState>> refined;
+  // The longest wait of work launched and not started (the queued state):
+  // the task and its launch call, how long it waited, the stream-wait call
+  // (cudaStreamWaitEvent and the like) its thread issued after its previous
+  // launch and before this one, the stream then waiting for an event
+  // recorded elsewhere ("" none), and the host call that blocked longest
+  // during the wait with that overlap ("" none).
+  struct QueuedWait {
+    int64_t ns = 0;
+    std::string task, launch, stream_wait, blocked;
+    int64_t blocked_ns = 0;
+  } longest_queued;
 
   int64_t Of(StepState s) const { return ns[static_cast<size_t>(s)]; }
 };
