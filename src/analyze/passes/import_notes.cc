@@ -27,6 +27,13 @@ constexpr double kUnreadInfoPct = 1, kUnreadWarningPct = 10, kUnreadCriticalPct 
 // those in the trace) from which producer_dropped warns and is critical.
 constexpr double kDroppedWarningPct = 1, kDroppedCriticalPct = 10;
 
+// The device records the producer made: those it dropped and those in the
+// trace, saturating (the dropped count is the file's word).
+int64_t DeviceRecordsMade(const ImportNotes& n) {
+  return n.producer_dropped > INT64_MAX - n.device_tasks ? INT64_MAX
+                                                         : n.producer_dropped + n.device_tasks;
+}
+
 // Every check the trace went through, with what it found (0 included: a
 // check that found nothing says the trace was checked) and what was done.
 void HealthTable(const ImportNotes& n, const TableContext& context,
@@ -73,7 +80,7 @@ void HealthTable(const ImportNotes& n, const TableContext& context,
       "counted in no figure that needs a class (the unclassified_events finding names their "
       "categories)");
   row("device records the producer said it dropped while recording", n.producer_dropped,
-      n.producer_dropped + n.device_tasks,
+      DeviceRecordsMade(n),
       n.producer_dropped > 0 ? "not in the trace: every device figure is short by what they held "
                                "(producer_dropped weighs them)"
                              : "none said");
@@ -135,10 +142,7 @@ void UnreadRecordsRule(const RuleContext& c, std::vector<Finding>& out) {
 void ProducerDroppedRule(const RuleContext& c, std::vector<Finding>& out) {
   const auto* n = c.analysis.results.Get<ImportNotes>(kImportNotesPass);
   if (n == nullptr || (n->producer_dropped == 0 && !n->producer_stopped)) return;
-  // Saturating: the producer's count is the file's word.
-  const int64_t made = n->producer_dropped > INT64_MAX - n->device_tasks
-                           ? INT64_MAX
-                           : n->producer_dropped + n->device_tasks;
+  const int64_t made = DeviceRecordsMade(*n);
   const double pct =
       made > 0 ? 100.0 * static_cast<double>(n->producer_dropped) / static_cast<double>(made) : 0.0;
   const Severity severity = pct >= kDroppedCriticalPct                         ? Severity::kCritical
