@@ -9,6 +9,8 @@
 #include <string_view>
 #include <vector>
 
+#include "analyze/importers/counted_texts.h"
+
 namespace opscope::analyze {
 namespace {
 
@@ -83,24 +85,11 @@ void ReadKinetoLog(const std::map<std::string, std::string>& members, TraceModel
         dropped, dropped == 1 ? "" : "s"));
   }
   if (said.empty()) return;
-  std::string list;
-  size_t listed = 0;
-  int64_t others = 0;
-  for (const auto& [text, n] : said) {
-    if (listed++ >= kListed) {
-      others += n;
-      continue;
-    }
-    list += fmt::format("{}'{}'{}", list.empty() ? "" : "; ", text,
-                        n > 1 ? fmt::format(" ({} times)", n) : std::string());
-  }
-  if (others > 0) list += fmt::format("; {} more", others);
-  int64_t total = 0;
-  for (const auto& [text, n] : said) total += n;
+  const CountedTexts listed = ListCounted(said, kListed);
   model.import_notes.push_back(fmt::format(
       "Kineto logged {} warning{} or error{} while recording (the trace's WARNING and ERROR "
       "lists): {}",
-      total, total == 1 ? "" : "s", total == 1 ? "" : "s", list));
+      listed.total, listed.total == 1 ? "" : "s", listed.total == 1 ? "" : "s", listed.list));
 }
 
 }  // namespace opscope::analyze

@@ -12,6 +12,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "analyze/importers/counted_texts.h"
 #include "analyze/importers/json_file.h"
 #include "analyze/importers/timestamps.h"
 #include "analyze/names.h"
@@ -162,19 +163,7 @@ class Reader {
       }
     }
     if (said.empty()) return;
-    std::string listed;
-    size_t count = 0;
-    int64_t total = 0, others = 0;
-    for (const auto& [text, n] : said) {
-      total += n;
-      if (count++ >= kListed) {
-        others += n;
-        continue;
-      }
-      listed += fmt::format("{}'{}'{}", listed.empty() ? "" : "; ", text,
-                            n > 1 ? fmt::format(" ({} times)", n) : std::string());
-    }
-    if (others > 0) listed += fmt::format("; {} more", others);
+    const CountedTexts listed = ListCounted(said, kListed);
     model_.producer_dropped += static_cast<uint64_t>(dropped.device);
     if (dropped.device + dropped.other > 0) {
       model_.import_notes.push_back(fmt::format(
@@ -185,10 +174,10 @@ class Reader {
           dropped.device, dropped.device == 1 ? "" : "s", dropped.other,
           dropped.other == 1 ? "" : "s"));
     }
-    model_.import_notes.push_back(
-        fmt::format("The profiler wrote {} error{} or warning{} into the XSpace while recording "
-                    "(what XProf shows as the profile's diagnostics): {}",
-                    total, total == 1 ? "" : "s", total == 1 ? "" : "s", listed));
+    model_.import_notes.push_back(fmt::format(
+        "The profiler wrote {} error{} or warning{} into the XSpace while recording "
+        "(what XProf shows as the profile's diagnostics): {}",
+        listed.total, listed.total == 1 ? "" : "s", listed.total == 1 ? "" : "s", listed.list));
   }
 
   struct Dropped {
