@@ -675,14 +675,14 @@ TEST(Advisor, UntracedTimeBesideRecordedRuntimeCallsIsTheProgramsOwnWork) {
 // later while the host blocks in hipMemcpyWithStream), the event is what to
 // look for; without that call, the general advice.
 TEST(Advisor, QueuedWorkAfterAStreamWaitNamesTheEvent) {
-  const auto trace = [](bool wait) {
+  const auto trace = [](bool wait, int64_t blocked_until = 10'005) {
     Builder b;
     b.Correlate(1).Add(EventClass::kRuntime, "hipLaunchKernel", 0, 5);
     b.Add(EventClass::kKernel, "first", 10, 20);
     if (wait) b.Correlate(-1).Add(EventClass::kRuntime, "hipStreamWaitEvent", 30, 35);
     b.Correlate(2).Add(EventClass::kRuntime, "hipLaunchKernel", 40, 45);
     b.Add(EventClass::kKernel, "late", 10'000, 10'010);
-    b.Correlate(-1).Add(EventClass::kRuntime, "hipMemcpyWithStream", 50, 10'005);
+    b.Correlate(-1).Add(EventClass::kRuntime, "hipMemcpyWithStream", 50, blocked_until);
     return Advise(AnalyzeTrace(b.model));
   };
   const auto waited = trace(true);
@@ -698,6 +698,12 @@ TEST(Advisor, QueuedWorkAfterAStreamWaitNamesTheEvent) {
       waited[0].action.rfind("Find where the event the stream waits for (hipStreamWaitEvent)", 0),
       0u)
       << waited[0].action;
+  // A blocking call of under a tenth of the wait says nothing of it.
+  const auto brief = trace(true, 900);
+  ASSERT_FALSE(brief.empty());
+  EXPECT_EQ(brief[0].evidence.find("the host blocked"), std::string::npos) << brief[0].evidence;
+  EXPECT_EQ(brief[0].action.find("waits behind the same work"), std::string::npos)
+      << brief[0].action;
   const auto plain = trace(false);
   ASSERT_FALSE(plain.empty());
   EXPECT_EQ(plain[0].id, "step_device_waiting");

@@ -778,7 +778,13 @@ class Attributor {
     if (wait != SIZE_MAX && wait_at > previous_launch) {
       w.stream_wait = std::string(model_.String(model_.name[wait]));
     }
-    if (blocked != SIZE_MAX) w.blocked = std::string(model_.String(model_.name[blocked]));
+    // A host call that blocked for a tenth of the wait or more: a shorter one
+    // says nothing of it.
+    if (blocked != SIZE_MAX && 10 * w.blocked_ns >= w.ns) {
+      w.blocked = std::string(model_.String(model_.name[blocked]));
+    } else {
+      w.blocked_ns = 0;
+    }
   }
 
   const TraceModel& model_;

@@ -167,7 +167,8 @@ struct Attribution {
   // (cudaStreamWaitEvent and the like) its thread issued after its previous
   // launch and before this one, the stream then waiting for an event
   // recorded elsewhere ("" none), and the host call that blocked longest
-  // during the wait with that overlap ("" none).
+  // during the wait with that overlap, where it covers a tenth of it or more
+  // ("" none).
   struct QueuedWait {
     int64_t ns = 0;
     std::string task, launch, stream_wait, blocked;
