@@ -1575,9 +1575,11 @@ void DiagnosisRule(const RuleContext& c, std::vector<Finding>& out) {
                             "waited for an event recorded elsewhere (another stream, thread or "
                             "process)",
                             q.stream_wait),
-          q.blocked.empty() ? std::string()
-                            : fmt::format("; meanwhile the host blocked in {} for {:.3f} ms of it",
-                                          q.blocked, q.blocked_ns / 1e6));
+          q.blocked.empty()
+              ? std::string()
+              : fmt::format("; meanwhile the host blocked in {}{} for {:.3f} ms of it",
+                            q.blocked == q.launch ? "another call of " : "", q.blocked,
+                            q.blocked_ns / 1e6));
     }
     // The producer's own step breakdown (torch_npu's step_trace_time, msprof's
     // step traces), where it gave one: the same question answered by it.
