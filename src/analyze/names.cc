@@ -59,6 +59,11 @@ std::string_view FunctionOf(std::string_view op) {
   return at == std::string_view::npos ? op : op.substr(at + 2);
 }
 
+std::string_view WithoutLayer(std::string_view name) {
+  const size_t at = name.rfind('@');
+  return at == std::string_view::npos ? name : name.substr(at + 1);
+}
+
 std::string_view NamespaceOf(std::string_view op) {
   const size_t at = op.rfind("::");
   return at == std::string_view::npos ? std::string_view() : op.substr(0, at);
@@ -217,9 +222,7 @@ bool IsMemoryAllocation(std::string_view name) {
   // The driver's versioned entry points too: cuMemAlloc_v2, cuMemFreeHost_v2;
   // and a call named with its layer, as torch_npu names CANN's calls
   // ("AscendCL@aclrtMalloc"): the function after the '@'.
-  std::string_view base = BaseName(name);
-  if (const size_t at = base.rfind('@'); at != std::string_view::npos) base.remove_prefix(at + 1);
-  const std::string fn(WithoutVersion(FunctionOf(Lower(base))));
+  const std::string fn(WithoutVersion(FunctionOf(Lower(WithoutLayer(BaseName(name))))));
   // Stream-ordered allocation (cudaMallocAsync, cuMemFreeAsync) is queued
   // work, cheap on the host: not set-up.
   if (fn.ends_with("async")) return false;

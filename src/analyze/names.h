@@ -23,6 +23,9 @@ std::vector<std::string> Words(std::string_view name);
 // An operator's function name (after the last "::") and namespace (before it).
 std::string_view FunctionOf(std::string_view op);
 std::string_view NamespaceOf(std::string_view op);
+// A call named with its layer, as torch_npu names CANN's calls
+// ("AscendCL@aclrtMalloc"): the call after the last '@'; else the name whole.
+std::string_view WithoutLayer(std::string_view name);
 // A framework operator's name: a library namespace in lower case, as
 // PyTorch's operator libraries are named ("aten::mm", "c10d::allreduce_",
 // "npu::npu_format_cast", "mylib::op"), not a runtime's C++ method

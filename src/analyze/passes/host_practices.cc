@@ -105,9 +105,7 @@ HostPractices Compute(const TraceModel& model, const Analysis& a) {
     if (cls == EventClass::kRuntime) {
       int8_t& m = memory_op[model.name[e]];
       if (m < 0) {
-        const std::string_view name = model.String(model.name[e]);
-        const size_t at = name.rfind('@');
-        const std::string_view function = at == std::string_view::npos ? name : name.substr(at + 1);
+        const std::string_view function = WithoutLayer(model.String(model.name[e]));
         const auto it = std::find(kMemoryOperators.begin(), kMemoryOperators.end(), function);
         m = it == kMemoryOperators.end() ? 3 : static_cast<int8_t>(it - kMemoryOperators.begin());
       }

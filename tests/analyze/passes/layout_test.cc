@@ -153,6 +153,8 @@ TEST(Names, MatchOnWordsAndExactOperators) {
                            "AscendCL@aclrtFreePhysical", "AscendCL@aclrtFree"}) {
     EXPECT_TRUE(IsMemoryAllocation(call)) << call;
   }
+  EXPECT_EQ(WithoutLayer("AscendCL@aclrtFree"), "aclrtFree");
+  EXPECT_EQ(WithoutLayer("aclrtFree"), "aclrtFree");
   for (const char* call :
        {"cuMemFreeAsync", "cudaMallocFromPoolAsync", "cuMemcpyHtoDAsync_v2", "cudaMemset",
         "cuMemGetInfo_v2", "cudaMemPrefetchAsync", "cuMemMapArrayAsync", "AscendCL@aclrtMemcpy",
