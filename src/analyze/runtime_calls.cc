@@ -8,6 +8,10 @@
 
 namespace opscope::analyze {
 
+bool IsStreamWaitEvent(std::string_view name) {
+  return Contains(Lower(BaseName(name)), "streamwaitevent");
+}
+
 RuntimeKind RuntimeKindOf(std::string_view name) {
   // An operator's execute call that compiles only on a cache miss
   // (aclopCompileAndExecute) is the launch path; a compilation it does
@@ -18,7 +22,7 @@ RuntimeKind RuntimeKindOf(std::string_view name) {
   if (!compile.empty()) return RuntimeKind::kCompile;
   const std::string n = Lower(BaseName(name));
   // Asynchronous: it enqueues a wait on the device; the host goes on.
-  if (Contains(n, "streamwaitevent") || Contains(n, "streamwaitvalue")) return RuntimeKind::kLaunch;
+  if (IsStreamWaitEvent(name) || Contains(n, "streamwaitvalue")) return RuntimeKind::kLaunch;
   if (Contains(n, "synchronize") || Contains(n, "eventquery") || Contains(n, "streamquery")) {
     return RuntimeKind::kBlocked;  // waits for the device, or polls it
   }

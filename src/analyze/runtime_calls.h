@@ -18,6 +18,10 @@ namespace opscope::analyze {
 // What a runtime call is, by its name (the event may refine it: CopyBlocks).
 enum class RuntimeKind : uint8_t { kUnknown, kLaunch, kBlocked, kAsyncCopy, kSetup, kCompile };
 RuntimeKind RuntimeKindOf(std::string_view name);
+// A call that enqueues on its stream a wait for an event recorded elsewhere
+// (cudaStreamWaitEvent, hipStreamWaitEvent, aclrtStreamWaitEvent): a launch
+// for RuntimeKindOf, the host goes on.
+bool IsStreamWaitEvent(std::string_view name);
 
 // Whether an asynchronous copy call blocks its host all the same: its copy is
 // to or from pageable memory, or to host memory not known to be pinned (CUDA's

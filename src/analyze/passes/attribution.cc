@@ -762,7 +762,7 @@ class Attributor {
       if (model_.track[e] == thread && b <= launched && e != best->launch) {
         int8_t& is_wait = waits[model_.name[e]];
         if (is_wait < 0) {
-          is_wait = Contains(Lower(BaseName(model_.String(model_.name[e]))), "streamwaitevent");
+          is_wait = IsStreamWaitEvent(model_.String(model_.name[e]));
         }
         if (is_wait == 1 && b > wait_at) wait_at = b, wait = e;
         if (runtime_state_[e] == StepState::kLaunch && is_wait == 0 && b > previous_launch) {
