@@ -51,8 +51,13 @@ TraceSpan SpanOf(const TraceModel& model) {
   TraceSpan span;
   for (size_t e = 0; e < model.size(); ++e) {
     if (model.cls[e] == EventClass::kDerived || model.cls[e] == EventClass::kOther) continue;
-    span.begin = std::min(span.begin, model.start_ns[e]);
-    span.end = std::max(span.end, model.start_ns[e] + model.duration_ns[e]);
+    const int64_t begin = model.start_ns[e], end = begin + model.duration_ns[e];
+    if ((model.cls[e] == EventClass::kStep || model.cls[e] == EventClass::kAnnotation) &&
+        model.recording_end_ns != INT64_MAX && end > model.recording_end_ns + kOverrunSlackNs) {
+      continue;
+    }
+    span.begin = std::min(span.begin, begin);
+    span.end = std::max(span.end, end);
   }
   return span;
 }

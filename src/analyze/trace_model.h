@@ -255,6 +255,12 @@ class TraceModel {
   };
   std::vector<FusedApi> fused_apis;
   uint64_t instant_events = 0, counter_events = 0, flow_events = 0;
+  // When the producer stopped recording, where it says (Kineto's "Record
+  // Window End"); INT64_MAX where unknown. A host span that ends after it
+  // (a step annotation on another process, spliced in) was not seen to end:
+  // SpanOf leaves such annotations and steps out, and such a step is no step
+  // (steps.h, "overrun").
+  int64_t recording_end_ns = INT64_MAX;
   // Ranges of a hardware-counter profiler that replays each kernel to read
   // its counters (Kineto's cuda_profiler_range events, CUPTI's range
   // profiler): a trace holding them was recorded under replay, and its
@@ -346,8 +352,13 @@ class PartIds {
 };
 
 // The time a trace's events cover, from the first start to the last end,
-// leaving out a producer's own summary rows (kDerived) and unclassed events:
-// the window of a trace without steps. begin >= end where nothing lasts.
+// leaving out a producer's own summary rows (kDerived), unclassed events, and
+// annotations and steps that end more than kOverrunSlackNs after the
+// recording did (recording_end_ns: the trace did not see them end): the
+// window of a trace without steps. begin >= end where nothing lasts.
+// How far past the recording's end a host span may end and still count as
+// seen to end (clock rounding).
+inline constexpr int64_t kOverrunSlackNs = 1'000'000;
 struct TraceSpan {
   int64_t begin = INT64_MAX, end = INT64_MIN;
   int64_t ns() const { return end > begin ? end - begin : 0; }

@@ -84,7 +84,7 @@ class Walker {
       const int64_t begin = s.begin_ns, end = s.begin_ns + s.duration_ns;
       out_.window_ns += end - begin;
       const int32_t step = StepPosition(begin, s.duration_ns);
-      const uint32_t home = step >= 0 ? model_.track[host_.events[step]] : sink_track_;
+      const uint32_t home = step >= 0 ? model_.track[host_.events[step]] : HomeBy(end);
       // The step is done when its device work is: where work it launched
       // ends after its host span, the path ends there (and is counted
       // within the step).
@@ -101,7 +101,7 @@ class Walker {
       const auto [begin, end] = a.span;  // the attribution's window
       if (begin < end) {
         out_.window_ns = end - begin;
-        Walk(begin, end, Sink(end), sink_track_);
+        Walk(begin, end, Sink(end), HomeBy(end));
       }
     }
     parts_.ForEach([&](int64_t key, const Sum& sum) {
@@ -421,6 +421,15 @@ class Walker {
       if (model_.duration_ns[host_.events[it->second]] == duration) return it->second;
     }
     return -1;
+  }
+
+  // The thread of a window without a step event: the one whose top-level
+  // host event ends last by the window's end (an annotation that outlasts
+  // the recording, on another process, is not it); else the trace's.
+  uint32_t HomeBy(int64_t end) const {
+    auto k = std::partition_point(top_ends_.begin(), top_ends_.end(),
+                                  [&](int32_t x) { return HostEnd(x) <= end; });
+    return k != top_ends_.begin() ? model_.track[host_.events[*(k - 1)]] : sink_track_;
   }
 
   // Where a window ending at `end` ends: the host or device interval that

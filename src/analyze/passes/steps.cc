@@ -274,10 +274,25 @@ InferredSteps InferSteps(const TraceModel& model) {
   return out;
 }
 
-void ClassifySteps(std::vector<StepBreakdown>& steps) {
+void ClassifySteps(std::vector<StepBreakdown>& steps, int64_t recording_end_ns) {
   for (auto& s : steps) s.status = "complete", s.status_reason.clear();
   for (auto& s : steps) {
     if (!s.has_work) s.status = "empty", s.status_reason = "no operator or device work inside it";
+  }
+  for (auto& s : steps) {
+    const int64_t end = s.begin_ns + s.duration_ns;
+    if (s.status != "complete" || recording_end_ns == INT64_MAX ||
+        end <= recording_end_ns + kOverrunSlackNs) {
+      continue;
+    }
+    s.status = "overrun";
+    s.status_reason = fmt::format(
+        "ends {:.3f} ms after the profiler stopped recording (its Record Window End), so the trace "
+        "holds {}: its span is not the step's time",
+        (end - recording_end_ns) / 1e6,
+        s.begin_ns < recording_end_ns
+            ? fmt::format("only its first {:.3f} ms", (recording_end_ns - s.begin_ns) / 1e6)
+            : std::string("none of it"));
   }
   const auto durations_of_complete = [&](size_t from, size_t skip) {
     std::vector<int64_t> d;
@@ -356,7 +371,7 @@ std::vector<StepBreakdown> ComputeSteps(const TraceModel& model) {
   InferredSteps inferred;
   std::vector<StepBreakdown> steps =
       Breakdown(model, ComputeDeviceOf(model), StepSpans(model, &inferred));
-  ClassifySteps(steps);
+  ClassifySteps(steps, model.recording_end_ns);
   return steps;
 }
 
@@ -425,7 +440,8 @@ void Tables(const Analysis& a, const TableContext& c, std::vector<ResultTable>& 
   table.notes.push_back(fmt::format(
       "Means use complete steps only: not empty, not the last step cut off by the end of the "
       "trace (under {:.0f}% of the others' median), not a leading warm-up step (over {:.1f}x the "
-      "median of the later ones).",
+      "median of the later ones), not one that ends after the profiler stopped recording "
+      "(overrun).",
       100 * kPartialRatio, kWarmupRatio));
   tables.push_back(std::move(table));
 }
@@ -511,9 +527,11 @@ void StepsExcludedRule(const RuleContext& c, std::vector<Finding>& out) {
   const auto& steps = c.analysis.steps;
   std::string left_out;
   int excluded = 0;
+  bool overrun = false;
   for (const auto& s : steps) {
     if (s.status == "complete") continue;
     ++excluded;
+    overrun |= s.status == "overrun";
     if (excluded <= 3) {
       left_out += fmt::format("{}{} ({}: {})", left_out.empty() ? "" : "; ", s.name, s.status,
                               s.status_reason);
@@ -523,8 +541,14 @@ void StepsExcludedRule(const RuleContext& c, std::vector<Finding>& out) {
   out.push_back({"steps_excluded", Severity::kInfo,
                  fmt::format("{} of {} steps are left out of step means", excluded, steps.size()),
                  left_out + (excluded > 3 ? "; ..." : ""),
-                 "Nothing to fix: step means, diffs and rank comparisons use the complete "
-                 "steps only. Record more steps after warm-up for steadier figures."});
+                 std::string("Nothing to fix: step means, diffs and rank comparisons use the "
+                             "complete steps only. Record more steps after warm-up for steadier "
+                             "figures.") +
+                     (overrun ? " A step that outlasts the recording was not recorded by this "
+                                "profiler session as it ran (PyTorch's profiler closes its last "
+                                "step before it stops): check that the trace is one session's "
+                                "file, not events of several runs or processes put together."
+                              : "")});
 }
 
 }  // namespace
@@ -536,7 +560,7 @@ Pass StepsPass() {
           [](const TraceModel& model, Analysis& a) {
             InferredSteps inferred;
             a.steps = Breakdown(model, a.compute_on, StepSpans(model, &inferred));
-            ClassifySteps(a.steps);
+            ClassifySteps(a.steps, model.recording_end_ns);
             a.step_summary = SummarizeSteps(a.steps);
             a.step_summary.compute_on = Name(a.compute_on);
             a.step_summary.inferred_from = std::move(inferred.kernel);

@@ -9,6 +9,9 @@
 //    with fewer than half as many operators and device events starting in it as
 //    their median: the trace ended inside it (a step that is only faster runs
 //    as many operators);
+//  - "overrun": a step that ends more than kOverrunSlackNs after the
+//    producer stopped recording (TraceModel::recording_end_ns): the trace did
+//    not see it end (Kineto closes the last step before it stops);
 //  - "warm-up": a leading step longer than kWarmupRatio times the median of the
 //    complete steps after it (at least two of them), checked from the first
 //    step on until one is not; at most half the steps are marked so.
@@ -43,7 +46,7 @@ struct StepBreakdown {
   int64_t communication_exposed_ns = 0, memory_exposed_ns = 0;
   bool has_work = false;      // compute work overlaps it, or an operator starts inside it
   int64_t events = 0;         // operators and device events starting inside it
-  std::string status;         // "complete", "warm-up", "partial", "empty"
+  std::string status;         // "complete", "warm-up", "partial", "empty", "overrun"
   std::string status_reason;  // why it is not complete
 };
 
@@ -101,9 +104,10 @@ InferredSteps InferSteps(const TraceModel& model);
 // order, with status.
 std::vector<StepBreakdown> ComputeSteps(const TraceModel& model);
 
-// Sets each step's status and reason from durations, events and has_work (the rules
-// above), in place; steps must be in time order.
-void ClassifySteps(std::vector<StepBreakdown>& steps);
+// Sets each step's status and reason from durations, events, has_work and
+// the recording's end (the rules above; INT64_MAX: unknown), in place; steps
+// must be in time order.
+void ClassifySteps(std::vector<StepBreakdown>& steps, int64_t recording_end_ns = INT64_MAX);
 
 // The complete steps' statistics.
 StepSummary SummarizeSteps(const std::vector<StepBreakdown>& steps);

@@ -207,6 +207,34 @@ TEST(Steps, WarmupPartialAndEmptyStepsAreNotAveraged) {
   EXPECT_EQ(sum.mean_ns, 1000000);
 }
 
+TEST(Steps, AStepThatOutlastsTheRecordingIsNoStep) {
+  // Three steps of 1 ms from 0; the recording ends at 3 ms.
+  auto steps = Spans({1000, 1000, 1000});
+  ClassifySteps(steps, 3'000'000);
+  EXPECT_EQ(Statuses(steps), (std::vector<std::string>{"complete", "complete", "complete"}));
+  // The last ends within kOverrunSlackNs of it (clock rounding): complete.
+  steps = Spans({1000, 1000, 1000 + 900});
+  ClassifySteps(steps, 3'000'000);
+  EXPECT_EQ(steps.back().status, "complete");
+  // Past it: overrun, with how much of it the trace holds; the others stay.
+  steps = Spans({1000, 1000, 1000 + 5000});
+  ClassifySteps(steps, 3'000'000);
+  EXPECT_EQ(Statuses(steps), (std::vector<std::string>{"complete", "complete", "overrun"}));
+  EXPECT_NE(steps.back().status_reason.find("ends 5.000 ms after"), std::string::npos)
+      << steps.back().status_reason;
+  EXPECT_NE(steps.back().status_reason.find("only its first 1.000 ms"), std::string::npos)
+      << steps.back().status_reason;
+  // A recording end that is not known judges nothing.
+  steps = Spans({1000, 1000, 1000 + 5000});
+  ClassifySteps(steps);
+  EXPECT_EQ(steps.back().status, "complete");
+  // The other rules go on over the rest: a slow first step is warm-up.
+  steps = Spans({5000, 1000, 1000, 1000000});
+  ClassifySteps(steps, 8'000'000);
+  EXPECT_EQ(Statuses(steps),
+            (std::vector<std::string>{"warm-up", "complete", "complete", "overrun"}));
+}
+
 TEST(Steps, OnTheCpuWhenTheTraceHasNoDeviceWork) {
   Builder b;
   b.Add(EventClass::kStep, "ProfilerStep#1", 0, 100)

@@ -295,6 +295,7 @@ struct Part {
   bool operand_shapes = true;  // ImportSettings::operand_shapes
   std::vector<MetaEvent> meta;
   uint64_t instant = 0, counter = 0, flow = 0;
+  int64_t recording_end = INT64_MIN;  // Kineto's "Record Window End", where read
   // Ends of host-to-device flows (Ascend), paired after the merge.
   struct FlowEnd {
     std::string id;
@@ -690,6 +691,11 @@ void ParseEvent(const std::string& path, std::string_view json, uint64_t offset,
     }
   } else if (ph == "i"sv || ph == "I"sv) {
     ++part.instant;
+    // libkineto's ChromeTraceLogger::finalizeTrace writes the end of the
+    // capture window as a global instant, the trace's last event.
+    if (has_ts && name == "Record Window End"sv) {
+      part.recording_end = std::max(part.recording_end, ts);
+    }
     if (has_ts && name == "[memory]"sv && memory.total_allocated >= 0) {
       memory.ts = ts;
       memory.track = model.TrackFor(pid, tid);
@@ -734,6 +740,12 @@ void Merge(Part& part, TraceModel& model,
   }
   part.meta.clear();
   model.instant_events += std::exchange(part.instant, 0);
+  if (part.recording_end != INT64_MIN) {
+    model.recording_end_ns = model.recording_end_ns == INT64_MAX
+                                 ? part.recording_end
+                                 : std::max(model.recording_end_ns, part.recording_end);
+    part.recording_end = INT64_MIN;
+  }
   model.counter_events += std::exchange(part.counter, 0);
   model.flow_events += std::exchange(part.flow, 0);
   for (auto& end : part.flow_ends) {
