@@ -335,6 +335,71 @@ void ClassifySteps(std::vector<StepBreakdown>& steps, int64_t recording_end_ns) 
   }
 }
 
+namespace {
+
+// When the device work launched by the runtime calls that start in [begin,
+// end) ended (by correlation id), or INT64_MIN where none is linked. A scan
+// of the trace: called for a few leading steps only.
+int64_t LaunchedWorkEnd(const TraceModel& model, int64_t begin, int64_t end) {
+  std::vector<int64_t> ids;
+  for (size_t e = 0; e < model.size(); ++e) {
+    if (model.cls[e] == EventClass::kRuntime && model.correlation[e] >= 0 &&
+        model.start_ns[e] >= begin && model.start_ns[e] < end) {
+      ids.push_back(model.correlation[e]);
+    }
+  }
+  if (ids.empty()) return INT64_MIN;
+  std::sort(ids.begin(), ids.end());
+  int64_t last = INT64_MIN;
+  for (size_t e = 0; e < model.size(); ++e) {
+    if (IsDevice(model.cls[e]) && model.correlation[e] >= 0 &&
+        std::binary_search(ids.begin(), ids.end(), model.correlation[e])) {
+      last = std::max(last, model.start_ns[e] + model.duration_ns[e]);
+    }
+  }
+  return last;
+}
+
+}  // namespace
+
+void MarkQueueFillingSteps(const TraceModel& model, std::vector<StepBreakdown>& steps) {
+  if (ComputeDeviceOf(model) != ComputeOn::kDevice) return;
+  size_t marked = 0;
+  for (size_t k = 0;
+       k < steps.size() && k < kMaxQueueFillingSteps && 2 * (marked + 1) <= steps.size(); ++k) {
+    if (steps[k].status != "complete") continue;
+    std::vector<int64_t> later;
+    for (size_t j = k + 1; j < steps.size(); ++j) {
+      if (steps[j].status == "complete") later.push_back(steps[j].duration_ns);
+    }
+    if (later.size() < 2) break;
+    const int64_t median = IntegerMedian(std::move(later));
+    const int64_t d = steps[k].duration_ns, end = steps[k].begin_ns + d;
+    if (median <= 0 || static_cast<double>(d) > kQueueFillRatio * static_cast<double>(median)) {
+      break;
+    }
+    // How far the device lags behind the host at the step's start and end:
+    // the queued work's end past each. Filling the queue, the host gets
+    // further ahead by about what the step is short of the steady ones.
+    const int64_t work_end = LaunchedWorkEnd(model, steps[k].begin_ns, end);
+    if (work_end == INT64_MIN) break;
+    const int64_t before = LaunchedWorkEnd(model, INT64_MIN, steps[k].begin_ns);
+    const int64_t lag_begin =
+        before == INT64_MIN ? 0 : std::max<int64_t>(0, before - steps[k].begin_ns);
+    const int64_t lag_end = std::max<int64_t>(0, work_end - end);
+    if (2 * (lag_end - lag_begin) < median - d) break;
+    steps[k].status = "queue-filling";
+    steps[k].status_reason = fmt::format(
+        "a leading step of {:.3f} ms ({:.2f}x the median of the later complete steps, {:.3f} ms) "
+        "in which the host got ahead of the device: the device's backlog of launched work grew "
+        "from {:.3f} ms at its start to {:.3f} ms at its end; the step queued work the device "
+        "ran later",
+        d / 1e6, static_cast<double>(d) / static_cast<double>(median), median / 1e6,
+        lag_begin / 1e6, lag_end / 1e6);
+    ++marked;
+  }
+}
+
 Intervals CompleteStepSpans(const std::vector<StepBreakdown>& steps) {
   Intervals spans;
   for (const StepBreakdown& s : steps) {
@@ -372,6 +437,7 @@ std::vector<StepBreakdown> ComputeSteps(const TraceModel& model) {
   std::vector<StepBreakdown> steps =
       Breakdown(model, ComputeDeviceOf(model), StepSpans(model, &inferred));
   ClassifySteps(steps, model.recording_end_ns);
+  MarkQueueFillingSteps(model, steps);
   return steps;
 }
 
@@ -440,8 +506,8 @@ void Tables(const Analysis& a, const TableContext& c, std::vector<ResultTable>& 
   table.notes.push_back(fmt::format(
       "Means use complete steps only: not empty, not the last step cut off by the end of the "
       "trace (under {:.0f}% of the others' median), not a leading warm-up step (over {:.1f}x the "
-      "median of the later ones), not one that ends after the profiler stopped recording "
-      "(overrun).",
+      "median of the later ones), not a leading step that only queued work the device ran "
+      "later (queue-filling), not one that ends after the profiler stopped recording (overrun).",
       100 * kPartialRatio, kWarmupRatio));
   tables.push_back(std::move(table));
 }
@@ -561,6 +627,7 @@ Pass StepsPass() {
             InferredSteps inferred;
             a.steps = Breakdown(model, a.compute_on, StepSpans(model, &inferred));
             ClassifySteps(a.steps, model.recording_end_ns);
+            MarkQueueFillingSteps(model, a.steps);
             a.step_summary = SummarizeSteps(a.steps);
             a.step_summary.compute_on = Name(a.compute_on);
             a.step_summary.inferred_from = std::move(inferred.kernel);

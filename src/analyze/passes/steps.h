@@ -15,10 +15,21 @@
 //  - "warm-up": a leading step longer than kWarmupRatio times the median of the
 //    complete steps after it (at least two of them), checked from the first
 //    step on until one is not; at most half the steps are marked so.
+//  - "queue-filling": a leading step (checked from the first on, until one is
+//    not; at most half the steps, among the first kMaxQueueFillingSteps: a
+//    launch queue holds a few steps' work) at most kQueueFillRatio times the median
+//    of the complete steps after it (at least two), in which the host got
+//    ahead of the device by half what it is short of that median or more
+//    (the end of the device work launched in it, by correlation id, past
+//    the step's end, less that of the work launched before it past its
+//    start): the host ran ahead filling the launch queue, and what the step
+//    seems to save the device spent after it (a device trace only:
+//    MarkQueueFillingSteps).
 // The rest are "complete": means, medians and diffs use only these.
 #ifndef OPSCOPE_ANALYZE_PASSES_STEPS_H_
 #define OPSCOPE_ANALYZE_PASSES_STEPS_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -32,6 +43,8 @@ namespace opscope::analyze {
 
 inline constexpr double kWarmupRatio = 1.5;
 inline constexpr double kPartialRatio = 0.5;
+inline constexpr double kQueueFillRatio = 0.9;
+inline constexpr size_t kMaxQueueFillingSteps = 8;
 
 struct StepBreakdown {
   std::string name;
@@ -44,9 +57,9 @@ struct StepBreakdown {
   // by neither. compute_ns + communication_exposed_ns + memory_exposed_ns +
   // idle_ns == duration_ns.
   int64_t communication_exposed_ns = 0, memory_exposed_ns = 0;
-  bool has_work = false;      // compute work overlaps it, or an operator starts inside it
-  int64_t events = 0;         // operators and device events starting inside it
-  std::string status;         // "complete", "warm-up", "partial", "empty", "overrun"
+  bool has_work = false;  // compute work overlaps it, or an operator starts inside it
+  int64_t events = 0;     // operators and device events starting inside it
+  std::string status;     // "complete", "warm-up", "partial", "empty", "overrun", "queue-filling"
   std::string status_reason;  // why it is not complete
 };
 
@@ -108,6 +121,11 @@ std::vector<StepBreakdown> ComputeSteps(const TraceModel& model);
 // the recording's end (the rules above; INT64_MAX: unknown), in place; steps
 // must be in time order.
 void ClassifySteps(std::vector<StepBreakdown>& steps, int64_t recording_end_ns = INT64_MAX);
+
+// Marks the leading complete steps that only filled the launch queue (the
+// rule above) on a trace whose compute device is a device; after
+// ClassifySteps.
+void MarkQueueFillingSteps(const TraceModel& model, std::vector<StepBreakdown>& steps);
 
 // The complete steps' statistics.
 StepSummary SummarizeSteps(const std::vector<StepBreakdown>& steps);
