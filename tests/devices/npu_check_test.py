@@ -14,11 +14,13 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 
 opscope, acl, aclnn, dcmi, backend_dir = sys.argv[1:6]
 script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts",
                       "npu-check")
 failures = 0
+logs = tempfile.TemporaryDirectory()  # the script's logs: removed at exit, never left in /tmp
 
 
 def check(ok, what):
@@ -29,7 +31,7 @@ def check(ok, what):
 
 def run(**env):
     e = dict(os.environ, OPSCOPE=opscope, OPSCOPE_BACKEND_DIR=backend_dir,
-             OUT=os.path.join(os.environ.get("TMPDIR", "/tmp"), f"npu-check-{os.getpid()}"),
+             OUT=logs.name,
              PATH="/usr/bin:/bin")
     e.update(env)
     return subprocess.run(["bash", script], capture_output=True, text=True, env=e, timeout=280)

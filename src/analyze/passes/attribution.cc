@@ -1288,8 +1288,8 @@ void DiagnosisRule(const RuleContext& c, std::vector<Finding>& out) {
                         share, at->untraced_functions[0].first,
                         Pct(at->untraced_functions[0].second, at->untraced_samples))
                   : fmt::format(
-                        "Nothing explains {}: no device work and no host event below an "
-                        "annotation; the trace cannot say what the program waited on",
+                        "Nothing explains {}: no device work and no host event other than "
+                        "annotations; the trace cannot say what the program waited on",
                         share);
     f.evidence += SampledText(*at);
     // What the reader could not find may be why nothing explains the time
