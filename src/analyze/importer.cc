@@ -170,15 +170,17 @@ std::string MissingCsvColumns(Source& source, const std::vector<std::string_view
 TraceModel ImportTrace(Source& source) {
   const Importer* importer = FindImporter(source);
   if (importer == nullptr) {
-    ErrorCode code = ErrorCode::kUnsupported;
-    if (const std::string wrong = WhatIsWrong(source, code); !wrong.empty()) {
-      throw Error(code, wrong);
-    }
+    // A CSV header with most of a format's columns first: a quoted header
+    // ("Kind","Kernel_Name",...) would otherwise be judged as JSON text.
     for (const Importer& i : Importers()) {
       if (i.near_miss == nullptr) continue;
       if (const std::string missing = i.near_miss(source); !missing.empty()) {
         throw Error(ErrorCode::kInvalidInput, missing);
       }
+    }
+    ErrorCode code = ErrorCode::kUnsupported;
+    if (const std::string wrong = WhatIsWrong(source, code); !wrong.empty()) {
+      throw Error(code, wrong);
     }
     std::string formats;
     for (const Importer& i : Importers()) {

@@ -12,6 +12,7 @@
 #include "analyze/importers/chrome_json/chrome_json_importer.h"
 #include "analyze/importers/nsys/nsys_importer.h"
 #include "analyze/importers/rocpd/rocpd_importer.h"
+#include "analyze/importers/rocprof/rocprof_csv.h"
 #include "analyze/importers/rocprof/rocprof_json_importer.h"
 #include "analyze/importers/torch_memory/snapshot_importer.h"
 #include "analyze/importers/xplane/xplane_importer.h"
@@ -29,6 +30,7 @@ const std::vector<Importer>& Importers() {
       RocprofJsonImporter(),  //
       ChromeJsonImporter(),   //
       KernelDetailsImporter(),
+      RocprofCsvImporter(),
       RocpdImporter(),  //
       NsysImporter(),   //
       AscendDbImporter(),
@@ -41,6 +43,7 @@ const std::vector<Importer>& Importers() {
 const std::vector<SideFileReader>& SideFileReaders() {
   static const std::vector<SideFileReader> readers = [] {
     std::vector<SideFileReader> all = AscendSideFileReaders();
+    for (SideFileReader& r : RocprofCsvSideFileReaders()) all.push_back(std::move(r));
     for (SideFileReader& r : std::vector<SideFileReader>{
              ProfilerInfoReader(),
          }) {
@@ -54,6 +57,7 @@ const std::vector<SideFileReader>& SideFileReaders() {
 const std::vector<TreeFinder>& TreeFinders() {
   static const std::vector<TreeFinder> finders = {
       AscendTreeFinder(),
+      RocprofCsvFinder(),
   };
   return finders;
 }
