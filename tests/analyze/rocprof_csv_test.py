@@ -148,6 +148,30 @@ _, out_file = analyze(os.path.join(run_dir, f"{pid}_kernel_trace.csv"), "csv_fil
 c.check(kernels_table(out_file) == got and "AMD Instinct MI350X" in json.dumps(analysis(out_file)),
         "the kernel trace named directly brings its agent_info.csv")
 
+# rocprofv3's default layout: OUTPUT_DIR/HOSTNAME/PID_*; named the output
+# folder, each host's files are found, one run written in two formats read once.
+for layout, files in (("csv_only", ["csv"]), ("csv_and_json", ["csv", "json"])):
+    host = os.path.join(c.scratch, layout + "_in", "node01")
+    os.makedirs(host)
+    if "csv" in files:
+        for n in (f"{pid}_kernel_trace.csv", f"{pid}_agent_info.csv"):
+            with open(os.path.join(run_dir, n), "rb") as src, \
+                    open(os.path.join(host, n), "wb") as dst:
+                dst.write(src.read())
+    if "json" in files:
+        with open(os.path.join(data, "rocprofv3", "908_results.json.gz"), "rb") as src, \
+                open(os.path.join(host, f"{pid}_results.json.gz"), "wb") as dst:
+            dst.write(src.read())
+    _, out_layout = analyze(os.path.join(c.scratch, layout + "_in"), layout)
+    formats = {r["format"] for r in c.rows(out_layout, "kernels")}
+    unused = json.dumps(c.rows(out_layout, "unused_files"))
+    want_format = "rocprofv3-json" if "json" in files else "rocprofv3-csv"
+    c.check(formats == {want_format} and kernels_table(out_layout) == got,
+            f"{layout}: the host folder's run read once, as {want_format}: {formats}")
+    if "json" in files:
+        c.check(f"{pid}_kernel_trace.csv" in unused and "another format" in unused,
+                f"{layout}: the CSV of the same process listed as not read: {unused[:160]}")
+
 newer_dir = os.path.join(c.scratch, "newer")
 os.makedirs(newer_dir)
 newer = [dict(r, Guid="0000640a", Agent_Id=f"Agent {r['Agent_Id']}", Stream_Id=0) for r in rows]

@@ -5,11 +5,13 @@
 
 #include <charconv>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 
 #include "analyze/importers/csv_reader.h"
 #include "analyze/importers/rocprof/rocprof_records.h"
@@ -87,7 +89,8 @@ int64_t Agent(std::string_view text) {
   const size_t digits = text.find_last_not_of("0123456789");
   return Int(digits == std::string_view::npos ? text : text.substr(digits + 1));
 }
-std::string GpuPid(int64_t agent) { return fmt::format("GPU {}", agent); }
+// A GPU agent's track process; "GPU" where the file names none.
+std::string GpuPid(int64_t agent) { return agent < 0 ? "GPU" : fmt::format("GPU {}", agent); }
 
 // Start_Timestamp and End_Timestamp (ns) into `row`; false (counted) where
 // either is not a time or the end is before the start.
@@ -231,7 +234,7 @@ void ReadCalls(Source& source, TraceModel& model, std::string_view kind) {
     row.cls = !markers                  ? EventClass::kRuntime
               : IsIterationMarker(text) ? EventClass::kStep
                                         : EventClass::kAnnotation;
-    const std::string pid(r.Field(process));
+    const std::string pid(r.Field(process).empty() ? "host" : r.Field(process));
     model.process_names.emplace(pid, "process " + pid);
     row.track = model.TrackFor(pid, r.Field(thread));
     if (!markers) row.correlation = Int(r.Field(correlation));
@@ -251,8 +254,60 @@ void Beside(TraceInput& trace) {
   }
 }
 
-bool FindNone(const std::string&, std::vector<FoundTree>&, std::vector<UnusedFile>&) {
-  return false;  // its files are trace files of a plain folder, with Beside
+// rocprofv3 writes into OUTPUT_DIR/HOSTNAME/ by default (its output file is
+// "%hostname%/%pid%"): named the output folder, each host's folder is searched
+// for the timelines of its three formats, one rank per file (the CSV's with
+// the files beside it). A folder that holds trace files itself is a plain
+// folder of traces (false), as is one whose subfolders hold none of these.
+// A timeline's process prefix and its format's preference (0 the rocpd
+// database, 1 JSON, 2 CSV: one run written in several formats is read once,
+// from the most complete); nullopt for another file.
+std::optional<std::pair<std::string, int>> RocprofTimeline(std::string_view name) {
+  for (const std::string_view suffix : {".gz"sv, ".zip"sv}) {
+    if (name.ends_with(suffix)) name.remove_suffix(suffix.size());
+  }
+  int kind = 0;
+  for (const std::string_view suffix : {"results.db"sv, "results.json"sv, kTimelineSuffix}) {
+    if (name.ends_with(suffix)) {
+      return std::pair{std::string(name.substr(0, name.size() - suffix.size())), kind};
+    }
+    ++kind;
+  }
+  return std::nullopt;
+}
+
+bool FindHostFolders(const std::string& dir, std::vector<FoundTree>& trees,
+                     std::vector<UnusedFile>& unused) {
+  if (HoldsTraceFiles(dir)) return false;
+  bool found = false;
+  for (const fs::path& sub : FolderEntries(dir)) {
+    if (!IsFolder(sub)) continue;
+    std::map<std::string, std::pair<int, fs::path>> best;  // prefix -> format, file
+    std::vector<fs::path> all;
+    for (const fs::path& entry : FolderEntries(sub)) {
+      std::error_code ec;
+      const auto timeline = RocprofTimeline(entry.filename().string());
+      if (!timeline || !fs::is_regular_file(entry, ec)) continue;
+      all.push_back(entry);
+      auto [it, added] = best.try_emplace(timeline->first, timeline->second, entry);
+      if (!added && timeline->second < it->second.first) it->second = {timeline->second, entry};
+    }
+    for (const fs::path& entry : all) {
+      const auto& chosen = best.at(RocprofTimeline(entry.filename().string())->first).second;
+      if (entry != chosen) {
+        unused.push_back({entry.string(), "the same process's output in another format, " +
+                                              chosen.filename().string() + ", is read"});
+        continue;
+      }
+      FoundTree tree;
+      tree.root = sub.string();
+      tree.trace = TraceInput{entry.string()};
+      Beside(*tree.trace);
+      trees.push_back(std::move(tree));
+      found = true;
+    }
+  }
+  return found;
 }
 
 template <void (*Read)(Source&, TraceModel&)>
@@ -287,11 +342,11 @@ Importer RocprofCsvImporter() {
 }
 
 TreeFinder RocprofCsvFinder() {
-  return TreeFinder{"rocprofv3-csv",
-                    "rocprofv3's CSV output",
-                    "PID_kernel_trace.csv files",
-                    "PID_kernel_trace.csv",
-                    FindNone,
+  return TreeFinder{"rocprofv3",
+                    "rocprofv3 output",
+                    "HOSTNAME folders of rocprofv3's output",
+                    "PID_kernel_trace.csv, PID_results.json, PID_results.db",
+                    FindHostFolders,
                     Beside};
 }
 

@@ -16,7 +16,8 @@
 // lane, HIP and RCCL calls on their threads (linked to the kernels by
 // Correlation_Id), ROCTx ranges as annotations (an iteration's as a step),
 // and each GPU agent's product name. A folder of several processes' files is
-// read as one rank per process.
+// read as one rank per process; the output folder above rocprofv3's
+// HOSTNAME folders (its default layout, for any of its three formats) too.
 #ifndef OPSCOPE_ANALYZE_IMPORTERS_ROCPROF_ROCPROF_CSV_H_
 #define OPSCOPE_ANALYZE_IMPORTERS_ROCPROF_ROCPROF_CSV_H_
 
