@@ -97,6 +97,27 @@ c.check(found and found[0]["id"] != "step_untraced",
 c.check(not any(re.search(r"13336|\b\d+ complete steps?\b", f["title"]) for f in found),
         "no finding measures the overrun step")
 
+# The trace_health row: every event that ends past the recording, as the raw
+# JSON counts them, and how many are annotations or steps.
+for name, spans in (("triton_example.json.gz", 1), ("mtia_inference_rank_0.json.gz", 0),
+                    ("b200_eager.json.gz", None)):
+    events = load(name)["traceEvents"]
+    end = record_window_end(events)
+    past = None if end is None else [e for e in events if e.get("ph") == "X" and
+                                      ns(e["ts"]) + ns(e.get("dur", 0)) > end + SLACK_NS]
+    out = analyze(os.path.join(data, "kineto", name), "health_" + name)
+    row = next((r for r in c.rows(out, "trace_health")
+                if r["check"].startswith("events that end after the producer stopped")), {})
+    if past is None:
+        c.check(row.get("count") == "0" and "no end" in row.get("treatment", ""),
+                f"{name}: no Record Window End, said: {row.get('treatment')}")
+    else:
+        annotations = sum(1 for e in past if e.get("cat") == "user_annotation")
+        c.check(int(row.get("count", -1)) == len(past) and annotations == spans and
+                (spans == 0 or f"the {spans} annotation" in row.get("treatment", "")),
+                f"{name}: {len(past)} events past the recording, {annotations} annotations: "
+                f"{row.get('count')} ({row.get('treatment')})")
+
 # A real six-step trace with its last step planted to end 2 s after the recording.
 doc = load("resnet50_dataloader_kineto2021.json.gz")
 events = doc["traceEvents"]

@@ -87,6 +87,18 @@ void HealthTable(const ImportNotes& n, const TableContext& context,
   row("device recording the producer said it stopped before the end", n.producer_stopped ? 1 : 0, 0,
       n.producer_stopped ? "device work after that point is missing (producer_dropped)"
                          : "none said");
+  row("events that end after the producer stopped recording (Kineto's Record Window End)",
+      std::max<int64_t>(n.past_recording, 0), static_cast<int64_t>(n.read),
+      n.past_recording < 0    ? std::string("the trace says no end of its recording")
+      : n.past_recording == 0 ? std::string("none")
+      : n.past_recording_spans == 0
+          ? std::string("read as recorded (work the producer flushed after its window)")
+          : fmt::format("the {} annotation{} or step{} among them set{} no span and {} no step "
+                        "(overrun); the rest read as recorded",
+                        n.past_recording_spans, n.past_recording_spans == 1 ? "" : "s",
+                        n.past_recording_spans == 1 ? "" : "s",
+                        n.past_recording_spans == 1 ? "s" : "",
+                        n.past_recording_spans == 1 ? "is" : "are"));
   row("a last step the trace ended inside", n.cut_step.empty() ? 0 : 1, 0,
       n.cut_step.empty() ? std::string("none")
                          : "'" + n.cut_step + "' left out of the step means (steps table)");
@@ -211,6 +223,18 @@ Pass ImportNotesPass() {
         for (const auto& f : model.launch_flows) {
           ++found.flows;
           found.backward_flows += f.device_ns < f.host_ns;
+        }
+        if (model.recording_end_ns != INT64_MAX) {
+          found.past_recording = 0;
+          for (size_t e = 0; e < model.size(); ++e) {
+            if (model.start_ns[e] + model.duration_ns[e] <=
+                model.recording_end_ns + kOverrunSlackNs) {
+              continue;
+            }
+            ++found.past_recording;
+            found.past_recording_spans +=
+                model.cls[e] == EventClass::kStep || model.cls[e] == EventClass::kAnnotation;
+          }
         }
         if (!a.steps.empty() && a.steps.back().status == "partial") {
           found.cut_step = a.steps.back().name;

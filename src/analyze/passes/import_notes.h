@@ -32,6 +32,11 @@ struct ImportNotes {
   int64_t zero_length = 0, uneven = 0, backward_flows = 0, flows = 0, long_texts = 0;
   int64_t unclassified = 0;
   std::string cut_step;
+  // Events that end more than kOverrunSlackNs after the producer stopped
+  // recording (TraceModel::recording_end_ns), and the annotations and steps
+  // among them (which set no span and are no step); -1 where the trace says
+  // no end.
+  int64_t past_recording = -1, past_recording_spans = 0;
   // What the producer said it lost while recording (TraceModel), beside the
   // device tasks the trace holds.
   int64_t producer_dropped = 0, device_tasks = 0;
