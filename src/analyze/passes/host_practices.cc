@@ -21,12 +21,20 @@
 // AscendCL@aclrtFree, a finding for each whose calls take max_total_duration,
 // 10000 us, or more in all), with the device's idle time during them
 // measured rather than assumed.
+// And msprof-analyze's synchronize-stream rule (advisor/rules/en/
+// synchronize.yaml and SynchronizeStreamChecker): among the CANN calls named
+// Node@launch and AscendCL@aclrtSynchronizeStream*, in time order, the share of
+// the launches a synchronisation directly follows; above its
+// min_co_occurrence_ratio, 0.5, the run is most likely synchronous
+// (ASCEND_LAUNCH_BLOCKING=1), which the environment rule says instead where
+// the run recorded that variable set.
 // One analysis in one file: its pass, table and rules, registered with one
 // line in registry.cc (docs/seams.md).
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <array>
+#include <utility>
 
 #include "analyze/analysis.h"
 #include "analyze/intervals.h"
@@ -55,6 +63,11 @@ constexpr std::array<std::string_view, 3> kMemoryOperators = {"aclMallocMemInner
 constexpr int64_t kMemoryOperatorsNs = 10'000'000;
 // The share of the window the device idles during them from which it warns.
 constexpr double kMemoryOperatorsWarningPct = 5;
+// msprof-analyze's synchronize rule: its two names (compared as its
+// collector does, by their start) and min_co_occurrence_ratio.
+constexpr std::string_view kNodeLaunch = "Node@launch",
+                           kSynchronizeStream = "AscendCL@aclrtSynchronizeStream";
+constexpr double kMinCoOccurrence = 0.5;
 
 struct HostPractices {
   int64_t gc = 0, gc_ns = 0, gc_longest_ns = 0, gc_longest_at_ns = 0;  // abnormal collections
@@ -77,6 +90,9 @@ struct HostPractices {
   // Over the calls of the operators the rule lists (kMemoryOperatorsNs or
   // more each), their union: time, and the device's idle time in the window.
   int64_t memory_listed_ns = 0, memory_listed_idle_ns = 0;
+  // The synchronize rule: launches, synchronisations, those that directly
+  // follow a launch and their time.
+  int64_t node_launches = 0, stream_syncs = 0, co_occurring = 0, co_occurring_ns = 0;
 };
 
 // "Optimizer.step#Adam.step" -> "Adam"; "" for another name.
@@ -100,8 +116,18 @@ HostPractices Compute(const TraceModel& model, const Analysis& a) {
   std::vector<int8_t> gc_category(model.string_count(), -1);  // category: a collection's
   std::vector<int8_t> memory_op(model.string_count(), -1);    // name: kMemoryOperators' index
   std::vector<uint32_t> memory_calls;
+  std::vector<int8_t> launch_or_sync(model.string_count(), -1);  // name: 1 launch, 2 sync, 0
+  std::vector<std::pair<int64_t, uint32_t>> launches_and_syncs;  // (start, event)
   for (size_t e = 0; e < model.size(); ++e) {
     const EventClass cls = model.cls[e];
+    if (IsHost(cls)) {
+      int8_t& k = launch_or_sync[model.name[e]];
+      if (k < 0) {
+        const std::string_view name = model.String(model.name[e]);
+        k = name.starts_with(kNodeLaunch) ? 1 : name.starts_with(kSynchronizeStream) ? 2 : 0;
+      }
+      if (k > 0) launches_and_syncs.emplace_back(model.start_ns[e], static_cast<uint32_t>(e));
+    }
     if (cls == EventClass::kRuntime) {
       int8_t& m = memory_op[model.name[e]];
       if (m < 0) {
@@ -140,6 +166,18 @@ HostPractices Compute(const TraceModel& model, const Analysis& a) {
         out.fused = fusable.prefix + out.optimizer;
         ++out.optimizer_steps, out.optimizer_ns += in;
       }
+    }
+  }
+  std::sort(launches_and_syncs.begin(), launches_and_syncs.end());
+  for (size_t i = 0; i < launches_and_syncs.size(); ++i) {
+    const uint32_t e = launches_and_syncs[i].second;
+    if (launch_or_sync[model.name[e]] == 1) {
+      ++out.node_launches;
+      continue;
+    }
+    ++out.stream_syncs;
+    if (i > 0 && launch_or_sync[model.name[launches_and_syncs[i - 1].second]] == 1) {
+      ++out.co_occurring, out.co_occurring_ns += std::max<int64_t>(model.duration_ns[e], 0);
     }
   }
   if (!memory_calls.empty()) {
@@ -283,6 +321,44 @@ void MemoryOperatorsRule(const RuleContext& c, std::vector<Finding>& out) {
        actions});
 }
 
+// msprof-analyze's synchronize rule, where the run did not record
+// ASCEND_LAUNCH_BLOCKING=1 (the environment rule's finding then).
+void LaunchBlockingRule(const RuleContext& c, std::vector<Finding>& out) {
+  const auto* h = c.analysis.results.Get<HostPractices>(kPassName);
+  if (h == nullptr || h->node_launches == 0) return;
+  const double ratio = static_cast<double>(h->co_occurring) / static_cast<double>(h->node_launches);
+  if (ratio <= kMinCoOccurrence) return;
+  std::string recorded;  // the variable's value where the run recorded its environment
+  if (c.reported != nullptr) {
+    for (const auto& [name, value] : c.reported->environment) {
+      if (name == "ASCEND_LAUNCH_BLOCKING") recorded = value.empty() ? "empty" : value;
+    }
+  }
+  if (recorded == "1") return;  // the environment rule says it
+  out.push_back(
+      {"launch_blocking", Severity::kWarning,
+       fmt::format("A stream synchronisation follows {:.0f}% of the operator launches ({} of "
+                   "{}): the run is most likely synchronous, each operator waiting for the "
+                   "device",
+                   100 * ratio, h->co_occurring, h->node_launches),
+       fmt::format("{} Node@launch and {} AscendCL@aclrtSynchronizeStream calls in time order, "
+                   "{} synchronisations directly after a launch, {:.3f} ms in them "
+                   "(msprof-analyze's synchronize rule: a co-occurrence above {:g}){}",
+                   h->node_launches, h->stream_syncs, h->co_occurring, h->co_occurring_ns / 1e6,
+                   kMinCoOccurrence,
+                   recorded.empty()
+                       ? std::string()
+                       : fmt::format("; the run records ASCEND_LAUNCH_BLOCKING={}", recorded)),
+       recorded.empty()
+           ? "Check the job's environment for ASCEND_LAUNCH_BLOCKING=1 and unset it (or export "
+             "ASCEND_LAUNCH_BLOCKING=0) outside debugging; where it is not set, find what "
+             "synchronises after each operator (torch.npu.synchronize(), .item(), .cpu() or "
+             "printing tensors in the loop)."
+           : "ASCEND_LAUNCH_BLOCKING is not 1 in this run: find what synchronises after each "
+             "operator (torch.npu.synchronize(), .item(), .cpu() or printing tensors in the "
+             "loop) and keep values on the device."});
+}
+
 void SyncBatchNormRule(const RuleContext& c, std::vector<Finding>& out) {
   const auto* h = c.analysis.results.Get<HostPractices>(kPassName);
   if (h == nullptr || h->sync_batchnorm < kSyncBatchNorms) return;
@@ -303,7 +379,7 @@ void SyncBatchNormRule(const RuleContext& c, std::vector<Finding>& out) {
 Pass HostPracticesPass() {
   return {kPassName,
           "Does the host pay for Python's garbage collector, SyncBatchNorm, an unfused "
-          "optimizer or memory allocated in the loop?",
+          "optimizer, memory allocated in the loop or a synchronisation after every launch?",
           {"steps"},
           [](const TraceModel& model, Analysis& a) { a.results.Set(kPassName, Compute(model, a)); },
           Tables,
@@ -350,7 +426,18 @@ Pass HostPracticesPass() {
                   "steps, else the trace's span) or more",
                   kMemoryOperatorsNs / 1e6, kMemoryOperatorsWarningPct);
             },
-            MemoryOperatorsRule}}};
+            MemoryOperatorsRule},
+           {"launch_blocking",
+            {std::string_view(kPassName)},
+            [](const Thresholds&) {
+              return fmt::format(
+                  "among the CANN calls named Node@launch and AscendCL@aclrtSynchronizeStream*, "
+                  "in time order, a synchronisation directly follows more than {:g} of the "
+                  "launches (msprof-analyze's synchronize rule, min_co_occurrence_ratio); not "
+                  "where the run records ASCEND_LAUNCH_BLOCKING=1 (the environment finding)",
+                  kMinCoOccurrence);
+            },
+            LaunchBlockingRule}}};
 }
 
 }  // namespace opscope::analyze

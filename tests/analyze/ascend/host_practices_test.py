@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Three host practices Ascend's advisors check (issue 38): Python's
+"""Host practices Ascend's advisors check (issue 38): Python's
 garbage collector (its rules/en/gc.yaml: torch_npu's "GC" events of 1000 us
 or more, gc_threshold as msprof-analyze has had it since 2024-12-04) and SyncBatchNorm (rules/sync_batchnorm.yaml: 20 or more framework
 events named SyncBatchNorm), on a real torch_npu timeline and on a copy of it
@@ -198,4 +198,77 @@ g = ids.get("python_gc")
 c.check(result.returncode == 0 and g is not None and
         "ran 2 times for 1000 us or more: 3.000 ms" in g["title"],
         f"the database's GC_RECORD: 2 collections, 3.000 ms ({g and g['title']})")
+
+# msprof-analyze's synchronize rule (rules/en/synchronize.yaml): the CANN calls
+# Node@launch and AscendCL@aclrtSynchronizeStream* in time order; a
+# synchronisation directly after a launch is a co-occurrence, and more than
+# 0.5 of the launches so followed means a synchronous run. The real Level1
+# rank: silent. A copy with a 15 us synchronisation planted after each
+# launch on the launching thread: it fires with the counts and time restated
+# here, and names the variable as the likely cause (the run records none).
+rank_dir = os.path.join(data, "ascend", "level1_text_2rank", "rank0_ascend_pt",
+                        "ASCEND_PROFILER_OUTPUT")
+with open(os.path.join(rank_dir, "trace_view.json")) as f:
+    timeline = json.load(f)
+
+
+def synchronize_rule(events):
+    seq = sorted((ns(e["ts"]), e["name"]) for e in events if e.get("ph") == "X" and (
+        e["name"].startswith("Node@launch") or
+        e["name"].startswith("AscendCL@aclrtSynchronizeStream")))
+    durations = {}
+    for e in events:
+        if e.get("ph") == "X" and e["name"].startswith("AscendCL@aclrtSynchronizeStream"):
+            durations[(ns(e["ts"]), e["name"])] = ns(e["dur"])
+    launches = sum(1 for _, n in seq if n.startswith("Node@launch"))
+    co = [(t, n) for i, (t, n) in enumerate(seq) if n.startswith("AscendCL@aclrtSynchronizeStream")
+          and i > 0 and seq[i - 1][1].startswith("Node@launch")]
+    return launches, len(co), sum(durations[k] for k in co)
+
+
+launches, co, _ = synchronize_rule(timeline)
+findings, _ = run(timeline, "sync_real")
+c.check(launches > 0 and co / launches <= 0.5 and "launch_blocking" not in findings,
+        f"the real rank: {co} of {launches} launches followed by a synchronisation: silent")
+planted = copy.deepcopy(timeline)
+for e in timeline:
+    if e.get("ph") == "X" and e["name"] == "Node@launch":
+        end = decimal.Decimal(str(e["ts"])) + decimal.Decimal(str(e["dur"]))
+        planted.append({"name": "AscendCL@aclrtSynchronizeStream", "pid": e["pid"],
+                        "tid": e["tid"], "ts": str(end + decimal.Decimal("0.5")), "dur": 15,
+                        "ph": "X", "args": {"Thread Id": e["tid"], "Mode": "ACL_RTS",
+                                            "level": "acl"}})
+launches, co, co_ns = synchronize_rule(planted)
+findings, _ = run(planted, "sync_planted")
+f = findings.get("launch_blocking", {})
+c.check(co / launches > 0.5 and f.get("severity") == "warning" and
+        f"({co} of {launches})" in f.get("title", "") and
+        f"{co_ns / 1e6:.3f} ms in them" in f.get("evidence", "") and
+        "ASCEND_LAUNCH_BLOCKING=1" in f.get("action", ""),
+        f"planted: {co} of {launches} launches followed, {co_ns} ns: {f.get('title')} | "
+        f"{f.get('evidence', '')[:160]}")
+
+# The same planted timeline in a rank whose profiler_metadata.json records the
+# variable: set to 1, the environment finding says it and this one is silent;
+# set to 0, this one fires and says the variable is not the cause.
+for value in ("1", "0"):
+    rank = os.path.join(c.scratch, f"blocking_{value}", "rank0_ascend_pt")
+    os.makedirs(os.path.join(rank, "ASCEND_PROFILER_OUTPUT"))
+    with open(os.path.join(rank, "ASCEND_PROFILER_OUTPUT", "trace_view.json"), "w") as out_file:
+        json.dump(planted, out_file)
+    with open(os.path.join(rank, "profiler_metadata.json"), "w") as out_file:
+        json.dump({"ENV_VARIABLES": {"ASCEND_LAUNCH_BLOCKING": value}}, out_file)
+    result, out = c.analyze(opscope, rank, f"blocking_{value}_out")
+    with open(os.path.join(out, "analysis.json")) as f:
+        ids = {r["id"]: r for r in json.load(f)["results"] if r["section"] == "findings"}
+    if value == "1":
+        c.check("environment" in ids and "ASCEND_LAUNCH_BLOCKING" in
+                json.dumps(ids["environment"]) and "launch_blocking" not in ids,
+                f"ASCEND_LAUNCH_BLOCKING=1 recorded: the environment finding only ({list(ids)})")
+    else:
+        lb = ids.get("launch_blocking", {})
+        c.check("ASCEND_LAUNCH_BLOCKING=0" in lb.get("evidence", "") and
+                "is not 1" in lb.get("action", ""),
+                f"ASCEND_LAUNCH_BLOCKING=0 recorded: the cause is not the variable "
+                f"({lb.get('evidence', '')[-60:]})")
 sys.exit(c.done())
