@@ -130,5 +130,21 @@ for sample in ("kineto/b200_eager.json.gz", "kineto/alexnet_cuda_rank0.json.gz",
              in findings[0]["title"]),
             f"{sample}: first-call time {union} ns of {window} ns: "
             f"{'a finding' if fires else 'no finding'} ({[f['title'] for f in findings]})")
+    # The step-time diagnosis names an operator's time with its first calls
+    # beside it (b200's reading: not "aten::addmm is a host hot spot (11.1
+    # ms)" without saying 5.6 ms of it is three first calls).
+    with open(os.path.join(out, "analysis.json")) as f:
+        steps = [r for r in json.load(f)["results"]
+                 if r.get("section") == "findings" and r["id"].startswith("step_")]
+    evidence = steps[0]["evidence"] if steps else ""
+    for name in sorted({r[0] for r in listed}):
+        firsts = [r for r in listed if r[0] == name]
+        named = re.search(rf"{re.escape(name)} [0-9.]+ ms", evidence)
+        said = (f"{name} " in evidence and
+                f"first call{'s' if len(firsts) > 1 else ''} take{'' if len(firsts) > 1 else 's'} "
+                f"{sum(r[2] for r in firsts) / 1e6:.3f} ms" in evidence)
+        c.check(named is None or said,
+                f"{sample}: where the diagnosis names {name}, it says its {len(firsts)} first "
+                f"call(s), {sum(r[2] for r in firsts)} ns")
 
 sys.exit(c.done())

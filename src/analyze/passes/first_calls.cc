@@ -15,6 +15,8 @@
 // copy) waited for work already queued, and is not one. Their time is the
 // union of those calls, so a first call nested in another (aten::addmm in
 // aten::linear) counts once; the table lists the innermost.
+#include "analyze/passes/first_calls.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -31,27 +33,13 @@
 namespace opscope::analyze {
 namespace {
 
-constexpr std::string_view kPassName = "first_calls";
+constexpr std::string_view kPassName = kFirstCallsPass;
 // A first call's least duration, and how many times the later calls' median.
 constexpr int64_t kFirstMinNs = 1'000'000;
 constexpr double kFirstRatio = 10;
 // The rule: the first calls' share of the window, and their least time.
 constexpr double kFirstPct = 5;
 constexpr int64_t kFirstTotalMinNs = 2'000'000;
-
-struct FirstCall {
-  std::string name, shapes;
-  int64_t calls = 0;
-  int64_t first_ns = 0, later_median_ns = 0;
-  int64_t start_ns = 0;
-};
-
-struct FirstCalls {
-  std::vector<FirstCall> calls;  // innermost first calls, the largest excess first
-  int64_t ns = 0;                // the union of every qualifying first call
-  int64_t window_ns = 0;
-  int64_t complete_steps = 0;  // 0: the window is the trace's span
-};
 
 // The host's calls that wait for the device: synchronisations, and copies
 // that block (runtime_calls.h), as one union.
