@@ -196,6 +196,10 @@ for k in kernels:
     want_docs[k["Kernel_Name"]][1] += int(k["End_Timestamp"]) - int(k["Start_Timestamp"])
 c.check(kernels_table(out_docs) == {n: tuple(v) for n, v in want_docs.items()},
         f"the guide's {len(kernels)} kernel dispatches")
+unusable = next((r for r in c.rows(out_docs, "trace_health")
+                 if r["check"].startswith("records not usable")), {})
+c.check(unusable.get("count") == "0",
+        f"the blank line ending the guide's kernel trace is no bad record: {unusable.get('count')}")
 copies = read_rows("199_memory_copy_trace.csv")
 transfers = {r["direction"]: r for r in c.rows(out_docs, "transfers")}
 for direction, key in (("HtoD", "MEMORY_COPY_HOST_TO_DEVICE"),

@@ -66,7 +66,13 @@ class Records {
     }
     return c;
   }
-  bool Next() { return reader_.NextViews(fields_); }
+  // The next record, blank lines skipped (the guide's own samples end in one).
+  bool Next() {
+    while (reader_.NextViews(fields_)) {
+      if (fields_.size() > 1 || (fields_.size() == 1 && !fields_[0].empty())) return true;
+    }
+    return false;
+  }
   std::string_view Field(size_t c) const { return c < fields_.size() ? fields_[c] : ""sv; }
   int line() const { return reader_.record_line(); }
 
