@@ -146,7 +146,8 @@ void ImportKernels(Source& source, TraceModel& model) {
   while (r.Next()) {
     EventRow row;
     if (!Span(r, start, end, row, skipped)) continue;
-    row.name = model.Intern(KernelSymbolName(r.Field(name)));
+    const std::string_view kernel = KernelSymbolName(r.Field(name));
+    row.name = model.Intern(kernel.empty() ? "(unknown kernel)"sv : kernel);
     auto [it, added] = cls_of.emplace(row.name, EventClass::kKernel);
     if (added && IsCommunication(model.String(row.name))) it->second = EventClass::kCommunication;
     row.cls = it->second;
