@@ -47,7 +47,7 @@ inline constexpr int kMinStepsForInterval = 3;
 
 struct TraceDiff {
   // What "time" means: "median complete step" when both traces have complete
-  // steps (passes/steps.h: no warm-up, partial or empty steps), else "trace span".
+  // steps (passes/steps.h: only steps of status complete), else "trace span".
   std::string basis;
   int64_t before_ns = 0, after_ns = 0;
   double change_pct = 0;                               // positive: slower

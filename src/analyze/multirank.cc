@@ -39,7 +39,8 @@ RankSummary SummarizeRank(const TraceModel& model, int fallback_rank, const Step
     if (work[e] == Work::kCompute) compute.push_back(i);
     if (work[e] == Work::kCommunication) communication.push_back(i);
   }
-  // Complete steps only (passes/steps.h): no warm-up, partial or empty step.
+  // Complete steps only (passes/steps.h: no warm-up, partial, empty, queue-filling or
+  // overrun step).
   const StepSummary computed =
       steps != nullptr ? StepSummary{} : SummarizeSteps(ComputeSteps(model));
   const StepSummary& s = steps != nullptr ? *steps : computed;

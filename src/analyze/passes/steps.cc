@@ -649,7 +649,9 @@ Pass StepsPass() {
            {"steps_excluded",
             {"steps"},
             [](const Thresholds&) {
-              return std::string("steps are left out of step means (warm-up, partial or empty)");
+              return std::string(
+                  "steps are left out of step means (warm-up, partial, empty, queue-filling or "
+                  "overrun)");
             },
             StepsExcludedRule},
            {"steps_vary",
