@@ -172,6 +172,18 @@ for layout, files in (("csv_only", ["csv"]), ("csv_and_json", ["csv", "json"])):
         c.check(f"{pid}_kernel_trace.csv" in unused and "another format" in unused,
                 f"{layout}: the CSV of the same process listed as not read: {unused[:160]}")
 
+# Compressed: the kernel trace and its agent_info.csv gzipped, as a job may
+# keep them; the companion is found under its container's suffix.
+gz_dir = os.path.join(c.scratch, "gz_in")
+os.makedirs(gz_dir)
+for n in (f"{pid}_kernel_trace.csv", f"{pid}_agent_info.csv"):
+    with open(os.path.join(run_dir, n), "rb") as src, \
+            gzip.open(os.path.join(gz_dir, n + ".gz"), "wb") as dst:
+        dst.write(src.read())
+_, out_gz = analyze(os.path.join(gz_dir, f"{pid}_kernel_trace.csv.gz"), "gz")
+c.check(kernels_table(out_gz) == got and "AMD Instinct MI350X" in json.dumps(analysis(out_gz)),
+        "gzipped: the same kernels, and the gzipped agent_info.csv read beside")
+
 newer_dir = os.path.join(c.scratch, "newer")
 os.makedirs(newer_dir)
 newer = [dict(r, Guid="0000640a", Agent_Id=f"Agent {r['Agent_Id']}", Stream_Id=0) for r in rows]

@@ -250,14 +250,29 @@ void ReadCalls(Source& source, TraceModel& model, std::string_view kind) {
   NoteSkipped(model, skipped, source.name());
 }
 
+// A name without its container's suffix (".gz", ".zip"), which Source reads.
+std::string_view WithoutContainer(std::string_view name) {
+  for (const std::string_view suffix : {".gz"sv, ".zip"sv}) {
+    if (name.ends_with(suffix)) return name.substr(0, name.size() - suffix.size());
+  }
+  return name;
+}
+
 void Beside(TraceInput& trace) {
   const fs::path file(trace.path);
-  const auto prefix = PrefixOf(file.filename().string());
+  const std::string name = file.filename().string();
+  const auto prefix = PrefixOf(WithoutContainer(name));
   if (!prefix) return;
   for (const Companion& c : kCompanions) {
-    const fs::path path = file.parent_path() / (*prefix + std::string(c.file));
-    std::error_code ec;
-    if (fs::is_regular_file(path, ec)) trace.SetFile(c.role, path.string());
+    for (const std::string_view container : {""sv, ".gz"sv, ".zip"sv}) {
+      const fs::path path =
+          file.parent_path() / (*prefix + std::string(c.file) + std::string(container));
+      std::error_code ec;
+      if (fs::is_regular_file(path, ec)) {
+        trace.SetFile(c.role, path.string());
+        break;
+      }
+    }
   }
 }
 
@@ -270,9 +285,7 @@ void Beside(TraceInput& trace) {
 // database, 1 JSON, 2 CSV: one run written in several formats is read once,
 // from the most complete); nullopt for another file.
 std::optional<std::pair<std::string, int>> RocprofTimeline(std::string_view name) {
-  for (const std::string_view suffix : {".gz"sv, ".zip"sv}) {
-    if (name.ends_with(suffix)) name.remove_suffix(suffix.size());
-  }
+  name = WithoutContainer(name);
   int kind = 0;
   for (const std::string_view suffix : {"results.db"sv, "results.json"sv, kTimelineSuffix}) {
     if (name.ends_with(suffix)) {
