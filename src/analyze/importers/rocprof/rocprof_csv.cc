@@ -41,22 +41,16 @@ constexpr Companion kCompanions[] = {
     {"rocprof_marker_api", "marker_api_trace.csv"},
 };
 
-// A CSV file's records with their header's columns by name.
+// A CSV file's records with their header's columns by name (csv_reader.h's
+// CsvHeader: the names trimmed, a byte-order mark dropped, a column twice an
+// error). A record may hold fewer or more fields than the header: a missing
+// one reads as empty, so that the row is counted as unusable, not the file.
 class Records {
  public:
-  Records(Source& source, std::string_view what) : reader_(source), name_(source.name()) {
-    std::vector<std::string> header;
-    if (!reader_.Next(header)) {
-      throw Error(ErrorCode::kInvalidInput,
-                  fmt::format("'{}': empty: no header line of {}", name_, what));
-    }
-    for (size_t i = 0; i < header.size(); ++i) columns_.emplace(header[i], i);
-  }
+  explicit Records(Source& source)
+      : reader_(source), name_(source.name()), header_(ReadCsvHeader(reader_, name_)) {}
   // The column's index; SIZE_MAX where the header has none.
-  size_t Column(std::string_view name) const {
-    const auto it = columns_.find(std::string(name));
-    return it == columns_.end() ? SIZE_MAX : it->second;
-  }
+  size_t Column(std::string_view name) const { return header_.Find(name); }
   size_t Required(std::string_view name, std::string_view what) const {
     const size_t c = Column(name);
     if (c == SIZE_MAX) {
@@ -69,17 +63,18 @@ class Records {
   // The next record, blank lines skipped (the guide's own samples end in one).
   bool Next() {
     while (reader_.NextViews(fields_)) {
-      if (fields_.size() > 1 || (fields_.size() == 1 && !fields_[0].empty())) return true;
+      if (fields_.size() > 1 || (fields_.size() == 1 && !TrimField(fields_[0]).empty())) {
+        return true;
+      }
     }
     return false;
   }
   std::string_view Field(size_t c) const { return c < fields_.size() ? fields_[c] : ""sv; }
-  int line() const { return reader_.record_line(); }
 
  private:
   CsvReader reader_;
   std::string name_;
-  std::unordered_map<std::string, size_t> columns_;
+  CsvHeader header_;
   std::vector<std::string_view> fields_;
 };
 
@@ -134,7 +129,7 @@ bool SniffHead(std::string_view head) {
 
 void ImportKernels(Source& source, TraceModel& model) {
   constexpr std::string_view what = "rocprofv3's kernel_trace.csv";
-  Records r(source, what);
+  Records r(source);
   const size_t name = r.Required("Kernel_Name", what), start = r.Required("Start_Timestamp", what),
                end = r.Required("End_Timestamp", what), agent = r.Column("Agent_Id"),
                queue = r.Column("Queue_Id"), correlation = r.Column("Correlation_Id");
@@ -166,7 +161,7 @@ void ImportKernels(Source& source, TraceModel& model) {
 // agent_info.csv: each GPU agent's product (the kernels' and copies' tracks).
 void ReadAgents(Source& source, TraceModel& model) {
   constexpr std::string_view what = "rocprofv3's agent_info.csv";
-  Records r(source, what);
+  Records r(source);
   const size_t node = r.Required("Node_Id", what), type = r.Required("Agent_Type", what),
                product = r.Column("Product_Name"), name = r.Column("Name");
   while (r.Next()) {
@@ -184,7 +179,7 @@ void ReadAgents(Source& source, TraceModel& model) {
 
 void ReadCopies(Source& source, TraceModel& model) {
   constexpr std::string_view what = "rocprofv3's memory_copy_trace.csv";
-  Records r(source, what);
+  Records r(source);
   const size_t direction = r.Required("Direction", what),
                start = r.Required("Start_Timestamp", what), end = r.Required("End_Timestamp", what),
                src = r.Column("Source_Agent_Id"), dst = r.Column("Destination_Agent_Id"),
@@ -219,7 +214,7 @@ void ReadCopies(Source& source, TraceModel& model) {
 // message; a range of no length is a mark).
 void ReadCalls(Source& source, TraceModel& model, std::string_view kind) {
   const std::string what = fmt::format("rocprofv3's {}_trace.csv", kind);
-  Records r(source, what);
+  Records r(source);
   const size_t function = r.Required("Function", what), start = r.Required("Start_Timestamp", what),
                end = r.Required("End_Timestamp", what), process = r.Column("Process_Id"),
                thread = r.Column("Thread_Id"), correlation = r.Column("Correlation_Id");
