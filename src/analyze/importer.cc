@@ -201,14 +201,17 @@ TraceModel ImportTrace(const std::filesystem::path& path) {
   return ImportTrace(*source);
 }
 
-bool MatchesTraceName(std::string_view file_name) {
-  std::string name(file_name);
-  for (const char* suffix : {".gz", ".zip"}) {
-    if (name.size() > std::string_view(suffix).size() && name.ends_with(suffix)) {
-      name.resize(name.size() - std::string_view(suffix).size());
-      break;
+std::string_view WithoutContainerSuffix(std::string_view file_name) {
+  for (const std::string_view suffix : {std::string_view(".gz"), std::string_view(".zip")}) {
+    if (file_name.size() > suffix.size() && file_name.ends_with(suffix)) {
+      return file_name.substr(0, file_name.size() - suffix.size());
     }
   }
+  return file_name;
+}
+
+bool MatchesTraceName(std::string_view file_name) {
+  const std::string name(WithoutContainerSuffix(file_name));
   for (const Importer& importer : Importers()) {
     for (const std::string_view pattern : importer.file_patterns) {
       if (fnmatch(std::string(pattern).c_str(), name.c_str(), 0) == 0) return true;

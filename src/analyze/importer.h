@@ -80,6 +80,9 @@ TraceModel ImportTrace(Source& source);
 
 // True when a file's name matches one of an importer's patterns.
 bool MatchesTraceName(std::string_view file_name);
+// A file's name without the container suffix Source reads through (".gz",
+// ".zip"), as the importers' patterns are compared.
+std::string_view WithoutContainerSuffix(std::string_view file_name);
 
 // The files FindTraceInputs (trace_inputs.h) chooses, one per rank: those given
 // directly (kept as given, "-" included), the timeline of each rank of an Ascend

@@ -245,18 +245,10 @@ void ReadCalls(Source& source, TraceModel& model, std::string_view kind) {
   NoteSkipped(model, skipped, source.name());
 }
 
-// A name without its container's suffix (".gz", ".zip"), which Source reads.
-std::string_view WithoutContainer(std::string_view name) {
-  for (const std::string_view suffix : {".gz"sv, ".zip"sv}) {
-    if (name.ends_with(suffix)) return name.substr(0, name.size() - suffix.size());
-  }
-  return name;
-}
-
 void Beside(TraceInput& trace) {
   const fs::path file(trace.path);
   const std::string name = file.filename().string();
-  const auto prefix = PrefixOf(WithoutContainer(name));
+  const auto prefix = PrefixOf(WithoutContainerSuffix(name));
   if (!prefix) return;
   for (const Companion& c : kCompanions) {
     for (const std::string_view container : {""sv, ".gz"sv, ".zip"sv}) {
@@ -280,7 +272,7 @@ void Beside(TraceInput& trace) {
 // database, 1 JSON, 2 CSV: one run written in several formats is read once,
 // from the most complete); nullopt for another file.
 std::optional<std::pair<std::string, int>> RocprofTimeline(std::string_view name) {
-  name = WithoutContainer(name);
+  name = WithoutContainerSuffix(name);
   int kind = 0;
   for (const std::string_view suffix : {"results.db"sv, "results.json"sv, kTimelineSuffix}) {
     if (name.ends_with(suffix)) {
