@@ -53,7 +53,7 @@ TraceSpan SpanOf(const TraceModel& model) {
     if (model.cls[e] == EventClass::kDerived || model.cls[e] == EventClass::kOther) continue;
     const int64_t begin = model.start_ns[e], end = begin + model.duration_ns[e];
     if ((model.cls[e] == EventClass::kStep || model.cls[e] == EventClass::kAnnotation) &&
-        model.recording_end_ns != INT64_MAX && end > model.recording_end_ns + kOverrunSlackNs) {
+        EndsPastRecording(model.recording_end_ns, end)) {
       continue;
     }
     span.begin = std::min(span.begin, begin);

@@ -359,6 +359,11 @@ class PartIds {
 // How far past the recording's end a host span may end and still count as
 // seen to end (clock rounding).
 inline constexpr int64_t kOverrunSlackNs = 1'000'000;
+// Whether a span ending at `end_ns` ends more than kOverrunSlackNs after the
+// recording did (TraceModel::recording_end_ns; INT64_MAX, unknown: never).
+inline bool EndsPastRecording(int64_t recording_end_ns, int64_t end_ns) {
+  return recording_end_ns != INT64_MAX && end_ns > recording_end_ns + kOverrunSlackNs;
+}
 struct TraceSpan {
   int64_t begin = INT64_MAX, end = INT64_MIN;
   int64_t ns() const { return end > begin ? end - begin : 0; }

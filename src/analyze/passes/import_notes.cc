@@ -212,29 +212,27 @@ Pass ImportNotesPass() {
         found.producer_dropped =
             static_cast<int64_t>(std::min<uint64_t>(model.producer_dropped, INT64_MAX));
         found.producer_stopped = model.producer_stopped;
-        for (size_t e = 0; e < model.size(); ++e) found.device_tasks += IsDevice(model.cls[e]);
+        // One walk over the events: device tasks, events of no duration, and
+        // those that end after the recording did (where the trace says when).
+        if (model.recording_end_ns != INT64_MAX) found.past_recording = 0;
+        for (size_t e = 0; e < model.size(); ++e) {
+          found.device_tasks += IsDevice(model.cls[e]);
+          found.zero_length += model.duration_ns[e] == 0;
+          if (EndsPastRecording(model.recording_end_ns, model.start_ns[e] + model.duration_ns[e])) {
+            ++found.past_recording;
+            found.past_recording_spans +=
+                model.cls[e] == EventClass::kStep || model.cls[e] == EventClass::kAnnotation;
+          }
+        }
         std::vector<std::string>& notes = found.notes;
         found.long_texts = static_cast<int64_t>(model.long_texts);
         found.uneven = a.links.uneven;
-        for (size_t e = 0; e < model.size(); ++e) found.zero_length += model.duration_ns[e] == 0;
         // The events the unclassified_events finding counts (device_busy's
         // count, by category), so that the two never disagree.
         for (const auto& [category, n] : a.busy.unclassified) found.unclassified += n;
         for (const auto& f : model.launch_flows) {
           ++found.flows;
           found.backward_flows += f.device_ns < f.host_ns;
-        }
-        if (model.recording_end_ns != INT64_MAX) {
-          found.past_recording = 0;
-          for (size_t e = 0; e < model.size(); ++e) {
-            if (model.start_ns[e] + model.duration_ns[e] <=
-                model.recording_end_ns + kOverrunSlackNs) {
-              continue;
-            }
-            ++found.past_recording;
-            found.past_recording_spans +=
-                model.cls[e] == EventClass::kStep || model.cls[e] == EventClass::kAnnotation;
-          }
         }
         if (!a.steps.empty() && a.steps.back().status == "partial") {
           found.cut_step = a.steps.back().name;

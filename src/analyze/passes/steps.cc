@@ -281,10 +281,7 @@ void ClassifySteps(std::vector<StepBreakdown>& steps, int64_t recording_end_ns) 
   }
   for (auto& s : steps) {
     const int64_t end = s.begin_ns + s.duration_ns;
-    if (s.status != "complete" || recording_end_ns == INT64_MAX ||
-        end <= recording_end_ns + kOverrunSlackNs) {
-      continue;
-    }
+    if (s.status != "complete" || !EndsPastRecording(recording_end_ns, end)) continue;
     s.status = "overrun";
     s.status_reason = fmt::format(
         "ends {:.3f} ms after the profiler stopped recording (its Record Window End), so the trace "
