@@ -334,27 +334,38 @@ void ClassifySteps(std::vector<StepBreakdown>& steps, int64_t recording_end_ns) 
 
 namespace {
 
-// When the device work launched by the runtime calls that start in [begin,
-// end) ended (by correlation id), or INT64_MIN where none is linked. A scan
-// of the trace: called for a few leading steps only.
-int64_t LaunchedWorkEnd(const TraceModel& model, int64_t begin, int64_t end) {
-  std::vector<int64_t> ids;
+// When the device work launched by the runtime calls that start before
+// `begin`, and by those that start in [begin, end), ended (by correlation
+// id), each INT64_MIN where none is linked. One scan of the trace for both:
+// called for a few leading steps only.
+struct LaunchedEnds {
+  int64_t before = INT64_MIN, inside = INT64_MIN;
+};
+LaunchedEnds LaunchedWorkEnds(const TraceModel& model, int64_t begin, int64_t end) {
+  std::vector<int64_t> before, inside;
   for (size_t e = 0; e < model.size(); ++e) {
-    if (model.cls[e] == EventClass::kRuntime && model.correlation[e] >= 0 &&
-        model.start_ns[e] >= begin && model.start_ns[e] < end) {
-      ids.push_back(model.correlation[e]);
+    if (model.cls[e] != EventClass::kRuntime || model.correlation[e] < 0) continue;
+    if (model.start_ns[e] < begin) {
+      before.push_back(model.correlation[e]);
+    } else if (model.start_ns[e] < end) {
+      inside.push_back(model.correlation[e]);
     }
   }
-  if (ids.empty()) return INT64_MIN;
-  std::sort(ids.begin(), ids.end());
-  int64_t last = INT64_MIN;
+  LaunchedEnds out;
+  if (inside.empty()) return out;
+  std::sort(before.begin(), before.end());
+  std::sort(inside.begin(), inside.end());
   for (size_t e = 0; e < model.size(); ++e) {
-    if (IsDevice(model.cls[e]) && model.correlation[e] >= 0 &&
-        std::binary_search(ids.begin(), ids.end(), model.correlation[e])) {
-      last = std::max(last, model.start_ns[e] + model.duration_ns[e]);
+    if (!IsDevice(model.cls[e]) || model.correlation[e] < 0) continue;
+    const int64_t id = model.correlation[e], task_end = model.start_ns[e] + model.duration_ns[e];
+    if (std::binary_search(before.begin(), before.end(), id)) {
+      out.before = std::max(out.before, task_end);
+    }
+    if (std::binary_search(inside.begin(), inside.end(), id)) {
+      out.inside = std::max(out.inside, task_end);
     }
   }
-  return last;
+  return out;
 }
 
 }  // namespace
@@ -378,12 +389,11 @@ void MarkQueueFillingSteps(const TraceModel& model, std::vector<StepBreakdown>& 
     // How far the device lags behind the host at the step's start and end:
     // the queued work's end past each. Filling the queue, the host gets
     // further ahead by about what the step is short of the steady ones.
-    const int64_t work_end = LaunchedWorkEnd(model, steps[k].begin_ns, end);
-    if (work_end == INT64_MIN) break;
-    const int64_t before = LaunchedWorkEnd(model, INT64_MIN, steps[k].begin_ns);
+    const LaunchedEnds work = LaunchedWorkEnds(model, steps[k].begin_ns, end);
+    if (work.inside == INT64_MIN) break;
     const int64_t lag_begin =
-        before == INT64_MIN ? 0 : std::max<int64_t>(0, before - steps[k].begin_ns);
-    const int64_t lag_end = std::max<int64_t>(0, work_end - end);
+        work.before == INT64_MIN ? 0 : std::max<int64_t>(0, work.before - steps[k].begin_ns);
+    const int64_t lag_end = std::max<int64_t>(0, work.inside - end);
     if (2 * (lag_end - lag_begin) < median - d) break;
     steps[k].status = "queue-filling";
     steps[k].status_reason = fmt::format(
