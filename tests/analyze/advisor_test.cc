@@ -169,7 +169,8 @@ TEST(Advisor, ADominantOperatorNeedsTheDeviceToMatter) {
 // device works through them (a collective, compute) removing the waits would
 // not shorten the step (issue 36, class 2).
 TEST(Advisor, LongSynchronisationsThatWaitOnBusyDeviceAreInfo) {
-  const auto findings = [](bool device_busy, const char* region) {
+  const auto findings = [](bool device_busy, const char* region,
+                           EventClass busy_with = EventClass::kKernel) {
     Builder b;
     // Optionally the whole run inside a region the attribution gives its own
     // state (compilation): the waits' idle device is then not its blocked
@@ -183,7 +184,7 @@ TEST(Advisor, LongSynchronisationsThatWaitOnBusyDeviceAreInfo) {
     for (int i = 0; i < 12; ++i) item(i * 10, i * 10 + 1);
     item(200, 2200);
     b.Add(EventClass::kKernel, "gemm", 0, 150);
-    if (device_busy) b.Add(EventClass::kKernel, "ncclKernel_AllReduce", 190, 2200);
+    if (device_busy) b.Add(busy_with, "ncclKernel_AllReduce", 190, 2200);
     b.Add(EventClass::kKernel, "gemm", 2200, 2300);
     return Advise(AnalyzeTrace(b.model));
   };
@@ -193,6 +194,21 @@ TEST(Advisor, LongSynchronisationsThatWaitOnBusyDeviceAreInfo) {
   ASSERT_NE(info, nullptr);
   EXPECT_EQ(info->severity, Severity::kInfo);
   EXPECT_NE(info->evidence.find("during the long waits the device is working"), std::string::npos);
+  EXPECT_NE(info->action.find("the device's own work"), std::string::npos);
+  EXPECT_EQ(info->evidence.find("in collectives"), std::string::npos);
+  // The same wait on a collective (most of the device's work during the
+  // waits): the waits are for the other ranks, not for this device's work.
+  const auto collective = findings(true, nullptr, EventClass::kCommunication);
+  const Finding* comm = Find(collective, "synchronizations");
+  ASSERT_NE(comm, nullptr);
+  EXPECT_EQ(comm->severity, Severity::kInfo);
+  // The waits are 200..2200 us and twelve calls of 1 us from 0 to 111 us:
+  // the collective (190..2200) covers 2.000 ms of them, the gemm (0..150)
+  // the twelve short calls, 0.012 ms.
+  EXPECT_NE(comm->evidence.find(", 2.000 of its 2.012 ms in collectives"), std::string::npos)
+      << comm->evidence;
+  EXPECT_NE(comm->action.find("waiting for the other ranks"), std::string::npos);
+  EXPECT_EQ(comm->action.find("the device's own work"), std::string::npos);
   // The device idles through it: host_waits' finding says what the wait
   // costs, and the long-tail rule does not say it again.
   const auto idle = findings(false, nullptr);

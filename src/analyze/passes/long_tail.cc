@@ -41,18 +41,19 @@ void MeasureWaits(const TraceModel& model, std::vector<LongTail>& tail) {
     }
   }
   if (waiting.empty()) return;
-  UnionBuilder device;
+  UnionBuilder device, communication;
   std::vector<UnionBuilder> calls(waiting.size());
   for (size_t e = 0; e < model.size(); ++e) {
     const int64_t begin = model.start_ns[e], end = begin + model.duration_ns[e];
     if (IsDevice(model.cls[e])) {
       device.Add({begin, end});
+      if (model.cls[e] == EventClass::kCommunication) communication.Add({begin, end});
     } else if (const auto at = std::find(waiting.begin(), waiting.end(), model.name[e]);
                at != waiting.end()) {
       calls[static_cast<size_t>(at - waiting.begin())].Add({begin, end});
     }
   }
-  const Intervals busy = device.Take();
+  const Intervals busy = device.Take(), collectives = communication.Take();
   if (busy.empty()) return;  // a CPU trace: the attribution judges it
   for (size_t i = 0; i < waiting.size(); ++i) {
     const Intervals mine = calls[i].Take();
@@ -60,6 +61,8 @@ void MeasureWaits(const TraceModel& model, std::vector<LongTail>& tail) {
       if (t.name != model.String(waiting[i]) || IsDevice(t.cls)) continue;
       t.wait_ns = std::max<int64_t>(t.wait_ns, 0) + Total(mine);
       t.device_busy_ns = std::max<int64_t>(t.device_busy_ns, 0) + Total(Intersect(mine, busy));
+      t.device_comm_ns =
+          std::max<int64_t>(t.device_comm_ns, 0) + Total(Intersect(mine, collectives));
     }
   }
 }
@@ -123,15 +126,28 @@ void SynchronizationsRule(const RuleContext& c, std::vector<Finding>& out) {
     if (at != nullptr && at->window_ns > 0 && idle_ns >= 0 &&
         Pct(idle_ns, at->window_ns) < kSyncBlockedPct) {
       f.severity = Severity::kInfo;
+      // Device work that is mostly collectives waits for the other ranks:
+      // the step is decided there, not by this device's compute.
+      const bool collectives = lt.device_busy_ns > 0 && 2 * lt.device_comm_ns > lt.device_busy_ns;
       f.evidence += fmt::format(
           "; the host is blocked {} with the device idle {:.3f} ms ({:.1f}% of {}): during the "
           "long waits the device is working",
           lt.wait_ns >= 0 ? "in these calls" : "in synchronisation", idle_ns / 1e6,
           Pct(idle_ns, at->window_ns), DiagnosedWindow(*at));
+      if (collectives) {
+        f.evidence += fmt::format(", {:.3f} of its {:.3f} ms in collectives",
+                                  lt.device_comm_ns / 1e6, lt.device_busy_ns / 1e6);
+      }
       f.action =
-          "The long waits are for the device's own work, not caused by the synchronisation: "
-          "removing it would not shorten the step until that work shrinks (see the diagnosis). "
-          "Where the values are only logged, read them every N steps.";
+          collectives
+              ? "The long waits are for collectives (their time includes waiting for the other "
+                "ranks), not caused by the synchronisation: removing it would not shorten the "
+                "step (see the diagnosis for what the collectives wait on). Where the values are "
+                "only logged, read them every N steps."
+              : "The long waits are for the device's own work, not caused by the "
+                "synchronisation: removing it would not shorten the step until that work "
+                "shrinks (see the diagnosis). Where the values are only logged, read them every "
+                "N steps.";
     }
     out.push_back(std::move(f));
     break;

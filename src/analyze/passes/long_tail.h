@@ -20,8 +20,9 @@ struct LongTail {
   double ratio;  // p99 / p50
   // A host call that waits for the device (IsSyncCall) on a device trace:
   // the union of its calls, and the part of it the device was working
-  // (MeasureWaits); -1 where not measured.
-  int64_t wait_ns = -1, device_busy_ns = -1;
+  // (MeasureWaits), and of that the part a collective or point-to-point task
+  // (EventClass::kCommunication) ran on it; -1 where not measured.
+  int64_t wait_ns = -1, device_busy_ns = -1, device_comm_ns = -1;
 };
 
 // Each waiting call's union and the device's work during it, over `model`.
