@@ -42,14 +42,15 @@ Rule RdmaRetransmissionRule();    // rules/rdma_retransmission.cc
 Rule EnvironmentRule();           // rules/environment.cc
 Rule BlockDimRule();              // rules/block_dim.cc
 Rule MemoryOomRule();             // rules/memory_oom.cc
+Rule FusibleOperatorsRule();      // rules/fusible_operators.cc
 
 const std::vector<Rule>& Rules() {
   static const std::vector<Rule> rules = [] {
     std::vector<Rule> all;
     for (const Pass& pass : Passes()) all.insert(all.end(), pass.rules.begin(), pass.rules.end());
-    for (Rule (*rule)() :
-         {AiCoreBoundRule, AiCoreShapesRule, OnlineCompilationRule, ExposedCommunicationRule,
-          SmallPacketsRule, RdmaRetransmissionRule, EnvironmentRule, BlockDimRule, MemoryOomRule}) {
+    for (Rule (*rule)() : {AiCoreBoundRule, AiCoreShapesRule, OnlineCompilationRule,
+                           ExposedCommunicationRule, SmallPacketsRule, RdmaRetransmissionRule,
+                           EnvironmentRule, BlockDimRule, MemoryOomRule, FusibleOperatorsRule}) {
       all.push_back(rule());
     }
     return all;

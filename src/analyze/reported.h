@@ -179,6 +179,49 @@ struct FamilyVerdict {
   std::string evidence;  // the mean ratios
 };
 
+// A run of operators that recurs in the device's task order and is worth
+// fusing, as msprof-analyze's advisor looks for them (its rules/en/
+// fusible_operator.yaml and FusibleOperatorChecker): 2 to 10 consecutive
+// compute tasks (no communication or AI CPU task among them) with the same
+// names and shapes each time, recurring more than 5 times, either host-bound
+// (for more than 60% of the span from the run's first start to its last end,
+// the AI Cores compute nothing and the next operator waits for no other task
+// (none ends within kFusibleDependencyNs before it starts): it waits for the
+// host to dispatch it) or MTE-bound (data movement, MTE2
+// plus MTE3 or fixpipe, over 80% of the cores' time), taking 1% or more of
+// the tasks' span where only host-bound. Counted without overlaps: no task
+// belongs to two reported runs (fusible_sequences.h: where and why opscope
+// differs from msprof-analyze).
+// msprof-analyze's fusible_operator.yaml.
+inline constexpr int kFusibleMinLength = 2, kFusibleMaxLength = 10;
+inline constexpr int64_t kFusibleMinCount = 6;  // "more than 5" (sequence_count_threshold)
+inline constexpr double kFusibleHostShare = 0.4, kFusibleMteShare = 0.8;
+inline constexpr double kFusibleSpanShare = 0.01;  // sequence_duration_threshold
+// A gap that ends within this of another task's end waits for that task.
+inline constexpr int64_t kFusibleDependencyNs = 50'000;
+// The runs the search keeps while counting, at most (about 80 bytes each);
+// past it, new runs are not recorded and the table says so.
+inline constexpr size_t kFusibleMaxRuns = size_t{1} << 21;
+
+struct FusibleSequence {
+  std::string operators;  // "Name [in->out shapes] -> Name [...] -> ..."
+  int length = 0;         // operators in the run
+  int64_t count = 0;      // occurrences, none sharing a task with another run
+  int64_t first_row = 0;  // the first occurrence's first task: its data row, from 0, in file order
+  int64_t first_start_ns = 0;
+  int64_t wall_ns = 0;    // summed over the occurrences: first start to last end
+  int64_t device_ns = 0;  // the tasks' summed durations
+  int64_t idle_ns = 0;    // the part of wall_ns spent waiting for the host (above)
+  double mte_share = -1;  // summed MTE time over summed core time; -1 not recorded
+  bool host_bound = false, mte_bound = false;
+};
+// What a run puts at stake, the most fusing it could save: the idle time
+// between its operators where it is host-bound, and its operators' device
+// time where it is MTE-bound (both where both). Runs are ranked by it.
+inline int64_t FusibleStake(const FusibleSequence& f) {
+  return (f.host_bound ? f.idle_ns : 0) + (f.mte_bound ? f.device_ns : 0);
+}
+
 struct PipeTable {
   std::string source;  // the file the counters came from
   std::string l2_source;
@@ -195,6 +238,13 @@ struct PipeTable {
   int64_t clock_tasks = 0, clock_tasks_agreeing = 0;
   std::vector<OpPipes> ops;             // by total time, descending; only ops with ratios
   std::vector<FamilyVerdict> families;  // by family, then total time, descending
+  // Runs of operators worth fusing, by FusibleStake, descending; the span of
+  // the tasks they were sought in (the first task's start to the last end),
+  // whether the form records MTE times (the MTE-bound test needs them), and
+  // whether the search stopped recording new runs at its memory bound.
+  std::vector<FusibleSequence> fusible;
+  int64_t sequence_span_ns = 0;
+  bool sequence_mte_columns = false, sequence_capped = false;
 };
 
 // ---- Memory --------------------------------------------------------------------

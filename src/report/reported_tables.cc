@@ -258,6 +258,73 @@ void AddReportedPipeline(const analyze::AnalyzedTrace& t, const AnalysisTableOpt
   tables.push_back(std::move(families));
 }
 
+// Runs of operators worth fusing (reported.h: FusibleSequence), wherever the
+// rank's task list gave start times, with PMU ratios or without.
+void AddFusibleSequences(const analyze::AnalyzedTrace& t, std::vector<ResultTable>& tables) {
+  if (!t.reported.pipes || t.reported.pipes->fusible.empty()) return;
+  const analyze::PipeTable& p = *t.reported.pipes;
+  ResultTable table;
+  table.section = "fusible_sequences";
+  table.title = fmt::format(
+      "Operator runs worth fusing, as msprof-analyze's advisor seeks them ({} runs): {}",
+      p.fusible.size(), p.source);
+  table.columns = {
+      {"trace", "Trace", 0, false},
+      {"operators", "Operators (in->out shapes)"},
+      {.key = "length", .header = "Length", .unit = Unit::kCount},
+      {.key = "count", .header = "Count", .unit = Unit::kCount},
+      {.key = "first_row", .header = "First row", .unit = Unit::kCount},
+      {.key = "wall_ns", .header = "Span", .precision = 3, .unit = Unit::kTime},
+      {.key = "device_ns", .header = "Device", .precision = 3, .unit = Unit::kTime},
+      {.key = "idle_ns", .header = "Idle", .precision = 3, .unit = Unit::kTime},
+      {.key = "idle_pct", .header = "Idle % of span", .precision = 1, .unit = Unit::kPercent},
+      {.key = "mte_pct", .header = "MTE % of core", .precision = 1, .unit = Unit::kPercent},
+      {"bound", "Bound"}};
+  for (const analyze::FusibleSequence& f : p.fusible) {
+    const char* bound = f.host_bound && f.mte_bound ? "host and MTE"
+                        : f.host_bound              ? "host"
+                                                    : "MTE";
+    table.AddRow({t.path, f.operators, static_cast<int64_t>(f.length), f.count, f.first_row,
+                  f.wall_ns, f.device_ns, f.idle_ns,
+                  f.wall_ns > 0 ? Value{100.0 * static_cast<double>(f.idle_ns) /
+                                        static_cast<double>(f.wall_ns)}
+                                : Value{},
+                  f.mte_share >= 0 ? Value{100.0 * f.mte_share} : Value{}, bound});
+  }
+  table.notes.push_back(fmt::format(
+      "Runs of {} to {} consecutive compute tasks in start order (no communication or AI CPU "
+      "task among them) with the same names and shapes, recurring {} times or more: host-bound "
+      "where, for more than {:.0f}% of the span from the first's start to the last's end, no "
+      "compute task runs and the next operator waits for no other task (none ends within {} us "
+      "before it starts) (Idle: it waits for the host to dispatch it), MTE-bound where data "
+      "movement (MTE2 plus MTE3 or fixpipe) is over {:.0f}% of the cores' time{}; host-bound "
+      "runs only where they take {:.0f}% or more of the tasks' span ({:.3f} ms). No task is in "
+      "two runs. First row: the first occurrence's first task, its data row in the file from 0 "
+      "(as msprof-analyze numbers them).",
+      analyze::kFusibleMinLength, analyze::kFusibleMaxLength, analyze::kFusibleMinCount,
+      100 * (1 - analyze::kFusibleHostShare), analyze::kFusibleDependencyNs / 1000,
+      100 * analyze::kFusibleMteShare,
+      p.sequence_mte_columns ? "" : " (this file records no MTE times: not judged)",
+      100 * analyze::kFusibleSpanShare, static_cast<double>(p.sequence_span_ns) / 1e6));
+  table.notes.push_back(
+      "Where opscope differs from msprof-analyze's FusibleOperatorChecker: idle time is time "
+      "the operators wait for the host (it compares the run's own tasks with the span, so a run "
+      "whose operator waits for a collective, or that other streams' compute interleaves, is "
+      "host-bound there); runs of 2 count (its "
+      "loop records from 3, its rule file says 2); the MTE share is over the larger of the two "
+      "cores' times (it divides by aicore_time, 0 on a vector-core task, so vector runs are "
+      "never MTE-bound there); a run is judged on its occurrences summed, each task in one run "
+      "(it keeps the last occurrence's flags and sums overlapping runs); spans in one unit (its "
+      "op_summary reader scales start times to ns, not durations).");
+  if (p.sequence_capped) {
+    table.notes.push_back(fmt::format(
+        "The search stopped recording new runs at {} distinct runs: runs first seen after that "
+        "are not counted.",
+        analyze::kFusibleMaxRuns));
+  }
+  tables.push_back(std::move(table));
+}
+
 // operator_memory.csv / memory_record.csv (or msprof's _*.csv): the peak and what held it.
 void AddReportedMemory(const analyze::AnalyzedTrace& t, const AnalysisTableOptions& options,
                        std::vector<ResultTable>& tables) {
@@ -878,6 +945,7 @@ void AddReportedCommunication(const analyze::AnalyzedSet& set, const AnalysisTab
 void AddReportedTables(const analyze::AnalyzedTrace& t, const AnalysisTableOptions& options,
                        std::vector<ResultTable>& tables) {
   AddReportedPipeline(t, options, tables);
+  AddFusibleSequences(t, tables);
   AddReportedMemory(t, options, tables);
   AddReportedSummaries(t, options, tables);
   // The tables of the readers that keep what they read in their own types.

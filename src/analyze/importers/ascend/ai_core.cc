@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <deque>
@@ -12,6 +13,7 @@
 #include <unordered_map>
 
 #include "analyze/importers/ascend/ai_core_families.h"
+#include "analyze/importers/ascend/fusible_sequences.h"
 #include "analyze/importers/ascend/kernel_details_importer.h"
 #include "analyze/importers/csv_reader.h"
 #include "analyze/importers/timestamps.h"
@@ -30,6 +32,21 @@ struct PipeColumn {
   Core core;
   const char* name;
 };
+
+// The times the fusible-run search reads (fusible_sequences.h), without the
+// form's unit suffix, each with the name older single-core parts give it:
+// data movement (MTE2 on either core; fixpipe or MTE3 out), then the cores'
+// times. A task's MTE time is its larger MTE2 plus its larger way out, as
+// msprof-analyze's FusibleOperatorChecker adds them; its core time the
+// larger of the two cores'.
+constexpr std::array<std::pair<const char*, const char*>, 6> kSequenceColumns = {{
+    {"aic_mte2_time", "mte2_time"},
+    {"aiv_mte2_time", ""},
+    {"aic_fixpipe_time", "fixpipe_time"},
+    {"aiv_mte3_time", "mte3_time"},
+    {"aicore_time", ""},
+    {"aiv_time", ""},
+}};
 
 // "mac" is the cube pipe's name in PipeUtilization; CANN's operator tools call
 // the same cycles "cube" (aic_cube_ratio).
@@ -196,6 +213,24 @@ void Judge(OpPipes& op) {
   }
 }
 
+// A task no fusible run crosses: communication or the AI CPU, by its core
+// type or name (msprof-analyze's FusibleOperatorChecker: task types HCCL,
+// COMMUNICATION and AI_CPU, names starting hcom, lccl or lcoc).
+bool BreaksRuns(const PipelineTask& t) {
+  for (const std::string_view v : {t.core, t.type}) {
+    if (v == "AI_CPU" || v == "HCCL" || v == "COMMUNICATION") return true;
+  }
+  std::string head(t.name.substr(0, 4));
+  for (char& ch : head) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  return head == "hcom" || head == "lccl" || head == "lcoc";
+}
+
+// The larger of two times, either NaN (not recorded).
+double Larger(double a, double b) {
+  if (std::isnan(a)) return b;
+  return std::isnan(b) ? a : std::max(a, b);
+}
+
 }  // namespace
 
 bool ParseAscendNumber(std::string_view text, double& value) { return ParseNumber(text, value); }
@@ -216,6 +251,10 @@ struct AiCorePipelineBuilder::Impl {
   // The cube core's time column beside its cycles column (the CSVs'
   // aicore_time(us)), read for the clock the two imply (ClockSample).
   size_t ClockTimeSlot() const { return pipes.size() + 7; }
+  // The times the fusible-run search reads (kSequenceColumns), each slot ""
+  // where the form lacks it.
+  size_t SequenceSlot(int k) const { return pipes.size() + 8 + static_cast<size_t>(k); }
+  std::array<std::string, kSequenceColumns.size()> sequence_column;
   const std::string cube_util_column = "cube_utilization(%)";
   std::string clock_time_column;  // "" where the form has no such pair
   int clock_core = -1;            // the core whose cycles slot pairs with it
@@ -223,6 +262,7 @@ struct AiCorePipelineBuilder::Impl {
     if (slot < pipes.size()) return pipes[slot].name;
     if (slot == CubeUtilSlot()) return cube_util_column;
     if (slot == ClockTimeSlot()) return clock_time_column;
+    if (slot >= SequenceSlot(0)) return sequence_column[slot - SequenceSlot(0)];
     const size_t k = slot - pipes.size();
     return k < 3 ? cycles[k] : time[k - 3];
   }
@@ -237,6 +277,7 @@ struct AiCorePipelineBuilder::Impl {
   // The family rules' ratios (kFamilyRatioColumns): their slots, SIZE_MAX absent.
   std::array<size_t, kFamilyRatios> family_slot;
   AiCoreFamilies families;
+  FusibleSequenceFinder fusible;
 };
 
 AiCorePipelineBuilder::AiCorePipelineBuilder(std::string source,
@@ -260,6 +301,17 @@ AiCorePipelineBuilder::AiCorePipelineBuilder(std::string source,
   const std::pair<const char*, const char*> cores[3] = {{"aic_total_cycles", "aicore_time"},
                                                         {"aiv_total_cycles", "aiv_time"},
                                                         {"total_cycles", "aicore_time"}};
+  for (size_t k = 0; k < kSequenceColumns.size(); ++k) {
+    for (const char* name : {kSequenceColumns[k].first, kSequenceColumns[k].second}) {
+      const std::string column = std::string(name) + std::string(time_suffix);
+      if (*name != '\0' && impl_->sequence_column[k].empty() && has(column)) {
+        impl_->sequence_column[k] = column;
+      }
+    }
+  }
+  const auto& seq = impl_->sequence_column;
+  impl_->fusible.SetMteColumns(!seq[0].empty() && (!seq[2].empty() || !seq[3].empty()) &&
+                               (!seq[4].empty() || !seq[5].empty()));
   for (int c = 0; c < 3; ++c) {
     const std::string time = std::string(cores[c].second) + std::string(time_suffix);
     if (has(cores[c].first)) {
@@ -284,7 +336,9 @@ void AiCorePipelineBuilder::ReadL2(Source& l2_cache) {
   impl_->table.l2_source = l2_cache.name();  // only once its rates are in
 }
 
-size_t AiCorePipelineBuilder::Slots() const { return impl_->ClockTimeSlot() + 1; }
+size_t AiCorePipelineBuilder::Slots() const {
+  return impl_->SequenceSlot(static_cast<int>(kSequenceColumns.size()));
+}
 
 template <typename Value>
 void AiCorePipelineBuilder::ParseWith(const Value& value, double* values,
@@ -312,6 +366,15 @@ void AiCorePipelineBuilder::ParseWith(const Value& value, double* values,
 void AiCorePipelineBuilder::AddParsed(const PipelineTask& task, const double* values) {
   Impl& m = *impl_;
   ++m.table.tasks;
+  if (task.start_ns >= 0) {
+    const auto at = [&](int k) { return values[m.SequenceSlot(k)]; };  // NaN: absent
+    const double in = Larger(at(0), at(1)), out = Larger(at(2), at(3));
+    const double mte = std::isnan(in) && std::isnan(out)
+                           ? std::numeric_limits<double>::quiet_NaN()
+                           : (std::isnan(in) ? 0 : in) + (std::isnan(out) ? 0 : out);
+    m.fusible.Add(task.name, task.shapes, task.start_ns, task.dur_ns, mte, Larger(at(4), at(5)),
+                  BreaksRuns(task), task.name_id, task.shapes_id);
+  }
   // Ran on a core: its cycles (else its time) above zero; with neither
   // column, a ratio present is taken as measured.
   bool ran[3];
@@ -404,7 +467,7 @@ void AiCorePipelineBuilder::Add(const PipelineTask& task,
 
 void AiCorePipelineBuilder::BindColumns(const std::function<size_t(std::string_view)>& index_of) {
   Impl& m = *impl_;
-  m.slot_column.assign(m.ClockTimeSlot() + 1, SIZE_MAX);
+  m.slot_column.assign(Slots(), SIZE_MAX);
   for (size_t slot = 0; slot < m.slot_column.size(); ++slot) {
     const std::string& name = m.SlotName(slot);
     if (!name.empty()) m.slot_column[slot] = index_of(name);
@@ -436,6 +499,7 @@ void AiCorePipelineBuilder::AddFields(const PipelineTask& task,
 PipeTable AiCorePipelineBuilder::Finish() {
   Impl& m = *impl_;
   PipeTable table = std::move(m.table);
+  m.fusible.Finish(table);
   // The median implied clock, and how many tasks lie within 1% of it.
   int64_t tasks = 0;
   for (const auto& [mhz, n] : m.clock_mhz) tasks += n;

@@ -33,6 +33,7 @@ namespace opscope::analyze {
 struct PipelineTask {
   std::string_view name, type, core, stream, task;
   int64_t dur_ns = 0;
+  int64_t start_ns = -1;   // -1 unknown: the task is then in no fusible run (PipeTable::fusible)
   double blocks = -1;      // Block Dim / Block Num; -1 unknown
   double mix_blocks = -1;  // Mix Block Dim / Mix Block Num (a MIX task's vector blocks); -1
   // The name's id where the caller interns names (a trace model's): the
@@ -42,6 +43,7 @@ struct PipelineTask {
   // Output Shapes columns, each "d,d;d,d"), the data types the same way; ""
   // unknown: the task is then in no family verdict (reported.h).
   std::string_view shapes, dtype;
+  uint32_t shapes_id = UINT32_MAX;  // the shapes' id where the caller interns them, as name_id
 };
 
 // The per-operator accumulation behind ReadAiCorePipeline, for every form that

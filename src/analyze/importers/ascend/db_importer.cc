@@ -425,6 +425,7 @@ PipeTable ReadDbPipeline(const std::string& path) {
     task.stream = stream;
     task.task = task_id;
     task.dur_ns = end - start;
+    task.start_ns = start;
     const std::string shapes = AscendInOut(AscendShapes(str(s, 10)), AscendShapes(str(s, 15)));
     const std::string dtype = AscendInOut(str(s, 11), str(s, 12));
     task.shapes = shapes, task.dtype = dtype;

@@ -401,11 +401,13 @@ void ImportKernelDetails(Source& source, TraceModel& model, KernelDetailsPipelin
                 .stream = part.model.String(t.stream),
                 .task = part.model.String(t.task),
                 .dur_ns = model.duration_ns[e],
+                .start_ns = model.start_ns[e],
                 .blocks = t.blocks,
                 .mix_blocks = t.mix_blocks,
                 .name_id = model.name[e],
                 .shapes = model.String(model.shapes[e]),
                 .dtype = model.String(model.dtype[e]),
+                .shapes_id = model.shapes[e],
             };
             builder->AddParsed(task, part.values.data() + r * slots);
           }
