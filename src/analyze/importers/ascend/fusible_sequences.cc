@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <thread>
 
 #include "analyze/flat_map.h"
 
@@ -191,51 +192,68 @@ void FusibleSequenceFinder::Finish(PipeTable& table) {
     int length;
     Sums sums;
   };
-  std::vector<Run> runs;
-  Int64Map<uint32_t> run_of;  // a run's hash -> its index in runs, plus 1
-  for (size_t i = 0; i < n; ++i) {
-    if (!usable(i)) continue;
-    uint64_t h = Mix(0, tasks_[i].key);
-    int64_t end = tasks_[i].end_ns, device = tasks_[i].end_ns - tasks_[i].start_ns, idle = 0;
-    double mte = std::isnan(tasks_[i].mte) ? 0 : tasks_[i].mte;
-    double core = std::isnan(tasks_[i].core) ? 0 : tasks_[i].core;
-    for (int length = 2; length <= kFusibleMaxLength && i + length <= n; ++length) {
-      const Task& t = tasks_[i + length - 1];
-      if (!usable(i + length - 1)) break;
-      h = Mix(h, t.key);
-      idle += gap_before(i + length - 1, end);
-      end = std::max(end, t.end_ns);
-      device += t.end_ns - t.start_ns;
-      if (!std::isnan(t.mte)) mte += t.mte;
-      if (!std::isnan(t.core)) core += t.core;
-      if (length < kFusibleMinLength) continue;
-      uint32_t& slot = run_of[static_cast<int64_t>(h)];
-      if (slot == 0) {
-        if (runs.size() >= kFusibleMaxRuns) {
-          table.sequence_capped = true;
-          continue;
+  // The runs are split by hash among threads, each counting its own share
+  // over every position (the cores are otherwise idle here: the file is
+  // read); the candidates' order below does not depend on the split.
+  const size_t parts = std::clamp<size_t>(std::thread::hardware_concurrency(), 1, 4);
+  std::vector<std::vector<Run>> runs_of(parts);
+  std::vector<char> capped(parts, 0);
+  const auto count = [&](size_t part) {
+    std::vector<Run>& runs = runs_of[part];
+    Int64Map<uint32_t> run_of;  // a run's hash -> its index in runs, plus 1
+    for (size_t i = 0; i < n; ++i) {
+      if (!usable(i)) continue;
+      uint64_t h = Mix(0, keys[i]);
+      int64_t end = tasks_[i].end_ns, device = tasks_[i].end_ns - tasks_[i].start_ns, idle = 0;
+      double mte = std::isnan(tasks_[i].mte) ? 0 : tasks_[i].mte;
+      double core = std::isnan(tasks_[i].core) ? 0 : tasks_[i].core;
+      for (int length = 2; length <= kFusibleMaxLength && i + length <= n; ++length) {
+        const Task& t = tasks_[i + length - 1];
+        if (!usable(i + length - 1)) break;
+        h = Mix(h, t.key);
+        idle += gap_before(i + length - 1, end);
+        end = std::max(end, t.end_ns);
+        device += t.end_ns - t.start_ns;
+        if (!std::isnan(t.mte)) mte += t.mte;
+        if (!std::isnan(t.core)) core += t.core;
+        if (length < kFusibleMinLength || h % parts != part) continue;
+        uint32_t& slot = run_of[static_cast<int64_t>(h)];
+        if (slot == 0) {
+          if (runs.size() >= kFusibleMaxRuns / parts) {
+            capped[part] = 1;
+            continue;
+          }
+          runs.push_back(Run{static_cast<uint32_t>(i), length, {}});
+          slot = static_cast<uint32_t>(runs.size());
+        } else if (const Run& r = runs[slot - 1];
+                   r.length != length || keys[r.first] != keys[i] ||
+                   keys[r.first + static_cast<size_t>(length) - 1] != t.key) {
+          continue;  // two runs with one hash: the later left out
         }
-        runs.push_back(Run{static_cast<uint32_t>(i), length, {}});
-        slot = static_cast<uint32_t>(runs.size());
-      } else if (const Run& r = runs[slot - 1];
-                 r.length != length || keys[r.first] != keys[i] ||
-                 keys[r.first + static_cast<size_t>(length) - 1] != t.key) {
-        continue;  // two runs with one hash: the later left out
+        Sums& s = runs[slot - 1].sums;
+        ++s.count;
+        s.wall_ns += end - tasks_[i].start_ns;
+        s.idle_ns += idle;
+        s.device_ns += device;
+        s.mte += mte;
+        s.core += core;
       }
-      Sums& s = runs[slot - 1].sums;
-      ++s.count;
-      s.wall_ns += end - tasks_[i].start_ns;
-      s.idle_ns += idle;
-      s.device_ns += device;
-      s.mte += mte;
-      s.core += core;
     }
+  };
+  {
+    std::vector<std::thread> threads;
+    for (size_t part = 1; part < parts; ++part) threads.emplace_back(count, part);
+    count(0);
+    for (std::thread& thread : threads) thread.join();
   }
+  table.sequence_capped = std::find(capped.begin(), capped.end(), 1) != capped.end();
   // By what each puts at stake, then longer first, then first seen.
   std::vector<std::pair<int64_t, const Run*>> ranked;
-  for (const Run& run : runs) {
-    const Verdict v = Judge(run.sums, span_ns);
-    if (v.reported) ranked.emplace_back(v.stake_ns, &run);
+  for (const std::vector<Run>& runs : runs_of) {
+    for (const Run& run : runs) {
+      const Verdict v = Judge(run.sums, span_ns);
+      if (v.reported) ranked.emplace_back(v.stake_ns, &run);
+    }
   }
   std::sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) {
     if (a.first != b.first) return a.first > b.first;
