@@ -110,8 +110,11 @@ void FusibleSequenceFinder::Add(std::string_view name, std::string_view shapes, 
   }
   // Without the MTE columns a core time alone judges nothing.
   const float nan = std::numeric_limits<float>::quiet_NaN();
-  tasks_.push_back({key, start_ns, start_ns + std::max<int64_t>(dur_ns, 0),
-                    mte_columns_ ? static_cast<float>(mte) : nan,
+  const int64_t dur = std::max<int64_t>(dur_ns, 0);  // saturated: a file's times are untrusted
+  const int64_t end = start_ns > std::numeric_limits<int64_t>::max() - dur
+                          ? std::numeric_limits<int64_t>::max()
+                          : start_ns + dur;
+  tasks_.push_back({key, start_ns, end, mte_columns_ ? static_cast<float>(mte) : nan,
                     mte_columns_ ? static_cast<float>(core) : nan,
                     static_cast<uint32_t>(tasks_.size())});
 }
@@ -195,7 +198,9 @@ void FusibleSequenceFinder::Finish(PipeTable& table) {
   // The runs are split by hash among threads, each counting its own share
   // over every position (the cores are otherwise idle here: the file is
   // read); the candidates' order below does not depend on the split.
-  const size_t parts = std::clamp<size_t>(std::thread::hardware_concurrency(), 1, 4);
+  constexpr size_t kTasksPerThread = 1 << 16;  // fewer: one thread
+  const size_t parts =
+      n < kTasksPerThread ? 1 : std::clamp<size_t>(std::thread::hardware_concurrency(), 1, 4);
   std::vector<std::vector<Run>> runs_of(parts);
   std::vector<char> capped(parts, 0);
   const auto count = [&](size_t part) {
