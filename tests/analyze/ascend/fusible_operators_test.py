@@ -260,6 +260,14 @@ def analyze(label_, path):
     return found, got
 
 
+def analyze_rows(label_, rows_):
+    """`rows_` written as a kernel_details.csv of its own, analysed."""
+    path_ = os.path.join(c.scratch, label_, "kernel_details.csv")
+    os.makedirs(os.path.dirname(path_))
+    write(path_, rows_)
+    return analyze(label_ + "-report", path_)
+
+
 def compare(what, found, got, want, span=1):
     c.check(found is not None, f"{what}: analysed")
     if found is None:
@@ -333,10 +341,7 @@ c.check(start - before > 60_000_000 and own < 0.4 * (start + us_to_ns(
 across = [g for g in got if f"{label(rows[move - 1])} -> {label(rows[move])}" in g["operators"]]
 c.check(not any("host" in g["bound"] for g in across),
         f"no run across the all-reduce's gap is host-bound ({[g['bound'] for g in across]})")
-alone = os.path.join(c.scratch, "eight-alone", "kernel_details.csv")
-os.makedirs(os.path.dirname(alone))
-write(alone, eight)
-found, got = analyze("eight-csv", alone)
+found, got = analyze_rows("eight-csv", eight)
 compare("the same kernel_details.csv alone", found, got, want, span)
 
 
@@ -356,10 +361,7 @@ want_broken, span_broken = expected(broken)
 first_pair = f"{label(rows[0])} -> {label(rows[1])}"
 c.check(all(not w["operators"].startswith(first_pair) for w in want_broken),
         "no expected run crosses the communication task")
-path = os.path.join(c.scratch, "broken", "kernel_details.csv")
-os.makedirs(os.path.dirname(path))
-write(path, broken)
-found, got = analyze("broken", path)
+found, got = analyze_rows("broken", broken)
 compare("communication between the copies' first operators", found, got, want_broken,
         span_broken)
 
@@ -368,10 +370,7 @@ level0 = repeated(read(details(LEVEL0)), 8)
 want0, span0 = expected(level0)
 c.check(want0 and all(w["host"] and not w["mte"] and w["mte_pct"] is None for w in want0),
         f"level 0 repeated: host-bound runs only ({len(want0)})")
-path = os.path.join(c.scratch, "level0", "kernel_details.csv")
-os.makedirs(os.path.dirname(path))
-write(path, level0)
-found, got = analyze("level0", path)
+found, got = analyze_rows("level0", level0)
 compare("the level-0 rank's step repeated 8 times (no PMU columns)", found, got, want0, span0)
 
 # Only the tasks of the level-0 step's most idle run, eight times over: the
@@ -381,10 +380,7 @@ dense = repeated(read(details(LEVEL0))[top["first_row"]:top["first_row"] + top["
 want_dense, span_dense = expected(dense)
 c.check(want_dense and 100 * sum(w["stake"] for w in want_dense) / span_dense >= 30,
         f"the dense copy puts 30% of its span at stake ({len(want_dense)} runs)")
-path = os.path.join(c.scratch, "dense", "kernel_details.csv")
-os.makedirs(os.path.dirname(path))
-write(path, dense)
-found, got = analyze("dense", path)
+found, got = analyze_rows("dense", dense)
 compare("one host-bound run of the level-0 step, eight times over", found, got, want_dense,
         span_dense)
 sys.exit(c.done())
