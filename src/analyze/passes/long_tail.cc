@@ -109,8 +109,13 @@ void SynchronizationsRule(const RuleContext& c, std::vector<Finding>& out) {
               fmt::format("'{}' waits for the device: p99 {:.3f} ms vs median {:.3f} ms", lt.name,
                           lt.p99_ns / 1e6, lt.p50_ns / 1e6),
               fmt::format("{} calls", lt.count),
-              "Fewer .item()/.cpu() synchronizations: keep values on the device and read them "
-              "every N steps."};
+              // The program's own levers: PyTorch's, else the runtime's.
+              c.analysis.pytorch
+                  ? "Fewer .item()/.cpu() synchronizations: keep values on the device and read "
+                    "them every N steps."
+                  : "Fewer host synchronisations: wait on an event for the work a result needs "
+                    "(cudaEventSynchronize, cudaStreamWaitEvent) rather than on the whole stream "
+                    "or device, and read results every N iterations."};
     // What the device did while the host waited, measured over these calls
     // themselves (the attribution's blocked state can be less: a wait inside
     // compilation or data loading is that region's time there). Where
@@ -124,7 +129,13 @@ void SynchronizationsRule(const RuleContext& c, std::vector<Finding>& out) {
                             : at != nullptr ? at->Of(StepState::kBlocked)
                                             : -1;
     if (at != nullptr && at->window_ns > 0 && idle_ns >= 0 &&
-        Pct(idle_ns, at->window_ns) < kSyncBlockedPct) {
+        Pct(idle_ns, at->window_ns) >= kSyncBlockedPct) {
+      f.evidence += fmt::format(
+          "; the host is blocked {} with the device idle {:.3f} ms ({:.1f}% "
+          "of {})",
+          lt.wait_ns >= 0 ? "in these calls" : "in synchronisation", idle_ns / 1e6,
+          Pct(idle_ns, at->window_ns), DiagnosedWindow(*at));
+    } else if (at != nullptr && at->window_ns > 0 && idle_ns >= 0) {
       f.severity = Severity::kInfo;
       // Device work that is mostly collectives waits for the other ranks:
       // the step is decided there, not by this device's compute.
