@@ -180,6 +180,11 @@ EventClass ClassOf(std::string_view category, std::string_view name, std::string
   if (process == "CANN") return EventClass::kRuntime;
   if (process == "Overlap Analysis") return EventClass::kDerived;
   if (process == "CPU functions") return EventClass::kHostOp;
+  // PyTorch's profiler before Kineto, with use_cuda=True (torch.autograd.
+  // profiler's EventList.export_chrome_trace, PyTorch 1.4 to 1.7): each
+  // operator's time on the GPU, measured with CUDA events, as an X event
+  // named after the operator on pid "CUDA functions", tid the device.
+  if (process == "CUDA functions") return EventClass::kKernel;
   return EventClass::kOther;
 }
 
@@ -311,6 +316,7 @@ struct Part {
     bool start;
     int64_t ts;
     uint32_t track;
+    std::string name;  // the start's: its operator's name (PyTorch's pre-Kineto export)
   };
   std::vector<OpFlowEnd> op_flow_ends;
   // torch_npu's "AI Core Freq" counter samples (ReportedTables::core_clock).
@@ -710,9 +716,13 @@ void ParseEvent(const std::string& path, std::string_view json, uint64_t offset,
       const std::string_view category = model.String(category_id);
       if (category == "HostToDevice"sv) {
         part.flow_ends.push_back({std::string(flow_id), ph == "s"sv, ts, model.TrackFor(pid, tid)});
-      } else if (category == "async_npu"sv) {
+      } else if (category == "async_npu"sv || category == "cpu_to_cuda"sv) {
+        // torch_npu's operator -> task flows, and the same pairing in
+        // PyTorch's pre-Kineto export (cat "cpu_to_cuda": "s" at the
+        // operator's start on its thread, "f" at its GPU time's start).
         part.op_flow_ends.push_back(
-            {std::string(flow_id), ph == "s"sv, ts, model.TrackFor(pid, tid)});
+            {std::string(flow_id), ph == "s"sv, ts, model.TrackFor(pid, tid),
+             ph == "s"sv && category == "cpu_to_cuda"sv ? std::string(name) : std::string()});
       }
     }
   }
@@ -725,6 +735,7 @@ void ParseEvent(const std::string& path, std::string_view json, uint64_t offset,
 struct OpFlow {
   uint32_t host_track = UINT32_MAX, device_track = UINT32_MAX;
   int64_t host_ns = -1, device_ns = -1;
+  std::string name;  // its start's name ("" none)
 };
 
 void Merge(Part& part, TraceModel& model,
@@ -768,6 +779,7 @@ void Merge(Part& part, TraceModel& model,
     OpFlow& f = op_flows[std::move(end.id)];
     (end.start ? f.host_track : f.device_track) = part.ids.Track(part.model, model, end.track);
     (end.start ? f.host_ns : f.device_ns) = end.ts;
+    if (end.start) f.name = std::move(end.name);
   }
   part.op_flow_ends.clear();
   model.reported.core_clock.insert(model.reported.core_clock.end(), part.clock.begin(),
@@ -811,8 +823,10 @@ size_t LinkTorchToNpu(const std::unordered_map<std::string, OpFlow>& op_flows, T
     }
     // The innermost operator open at the flow's start: walking back from the
     // last one started by then, the first still open (nested operators start
-    // later than those around them). A bounded walk: a flow whose operator is
-    // further back than that stays unlinked.
+    // later than those around them); where the flow's start is named (PyTorch's
+    // pre-Kineto export names it after its operator, whose children can start
+    // in the same microsecond), the innermost open one of that name. A bounded
+    // walk: a flow whose operator is further back than that stays unlinked.
     const auto& ops = by_track[f.host_track];
     auto it = std::upper_bound(ops.begin(), ops.end(), f.host_ns,
                                [&](int64_t t, uint32_t e) { return t < model.start_ns[e]; });
@@ -821,8 +835,11 @@ size_t LinkTorchToNpu(const std::unordered_map<std::string, OpFlow>& op_flows, T
       --it;
       if (model.start_ns[*it] + model.duration_ns[*it] >= f.host_ns &&
           model.cls[*it] == EventClass::kHostOp) {
-        op = *it;
-        break;
+        if (op < 0) op = *it;
+        if (f.name.empty() || model.String(model.name[*it]) == f.name) {
+          op = *it;
+          break;
+        }
       }
     }
     if (op < 0) continue;

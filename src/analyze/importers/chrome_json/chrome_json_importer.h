@@ -1,5 +1,6 @@
 // Importer for Chrome-trace JSON as four tools write it: opscope, PyTorch/Kineto
-// (CUDA and ROCm), PyTorch without Kineto (plain X events, pid "CPU functions"),
+// (CUDA and ROCm), PyTorch without Kineto (plain X events, pid "CPU functions";
+// with use_cuda=True, "CUDA functions" and cpu_to_cuda flows),
 // and torch_npu's trace_view.json (a bare array, string timestamps, processes
 // Python / CANN / Ascend Hardware / Overlap Analysis), from any Source.
 #ifndef OPSCOPE_ANALYZE_IMPORTERS_CHROME_JSON_CHROME_JSON_IMPORTER_H_
