@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <exception>
 #include <limits>
+#include <system_error>
 #include <thread>
 
 #include "analyze/flat_map.h"
@@ -197,7 +199,8 @@ void FusibleSequenceFinder::Finish(PipeTable& table) {
   };
   // The runs are split by hash among threads, each counting its own share
   // over every position (the cores are otherwise idle here: the file is
-  // read); the candidates' order below does not depend on the split.
+  // read); the candidates' order below does not depend on the split (but
+  // for which runs a search that reaches kFusibleMaxRuns leaves out).
   constexpr size_t kTasksPerThread = 1 << 16;  // fewer: one thread
   const size_t parts =
       n < kTasksPerThread ? 1 : std::clamp<size_t>(std::thread::hardware_concurrency(), 1, 4);
@@ -246,10 +249,29 @@ void FusibleSequenceFinder::Finish(PipeTable& table) {
     }
   };
   {
+    // A part that fails (out of memory) fails the search once all have
+    // stopped, as if it ran alone.
+    std::vector<std::exception_ptr> failed(parts);
+    const auto guarded = [&](size_t part) {
+      try {
+        count(part);
+      } catch (...) {
+        failed[part] = std::current_exception();
+      }
+    };
     std::vector<std::thread> threads;
-    for (size_t part = 1; part < parts; ++part) threads.emplace_back(count, part);
-    count(0);
+    for (size_t part = 1; part < parts; ++part) {
+      try {
+        threads.emplace_back(guarded, part);
+      } catch (const std::system_error&) {  // no thread to be had: this one counts it
+        guarded(part);
+      }
+    }
+    guarded(0);
     for (std::thread& thread : threads) thread.join();
+    for (const std::exception_ptr& e : failed) {
+      if (e) std::rethrow_exception(e);
+    }
   }
   table.sequence_capped = std::find(capped.begin(), capped.end(), 1) != capped.end();
   // By what each puts at stake, then longer first, then first seen.
