@@ -187,7 +187,8 @@ struct FamilyVerdict {
 // (for more than 60% of the span from the run's first start to its last end,
 // the AI Cores compute nothing and the next operator waits for no other task
 // (none ends within kFusibleDependencyNs before it starts): it waits for the
-// host to dispatch it) or MTE-bound (data movement, MTE2
+// host to dispatch it; single-operator mode only: a graph model's tasks are
+// launched with their graph) or MTE-bound (data movement, MTE2
 // plus MTE3 or fixpipe, over 80% of the cores' time), taking 1% or more of
 // the tasks' span where only host-bound. Counted without overlaps: no task
 // belongs to two reported runs (fusible_sequences.h: where and why opscope

@@ -6,6 +6,8 @@
 #include <limits>
 #include <map>
 #include <string>
+#include <tuple>
+#include <vector>
 
 #include "analyze/advisor.h"
 #include "analyze/communication_cluster.h"
@@ -14,6 +16,7 @@
 #include "analyze/importers/ascend/ascend_cost.h"
 #include "analyze/importers/ascend/communication.h"
 #include "analyze/importers/ascend/device_info.h"
+#include "analyze/importers/ascend/fusible_sequences.h"
 #include "analyze/importers/ascend/kernel_details_importer.h"
 #include "analyze/importers/ascend/memory.h"
 #include "analyze/importers/ascend/op_type.h"
@@ -149,6 +152,84 @@ TEST(AiCorePipeline, BadValuesNameTheFileLineAndColumn) {
   expect_error(std::string(kHeader), "Stream Id,Task Id,Hit Rate,Victim Rate,Op Name\n2,7,-1,0,m\n",
                "l2_cache.csv: line 2: 'Hit Rate' is not a rate");
   expect_error(std::string(kHeader), "Stream Id,Hit Rate\n", "l2_cache.csv: line 1: no 'Task Id'");
+}
+
+// msprof-analyze's fusible-operator rule (fusible_sequences.h): "A -> B" six
+// times, 10 us each with 100 us between them, is a host-bound run (the
+// device idle 100 of each 120 us); where each B waits for another task that
+// ends just before it, or runs in a graph model, no host wait is left.
+TEST(FusibleSequences, HostBoundRunsAndWhatIsNoHostWait) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const auto find = [&](bool dependency, bool graph) {
+    FusibleSequenceFinder finder;
+    for (int i = 0; i < 6; ++i) {
+      const int64_t at = i * 1'000'000;  // a millisecond per pair
+      finder.Add("A", "8->8", at, 10'000, nan, nan, false, UINT32_MAX, UINT32_MAX, graph);
+      if (dependency) {  // a collective that ends 10 us before B starts
+        finder.Add("hcom_allReduce_", "", at + 20'000, 90'000, nan, nan, true);
+      }
+      finder.Add("B", "", at + 110'000, 10'000, nan, nan, false, UINT32_MAX, UINT32_MAX, graph);
+    }
+    PipeTable table;
+    finder.Finish(table);
+    return table;
+  };
+  const PipeTable host = find(false, false);
+  ASSERT_EQ(host.fusible.size(), 1u);
+  const FusibleSequence& run = host.fusible[0];
+  EXPECT_EQ(run.operators, "A [8->8] -> B");
+  EXPECT_EQ(run.length, 2);
+  EXPECT_EQ(run.count, 6);
+  EXPECT_EQ(run.first_row, 0);
+  EXPECT_EQ(run.wall_ns, 6 * 120'000);
+  EXPECT_EQ(run.device_ns, 6 * 20'000);
+  EXPECT_EQ(run.idle_ns, 6 * 100'000);
+  EXPECT_TRUE(run.host_bound);
+  EXPECT_FALSE(run.mte_bound);
+  EXPECT_EQ(run.mte_share, -1);
+  EXPECT_EQ(host.sequence_span_ns, 5'000'000 + 120'000);
+  EXPECT_TRUE(find(true, false).fusible.empty());  // B waited for the collective
+  EXPECT_TRUE(find(false, true).fusible.empty());  // the graph launched B
+}
+
+// The runs come out the same however many threads count them: 80,000 tasks
+// of phrases of a few operators in a fixed pseudo-random order, with gaps,
+// PMU times and communication between some.
+TEST(FusibleSequences, ThreadsCountTheSameRuns) {
+  const auto search = [](size_t threads) {
+    FusibleSequenceFinder finder;
+    finder.SetMteColumns(true);
+    const std::vector<std::vector<const char*>> phrases = {
+        {"Cast", "Mul", "Add"}, {"MatMul", "Add"}, {"LpNorm", "Square", "Add", "Sqrt"}, {"Relu"}};
+    uint32_t state = 12345;
+    const auto next = [&] { return state = state * 1664525u + 1013904223u; };
+    int64_t at = 0;
+    for (int added = 0; added < 80'000;) {
+      for (const char* name : phrases[next() % phrases.size()]) {
+        const int64_t dur = 5'000 + next() % 20'000;
+        const double core = static_cast<double>(dur) / 1000, mte = core * (next() % 100) / 100;
+        finder.Add(name, "", at, dur, mte, core, false);
+        at += dur + 1'000 + next() % 150'000;
+        ++added;
+      }
+      if (next() % 50 == 0) finder.Add("hcom_allGather_", "", at, 30'000, 0, 0, true), ++added;
+    }
+    PipeTable table;
+    finder.Finish(table, threads);
+    return table;
+  };
+  const PipeTable one = search(1), four = search(4);
+  ASSERT_FALSE(one.fusible.empty());
+  ASSERT_EQ(one.fusible.size(), four.fusible.size());
+  for (size_t i = 0; i < one.fusible.size(); ++i) {
+    const FusibleSequence &a = one.fusible[i], &b = four.fusible[i];
+    EXPECT_EQ(a.operators, b.operators) << i;
+    EXPECT_EQ(std::tie(a.count, a.first_row, a.wall_ns, a.device_ns, a.idle_ns),
+              std::tie(b.count, b.first_row, b.wall_ns, b.device_ns, b.idle_ns))
+        << i;
+    EXPECT_EQ(a.mte_share, b.mte_share) << i;
+    EXPECT_EQ(std::tie(a.host_bound, a.mte_bound), std::tie(b.host_bound, b.mte_bound)) << i;
+  }
 }
 
 TEST(AscendCommunication, ReadsOperationsAndLeavesOutTotalsAndSdma) {

@@ -12,7 +12,8 @@ opscope states (src/analyze/importers/ascend/fusible_sequences.h):
   first start to the latest end; device: the durations; idle: the gaps
   between its operators in which no compute task of the file runs, except a
   gap within 50 us of which another task ends before the next operator
-  starts (it waited for that task); MTE: the larger MTE2 of the two
+  starts (it waited for that task), and a gap before a graph model's task
+  (Model ID other than 4294967295); MTE: the larger MTE2 of the two
   cores plus the larger of fixpipe and MTE3; core: the larger of
   aicore_time and aiv_time);
 - reported where it recurs 6 times or more and is host-bound (idle over 60%
@@ -30,10 +31,12 @@ no finding; its step repeated 8 times (each copy 1 ms after the last), read
 as the rank's folder and as the CSV alone: the same runs, counts, rows,
 spans, idle and device times and MTE shares as here, and no run across the
 65 ms the step's TensorMove waits for the all-reduce host-bound
-(msprof-analyze's test, the run's own tasks against its span, calls it so); the same with communication tasks placed between the repeated
-copies' operators; the level-0 rank's file (no PMU columns) repeated:
-host-bound runs only, no MTE share (info: under 30% of the tasks' span at
-stake); the tasks of its most idle run alone, repeated: a warning.
+(msprof-analyze's test, the run's own tasks against its span, calls it so);
+the same tasks in a graph model (Model ID 1): MTE-bound runs only; the same
+with communication tasks placed between the repeated copies' operators; the
+level-0 rank's file (no PMU columns) repeated: host-bound runs only, no MTE
+share (info: under 30% of the tasks' span at stake); the tasks of its most
+idle run alone, repeated: a warning.
 
     fusible_operators_test.py OPSCOPE DATA_DIR
 """
@@ -131,8 +134,10 @@ def expected(rows):
                 mte = f32((into or 0) + (out or 0))
             core = larger(number(r, "aicore_time(us)"), number(r, "aiv_time(us)"))
             core = None if core is None else f32(core)
+        model_id = (r.get("Model ID") or "").strip()
+        in_graph = model_id.isdigit() and model_id != "4294967295"
         tasks.append({"key": None if breaks(r) else label(r), "start": start, "end": end,
-                      "mte": mte, "core": core, "row": row_number})
+                      "mte": mte, "core": core, "row": row_number, "graph": in_graph})
     tasks.sort(key=lambda t: t["start"])  # stable: rows in file order at one start
     n = len(tasks)
     span = max(t["end"] for t in tasks) - tasks[0]["start"]
@@ -178,7 +183,8 @@ def expected(rows):
         end = tasks[p]["end"]
         for k in range(p, p + length):
             t = tasks[k]
-            s["idle"] += host_gap(end, t["start"])
+            # A graph model's task was launched with its graph: no host wait.
+            s["idle"] += 0 if t["graph"] else host_gap(end, t["start"])
             end = max(end, t["end"])
             s["device"] += t["end"] - t["start"]
             s["mte"] += t["mte"] or 0.0
@@ -354,6 +360,16 @@ def communication(row, start_ns):
                  "Wait Time(us)": "0", "Block Dim": "0"})
     return [hccl]
 
+
+# The same tasks in a graph model (Model ID 1, not the single-operator
+# 4294967295): the host launched the graph, not each operator, so no run is
+# host-bound; MTE-bound ones stay.
+graph = [dict(r, **{"Model ID": "1"}) for r in eight]
+want_graph, span_graph = expected(graph)
+c.check(want_graph and all(w["mte"] and not w["host"] and w["idle_ns"] == 0 for w in want_graph),
+        f"a graph model's runs: MTE-bound only, no idle time ({len(want_graph)})")
+found, got = analyze_rows("graph", graph)
+compare("the repeated step as a graph model's tasks", found, got, want_graph, span_graph)
 
 # Communication between the copies' first and second tasks: no run crosses it.
 broken = repeated(rows, 8, communication)

@@ -373,7 +373,7 @@ void AiCorePipelineBuilder::AddParsed(const PipelineTask& task, const double* va
                            ? std::numeric_limits<double>::quiet_NaN()
                            : (std::isnan(in) ? 0 : in) + (std::isnan(out) ? 0 : out);
     m.fusible.Add(task.name, task.shapes, task.start_ns, task.dur_ns, mte, Larger(at(4), at(5)),
-                  BreaksRuns(task), task.name_id, task.shapes_id);
+                  BreaksRuns(task), task.name_id, task.shapes_id, task.in_graph);
   }
   // Ran on a core: its cycles (else its time) above zero; with neither
   // column, a ratio present is taken as measured.

@@ -44,6 +44,10 @@ struct PipelineTask {
   // unknown: the task is then in no family verdict (reported.h).
   std::string_view shapes, dtype;
   uint32_t shapes_id = UINT32_MAX;  // the shapes' id where the caller interns them, as name_id
+  // A task of a graph model (a Model ID other than the single-operator one):
+  // the host launched the graph, not this operator (no fusible run of such
+  // tasks is host-bound).
+  bool in_graph = false;
 };
 
 // The per-operator accumulation behind ReadAiCorePipeline, for every form that

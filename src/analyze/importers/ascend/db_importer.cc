@@ -96,6 +96,8 @@ std::string ComputeTasksSql(const SqliteDb& db) {
                              "outputFormats", "outputShapes"}) {
     sql += Has(columns, column) ? std::string(", c.") + column : std::string(", NULL");
   }
+  // 16: the task's graph model (4294967295: a single operator), NULL where absent.
+  sql += Has(db.Columns("TASK"), "modelId") ? ", t.modelId" : ", NULL";
   return sql + " FROM COMPUTE_TASK_INFO c JOIN TASK t ON t.globalTaskId = c.globalTaskId";
 }
 
@@ -426,6 +428,8 @@ PipeTable ReadDbPipeline(const std::string& path) {
     task.task = task_id;
     task.dur_ns = end - start;
     task.start_ns = start;
+    task.in_graph = !IsNull(s, 16) && sqlite3_column_int64(s, 16) >= 0 &&
+                    sqlite3_column_int64(s, 16) != 4294967295;
     const std::string shapes = AscendInOut(AscendShapes(str(s, 10)), AscendShapes(str(s, 15)));
     const std::string dtype = AscendInOut(str(s, 11), str(s, 12));
     task.shapes = shapes, task.dtype = dtype;

@@ -89,7 +89,7 @@ Verdict Judge(const Sums& s, int64_t span_ns) {
 
 void FusibleSequenceFinder::Add(std::string_view name, std::string_view shapes, int64_t start_ns,
                                 int64_t dur_ns, double mte, double core, bool breaks,
-                                uint32_t name_id, uint32_t shapes_id) {
+                                uint32_t name_id, uint32_t shapes_id, bool in_graph) {
   uint32_t key = kBreak;
   if (!breaks) {
     // By the caller's ids where it has them; else by the text.
@@ -118,10 +118,10 @@ void FusibleSequenceFinder::Add(std::string_view name, std::string_view shapes, 
                           : start_ns + dur;
   tasks_.push_back({key, start_ns, end, mte_columns_ ? static_cast<float>(mte) : nan,
                     mte_columns_ ? static_cast<float>(core) : nan,
-                    static_cast<uint32_t>(tasks_.size())});
+                    static_cast<uint32_t>(tasks_.size()), in_graph});
 }
 
-void FusibleSequenceFinder::Finish(PipeTable& table) {
+void FusibleSequenceFinder::Finish(PipeTable& table, size_t threads) {
   table.sequence_mte_columns = mte_columns_;
   if (tasks_.empty()) return;
   // The device's order: by start (a file lists its tasks so; a database by id).
@@ -162,9 +162,11 @@ void FusibleSequenceFinder::Finish(PipeTable& table) {
   std::vector<int64_t> gap_after_previous(n, 0);
   Hints sweep;
   for (size_t k = 1; k < n; ++k) {
+    if (tasks_[k].in_graph) continue;  // launched with its graph, not by the host
     gap_after_previous[k] = host_gap(tasks_[k - 1].end_ns, tasks_[k].start_ns, sweep);
   }
-  const auto gap_before = [&](size_t k, int64_t reach) {
+  const auto gap_before = [&](size_t k, int64_t reach) -> int64_t {
+    if (tasks_[k].in_graph) return 0;
     if (reach == tasks_[k - 1].end_ns) return gap_after_previous[k];
     const int64_t next = tasks_[k].start_ns;
     Hints at{static_cast<size_t>(std::upper_bound(ends.begin(), ends.end(), next) - ends.begin()),
@@ -202,8 +204,10 @@ void FusibleSequenceFinder::Finish(PipeTable& table) {
   // read); the candidates' order below does not depend on the split (but
   // for which runs a search that reaches kFusibleMaxRuns leaves out).
   constexpr size_t kTasksPerThread = 1 << 16;  // fewer: one thread
-  const size_t parts =
-      n < kTasksPerThread ? 1 : std::clamp<size_t>(std::thread::hardware_concurrency(), 1, 4);
+  const size_t parts = threads > 0 ? threads
+                       : n < kTasksPerThread
+                           ? 1
+                           : std::clamp<size_t>(std::thread::hardware_concurrency(), 1, 4);
   std::vector<std::vector<Run>> runs_of(parts);
   std::vector<char> capped(parts, 0);
   const auto count = [&](size_t part) {

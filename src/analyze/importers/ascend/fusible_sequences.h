@@ -7,7 +7,9 @@
 // purpose:
 //  - a run is host-bound where, for more than 60% of its span, the AI Cores
 //    compute nothing (no compute task of any stream) and the next operator
-//    waits for no other task (none ends within 50 us before it starts);
+//    waits for no other task (none ends within 50 us before it starts), and
+//    only in single-operator mode: the gaps inside a graph model (a Model ID
+//    other than 4294967295) are the graph's own, not the host's;
 //    msprof-analyze compares the run's own tasks with the span, so a run
 //    whose operator waits for a collective (an all-reduce that holds the
 //    step for 65 ms in the real level-1 rank) or that other streams' work
@@ -47,15 +49,19 @@ class FusibleSequenceFinder {
   // its data-movement and core times in any one unit, NaN where not
   // recorded. `name_id` and `shapes_id`: the caller's ids of the two texts
   // where it interns them (a trace model's), UINT32_MAX where not: the same
-  // ids are then the same operator without comparing the texts.
+  // ids are then the same operator without comparing the texts. `in_graph`:
+  // a task of a graph model, which the host did not launch itself: the time
+  // before it is no wait for the host.
   void Add(std::string_view name, std::string_view shapes, int64_t start_ns, int64_t dur_ns,
            double mte, double core, bool breaks, uint32_t name_id = UINT32_MAX,
-           uint32_t shapes_id = UINT32_MAX);
+           uint32_t shapes_id = UINT32_MAX, bool in_graph = false);
   // Whether the form records MTE and core times (the MTE-bound test), before
   // the first Add.
   void SetMteColumns(bool present) { mte_columns_ = present; }
-  // The runs and the span they were sought in, into `table`.
-  void Finish(PipeTable& table);
+  // The runs and the span they were sought in, into `table`, counted on
+  // `threads` threads (0: one under 65,536 tasks, else the machine's cores,
+  // up to 4); the result does not depend on how many.
+  void Finish(PipeTable& table, size_t threads = 0);
 
  private:
   struct Task {
@@ -63,6 +69,7 @@ class FusibleSequenceFinder {
     int64_t start_ns, end_ns;
     float mte, core;  // NaN where not recorded
     uint32_t row;     // its order of arrival
+    bool in_graph;    // a graph model's task (Add)
   };
   static constexpr uint32_t kBreak = UINT32_MAX;
   struct Hash {

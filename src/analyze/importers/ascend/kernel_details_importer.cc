@@ -134,7 +134,7 @@ class InOutInterner {
 // The columns of kernel_details.csv (or op_summary) that the tasks take.
 struct KernelDetailsColumns {
   size_t name, start, dur, type, core, stream, task, blocks, mix_blocks, in_shapes, out_shapes,
-      in_types, out_types, in_formats, out_formats;
+      in_types, out_types, in_formats, out_formats, model_id;
   std::string start_name, dur_name;  // as the file names them, for errors
 };
 
@@ -165,6 +165,7 @@ struct KernelDetailsPart {
   struct Task {
     uint32_t stream = 0, task = 0;
     double blocks = -1, mix_blocks = -1;
+    bool in_graph = false;  // PipelineTask::in_graph
   };
   std::vector<Task> tasks;
   std::vector<double> values;
@@ -287,6 +288,11 @@ void ParseKernelDetailsBatch(const std::string& path, const CsvHeader& header,
     if (double blocks = 0; ParseAscendNumber(text(c.mix_blocks), blocks) && blocks >= 0) {
       task.mix_blocks = blocks;
     }
+    // A graph model's task: a Model ID other than 4294967295, the id of a
+    // single operator (docs/formats/ascend.md, op_summary's Model ID).
+    if (double id = 0; ParseAscendNumber(text(c.model_id), id) && id >= 0 && id != 4294967295.0) {
+      task.in_graph = true;
+    }
     part.values.resize(part.tasks.size() * slots);
     try {
       builder->ParseFields(fields, part.values.data() + (part.tasks.size() - 1) * slots,
@@ -339,6 +345,7 @@ void ImportKernelDetails(Source& source, TraceModel& model, KernelDetailsPipelin
       .out_types = find("Output Data Types", "Output Data Types"),
       .in_formats = find("Input Formats", "Input Formats"),
       .out_formats = find("Output Formats", "Output Formats"),
+      .model_id = find("Model ID", "Model ID"),
       .start_name =
           header.Find("Start Time(us)") != SIZE_MAX ? "Start Time(us)" : "Task Start Time(us)",
       .dur_name = header.Find("Duration(us)") != SIZE_MAX ? "Duration(us)" : "Task Duration(us)",
@@ -408,6 +415,7 @@ void ImportKernelDetails(Source& source, TraceModel& model, KernelDetailsPipelin
                 .shapes = model.String(model.shapes[e]),
                 .dtype = model.String(model.dtype[e]),
                 .shapes_id = model.shapes[e],
+                .in_graph = t.in_graph,
             };
             builder->AddParsed(task, part.values.data() + r * slots);
           }
