@@ -1740,9 +1740,9 @@ std::string_view KernelFamily(std::string_view kernel_name) {
   if (any({"conv", "winograd", "implicit_gemm", "fft2d", "dgrad", "wgrad"})) return "convolution";
   // Device work named after its operator (PyTorch's pre-Kineto export with
   // use_cuda=True) gives aten::addmm, aten::mm, aten::linear, aten::addmv.
-  if (any({"gemm",  "matmul", "cutlass", "cublas",   "sgemm",        "hgemm", "wmma",    "mma_",
-           "nvjet", "cijk_",  "tensile", "rocblas",  "hipblaslt",    "xmma",  "_ogs",    "bmm",
-           "gemv",  "dot_",   "addmm",   "aten::mm", "aten::linear", "addmv", "aten::mv"}))
+  if (any({"gemm",  "matmul", "cutlass", "cublas",   "sgemm",        "hgemm", "wmma", "mma_",
+           "nvjet", "cijk_",  "tensile", "rocblas",  "hipblaslt",    "xmma",  "_ogs", "bmm",
+           "gemv",  "dot_",   "addmm",   "aten::mm", "aten::linear", "addmv"}))
     return "GEMM";
   if (any({"reduce", "reduction", "softmax", "norm", "sum_", "mean", "argmax", "topk", "scan",
            "cumsum"}))

@@ -181,7 +181,7 @@ EventClass ClassOf(std::string_view category, std::string_view name, std::string
   if (process == "Overlap Analysis") return EventClass::kDerived;
   if (process == "CPU functions") return EventClass::kHostOp;
   // PyTorch's profiler before Kineto, with use_cuda=True (torch.autograd.
-  // profiler's EventList.export_chrome_trace, PyTorch 1.4 to 1.7): each
+  // profiler's EventList.export_chrome_trace, PyTorch 1.x without Kineto): each
   // operator's time on the GPU, measured with CUDA events, as an X event
   // named after the operator on pid "CUDA functions", tid the device.
   if (process == "CUDA functions") return EventClass::kKernel;
