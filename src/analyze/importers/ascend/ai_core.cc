@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <array>
-#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <deque>
@@ -17,6 +16,7 @@
 #include "analyze/importers/ascend/kernel_details_importer.h"
 #include "analyze/importers/csv_reader.h"
 #include "analyze/importers/timestamps.h"
+#include "analyze/names.h"
 #include "opscope/opscope.h"
 
 namespace opscope::analyze {
@@ -220,8 +220,7 @@ bool BreaksRuns(const PipelineTask& t) {
   for (const std::string_view v : {t.core, t.type}) {
     if (v == "AI_CPU" || v == "HCCL" || v == "COMMUNICATION") return true;
   }
-  std::string head(t.name.substr(0, 4));
-  for (char& ch : head) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  const std::string head = Lower(t.name.substr(0, 4));
   return head == "hcom" || head == "lccl" || head == "lcoc";
 }
 

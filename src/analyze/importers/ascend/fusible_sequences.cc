@@ -27,39 +27,6 @@ size_t CountUpTo(const std::vector<int64_t>& sorted, int64_t t, size_t& hint) {
   return hint;
 }
 
-// The time a set of tasks covers, as merged intervals with the time covered
-// before each: how much of a span none of them ran in.
-class Coverage {
- public:
-  // Adds a span; spans come sorted by start.
-  void Add(int64_t begin, int64_t end) {
-    if (!begin_.empty() && begin <= end_.back()) {
-      end_.back() = std::max(end_.back(), end);
-      return;
-    }
-    before_.push_back(begin_.empty() ? 0 : before_.back() + (end_.back() - begin_.back()));
-    begin_.push_back(begin);
-    end_.push_back(end);
-  }
-  // The time in [begin, end) nothing covers; the hints as CountUpTo's.
-  int64_t Idle(int64_t begin, int64_t end, size_t& begin_hint, size_t& end_hint) const {
-    return (end - begin) - (Upto(end, end_hint) - Upto(begin, begin_hint));
-  }
-  // A hint for a query at `t`, found by bisection.
-  size_t Hint(int64_t t) const {
-    return static_cast<size_t>(std::upper_bound(begin_.begin(), begin_.end(), t) - begin_.begin());
-  }
-
- private:
-  // The time covered before `t`.
-  int64_t Upto(int64_t t, size_t& hint) const {
-    const size_t i = CountUpTo(begin_, t, hint);
-    if (i == 0) return 0;
-    return before_[i - 1] + std::min(t, end_[i - 1]) - begin_[i - 1];
-  }
-  std::vector<int64_t> begin_, end_, before_;
-};
-
 // splitmix64's finaliser: the hash of a run grows one operator at a time.
 uint64_t Mix(uint64_t h, uint32_t key) {
   uint64_t z = h + 0x9e3779b97f4a7c15ULL + key;
@@ -138,40 +105,40 @@ void FusibleSequenceFinder::Finish(PipeTable& table, size_t threads) {
   // (any compute task), the next operator waiting for another task (one
   // ended at most kFusibleDependencyNs before it started: a collective, a
   // task on another stream), else waiting for the host to dispatch it.
-  Coverage computing;
-  std::vector<int64_t> ends;
+  // Every task before task k in start order started by the time a gap before
+  // k opens (at the end of a task before k), so the compute time in that gap
+  // is the part the latest end of those compute tasks reaches into.
+  std::vector<int64_t> computing_until(n), ends;
   ends.reserve(n);
-  for (const Task& t : tasks_) {
-    if (t.key != kBreak) computing.Add(t.start_ns, t.end_ns);
-    ends.push_back(t.end_ns);
+  int64_t latest = std::numeric_limits<int64_t>::min();
+  for (size_t k = 0; k < n; ++k) {
+    computing_until[k] = latest;
+    if (tasks_[k].key != kBreak) latest = std::max(latest, tasks_[k].end_ns);
+    ends.push_back(tasks_[k].end_ns);
   }
   if (!std::is_sorted(ends.begin(), ends.end())) std::sort(ends.begin(), ends.end());
-  // Where the last queries were, in `ends` and in the coverage (CountUpTo).
-  struct Hints {
-    size_t ends = 0, reach = 0, next = 0;
-  };
-  const auto host_gap = [&](int64_t reach, int64_t next, Hints& at) -> int64_t {
-    if (next <= reach) return 0;
+  // The host wait before task k, its run having reached `reach`; `ends_hint`
+  // where the last query was in `ends` (CountUpTo).
+  const auto host_gap = [&](size_t k, int64_t reach, size_t& ends_hint) -> int64_t {
+    const int64_t next = tasks_[k].start_ns;
+    if (tasks_[k].in_graph || next <= reach) return 0;  // a graph model's task: its graph's
     const int64_t from = std::max(reach, next - kFusibleDependencyNs);
-    const size_t upto = CountUpTo(ends, next, at.ends);
+    const size_t upto = CountUpTo(ends, next, ends_hint);
     if (upto > 0 && ends[upto - 1] > from) return 0;  // a task ended just before: waited for it
-    return computing.Idle(reach, next, at.reach, at.next);
+    const int64_t computing =
+        computing_until[k] > reach ? std::min(computing_until[k], next) - reach : 0;
+    return (next - reach) - computing;
   };
   // Each task's gap after the one before it, the common case (a run whose
   // tasks do not overlap), in one sweep; other cases bisect to start.
   std::vector<int64_t> gap_after_previous(n, 0);
-  Hints sweep;
-  for (size_t k = 1; k < n; ++k) {
-    if (tasks_[k].in_graph) continue;  // launched with its graph, not by the host
-    gap_after_previous[k] = host_gap(tasks_[k - 1].end_ns, tasks_[k].start_ns, sweep);
-  }
+  size_t sweep = 0;
+  for (size_t k = 1; k < n; ++k) gap_after_previous[k] = host_gap(k, tasks_[k - 1].end_ns, sweep);
   const auto gap_before = [&](size_t k, int64_t reach) -> int64_t {
-    if (tasks_[k].in_graph) return 0;
     if (reach == tasks_[k - 1].end_ns) return gap_after_previous[k];
-    const int64_t next = tasks_[k].start_ns;
-    Hints at{static_cast<size_t>(std::upper_bound(ends.begin(), ends.end(), next) - ends.begin()),
-             computing.Hint(reach), computing.Hint(next)};
-    return host_gap(reach, next, at);
+    size_t at = static_cast<size_t>(std::upper_bound(ends.begin(), ends.end(), tasks_[k].start_ns) -
+                                    ends.begin());
+    return host_gap(k, reach, at);
   };
   std::vector<uint32_t> keys(n);
   for (size_t i = 0; i < n; ++i) keys[i] = tasks_[i].key;
