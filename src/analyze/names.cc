@@ -137,6 +137,10 @@ bool IsDataLoaderSpan(std::string_view name) {
   return Contains(n, "dataloader") || Contains(n, "data_loader");
 }
 
+bool IsWorkerDataLoaderSpan(std::string_view name) {
+  return Contains(Lower(name), "multiprocessingdataloaderiter");
+}
+
 int ProfilerControl(std::string_view name) {
   if (name.find("profiler.py") == std::string_view::npos) return 0;
   // The function is the last word: "...py(199): start_trace", "...py:101 start_trace".

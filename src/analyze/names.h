@@ -58,6 +58,11 @@ bool IsDataLoading(std::string_view name);
 // with_stack's Python frames show it (".../torch/utils/data/dataloader.py(631):
 // __next__"): EventClass::kDataLoading, whichever producer recorded it.
 bool IsDataLoaderSpan(std::string_view name);
+// The span of a DataLoader that loads in worker processes (num_workers > 0:
+// "enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__"): the
+// batches are prepared beside the step already, and a wait in it means the
+// workers do not keep up.
+bool IsWorkerDataLoaderSpan(std::string_view name);
 // A Python frame that waits rather than works, as with_stack's Python events
 // name them: the standard library's waits ("threading.py(359): wait",
 // "threading.py(1116): _wait_for_tstate_lock", join, "queue.py(171): get",

@@ -785,7 +785,39 @@ TEST(Advisor, StepsThatDifferTwiceOverAreSaidTo) {
             std::string::npos)
       << vary->title;
   EXPECT_EQ(vary->saving_ns, 15'000'000);
+  // Where the slow step's time went, against the first step of the median's
+  // duration: 15 ms more compute (each step's kernel ends 10 us before it).
+  EXPECT_NE(vary->evidence.find("ProfilerStep#2 against ProfilerStep#0 (a median step): compute "
+                                "+15.000 ms"),
+            std::string::npos)
+      << vary->evidence;
+  EXPECT_EQ(vary->evidence.find("idle"), std::string::npos) << vary->evidence;
   EXPECT_EQ(Find(findings({10000, 10000, 19000, 10000, 10000}), "steps_vary"), nullptr);
+}
+
+// A CPU trace whose steps run operators for a tenth of their time and
+// nothing recorded the rest (Python in the loop, a sleep): the untraced time
+// is the program's own code between the operators, which the profiler does
+// not record; recording the operators again is not the advice.
+TEST(Advisor, UntracedTimeBetweenCpuOperatorsIsTheProgramsOwnCode) {
+  Builder b;
+  for (int s = 0; s < 3; ++s) {
+    const int64_t begin = 10'000 * s;
+    b.Add(EventClass::kStep, "ProfilerStep#" + std::to_string(s), begin, begin + 10'000);
+    b.Add(EventClass::kHostOp, "aten::addmm", begin + 100, begin + 1'100);
+  }
+  const auto findings = Advise(AnalyzeTrace(b.model));
+  ASSERT_FALSE(findings.empty());
+  EXPECT_EQ(findings[0].id, "step_untraced");
+  EXPECT_NE(findings[0].title.find("no operator runs"), std::string::npos) << findings[0].title;
+  EXPECT_EQ(findings[0].title.find("device"), std::string::npos) << findings[0].title;
+  for (const char* said : {"The trace records the operators only", "Python in the loop",
+                           "with_stack=True", "the operators computed 3.000 ms (10.0%)"}) {
+    EXPECT_NE(findings[0].action.find(said), std::string::npos)
+        << said << ": " << findings[0].action;
+  }
+  EXPECT_EQ(findings[0].action.find("Record what the window runs"), std::string::npos)
+      << findings[0].action;
 }
 
 // Two steps, the second 2.6 times the first because one call took 4 ms
@@ -826,6 +858,41 @@ TEST(Advisor, StepsMadeUnsteadyByOneCallAreSaidToFirst) {
                                                          {"aten::native_batch_norm", 230}};
   for (int i = 0; i < 10; ++i) spread.push_back({"aten::op" + std::to_string(i), 400});
   EXPECT_NE(first(spread).id, "step_outlier");
+}
+
+// Steps made unsteady by the DataLoader's iterator (a worker loader whose
+// prefetched batches ran out: the later steps wait for each batch) are a
+// loader that does not keep up, not one slow call: data loading is named,
+// with the advice for a loader that has workers already, and on a CPU trace
+// without pinned memory (no device receives the batches).
+TEST(Advisor, StepsMadeUnsteadyByTheDataLoaderAreDataLoading) {
+  const auto findings = [](const std::string& loader) {
+    Builder b;
+    const int64_t waits[] = {100, 100, 100, 30'000};
+    int64_t t = 0;
+    for (int s = 0; s < 4; ++s) {
+      const int64_t begin = t;
+      b.Add(EventClass::kDataLoading, loader, t, t + waits[s]);
+      t += waits[s];
+      b.Add(EventClass::kHostOp, "aten::addmm", t, t + 2'000);
+      t += 2'000;
+      b.Add(EventClass::kStep, "ProfilerStep#" + std::to_string(s), begin, t);
+    }
+    return Advise(AnalyzeTrace(b.model));
+  };
+  const auto workers = findings("enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__");
+  ASSERT_FALSE(workers.empty());
+  EXPECT_EQ(workers[0].id, "step_data_loading");
+  EXPECT_EQ(Find(workers, "step_outlier"), nullptr);
+  for (const char* said : {"loads in worker processes already", "more workers"}) {
+    EXPECT_NE(workers[0].action.find(said), std::string::npos) << said << ": " << workers[0].action;
+  }
+  EXPECT_EQ(workers[0].action.find("pin_memory"), std::string::npos) << workers[0].action;
+  const auto single = findings("enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__");
+  ASSERT_FALSE(single.empty());
+  EXPECT_EQ(single[0].id, "step_data_loading");
+  EXPECT_NE(single[0].action.find("DataLoader(num_workers>0"), std::string::npos)
+      << single[0].action;
 }
 
 // The device idles while host work runs: where a thread meanwhile waits in a
@@ -971,6 +1038,28 @@ TEST(Advisor, AdviceFollowsWhatTheDeviceSupports) {
   ASSERT_NE(mp8, nullptr);
   EXPECT_EQ(mp8->action.find("no bf16"), std::string::npos) << mp8->action;
   EXPECT_NE(mp8->action.find("bf16"), std::string::npos) << mp8->action;
+}
+
+// TorchInductor's kernels by the kind their names start with (its kernel
+// categories' first three letters: torch/_inductor/wrapper_benchmark.py),
+// not by the operators fused into them: a pointwise epilogue named after the
+// addmm it follows is elementwise, a reduction named after a copy is a
+// reduction; its templates are the GEMMs and convolutions.
+TEST(KernelFamily, InductorKernelsByTheirKind) {
+  EXPECT_EQ(KernelFamily("triton_poi_fused_addmm_gelu_view_26"), "elementwise");
+  EXPECT_EQ(KernelFamily("triton_poi_fused_convolution_relu_3"), "elementwise");
+  EXPECT_EQ(KernelFamily("triton_red_fused__to_copy_add_addmm_div_mean_31"),
+            "reduction and normalization");
+  EXPECT_EQ(KernelFamily("triton_per_fused__to_copy_addmm_mean_pow_view_7"),
+            "reduction and normalization");
+  EXPECT_EQ(KernelFamily("triton_tem_fused_addmm_relu_0"), "GEMM");
+  EXPECT_EQ(KernelFamily("triton_tem_fused_convolution_1"), "convolution");
+  EXPECT_EQ(KernelFamily("triton_tem_fused_flex_attention_0"), "attention");
+  // Names that are not Inductor's keep their words' reading.
+  EXPECT_EQ(KernelFamily("aten::addmm"), "GEMM");
+  EXPECT_EQ(KernelFamily("addmm"), "GEMM");
+  EXPECT_EQ(KernelFamily("ampere_sgemm_128x64_tn"), "GEMM");
+  EXPECT_EQ(KernelFamily("fused_add_addmm_epilogue_kernel"), "elementwise");
 }
 
 }  // namespace

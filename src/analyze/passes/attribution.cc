@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 #include "analyze/analysis.h"
 #include "analyze/compute_device.h"
@@ -355,6 +356,7 @@ class Attributor {
     }
     // Each name's own time in the two steps (events that start inside them).
     std::map<uint32_t, std::pair<int64_t, int64_t>> own;  // name -> (long, short)
+    std::set<uint32_t> loading;                           // names of data-loading spans
     const auto in = [](const StepBreakdown& s, int64_t t) {
       return t >= s.begin_ns && t < s.begin_ns + s.duration_ns;
     };
@@ -368,6 +370,7 @@ class Attributor {
       const bool l = in(*longest, t), s = in(*shortest, t);
       if (!l && !s) continue;
       int64_t ns = model_.duration_ns[e];
+      if (cls == EventClass::kDataLoading) loading.insert(model_.name[e]);
       auto& slot = own[model_.name[e]];
       (l ? slot.first : slot.second) += ns;
       // A host event's time is its parent's no more.
@@ -385,6 +388,10 @@ class Attributor {
       if (ns.first - ns.second > grew) grew = ns.first - ns.second, worst = name;
     }
     if (worst == UINT32_MAX || 2 * grew < excess) return;
+    // A step that waited longer for its batch is a loader that does not
+    // keep up (workers whose prefetched batches ran out), not noise: the
+    // data-loading state says so.
+    if (loading.count(worst) > 0) return;
     out_.outlier = {std::string(model_.String(worst)),
                     longest->name,
                     shortest->name,
@@ -1163,9 +1170,7 @@ void DiagnosisRule(const RuleContext& c, std::vector<Finding>& out) {
       {"step_memory", "Memory copies fill {0}: the step is transfer-bound",
        "Move less between host and device: keep the data on the device, copy it once, "
        "overlap copies with compute (asynchronous copies on a side stream{}). At most"},
-      {"step_data_loading", "{1} while the host loads data: {0}",
-       "Load batches ahead of the step: DataLoader(num_workers>0, persistent_workers=True, "
-       "prefetch_factor), pin_memory=True, lighter per-item work. At most"},
+      {"step_data_loading", "{1} while the host loads data: {0}", "{} At most"},
       {"step_host_overhead",
        "{1} while the host runs framework code and launches work: {0} (host-bound)",
        "Give the device more work per host operation: a larger batch, fewer and larger kernels "
@@ -1197,9 +1202,11 @@ void DiagnosisRule(const RuleContext& c, std::vector<Finding>& out) {
               "functions), CUDA or HIP Graphs (graph mode on Ascend) for launch-heavy "
               "loops, less host code between launches. At most"
             : plain->action;
-    f.action = fmt::format(fmt::runtime(action),
-                           v.id == "step_memory" ? PinningAdvice(c.analysis) : std::string()) +
-               " " + after(v.ns) + ".";
+    f.action =
+        fmt::format(fmt::runtime(action), v.id == "step_memory"         ? PinningAdvice(c.analysis)
+                                          : v.id == "step_data_loading" ? DataLoadingAdvice(at)
+                                                                        : std::string()) +
+        " " + after(v.ns) + ".";
     f.saving_ns = std::min(v.ns, path_bound);
   } else if (v.id == "step_counter_replay") {
     f.severity = Severity::kWarning;
@@ -1303,6 +1310,11 @@ void DiagnosisRule(const RuleContext& c, std::vector<Finding>& out) {
                         "host's CPU samples there are mostly in '{}' ({:.1f}%)",
                         share, at->untraced_functions[0].first,
                         Pct(at->untraced_functions[0].second, at->untraced_samples))
+              : at->cpu_is_device
+                  ? fmt::format(
+                        "Nothing explains {}: no operator runs and the host records nothing "
+                        "else there; the trace cannot say what the program did",
+                        share)
                   : fmt::format(
                         "Nothing explains {}: no device work and no host event other than "
                         "annotations; the trace cannot say what the program waited on",
@@ -1348,8 +1360,20 @@ void DiagnosisRule(const RuleContext& c, std::vector<Finding>& out) {
     // Python frames are no runtime call.
     const int64_t calls_ns =
         at->Of(StepState::kLaunch) + at->Of(StepState::kBlocked) + at->Of(StepState::kSetup);
+    // A CPU trace records the framework's operators: the time between them
+    // is the program's own code, which the operators do not show.
     const std::string record =
-        calls_ns > 0 && at->untraced_samples == 0
+        at->cpu_is_device && device_ns > 0 && at->untraced_samples == 0
+            ? fmt::format(
+                  "The trace records the operators only: the time nothing explains is the "
+                  "program's own code between them (Python in the loop, preprocessing, "
+                  "logging, a sleep or I/O) or another process. See it with {} and mark the "
+                  "program's phases with {}; then make that code faster or move it out of the "
+                  "loop.",
+                  torch ? "Python's frames in the trace (with_stack=True), py-spy or cProfile"
+                        : "a sampler of the host's CPU (perf record)",
+                  ranges)
+        : calls_ns > 0 && at->untraced_samples == 0
             ? fmt::format(
                   "The trace records the host's runtime calls ({:.3f} ms of them): the time "
                   "nothing explains is the program's own work outside them (host computation, "
@@ -1373,8 +1397,9 @@ void DiagnosisRule(const RuleContext& c, std::vector<Finding>& out) {
             at->complete_steps == 0 && at->window_ns < 1000000000
                 ? " A trace this short supports no step diagnosis."
                 : fmt::format(
-                      " Of what was recorded, the device worked {:.3f} ms ({:.1f}%){}: "
+                      " Of what was recorded, {} {:.3f} ms ({:.1f}%){}: "
                       "the attribution table says in what{}.",
+                      at->cpu_is_device ? "the operators computed" : "the device worked",
                       device_ns / 1e6, Pct(device_ns, at->window_ns),
                       waiting_ns > 0 ? fmt::format(" and waited with work queued {:.3f} ms "
                                                    "({:.1f}%)",
@@ -1726,6 +1751,26 @@ void UntracedPartRule(const RuleContext& c, std::vector<Finding>& out) {
 }  // namespace
 
 std::string DiagnosedWindow(const Attribution& at) { return WindowText(at); }
+
+std::string DataLoadingAdvice(const Attribution* at) {
+  const bool workers = at != nullptr && std::any_of(at->top[Index(StepState::kDataLoading)].begin(),
+                                                    at->top[Index(StepState::kDataLoading)].end(),
+                                                    [](const auto& span) {
+                                                      return IsWorkerDataLoaderSpan(span.first);
+                                                    });
+  const char* pin = at != nullptr && at->cpu_is_device ? "" : ", pin_memory=True";
+  return workers ? fmt::format(
+                       "The DataLoader loads in worker processes already and they do not keep "
+                       "up with the step: more workers (num_workers, up to the free cores), "
+                       "persistent_workers=True, a larger prefetch_factor{}, and lighter "
+                       "per-item work (decode, augmentation) or a faster store.",
+                       pin)
+                 : fmt::format(
+                       "Load batches ahead of the step: DataLoader(num_workers>0, "
+                       "persistent_workers=True, prefetch_factor){}, and lighter per-item work "
+                       "(decode, augmentation) or a faster store.",
+                       pin);
+}
 std::string_view Key(StepState state) { return kStateText[Index(state)].key; }
 std::string_view Label(StepState state) { return kStateText[Index(state)].label; }
 bool IsDeviceState(StepState state) { return Index(state) <= Index(StepState::kQueued); }
@@ -1736,13 +1781,31 @@ std::string_view KernelFamily(std::string_view kernel_name) {
     return std::any_of(words.begin(), words.end(),
                        [&](std::string_view w) { return Contains(n, w); });
   };
+  // TorchInductor's generated kernels say their kind first, the first three
+  // letters of its kernel categories (torch/_inductor/wrapper_benchmark.py:
+  // foreach, persistent_reduction, pointwise, reduction, split_scan,
+  // template); the operator names after "fused_" are what was
+  // fused into them, so an epilogue named after the GEMM or convolution it
+  // follows ("triton_poi_fused_addmm_gelu_view") is elementwise work, not a
+  // GEMM. Templates are the matmul, convolution and attention kernels.
+  if (Contains(n, "triton_poi_") || Contains(n, "triton_for_")) return "elementwise";
+  if (Contains(n, "triton_red_") || Contains(n, "triton_per_") || Contains(n, "triton_spl_"))
+    return "reduction and normalization";
+  if (Contains(n, "triton_tem_")) {
+    return any({"attention", "attn", "sdpa"}) ? "attention"
+           : Contains(n, "conv")              ? "convolution"
+                                              : "GEMM";
+  }
   if (any({"flash", "attention", "attn", "fmha", "sdpa", "mha_"})) return "attention";
   if (any({"conv", "winograd", "implicit_gemm", "fft2d", "dgrad", "wgrad"})) return "convolution";
   // Device work named after its operator (PyTorch's pre-Kineto export with
-  // use_cuda=True) gives aten::addmm, aten::mm, aten::linear, aten::addmv.
-  if (any({"gemm",  "matmul", "cutlass", "cublas",   "sgemm",        "hgemm", "wmma", "mma_",
-           "nvjet", "cijk_",  "tensile", "rocblas",  "hipblaslt",    "xmma",  "_ogs", "bmm",
-           "gemv",  "dot_",   "addmm",   "aten::mm", "aten::linear", "addmv"}))
+  // use_cuda=True) gives aten::addmm, aten::mm, aten::linear, aten::addmv
+  // (PyTorch before 1.6 without the aten:: prefix).
+  if (any({"gemm",        "matmul",   "cutlass",      "cublas",     "sgemm",   "hgemm",
+           "wmma",        "mma_",     "nvjet",        "cijk_",      "tensile", "rocblas",
+           "hipblaslt",   "xmma",     "_ogs",         "bmm",        "gemv",    "dot_",
+           "aten::addmm", "aten::mm", "aten::linear", "aten::addmv"}) ||
+      n == "addmm" || n == "mm" || n == "linear" || n == "addmv")
     return "GEMM";
   if (any({"reduce", "reduction", "softmax", "norm", "sum_", "mean", "argmax", "topk", "scan",
            "cumsum"}))

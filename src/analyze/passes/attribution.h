@@ -185,6 +185,13 @@ std::string_view KernelFamily(std::string_view kernel_name);
 // The window the attribution covers, in words: "the 2 complete steps (1230.240
 // ms)", "the trace's span (19.930 ms; it has no complete steps)".
 std::string DiagnosedWindow(const Attribution& at);
+// What to do about a host that waits for its batches, in the loader's terms:
+// a single-process DataLoader is told to load in workers; one whose spans
+// are a worker loader's (names.h IsWorkerDataLoaderSpan) already does, and its
+// workers do not keep up. Pinned memory only where a device receives the
+// batches (not on a CPU trace). One sentence or more, ending with a stop;
+// null `at`: neither is known.
+std::string DataLoadingAdvice(const Attribution* at);
 
 // The state of a host event's own time by what the event is: the rules above
 // (a runtime call by RuntimeKindOf, an asynchronous copy that blocks as a

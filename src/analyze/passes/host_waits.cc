@@ -338,10 +338,7 @@ void BlockedRule(const RuleContext& c, std::vector<Finding>& out) {
     const double pct = Pct(idle, w->window_ns);
     if (!Reported(*w, idle)) continue;
     std::string action =
-        loading
-            ? "Load batches ahead of the step: DataLoader(num_workers>0, persistent_workers=True, "
-              "prefetch_factor), pin_memory=True, and lighter per-item work (decode, "
-              "augmentation) or a faster store."
+        loading ? DataLoadingAdvice(c.analysis.results.Get<Attribution>(kAttributionPass))
         : k.kind == kKindNames[kSyncCopy]
             ? (c.analysis.pytorch
                    ? "Copy from pinned memory without blocking: pin_memory=True in the "

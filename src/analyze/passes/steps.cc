@@ -581,18 +581,39 @@ void StepsVaryRule(const RuleContext& c, std::vector<Finding>& out) {
   for (const int64_t d : durations) {
     if (d >= kStepSpread * static_cast<double>(median)) over += d - median, ++slow;
   }
+  // Where the slowest step's extra time went, against a median step: its
+  // parts that add up to a step (compute, exposed communication and copies,
+  // idle), each it grew by.
+  const StepBreakdown* typical =
+      *std::find_if(complete.begin(), complete.end(),
+                    [&](const StepBreakdown* s) { return s->duration_ns == median; });
+  const std::pair<const char*, int64_t> grew[] = {
+      {c.analysis.compute_on == ComputeOn::kCpu ? "operators computing" : "compute",
+       slowest->compute_ns - typical->compute_ns},
+      {"exposed communication",
+       slowest->communication_exposed_ns - typical->communication_exposed_ns},
+      {"exposed copies", slowest->memory_exposed_ns - typical->memory_exposed_ns},
+      {c.analysis.compute_on == ComputeOn::kCpu ? "no operator computing" : "the device idle",
+       slowest->idle_ns - typical->idle_ns}};
+  std::string parts;
+  for (const auto& [what, ns] : grew) {
+    if (ns > 0) parts += fmt::format("{}{} +{:.3f} ms", parts.empty() ? "" : ", ", what, ns / 1e6);
+  }
   out.push_back(
       {"steps_vary", Severity::kWarning,
        fmt::format("Complete steps differ {:.1f}x: the slowest, {}, takes {:.3f} ms against a "
                    "median of {:.3f} ms",
                    static_cast<double>(slowest->duration_ns) / static_cast<double>(median),
                    slowest->name, slowest->duration_ns / 1e6, median / 1e6),
-       fmt::format("{} complete steps; {} of them take {:g}x the median or more", complete.size(),
-                   slow, kStepSpread),
+       fmt::format("{} complete steps; {} of them take {:g}x the median or more{}", complete.size(),
+                   slow, kStepSpread,
+                   parts.empty() ? std::string()
+                                 : fmt::format("; {} against {} (a median step): {}", slowest->name,
+                                               typical->name, parts)),
        "Look at the slow steps on their own (the steps table; the timeline around them): a "
-       "periodic cause (checkpointing, evaluation, logging, a garbage collection, a slow rank) "
-       "or noise from other work on the machine. Averages over these steps describe none of "
-       "them.",
+       "periodic cause (checkpointing, evaluation, logging, a garbage collection, a data "
+       "loader whose prefetched batches ran out, a slow rank) or noise from other work on the "
+       "machine. Averages over these steps describe none of them.",
        over});
 }
 
