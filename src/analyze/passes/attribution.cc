@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include "analyze/analysis.h"
 #include "analyze/compute_device.h"
@@ -52,6 +53,13 @@ constexpr std::array<StateText, kStepStates> kStateText = {{
 }};
 
 size_t Index(StepState s) { return static_cast<size_t>(s); }
+
+// A state's label in the trace's terms: on a trace without device work the
+// compute is the CPU's operators.
+std::string_view LabelIn(const Attribution& at, StepState s) {
+  return at.cpu_is_device && s == StepState::kCompute ? "CPU compute (operators)"
+                                                      : kStateText[Index(s)].label;
+}
 
 // Covered() for queries whose begins mostly do not decrease (time-ordered
 // pieces, track after track): each advances a cursor, and a query that goes
@@ -236,7 +244,9 @@ class Attributor {
     Outlier();
     Startup();
     if (out_.Of(StepState::kQueued) > 0) LongestQueued();
-    if (out_.cpu_is_device) CountOperators();
+    if (out_.cpu_is_device) {
+      CountOperators(Join(remaining, exclusive_[Index(StepState::kAnnotationOnly)]));
+    }
     return std::move(out_);
   }
 
@@ -301,9 +311,10 @@ class Attributor {
     out_.untraced_os_calls = std::move(parts);
   }
 
-  // The outermost computing operators of a CPU trace in the window, and the
-  // tiny ones among them (Attribution::operators).
-  void CountOperators() {
+  // The outermost computing operators of a CPU trace in the window, the tiny
+  // ones among them, and the short gaps between them inside `holes` (the
+  // time nothing explains; Attribution::operators).
+  void CountOperators(const Intervals& holes) {
     const auto in_window = [&](int64_t t) {
       const auto after = std::upper_bound(window_.begin(), window_.end(), t,
                                           [](int64_t x, const Interval& w) { return x < w.begin; });
@@ -314,6 +325,14 @@ class Attributor {
       return IsHost(cls) && cls != EventClass::kRuntime && NamedState(e) == StepState::kCompute;
     };
     Attribution::Operators& o = out_.operators;
+    struct Op {
+      uint32_t track;
+      int64_t begin, end;
+      bool operator<(const Op& x) const {
+        return std::tie(track, begin, end) < std::tie(x.track, x.begin, x.end);
+      }
+    };
+    std::vector<Op> ops;
     for (size_t e = 0; e < model_.size(); ++e) {
       if (!computes(e) || !in_window(model_.start_ns[e])) continue;
       const int32_t parent = e < a_.links.parent.size() ? a_.links.parent[e] : -1;
@@ -321,7 +340,21 @@ class Attributor {
       const int64_t ns = model_.duration_ns[e];
       ++o.count, o.ns += ns;
       if (ns < kTinyOperatorNs) ++o.tiny, o.tiny_ns += ns;
+      ops.push_back({model_.track[e], model_.start_ns[e], model_.start_ns[e] + ns});
     }
+    // Each thread's operators in start order; a gap opens where the next
+    // starts after every earlier one has ended.
+    std::sort(ops.begin(), ops.end());
+    Intervals gaps;
+    for (size_t i = 1; i < ops.size(); ++i) {
+      if (ops[i].track != ops[i - 1].track) continue;
+      ops[i].end = std::max(ops[i].end, ops[i - 1].end);  // the latest end so far
+      const int64_t from = ops[i - 1].end, to = ops[i].begin;
+      if (to > from && to - from < kTinyOperatorNs) gaps.push_back({from, to});
+    }
+    const Intervals quiet = Intersect(Union(std::move(gaps)), holes);
+    o.gaps = static_cast<int64_t>(quiet.size());
+    o.gap_ns = Total(quiet);
   }
 
   // A stepless window opened by one long collective (Attribution::Startup).
@@ -852,8 +885,8 @@ void Tables(const Analysis& a, const TableContext& context,
   for (size_t s = 0; s < kStepStates; ++s) {
     if (at->ns[s] == 0) continue;
     table.AddRow({std::string(context.path), std::string(kStateText[s].key),
-                  std::string(kStateText[s].label), at->ns[s], Pct(at->ns[s], at->window_ns),
-                  TopText(at->top[s])});
+                  std::string(LabelIn(*at, static_cast<StepState>(s))), at->ns[s],
+                  Pct(at->ns[s], at->window_ns), TopText(at->top[s])});
   }
   table.notes.push_back(
       "Each instant of " + WindowText(*at) +
@@ -960,7 +993,11 @@ bool CaptureRun(const Attribution& at) {
 // whose time, bounded by the critical path (PathBound), is largest: where
 // two states are close, the one the steps waited on decides.
 Verdict Choose(const Attribution& at, const CriticalPath* path) {
-  const std::vector<Verdict> v = Verdicts(at);
+  std::vector<Verdict> v = Verdicts(at);
+  // On a CPU trace the short gaps between a thread's operators are their
+  // per-call cost (Attribution::Operators), which the compute verdict counts:
+  // not time nothing explains.
+  if (at.cpu_is_device) v[0].ns = std::max<int64_t>(0, v[0].ns - at.operators.gap_ns);
   const double w = static_cast<double>(at.window_ns);
   if (at.replay_ranges > 0) return {"step_counter_replay", {}, at.window_ns};
   if (100.0 * at.capture_ns / w >= kCapturePct || CaptureRun(at)) {
@@ -1101,8 +1138,8 @@ void DiagnosisRule(const RuleContext& c, std::vector<Finding>& out) {
   const auto* first = c.analysis.results.Get<FirstCalls>(kFirstCallsPass);
   for (const StepState s : v.states) {
     if (at->Of(s) == 0) continue;
-    evidence += fmt::format("{}{} {:.3f} ms ({:.1f}%){}", evidence.empty() ? "" : "; ", Label(s),
-                            at->Of(s) / 1e6, Pct(at->Of(s), at->window_ns),
+    evidence += fmt::format("{}{} {:.3f} ms ({:.1f}%){}", evidence.empty() ? "" : "; ",
+                            LabelIn(*at, s), at->Of(s) / 1e6, Pct(at->Of(s), at->window_ns),
                             at->top[Index(s)].empty() ? "" : ": " + PartsText(*at, s, 3, first));
   }
   evidence += fmt::format(" (of {}; the attribution table has every state)", window);
@@ -1126,7 +1163,7 @@ void DiagnosisRule(const RuleContext& c, std::vector<Finding>& out) {
           "; the critical path (what decided when each step ended) runs elsewhere: these states "
           "take {:.3f} ms ({:.1f}%) of it, its largest part {} '{}' {:.3f} ms ({:.1f}%, {})",
           on_path / 1e6, Pct(on_path, path->window_ns), Key(top.edge), top.name, top.ns / 1e6,
-          Pct(top.ns, path->window_ns), Label(top.state));
+          Pct(top.ns, path->window_ns), LabelIn(*at, top.state));
     }
   }
   // The projection: the window with `wanted` saved, or as much of it as the
@@ -1320,6 +1357,12 @@ void DiagnosisRule(const RuleContext& c, std::vector<Finding>& out) {
                         "annotations; the trace cannot say what the program waited on",
                         share);
     f.evidence += SampledText(*at);
+    if (at->cpu_is_device && at->operators.gap_ns > 0) {
+      f.evidence += fmt::format(
+          "; {:.3f} ms of it lies in {} gaps under {:.0f} µs between a thread's consecutive "
+          "operators (their per-call cost, not counted in the title's share)",
+          at->operators.gap_ns / 1e6, at->operators.gaps, kTinyOperatorNs / 1e3);
+    }
     // What the reader could not find may be why nothing explains the time
     // (an export without its kernel or runtime tables, the profiler's own
     // warnings that it collected no CUDA events): said here, not only in
@@ -1482,23 +1525,40 @@ void DiagnosisRule(const RuleContext& c, std::vector<Finding>& out) {
     if (at->cpu_is_device && ops.count > 0 && 2 * ops.tiny_ns >= ops.ns &&
         ops.tiny >= kTinyOperatorsPerStep * steps) {
       const int64_t tiny_ns = std::min(ops.tiny_ns, v.ns);
+      // The short gaps between the calls are the same per-call cost (the
+      // interpreter issuing the next one): counted with it where they are
+      // a twentieth of the window or more.
+      const bool gaps = 20 * ops.gap_ns >= at->window_ns;
+      const int64_t per_call_ns = tiny_ns + (gaps ? ops.gap_ns : 0);
+      if (2 * per_call_ns >= at->window_ns) f.severity = Severity::kWarning;
       f.title = fmt::format(
-          "The CPU computes {} in tiny operators: {} calls {} of {:.1f} µs on average, {:.0f}% "
+          "The CPU computes {} in tiny operators{}: {} calls {} of {:.1f} µs on average, {:.0f}% "
           "of the operators' time: the framework's cost per call, not arithmetic, is the work",
-          share, ops.tiny / steps, at->complete_steps > 0 ? "a step" : "in the window",
+          share,
+          gaps ? fmt::format(", and the short gaps between them take {:.1f}% more",
+                             Pct(ops.gap_ns, at->window_ns))
+               : std::string(),
+          ops.tiny / steps, at->complete_steps > 0 ? "a step" : "in the window",
           ops.tiny_ns / 1e3 / static_cast<double>(ops.tiny), Pct(ops.tiny_ns, ops.ns));
       f.evidence += fmt::format(
           " Outermost operators in the window: {}, {:.3f} ms; under {:.0f} µs each: {}, {:.3f} "
           "ms. Largest: {}.",
           ops.count, ops.ns / 1e6, kTinyOperatorNs / 1e3, ops.tiny, ops.tiny_ns / 1e6,
           PartsText(*at, StepState::kCompute));
+      if (ops.gap_ns > 0) {
+        f.evidence += fmt::format(
+            " Gaps under {:.0f} µs between a thread's consecutive operators with nothing "
+            "recorded in them: {}, {:.3f} ms ({:.1f}% of {}).",
+            kTinyOperatorNs / 1e3, ops.gaps, ops.gap_ns / 1e6, Pct(ops.gap_ns, at->window_ns),
+            window);
+      }
       f.action = fmt::format(
           "Give each call more work: replace loops over small tensors with whole-tensor "
           "operations (vectorise; batch the small tensors into one), or compile the step "
           "(torch.compile) so the calls fuse: each call costs microseconds whatever its size. "
-          "If the tiny operators' time halved, {}.",
-          after(tiny_ns / 2));
-      f.saving_ns = std::min(tiny_ns / 2, path_bound);
+          "If the tiny operators' time{} halved, {}.",
+          gaps ? " and the gaps between them" : "", after(per_call_ns / 2));
+      f.saving_ns = std::min(per_call_ns / 2, path_bound);
       out.push_back(std::move(f));
       return;
     }
@@ -1727,9 +1787,21 @@ void UntracedPartRule(const RuleContext& c, std::vector<Finding>& out) {
     parts += fmt::format("{}{:.3f} ms with no event at all{}", parts.empty() ? "" : "; ",
                          untraced / 1e6, SampledText(*at));
   }
+  // On a CPU trace, most of it in short gaps between the operators: the
+  // per-call cost of issuing them, which the compute verdict on tiny
+  // operators counts; said, and information only.
+  const Attribution::Operators& ops = at->operators;
+  const bool between_calls = at->cpu_is_device && 2 * ops.gap_ns >= holes;
+  if (ops.gap_ns > 0 && at->cpu_is_device) {
+    parts += fmt::format(
+        "; of it, {:.3f} ms in {} gaps under {:.0f} µs between a thread's "
+        "consecutive operators (the interpreter issuing the next call)",
+        ops.gap_ns / 1e6, ops.gaps, kTinyOperatorNs / 1e3);
+  }
   const char* idle = at->cpu_is_device ? "no operator runs" : "the device idles";
   out.push_back(
-      {"untraced_part", pct >= kHolesWarningPct ? Severity::kWarning : Severity::kInfo,
+      {"untraced_part",
+       pct >= kHolesWarningPct && !between_calls ? Severity::kWarning : Severity::kInfo,
        fmt::format("Nothing in the trace explains {:.1f}% of {}: {} and the host records nothing "
                    "that says why; the diagnosis is about the rest",
                    pct, WindowText(*at), idle),
@@ -1909,7 +1981,8 @@ Pass AttributionPass() {
                   "more and no more graph launches than captures (a capture run: its start-up) "
                   "(either leaves no other finding but those about the "
                   "trace itself: not a run, its times judge nothing), else untraced when nothing "
-                  "explains {:g}% or more, "
+                  "explains {:g}% or more (on a CPU trace less the gaps under {:g} us between a "
+                  "thread's consecutive operators: their per-call cost), "
                   "else start-up (step_startup: a window without steps opened by one collective "
                   "that lasts {:g}% of it or more and begins in its first {:g}%), "
                   "else one-off set-up from {:g}% (set-up and warm-up together from the same "
@@ -1931,13 +2004,15 @@ Pass AttributionPass() {
                   "and untraced: warning); on a CPU trace the compute verdict names tiny "
                   "operators (the framework's cost per call) where the outermost computing "
                   "operators under {:g} us each hold half their time or more and number {} a "
-                  "step or more; the saving is the state's time (compute: half of its largest "
-                  "kernel family, or of the tiny operators' time), at most the states' time on "
+                  "step or more, with the gaps between them where those are 5% of the window "
+                  "or more (a warning where the two are half of it); the saving is the state's "
+                  "time (compute: half of its largest kernel family, or of the tiny operators' "
+                  "time and those gaps), at most the states' time on "
                   "the steps' critical path plus the path's time nothing explains (untraced or "
                   "under an annotation only) where that is under {:g}% of the path",
-                  kCapturePct, kUntracedPct, kStartupPct, kStartupStartPct, kSetupPct,
-                  kOneOffPartPct, kWarmupPct, kOutlierStepRatio, kOutlierWindowPct, kPathBlindPct,
-                  kTinyOperatorNs / 1e3, kTinyOperatorsPerStep, kPathBlindPct);
+                  kCapturePct, kUntracedPct, kTinyOperatorNs / 1e3, kStartupPct, kStartupStartPct,
+                  kSetupPct, kOneOffPartPct, kWarmupPct, kOutlierStepRatio, kOutlierWindowPct,
+                  kPathBlindPct, kTinyOperatorNs / 1e3, kTinyOperatorsPerStep, kPathBlindPct);
             },
             DiagnosisRule},
            {"untraced_part",
@@ -1947,8 +2022,11 @@ Pass AttributionPass() {
                   "the step-time diagnosis names a state other than untraced (or a capture), "
                   "and the window's time that nothing explains (the device idle under an "
                   "annotation with nothing below it, or with no event at all) is {:g}% of it or "
-                  "more (a warning from {:g}%); no saving: the trace cannot say what it was",
-                  kHolesPct, kHolesWarningPct);
+                  "more (a warning from {:g}%, unless on a CPU trace half of it or more lies in "
+                  "gaps under {:g} us between a thread's consecutive operators: their per-call "
+                  "cost, which the compute verdict counts); no saving: the trace cannot say "
+                  "what it was",
+                  kHolesPct, kHolesWarningPct, kTinyOperatorNs / 1e3);
             },
             UntracedPartRule}}};
 }

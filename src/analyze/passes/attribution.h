@@ -152,9 +152,15 @@ struct Attribution {
   } startup;
   // On a CPU trace, the outermost operators that compute (an operator inside
   // another counts in its parent) starting in the window: how many, their
-  // time, and of them the tiny ones (under kTinyOperatorNs each).
+  // time, and of them the tiny ones (under kTinyOperatorNs each). Beside
+  // them, the gaps under kTinyOperatorNs between one thread's consecutive
+  // operators where nothing is recorded (untraced or inside an annotation
+  // only): the interpreter and framework issuing the next call, the same
+  // per-call cost as a tiny operator's. How many, and their time in the
+  // window.
   struct Operators {
     int64_t count = 0, ns = 0, tiny = 0, tiny_ns = 0;
+    int64_t gaps = 0, gap_ns = 0;
   } operators;
   // The runtime calls whose state their name alone does not decide: the
   // trace-wide rules (the first call's context creation: setup; a kernel's

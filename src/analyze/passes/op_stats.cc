@@ -463,10 +463,19 @@ void DominantOperatorRule(const RuleContext& c, std::vector<Finding>& out) {
                          "(torch.set_num_threads)."
                        : "It is a matmul/convolution: check its roofline row for how close it is "
                          "to the device's peak, and its dtype (tensor cores need fp16/bf16/tf32).")
-                : fmt::format(
-                      "Find why it takes this long: {} calls, mean {:.3f} ms, p99 {:.3f} "
-                      "ms; avoid repeated calls or fuse it with its neighbours.",
-                      top->count, top->mean_ns / 1e6, top->p99_ns / 1e6);
+        // Calls of a few microseconds each: their number is the cost.
+        : top->mean_ns < kTinyOperatorNs
+            ? fmt::format(
+                  "Its {} calls average {:.1f} µs (p99 {:.1f} µs): their number, not "
+                  "each call's speed, is the cost; call it fewer times on larger "
+                  "tensors (vectorise, batch the small ones) or fuse it with its "
+                  "neighbours{}.",
+                  top->count, top->mean_ns / 1e3, top->p99_ns / 1e3,
+                  a.pytorch ? " (torch.compile)" : "")
+            : fmt::format(
+                  "Find why it takes this long: {} calls, mean {:.3f} ms, p99 {:.3f} "
+                  "ms; avoid repeated calls or fuse it with its neighbours.",
+                  top->count, top->mean_ns / 1e6, top->p99_ns / 1e6);
     out.push_back(
         {"dominant_operator", Severity::kInfo,
          fmt::format("'{}' takes {:.1f}% of {} {} time", title_name, Pct(top_ns, whole),
