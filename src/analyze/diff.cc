@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdlib>
 #include <map>
@@ -17,6 +18,74 @@
 
 namespace opscope::analyze {
 namespace {
+
+// A Python frame as with_stack names it, "path(line): function": where its
+// line is ("path(" and "): " bound it); npos for any other name.
+struct FrameLine {
+  size_t open = std::string_view::npos, close = std::string_view::npos;
+};
+FrameLine LineOf(std::string_view name) {
+  const size_t close = name.find("): ");
+  if (close == std::string_view::npos) return {};
+  const size_t open = name.rfind('(', close);
+  if (open == std::string_view::npos || open + 1 == close) return {};
+  for (size_t i = open + 1; i < close; ++i) {
+    if (name[i] < '0' || name[i] > '9') return {};
+  }
+  return {open, close};
+}
+
+// The same runtime call in the other vendor's spelling (cudaLaunchKernel,
+// hipLaunchKernel): its name without the vendor's prefix; "" for others.
+std::string WithoutVendor(std::string_view name) {
+  for (const std::string_view prefix : {"cuda", "hip"}) {
+    if (name.starts_with(prefix) && name.size() > prefix.size() &&
+        std::isupper(static_cast<unsigned char>(name[prefix.size()]))) {
+      return std::string(name.substr(prefix.size()));
+    }
+  }
+  return {};
+}
+
+// One thing under two names: the same Python function at another line (a
+// newer version of its file: PyTorch, transformers), or the same runtime call
+// in the other vendor's spelling. Where one removed and one added event share
+// such a key, and no other event on either side does, their calls compare:
+// the row keeps both names ("module.py(1743 -> 1755): _call_impl",
+// "cudaDeviceSynchronize -> hipDeviceSynchronize").
+void MatchRenamed(std::map<std::pair<std::string, EventClass>, OpDelta>& ops) {
+  std::map<std::pair<std::string, EventClass>, std::vector<std::pair<std::string, EventClass>>>
+      by_key;
+  for (const auto& [key, o] : ops) {
+    std::string same;
+    if (o.cls == EventClass::kPython) {
+      if (const FrameLine at = LineOf(o.name); at.open != std::string_view::npos) {
+        same = o.name.substr(0, at.open) + o.name.substr(at.close + 1);
+      }
+    } else if (o.cls == EventClass::kRuntime) {
+      same = WithoutVendor(o.name);
+    }
+    if (!same.empty()) by_key[{std::move(same), o.cls}].push_back(key);
+  }
+  for (const auto& [same, keys] : by_key) {
+    if (keys.size() != 2) continue;
+    OpDelta& x = ops.at(keys[0]);
+    OpDelta& y = ops.at(keys[1]);
+    const bool x_removed = x.after_count == 0 && y.before_count == 0;
+    if (!x_removed && !(y.after_count == 0 && x.before_count == 0)) continue;
+    OpDelta& removed = x_removed ? x : y;
+    const OpDelta& added = x_removed ? y : x;
+    if (removed.cls == EventClass::kPython) {
+      const FrameLine was = LineOf(removed.name), now = LineOf(added.name);
+      removed.name.insert(was.close,
+                          " -> " + added.name.substr(now.open + 1, now.close - now.open - 1));
+    } else {
+      removed.name += " -> " + added.name;
+    }
+    removed.after_count = added.after_count, removed.after_ns = added.after_ns;
+    ops.erase(x_removed ? keys[1] : keys[0]);
+  }
+}
 
 int64_t Span(const TraceModel& m) {
   const auto [first, last] = SpanOf(m);
@@ -221,6 +290,7 @@ TraceDiff DiffTraces(const TraceModel& before, const TraceModel& after) {
     OpDelta& o = ops[{s.name, s.cls}];
     o.name = s.name, o.cls = s.cls, o.after_count = s.count, o.after_ns = s.total_ns;
   }
+  MatchRenamed(ops);
   for (auto& [key, o] : ops) {
     if (o.before_count == 0) {
       o.change = "added";

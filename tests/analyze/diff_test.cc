@@ -158,6 +158,36 @@ TEST(Diff, TwoDevicesAreSaidAndOperatorsCompareByTheirDeviceTime) {
 // Two runs of a program profiled with its own scopes only (opscope's APIs):
 // the scopes are the work, so the steps are complete and the diff has a
 // verdict; the time by class is the CPU's, nested scopes counted once.
+// One thing under two names compares as one: a Python frame whose line
+// moved (another version of its file) and a runtime call in the other
+// vendor's spelling. A function with two frames on one side is not guessed.
+TEST(Diff, MovedFramesAndVendorSpellingsCompareAsOne) {
+  Builder before, after;
+  before.Add(EventClass::kPython, "torch/nn/modules/module.py(1743): _call_impl", 0, 100);
+  before.Add(EventClass::kRuntime, "cudaDeviceSynchronize", 200, 300);
+  before.Add(EventClass::kPython, "model.py(10): forward", 400, 500);
+  after.Add(EventClass::kPython, "torch/nn/modules/module.py(1755): _call_impl", 0, 80);
+  after.Add(EventClass::kRuntime, "hipDeviceSynchronize", 200, 260);
+  after.Add(EventClass::kPython, "model.py(12): forward", 400, 450);
+  after.Add(EventClass::kPython, "model.py(40): forward", 500, 550);
+  for (Builder* b : {&before, &after}) b->Add(EventClass::kKernel, "gemm", 0, 600);
+  const TraceDiff d = DiffTraces(before.model, after.model);
+  const auto row = [&](const std::string& name) {
+    const auto it = std::find_if(d.operators.begin(), d.operators.end(),
+                                 [&](const OpDelta& o) { return o.name == name; });
+    return it == d.operators.end() ? OpDelta{.name = "", .cls = EventClass::kOther} : *it;
+  };
+  const OpDelta moved = row("torch/nn/modules/module.py(1743 -> 1755): _call_impl");
+  EXPECT_EQ(moved.change, "faster");
+  EXPECT_EQ(moved.before_ns, 100'000);
+  EXPECT_EQ(moved.after_ns, 80'000);
+  const OpDelta sync = row("cudaDeviceSynchronize -> hipDeviceSynchronize");
+  EXPECT_EQ(sync.change, "faster");
+  EXPECT_EQ(sync.after_count, 1);
+  EXPECT_EQ(row("model.py(10): forward").change, "removed");
+  EXPECT_EQ(row("model.py(12): forward").change, "added");
+}
+
 TEST(Diff, ScopeOnlyTracesCompareOnTheCpu) {
   const auto run = [](int64_t step_us) {
     Builder b;
