@@ -326,8 +326,19 @@ void KeepDistinct(const std::vector<std::string>& whole, size_t width,
 
 TableView ViewOf(const ResultTable& table, bool terminal_columns_only, size_t max_width) {
   TableView view;
+  // A table for people leaves out a column with no value in any row (the
+  // device columns of a trace without device work): n/a down a whole column
+  // says nothing. The files (CSV, JSON) keep every column.
+  const auto empty = [&](size_t i) {
+    return !table.rows.empty() &&
+           std::all_of(table.rows.begin(), table.rows.end(), [&](const std::vector<Value>& row) {
+             return std::holds_alternative<std::monostate>(row[i]);
+           });
+  };
   for (size_t i = 0; i < table.columns.size(); ++i) {
-    if (!terminal_columns_only || table.columns[i].terminal) view.columns.push_back(i);
+    if (!terminal_columns_only || (table.columns[i].terminal && !empty(i))) {
+      view.columns.push_back(i);
+    }
   }
   view.cells.assign(table.rows.size(), {});
   for (const size_t i : view.columns) {

@@ -130,6 +130,24 @@ TEST(TableView, TimesAndBytesInTheUnitThatSuitsEachValue) {
   EXPECT_EQ(v.cells[1], (std::vector<std::string>{"500 ns", "1 µs", "3.00 MiB", "512.0 KiB", "8"}));
 }
 
+// A column with no value in any row (the device columns of a CPU trace) is
+// left out of the tables for people, kept in the files; one value keeps it.
+TEST(TableView, AColumnWithNoValueIsLeftOutForPeople) {
+  ResultTable t;
+  t.columns = {{"operator", "Operator"},
+               {.key = "device_ns", .header = "Device", .unit = Unit::kTime},
+               {.key = "self_ns", .header = "Self", .unit = Unit::kTime}};
+  t.AddRow({std::string("aten::mm"), Value{}, int64_t{2000}});
+  t.AddRow({std::string("aten::add"), Value{}, int64_t{1000}});
+  EXPECT_EQ(ViewOf(t, true).headers, (std::vector<std::string>{"Operator", "Self"}));
+  EXPECT_EQ(ViewOf(t, false).headers, (std::vector<std::string>{"Operator", "Device", "Self"}));
+  std::ostringstream csv;
+  WriteCsv(csv, {t});
+  EXPECT_NE(csv.str().find("device_ns"), std::string::npos) << csv.str();
+  t.rows[1][1] = int64_t{500};
+  EXPECT_EQ(ViewOf(t, true).headers.size(), 3u);
+}
+
 TEST(TableView, WholeMicrosecondsGetNoDecimals) {
   // Kineto's integer-microsecond timestamps: 9 us is "9 µs", not "9.000 µs".
   ResultTable t;
