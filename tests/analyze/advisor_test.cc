@@ -421,6 +421,24 @@ TEST(Advisor, DeviceShareRulesAreJudgedByTheirShareOfTheRun) {
   EXPECT_EQ(severity(19000), std::pair(Severity::kInfo, Severity::kInfo));
 }
 
+// On a trace without device work the conversions are judged by the CPU
+// operators' time, the one measure there: no device share is quoted.
+TEST(Advisor, LayoutConversionsOnTheCpuQuoteTheOperatorsTime) {
+  Builder b;
+  for (int s = 0; s < 3; ++s) {
+    const int64_t t = 10'000 * s;
+    b.Add(EventClass::kStep, "ProfilerStep#" + std::to_string(s), t, t + 10'000);
+    b.Add(EventClass::kHostOp, "aten::contiguous", t, t + 3'000);
+    b.Add(EventClass::kHostOp, "aten::addmm", t + 3'000, t + 9'000);
+  }
+  const auto findings = Advise(AnalyzeTrace(b.model));
+  const Finding* layout = Find(findings, "layout_conversions");
+  ASSERT_NE(layout, nullptr);
+  EXPECT_EQ(layout->title, "Layout conversions take 33.3% of the CPU operators' time");
+  EXPECT_EQ(layout->severity, Severity::kWarning);
+  EXPECT_EQ(layout->evidence.find("device idles"), std::string::npos) << layout->evidence;
+}
+
 // Copies that cannot be the steps' problem are not judged (issue 36): a
 // one-off upload before the device first computes (weights), and copies of
 // under 1 ms in all.

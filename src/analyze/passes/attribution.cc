@@ -332,15 +332,20 @@ class Attributor {
         return std::tie(track, begin, end) < std::tie(x.track, x.begin, x.end);
       }
     };
+    // The gaps lie between any of a thread's operators, computing or not
+    // (a loop of .item() calls: select, item, their bookkeeping).
+    const auto op = [&](size_t e) { return model_.cls[e] == EventClass::kHostOp; };
     std::vector<Op> ops;
     for (size_t e = 0; e < model_.size(); ++e) {
-      if (!computes(e) || !in_window(model_.start_ns[e])) continue;
+      if (!op(e) || !in_window(model_.start_ns[e])) continue;
       const int32_t parent = e < a_.links.parent.size() ? a_.links.parent[e] : -1;
-      if (parent >= 0 && computes(static_cast<size_t>(parent))) continue;
       const int64_t ns = model_.duration_ns[e];
+      if (parent < 0 || !op(static_cast<size_t>(parent))) {
+        ops.push_back({model_.track[e], model_.start_ns[e], model_.start_ns[e] + ns});
+      }
+      if (!computes(e) || (parent >= 0 && computes(static_cast<size_t>(parent)))) continue;
       ++o.count, o.ns += ns;
       if (ns < kTinyOperatorNs) ++o.tiny, o.tiny_ns += ns;
-      ops.push_back({model_.track[e], model_.start_ns[e], model_.start_ns[e] + ns});
     }
     // Each thread's operators in start order; a gap opens where the next
     // starts after every earlier one has ended.
@@ -350,11 +355,12 @@ class Attributor {
       if (ops[i].track != ops[i - 1].track) continue;
       ops[i].end = std::max(ops[i].end, ops[i - 1].end);  // the latest end so far
       const int64_t from = ops[i - 1].end, to = ops[i].begin;
-      if (to > from && to - from < kTinyOperatorNs) gaps.push_back({from, to});
+      if (to > from && to - from < kTinyOperatorNs) {
+        gaps.push_back({from, to});
+        if (Covered(holes, from, to) > 0) ++o.gaps;  // counted apart: a zero-length call joins two
+      }
     }
-    const Intervals quiet = Intersect(Union(std::move(gaps)), holes);
-    o.gaps = static_cast<int64_t>(quiet.size());
-    o.gap_ns = Total(quiet);
+    o.gap_ns = Total(Intersect(Union(std::move(gaps)), holes));
   }
 
   // A stepless window opened by one long collective (Attribution::Startup).

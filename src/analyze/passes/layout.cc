@@ -348,16 +348,21 @@ void LayoutRule(const RuleContext& c, std::vector<Finding>& out) {
           ? Severity::kWarning
           : Severity::kInfo;
   std::string evidence = "largest: " + top;
-  if (severity == Severity::kInfo) {
+  if (severity == Severity::kInfo && c.analysis.compute_on != ComputeOn::kCpu) {
     evidence += fmt::format(
         ". Their device time is {:.1f}% of the trace's span: the device idles most of it, so "
         "removing them would save little of the run",
         span_pct);
   }
+  // A trace without device work: the CPU's operators are the work, and their
+  // share is the one measure (no device time to quote).
+  const bool cpu = c.analysis.compute_on == ComputeOn::kCpu;
   out.push_back({"layout_conversions", severity,
-                 fmt::format("Layout conversions take {:.1f}% of device time ({:.1f}% of the "
-                             "trace's span, {:.1f}% of host operator time)",
-                             layout->device_pct, span_pct, layout->host_pct),
+                 cpu ? fmt::format("Layout conversions take {:.1f}% of the CPU operators' time",
+                                   layout->host_pct)
+                     : fmt::format("Layout conversions take {:.1f}% of device time ({:.1f}% of "
+                                   "the trace's span, {:.1f}% of host operator time)",
+                                   layout->device_pct, span_pct, layout->host_pct),
                  evidence, action});
 }
 
