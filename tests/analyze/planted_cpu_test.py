@@ -26,6 +26,20 @@ with Python's json module.
   iteration in the raw events (from one aten::randn to the next), and the
   diagnosis speaks of inferred steps.
 
+- planted_loader_workers: a DataLoader with two worker processes whose
+  dataset sleeps; the steps wait for their batches in the iterator
+  (_MultiProcessingDataLoaderIter), most in the last steps, once the
+  prefetched batches ran out. The first finding is data loading, its share
+  the union of the iterator's spans over the complete steps (the raw
+  events); its advice is for a loader that has workers already, without
+  pinned memory (no device receives the batches); the steps are not called
+  unsteady by one slow call (step_outlier).
+- planted_batch1_inference: batch-1 inference through 24 small blocks. The
+  first finding is the compute verdict naming tiny operators and the short
+  gaps between them; the gaps' count and time are those under 20 us between
+  one thread's consecutive outermost operators in the complete steps, with
+  nothing recorded in them (the raw events).
+
     planted_cpu_test.py OPSCOPE DATA_DIR
 """
 import gzip
@@ -131,5 +145,89 @@ found = [r for r in json.load(open(os.path.join(out, "analysis.json")))["results
 c.check(bool(found) and "complete inferred steps" in found[0]["title"],
         "no steps: the diagnosis is of the inferred steps "
         f"({found[0]['title'][:120] if found else None})")
+
+
+
+def complete_steps(out):
+    """The names of the steps opscope calls complete: the window only; the
+    figures checked in it are the raw events'."""
+    return {r["step"] for r in c.rows(out, "steps") if r["status"] == "complete"}
+
+
+def union_us(intervals):
+    total, end = 0, None
+    for b, e in sorted(intervals):
+        if end is None or b > end:
+            total += e - b
+            end = e
+        elif e > end:
+            total += e - end
+            end = e
+    return total
+
+
+# A DataLoader whose workers cannot keep up.
+path = os.path.join(data, "torch-cpu/planted_loader_workers_torch1.13.json.gz")
+steps = raw_steps(path)
+run, out = c.analyze(opscope, path, "loader")
+complete = complete_steps(out)
+found = [r for r in json.load(open(os.path.join(out, "analysis.json")))["results"]
+         if r.get("section") == "findings"]
+first = found[0] if found else {}
+events = json.load(gzip.open(path))
+step_spans = {e["name"]: (e["ts"], e["ts"] + e["dur"]) for e in events
+              if e.get("ph") == "X" and e["name"] in complete}
+loader = [(e["ts"], e["ts"] + e["dur"]) for e in events
+          if e.get("ph") == "X" and "_MultiProcessingDataLoaderIter" in e["name"]]
+waiting = sum(union_us([(max(b, sb), min(e, se)) for b, e in loader if b < se and e > sb])
+              for sb, se in step_spans.values())
+window = sum(se - sb for sb, se in step_spans.values())
+share = 100.0 * waiting / window if window else 0
+m = re.search(r"loads data: ([\d.]+)% of the (\d+) complete steps", first.get("title", ""))
+c.check(first.get("id") == "step_data_loading" and m is not None,
+        f"loader workers: data loading is named first ({first.get('id')}: "
+        f"{first.get('title', '')[:120]})")
+c.check(m is not None and abs(float(m.group(1)) - share) <= 0.5 and
+        int(m.group(2)) == len(step_spans),
+        f"loader workers: its share is the iterator's spans over the complete steps, "
+        f"{share:.1f}% ({m.group(1) if m else None})")
+action = first.get("action", "")
+c.check("worker processes already" in action and "pin_memory" not in action,
+        f"loader workers: advice for a loader with workers, no pinned memory ({action[:160]})")
+c.check(not any(f["id"] == "step_outlier" for f in found),
+        "loader workers: the wait for batches is not called one slow call")
+
+# Batch-1 inference: tiny operators and the Python between them.
+path = os.path.join(data, "torch-cpu/planted_batch1_inference_torch1.13.json.gz")
+run, out = c.analyze(opscope, path, "batch1")
+complete = complete_steps(out)
+found = [r for r in json.load(open(os.path.join(out, "analysis.json")))["results"]
+         if r.get("section") == "findings"]
+first = found[0] if found else {}
+events = [e for e in json.load(gzip.open(path)) if e.get("ph") == "X"]
+windows = [(e["ts"], e["ts"] + e["dur"]) for e in events if e["name"] in complete]
+ops = sorted(((e["tid"], e["ts"], e["ts"] + e["dur"]) for e in events
+              if not e["name"].startswith("ProfilerStep#")), key=lambda o: (o[0], o[1], -o[2]))
+gaps, gap_us, last = 0, 0, None  # last: (tid, latest end)
+for tid, b, e in ops:
+    if last is not None and last[0] == tid and b < last[1]:
+        last = (tid, max(last[1], e))  # nested in an earlier operator
+        continue
+    if last is not None and last[0] == tid and 0 < b - last[1] < 20:
+        inside = [(max(last[1], wb), min(b, we)) for wb, we in windows if last[1] < we and b > wb]
+        if inside:
+            gaps += 1
+            gap_us += sum(y - x for x, y in inside)
+    last = (tid, e if last is None or last[0] != tid else max(last[1], e))
+c.check(first.get("id") == "step_compute" and "in tiny operators" in first.get("title", "")
+        and "short gaps between them" in first.get("title", ""),
+        f"batch-1 inference: the compute verdict names tiny operators and the gaps between them "
+        f"({first.get('title', '')[:160]})")
+m = re.search(r"with nothing recorded in them: (\d+), ([\d.]+) ms", first.get("evidence", ""))
+c.check(m is not None and int(m.group(1)) == gaps and abs(float(m.group(2)) - gap_us / 1e3) < 0.002,
+        f"batch-1 inference: {gaps} gaps under 20 us, {gap_us / 1e3:.3f} ms in the complete steps "
+        f"({m.groups() if m else None})")
+c.check(not any(f["id"] == "untraced_part" and f["severity"] != "info" for f in found),
+        "batch-1 inference: the part nothing explains, mostly those gaps, is information only")
 
 sys.exit(c.done())

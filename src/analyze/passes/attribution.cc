@@ -337,13 +337,18 @@ class Attributor {
     const auto op = [&](size_t e) { return model_.cls[e] == EventClass::kHostOp; };
     std::vector<Op> ops;
     for (size_t e = 0; e < model_.size(); ++e) {
-      if (!op(e) || !in_window(model_.start_ns[e])) continue;
+      if (!op(e)) continue;
       const int32_t parent = e < a_.links.parent.size() ? a_.links.parent[e] : -1;
       const int64_t ns = model_.duration_ns[e];
+      // Every operator bounds a gap (one before the window opens one that
+      // reaches into it); the holes keep the gaps' part in the window.
       if (parent < 0 || !op(static_cast<size_t>(parent))) {
         ops.push_back({model_.track[e], model_.start_ns[e], model_.start_ns[e] + ns});
       }
-      if (!computes(e) || (parent >= 0 && computes(static_cast<size_t>(parent)))) continue;
+      if (!in_window(model_.start_ns[e]) || !computes(e) ||
+          (parent >= 0 && computes(static_cast<size_t>(parent)))) {
+        continue;
+      }
       ++o.count, o.ns += ns;
       if (ns < kTinyOperatorNs) ++o.tiny, o.tiny_ns += ns;
     }

@@ -14,6 +14,15 @@ torch.profiler names them, exported with export_chrome_trace and gzipped.
 - planted_no_steps: ten training iterations of a 2-layer MLP (SGD) with no
   step annotation at all: the steps are the iterations the loop ran, to be
   inferred from the operators it calls each time.
+- planted_loader_workers: six steps of a linear model on batches from a
+  DataLoader with two worker processes (num_workers=2) whose dataset sleeps
+  4 ms an item (16 items a batch): the workers cannot keep up; the
+  prefetched batches hide it for a few steps, then a step waits for its
+  batch.
+- planted_batch1_inference: five steps of batch-1 inference (torch.no_grad)
+  through 24 blocks of Linear, LayerNorm and GELU on 64 features, five
+  passes a step: hundreds of calls of a few microseconds with the Python
+  between them.
 
     record_planted_traces.py OUT_DIR
 """
@@ -21,9 +30,11 @@ import gzip
 import os
 import shutil
 import sys
+import time
 
 import torch
 from torch import nn
+from torch.utils.data import DataLoader, Dataset
 
 torch.manual_seed(0)
 torch.set_num_threads(1)
@@ -86,3 +97,43 @@ def iteration(step):
 
 
 record("planted_no_steps_torch1.13.json", iteration, steps=10, annotate=False)
+
+
+class SlowItems(Dataset):
+    def __len__(self):
+        return 400
+
+    def __getitem__(self, i):
+        time.sleep(0.004)  # reading and decoding a sample
+        return torch.randn(256), i % 10
+
+
+linear = nn.Linear(256, 10)
+linear_sgd = torch.optim.SGD(linear.parameters(), lr=0.01)
+
+
+def main():
+    batches = iter(DataLoader(SlowItems(), batch_size=16, num_workers=2))
+
+    def loader_step(step):
+        x, y = next(batches)
+        linear_sgd.zero_grad()
+        nn.functional.cross_entropy(linear(x), y).backward()
+        linear_sgd.step()
+
+    record("planted_loader_workers_torch1.13.json", loader_step, steps=6)
+
+    net = nn.Sequential(*[nn.Sequential(nn.Linear(64, 64), nn.LayerNorm(64), nn.GELU())
+                          for _ in range(24)]).eval()
+    one = torch.randn(1, 64)
+
+    def inference(step):
+        with torch.no_grad():
+            for _ in range(5):
+                net(one)
+
+    record("planted_batch1_inference_torch1.13.json", inference, steps=5)
+
+
+if __name__ == "__main__":  # the DataLoader's workers import this file
+    main()
