@@ -1058,6 +1058,40 @@ TEST(Advisor, AdviceFollowsWhatTheDeviceSupports) {
   EXPECT_NE(mp8->action.find("bf16"), std::string::npos) << mp8->action;
 }
 
+// One stalled kernel call (a real trace's GEMM made 20 ms long where its
+// calls take 0.1 ms): said apart, as the first lever, and the lead family
+// chosen without it; a call five times its median is no stall.
+TEST(Advisor, OneStalledKernelCallIsSaidApart) {
+  const auto first = [](int64_t slow_us) {
+    Builder b;
+    int64_t t = 0;
+    b.Add(EventClass::kStep, "ProfilerStep#0", 0, 40'000);
+    for (int i = 0; i < 50; ++i) {
+      const int64_t d = i == 25 ? slow_us : 100;
+      b.Add(EventClass::kKernel, "ampere_sgemm_128x64_tn", t, t + d);
+      t += d;
+      b.Add(EventClass::kKernel, "vectorized_elementwise_kernel", t, t + 300);
+      t += 300;
+    }
+    const auto findings = Advise(AnalyzeTrace(b.model));
+    return findings.empty() ? Finding{} : findings[0];
+  };
+  // 50 x 300 us elementwise (15 ms), 49 x 100 us + 20 ms of GEMM (24.9 ms).
+  const Finding stalled = first(20'000);
+  EXPECT_EQ(stalled.id, "step_compute");
+  EXPECT_NE(stalled.title.find("elementwise kernels are the largest part (15.000 ms)"),
+            std::string::npos)
+      << stalled.title;
+  EXPECT_NE(stalled.title.find("one call of 'ampere_sgemm_128x64_tn' takes 20.000 ms, 200x the "
+                               "median of its 50 calls (0.100 ms): a stalled call"),
+            std::string::npos)
+      << stalled.title;
+  EXPECT_EQ(stalled.action.rfind("First the stalled call", 0), 0u) << stalled.action;
+  EXPECT_EQ(stalled.saving_ns, 19'900'000);
+  const Finding slow = first(500);
+  EXPECT_EQ(slow.title.find("stalled"), std::string::npos) << slow.title;
+}
+
 // A CPU trace of tiny operators (6 us each, 150 a step) with 6 us between
 // them and nothing recorded there: those gaps are the same per-call cost
 // (the interpreter issuing the next call), counted with the operators in

@@ -14,6 +14,7 @@
 #include "analyze/flat_map.h"
 #include "analyze/intervals.h"
 #include "analyze/mapped.h"
+#include "analyze/median.h"
 #include "analyze/names.h"
 #include "analyze/passes/critical_path.h"
 #include "analyze/passes/first_calls.h"
@@ -242,6 +243,7 @@ class Attributor {
     OsCalls(remaining);
     Contributors(host);
     Outlier();
+    SlowCall();
     Startup();
     if (out_.Of(StepState::kQueued) > 0) LongestQueued();
     if (out_.cpu_is_device) {
@@ -366,6 +368,45 @@ class Attributor {
       }
     }
     o.gap_ns = Total(Intersect(Union(std::move(gaps)), holes));
+  }
+
+  // The window's longest compute call, where it is slow against its own
+  // name's calls (Attribution::SlowCall): two passes, the longest, then the
+  // durations of its name's calls.
+  void SlowCall() {
+    const auto in_window = [&](int64_t t) {
+      const auto after = std::upper_bound(window_.begin(), window_.end(), t,
+                                          [](int64_t x, const Interval& w) { return x < w.begin; });
+      return after != window_.begin() && t < std::prev(after)->end;
+    };
+    const auto computes = [&](size_t e) {
+      const EventClass cls = model_.cls[e];
+      return out_.cpu_is_device ? IsHost(cls) && cls != EventClass::kRuntime &&
+                                      NamedState(e) == StepState::kCompute
+                                : cls == EventClass::kKernel;
+    };
+    size_t longest = SIZE_MAX;
+    for (size_t e = 0; e < model_.size(); ++e) {
+      if (!computes(e) || !in_window(model_.start_ns[e])) continue;
+      if (longest == SIZE_MAX || model_.duration_ns[e] > model_.duration_ns[longest]) longest = e;
+    }
+    if (longest == SIZE_MAX) return;
+    std::vector<int64_t> durations;
+    for (size_t e = 0; e < model_.size(); ++e) {
+      if (model_.name[e] == model_.name[longest] && computes(e) && in_window(model_.start_ns[e])) {
+        durations.push_back(model_.duration_ns[e]);
+      }
+    }
+    const int64_t ns = model_.duration_ns[longest];
+    const int64_t median = IntegerMedian(durations);
+    if (static_cast<int64_t>(durations.size()) < kSlowCallMinCalls || median <= 0 ||
+        static_cast<double>(ns) < kSlowCallRatio * static_cast<double>(median) ||
+        100.0 * static_cast<double>(ns - median) <
+            kSlowCallPct * static_cast<double>(out_.window_ns)) {
+      return;
+    }
+    out_.slow_call = {std::string(model_.String(model_.name[longest])), ns, median,
+                      static_cast<int64_t>(durations.size())};
   }
 
   // A stepless window opened by one long collective (Attribution::Startup).
@@ -1514,9 +1555,21 @@ void DiagnosisRule(const RuleContext& c, std::vector<Finding>& out) {
   } else if (v.id == "step_compute") {
     // The largest lever: a kernel family (elementwise and copy kernels
     // together: unfused eager code), or on a CPU trace an operator.
+    // One stalled call (Attribution::SlowCall) is said apart: the lead is
+    // chosen with its part beyond its name's median left out.
+    const Attribution::SlowCall& slow = at->slow_call;
+    const int64_t slow_excess = slow.name.empty() ? 0 : slow.ns - slow.median_ns;
+    const std::string slow_part = slow.name.empty()   ? std::string()
+                                  : at->cpu_is_device ? slow.name
+                                                      : std::string(KernelFamily(slow.name));
     std::string lead = "compute";
-    int64_t lead_ns = v.ns;
-    const auto& top = at->top[Index(StepState::kCompute)];
+    int64_t lead_ns = v.ns - slow_excess;
+    std::vector<std::pair<std::string, int64_t>> top = at->top[Index(StepState::kCompute)];
+    for (auto& [part, ns] : top) {
+      if (part == slow_part) ns = std::max<int64_t>(ns - slow_excess, 0);
+    }
+    std::stable_sort(top.begin(), top.end(),
+                     [](const auto& x, const auto& y) { return x.second > y.second; });
     if (!top.empty()) {
       lead = top[0].first, lead_ns = top[0].second;
       if (!at->cpu_is_device) {
@@ -1527,6 +1580,10 @@ void DiagnosisRule(const RuleContext& c, std::vector<Finding>& out) {
         if (eager > lead_ns) lead = "elementwise and copy", lead_ns = eager;
       }
     }
+    const bool slow_in_lead =
+        !slow.name.empty() &&
+        (slow_part == lead || (lead == "elementwise and copy" &&
+                               (slow_part == "elementwise" || slow_part == "copy and layout")));
     const char* what = at->cpu_is_device ? "CPU" : "device";
     f.severity = pct >= 50 ? Severity::kWarning : Severity::kInfo;
     // On the CPU, operators that are each a few microseconds: what takes the
@@ -1585,6 +1642,8 @@ void DiagnosisRule(const RuleContext& c, std::vector<Finding>& out) {
       if (host && (host_side == nullptr || x.ns > host_side->ns)) host_side = &x;
     }
     const char* kernels = at->cpu_is_device ? "is" : "kernels are";
+    const int64_t lever_ns = lead_ns;
+    const char* without = slow_in_lead ? " without the stalled call" : "";
     if (host_side != nullptr && 10 * host_side->ns >= at->window_ns) {
       const char* doing = host_side->id == "step_data_loading"    ? "loads data"
                           : host_side->id == "step_host_overhead" ? "runs framework code and "
@@ -1592,14 +1651,15 @@ void DiagnosisRule(const RuleContext& c, std::vector<Finding>& out) {
                                                                   : "waits in blocking calls";
       f.title = fmt::format(
           "The {} computes {}, the largest part, but the step is not {}-bound: the {} also "
-          "idles {:.1f}% of it while the host {}; {} {} the largest part of compute ({:.3f} ms)",
+          "idles {:.1f}% of it while the host {}; {} {} the largest part of compute ({:.3f} "
+          "ms{})",
           what, share, what, what, Pct(host_side->ns, at->window_ns), doing, lead, kernels,
-          lead_ns / 1e6);
+          lead_ns / 1e6, without);
     } else {
       f.title = fmt::format(
           "The {} computes {}: the step is {}-bound; {} {} the largest part "
-          "({:.3f} ms)",
-          what, share, what, lead, kernels, lead_ns / 1e6);
+          "({:.3f} ms{})",
+          what, share, what, lead, kernels, lead_ns / 1e6, without);
     }
     // On the CPU the lead is an operator: its family says what to do.
     const std::string family = at->cpu_is_device ? OperatorFamily(lead) : std::string();
@@ -1609,13 +1669,13 @@ void DiagnosisRule(const RuleContext& c, std::vector<Finding>& out) {
           "one per physical core), bf16 autocast where the CPU supports it (AVX-512 BF16, AMX), "
           "oneDNN-friendly layouts (channels_last for convolutions), larger batches per call; "
           "check their achieved FLOP/s in the roofline table. If {} took half as long, {}.",
-          Lower(family), lead, after(lead_ns / 2));
+          Lower(family), lead, after(lever_ns / 2));
     } else if (at->cpu_is_device) {
       f.action = fmt::format(
           "Make the operators' work less: the operators table has the largest by self time with "
           "their input shapes; avoid repeated calls, fuse elementwise and data-movement "
           "operators (torch.compile). If {} took half as long, {}.",
-          lead, after(lead_ns / 2));
+          lead, after(lever_ns / 2));
     } else {
       f.action = fmt::format(
           "Make the device work less: {} If {} took half as long, {}.",
@@ -1627,9 +1687,29 @@ void DiagnosisRule(const RuleContext& c, std::vector<Finding>& out) {
                 "well (multiples of 64/128), fused attention kernels."
               : "look at the kernels table for the longest kernels and their operators.",
           // A family: "the GEMM kernels", "the other kernels".
-          fmt::format("the {} kernels", lead), after(lead_ns / 2));
+          fmt::format("the {} kernels", lead), after(lever_ns / 2));
     }
-    f.saving_ns = std::min(lead_ns / 2, path_bound);
+    f.saving_ns = std::min(lever_ns / 2, path_bound);
+    if (!slow.name.empty()) {
+      const std::string name = core::CutUtf8(slow.name, 100);
+      f.title += fmt::format(
+          "; one call of '{}' takes {:.3f} ms, {:.0f}x the median of its {} calls ({:.3f} ms): "
+          "a stalled call, not that {}'s cost",
+          name, slow.ns / 1e6, static_cast<double>(slow.ns) / static_cast<double>(slow.median_ns),
+          slow.calls, slow.median_ns / 1e6, at->cpu_is_device ? "operator" : "kernel");
+      f.evidence += fmt::format(
+          " The longest compute call, '{}', takes {:.3f} ms beyond the median of its calls "
+          "({:.1f}% of {}).",
+          slow.name, slow_excess / 1e6, Pct(slow_excess, at->window_ns), window);
+      f.action = fmt::format(
+                     "First the stalled call: look at what ran beside it (another process on "
+                     "the {}, a clock or power drop, a first-use tuning run, preemption) and "
+                     "record more steps to see whether it recurs; had it taken its median "
+                     "time, {}. Then, ",
+                     at->cpu_is_device ? "CPU" : "device", after(slow_excess)) +
+                 Lower(f.action.substr(0, 1)) + f.action.substr(1);
+      f.saving_ns = std::min(std::max(slow_excess, lever_ns / 2), path_bound);
+    }
   } else if (v.id == "step_device_waiting") {
     const int64_t exposed = at->Of(StepState::kCommunication);
     const int64_t waits = at->Of(StepState::kDeviceWait);
@@ -2016,14 +2096,19 @@ Pass AttributionPass() {
                   "operators (the framework's cost per call) where the outermost computing "
                   "operators under {:g} us each hold half their time or more and number {} a "
                   "step or more, with the gaps between them where those are 5% of the window "
-                  "or more (a warning where the two are half of it); the saving is the state's "
+                  "or more (a warning where the two are half of it); the compute verdict says "
+                  "one stalled call apart (the window's longest compute call, {:g}x the median "
+                  "of its name's calls or more, {} calls or more, beyond that median by {:g}% "
+                  "of the window or more), its lead chosen without it, saving at least that "
+                  "excess; the saving is the state's "
                   "time (compute: half of its largest kernel family, or of the tiny operators' "
                   "time and those gaps), at most the states' time on "
                   "the steps' critical path plus the path's time nothing explains (untraced or "
                   "under an annotation only) where that is under {:g}% of the path",
                   kCapturePct, kUntracedPct, kTinyOperatorNs / 1e3, kStartupPct, kStartupStartPct,
                   kSetupPct, kOneOffPartPct, kWarmupPct, kOutlierStepRatio, kOutlierWindowPct,
-                  kPathBlindPct, kTinyOperatorNs / 1e3, kTinyOperatorsPerStep, kPathBlindPct);
+                  kPathBlindPct, kTinyOperatorNs / 1e3, kTinyOperatorsPerStep, kSlowCallRatio,
+                  kSlowCallMinCalls, kSlowCallPct, kPathBlindPct);
             },
             DiagnosisRule},
            {"untraced_part",

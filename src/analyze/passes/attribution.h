@@ -48,6 +48,11 @@ inline constexpr int64_t kQueuedGraceNs = 50'000;
 inline constexpr int64_t kSetupFirstCallNs = 10'000'000;
 inline constexpr int64_t kFirstUseNs = 1'000'000;
 inline constexpr double kOutlierStepRatio = 2, kOutlierWindowPct = 25;
+// One compute call is slow where it takes kSlowCallRatio times the median of
+// its name's calls or more (kSlowCallMinCalls calls or more) and what it
+// takes beyond that median is kSlowCallPct% of the window or more.
+inline constexpr double kSlowCallRatio = 10, kSlowCallPct = 10;
+inline constexpr int64_t kSlowCallMinCalls = 3;
 // A collective is start-up when it begins in the first kStartupStartPct% of
 // a stepless window and lasts kStartupPct% of it or more.
 inline constexpr double kStartupPct = 50, kStartupStartPct = 10;
@@ -143,6 +148,14 @@ struct Attribution {
     int64_t long_step_ns = 0, short_step_ns = 0;
     int64_t long_ns = 0, short_ns = 0;  // the name's own time in each step
   } outlier;
+  // The window's longest compute call (a kernel; on a CPU trace an
+  // operator) where it is slow against its own name's calls (kSlowCallRatio,
+  // kSlowCallPct): one stalled call (a clock drop, preemption, a first-use
+  // tuning run), not that kernel's cost. Empty name: none.
+  struct SlowCall {
+    std::string name;
+    int64_t ns = 0, median_ns = 0, calls = 0;
+  } slow_call;
   // A trace without complete steps that opens with one collective filling
   // kStartupPct% of its span or more (a start-up broadcast, ranks waiting for
   // each other to start): one-off, not the steady state. Empty name: none.
