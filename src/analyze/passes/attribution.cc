@@ -313,19 +313,23 @@ class Attributor {
     out_.untraced_os_calls = std::move(parts);
   }
 
+  // Whether time t lies in the window.
+  bool InWindow(int64_t t) const {
+    const auto after = std::upper_bound(window_.begin(), window_.end(), t,
+                                        [](int64_t x, const Interval& w) { return x < w.begin; });
+    return after != window_.begin() && t < std::prev(after)->end;
+  }
+  // A host operator whose own state is compute (on a CPU trace, the work).
+  bool OperatorComputes(size_t e) {
+    const EventClass cls = model_.cls[e];
+    return IsHost(cls) && cls != EventClass::kRuntime && NamedState(e) == StepState::kCompute;
+  }
+
   // The outermost computing operators of a CPU trace in the window, the tiny
   // ones among them, and the short gaps between them inside `holes` (the
   // time nothing explains; Attribution::operators).
   void CountOperators(const Intervals& holes) {
-    const auto in_window = [&](int64_t t) {
-      const auto after = std::upper_bound(window_.begin(), window_.end(), t,
-                                          [](int64_t x, const Interval& w) { return x < w.begin; });
-      return after != window_.begin() && t < std::prev(after)->end;
-    };
-    const auto computes = [&](size_t e) {
-      const EventClass cls = model_.cls[e];
-      return IsHost(cls) && cls != EventClass::kRuntime && NamedState(e) == StepState::kCompute;
-    };
+    const auto computes = [&](size_t e) { return OperatorComputes(e); };
     Attribution::Operators& o = out_.operators;
     struct Op {
       uint32_t track;
@@ -347,7 +351,7 @@ class Attributor {
       if (parent < 0 || !op(static_cast<size_t>(parent))) {
         ops.push_back({model_.track[e], model_.start_ns[e], model_.start_ns[e] + ns});
       }
-      if (!in_window(model_.start_ns[e]) || !computes(e) ||
+      if (!InWindow(model_.start_ns[e]) || !computes(e) ||
           (parent >= 0 && computes(static_cast<size_t>(parent)))) {
         continue;
       }
@@ -374,26 +378,18 @@ class Attributor {
   // name's calls (Attribution::SlowCall): two passes, the longest, then the
   // durations of its name's calls.
   void SlowCall() {
-    const auto in_window = [&](int64_t t) {
-      const auto after = std::upper_bound(window_.begin(), window_.end(), t,
-                                          [](int64_t x, const Interval& w) { return x < w.begin; });
-      return after != window_.begin() && t < std::prev(after)->end;
-    };
     const auto computes = [&](size_t e) {
-      const EventClass cls = model_.cls[e];
-      return out_.cpu_is_device ? IsHost(cls) && cls != EventClass::kRuntime &&
-                                      NamedState(e) == StepState::kCompute
-                                : cls == EventClass::kKernel;
+      return out_.cpu_is_device ? OperatorComputes(e) : model_.cls[e] == EventClass::kKernel;
     };
     size_t longest = SIZE_MAX;
     for (size_t e = 0; e < model_.size(); ++e) {
-      if (!computes(e) || !in_window(model_.start_ns[e])) continue;
+      if (!computes(e) || !InWindow(model_.start_ns[e])) continue;
       if (longest == SIZE_MAX || model_.duration_ns[e] > model_.duration_ns[longest]) longest = e;
     }
     if (longest == SIZE_MAX) return;
     std::vector<int64_t> durations;
     for (size_t e = 0; e < model_.size(); ++e) {
-      if (model_.name[e] == model_.name[longest] && computes(e) && in_window(model_.start_ns[e])) {
+      if (model_.name[e] == model_.name[longest] && computes(e) && InWindow(model_.start_ns[e])) {
         durations.push_back(model_.duration_ns[e]);
       }
     }
@@ -1642,7 +1638,6 @@ void DiagnosisRule(const RuleContext& c, std::vector<Finding>& out) {
       if (host && (host_side == nullptr || x.ns > host_side->ns)) host_side = &x;
     }
     const char* kernels = at->cpu_is_device ? "is" : "kernels are";
-    const int64_t lever_ns = lead_ns;
     const char* without = slow_in_lead ? " without the stalled call" : "";
     if (host_side != nullptr && 10 * host_side->ns >= at->window_ns) {
       const char* doing = host_side->id == "step_data_loading"    ? "loads data"
@@ -1669,13 +1664,13 @@ void DiagnosisRule(const RuleContext& c, std::vector<Finding>& out) {
           "one per physical core), bf16 autocast where the CPU supports it (AVX-512 BF16, AMX), "
           "oneDNN-friendly layouts (channels_last for convolutions), larger batches per call; "
           "check their achieved FLOP/s in the roofline table. If {} took half as long, {}.",
-          Lower(family), lead, after(lever_ns / 2));
+          Lower(family), lead, after(lead_ns / 2));
     } else if (at->cpu_is_device) {
       f.action = fmt::format(
           "Make the operators' work less: the operators table has the largest by self time with "
           "their input shapes; avoid repeated calls, fuse elementwise and data-movement "
           "operators (torch.compile). If {} took half as long, {}.",
-          lead, after(lever_ns / 2));
+          lead, after(lead_ns / 2));
     } else {
       f.action = fmt::format(
           "Make the device work less: {} If {} took half as long, {}.",
@@ -1687,9 +1682,9 @@ void DiagnosisRule(const RuleContext& c, std::vector<Finding>& out) {
                 "well (multiples of 64/128), fused attention kernels."
               : "look at the kernels table for the longest kernels and their operators.",
           // A family: "the GEMM kernels", "the other kernels".
-          fmt::format("the {} kernels", lead), after(lever_ns / 2));
+          fmt::format("the {} kernels", lead), after(lead_ns / 2));
     }
-    f.saving_ns = std::min(lever_ns / 2, path_bound);
+    f.saving_ns = std::min(lead_ns / 2, path_bound);
     if (!slow.name.empty()) {
       const std::string name = core::CutUtf8(slow.name, 100);
       f.title += fmt::format(
@@ -1708,7 +1703,7 @@ void DiagnosisRule(const RuleContext& c, std::vector<Finding>& out) {
                      "time, {}. Then, ",
                      at->cpu_is_device ? "CPU" : "device", after(slow_excess)) +
                  Lower(f.action.substr(0, 1)) + f.action.substr(1);
-      f.saving_ns = std::min(std::max(slow_excess, lever_ns / 2), path_bound);
+      f.saving_ns = std::min(std::max(slow_excess, lead_ns / 2), path_bound);
     }
   } else if (v.id == "step_device_waiting") {
     const int64_t exposed = at->Of(StepState::kCommunication);
@@ -1934,6 +1929,7 @@ std::string DataLoadingAdvice(const Attribution* at) {
                        "(decode, augmentation) or a faster store.",
                        pin);
 }
+
 std::string_view Key(StepState state) { return kStateText[Index(state)].key; }
 std::string_view Label(StepState state) { return kStateText[Index(state)].label; }
 bool IsDeviceState(StepState state) { return Index(state) <= Index(StepState::kQueued); }
