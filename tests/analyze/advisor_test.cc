@@ -1058,6 +1058,27 @@ TEST(Advisor, AdviceFollowsWhatTheDeviceSupports) {
   EXPECT_NE(mp8->action.find("bf16"), std::string::npos) << mp8->action;
 }
 
+// The device-bound verdict's lever follows its lead family: a convolution
+// lead gets convolution levers (channels_last, cuDNN's algorithm search), an
+// attention lead a fused attention kernel, neither the other's.
+TEST(Advisor, TheComputeLeversFollowTheLeadFamily) {
+  const auto action = [](const std::string& kernel) {
+    Builder b;
+    b.Add(EventClass::kStep, "ProfilerStep#0", 0, 10'000);
+    b.Add(EventClass::kHostOp, "aten::conv2d", 0, 50);
+    for (int i = 0; i < 10; ++i) b.Add(EventClass::kKernel, kernel, i * 1000, i * 1000 + 950);
+    const auto findings = Advise(AnalyzeTrace(b.model));
+    return findings.empty() ? std::string() : findings[0].action;
+  };
+  const std::string conv = action("cudnn::detail::implicit_convolve_sgemm");
+  EXPECT_NE(conv.find("channels_last"), std::string::npos) << conv;
+  EXPECT_NE(conv.find("cudnn.benchmark"), std::string::npos) << conv;
+  EXPECT_EQ(conv.find("attention"), std::string::npos) << conv;
+  const std::string attention = action("flash_fwd_kernel");
+  EXPECT_NE(attention.find("fused (flash) attention"), std::string::npos) << attention;
+  EXPECT_EQ(attention.find("channels_last"), std::string::npos) << attention;
+}
+
 // One stalled kernel call (a real trace's GEMM made 20 ms long where its
 // calls take 0.1 ms): said apart, as the first lever, and the lead family
 // chosen without it; a call five times its median is no stall.

@@ -1675,11 +1675,29 @@ void DiagnosisRule(const RuleContext& c, std::vector<Finding>& out) {
       f.action = fmt::format(
           "Make the device work less: {} If {} took half as long, {}.",
           lead == "elementwise" || lead == "copy and layout" || lead == "elementwise and copy"
-              ? "fuse the small elementwise and copy kernels (torch.compile, fused optimizers and "
-                "norms), avoid layout copies (.contiguous(), dtype casts in the loop)."
-          : lead == "GEMM" || lead == "convolution" || lead == "attention"
-              ? "lower precision (bf16/fp16, TF32 or FP8 where accuracy allows), shapes that tile "
-                "well (multiples of 64/128), fused attention kernels."
+              ? (c.analysis.pytorch
+                     ? "fuse the small elementwise and copy kernels (torch.compile, fused "
+                       "optimizers and norms), avoid layout copies (.contiguous(), dtype casts in "
+                       "the loop)."
+                     : "fuse the small elementwise and copy kernels (a compiler's fusion: XLA, "
+                       "a jit, fused library kernels), avoid layout copies and dtype casts in the "
+                       "loop.")
+          : lead == "GEMM"
+              ? "lower precision (bf16/fp16, TF32 or FP8 where accuracy allows) and shapes that "
+                "tile well (multiples of 64/128); check the roofline table for how close they "
+                "run to the device's peak."
+          : lead == "convolution"
+              ? (c.analysis.pytorch
+                     ? "lower precision (bf16/fp16, TF32 where accuracy allows), channels_last "
+                       "(NHWC) tensors so no layout transposes surround them, and the fastest "
+                       "algorithm chosen once (torch.backends.cudnn.benchmark=True for fixed "
+                       "shapes)."
+                     : "lower precision (bf16/fp16, TF32 where accuracy allows), NHWC tensors so "
+                       "no layout transposes surround them, and the fastest algorithm searched "
+                       "once for fixed shapes.")
+          : lead == "attention"
+              ? "a fused (flash) attention kernel for these shapes, lower precision, and fewer or "
+                "shorter sequences (padding removed, variable-length batches)."
               : "look at the kernels table for the longest kernels and their operators.",
           // A family: "the GEMM kernels", "the other kernels".
           fmt::format("the {} kernels", lead), after(lead_ns / 2));
