@@ -256,6 +256,7 @@ bool IsMemoryAllocation(std::string_view name) {
 }
 
 bool RecordsPyTorch(const TraceModel& model) {
+  if (model.written_by_pytorch) return true;
   for (size_t id = 0; id < model.string_count(); ++id) {
     const std::string_view s = model.String(static_cast<uint32_t>(id));
     if (s.starts_with("aten::") || s.starts_with("ProfilerStep#") || s.starts_with("torch_npu") ||

@@ -102,8 +102,10 @@ bool Contains(const std::string& haystack, std::string_view needle);
 // A name test evaluated once per distinct (interned) name of the model.
 std::vector<bool> ClassifyNames(const TraceModel& model, bool (*test)(std::string_view));
 
-// Whether the trace records a PyTorch program: its operators (aten::, also
-// as emit_nvtx ranges), ProfilerStep#N or torch_npu's names. Advice names
+// Whether the trace records a PyTorch program: PyTorch's profiler wrote it
+// (TraceModel::written_by_pytorch), or it holds its
+// operators (aten::, also as emit_nvtx ranges), ProfilerStep#N or
+// torch_npu's names. Advice names
 // PyTorch's levers (pin_memory=True, torch.profiler's schedule) only there;
 // elsewhere the runtime's own (cudaMallocHost, a capture range).
 bool RecordsPyTorch(const TraceModel& model);

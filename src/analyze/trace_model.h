@@ -237,6 +237,10 @@ class TraceModel {
   // fallback when the trace names no device the datasheet holds, said to be
   // assumed.
   std::string implied_device;
+  // PyTorch's own profiler wrote the trace (Kineto, its pre-Kineto export, the
+  // caching allocator's snapshot): its reader says so. A record of the
+  // device's activity alone is still a PyTorch program's (RecordsPyTorch).
+  bool written_by_pytorch = false;
   // The framework's fused optimizers where the reader knows them (torch_npu's
   // torch_npu.optim.NpuFused<Class>): the module path before the class, and
   // the classes ("Adam" for Optimizer.step#Adam.step). Empty: none known.

@@ -13,6 +13,7 @@
 #include "analyze/importers/sqlite_db.h"
 #include "analyze/importers/timestamps.h"
 #include "analyze/json_event_reader.h"
+#include "analyze/names.h"
 #include "analyze/passes/op_stats.h"
 #include "opscope/opscope.h"
 #include "test_util.h"
@@ -371,6 +372,23 @@ TEST(CsvReader, ViewsAreTheRecordsNextReads) {
       EXPECT_EQ(ReadBatched(text, batch), views) << "round " << round << ", runs of " << batch;
     }
   }
+}
+
+// A Kineto trace of the device's activity alone (no operator, no step) is
+// still a PyTorch program's: its advice names PyTorch's levers. A plain
+// Chrome trace of the same events is not.
+TEST(ChromeJsonImporter, KinetoIsPyTorchsOwnWithoutOperators) {
+  testing::TempDir dir;
+  const std::string events =
+      "\"traceEvents\":[{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"elementwise_kernel\","
+      "\"pid\":0,\"tid\":7,\"ts\":10,\"dur\":30}]";
+  const TraceModel kineto =
+      ImportTrace(Write(dir, "k.json", "{\"schemaVersion\":1," + events + "}"));
+  EXPECT_TRUE(kineto.written_by_pytorch);
+  EXPECT_TRUE(RecordsPyTorch(kineto));
+  const TraceModel plain = ImportTrace(Write(dir, "p.json", "{" + events + "}"));
+  EXPECT_FALSE(plain.written_by_pytorch);
+  EXPECT_FALSE(RecordsPyTorch(plain));
 }
 
 TEST(ChromeJsonImporter, ClassifiesAndComputesStatistics) {

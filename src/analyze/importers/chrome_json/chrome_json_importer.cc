@@ -1003,6 +1003,7 @@ void ImportChromeJson(Source& source, TraceModel& model, const ImportOptions& op
     model.format = "opscope";
   } else if (info.members.count(std::string(schema::kSchemaVersion))) {
     model.format = "kineto";
+    model.written_by_pytorch = true;
   } else if (other != info.members.end() &&
              other->second.find("\"converted_by\":\"opscope convert\"") != std::string::npos) {
     // `opscope convert`'s output (convert/chrome_trace.h): any producer's
@@ -1013,6 +1014,7 @@ void ImportChromeJson(Source& source, TraceModel& model, const ImportOptions& op
     CompleteAscendModel(model);
   } else if (legacy) {
     model.format = "pytorch-legacy";
+    model.written_by_pytorch = true;
   } else {
     model.format = "chrome-json";
   }

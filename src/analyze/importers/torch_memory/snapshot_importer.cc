@@ -446,6 +446,7 @@ void ImportTorchMemorySnapshot(Source& source, TraceModel& model) {
   const Document doc = pickle::Parse(source);
   model.reported.memory = Reader(doc, source.name()).Read();
   model.format = "torch-memory-snapshot";
+  model.written_by_pytorch = true;
 }
 
 Importer TorchMemorySnapshotImporter() {
