@@ -439,6 +439,26 @@ TEST(Advisor, LayoutConversionsOnTheCpuQuoteTheOperatorsTime) {
   EXPECT_EQ(layout->evidence.find("device idles"), std::string::npos) << layout->evidence;
 }
 
+// A CPU step led by copies (a big tensor made contiguous and cast each
+// step) is told to copy less, not to fuse or compile; its dominant operator
+// too.
+TEST(Advisor, ACpuStepLedByCopiesIsToldToCopyLess) {
+  Builder b;
+  for (int s = 0; s < 3; ++s) {
+    const int64_t t = 10'000 * s;
+    b.Add(EventClass::kStep, "ProfilerStep#" + std::to_string(s), t, t + 10'000);
+    b.Add(EventClass::kHostOp, "aten::copy_", t, t + 7'000);
+    b.Add(EventClass::kHostOp, "aten::addmm", t + 7'000, t + 9'500);
+  }
+  const auto findings = Advise(AnalyzeTrace(b.model));
+  ASSERT_FALSE(findings.empty());
+  EXPECT_EQ(findings[0].id, "step_compute");
+  EXPECT_EQ(findings[0].action.rfind("Copy less", 0), 0u) << findings[0].action;
+  const Finding* dominant = Find(findings, "dominant_operator");
+  ASSERT_NE(dominant, nullptr);
+  EXPECT_EQ(dominant->action.rfind("It copies data", 0), 0u) << dominant->action;
+}
+
 // Copies that cannot be the steps' problem are not judged (issue 36): a
 // one-off upload before the device first computes (weights), and copies of
 // under 1 ms in all.

@@ -445,6 +445,7 @@ void DominantOperatorRule(const RuleContext& c, std::vector<Finding>& out) {
     const bool heavy = Contains(n, "conv") || Contains(n, "gemm") || Contains(n, "mm") ||
                        Contains(n, "matmul") || Contains(n, "linear");
     const bool attention = !cpu && !heavy && KernelFamily(top->name) == "attention";
+    const bool copies = cpu && OperatorFamily(top->name) == "Data movement (copies, cat, gather)";
     // A templated kernel's name runs to thousands of characters (CK's and
     // CUTLASS's, whose function is a generic entry: ck_tile::kentry<...>):
     // the title keeps its first 100 bytes (whole UTF-8 characters), the
@@ -472,10 +473,15 @@ void DominantOperatorRule(const RuleContext& c, std::vector<Finding>& out) {
                   "neighbours{}.",
                   top->count, top->mean_ns / 1e3, top->p99_ns / 1e3,
                   a.pytorch ? " (torch.compile)" : "")
-            : fmt::format(
-                  "Find why it takes this long: {} calls, mean {:.3f} ms, p99 {:.3f} "
-                  "ms; avoid repeated calls or fuse it with its neighbours.",
-                  top->count, top->mean_ns / 1e6, top->p99_ns / 1e6);
+        : copies ? std::string(
+                       "It copies data: keep tensors in the dtype and layout their consumers "
+                       "want (no .contiguous() after a transpose, no .to(dtype) or .clone() in "
+                       "the loop), write into preallocated buffers (out= arguments, in-place "
+                       "operators), and move data once, outside the loop.")
+                 : fmt::format(
+                       "Find why it takes this long: {} calls, mean {:.3f} ms, p99 {:.3f} "
+                       "ms; avoid repeated calls or fuse it with its neighbours.",
+                       top->count, top->mean_ns / 1e6, top->p99_ns / 1e6);
     out.push_back(
         {"dominant_operator", Severity::kInfo,
          fmt::format("'{}' takes {:.1f}% of {} {} time", title_name, Pct(top_ns, whole),
