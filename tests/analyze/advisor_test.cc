@@ -1054,6 +1054,29 @@ TEST(Advisor, CpuTracesGetCpuFindings) {
   EXPECT_EQ(Find(findings, "launch_bound"), nullptr);
 }
 
+// The launch-bound advice names PyTorch's levers for a PyTorch program and
+// the runtime's for another (a CUDA or HIP program of its own), and graphs
+// for either vendor.
+TEST(Advisor, LaunchBoundAdviceInTheProgramsTerms) {
+  const auto action = [](const char* op) {
+    Builder b;
+    for (int i = 0; i < 150; ++i) {
+      b.Correlate(-1).Add(EventClass::kHostOp, op, i * 20, i * 20 + 15);
+      b.Correlate(i).Add(EventClass::kRuntime, "cudaLaunchKernel", i * 20 + 2, i * 20 + 7);
+      b.Correlate(i).Add(EventClass::kKernel, "tiny", i * 20 + 9, i * 20 + 11);
+    }
+    const auto findings = Advise(AnalyzeTrace(b.model));
+    const Finding* f = Find(findings, "launch_bound");
+    return f == nullptr ? std::string("(no launch_bound)") : f->action;
+  };
+  const std::string torch = action("aten::relu");
+  EXPECT_NE(torch.find("torch.compile"), std::string::npos) << torch;
+  EXPECT_NE(torch.find("CUDA or HIP graphs"), std::string::npos) << torch;
+  const std::string own = action("relu_step");
+  EXPECT_EQ(own.find("torch.compile"), std::string::npos) << own;
+  EXPECT_NE(own.find("CUDA or HIP graphs"), std::string::npos) << own;
+}
+
 TEST(Advisor, AdviceFollowsWhatTheDeviceSupports) {
   // 0.8 ms of fp32 GEMM is too little to judge (Thresholds::min_judged_ns).
   Builder tiny;

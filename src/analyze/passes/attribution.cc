@@ -1259,7 +1259,8 @@ void DiagnosisRule(const RuleContext& c, std::vector<Finding>& out) {
       {"step_host_overhead",
        "{1} while the host runs framework code and launches work: {0} (host-bound)",
        "Give the device more work per host operation: a larger batch, fewer and larger kernels "
-       "(torch.compile, fused operators), CUDA Graphs / graph mode for launch-heavy steps, less "
+       "(torch.compile, fused operators), CUDA or HIP graphs (graph mode on Ascend) for "
+       "launch-heavy steps, less "
        "Python between launches. At most"},
       {"step_host_blocked", "The host waits with {2}: {0}",
        "The device is not what the host waits for here: look at what the blocking calls wait "

@@ -390,7 +390,8 @@ std::string IdleAction(const std::string& cause) {
            "model (torch.compile, TorchScript) so fewer, larger operators run.";
   }
   return "Cut host overhead per step: a larger batch, fewer and larger operators (fusion, graph "
-         "compilation with torch.compile or CUDA Graphs / graph mode on Ascend), and less Python "
+         "compilation with torch.compile or CUDA or HIP graphs, graph mode on Ascend), and less "
+         "Python "
          "work between launches.";
 }
 

@@ -270,8 +270,11 @@ void LaunchBoundRule(const RuleContext& c, std::vector<Finding>& out) {
        fmt::format("Launch-bound: {} kernels with a median of {:.1f} us", launch->kernels,
                    launch->median_kernel_ns / 1e3),
        launch->reason,
-       "Launch fewer, larger kernels: operator fusion, graph compilation (torch.compile, CUDA "
-       "Graphs, graph mode on Ascend), or a larger batch."});
+       c.analysis.pytorch
+           ? "Launch fewer, larger kernels: operator fusion, graph compilation (torch.compile, "
+             "CUDA or HIP graphs, graph mode on Ascend), or a larger batch."
+           : "Launch fewer, larger kernels: fused kernels, CUDA or HIP graphs (graph mode on "
+             "Ascend), or more work per launch."});
 }
 
 }  // namespace
