@@ -353,7 +353,8 @@ void BlockedRule(const RuleContext& c, std::vector<Finding>& out) {
               "comparing tensors on the host, torch.cuda.synchronize(); keep values on the "
               "device and read them every N steps."
             : "Take host synchronisations out of the loop: wait on an event for the work a "
-              "result needs (cudaEventSynchronize, cudaStreamWaitEvent) rather than on the "
+              "result needs (cudaEventSynchronize, cudaStreamWaitEvent; hipEventSynchronize, "
+              "hipStreamWaitEvent) rather than on the "
               "whole device or stream, and read results every N iterations.";
     const std::string per_step =
         w->complete_steps > 0 ? fmt::format(" ({:.3f} ms per step)",

@@ -114,7 +114,8 @@ void SynchronizationsRule(const RuleContext& c, std::vector<Finding>& out) {
                   ? "Fewer .item()/.cpu() synchronizations: keep values on the device and read "
                     "them every N steps."
                   : "Fewer host synchronisations: wait on an event for the work a result needs "
-                    "(cudaEventSynchronize, cudaStreamWaitEvent) rather than on the whole stream "
+                    "(cudaEventSynchronize, cudaStreamWaitEvent; hipEventSynchronize, "
+                    "hipStreamWaitEvent) rather than on the whole stream "
                     "or device, and read results every N iterations."};
     // What the device did while the host waited, measured over these calls
     // themselves (the attribution's blocked state can be less: a wait inside
