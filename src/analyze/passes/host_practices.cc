@@ -15,6 +15,10 @@
 // "Optimizer.step#Adam.step" maps to torch_npu.optim.NpuFusedAdam), which
 // submits the update of all parameters at once instead of a few small
 // operators per parameter.
+// And, on a PyTorch trace, an optimizer that updates its parameters in a
+// Python loop: its steps run many operators, none of them PyTorch's
+// multi-tensor (aten::_foreach_*) or fused (aten::_fused_*) kernels, which
+// torch.optim's foreach=True (PyTorch 1.12 on) and fused=True select.
 // And the memory operators msprof-analyze's memory rule times
 // (advisor/rules/en/memory.yaml and MemCollector: the CANN calls
 // AscendCL@aclMallocMemInner, AscendCL@aclrtFreePhysical and
@@ -34,6 +38,7 @@
 
 #include <algorithm>
 #include <array>
+#include <map>
 #include <utility>
 
 #include "analyze/analysis.h"
@@ -54,6 +59,13 @@ constexpr double kGcWarningPct = 5;
 
 // The share of the window in the optimizer's steps from which its advice warns.
 constexpr double kOptimizerWarningPct = 10;
+// A PyTorch optimizer's loop is judged where its steps take this share of the
+// window or more and run this many operators a step or more.
+constexpr double kLoopOptimizerPct = 5;
+constexpr int64_t kLoopOptimizerOps = 20;
+// An operator under this is dispatch more than arithmetic (attribution.h's
+// tiny operator).
+constexpr int64_t kLoopOptimizerOpNs = 20'000;
 
 // msprof-analyze's memory rule: its three CANN calls (compared by the
 // function after the layer's '@', so that AscendCL@aclrtFree and the
@@ -79,6 +91,17 @@ struct HostPractices {
   std::string optimizer, fused;  // "Adam", "torch_npu.optim.NpuFusedAdam"
   int64_t optimizer_steps = 0, optimizer_ns = 0, window_ns = 0;
   bool complete_steps = false;  // the window is the complete steps' (else the span)
+  // A PyTorch optimizer's steps (no fused version known to the reader): its
+  // class, steps and time in the window, the operators inside them, and
+  // whether any is a multi-tensor or fused kernel (foreach=True, fused=True).
+  // Of the steps' time in the window, the part outside every operator of
+  // kLoopOptimizerOpNs or more: the per-parameter dispatch (small operators,
+  // the Python between them) that multi-tensor kernels remove; the
+  // arithmetic stays. On a device trace, only where the device idles.
+  std::string loop_optimizer;
+  int64_t loop_steps = 0, loop_ns = 0, loop_ops = 0, loop_dispatch_ns = 0;
+  bool loop_multi_tensor = false;
+  bool loop_on_device = false;  // a device trace: the dispatch counted where the device idles
   // Each memory operator's calls as the trace names them (kMemoryOperators'
   // order): count, time on the host, and the device's idle time during them
   // inside the window.
@@ -100,6 +123,65 @@ std::string_view OptimizerClass(std::string_view name) {
   constexpr std::string_view kPrefix = "Optimizer.step#", kSuffix = ".step";
   if (!name.starts_with(kPrefix) || !name.ends_with(kSuffix)) return {};
   return name.substr(kPrefix.size(), name.size() - kPrefix.size() - kSuffix.size());
+}
+
+// A PyTorch optimizer's steps in the window and the operators on their
+// thread inside them (HostPractices::loop_optimizer).
+void LoopOptimizer(const TraceModel& model, const Intervals& window, bool on_device,
+                   HostPractices& out) {
+  std::map<uint32_t, std::vector<Interval>> steps;  // track -> the optimizer's steps
+  for (size_t e = 0; e < model.size(); ++e) {
+    const EventClass cls = model.cls[e];
+    if (cls != EventClass::kHostOp && cls != EventClass::kAnnotation) continue;
+    const std::string_view c = OptimizerClass(model.String(model.name[e]));
+    const int64_t b = model.start_ns[e], d = std::max<int64_t>(model.duration_ns[e], 0);
+    const int64_t in = Covered(window, b, b + d);
+    if (c.empty() || in <= 0) continue;
+    out.loop_optimizer = std::string(c);
+    ++out.loop_steps, out.loop_ns += in;
+    steps[model.track[e]].push_back({b, b + d});
+  }
+  if (steps.empty()) return;
+  Intervals all_steps;
+  for (auto& [track, v] : steps) {
+    std::sort(v.begin(), v.end(), [](auto& x, auto& y) { return x.begin < y.begin; });
+    all_steps.insert(all_steps.end(), v.begin(), v.end());
+  }
+  Intervals work;  // the operators of kLoopOptimizerOpNs or more inside the steps
+  for (size_t e = 0; e < model.size(); ++e) {
+    if (model.cls[e] != EventClass::kHostOp) continue;
+    const auto it = steps.find(model.track[e]);
+    if (it == steps.end()) continue;
+    const int64_t b = model.start_ns[e], end = b + std::max<int64_t>(model.duration_ns[e], 0);
+    // The last step that opens at or before the operator, if it holds it
+    // (the step's own event, of the same span, aside).
+    const auto after = std::upper_bound(it->second.begin(), it->second.end(), b,
+                                        [](int64_t t, const Interval& s) { return t < s.begin; });
+    if (after == it->second.begin()) continue;
+    const Interval& step = *std::prev(after);
+    if (end > step.end || (b == step.begin && end == step.end)) continue;
+    ++out.loop_ops;
+    if (end - b >= kLoopOptimizerOpNs) work.push_back({b, end});
+    const std::string_view name = model.String(model.name[e]);
+    if (name.starts_with("aten::_foreach_") || name.starts_with("aten::_fused_")) {
+      out.loop_multi_tensor = true;
+    }
+  }
+  const Intervals in_window = Intersect(Union(std::move(all_steps)), window);
+  Intervals dispatch = Subtract(in_window, Union(std::move(work)));
+  if (on_device) {
+    // A host that dispatches while the device works costs the step nothing:
+    // only the dispatch during which the device idles counts.
+    Intervals busy;
+    for (size_t e = 0; e < model.size(); ++e) {
+      if (IsDevice(model.cls[e]) && model.duration_ns[e] > 0) {
+        busy.push_back({model.start_ns[e], model.start_ns[e] + model.duration_ns[e]});
+      }
+    }
+    dispatch = Subtract(dispatch, Union(std::move(busy)));
+  }
+  out.loop_dispatch_ns = Total(dispatch);
+  out.loop_on_device = on_device;
 }
 
 HostPractices Compute(const TraceModel& model, const Analysis& a) {
@@ -167,6 +249,9 @@ HostPractices Compute(const TraceModel& model, const Analysis& a) {
         ++out.optimizer_steps, out.optimizer_ns += in;
       }
     }
+  }
+  if (fusable.classes.empty() && a.pytorch) {
+    LoopOptimizer(model, window, a.compute_on == ComputeOn::kDevice, out);
   }
   std::sort(launches_and_syncs.begin(), launches_and_syncs.end());
   for (size_t i = 0; i < launches_and_syncs.size(); ++i) {
@@ -254,8 +339,45 @@ void GcRule(const RuleContext& c, std::vector<Finding>& out) {
        "steps moves the pauses where they cost least."});
 }
 
+// A PyTorch optimizer that updates its parameters one at a time.
+void LoopOptimizerRule(const RuleContext& c, std::vector<Finding>& out) {
+  const auto* h = c.analysis.results.Get<HostPractices>(kPassName);
+  if (h == nullptr || h->loop_optimizer.empty() || h->loop_multi_tensor || h->window_ns <= 0 ||
+      h->loop_steps <= 0) {
+    return;
+  }
+  const double pct = Pct(h->loop_ns, h->window_ns);
+  const double dispatch_pct = Pct(h->loop_dispatch_ns, h->window_ns);
+  const int64_t per_step = h->loop_ops / h->loop_steps;
+  if (dispatch_pct < kLoopOptimizerPct || per_step < kLoopOptimizerOps) return;
+  out.push_back(
+      {"fused_optimizer",
+       dispatch_pct >= kOptimizerWarningPct ? Severity::kWarning : Severity::kInfo,
+       fmt::format("The {} optimizer updates the parameters one at a time: its steps take "
+                   "{:.1f}% of the window ({:.3f} ms), {:.1f}% in dispatching {} operators a "
+                   "step{}, none of them a multi-tensor kernel",
+                   h->loop_optimizer, pct, h->loop_ns / 1e6, dispatch_pct, per_step,
+                   h->loop_on_device ? " with the device idle" : ""),
+       fmt::format("{} Optimizer.step#{}.step event{}, {:.3f} ms of {:.3f} ms; {} operators "
+                   "inside them, no aten::_foreach_* or aten::_fused_* among them; {:.3f} ms of "
+                   "the steps lie outside every operator of {:.0f} us or more (small operators "
+                   "and the Python between them){}",
+                   h->loop_steps, h->loop_optimizer, h->loop_steps == 1 ? "" : "s",
+                   h->loop_ns / 1e6, h->window_ns / 1e6, h->loop_ops, h->loop_dispatch_ns / 1e6,
+                   kLoopOptimizerOpNs / 1e3, h->loop_on_device ? " while the device idles" : ""),
+       fmt::format("Construct it with foreach=True (torch.optim.{}(params, ..., foreach=True), "
+                   "PyTorch 1.12 on; the default on CUDA since 2.0): the same update in a few "
+                   "multi-tensor operators for all parameters, not a few small ones per "
+                   "parameter; or fused=True where this PyTorch supports it for the optimizer "
+                   "and device (it can use more memory). It saves at most the dispatch, {:.3f} "
+                   "ms ({:.1f}% of the window); the arithmetic stays.",
+                   h->loop_optimizer, h->loop_dispatch_ns / 1e6, dispatch_pct),
+       h->loop_dispatch_ns});
+}
+
 void FusedOptimizerRule(const RuleContext& c, std::vector<Finding>& out) {
   const auto* h = c.analysis.results.Get<HostPractices>(kPassName);
+  if (h != nullptr && h->optimizer.empty()) LoopOptimizerRule(c, out);
   if (h == nullptr || h->optimizer.empty() || h->window_ns <= 0) return;
   const double pct = Pct(h->optimizer_ns, h->window_ns);
   out.push_back(
@@ -409,9 +531,15 @@ Pass HostPracticesPass() {
                   "the trace records Optimizer.step#<class>.step for an optimizer its "
                   "framework has a fused version of, as its reader knows them (torch_npu: "
                   "torch_npu.optim.NpuFused<class> for SGD, Adadelta, Lamb, Adam, AdamW, AdamP, "
-                  "BertAdam, RMSprop, RMSpropTF; MindStudio's affinity-optimizer advice); a "
-                  "warning where its steps take {:g}% of the complete steps' time or "
-                  "more",
+                  "BertAdam, RMSprop, RMSpropTF; MindStudio's affinity-optimizer advice); on "
+                  "another PyTorch trace, where it runs {} operators a step or more, none of "
+                  "them a multi-tensor or fused kernel (aten::_foreach_*, aten::_fused_*: "
+                  "foreach=True, fused=True), and its steps' time outside every operator of "
+                  "{:g} us or more (the dispatch such kernels remove, the saving; on a device "
+                  "trace only while the device idles) is {:g}% of "
+                  "the window or more; a warning where its steps (that dispatch, on another "
+                  "PyTorch trace) take {:g}% of the complete steps' time or more",
+                  kLoopOptimizerOps, kLoopOptimizerOpNs / 1e3, kLoopOptimizerPct,
                   kOptimizerWarningPct);
             },
             FusedOptimizerRule},
