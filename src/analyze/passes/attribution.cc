@@ -1666,14 +1666,9 @@ void DiagnosisRule(const RuleContext& c, std::vector<Finding>& out) {
           "oneDNN-friendly layouts (channels_last for convolutions), larger batches per call; "
           "check their achieved FLOP/s in the roofline table. If {} took half as long, {}.",
           Lower(family), lead, after(lead_ns / 2));
-    } else if (family == "Data movement (copies, cat, gather)") {
-      f.action = fmt::format(
-          "Copy less: keep tensors in the dtype and layout their consumers want (no "
-          ".contiguous() after a transpose, no .to(dtype) or .clone() in the loop where the "
-          "consumer accepts the tensor as it is), write into preallocated buffers (out= "
-          "arguments, in-place operators) instead of fresh copies, and move data once, "
-          "outside the loop. If {} took half as long, {}.",
-          lead, after(lead_ns / 2));
+    } else if (family == kDataMovementFamily) {
+      f.action = fmt::format("Copy less: {} If {} took half as long, {}.", kCopyLessAdvice, lead,
+                             after(lead_ns / 2));
     } else if (at->cpu_is_device) {
       f.action = fmt::format(
           "Make the operators' work less: the operators table has the largest by self time with "

@@ -59,8 +59,9 @@ constexpr double kGcWarningPct = 5;
 
 // The share of the window in the optimizer's steps from which its advice warns.
 constexpr double kOptimizerWarningPct = 10;
-// A PyTorch optimizer's loop is judged where its steps take this share of the
-// window or more and run this many operators a step or more.
+// A PyTorch optimizer's loop is judged where its dispatch (HostPractices::
+// loop_dispatch_ns) takes this share of the window or more and its steps run
+// this many operators a step or more.
 constexpr double kLoopOptimizerPct = 5;
 constexpr int64_t kLoopOptimizerOps = 20;
 // An operator under this is dispatch more than arithmetic (attribution.h's

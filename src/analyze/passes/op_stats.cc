@@ -382,7 +382,7 @@ std::string OperatorFamily(std::string_view op) {
   if (fn.find("conv") != std::string::npos) return "Convolutions";
   if (any({"copy_", "clone", "contiguous", "to", "_to_copy", "cat", "stack", "index_select",
            "gather", "scatter", "index", "embedding"}))
-    return "Data movement (copies, cat, gather)";
+    return std::string(kDataMovementFamily);
   if (fn.find("norm") != std::string::npos) return "Normalisations";
   if (any({"bernoulli_", "dropout", "native_dropout", "rand", "randn", "uniform_", "normal_"}))
     return "Random number generation (dropout)";
@@ -445,7 +445,7 @@ void DominantOperatorRule(const RuleContext& c, std::vector<Finding>& out) {
     const bool heavy = Contains(n, "conv") || Contains(n, "gemm") || Contains(n, "mm") ||
                        Contains(n, "matmul") || Contains(n, "linear");
     const bool attention = !cpu && !heavy && KernelFamily(top->name) == "attention";
-    const bool copies = cpu && OperatorFamily(top->name) == "Data movement (copies, cat, gather)";
+    const bool copies = cpu && OperatorFamily(top->name) == kDataMovementFamily;
     // A templated kernel's name runs to thousands of characters (CK's and
     // CUTLASS's, whose function is a generic entry: ck_tile::kentry<...>):
     // the title keeps its first 100 bytes (whole UTF-8 characters), the
@@ -473,11 +473,7 @@ void DominantOperatorRule(const RuleContext& c, std::vector<Finding>& out) {
                   "neighbours{}.",
                   top->count, top->mean_ns / 1e3, top->p99_ns / 1e3,
                   a.pytorch ? " (torch.compile)" : "")
-        : copies ? std::string(
-                       "It copies data: keep tensors in the dtype and layout their consumers "
-                       "want (no .contiguous() after a transpose, no .to(dtype) or .clone() in "
-                       "the loop), write into preallocated buffers (out= arguments, in-place "
-                       "operators), and move data once, outside the loop.")
+        : copies ? "It copies data: " + std::string(kCopyLessAdvice)
                  : fmt::format(
                        "Find why it takes this long: {} calls, mean {:.3f} ms, p99 {:.3f} "
                        "ms; avoid repeated calls or fuse it with its neighbours.",

@@ -68,6 +68,14 @@ void Percentiles(std::span<int64_t> values, int64_t& p50, int64_t& p99, int64_t&
 // convolutions, data movement, normalisations, random number generation);
 // "" for others and for operators outside aten.
 std::string OperatorFamily(std::string_view op);
+// OperatorFamily's data-movement family, and what to do where it leads a CPU
+// trace (one sentence, ending with a stop).
+inline constexpr std::string_view kDataMovementFamily = "Data movement (copies, cat, gather)";
+inline constexpr std::string_view kCopyLessAdvice =
+    "keep tensors in the dtype and layout their consumers want (no .contiguous() after a "
+    "transpose, no .to(dtype) or .clone() in the loop where the consumer accepts the tensor as it "
+    "is), write into preallocated buffers (out= arguments, in-place operators) instead of fresh "
+    "copies, and move data once, outside the loop.";
 
 Pass OpStatsPass();
 
