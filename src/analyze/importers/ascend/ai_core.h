@@ -50,6 +50,11 @@ struct PipelineTask {
   bool in_graph = false;
 };
 
+// Whether a task's Model ID (op_summary's and kernel_details' Model ID,
+// TASK.modelId) is a graph model's: present (not negative) and not
+// 4294967295, the id of an operator run on its own (docs/formats/ascend.md).
+inline bool InGraphModel(double model_id) { return model_id >= 0 && model_id != 4294967295.0; }
+
 // The per-operator accumulation behind ReadAiCorePipeline, for every form that
 // carries PMU metrics (kernel_details.csv, op_summary, the SQLite export's
 // TASK_PMU_INFO): `columns` are the metric names present, their time columns

@@ -428,8 +428,8 @@ PipeTable ReadDbPipeline(const std::string& path) {
     task.task = task_id;
     task.dur_ns = end - start;
     task.start_ns = start;
-    task.in_graph = !IsNull(s, 16) && sqlite3_column_int64(s, 16) >= 0 &&
-                    sqlite3_column_int64(s, 16) != 4294967295;
+    task.in_graph =
+        !IsNull(s, 16) && InGraphModel(static_cast<double>(sqlite3_column_int64(s, 16)));
     const std::string shapes = AscendInOut(AscendShapes(str(s, 10)), AscendShapes(str(s, 15)));
     const std::string dtype = AscendInOut(str(s, 11), str(s, 12));
     task.shapes = shapes, task.dtype = dtype;

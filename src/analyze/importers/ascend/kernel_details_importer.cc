@@ -288,9 +288,7 @@ void ParseKernelDetailsBatch(const std::string& path, const CsvHeader& header,
     if (double blocks = 0; ParseAscendNumber(text(c.mix_blocks), blocks) && blocks >= 0) {
       task.mix_blocks = blocks;
     }
-    // A graph model's task: a Model ID other than 4294967295, the id of a
-    // single operator (docs/formats/ascend.md, op_summary's Model ID).
-    if (double id = 0; ParseAscendNumber(text(c.model_id), id) && id >= 0 && id != 4294967295.0) {
+    if (double id = 0; ParseAscendNumber(text(c.model_id), id) && InGraphModel(id)) {
       task.in_graph = true;
     }
     part.values.resize(part.tasks.size() * slots);
