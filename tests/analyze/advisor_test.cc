@@ -439,29 +439,39 @@ TEST(Advisor, LayoutConversionsOnTheCpuQuoteTheOperatorsTime) {
   EXPECT_EQ(layout->evidence.find("device idles"), std::string::npos) << layout->evidence;
 }
 
+// Three 10 ms steps, each 5 ms of compute, then an optimizer step of 4 ms
+// running 100 operators of 10 us (the first a multi-tensor kernel where
+// `foreach`); the compute a CPU operator (device_us 0) or a kernel of
+// device_us. Its fused_optimizer finding, if any.
+std::optional<Finding> OptimizerLoopFinding(const std::string& optimizer, bool foreach,
+                                            int64_t device_us) {
+  Builder b;
+  for (int s = 0; s < 3; ++s) {
+    const int64_t t = 10'000 * s;
+    b.Add(EventClass::kStep, "ProfilerStep#" + std::to_string(s), t, t + 10'000);
+    if (device_us > 0) {
+      b.Add(EventClass::kKernel, "sgemm", t, t + device_us);
+    } else {
+      b.Add(EventClass::kHostOp, "aten::addmm", t, t + 5'000);
+    }
+    b.Add(EventClass::kHostOp, "Optimizer.step#" + optimizer + ".step", t + 5'000, t + 9'000);
+    for (int i = 0; i < 100; ++i) {
+      const int64_t o = t + 5'100 + i * 30;
+      b.Add(EventClass::kHostOp, foreach && i == 0 ? "aten::_foreach_add_" : "aten::add_", o,
+            o + 10);
+    }
+  }
+  const auto findings = Advise(AnalyzeTrace(b.model));
+  const Finding* f = Find(findings, "fused_optimizer");
+  return f == nullptr ? std::optional<Finding>() : *f;
+}
+
 // A PyTorch optimizer whose steps run a few small operators per parameter
 // (foreach off) is told to use multi-tensor kernels, saving at most its
 // steps' time outside operators of 20 us or more; with a multi-tensor
 // kernel among them it is silent.
 TEST(Advisor, AnOptimizerThatLoopsOverItsParametersIsToldForeach) {
-  const auto fused = [](bool foreach) {
-    Builder b;
-    for (int s = 0; s < 3; ++s) {
-      const int64_t t = 10'000 * s;
-      b.Add(EventClass::kStep, "ProfilerStep#" + std::to_string(s), t, t + 10'000);
-      b.Add(EventClass::kHostOp, "aten::addmm", t, t + 5'000);
-      b.Add(EventClass::kHostOp, "Optimizer.step#Adam.step", t + 5'000, t + 9'000);
-      for (int i = 0; i < 100; ++i) {
-        const int64_t o = t + 5'100 + i * 30;
-        b.Add(EventClass::kHostOp, foreach && i == 0 ? "aten::_foreach_add_" : "aten::add_", o,
-              o + 10);
-      }
-    }
-    const auto findings = Advise(AnalyzeTrace(b.model));
-    const Finding* f = Find(findings, "fused_optimizer");
-    return f == nullptr ? std::optional<Finding>() : *f;
-  };
-  const auto loop = fused(false);
+  const auto loop = OptimizerLoopFinding("Adam", false, 0);
   ASSERT_TRUE(loop.has_value());
   EXPECT_EQ(loop->severity, Severity::kWarning);
   // 3 steps of 4 ms, none of their operators 20 us or more: 12 ms of 30 ms.
@@ -471,31 +481,15 @@ TEST(Advisor, AnOptimizerThatLoopsOverItsParametersIsToldForeach) {
       << loop->title;
   EXPECT_NE(loop->action.find("foreach=True"), std::string::npos) << loop->action;
   EXPECT_EQ(loop->saving_ns, 12'000'000);
-  EXPECT_FALSE(fused(true).has_value());
+  EXPECT_FALSE(OptimizerLoopFinding("Adam", true, 0).has_value());
 }
 
 // On a device trace the optimizer's dispatch costs the step only where the
 // device idles: busy through the optimizer's steps, nothing to say; idle
 // through them, said so.
 TEST(Advisor, AnOptimizersDispatchCountsWhereTheDeviceIdles) {
-  const auto fused = [](bool busy) {
-    Builder b;
-    for (int s = 0; s < 3; ++s) {
-      const int64_t t = 10'000 * s;
-      b.Add(EventClass::kStep, "ProfilerStep#" + std::to_string(s), t, t + 10'000);
-      b.Add(EventClass::kKernel, "sgemm", t, t + (busy ? 9'500 : 5'000));
-      b.Add(EventClass::kHostOp, "Optimizer.step#SGD.step", t + 5'000, t + 9'000);
-      for (int i = 0; i < 100; ++i) {
-        const int64_t o = t + 5'100 + i * 30;
-        b.Add(EventClass::kHostOp, "aten::add_", o, o + 10);
-      }
-    }
-    const auto findings = Advise(AnalyzeTrace(b.model));
-    const Finding* f = Find(findings, "fused_optimizer");
-    return f == nullptr ? std::optional<Finding>() : *f;
-  };
-  EXPECT_FALSE(fused(true).has_value());
-  const auto idle = fused(false);
+  EXPECT_FALSE(OptimizerLoopFinding("SGD", false, 9'500).has_value());
+  const auto idle = OptimizerLoopFinding("SGD", false, 5'000);
   ASSERT_TRUE(idle.has_value());
   EXPECT_NE(idle->title.find("40.0% in dispatching 100 operators a step with the device idle"),
             std::string::npos)
